@@ -1,0 +1,114 @@
+/* fabriclab core: the types every part of the core shares.
+ *
+ * The core only times loops and emits raw samples (docs/core-protocol.md);
+ * every statistic is computed in Python. A benchmark ("kernel") owns only its
+ * timed loop: the runner (runner.c) owns the sweep, warm-up, batching,
+ * cross-rank reduction (slowest rank per sample), stopping and output. */
+#ifndef FL_H
+#define FL_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FL_CORE_VERSION "0.1.0"
+#define FL_MAX_PARAMS 32
+#define FL_NOTE_LEN 256
+#define FL_INFO_LEN 1024
+
+typedef struct {
+    const char *key;
+    const char *value;
+} fl_kv;
+
+/* One option table for every benchmark (nccl-tests: "all tests support the
+ * same arguments"); family-specific knobs arrive as key=value params. */
+typedef struct {
+    int64_t *sizes;
+    int nsizes;
+    int64_t *strides;  /* in 8-byte words; {1} when the benchmark has no stride axis */
+    int nstrides;
+    int64_t warmup;    /* warm-up ops per point, run and discarded */
+    int min_samples;
+    int max_samples;
+    double target_ci;  /* stop when the 95% CI of the median is within +-target_ci */
+    double point_time; /* per-point time cap in seconds */
+    double sample_time;/* minimum duration of one sample: ops are batched up to it */
+    int validate;      /* run the verify pass of every point */
+    fl_kv params[FL_MAX_PARAMS];
+    int nparams;
+} fl_opts;
+
+typedef struct {
+    MPI_Comm comm;      /* all ranks taking part */
+    int rank, nranks;
+    MPI_Comm node_comm; /* ranks that share memory with this one */
+    int node_rank, node_size;
+    const fl_opts *opts;
+    double timer_overhead; /* seconds per fl_now() call, measured at start */
+} fl_ctx;
+
+/* One point of a sweep as the runner hands it to a kernel. */
+typedef struct {
+    int64_t size;   /* payload bytes of one transfer (memory: bytes copied) */
+    int64_t stride; /* in 8-byte words; 1 = contiguous */
+} fl_point;
+
+/* What a kernel's setup tells the runner about a point. */
+typedef struct {
+    int64_t bytes_per_op; /* payload bytes actually moved by one op, all legs together */
+    int legs_per_op;      /* one-way transfers per op (ping-pong round trip: 2) */
+    int timed;            /* 1 if this rank's time counts; passive targets set 0 */
+    char note[FL_NOTE_LEN]; /* reason for FL_SKIP / FL_ERROR */
+    char info[FL_INFO_LEN]; /* optional JSON object text recorded with the point */
+} fl_shape;
+
+enum { FL_OK = 0, FL_SKIP = 1, FL_ERROR = -1 };
+enum { FL_AXIS_SIZE = 1, FL_AXIS_STRIDE = 2 };
+
+/* A benchmark: registration is data (registry.c), never a strcmp chain.
+ * setup/teardown/verify/init/fini are collective over ctx->comm; measure is
+ * called by every rank with the same iters and returns this rank's elapsed
+ * seconds for iters operations. */
+typedef struct fl_bench {
+    const char *name;    /* "family.kernel", e.g. "message.pingpong" */
+    const char *summary; /* one line */
+    int min_ranks;
+    unsigned axes;       /* FL_AXIS_SIZE | FL_AXIS_STRIDE */
+    const char *params;  /* accepted params with defaults, "window=64 sync=flush"; "" if none */
+    int (*init)(const fl_ctx *ctx, void **bench_state);            /* optional, once per run */
+    void (*fini)(const fl_ctx *ctx, void *bench_state);            /* optional */
+    int (*setup)(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
+                 void **state, fl_shape *shape);                   /* FL_OK, FL_SKIP, FL_ERROR */
+    double (*measure)(const fl_ctx *ctx, void *state, int64_t iters);
+    /* optional: one op with pattern-filled send data; returns mismatched
+     * bytes on this rank and adds the bytes it checked to *checked */
+    int64_t (*verify)(const fl_ctx *ctx, void *state, int64_t *checked);
+    void (*teardown)(const fl_ctx *ctx, void *state);
+} fl_bench;
+
+/* registry.c */
+const fl_bench *fl_find_bench(const char *name);
+void fl_list_benches(void);
+
+/* Families: each exports a table ended by an entry with name == NULL. */
+extern const fl_bench fl_memory_benches[];
+extern const fl_bench fl_deposit_benches[];
+extern const fl_bench fl_message_benches[];
+extern const fl_bench fl_tcp_benches[];
+
+/* util.c */
+double fl_now(void);                           /* monotonic seconds */
+void *fl_alloc(size_t bytes);                  /* page-aligned, zeroed and touched; dies on failure */
+void fl_free(void *p);
+void fl_fill(void *buf, size_t n, uint64_t seed);                 /* deterministic pattern */
+int64_t fl_check(const void *buf, size_t n, uint64_t seed);       /* bytes differing from pattern */
+const char *fl_param(const fl_opts *o, const char *key, const char *dflt);
+int64_t fl_param_int(const fl_opts *o, const char *key, int64_t dflt); /* accepts K/M/G */
+void fl_die(const char *fmt, ...);             /* error record on stdout, then MPI_Abort */
+int fl_peer(const fl_ctx *ctx);                /* pairwise partner: rank ^ 1, or -1 if none */
+
+/* output.c: JSON lines on stdout, rank 0 only (the caller checks rank) */
+void fl_emit(const char *json_line);           /* writes one line and flushes */
+
+#endif
