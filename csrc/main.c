@@ -1,0 +1,37 @@
+/* fabriclab-core: init -> parse -> look up -> run -> finalize.
+ * Protocol and exit codes: docs/core-protocol.md (0 ok, 2 bad input,
+ * 3 a failure that aborted the job). */
+#include "fl.h"
+
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+    fl_opts opts;
+    const char *name = NULL;
+    const fl_bench *bench = NULL;
+    char err[FL_INFO_LEN] = "";
+    int rank, rc;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+
+    rc = fl_opts_parse(argc, argv, &opts, &name, err, sizeof err);
+    if (rc == FL_OPTS_RUN && !(bench = fl_find_bench(name))) {
+        snprintf(err, sizeof err, "unknown benchmark '%s' (see --list)", name);
+        rc = FL_OPTS_BAD;
+    }
+    if (rc == FL_OPTS_RUN)
+        rc = fl_opts_bind(bench, &opts, err, sizeof err);
+
+    if (rc == FL_OPTS_LIST)
+        fl_list_benches();
+    else if (rc == FL_OPTS_BAD && rank == 0)
+        fl_emit_error(err);
+    else if (rc == FL_OPTS_RUN)
+        fl_run(bench, &opts);
+
+    fl_opts_free(&opts);
+    MPI_Finalize();
+    return rc == FL_OPTS_BAD ? 2 : 0;
+}

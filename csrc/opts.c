@@ -1,0 +1,274 @@
+/* The command line of docs/core-protocol.md. One option table serves every
+ * benchmark; family knobs arrive as --param key=value and are checked against
+ * the benchmark's "params" string, which also holds their defaults. */
+#include "fl.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum kind { LIST, I64, INT, REAL, FLAG, PARAM };
+
+static const struct opt {
+    const char *name;
+    enum kind kind;
+    size_t off;       /* field in fl_opts */
+    size_t count_off; /* LIST: its length field */
+    int64_t min;      /* LIST, I64, INT: smallest accepted value */
+} options[] = {
+    {"--sizes", LIST, offsetof(fl_opts, sizes), offsetof(fl_opts, nsizes), 0},
+    {"--strides", LIST, offsetof(fl_opts, strides), offsetof(fl_opts, nstrides), 1},
+    {"--warmup", I64, offsetof(fl_opts, warmup), 0, 0},
+    {"--min-samples", INT, offsetof(fl_opts, min_samples), 0, 1},
+    {"--max-samples", INT, offsetof(fl_opts, max_samples), 0, 1},
+    {"--target-ci", REAL, offsetof(fl_opts, target_ci), 0, 0},
+    {"--point-time", REAL, offsetof(fl_opts, point_time), 0, 0},
+    {"--sample-time", REAL, offsetof(fl_opts, sample_time), 0, 0},
+    {"--validate", FLAG, offsetof(fl_opts, validate), 0, 0},
+    {"--param", PARAM, 0, 0, 0},
+};
+#define NOPTIONS (sizeof options / sizeof options[0])
+
+#define BAD(...) (snprintf(err, errlen, __VA_ARGS__), FL_OPTS_BAD)
+
+static char *dup_n(const char *s, size_t n)
+{
+    char *p = malloc(n + 1);
+    if (!p)
+        fl_die("out of memory");
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+static void set_param(fl_opts *o, char *key, char *value)
+{
+    for (int i = 0; i < o->nparams; i++)
+        if (strcmp(o->params[i].key, key) == 0) { /* the last one given wins */
+            free((char *)o->params[i].value);
+            o->params[i].value = value;
+            free(key);
+            return;
+        }
+    o->params[o->nparams].key = key;
+    o->params[o->nparams].value = value;
+    o->nparams++;
+}
+
+static int parse_list(const char *s, int64_t min, int64_t **out, int *count)
+{
+    int n = 1;
+    for (const char *c = s; *c; c++)
+        n += *c == ',';
+    int64_t *v = malloc(sizeof *v * (size_t)n);
+    if (!v)
+        fl_die("out of memory");
+    for (int i = 0; i < n; i++) {
+        size_t len = strcspn(s, ",");
+        char *item = dup_n(s, len);
+        int bad = fl_parse_int(item, &v[i]) != 0 || v[i] < min;
+        free(item);
+        if (bad) {
+            free(v);
+            return -1;
+        }
+        s += len + 1;
+    }
+    free(*out);
+    *out = v;
+    *count = n;
+    return 0;
+}
+
+static int parse_one(const struct opt *op, const char *val, fl_opts *o,
+                     char *err, size_t errlen)
+{
+    char *field = (char *)o + op->off;
+    int64_t x;
+    char *end;
+    switch (op->kind) {
+    case LIST:
+        if (parse_list(val, op->min, (int64_t **)(void *)field,
+                       (int *)(void *)((char *)o + op->count_off)) != 0)
+            return BAD("%s: expected comma-separated integers >= %lld, got '%s'",
+                       op->name, (long long)op->min, val);
+        return FL_OPTS_RUN;
+    case I64:
+    case INT:
+        if (fl_parse_int(val, &x) != 0 || x < op->min ||
+            (op->kind == INT && x > 1000000000))
+            return BAD("%s: expected an integer >= %lld, got '%s'", op->name,
+                       (long long)op->min, val);
+        if (op->kind == INT)
+            *(int *)(void *)field = (int)x;
+        else
+            *(int64_t *)(void *)field = x;
+        return FL_OPTS_RUN;
+    case REAL: {
+        double d = strtod(val, &end);
+        if (end == val || *end != '\0' || !isfinite(d) || d <= 0)
+            return BAD("%s: expected a positive number, got '%s'", op->name, val);
+        *(double *)(void *)field = d;
+        return FL_OPTS_RUN;
+    }
+    case PARAM: {
+        const char *eq = strchr(val, '=');
+        if (!eq || eq == val)
+            return BAD("--param: expected key=value, got '%s'", val);
+        if (o->nparams == FL_MAX_PARAMS)
+            return BAD("--param: more than %d params", FL_MAX_PARAMS);
+        set_param(o, dup_n(val, (size_t)(eq - val)), dup_n(eq + 1, strlen(eq + 1)));
+        return FL_OPTS_RUN;
+    }
+    case FLAG:
+        break;
+    }
+    return FL_OPTS_RUN;
+}
+
+int fl_opts_parse(int argc, char **argv, fl_opts *o, const char **bench,
+                  char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    o->warmup = 16;
+    o->min_samples = 10;
+    o->max_samples = 1000;
+    o->target_ci = 0.025;
+    o->point_time = 2.0;
+    o->sample_time = 0; /* the runner derives it from the timer overhead */
+    *bench = NULL;
+
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--list") == 0)
+            return FL_OPTS_LIST;
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strncmp(arg, "--", 2) != 0) {
+            if (*bench)
+                return BAD("unexpected argument '%s'", arg);
+            *bench = arg;
+            continue;
+        }
+        const struct opt *op = NULL;
+        size_t nlen = strcspn(arg, "=");
+        for (size_t k = 0; k < NOPTIONS && !op; k++)
+            if (strlen(options[k].name) == nlen && strncmp(options[k].name, arg, nlen) == 0)
+                op = &options[k];
+        if (!op)
+            return BAD("unknown option '%s'", arg);
+        if (op->kind == FLAG) {
+            if (arg[nlen])
+                return BAD("%s takes no value", op->name);
+            *(int *)(void *)((char *)o + op->off) = 1;
+            continue;
+        }
+        const char *val = arg[nlen] ? arg + nlen + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        if (!val)
+            return BAD("%s needs a value", op->name);
+        if (parse_one(op, val, o, err, errlen) != FL_OPTS_RUN)
+            return FL_OPTS_BAD;
+    }
+
+    if (!*bench)
+        return BAD("no benchmark named (see --list)");
+    if (!o->nsizes)
+        return BAD("--sizes is required");
+    if (o->max_samples < o->min_samples)
+        return BAD("--max-samples %d is below --min-samples %d", o->max_samples,
+                   o->min_samples);
+    if (!o->nstrides) {
+        o->strides = malloc(sizeof *o->strides);
+        if (!o->strides)
+            fl_die("out of memory");
+        o->strides[0] = 1;
+        o->nstrides = 1;
+    }
+    return FL_OPTS_RUN;
+}
+
+/* One "key=default" item of a params string; "a|b|c" lists the accepted
+ * values and the first is the default. */
+typedef struct {
+    char key[64], value[192];
+} spec_item;
+
+static int next_spec(const char **spec, spec_item *it)
+{
+    while (**spec == ' ')
+        (*spec)++;
+    if (!**spec)
+        return 0;
+    size_t n = strcspn(*spec, " ");
+    size_t k = strcspn(*spec, "= ");
+    snprintf(it->key, sizeof it->key, "%.*s", (int)(k < n ? k : n), *spec);
+    snprintf(it->value, sizeof it->value, "%.*s", k < n ? (int)(n - k - 1) : 0,
+             k < n ? *spec + k + 1 : "");
+    *spec += n;
+    return 1;
+}
+
+static int value_fits(const char *spec_value, const char *v)
+{
+    int64_t x;
+    if (strchr(spec_value, '|')) {
+        for (const char *a = spec_value; *a;) {
+            size_t n = strcspn(a, "|");
+            if (strlen(v) == n && strncmp(a, v, n) == 0)
+                return 1;
+            a += n + (a[n] == '|');
+        }
+        return 0;
+    }
+    if (fl_parse_int(spec_value, &x) == 0) /* an integer default takes integers */
+        return fl_parse_int(v, &x) == 0;
+    return 1;
+}
+
+int fl_opts_bind(const fl_bench *b, fl_opts *o, char *err, size_t errlen)
+{
+    const char *spec = b->params ? b->params : "";
+    spec_item it;
+
+    for (int i = 0; i < o->nparams; i++) {
+        const char *s = spec;
+        int known = 0;
+        while (!known && next_spec(&s, &it))
+            known = strcmp(it.key, o->params[i].key) == 0;
+        if (!known)
+            return BAD("%s has no param '%s' (accepted: %s)", b->name,
+                       o->params[i].key, *spec ? spec : "none");
+        if (!value_fits(it.value, o->params[i].value))
+            return BAD("%s: param %s=%s does not fit '%s'", b->name, it.key,
+                       o->params[i].value, it.value);
+    }
+    for (const char *s = spec; next_spec(&s, &it);)
+        if (!fl_param(o, it.key, NULL)) {
+            if (o->nparams == FL_MAX_PARAMS)
+                return BAD("%s: more than %d params", b->name, FL_MAX_PARAMS);
+            set_param(o, dup_n(it.key, strlen(it.key)),
+                      dup_n(it.value, strcspn(it.value, "|")));
+        }
+
+    if (!(b->axes & FL_AXIS_STRIDE) && (o->nstrides != 1 || o->strides[0] != 1))
+        return BAD("%s has no stride axis", b->name);
+    int nranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    if (nranks < b->min_ranks)
+        return BAD("%s needs at least %d ranks, got %d", b->name, b->min_ranks,
+                   nranks);
+    return FL_OPTS_RUN;
+}
+
+void fl_opts_free(fl_opts *o)
+{
+    free(o->sizes);
+    free(o->strides);
+    for (int i = 0; i < o->nparams; i++) {
+        free((char *)o->params[i].key);
+        free((char *)o->params[i].value);
+    }
+    memset(o, 0, sizeof *o);
+}

@@ -1,0 +1,158 @@
+/* Small services the runner and the kernels share: clock, buffers, data
+ * pattern, params, fatal errors. */
+#include "fl.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double fl_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+void *fl_alloc(size_t bytes)
+{
+    /* Page alignment keeps vector loops and DMA registration on their fast
+     * paths; writing every page now keeps page faults out of timed loops. */
+    size_t n = bytes ? (bytes + 4095) & ~(size_t)4095 : 4096;
+    void *p = NULL;
+    if (n < bytes || posix_memalign(&p, 4096, n) != 0)
+        fl_die("cannot allocate %zu bytes", bytes);
+    memset(p, 0, n);
+    return p;
+}
+
+void fl_free(void *p)
+{
+    free(p);
+}
+
+/* Pattern: word i of the buffer is splitmix64(seed + i) (Steele, Lea and
+ * Flood, OOPSLA 2014). It depends only on (seed, offset), so any slice can be
+ * checked on its own, and a shifted or stale buffer mismatches almost
+ * everywhere. */
+static inline uint64_t pattern_word(uint64_t seed, uint64_t i)
+{
+    uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void fl_fill(void *buf, size_t n, uint64_t seed)
+{
+    unsigned char *p = buf;
+    size_t words = n / 8, i;
+    for (i = 0; i < words; i++) {
+        uint64_t w = pattern_word(seed, i);
+        memcpy(p + 8 * i, &w, 8);
+    }
+    if (n % 8) {
+        uint64_t w = pattern_word(seed, words);
+        memcpy(p + 8 * words, &w, n % 8);
+    }
+}
+
+static int64_t differing_bytes(uint64_t a, uint64_t b, size_t n)
+{
+    unsigned char x[8], y[8];
+    int64_t d = 0;
+    memcpy(x, &a, 8);
+    memcpy(y, &b, 8);
+    for (size_t k = 0; k < n; k++)
+        d += x[k] != y[k];
+    return d;
+}
+
+int64_t fl_check(const void *buf, size_t n, uint64_t seed)
+{
+    const unsigned char *p = buf;
+    size_t words = n / 8, i;
+    int64_t bad = 0;
+    for (i = 0; i < words; i++) {
+        uint64_t w = pattern_word(seed, i), got;
+        memcpy(&got, p + 8 * i, 8);
+        if (got != w)
+            bad += differing_bytes(got, w, 8);
+    }
+    if (n % 8) {
+        uint64_t w = pattern_word(seed, words), got = 0;
+        memcpy(&got, p + 8 * words, n % 8);
+        bad += differing_bytes(got, w, n % 8);
+    }
+    return bad;
+}
+
+int fl_parse_int(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || errno == ERANGE)
+        return -1;
+    int shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    if (*end != '\0')
+        return -1;
+    if (v > (INT64_MAX >> shift) || v < (INT64_MIN >> shift))
+        return -1;
+    *out = (int64_t)v * ((int64_t)1 << shift);
+    return 0;
+}
+
+const char *fl_param(const fl_opts *o, const char *key, const char *dflt)
+{
+    for (int i = 0; i < o->nparams; i++)
+        if (strcmp(o->params[i].key, key) == 0)
+            return o->params[i].value;
+    return dflt;
+}
+
+int64_t fl_param_int(const fl_opts *o, const char *key, int64_t dflt)
+{
+    const char *v = fl_param(o, key, NULL);
+    int64_t x;
+    if (!v)
+        return dflt;
+    if (fl_parse_int(v, &x) != 0)
+        fl_die("param %s=%s is not an integer", key, v);
+    return x;
+}
+
+/* Any rank may fail alone: it reports and aborts the whole job, so no peer is
+ * left waiting in a receive (a lone exit() would hang the others). */
+_Noreturn void fl_die(const char *fmt, ...)
+{
+    char msg[FL_INFO_LEN], line[FL_INFO_LEN + 32];
+    int up = 0, down = 0, rank = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    MPI_Initialized(&up);
+    MPI_Finalized(&down);
+    if (up && !down)
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    snprintf(line, sizeof line, "rank %d: %s", rank, msg);
+    fl_emit_error(line);
+    if (up && !down)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    exit(3);
+}
+
+int fl_peer(const fl_ctx *ctx)
+{
+    int p = ctx->rank ^ 1;
+    return p < ctx->nranks ? p : -1;
+}

@@ -1,0 +1,54 @@
+"""fabriclab's command line: `main(argv) -> int` wires the parts together.
+
+Exit codes: 0 ok, 1 a failed run, 2 bad input (one line, never a traceback),
+130 interrupted."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import __version__, commands
+from .errors import FabriclabError, UsageError
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad options become one line and exit code 2, like every other bad input."""
+
+    def error(self, message):
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="fabriclab",
+        description="Measure, model and compare the communication fabrics of computer clusters.")
+    p.add_argument("-V", "--version", action="version", version=f"fabriclab {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for register in commands.REGISTRARS:
+        register(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = p.parse_args(argv)
+        if not getattr(args, "func", None):
+            p.print_help()
+            return 2
+        args.argv = argv
+        return args.func(args)
+    except SystemExit as e:  # --help and --version
+        return 0 if e.code in (0, None) else 2
+    except FabriclabError as e:
+        print(f"fabriclab: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("fabriclab: interrupted", file=sys.stderr)
+        return 130
+
+
+def main_entry() -> None:
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""Typed warnings about a run, each with the action that fixes it.
+
+Like hyperfine's warnings and pyperf's "the standard deviation is high"
+checks: a number the user should not trust comes with the reason and what to
+change. Diagnostics are data (code, message, advice, point) so they can be
+stored in the result, filtered by code and counted in reports.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import List, Mapping, Optional
+
+from .stats import Summary
+
+UNSTABLE_POINT = "unstable-point"
+TOO_FEW_SAMPLES = "too-few-samples"
+TIME_CAP = "time-cap"
+OUTLIERS = "outliers"
+VALIDATION_FAILED = "validation-failed"
+LOADED_MACHINE = "loaded-machine"
+OVERSUBSCRIBED = "oversubscribed"
+TIMER_RESOLUTION = "timer-resolution"
+TIMER_OVERHEAD = "timer-overhead"
+
+MIN_SAMPLES = 10  # below this the median CI spans most of the samples (n <= 5: min..max)
+OUTLIER_FRACTION = 0.10  # more than this is a disturbed machine, not an odd sample
+TIMER_FRACTION = 0.01  # the core sizes batches so the timer costs < 1% of a sample
+LOAD_SLACK = 0.5  # load average is a decaying mean; tolerate half a busy CPU
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One warning: what is wrong (message), what to do (advice), and where."""
+
+    code: str
+    message: str
+    advice: str
+    bench: Optional[str] = None
+    size: Optional[int] = None
+    stride: Optional[int] = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Diagnostic":
+        """Inverse of to_dict; code, message and advice are required."""
+        for key in ("code", "message", "advice"):
+            if not isinstance(d.get(key), str):
+                raise ValueError(f"diagnostic lacks a text {key!r}")
+        return cls(d["code"], d["message"], d["advice"],
+                   d.get("bench"), d.get("size"), d.get("stride"))
+
+
+def _pct(x: float) -> str:
+    return "unbounded" if math.isinf(x) else f"{x:.1%}"
+
+
+def _si_time(x: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if x >= scale:
+            return f"{x / scale:.3g} {unit}"
+    return f"{x / 1e-9:.3g} ns"
+
+
+def check_point(record: Mapping, summary: Summary, target_ci: float) -> List[Diagnostic]:
+    """Warnings for one `point` record (docs/core-protocol.md) and its Summary.
+
+    target_ci is the relative CI half-width the run asked for (--target-ci)."""
+    if not (target_ci > 0 and math.isfinite(target_ci)):
+        raise ValueError(f"target_ci must be a positive number, got {target_ci!r}")
+    where = dict(bench=record.get("bench"), size=record.get("size"), stride=record.get("stride"))
+    out: List[Diagnostic] = []
+    n = summary.n
+
+    validation = record.get("validation") or {}
+    errors = int(validation.get("errors", 0) or 0)
+    if errors > 0:
+        checked = validation.get("checked_bytes", "?")
+        out.append(Diagnostic(
+            VALIDATION_FAILED,
+            f"{errors} of {checked} checked bytes arrived different from what was sent",
+            "The data was corrupted in transit: the fabric, its driver or the MPI "
+            "library is broken for this transfer. The timings of this point are "
+            "invalid; report the failure, not the numbers.", **where))
+
+    if record.get("stop") == "time_cap":
+        out.append(Diagnostic(
+            TIME_CAP,
+            f"stopped at the --point-time cap after {n} samples, median known to "
+            f"+-{_pct(summary.ci_rel)} (target +-{_pct(target_ci)})",
+            "Raise --point-time so the point can converge, or accept a wider "
+            "interval with a larger --target-ci.", **where))
+
+    if summary.ci_rel > target_ci:
+        out.append(Diagnostic(
+            UNSTABLE_POINT,
+            f"the {summary.confidence:.0%} confidence interval of the median is "
+            f"+-{_pct(summary.ci_rel)}, wider than the target +-{_pct(target_ci)}",
+            "The timings vary from sample to sample: raise --point-time to collect "
+            "more samples, stop other work on the nodes, and pin ranks to cores.",
+            **where))
+
+    if n < MIN_SAMPLES:
+        out.append(Diagnostic(
+            TOO_FEW_SAMPLES,
+            f"only {n} samples; the median's interval and the tail percentiles "
+            "rest on too little data",
+            "Raise --min-samples or --point-time (each operation may be slower "
+            "than the time allowed per point).", **where))
+
+    if summary.outliers > OUTLIER_FRACTION * n:
+        out.append(Diagnostic(
+            OUTLIERS,
+            f"{summary.outliers} of {n} samples ({summary.outliers / n:.0%}) are "
+            "outliers (|modified z-score| > 3.5)",
+            "Something interrupts the measurement (other processes, OS noise, "
+            "frequency scaling, traffic on shared links). Quiet and pin the "
+            "machine; the median is robust, but the tail percentiles describe the "
+            "disturbance rather than the fabric.", **where))
+    return out
+
+
+def check_host(loadavg1: float, ncpus: int, nranks: int) -> List[Diagnostic]:
+    """Warnings about the host before a run: its own load and the ranks placed on it.
+
+    loadavg1 is the 1-minute load average read before the ranks start; ncpus
+    and nranks count this host's CPUs and the ranks that will run on it. MPI
+    ranks busy-poll, so each needs a CPU of its own: the host is loaded when
+    loadavg1 > max(ncpus - nranks, 0) + 0.5."""
+    if not (math.isfinite(loadavg1) and loadavg1 >= 0):
+        raise ValueError(f"load average must be a non-negative number, got {loadavg1!r}")
+    if ncpus < 1 or nranks < 1:
+        raise ValueError("ncpus and nranks must be at least 1")
+    out: List[Diagnostic] = []
+    if nranks > ncpus:
+        out.append(Diagnostic(
+            OVERSUBSCRIBED,
+            f"{nranks} ranks share {ncpus} CPUs",
+            "Run at most one rank per CPU: ranks that share a core wait for the "
+            "scheduler, and the timings measure that wait instead of the fabric."))
+    if loadavg1 > max(ncpus - nranks, 0) + LOAD_SLACK:
+        out.append(Diagnostic(
+            LOADED_MACHINE,
+            f"1-minute load average {loadavg1:.2f} on {ncpus} CPUs leaves fewer "
+            f"than {nranks} idle for the ranks",
+            "Stop other work on the host or choose idle nodes; otherwise the "
+            "numbers will be noisy and slower than the fabric allows."))
+    return out
+
+
+def check_timer(overhead_s: float, resolution_s: float, median_sample_s: float) -> List[Diagnostic]:
+    """Warnings when the clock is too coarse or too slow for the timed intervals.
+
+    median_sample_s is the median duration of one timed interval (the per-op
+    sample times the point's batch), the span one clock reading must resolve.
+    Either timer cost above 1% of it biases the samples (the core's own
+    batching target, docs/core-protocol.md)."""
+    for name, v in (("overhead_s", overhead_s), ("resolution_s", resolution_s),
+                    ("median_sample_s", median_sample_s)):
+        if not (math.isfinite(v) and v >= 0):
+            raise ValueError(f"{name} must be a non-negative number, got {v!r}")
+    out: List[Diagnostic] = []
+    limit = TIMER_FRACTION * median_sample_s
+    if resolution_s > limit:
+        out.append(Diagnostic(
+            TIMER_RESOLUTION,
+            f"the timer resolves {_si_time(resolution_s)}, more than 1% of a "
+            f"{_si_time(median_sample_s)} timed interval",
+            "Raise --sample-time so each sample times more operations, or use a "
+            "finer clock; until then samples are quantized to the timer's tick."))
+    if overhead_s > limit:
+        out.append(Diagnostic(
+            TIMER_OVERHEAD,
+            f"reading the timer costs {_si_time(overhead_s)}, more than 1% of a "
+            f"{_si_time(median_sample_s)} timed interval",
+            "Raise --sample-time so the timer's cost is spread over more operations."))
+    return out

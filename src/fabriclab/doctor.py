@@ -1,0 +1,63 @@
+"""`fabriclab doctor`: which MPI, launcher and core build a run would use, and a test launch."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import time
+
+from . import stats
+from .errors import FabriclabError
+from .launch import command
+from .units import fmt_time
+
+
+def _line(ok: bool, what: str, detail: str) -> None:
+    print(f"{'ok  ' if ok else 'FAIL'}  {what:<10} {detail}")
+
+
+def doctor(args) -> int:
+    from .commands import core_for, resolve_launch
+    try:
+        m, spec = resolve_launch(args)
+    except FabriclabError as e:
+        _line(False, "mpi", str(e))
+        return 1
+    if m.mpicc:
+        _line(True, "mpicc", f"{m.mpicc} ({m.header_version})")
+    _line(True, "mpiexec", f"{m.mpiexec} (flavour {m.flavour})")
+    _line(True, "launcher", f"{spec.launcher} {spec.path}, {spec.nranks} ranks")
+    t0 = time.monotonic()
+    try:
+        core = core_for(args, m)
+    except FabriclabError as e:
+        _line(False, "core", str(e))
+        return 1
+    how = f"built in {time.monotonic() - t0:.1f} s" if core.built_now else "cached"
+    _line(True, "core", f"{core.path} ({how}; sources {core.source_hash[:12]})")
+    argv, env = command(spec, [core.path, "message.pingpong", "--sizes", "0", "--min-samples", "5",
+                               "--point-time", "0.2", "--validate"])
+    try:
+        p = subprocess.run(argv, env={**os.environ, **env}, capture_output=True, text=True,
+                           timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        _line(False, "launch", f"no answer within {args.timeout:g} s: {shlex.join(argv)}")
+        return 1
+    msgs = [json.loads(ln) for ln in p.stdout.splitlines() if ln.startswith("{")]
+    hello = next((x for x in msgs if x.get("type") == "hello"), None)
+    point = next((x for x in msgs if x.get("type") == "point"), None)
+    if p.returncode != 0 or not hello or not point:
+        err = next((x["message"] for x in msgs if x.get("type") == "error"), None)
+        tail = (err or p.stderr.strip().splitlines()[-1:] or ["no output"])
+        _line(False, "launch", f"{shlex.join(argv)} -> exit {p.returncode}: {tail if isinstance(tail, str) else tail[0]}")
+        return 1
+    lib = hello.get("mpi_library", "").splitlines()[0] if hello.get("mpi_library") else "?"
+    hosts = sorted(set(hello.get("hosts", [])))
+    _line(True, "launch", f"{hello.get('ranks')} ranks on {', '.join(hosts)}; {lib}")
+    med = stats.summarize(point["samples"]).median / max(1, point.get("legs_per_op", 1))
+    val = point.get("validation") or {}
+    _line(val.get("errors", 1) == 0, "pingpong", f"0-byte one-way latency {fmt_time(med)}, "
+          f"validation {val.get('errors', '?')} errors in {val.get('checked_bytes', '?')} bytes")
+    return 0 if val.get("errors", 1) == 0 else 1

@@ -1,0 +1,112 @@
+"""Launcher command lines: mpiexec (MPICH/Hydra, Open MPI, Intel MPI) and Slurm srun.
+
+fabriclab never starts remote processes itself: MPI's own launcher (or the
+site's Slurm) does, and this module only writes its command line and the
+environment it needs. Each flavour's quirks live here:
+- Open MPI refuses to run as root unless OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM) are set;
+- Open MPI refuses more ranks than cores unless oversubscription is allowed;
+- Open MPI's UCX one-sided component warns on a host without UCX hardware, so
+  single-host runs leave it out (docs/mpi.md).
+- srun is told to kill the whole step when one task dies."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import asdict, dataclass, field
+
+from .errors import UsageError
+
+LAUNCHERS = ("auto", "mpiexec", "srun")
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    launcher: str                 # "mpiexec" or "srun"
+    path: str                     # the launcher executable
+    flavour: str                  # mpich | openmpi | intel | unknown (mpiexec only)
+    nranks: int = 2
+    hosts: tuple = ()             # explicit host list ("h1,h2"), may repeat a host
+    hostfile: str | None = None
+    ppn: int | None = None        # ranks per node
+    extra: tuple = ()             # extra launcher arguments, passed verbatim
+    env: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["hosts"] = list(self.hosts)
+        d["extra"] = list(self.extra)
+        return d
+
+
+def make_spec(launcher: str, mpiexec: str, flavour: str, nranks: int, hosts: str | None = None,
+              hostfile: str | None = None, ppn: int | None = None, extra: list[str] | None = None) -> LaunchSpec:
+    """Validate launcher options; 'auto' picks srun inside a Slurm allocation."""
+    if launcher not in LAUNCHERS:
+        raise UsageError(f"unknown launcher {launcher!r}; choose one of {', '.join(LAUNCHERS)}")
+    if nranks < 1:
+        raise UsageError(f"the number of ranks must be at least 1, not {nranks}")
+    if ppn is not None and ppn < 1:
+        raise UsageError(f"ranks per node must be at least 1, not {ppn}")
+    if hostfile and not os.path.isfile(hostfile):
+        raise UsageError(f"hostfile not found: {hostfile}")
+    if hosts and hostfile:
+        raise UsageError("give either --hosts or --hostfile, not both")
+    if launcher == "auto":
+        launcher = "srun" if os.environ.get("SLURM_JOB_ID") and shutil.which("srun") else "mpiexec"
+    if launcher == "srun":
+        path = shutil.which("srun")
+        if not path:
+            raise UsageError("launcher srun not found on PATH; run inside a Slurm allocation or use --launcher mpiexec")
+        flavour = "slurm"
+    else:
+        path = mpiexec
+    host_list = tuple(h for h in (hosts or "").split(",") if h)
+    return LaunchSpec(launcher, path, flavour, nranks, host_list, hostfile, ppn, tuple(extra or ()))
+
+
+def command(spec: LaunchSpec, argv: list[str], local_cpus: int | None = None,
+            is_root: bool | None = None) -> tuple[list[str], dict]:
+    """The full command line and the environment additions for one launch."""
+    local_cpus = local_cpus or os.cpu_count() or 1
+    is_root = (os.geteuid() == 0) if is_root is None else is_root
+    env = dict(spec.env)
+    if spec.launcher == "srun":
+        cmd = [spec.path, "-n", str(spec.nranks), "--kill-on-bad-exit=1"]
+        if spec.hosts:
+            cmd.append("--nodelist=" + ",".join(dict.fromkeys(spec.hosts)))
+        if spec.ppn:
+            cmd.append(f"--ntasks-per-node={spec.ppn}")
+        return [*cmd, *spec.extra, *argv], env
+    cmd = [spec.path, "-n", str(spec.nranks)]
+    if spec.flavour == "openmpi":
+        if spec.hosts:
+            cmd += ["--host", ",".join(_slots(spec.hosts))]
+        elif spec.hostfile:
+            cmd += ["--hostfile", spec.hostfile]
+        if spec.ppn:
+            cmd += ["--map-by", f"ppr:{spec.ppn}:node"]
+        elif not spec.hosts and not spec.hostfile and spec.nranks > local_cpus:
+            cmd += ["--map-by", ":OVERSUBSCRIBE"]
+        if is_root:
+            env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        if not spec.hosts and not spec.hostfile:
+            # One host: no fabric for UCX to drive, and its one-sided component
+            # would only warn; shared memory serves both paths.
+            env.setdefault("OMPI_MCA_osc", "^ucx")
+    else:  # MPICH, Intel MPI and other Hydra-based launchers
+        if spec.hosts:
+            cmd += ["-hosts", ",".join(dict.fromkeys(spec.hosts))]
+        elif spec.hostfile:
+            cmd += ["-f", spec.hostfile]
+        if spec.ppn:
+            cmd += ["-ppn", str(spec.ppn)]
+    return [*cmd, *spec.extra, *argv], env
+
+
+def _slots(hosts: tuple) -> list[str]:
+    """Open MPI's --host takes host:slots; a host listed k times gets k slots."""
+    counts: dict[str, int] = {}
+    for h in hosts:
+        counts[h] = counts.get(h, 0) + 1
+    return [f"{h}:{n}" for h, n in counts.items()]

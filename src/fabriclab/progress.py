@@ -1,0 +1,48 @@
+"""A progress bar with ETA on stderr; one line per benchmark when not a terminal."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from .units import fmt_bytes, fmt_rate, fmt_time
+
+
+class Progress:
+    def __init__(self, total: int, stream=None, enabled: bool = True):
+        self.total, self.done = max(total, 1), 0
+        self.stream = stream or sys.stderr
+        self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.enabled = enabled
+        self.t0 = time.monotonic()
+        self.bench = None
+
+    def eta(self) -> float | None:
+        if not self.done:
+            return None
+        return (time.monotonic() - self.t0) / self.done * (self.total - self.done)
+
+    def advance(self, bench: str, rec: dict | None) -> None:
+        if self.enabled and not self.tty and bench != self.bench:
+            print(f"fabriclab: {bench} ...", file=self.stream, flush=True)
+        self.bench = bench
+        self.done += 1
+        if not self.tty:
+            return
+        width = 28
+        fill = int(width * self.done / self.total)
+        eta = self.eta()
+        what = ""
+        if rec is not None:
+            figure = rec.get("bandwidth_Bps") if rec.get("bytes_per_op") else None
+            what = (f"{fmt_bytes(rec['size'])}" + (f"/s{rec['stride']}" if rec.get("stride", 1) > 1 else "")
+                    + ": " + (fmt_rate(figure) if figure else fmt_time(rec["latency_s"])))
+        line = (f"\r[{'#' * fill}{'.' * (width - fill)}] {self.done}/{self.total} "
+                f"ETA {fmt_time(eta) if eta is not None else '?':>8}  {bench} {what}")
+        self.stream.write(line[:118].ljust(118))
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty:
+            self.stream.write("\r" + " " * 118 + "\r")
+            self.stream.flush()

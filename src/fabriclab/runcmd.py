@@ -1,0 +1,137 @@
+"""`fabriclab run`: build the plan, build the core, launch, stream, summarise."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import __version__, build, diagnostics, report, runner, sysinfo
+from .errors import UsageError
+from .launch import command
+from .plan import Sampling, build as build_plan
+from .progress import Progress
+from .schema import StreamWriter
+
+
+def register(sub) -> None:
+    from .commands import add_mpi_options
+    d = Sampling()
+    p = sub.add_parser("run", help="Run benchmarks (default: the whole default suite) and write a result file.",
+                       description="Run benchmarks. With no BENCH, runs every level's default sweep "
+                                   "(about 3 minutes on a 2-core machine).")
+    p.add_argument("bench", nargs="*", metavar="BENCH",
+                   help="Levels (memory, deposit, message, tcp) or benchmarks (message.pingpong). "
+                        "Default: all. `fabriclab list` shows them.")
+    p.add_argument("-s", "--sizes", metavar="SPEC",
+                   help="Sizes in bytes: a list and/or sweeps such as 0:4M:x2 or 1K:64K:+1K (K/M/G = 1024^n). "
+                        "Default: each benchmark's own sweep (0:4M:x2 for transfers).")
+    p.add_argument("--strides", metavar="SPEC",
+                   help="Strides in 8-byte words for strided benchmarks, same syntax. Default: 1:64:x2.")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="A benchmark parameter such as window=64, sync=fence or iface=eth0; repeatable. "
+                        "Default: each benchmark's defaults, shown by `fabriclab list`.")
+    p.add_argument("-o", "--output", metavar="PATH",
+                   help="Result document path; the stream goes beside it as .ndjson. "
+                        "Default: results/fabriclab-YYYYmmdd-HHMMSS.json.")
+    p.add_argument("--validate", action="store_true",
+                   help="Fill send buffers with a pattern and check every received byte. Default: off.")
+    g = p.add_argument_group("sampling")
+    g.add_argument("--warmup", type=int, default=d.warmup, metavar="N",
+                   help=f"Warm-up operations per point, run and discarded. Default: {d.warmup}.")
+    g.add_argument("--min-samples", type=int, default=d.min_samples, metavar="N",
+                   help=f"Fewest samples per point. Default: {d.min_samples}.")
+    g.add_argument("--max-samples", type=int, default=d.max_samples, metavar="N",
+                   help=f"Most samples per point. Default: {d.max_samples}.")
+    g.add_argument("--target-ci", type=float, default=d.target_ci, metavar="FRACTION",
+                   help="Sample until the 95%% confidence interval of the median is within this fraction "
+                        f"of it. Default: {d.target_ci}.")
+    g.add_argument("--point-time", type=float, default=d.point_time, metavar="SECONDS",
+                   help=f"Time cap per point; a point that hits it gets a warning. Default: {d.point_time}.")
+    g.add_argument("--sample-time", type=float, default=d.sample_time, metavar="SECONDS",
+                   help="Batch short operations so one sample lasts at least this long (keeps timer "
+                        f"cost under 1%%). Default: {d.sample_time}.")
+    add_mpi_options(p)
+    p.add_argument("-t", "--timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="End the run when a launch prints nothing for this long (a hung or dead rank). "
+                        "Default: 60.")
+    p.add_argument("--dry-run", action="store_true",
+                   help="Print the exact launch commands and exit without running. Default: off.")
+    p.add_argument("-q", "--quiet", action="store_true", help="No progress bar and no summary tables.")
+    p.set_defaults(func=cmd_run)
+
+
+def _output_path(opt: str | None, started: datetime) -> Path:
+    if opt:
+        path = Path(opt)
+        return path if path.suffix == ".json" else path.with_suffix(path.suffix + ".json")
+    return Path("results") / f"fabriclab-{started.strftime('%Y%m%d-%H%M%S')}.json"
+
+
+def cmd_run(args) -> int:
+    from .commands import core_for, resolve_launch
+    sampling = Sampling(args.warmup, args.min_samples, args.max_samples, args.target_ci,
+                        args.point_time, args.sample_time)
+    plan = build_plan(args.bench, args.sizes, args.strides, args.param, sampling, args.validate, args.ranks)
+    m, spec = resolve_launch(args)
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    if args.dry_run:
+        core_path = args.core or build.planned(m).path
+        for job in plan.jobs:
+            argv, env = command(spec, [core_path, *job.core_args(), *sampling.core_args(),
+                                       *(["--validate"] if plan.validate else [])])
+            prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+            print((prefix + " " if prefix else "") + shlex.join(argv))
+        return 0
+    core = core_for(args, m)
+    started = datetime.now(timezone.utc)
+    out = _output_path(args.output, started)
+    host = sysinfo.host()
+    header = {
+        "run_id": out.stem, "fabriclab_version": __version__, "argv": ["fabriclab", *args.argv],
+        "start_time": started.isoformat(), "host": host, "nranks": args.ranks,
+        "mpi": m.to_dict(), "launcher": spec.to_dict(),
+        "core": {"path": core.path, "source_hash": core.source_hash, "cache_key": core.cache_key},
+        "plan": plan.to_dict(),
+    }
+    writer = StreamWriter(out.with_suffix(".ndjson"), header)
+    for d in diagnostics.check_host(host["loadavg_1min"] or 0.0, host["cpu_count"] or 1, args.ranks):
+        writer.add("diagnostic", d.to_dict())
+        print(f"fabriclab: warning: {d.message} {d.advice}", file=sys.stderr)
+    progress = Progress(plan.npoints, enabled=not args.quiet)
+    t0 = time.monotonic()
+    try:
+        outcome = runner.run(plan, core.path, spec, writer, args.timeout, progress)
+    finally:
+        progress.close()
+    _enrich(writer)
+    doc = writer.close({"status": outcome.status, "error": outcome.error,
+                        "end_time": datetime.now(timezone.utc).isoformat(),
+                        "duration_s": time.monotonic() - t0, "points": outcome.points})
+    if not args.quiet:
+        sys.stdout.write(report.format_doc(doc, "table"))
+    for d in outcome.diagnostics:
+        print(f"fabriclab: warning: {d.message} {d.advice}", file=sys.stderr)
+    print(f"fabriclab: {outcome.points} points in {time.monotonic() - t0:.1f} s -> {out} "
+          f"(stream {out.with_suffix('.ndjson')})", file=sys.stderr)
+    if outcome.status == "failed":
+        print(f"fabriclab: error: {outcome.error}", file=sys.stderr)
+        return 1
+    if outcome.status == "interrupted":
+        print("fabriclab: interrupted; the completed points are saved", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _enrich(writer: StreamWriter) -> None:
+    """Copy what the core reported (MPI library string, rank hosts) into the document header."""
+    hellos = [r["hello"] for r in writer.records if r["kind"] == "launch" and "hello" in r]
+    if hellos:
+        writer.header["mpi"] = {**writer.header["mpi"], "library": hellos[0].get("mpi_library"),
+                                "mpi_version": hellos[0].get("mpi_version")}
+        writer.header["hosts"] = hellos[0].get("hosts")
+        writer.header["core"]["version"] = hellos[0].get("core_version")
+        writer.header["timer"] = hellos[0].get("timer")

@@ -1,0 +1,168 @@
+"""Execute a plan: one launch of the core per benchmark, records streamed to disk.
+
+The core prints JSON lines on rank 0's stdout (docs/core-protocol.md). Each
+point record is summarised here (Python owns the statistics), checked for
+problems, and appended to the run's NDJSON stream at once. A launch that stays
+silent past the timeout is killed, and the message names the benchmark, the
+point and the phase; completed records stay valid on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+
+from . import diagnostics, stats
+from .launch import LaunchSpec, command
+from .plan import Job, Plan
+from .schema import StreamWriter
+
+
+@dataclass
+class Outcome:
+    status: str            # complete | interrupted | failed
+    error: str | None
+    points: int
+    diagnostics: list
+
+
+def derive(rec: dict) -> dict:
+    """Summary of the per-op samples plus the figures a reader wants first."""
+    summ = stats.summarize(rec["samples"])
+    med, legs = summ.median, max(1, rec.get("legs_per_op", 1))
+    rec["summary"] = summ.to_dict()
+    rec["latency_s"] = med / legs
+    rec["bandwidth_Bps"] = rec["bytes_per_op"] / med if med > 0 else None
+    return summ
+
+
+class _Launch:
+    """One running core: a process group, its stdout lines and stderr tail."""
+
+    def __init__(self, argv: list[str], env: dict):
+        self.err = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.err, env={**os.environ, **env},
+                                     start_new_session=True, text=True, bufsize=1)
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(self.proc.stdout, selectors.EVENT_READ)
+
+    def lines(self, silence: float):
+        """Yield stdout lines; yields None when nothing came for `silence` seconds."""
+        while True:
+            if not self.sel.select(timeout=silence):
+                yield None
+                continue
+            line = self.proc.stdout.readline()
+            if not line:
+                return
+            yield line
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            for sig, wait in ((signal.SIGTERM, 3), (signal.SIGKILL, 5)):
+                try:
+                    os.killpg(self.proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    self.proc.wait(wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+
+    def stderr_tail(self, n: int = 5) -> str:
+        self.err.seek(0)
+        lines = [ln.strip() for ln in self.err.read().splitlines() if ln.strip()]
+        return " | ".join(lines[-n:])
+
+    def finish(self, grace: float) -> int:
+        """Let the job exit by itself within `grace` seconds, else end it; the exit code."""
+        try:
+            return self.proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            return self.proc.wait()
+
+    def close(self) -> None:
+        self.stop()
+        self.proc.wait()
+        self.proc.stdout.close()
+        self.sel.close()
+        self.err.close()
+
+
+def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, timeout: float,
+        progress=None) -> Outcome:
+    """Run every job; stop at the first failure. Ctrl-C ends the run as 'interrupted'."""
+    done, diags = 0, []
+    for job in plan.jobs:
+        argv, env = command(spec, [core_path, *job.core_args(), *plan.sampling.core_args(),
+                                   *(["--validate"] if plan.validate else [])])
+        launch = _Launch(argv, env)
+        writer.add("launch", {"bench": job.bench.name, "command": argv,
+                              "env": env, "started": time.time()})
+        try:
+            n, error = _consume(job, plan, launch, writer, timeout, progress, diags)
+        except KeyboardInterrupt:
+            launch.close()
+            return Outcome("interrupted", f"interrupted during {job.bench.name}", done, diags)
+        done += n
+        rc = launch.finish(grace=0 if error else 30)
+        if error is None and rc != 0:
+            error = (f"{job.bench.name}: the MPI job exited with code {rc}; "
+                     f"stderr: {launch.stderr_tail() or '(empty)'}")
+        launch.close()
+        if error:
+            return Outcome("failed", error, done, diags)
+    return Outcome("complete", None, done, diags)
+
+
+def _consume(job: Job, plan: Plan, launch: _Launch, writer: StreamWriter, timeout: float,
+             progress, diags: list) -> tuple[int, str | None]:
+    """Read one launch's lines; returns (points written, error or None)."""
+    phase, where, n, ended = "starting the MPI job", "", 0, False
+    for line in launch.lines(timeout):
+        if line is None:
+            launch.stop()
+            return n, (f"{job.bench.name}: no output for {timeout:g} s{where} (phase: {phase}); "
+                       f"a rank hung or died. Stderr: {launch.stderr_tail() or '(empty)'}")
+        try:
+            msg = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # stray text from an MPI library on stdout
+        kind = msg.get("type")
+        if kind == "hello":
+            phase = "measuring"
+            writer.records[-1].update(hello={k: v for k, v in msg.items() if k != "type"})
+        elif kind == "begin":
+            where = f" at size {msg['size']} stride {msg['stride']}"
+        elif kind == "point":
+            rec = {k: v for k, v in msg.items() if k != "type"}
+            rec["params"] = {**job.bench.params, **job.params}
+            summ = derive(rec)
+            found = diagnostics.check_point(rec, summ, plan.sampling.target_ci)
+            rec["diagnostics"] = [d.to_dict() for d in found]
+            diags.extend(found)
+            writer.add("point", rec)
+            n += 1
+            if progress:
+                progress.advance(job.bench.name, rec)
+        elif kind == "skip":
+            writer.add("skip", {k: v for k, v in msg.items() if k != "type"})
+            n += 1
+            if progress:
+                progress.advance(job.bench.name, None)
+        elif kind == "error":
+            return n, f"{job.bench.name}{where}: {msg.get('message', 'core error')}"
+        elif kind == "end":
+            ended = True
+    if not ended:
+        return n, (f"{job.bench.name}: the MPI job ended early{where} (phase: {phase}); "
+                   f"stderr: {launch.stderr_tail() or '(empty)'}")
+    return n, None
+

@@ -1,0 +1,153 @@
+"""The versioned result document (docs/schema.md) and its NDJSON stream.
+
+A run writes RUN.ndjson line by line while it goes (header, then one line per
+launch, point, skip or diagnostic, then a footer) and, at the end, RUN.json:
+the same content as one document. A stream cut short (Ctrl-C, a dead rank, a
+timeout, a power cut) is still a valid run: `load` reads it and marks it
+"incomplete"; a torn last line is dropped.
+
+History of SCHEMA_VERSION:
+  1 (fabriclab 0.1.0): first version."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+from .errors import UsageError
+
+SCHEMA = "fabriclab.run"
+SCHEMA_VERSION = 1
+RECORD_KINDS = ("launch", "point", "skip", "diagnostic")
+STATUSES = ("complete", "interrupted", "failed", "incomplete")
+
+
+class StreamWriter:
+    """Appends one JSON object per line and flushes, so a killed run keeps every line."""
+
+    def __init__(self, path: Path, header: dict):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f = open(self.path, "w", encoding="utf-8")
+        self.header = {"kind": "header", "schema": SCHEMA, "schema_version": SCHEMA_VERSION, **header}
+        self.records: list[dict] = []
+        self._write(self.header)
+
+    def _write(self, obj: dict) -> None:
+        self._f.write(json.dumps(obj, allow_nan=False, separators=(",", ":")) + "\n")
+        self._f.flush()
+
+    def add(self, kind: str, record: dict) -> None:
+        if kind not in RECORD_KINDS:
+            raise ValueError(f"unknown record kind {kind}")
+        rec = {"kind": kind, **record}
+        self.records.append(rec)
+        self._write(rec)
+
+    def close(self, footer: dict) -> dict:
+        """Write the footer line, then the whole document next to the stream."""
+        if footer.get("status") not in STATUSES:
+            raise ValueError(f"bad status {footer.get('status')}")
+        foot = {"kind": "footer", **footer}
+        self._write(foot)
+        os.fsync(self._f.fileno())
+        self._f.close()
+        doc = document(self.header, self.records, foot)
+        write_document(doc, self.path.with_suffix(".json"))
+        return doc
+
+
+def document(header: dict, records: list[dict], footer: dict) -> dict:
+    head = {k: v for k, v in header.items() if k not in ("kind", "schema", "schema_version")}
+    foot = {k: v for k, v in footer.items() if k != "kind"}
+    return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "header": head,
+            "records": records, "footer": foot}
+
+
+def write_document(doc: dict, path: Path) -> None:
+    tmp = Path(str(path) + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def load(path: str | Path) -> dict:
+    """Read RUN.json or RUN.ndjson into a validated document."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+    if _first_line_kind(text) == "header":
+        doc = _from_stream(text, path)
+    else:
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise UsageError(f"{path} is not a fabriclab result: {e.msg} at line {e.lineno}") from None
+    validate(doc, path)
+    return doc
+
+
+def _first_line_kind(text: str):
+    try:
+        first = json.loads(text.lstrip().split("\n", 1)[0])
+    except json.JSONDecodeError:
+        return None
+    return first.get("kind") if isinstance(first, dict) else None
+
+
+def _from_stream(text: str, path) -> dict:
+    lines = text.splitlines()
+    objs = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            objs.append(json.loads(line))
+        except json.JSONDecodeError:
+            if i == len(lines) - 1:
+                break  # a torn last line from a killed writer
+            raise UsageError(f"{path}: line {i + 1} is not JSON") from None
+    if not objs or objs[0].get("kind") != "header":
+        raise UsageError(f"{path} is not a fabriclab result stream: no header line")
+    header, body = objs[0], objs[1:]
+    footer = body.pop() if body and body[-1].get("kind") == "footer" else {"kind": "footer", "status": "incomplete"}
+    if header.get("schema") != SCHEMA:
+        raise UsageError(f"{path} is not a fabriclab result stream")
+    doc = document(header, [r for r in body if r.get("kind") in RECORD_KINDS], footer)
+    doc["schema_version"] = header.get("schema_version")
+    return doc
+
+
+def validate(doc: dict, path="document") -> None:
+    """Structural checks; raises UsageError naming the first problem."""
+    def bad(msg):
+        raise UsageError(f"{path} is not a valid fabriclab result: {msg}")
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        bad("missing schema 'fabriclab.run'")
+    v = doc.get("schema_version")
+    if not isinstance(v, int) or v > SCHEMA_VERSION:
+        bad(f"schema_version {v!r} is not supported (this fabriclab reads up to {SCHEMA_VERSION})")
+    for key in ("header", "footer"):
+        if not isinstance(doc.get(key), dict):
+            bad(f"no {key}")
+    if doc["footer"].get("status") not in STATUSES:
+        bad(f"footer status {doc['footer'].get('status')!r}")
+    if not isinstance(doc.get("records"), list):
+        bad("no records list")
+    for i, r in enumerate(doc["records"]):
+        if r.get("kind") not in RECORD_KINDS:
+            bad(f"record {i} has unknown kind {r.get('kind')!r}")
+        if r["kind"] == "point":
+            for field in ("bench", "size", "stride", "bytes_per_op", "legs_per_op", "samples", "summary"):
+                if field not in r:
+                    bad(f"point record {i} lacks {field!r}")
+            s = r["samples"]
+            if not s or not all(isinstance(x, (int, float)) and math.isfinite(x) and x >= 0 for x in s):
+                bad(f"point record {i} ({r['bench']} size {r['size']}) has empty or non-finite samples")
+
+
+def points(doc: dict) -> list[dict]:
+    return [r for r in doc["records"] if r.get("kind") == "point"]

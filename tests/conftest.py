@@ -1,0 +1,23 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+FAKES = Path(__file__).parent / "fakes"
+
+
+@pytest.fixture
+def fake_core(tmp_path):
+    """An executable fake core (runs with this Python) and the fake launcher."""
+    exe = tmp_path / "fakecore"
+    exe.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKES / 'fakecore.py'} \"$@\"\n")
+    exe.chmod(0o755)
+    return {"core": str(exe), "mpiexec": str(FAKES / "mpiexec")}
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Keep each session's core builds in one shared temporary cache."""
+    if "FABRICLAB_CACHE" not in os.environ:
+        monkeypatch.setenv("FABRICLAB_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))

@@ -1,0 +1,95 @@
+"""The CLI in-process, end to end through the fake core and fake launcher."""
+import json
+
+import pytest
+
+from fabriclab import schema
+from fabriclab.cli import main
+
+
+def run_args(fake, tmp_path, *extra):
+    return ["run", "--core", fake["core"], "--mpiexec", fake["mpiexec"], "-o", str(tmp_path / "r.json"),
+            "-q", *extra]
+
+
+def test_run_writes_valid_document(fake_core, tmp_path, capsys):
+    rc = main(run_args(fake_core, tmp_path, "message.pingpong", "message.stream", "-s", "0:1K:x4", "--validate"))
+    assert rc == 0
+    doc = schema.load(tmp_path / "r.json")
+    assert doc["footer"]["status"] == "complete"
+    pts = schema.points(doc)
+    assert [p["size"] for p in pts] == [0, 1, 4, 16, 64, 256, 1024] * 2
+    assert all(p["validation"]["errors"] == 0 for p in pts)
+    assert doc["header"]["mpi"]["library"] == "FakeMPI 1.0"
+    assert doc["header"]["argv"][:2] == ["fabriclab", "run"]
+    launches = [r for r in doc["records"] if r["kind"] == "launch"]
+    assert len(launches) == 2 and launches[0]["command"][0] == fake_core["mpiexec"]
+    # The fake core follows Hockney with 1 us latency and 5 GB/s: the fit must find them.
+    main(["show", str(tmp_path / "r.json"), "-f", "json", "-o", str(tmp_path / "s.json")])
+    shown = json.loads((tmp_path / "s.json").read_text())
+    h = shown["derived"]["message.pingpong"]
+    assert h["hockney_latency_s"] == pytest.approx(1e-6, rel=0.01)
+    assert h["hockney_rinf_Bps"] == pytest.approx(5e9, rel=0.01)
+
+
+@pytest.mark.parametrize("fmt,marker", [("table", "median"), ("md", "| size |"), ("csv", "bench,size,stride"),
+                                        ("json", '"rows"')])
+def test_show_formats(fake_core, tmp_path, capsys, fmt, marker):
+    assert main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "1:64:x8")) == 0
+    capsys.readouterr()
+    assert main(["show", str(tmp_path / "r.json"), "-f", fmt]) == 0
+    assert marker in capsys.readouterr().out
+
+
+def test_hang_names_bench_point_and_phase(fake_core, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FAKECORE_MODE", "hang:2")
+    rc = main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "1:64:x2", "-t", "1"))
+    assert rc == 1
+    err = capsys.readouterr().err
+    assert "message.pingpong" in err and "no output for 1 s" in err and "phase: measuring" in err
+    doc = schema.load(tmp_path / "r.json")
+    assert doc["footer"]["status"] == "failed"
+    assert len(schema.points(doc)) == 2
+
+
+def test_dead_rank_keeps_completed_points(fake_core, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FAKECORE_MODE", "die:3")
+    assert main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "1:64:x2")) == 1
+    assert "ended early" in capsys.readouterr().err
+    assert len(schema.points(schema.load(tmp_path / "r.ndjson"))) == 3
+
+
+def test_core_error_line_is_reported(fake_core, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FAKECORE_MODE", "error")
+    assert main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "8")) == 1
+    assert "fake kernel failure" in capsys.readouterr().err
+
+
+def test_dry_run_prints_commands(fake_core, tmp_path, capsys):
+    assert main(run_args(fake_core, tmp_path, "tcp", "--dry-run")) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 3 and all(fake_core["core"] in ln and "-n 2" in ln for ln in lines)
+    assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["run", "nosuch"], "unknown benchmark"),
+    (["run", "-s", "1:x"], "malformed size"),
+    (["run", "memory.strided_load", "--strides", "0"], "stride 0"),
+    (["run", "--target-ci", "2"], "--target-ci"),
+    (["show", "/nonexistent.json"], "cannot read"),
+    (["run", "--mpiexec", "/nonexistent/mpiexec"], "not found"),
+    (["frobnicate"], "invalid choice"),
+    (["run", "--ranks", "x"], "invalid int"),
+])
+def test_bad_input_is_one_line_exit_2(argv, msg, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert msg in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_list_names_every_benchmark(capsys):
+    from fabriclab.benchmarks import REGISTRY
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in REGISTRY)
