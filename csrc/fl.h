@@ -143,7 +143,7 @@ typedef struct {
 } fl_buf;
 void fl_buf_printf(fl_buf *b, const char *fmt, ...) FL_PRINTF(2, 3);
 void fl_buf_str(fl_buf *b, const char *s);     /* quoted, JSON-escaped */
-void fl_buf_num(fl_buf *b, double x);          /* %.17g; null if not finite */
+void fl_buf_num(fl_buf *b, double x);          /* exact (%.17g at most); null if not finite */
 void fl_buf_nums(fl_buf *b, const double *x, int64_t n);   /* [x0,x1,...] */
 void fl_buf_ints(fl_buf *b, const int64_t *x, int64_t n);
 void fl_buf_free(fl_buf *b);

@@ -77,13 +77,19 @@ void fl_buf_str(fl_buf *b, const char *s)
     fl_buf_printf(b, "\"");
 }
 
-/* %.17g round-trips every double exactly; JSON has no inf or nan. */
+/* The shortest of %.15g and %.17g that reads back as the same double (0.025,
+ * not 0.025000000000000001); JSON has no inf or nan. */
 void fl_buf_num(fl_buf *b, double x)
 {
-    if (isfinite(x))
-        fl_buf_printf(b, "%.17g", x);
-    else
+    char s[32];
+    if (!isfinite(x)) {
         fl_buf_printf(b, "null");
+        return;
+    }
+    snprintf(s, sizeof s, "%.15g", x);
+    if (strtod(s, NULL) != x)
+        snprintf(s, sizeof s, "%.17g", x);
+    fl_buf_printf(b, "%s", s);
 }
 
 void fl_buf_nums(fl_buf *b, const double *x, int64_t n)

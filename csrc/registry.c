@@ -2,7 +2,6 @@
  * only lists the tables. Adding a family means one line below. */
 #include "fl.h"
 
-#include <stdio.h>
 #include <string.h>
 
 static const fl_bench *const families[] = {
@@ -22,33 +21,6 @@ const fl_bench *fl_find_bench(const char *name)
     return NULL;
 }
 
-/* "window=64 mode=ready|ssend" -> {"window":"64","mode":"ready|ssend"} */
-static void params_object(fl_buf *o, const char *spec)
-{
-    int first = 1;
-    fl_buf_printf(o, "{");
-    while (*spec) {
-        size_t n = strcspn(spec, " ");
-        if (n) {
-            char item[256];
-            snprintf(item, sizeof item, "%.*s", (int)n, spec);
-            char *eq = strchr(item, '=');
-            const char *value = "";
-            if (eq) {
-                *eq = '\0';
-                value = eq + 1;
-            }
-            fl_buf_printf(o, "%s", first ? "" : ",");
-            fl_buf_str(o, item);
-            fl_buf_printf(o, ":");
-            fl_buf_str(o, value);
-            first = 0;
-        }
-        spec += n + (spec[n] == ' ');
-    }
-    fl_buf_printf(o, "}");
-}
-
 void fl_list_benches(void)
 {
     int rank = 0;
@@ -58,14 +30,14 @@ void fl_list_benches(void)
     for (size_t f = 0; f < NFAMILIES; f++)
         for (const fl_bench *b = families[f]; b->name; b++) {
             fl_buf o = {0};
-            fl_buf_printf(&o, "{\"type\":\"bench\",\"name\":");
+            fl_buf_printf(&o, "{\"name\":");
             fl_buf_str(&o, b->name);
             fl_buf_printf(&o, ",\"summary\":");
             fl_buf_str(&o, b->summary ? b->summary : "");
             fl_buf_printf(&o, ",\"min_ranks\":%d,\"axes\":[\"size\"%s],\"params\":",
                           b->min_ranks,
                           (b->axes & FL_AXIS_STRIDE) ? ",\"stride\"" : "");
-            params_object(&o, b->params ? b->params : "");
+            fl_buf_str(&o, b->params ? b->params : "");
             fl_buf_printf(&o, "}");
             fl_emit(o.p);
             fl_buf_free(&o);

@@ -210,6 +210,7 @@ static int dep_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
     shape->bytes_per_op = pt->size;
     shape->legs_per_op = 1;
     shape->timed = s->active;
+    shape->batch_multiple = r->window; /* samples time whole windows */
     dep_info(r, shape);
     *state = s;
     if (s->role < 0)

@@ -109,6 +109,24 @@ def _derived_lines(doc: dict) -> list[str]:
     return lines
 
 
+def warning_lines(diags: list) -> list[str]:
+    """Diagnostics grouped by code: where each occurred, then its advice once."""
+    groups: dict[str, list] = {}
+    for d in diags:
+        groups.setdefault(d.code, []).append(d)
+    lines = []
+    for code, ds in groups.items():
+        where: dict[str, list[str]] = {}
+        for d in ds:
+            if d.bench:
+                label = fmt_bytes(d.size) + (f"/s{d.stride}" if d.stride and d.stride > 1 else "")
+                where.setdefault(d.bench, []).append(label)
+        places = "; ".join(f"{b} {', '.join(v)}" for b, v in where.items())
+        lines.append(f"warning: {code} ({len(ds)}x){': ' + places if places else ''}")
+        lines.append(f"  e.g. {ds[0].message}. {ds[0].advice}")
+    return lines
+
+
 def header_lines(doc: dict) -> list[str]:
     h, f = doc["header"], doc["footer"]
     mpi = h.get("mpi", {})

@@ -98,9 +98,11 @@ def cmd_run(args) -> int:
         "plan": plan.to_dict(),
     }
     writer = StreamWriter(out.with_suffix(".ndjson"), header)
-    for d in diagnostics.check_host(host["loadavg_1min"] or 0.0, host["cpu_count"] or 1, args.ranks):
+    local = spec.launcher == "mpiexec" and not spec.hosts and not spec.hostfile
+    host_diags = diagnostics.check_host(host["loadavg_1min"] or 0.0, host["cpu_count"] or 1,
+                                        args.ranks) if local else []
+    for d in host_diags:
         writer.add("diagnostic", d.to_dict())
-        print(f"fabriclab: warning: {d.message} {d.advice}", file=sys.stderr)
     progress = Progress(plan.npoints, enabled=not args.quiet)
     t0 = time.monotonic()
     try:
@@ -113,8 +115,8 @@ def cmd_run(args) -> int:
                         "duration_s": time.monotonic() - t0, "points": outcome.points})
     if not args.quiet:
         sys.stdout.write(report.format_doc(doc, "table"))
-    for d in outcome.diagnostics:
-        print(f"fabriclab: warning: {d.message} {d.advice}", file=sys.stderr)
+    for line in report.warning_lines(host_diags + outcome.diagnostics):
+        print(f"fabriclab: {line}", file=sys.stderr)
     print(f"fabriclab: {outcome.points} points in {time.monotonic() - t0:.1f} s -> {out} "
           f"(stream {out.with_suffix('.ndjson')})", file=sys.stderr)
     if outcome.status == "failed":

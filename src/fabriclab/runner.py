@@ -15,7 +15,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import diagnostics, stats
 from .launch import LaunchSpec, command
@@ -125,7 +125,7 @@ def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, time
 def _consume(job: Job, plan: Plan, launch: _Launch, writer: StreamWriter, timeout: float,
              progress, diags: list) -> tuple[int, str | None]:
     """Read one launch's lines; returns (points written, error or None)."""
-    phase, where, n, ended = "starting the MPI job", "", 0, False
+    phase, where, n, ended, timer = "starting the MPI job", "", 0, False, {}
     for line in launch.lines(timeout):
         if line is None:
             launch.stop()
@@ -139,6 +139,7 @@ def _consume(job: Job, plan: Plan, launch: _Launch, writer: StreamWriter, timeou
         if kind == "hello":
             phase = "measuring"
             writer.records[-1].update(hello={k: v for k, v in msg.items() if k != "type"})
+            timer = msg.get("timer") or {}
         elif kind == "begin":
             where = f" at size {msg['size']} stride {msg['stride']}"
         elif kind == "point":
@@ -146,6 +147,10 @@ def _consume(job: Job, plan: Plan, launch: _Launch, writer: StreamWriter, timeou
             rec["params"] = {**job.bench.params, **job.params}
             summ = derive(rec)
             found = diagnostics.check_point(rec, summ, plan.sampling.target_ci)
+            if timer:
+                found += [replace(d, bench=rec["bench"], size=rec["size"], stride=rec["stride"]) for d in
+                          diagnostics.check_timer(timer.get("overhead_s", 0.0), timer.get("resolution_s", 0.0),
+                                                  summ.median * rec.get("batch", 1))]
             rec["diagnostics"] = [d.to_dict() for d in found]
             diags.extend(found)
             writer.add("point", rec)

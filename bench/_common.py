@@ -1,0 +1,310 @@
+"""Helpers shared by the bench/ scripts: finding the tools, running fabriclab
+and other programs, reading result documents, alternating contenders over
+rounds, and printing the report header and verdicts.
+
+Figures are compared only when measured side by side in one run: contenders
+alternate over rounds (A B, B A, A B, ...) and each is summarised by its median
+over the rounds."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import shlex
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class BenchError(RuntimeError):
+    """A measurement could not be taken (as opposed to a missed target)."""
+
+
+# ---- tools ----
+
+def venv_bin() -> Path:
+    """bin/ of the environment running this script, else the repository's .venv."""
+    here = Path(sys.executable).parent
+    return here if (here / "fabriclab").exists() else REPO / ".venv" / "bin"
+
+
+def fabriclab_exe() -> str:
+    exe = venv_bin() / "fabriclab"
+    if not exe.exists():
+        raise BenchError(f"fabriclab not found at {exe}; run `make venv` first")
+    return str(exe)
+
+
+def openmpi_home() -> str | None:
+    """A second MPI for the Open MPI variants: $FABRICLAB_OPENMPI_HOME or .mpi/openmpi."""
+    for cand in (os.environ.get("FABRICLAB_OPENMPI_HOME"), str(REPO / ".mpi" / "openmpi")):
+        if cand and (Path(cand) / "bin" / "mpicc").exists():
+            return cand
+    return None
+
+
+# ---- processes ----
+
+def run(argv: list[str], env: dict | None = None, timeout: float = 120, cwd=None) -> str:
+    """Run a command to completion; its stdout, or BenchError with the stderr tail."""
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                           env={**os.environ, **(env or {})})
+    except subprocess.TimeoutExpired:
+        raise BenchError(f"timed out after {timeout:g} s: {shlex.join(argv)}") from None
+    except OSError as e:
+        raise BenchError(f"cannot run {argv[0]}: {e}") from None
+    if p.returncode != 0:
+        tail = "\n".join((p.stderr or p.stdout).strip().splitlines()[-5:])
+        raise BenchError(f"exit code {p.returncode}: {shlex.join(argv)}\n{tail}")
+    return p.stdout
+
+
+class Server:
+    """A background server in its own process group, stopped on exit of the with-block."""
+
+    def __init__(self, argv: list[str], port: int, ready_timeout: float = 10):
+        self.argv = argv
+        self.log = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + ready_timeout
+        while not listening(port):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise BenchError(f"server did not start listening on port {port}: "
+                                 f"{shlex.join(argv)}\n{self.output()[-500:]}")
+            time.sleep(0.02)
+
+    def output(self) -> str:
+        self.log.seek(0)
+        return self.log.read()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(3)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.proc.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        self.log.close()
+
+
+def free_port() -> int:
+    """An unused TCP port on 127.0.0.1."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listening(port: int) -> bool:
+    """Whether some socket listens on 127.0.0.1:port (read from /proc, so no
+    probe connection disturbs a one-shot server)."""
+    want = f"0100007F:{port:04X}"
+    try:
+        with open("/proc/net/tcp") as f:
+            next(f)
+            return any(ln.split()[1] == want and ln.split()[3] == "0A" for ln in f)
+    except OSError:
+        return False
+
+
+# ---- fabriclab runs and their result documents ----
+
+def fabriclab(args: list[str], workdir: str, timeout: float = 300) -> tuple[dict, float, list[str]]:
+    """`fabriclab run ARGS -o WORKDIR/runXXX/run.json -q`: (document, wall seconds, argv).
+
+    A failed or crashed run raises BenchError naming fabriclab's error."""
+    out = Path(tempfile.mkdtemp(prefix="run", dir=workdir)) / "run.json"
+    argv = [fabriclab_exe(), "run", *args, "-o", str(out), "-q"]
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise BenchError(f"timed out after {timeout:g} s: {shlex.join(argv)}") from None
+    wall = time.monotonic() - t0
+    doc = load_result(out) if out.exists() or out.with_suffix(".ndjson").exists() else None
+    status = doc["footer"].get("status") if doc else None
+    if p.returncode != 0 or status != "complete":
+        why = (doc or {}).get("footer", {}).get("error") or last_lines(p.stderr, 3)
+        raise BenchError(f"fabriclab exit code {p.returncode}, status {status}: {why}\n"
+                         f"  command: {shlex.join(argv)}")
+    return doc, wall, argv
+
+
+def last_lines(text: str, n: int) -> str:
+    return " | ".join(text.strip().splitlines()[-n:]) or "(no output)"
+
+
+def load_result(path: str | Path) -> dict:
+    """RUN.json, or its RUN.ndjson stream when the run never finished (status incomplete)."""
+    path = Path(path)
+    if path.exists():
+        with open(path) as f:
+            return json.load(f)
+    lines = []
+    with open(path.with_suffix(".ndjson")) as f:
+        for ln in f:
+            try:
+                lines.append(json.loads(ln))
+            except json.JSONDecodeError:
+                break  # a torn last line
+    header = {k: v for k, v in lines[0].items() if k != "kind"}
+    footer = {"status": "incomplete"}
+    if lines[-1].get("kind") == "footer":
+        footer = {k: v for k, v in lines.pop().items() if k != "kind"}
+    return {"header": header, "records": lines[1:], "footer": footer}
+
+
+def points(doc: dict, bench: str | None = None) -> list[dict]:
+    return [r for r in doc["records"] if r["kind"] == "point" and bench in (None, r["bench"])]
+
+
+def point(doc: dict, bench: str, size: int) -> dict:
+    for r in points(doc, bench):
+        if r["size"] == size:
+            return r
+    raise BenchError(f"no point for {bench} at size {size} in the result")
+
+
+def launches(doc: dict) -> list[dict]:
+    return [r for r in doc["records"] if r["kind"] == "launch"]
+
+
+def mpi_library(doc: dict) -> str:
+    """First line of MPI_Get_library_version as the core reported it."""
+    lib = doc["header"].get("mpi", {}).get("library")
+    if not lib:
+        hello = next((r.get("hello") for r in launches(doc) if r.get("hello")), {})
+        lib = hello.get("mpi_library") or doc["header"].get("mpi", {}).get("header_version", "?")
+    return " ".join(lib.splitlines()[0].split())
+
+
+def launch_prefix(doc: dict) -> tuple[list[str], dict]:
+    """The launcher part of fabriclab's first launch (argv before the core) and its
+    environment additions: running another program with them gives it the same
+    MPI, launcher options and placement."""
+    rec = launches(doc)[0]
+    argv, core = rec["command"], doc["header"]["core"]["path"]
+    return argv[:argv.index(core)], dict(rec.get("env") or {})
+
+
+# ---- rounds and statistics ----
+
+def alternate(contenders: list[tuple[str, callable]], rounds: int, show=None) -> dict[str, list]:
+    """Run each contender once per round, the order flipping every round
+    (A B, B A, ...); returns the results by name. `show(name, result)` gives the
+    text printed per run."""
+    results: dict[str, list] = {name: [] for name, _ in contenders}
+    for i in range(rounds):
+        order = contenders if i % 2 == 0 else contenders[::-1]
+        cells = []
+        for name, fn in order:
+            res = fn()
+            results[name].append(res)
+            cells.append(f"{name} {show(name, res) if show else res}")
+        print(f"  round {i + 1}/{rounds}: " + "; ".join(cells), flush=True)
+    return results
+
+
+def median(xs) -> float:
+    return statistics.median(xs)
+
+
+def spread(xs) -> str:
+    """min..max of a list, for showing how much rounds varied."""
+    return f"{min(xs):.4g}..{max(xs):.4g}"
+
+
+# ---- report ----
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for ln in f:
+                if ln.startswith("model name"):
+                    return ln.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def header(title: str, mpi: list[str] | None = None, commands: list[str] | None = None,
+           method: str | None = None) -> None:
+    now = datetime.datetime.now(datetime.timezone.utc)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    bar = "=" * 78
+    print(bar)
+    print(title)
+    print(bar)
+    print(f"date      {now:%Y-%m-%d %H:%M:%S} UTC")
+    print(f"host      {platform.node()}: {cpu_model()}, {os.cpu_count()} CPUs, "
+          f"{platform.system()} {platform.release()}, load average (1 min) {load:.2f}")
+    print(f"python    {platform.python_version()} ({sys.executable}); fabriclab {fabriclab_exe()}")
+    for line in mpi or []:
+        print(f"MPI       {line}")
+    if method:
+        print(f"method    {method}")
+    if commands:
+        print("commands")
+        for c in commands:
+            print(f"  {c}")
+    print("-" * 78, flush=True)
+
+
+def verdict(ok: bool, target: str, measured: str) -> bool:
+    print(f"{'PASS' if ok else 'FAIL'}  {target}: {measured}", flush=True)
+    return ok
+
+
+def fmt_time(s: float) -> str:
+    """Seconds as ns/us/ms with the unit."""
+    for div, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")):
+        if abs(s) >= div:
+            return f"{s / div:.3f} {unit}"
+    return f"{s / 1e-9:.1f} ns"
+
+
+def fmt_bw(bps: float) -> str:
+    """Bytes per second in GB/s (10^9 B/s)."""
+    return f"{bps / 1e9:.3f} GB/s"
+
+
+def fmt_size(n: int) -> str:
+    for div, unit in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+        if n >= div and n % div == 0:
+            return f"{n // div} {unit}"
+    return f"{n} B"
+
+
+def main(body) -> None:
+    """Run a script body: exit 0 when it ran (targets met or not), 1 when a
+    measurement could not be taken."""
+    try:
+        body()
+    except BenchError as e:
+        print(f"ERROR  {e}", flush=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+        sys.exit(130)
+    sys.exit(0)

@@ -1,0 +1,420 @@
+/* The shared runner: for every point (stride x size) it runs setup, warm-up,
+ * batch calibration, rounds of samples reduced to the slowest rank, the
+ * stopping rule, verify and teardown, and prints the JSON lines of
+ * docs/core-protocol.md. Kernels only time their loops. */
+#include "fl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BATCH ((int64_t)1 << 24)
+
+enum { GO = 0, CONVERGED, TIME_CAP, MAX_SAMPLES };
+static const char *const stop_name[] = {"", "converged", "time_cap", "max_samples"};
+
+typedef struct {
+    fl_ctx ctx;
+    fl_opts opts;         /* as given, with sample_time resolved */
+    const fl_bench *b;
+    void *bench_state;
+    double *round;        /* one round of per-op times, every rank */
+    double *samples;      /* all samples of a point, rank 0 */
+    double *sorted;       /* scratch for the stopping rule, rank 0 */
+    int points;
+} fl_run_state;
+
+/* MPI errors become an error line and an abort, like every other failure. */
+static void on_mpi_error(MPI_Comm *comm, int *code, ...)
+{
+    char s[MPI_MAX_ERROR_STRING];
+    int n = 0;
+    (void)comm;
+    MPI_Error_string(*code, s, &n);
+    fl_die("MPI error: %s", s);
+}
+
+static double timer_overhead(void)
+{
+    volatile double sink = 0;
+    const int n = 100000;
+    double t0 = fl_now();
+    for (int i = 0; i < n; i++)
+        sink = fl_now();
+    (void)sink;
+    return (fl_now() - t0) / n;
+}
+
+/* Smallest nonzero step between two readings: the clock's granularity or the
+ * cost of one reading, whichever is larger. */
+static double timer_resolution(void)
+{
+    double best = 1.0;
+    for (int i = 0; i < 1000; i++) {
+        double a = fl_now(), b;
+        while ((b = fl_now()) == a)
+            ;
+        if (b - a < best)
+            best = b - a;
+    }
+    return best;
+}
+
+static void emit_hello(const fl_run_state *r, double resolution)
+{
+    const fl_ctx *c = &r->ctx;
+    const fl_opts *o = &r->opts;
+    char me[MPI_MAX_PROCESSOR_NAME] = "", lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    char *hosts = NULL;
+    int len = 0, major = 0, minor = 0;
+
+    MPI_Get_processor_name(me, &len);
+    if (c->rank == 0 && !(hosts = malloc((size_t)c->nranks * MPI_MAX_PROCESSOR_NAME)))
+        fl_die("out of memory");
+    MPI_Gather(me, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts, MPI_MAX_PROCESSOR_NAME,
+               MPI_CHAR, 0, c->comm);
+    if (c->rank != 0)
+        return;
+    MPI_Get_library_version(lib, &len);
+    while (len > 0 && (lib[len - 1] == '\n' || lib[len - 1] == ' ' || lib[len - 1] == '\0'))
+        lib[--len] = '\0';
+    MPI_Get_version(&major, &minor);
+
+    fl_buf o_ = {0}, *j = &o_;
+    fl_buf_printf(j, "{\"type\":\"hello\",\"core_version\":\"%s\",\"bench\":", FL_CORE_VERSION);
+    fl_buf_str(j, r->b->name);
+    fl_buf_printf(j, ",\"mpi_library\":");
+    fl_buf_str(j, lib);
+    fl_buf_printf(j, ",\"mpi_version\":\"%d.%d\",\"ranks\":%d,\"hosts\":[", major, minor,
+                  c->nranks);
+    for (int i = 0; i < c->nranks; i++) {
+        fl_buf_printf(j, "%s", i ? "," : "");
+        fl_buf_str(j, hosts + (size_t)i * MPI_MAX_PROCESSOR_NAME);
+    }
+    fl_buf_printf(j, "],\"node_size\":%d,\"timer\":{\"name\":\"clock_gettime(CLOCK_MONOTONIC)\","
+                  "\"overhead_s\":", c->node_size);
+    fl_buf_num(j, c->timer_overhead);
+    fl_buf_printf(j, ",\"resolution_s\":");
+    fl_buf_num(j, resolution);
+    fl_buf_printf(j, "},\"options\":{\"sizes\":");
+    fl_buf_ints(j, o->sizes, o->nsizes);
+    fl_buf_printf(j, ",\"strides\":");
+    fl_buf_ints(j, o->strides, o->nstrides);
+    fl_buf_printf(j, ",\"warmup\":%lld,\"min_samples\":%d,\"max_samples\":%d,\"target_ci\":",
+                  (long long)o->warmup, o->min_samples, o->max_samples);
+    fl_buf_num(j, o->target_ci);
+    fl_buf_printf(j, ",\"point_time\":");
+    fl_buf_num(j, o->point_time);
+    fl_buf_printf(j, ",\"sample_time\":");
+    fl_buf_num(j, o->sample_time);
+    fl_buf_printf(j, ",\"validate\":%s,\"params\":{", o->validate ? "true" : "false");
+    for (int i = 0; i < o->nparams; i++) {
+        fl_buf_printf(j, "%s", i ? "," : "");
+        fl_buf_str(j, o->params[i].key);
+        fl_buf_printf(j, ":");
+        fl_buf_str(j, o->params[i].value);
+    }
+    fl_buf_printf(j, "}}}");
+    fl_emit(j->p);
+    fl_buf_free(j);
+    free(hosts);
+}
+
+static void emit_where(const fl_run_state *r, const char *type, const fl_point *pt,
+                       const char *reason)
+{
+    fl_buf j = {0};
+    fl_buf_printf(&j, "{\"type\":\"%s\",\"bench\":", type);
+    fl_buf_str(&j, r->b->name);
+    fl_buf_printf(&j, ",\"size\":%lld,\"stride\":%lld", (long long)pt->size,
+                  (long long)pt->stride);
+    if (reason) {
+        fl_buf_printf(&j, ",\"reason\":");
+        fl_buf_str(&j, reason);
+    }
+    fl_buf_printf(&j, "}");
+    fl_emit(j.p);
+    fl_buf_free(&j);
+}
+
+/* Collective agreement on a status every rank returned. A failure or a skip
+ * anywhere wins, and its rank's note reaches every rank. Ranks that disagree
+ * (one skips, another is ready) cannot tear down safely: abort. */
+static int agree(const fl_run_state *r, int st, char *note, const char *what,
+                 const fl_point *pt)
+{
+    const fl_ctx *c = &r->ctx;
+    int code = st == FL_OK ? 0 : st == FL_SKIP ? 1 : 2;
+    int v[3] = {code, -code, code * c->nranks + c->rank};
+    MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT, MPI_MAX, c->comm);
+    if (v[0] == 0)
+        return FL_OK;
+    int who = v[2] % c->nranks;
+    MPI_Bcast(note, FL_NOTE_LEN, MPI_CHAR, who, c->comm);
+    note[FL_NOTE_LEN - 1] = '\0';
+    if (v[0] == 1 && -v[1] == 1)
+        return FL_SKIP;
+    if (c->rank == 0)
+        fl_die("%s of %s (size %lld, stride %lld) %s on rank %d: %s", what, r->b->name,
+               (long long)pt->size, (long long)pt->stride,
+               v[0] == 2 ? "failed" : "skipped on some ranks only", who,
+               note[0] ? note : "no reason given");
+    MPI_Barrier(c->comm); /* never completes: rank 0 aborts the job */
+    return FL_ERROR;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Distribution-free 95% confidence interval of the median from order
+ * statistics, normal approximation (Le Boudec, Performance Evaluation of
+ * Computer and Communication Systems, 2010, Thm. 2.1): the 1-based ranks
+ * floor(n/2 - 0.98 sqrt(n)) and ceil(n/2 + 1 + 0.98 sqrt(n)). */
+static int median_converged(const fl_run_state *r, int n)
+{
+    double *x = r->sorted;
+    memcpy(x, r->samples, sizeof *x * (size_t)n);
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    double med = n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+    int lo = (int)floor(0.5 * n - 0.98 * sqrt(n));
+    int hi = (int)ceil(0.5 * n + 1 + 0.98 * sqrt(n));
+    lo = lo < 1 ? 1 : lo;
+    hi = hi > n ? n : hi;
+    return 0.5 * (x[hi - 1] - x[lo - 1]) <= r->opts.target_ci * med;
+}
+
+/* Rank 0: stop, or how many samples the next round takes. Rounds grow by a
+ * quarter so the rule is checked often without a collective per sample, and
+ * shrink to what fits before point_time. */
+static void decide(const fl_run_state *r, int n, double t0, double per_sample, int64_t ctl[2])
+{
+    const fl_opts *o = &r->opts;
+    double left = o->point_time - (fl_now() - t0);
+    if (n >= o->min_samples && median_converged(r, n))
+        ctl[0] = CONVERGED;
+    else if (left <= 0 && n > 0) /* every point gets at least one sample */
+        ctl[0] = TIME_CAP;
+    else if (n >= o->max_samples)
+        ctl[0] = MAX_SAMPLES;
+    if (ctl[0] != GO)
+        return;
+    int64_t k = n < o->min_samples ? o->min_samples - n : (n / 4 > 1 ? n / 4 : 1);
+    if (k > o->max_samples - n)
+        k = o->max_samples - n;
+    if (per_sample > 0 && left / per_sample + 1 < (double)k)
+        k = left > 0 ? (int64_t)(left / per_sample) + 1 : 1;
+    ctl[1] = k;
+}
+
+/* Per-op time of the slowest timed rank, on rank 0: each rank takes the
+ * largest (worst = 1) or the smallest of three calls of measure(iters). */
+static double slowest(const fl_run_state *r, void *state, const fl_shape *sh, int64_t iters,
+                      int worst)
+{
+    const fl_ctx *c = &r->ctx;
+    double t = 0;
+    for (int i = 0; i < 3; i++) {
+        double x = r->b->measure(c, state, iters) / (double)iters;
+        if (i == 0 || (worst ? x > t : x < t))
+            t = x;
+    }
+    if (!sh->timed)
+        t = 0;
+    MPI_Reduce(c->rank ? &t : MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, 0, c->comm);
+    return t > 1e-12 ? t : 1e-12;
+}
+
+static int64_t batch_for(const fl_run_state *r, const fl_shape *sh, double per_op)
+{
+    double want = ceil(r->opts.sample_time / per_op);
+    int64_t batch = want < 1 ? 1 : want > (double)MAX_BATCH ? MAX_BATCH : (int64_t)want;
+    int64_t m = sh->batch_multiple;
+    return m > 1 ? (batch + m - 1) / m * m : batch;
+}
+
+/* Step 3: batch = ceil(sample_time / t1) from the slowest rank's largest of
+ * three single ops, so one timer pair costs < 1% of a sample. A single op
+ * carries the timer pair and any cold start, so when that gives a batch > 1
+ * the per-op time is taken again, as the fastest of three measure(batch),
+ * and the batch recomputed once: ops far shorter than a timer read, and
+ * pipelined ops (windows), would otherwise get samples much shorter than
+ * sample_time. */
+static int64_t calibrate(const fl_run_state *r, void *state, const fl_shape *sh, double *t1)
+{
+    const fl_ctx *c = &r->ctx;
+    int64_t batch = 1;
+    double t = slowest(r, state, sh, 1, 1);
+    if (c->rank == 0)
+        batch = batch_for(r, sh, t);
+    MPI_Bcast(&batch, 1, MPI_INT64_T, 0, c->comm);
+    if (batch > 1) {
+        t = slowest(r, state, sh, batch, 0);
+        if (c->rank == 0)
+            batch = batch_for(r, sh, t);
+        MPI_Bcast(&batch, 1, MPI_INT64_T, 0, c->comm);
+    }
+    *t1 = t;
+    return batch;
+}
+
+/* Step 4: rounds of samples; returns the stop reason, *n the sample count. */
+static int sample(fl_run_state *r, void *state, const fl_shape *sh, int64_t batch,
+                  double t1, double t0, int *n)
+{
+    const fl_ctx *c = &r->ctx;
+    int64_t ctl[2] = {GO, 0};
+    double ts = fl_now();
+    *n = 0;
+    if (c->rank == 0)
+        decide(r, 0, t0, (double)batch * t1, ctl);
+    MPI_Bcast(ctl, 2, MPI_INT64_T, 0, c->comm);
+    while (ctl[0] == GO) {
+        int k = (int)ctl[1];
+        MPI_Barrier(c->comm);
+        for (int i = 0; i < k; i++)
+            r->round[i] = r->b->measure(c, state, batch) / (double)batch;
+        if (!sh->timed)
+            memset(r->round, 0, sizeof *r->round * (size_t)k);
+        MPI_Reduce(c->rank ? r->round : MPI_IN_PLACE, r->round, k, MPI_DOUBLE, MPI_MAX, 0,
+                   c->comm);
+        if (c->rank == 0) {
+            memcpy(r->samples + *n, r->round, sizeof *r->round * (size_t)k);
+            *n += k;
+            decide(r, *n, t0, (fl_now() - ts) / *n, ctl);
+        } else {
+            *n += k;
+        }
+        MPI_Bcast(ctl, 2, MPI_INT64_T, 0, c->comm);
+    }
+    return (int)ctl[0];
+}
+
+static void run_point(fl_run_state *r, const fl_point *pt)
+{
+    const fl_ctx *c = &r->ctx;
+    const fl_bench *b = r->b;
+    fl_shape sh;
+    void *state = NULL;
+    int64_t v[2] = {0, 0}; /* errors, checked bytes */
+    double t1 = 0;
+    int n = 0;
+
+    if (c->rank == 0)
+        emit_where(r, "begin", pt, NULL);
+    memset(&sh, 0, sizeof sh);
+    int st = agree(r, b->setup(c, r->bench_state, pt, &state, &sh), sh.note, "setup", pt);
+    if (st == FL_SKIP) {
+        if (c->rank == 0)
+            emit_where(r, "skip", pt, sh.note);
+        return;
+    }
+    MPI_Barrier(c->comm);
+    double t0 = fl_now();
+    if (r->opts.warmup > 0)
+        b->measure(c, state, r->opts.warmup);
+    int64_t batch = calibrate(r, state, &sh, &t1);
+    int stop = sample(r, state, &sh, batch, t1, t0, &n);
+    double elapsed = fl_now() - t0;
+
+    int validated = r->opts.validate && b->verify;
+    if (validated) {
+        v[0] = b->verify(c, state, &v[1]);
+        MPI_Reduce(c->rank ? v : MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_SUM, 0, c->comm);
+    }
+    if (c->rank == 0) {
+        fl_buf j = {0};
+        fl_buf_printf(&j, "{\"type\":\"point\",\"bench\":");
+        fl_buf_str(&j, b->name);
+        fl_buf_printf(&j, ",\"size\":%lld,\"stride\":%lld,\"bytes_per_op\":%lld,"
+                      "\"legs_per_op\":%d,\"warmup\":%lld,\"batch\":%lld,\"samples\":",
+                      (long long)pt->size, (long long)pt->stride, (long long)sh.bytes_per_op,
+                      sh.legs_per_op, (long long)r->opts.warmup, (long long)batch);
+        fl_buf_nums(&j, r->samples, n);
+        fl_buf_printf(&j, ",\"stop\":\"%s\",\"elapsed_s\":", stop_name[stop]);
+        fl_buf_num(&j, elapsed);
+        if (validated)
+            fl_buf_printf(&j, ",\"validation\":{\"checked_bytes\":%lld,\"errors\":%lld}",
+                          (long long)v[1], (long long)v[0]);
+        else
+            fl_buf_printf(&j, ",\"validation\":null");
+        sh.info[FL_INFO_LEN - 1] = '\0';
+        fl_buf_printf(&j, ",\"info\":%s}", sh.info[0] ? sh.info : "{}");
+        fl_emit(j.p);
+        fl_buf_free(&j);
+    }
+    r->points++;
+    b->teardown(c, state);
+}
+
+int fl_run(const fl_bench *b, const fl_opts *o)
+{
+    fl_run_state r;
+    MPI_Errhandler eh;
+    double resolution = 0;
+
+    memset(&r, 0, sizeof r);
+    r.b = b;
+    r.opts = *o;
+    MPI_Comm_create_errhandler(on_mpi_error, &eh);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+    /* a private communicator: a kernel's stray message cannot reach others */
+    MPI_Comm_dup(MPI_COMM_WORLD, &r.ctx.comm);
+    MPI_Comm_rank(r.ctx.comm, &r.ctx.rank);
+    MPI_Comm_size(r.ctx.comm, &r.ctx.nranks);
+    MPI_Comm_split_type(r.ctx.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &r.ctx.node_comm);
+    MPI_Comm_rank(r.ctx.node_comm, &r.ctx.node_rank);
+    MPI_Comm_size(r.ctx.node_comm, &r.ctx.node_size);
+    if (r.ctx.rank == 0) {
+        r.ctx.timer_overhead = timer_overhead();
+        resolution = timer_resolution();
+    }
+    MPI_Bcast(&r.ctx.timer_overhead, 1, MPI_DOUBLE, 0, r.ctx.comm);
+    /* a sample lasts at least 100 timer reads, so the timer costs < 1% */
+    r.opts.sample_time = fmax(r.opts.sample_time > 0 ? r.opts.sample_time : 2e-5,
+                              100 * r.ctx.timer_overhead);
+    r.ctx.opts = &r.opts;
+    emit_hello(&r, resolution);
+
+    size_t nmax = (size_t)r.opts.max_samples;
+    r.round = malloc(sizeof *r.round * nmax);
+    if (r.ctx.rank == 0) {
+        r.samples = malloc(sizeof *r.samples * nmax);
+        r.sorted = malloc(sizeof *r.sorted * nmax);
+    }
+    if (!r.round || (r.ctx.rank == 0 && (!r.samples || !r.sorted)))
+        fl_die("cannot allocate %zu samples", nmax);
+
+    char note[FL_NOTE_LEN] = "";
+    fl_point first = {o->sizes[0], o->strides[0]};
+    int st = agree(&r, b->init ? b->init(&r.ctx, &r.bench_state) : FL_OK, note, "init", &first);
+    for (int s = 0; s < r.opts.nstrides; s++)
+        for (int i = 0; i < r.opts.nsizes; i++) {
+            fl_point pt = {r.opts.sizes[i], r.opts.strides[s]};
+            if (st == FL_SKIP && r.ctx.rank == 0)
+                emit_where(&r, "skip", &pt, note);
+            else if (st == FL_OK)
+                run_point(&r, &pt);
+        }
+    if (st == FL_OK && b->fini)
+        b->fini(&r.ctx, r.bench_state);
+
+    if (r.ctx.rank == 0) {
+        fl_buf j = {0};
+        fl_buf_printf(&j, "{\"type\":\"end\",\"bench\":");
+        fl_buf_str(&j, b->name);
+        fl_buf_printf(&j, ",\"points\":%d}", r.points);
+        fl_emit(j.p);
+        fl_buf_free(&j);
+    }
+    free(r.round);
+    free(r.samples);
+    free(r.sorted);
+    MPI_Comm_free(&r.ctx.node_comm);
+    MPI_Comm_free(&r.ctx.comm);
+    MPI_Errhandler_free(&eh);
+    return 0;
+}

@@ -1,0 +1,191 @@
+"""What every topology provides: resource classes, per-pair paths, an inventory.
+
+Resource *instances* are numbered 0..R-1, grouped in contiguous *classes*
+(all SCI links of dimension 1, all level-2 up-links of a fat tree...). A path
+is a list of instance ids with weights (1 for one route, a fraction for a flow
+split by ECMP). Paths for many pairs are returned at once in CSR form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ...errors import UsageError
+
+
+@dataclass(frozen=True)
+class ResourceClass:
+    key: str        # unique in the topology: "link.d0+", "up.2", "adapter_bus"
+    label: str      # "link, dimension 1, + direction"
+    kind: str       # link | switch_port | adapter_bus | host_bus
+    tech: str       # technology resource that gives the rate: link, adapter_bus, host_bus
+    count: int      # number of instances
+
+
+@dataclass
+class Paths:
+    """CSR list of paths: flow f uses res[indptr[f]:indptr[f+1]] with weight[...]."""
+
+    indptr: np.ndarray
+    res: np.ndarray
+    weight: np.ndarray
+
+    @property
+    def n_flows(self) -> int:
+        return len(self.indptr) - 1
+
+    def path(self, f: int) -> list:
+        a, b = self.indptr[f], self.indptr[f + 1]
+        return list(zip(self.res[a:b].tolist(), self.weight[a:b].tolist()))
+
+    @staticmethod
+    def from_columns(columns: Sequence[tuple], n_flows: int) -> "Paths":
+        """Merge per-flow columns: each column is (flow_ids, res_ids, weights)."""
+        if columns:
+            fl = np.concatenate([c[0] for c in columns]).astype(np.int64)
+            rs = np.concatenate([c[1] for c in columns]).astype(np.int64)
+            wt = np.concatenate([np.broadcast_to(np.asarray(c[2], dtype=float), c[0].shape)
+                                 for c in columns])
+        else:
+            fl = rs = np.zeros(0, np.int64)
+            wt = np.zeros(0)
+        order = np.argsort(fl, kind="stable")
+        counts = np.bincount(fl, minlength=n_flows)
+        indptr = np.zeros(n_flows + 1, np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        return Paths(indptr, rs[order], wt[order])
+
+
+@dataclass(frozen=True)
+class NodeModel:
+    """Resources inside each node: the adapter bus and the host I/O bus.
+
+    host_bus: None, "half" (one shared bus, e.g. PCI: both directions load it)
+    or "full" (separate transmit and receive, e.g. PCIe)."""
+
+    adapter_bus: bool = False
+    host_bus: Optional[str] = None
+
+    def classes(self, n: int) -> list:
+        out = []
+        if self.adapter_bus:
+            out.append(ResourceClass("adapter_bus", "adapter bus", "adapter_bus", "adapter_bus", n))
+        if self.host_bus == "half":
+            out.append(ResourceClass("host_bus", "host bus", "host_bus", "host_bus", n))
+        elif self.host_bus == "full":
+            out.append(ResourceClass("host_bus.tx", "host bus, transmit", "host_bus", "host_bus", n))
+            out.append(ResourceClass("host_bus.rx", "host bus, receive", "host_bus", "host_bus", n))
+        elif self.host_bus is not None:
+            raise UsageError(f"host bus duplex must be 'half' or 'full', got {self.host_bus!r}")
+        return out
+
+
+class Topology:
+    """Base class. Subclasses set ``n_nodes`` and ``classes`` and implement paths()."""
+
+    family = "topology"
+    n_nodes: int
+    classes: list
+    node_model: NodeModel = NodeModel()
+
+    # --- resource numbering -------------------------------------------------
+    def _finish(self) -> None:
+        counts = [c.count for c in self.classes]
+        self.offsets = np.zeros(len(counts) + 1, np.int64)
+        np.cumsum(counts, out=self.offsets[1:])
+        self._class_index = {c.key: i for i, c in enumerate(self.classes)}
+
+    @property
+    def n_resources(self) -> int:
+        return int(self.offsets[-1])
+
+    def base(self, key: str) -> int:
+        return int(self.offsets[self._class_index[key]])
+
+    def has_class(self, key: str) -> bool:
+        return key in self._class_index
+
+    def class_of(self, res: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.offsets, res, side="right") - 1
+
+    def instance_label(self, res: int) -> str:
+        ci = int(self.class_of(np.array([res]))[0])
+        return f"{self.classes[ci].label} #{res - int(self.offsets[ci])}"
+
+    # --- node-internal resources on a path ----------------------------------
+    def node_columns(self, flow: np.ndarray, src: np.ndarray, dst: np.ndarray) -> list:
+        """Injection and ejection through the host bus and the adapter bus."""
+        cols = []
+        nm = self.node_model
+        if nm.adapter_bus:
+            b = self.base("adapter_bus")
+            cols += [(flow, b + src, 1.0), (flow, b + dst, 1.0)]
+        if nm.host_bus == "half":
+            b = self.base("host_bus")
+            cols += [(flow, b + src, 1.0), (flow, b + dst, 1.0)]
+        elif nm.host_bus == "full":
+            cols += [(flow, self.base("host_bus.tx") + src, 1.0),
+                     (flow, self.base("host_bus.rx") + dst, 1.0)]
+        return cols
+
+    def node_loads_alltoall(self, n: int) -> dict:
+        """Per-instance node-resource loads of a full all-to-all among n nodes."""
+        nm = self.node_model
+        out = {}
+        if nm.adapter_bus:
+            out["adapter_bus"] = 2.0 * (n - 1)
+        if nm.host_bus == "half":
+            out["host_bus"] = 2.0 * (n - 1)
+        elif nm.host_bus == "full":
+            out["host_bus.tx"] = out["host_bus.rx"] = float(n - 1)
+        return out
+
+    # --- to implement --------------------------------------------------------
+    def paths(self, src: np.ndarray, dst: np.ndarray) -> Paths:
+        raise NotImplementedError
+
+    def alltoall_class_loads(self) -> Optional[dict]:
+        """Exact max load per class key for all-to-all, computed without
+        enumerating N² flows (symmetry or aggregation); None if unavailable."""
+        return None
+
+    def max_switches_on_route(self) -> int:
+        """Largest number of switches a packet crosses (route bytes, Eq. 9)."""
+        return 0
+
+    def inventory(self) -> dict:
+        """Countable parts for the cost model: adapters, switches, enclosures, cables."""
+        return {"adapters": self.n_nodes, "switches": 0, "enclosures": 0, "cables": 0}
+
+    def describe(self) -> str:
+        return f"{self.family} of {self.n_nodes} nodes"
+
+
+def check_int(name: str, value, lo: int, hi: Optional[int] = None) -> int:
+    """Validate an integer parameter; one clear line on error."""
+    try:
+        iv = int(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"{name} must be an integer, got {value!r}") from None
+    if iv != value and not (isinstance(value, str) and str(iv) == value.strip()):
+        raise UsageError(f"{name} must be an integer, got {value!r}")
+    if iv < lo or (hi is not None and iv > hi):
+        rng = f"at least {lo}" if hi is None else f"between {lo} and {hi}"
+        raise UsageError(f"{name} must be {rng}, got {iv}")
+    return iv
+
+
+def expand(lengths) -> tuple:
+    """For each i, steps 0..lengths[i]-1, concatenated. Returns (owner, step)."""
+    lengths = np.asarray(lengths, np.int64)
+    total = int(lengths.sum())
+    owner = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    if total == 0:
+        return owner, np.zeros(0, np.int64)
+    firsts = np.zeros(len(lengths), np.int64)
+    np.cumsum(lengths[:-1], out=firsts[1:])
+    step = np.arange(total, dtype=np.int64) - np.repeat(firsts, lengths)
+    return owner, step

@@ -1,0 +1,136 @@
+"""Rings and r-ary f-cube tori with SCI-style adapters, dimension-order routing."""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ...errors import UsageError
+from .base import NodeModel, Paths, ResourceClass, Topology, check_int, expand
+
+
+class Torus(Topology):
+    """An r1 × r2 × ... torus of nodes; every dimension is a ring ("ringlet").
+
+    Two-dimensional example, r = 3, unidirectional SCI ringlets::
+
+        0 ──► 1 ──► 2 ──► (back to 0)        inside every node (SCI adapter):
+        │     │     │                         LC-x ═══ B-Link ═══ LC-y
+        ▼     ▼     ▼                                    ║
+        3 ──► 4 ──► 5 ──► (back to 3)                 PCI bus
+        │     │     │
+        ▼     ▼     ▼
+        6 ──► 7 ──► 8 ──► (back to 6)
+        (and each column wraps back to the top row)
+
+    Routing is dimension order: first along dimension 1 (x), then 2 (y), ...
+    A packet crosses its source's adapter bus when injected, its destination's
+    when delivered, and the adapter bus of every node where it changes ringlet;
+    packets that stay on the same ringlet bypass the adapter bus (seed 001
+    §3.1, Figure 1). With ``bidirectional`` each ringlet has links in both
+    directions (a Cray T3D style torus) and packets take the shorter way,
+    the + direction on a tie.
+    """
+
+    family = "torus"
+
+    def __init__(self, dims: Sequence[int], bidirectional: bool = False,
+                 node_model: NodeModel = NodeModel()):
+        dims = tuple(check_int("torus dimension size", r, 2, 1_000_000) for r in dims)
+        if not dims:
+            raise UsageError("a torus needs at least one dimension")
+        n = int(np.prod(dims, dtype=np.int64))
+        if n > 10_000_000:
+            raise UsageError(f"a torus of {n} nodes is larger than the 10,000,000 supported")
+        self.dims = dims
+        self.bidirectional = bool(bidirectional)
+        self.node_model = node_model
+        self.n_nodes = n
+        self.strides = np.cumprod((1,) + dims[:-1]).astype(np.int64)
+        self.classes = []
+        for i, r in enumerate(dims):
+            self.classes.append(ResourceClass(f"link.d{i}+", f"link, dimension {i + 1}, + direction",
+                                              "link", "link", n))
+            if self.bidirectional:
+                self.classes.append(ResourceClass(f"link.d{i}-", f"link, dimension {i + 1}, - direction",
+                                                  "link", "link", n))
+        self.classes += node_model.classes(n)
+        self._finish()
+
+    @classmethod
+    def regular(cls, n: int, f: int, **kw) -> Optional["Torus"]:
+        """The r-ary f-cube with r^f == n, or None when n is not an f-th power."""
+        r = int(round(n ** (1.0 / f)))
+        for cand in (r - 1, r, r + 1):
+            if cand >= 2 and cand ** f == n:
+                return cls((cand,) * f, **kw)
+        return None
+
+    def describe(self) -> str:
+        shape = "×".join(str(r) for r in self.dims)
+        kind = "bidirectional" if self.bidirectional else "unidirectional"
+        if len(self.dims) == 1:
+            return f"{kind} ring of {self.n_nodes} nodes"
+        return f"{shape} torus ({kind} ringlets), {self.n_nodes} nodes"
+
+    def _hops(self, delta: np.ndarray, r: int) -> tuple:
+        if not self.bidirectional:
+            return delta, np.ones_like(delta)
+        plus = delta <= r // 2
+        return np.where(plus, delta, r - delta), np.where(plus, 1, -1)
+
+    def paths(self, src: np.ndarray, dst: np.ndarray) -> Paths:
+        src = np.asarray(src, np.int64)
+        dst = np.asarray(dst, np.int64)
+        f = len(src)
+        flow = np.arange(f, dtype=np.int64)
+        cols = self.node_columns(flow, src, dst)
+        pos = src.copy()
+        hops_all, turn_pos = [], []
+        for i, r in enumerate(self.dims):
+            st = int(self.strides[i])
+            cs = (src // st) % r
+            cd = (dst // st) % r
+            hops, sign = self._hops((cd - cs) % r, r)
+            owner, k = expand(hops)
+            coord = (cs[owner] + sign[owner] * k) % r
+            node = pos[owner] + (coord - cs[owner]) * st
+            key_plus = f"link.d{i}+"
+            res = self.base(key_plus) + node
+            if self.bidirectional:
+                res = np.where(sign[owner] > 0, res, self.base(f"link.d{i}-") + node)
+            cols.append((owner, res, 1.0))
+            pos = pos + (cd - cs) * st
+            hops_all.append(hops)
+            turn_pos.append(pos.copy())
+        if self.node_model.adapter_bus and len(self.dims) > 1:
+            hops_all = np.array(hops_all)
+            later = np.zeros(f, bool)
+            b = self.base("adapter_bus")
+            for i in range(len(self.dims) - 1, -1, -1):
+                turn = (hops_all[i] > 0) & later
+                cols.append((flow[turn], b + turn_pos[i][turn], 1.0))
+                later |= hops_all[i] > 0
+        return Paths.from_columns(cols, f)
+
+    def alltoall_class_loads(self) -> dict:
+        """Exact loads by translation symmetry: routing depends only on d - s,
+        so every instance of a class carries the same load, and that load is
+        the class total of one source's traffic (node 0 to all others)."""
+        n = self.n_nodes
+        dst = np.arange(1, n, dtype=np.int64)
+        p = self.paths(np.zeros(n - 1, np.int64), dst)
+        per_res = np.bincount(p.res, weights=p.weight, minlength=self.n_resources)
+        totals = np.add.reduceat(per_res, self.offsets[:-1]) if len(per_res) else per_res
+        return {c.key: float(totals[i]) * n / c.count for i, c in enumerate(self.classes)}
+
+    def inventory(self) -> dict:
+        # one cable per link of a ringlet; a bidirectional cable carries both directions
+        return {"adapters": self.n_nodes, "switches": 0, "enclosures": 0,
+                "cables": self.n_nodes * len(self.dims), "dims": len(self.dims)}
+
+
+def ring(n: int, bidirectional: bool = False, node_model: NodeModel = NodeModel()) -> Torus:
+    """A ring of n nodes: a one-dimensional torus (seed 001 treats it so, Eq. 1-2 with f = 1)."""
+    return Torus((check_int("ring size", n, 2),), bidirectional, node_model)
