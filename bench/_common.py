@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -54,19 +55,24 @@ def openmpi_home() -> str | None:
 
 # ---- processes ----
 
-def run(argv: list[str], env: dict | None = None, timeout: float = 120, cwd=None) -> str:
-    """Run a command to completion; its stdout, or BenchError with the stderr tail."""
+def run(argv: list[str], env: dict | None = None, timeout: float = 120) -> str:
+    """Run a command to completion; its stdout, or BenchError with the stderr
+    tail. Past the timeout its whole process group (an MPI job too) is killed."""
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                           env={**os.environ, **(env or {})})
-    except subprocess.TimeoutExpired:
-        raise BenchError(f"timed out after {timeout:g} s: {shlex.join(argv)}") from None
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, **(env or {})}, start_new_session=True)
     except OSError as e:
         raise BenchError(f"cannot run {argv[0]}: {e}") from None
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise BenchError(f"timed out after {timeout:g} s: {shlex.join(argv)}") from None
     if p.returncode != 0:
-        tail = "\n".join((p.stderr or p.stdout).strip().splitlines()[-5:])
+        tail = "\n".join((err or out).strip().splitlines()[-5:])
         raise BenchError(f"exit code {p.returncode}: {shlex.join(argv)}\n{tail}")
-    return p.stdout
+    return out
 
 
 class Server:
@@ -130,33 +136,68 @@ def listening(port: int) -> bool:
 
 # ---- fabriclab runs and their result documents ----
 
-def fabriclab(args: list[str], workdir: str, timeout: float = 300) -> tuple[dict, float, list[str]]:
-    """`fabriclab run ARGS -o WORKDIR/runXXX/run.json -q`: (document, wall seconds, argv).
+@dataclass
+class FabriclabRun:
+    doc: dict | None      # the result document (from the stream when the run never finished)
+    wall_s: float
+    argv: list[str]
+    returncode: int
+    stderr: str
+    started: float        # Unix time the command was started
+    ended: float
 
-    A failed or crashed run raises BenchError naming fabriclab's error."""
+    @property
+    def status(self) -> str:
+        return self.doc["footer"].get("status", "?") if self.doc else "no result"
+
+    @property
+    def error(self) -> str | None:
+        if self.returncode == 0 and self.status == "complete":
+            return None
+        return (self.doc or {}).get("footer", {}).get("error") or last_lines(self.stderr, 2)
+
+
+def fabriclab_run(args: list[str], workdir: str, timeout: float = 300) -> FabriclabRun:
+    """`fabriclab run ARGS -o WORKDIR/runXXX/run.json -q`, whatever its outcome.
+
+    Past the timeout fabriclab gets SIGINT (it stops its MPI job and closes the
+    result as interrupted), then SIGKILL."""
     out = Path(tempfile.mkdtemp(prefix="run", dir=workdir)) / "run.json"
     argv = [fabriclab_exe(), "run", *args, "-o", str(out), "-q"]
-    t0 = time.monotonic()
+    started, t0 = time.time(), time.monotonic()
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        _, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise BenchError(f"timed out after {timeout:g} s: {shlex.join(argv)}") from None
+        os.killpg(p.pid, signal.SIGINT)
+        try:
+            _, err = p.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            _, err = p.communicate()
+        err += f"\n(stopped after the {timeout:g} s time limit)"
     wall = time.monotonic() - t0
     doc = load_result(out) if out.exists() or out.with_suffix(".ndjson").exists() else None
-    status = doc["footer"].get("status") if doc else None
-    if p.returncode != 0 or status != "complete":
-        why = (doc or {}).get("footer", {}).get("error") or last_lines(p.stderr, 3)
-        raise BenchError(f"fabriclab exit code {p.returncode}, status {status}: {why}\n"
-                         f"  command: {shlex.join(argv)}")
-    return doc, wall, argv
+    return FabriclabRun(doc, wall, argv, p.returncode, err, started, time.time())
+
+
+def fabriclab(args: list[str], workdir: str, timeout: float = 300) -> tuple[dict, float, list[str]]:
+    """fabriclab_run for a run that must succeed: (document, wall seconds, argv)."""
+    r = fabriclab_run(args, workdir, timeout)
+    if r.error is not None:
+        raise BenchError(f"fabriclab exit code {r.returncode}, status {r.status}: {r.error}\n"
+                         f"  command: {shlex.join(r.argv)}")
+    return r.doc, r.wall_s, r.argv
 
 
 def last_lines(text: str, n: int) -> str:
     return " | ".join(text.strip().splitlines()[-n:]) or "(no output)"
 
 
-def load_result(path: str | Path) -> dict:
-    """RUN.json, or its RUN.ndjson stream when the run never finished (status incomplete)."""
+def load_result(path: str | Path) -> dict | None:
+    """RUN.json, or its RUN.ndjson stream when the run never finished (status
+    incomplete); None when neither holds a header."""
     path = Path(path)
     if path.exists():
         with open(path) as f:
@@ -168,6 +209,8 @@ def load_result(path: str | Path) -> dict:
                 lines.append(json.loads(ln))
             except json.JSONDecodeError:
                 break  # a torn last line
+    if not lines or lines[0].get("kind") != "header":
+        return None
     header = {k: v for k, v in lines[0].items() if k != "kind"}
     footer = {"status": "incomplete"}
     if lines[-1].get("kind") == "footer":

@@ -101,7 +101,7 @@ def body() -> None:
         for label, ratio in verdicts:
             c.verdict(abs(ratio - 1) <= TOLERANCE,
                       f"[{label}] fabriclab 0-byte latency within {TOLERANCE:.0%} of the reference",
-                      f"ratio {ratio:.3f} ({(ratio - 1) * 100:+.1f}%)")
+                      f"ratio {ratio:.4f} ({(ratio - 1) * 100:+.2f}%)")
 
 
 if __name__ == "__main__":

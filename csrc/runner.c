@@ -81,7 +81,7 @@ static void emit_hello(const fl_run_state *r, double resolution)
         lib[--len] = '\0';
     MPI_Get_version(&major, &minor);
 
-    fl_buf o_ = {0}, *j = &o_;
+    fl_buf buf = {0}, *j = &buf;
     fl_buf_printf(j, "{\"type\":\"hello\",\"core_version\":\"%s\",\"bench\":", FL_CORE_VERSION);
     fl_buf_str(j, r->b->name);
     fl_buf_printf(j, ",\"mpi_library\":");

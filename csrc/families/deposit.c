@@ -217,8 +217,16 @@ static int dep_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
         return FL_OK;
 
     MPI_Aint wb = win_bytes(s);
+    if (wb < 8) /* a real buffer even for empty transfers */
+        wb = 8;
     if (kind == K_SHM) {
-        MPI_Win_allocate_shared(wb, 8, MPI_INFO_NULL, r->shm, &s->wbase, &s->win);
+        /* Separate, page-aligned segments: rank 1's array starts on its own
+         * page, first touched (placed) by rank 1. */
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "alloc_shared_noncontig", "true");
+        MPI_Win_allocate_shared(wb, 8, info, r->shm, &s->wbase, &s->win);
+        MPI_Info_free(&info);
         if (s->role == 0) {
             MPI_Aint qsize;
             int qdisp;
@@ -241,8 +249,7 @@ static int dep_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
         if (kind == K_DIRECT && s->role == 1)
             s->dst = (uint64_t *)s->wbase;
     }
-    if (wb > 0)
-        memset(s->wbase, 0, (size_t)wb); /* fault the pages in before timing */
+    memset(s->wbase, 0, (size_t)wb); /* fault the pages in before timing */
     if (kind == K_DIRECT) {
         MPI_Type_vector((int)nwords, 1, (int)stride, MPI_UINT64_T, &s->vec);
         MPI_Type_commit(&s->vec);

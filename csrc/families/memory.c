@@ -14,17 +14,20 @@
  * contiguous copy into a memcpy call. They are compiled for AVX2 too, picked
  * at load time like glibc's own memcpy, so that the same source is not held
  * to SSE2 when the library copy is not. */
-#if defined(__clang__)
-#define NO_IDIOM __attribute__((noinline, no_builtin("memcpy")))
-#elif defined(__GNUC__)
-#define NO_IDIOM __attribute__((noinline, optimize("no-tree-loop-distribute-patterns")))
-#else
 #define NO_IDIOM
-#endif
-#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
-#define CLONES __attribute__((target_clones("avx2", "default")))
-#else
 #define CLONES
+#if defined(__has_attribute)
+#if __has_attribute(no_builtin) /* clang */
+#undef NO_IDIOM
+#define NO_IDIOM __attribute__((noinline, no_builtin("memcpy")))
+#elif __has_attribute(optimize) /* GCC */
+#undef NO_IDIOM
+#define NO_IDIOM __attribute__((noinline, optimize("no-tree-loop-distribute-patterns")))
+#endif
+#if __has_attribute(target_clones) && defined(__x86_64__) && defined(__linux__)
+#undef CLONES
+#define CLONES __attribute__((target_clones("avx2", "default")))
+#endif
 #endif
 
 /* Tells the compiler the copy's result is used, so repeated copies stay. */

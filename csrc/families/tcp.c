@@ -32,7 +32,7 @@ enum { T_POLL, T_BLOCK, T_STREAM };
 #define T_STREAM_CHUNK (4 << 20) /* receive call size of tcp.stream */
 #define T_MSG 256
 #define T_NOTE 200 /* reasons written into a T_MSG message after one byte */
-#define T_MAX_BURST_OPS 4096
+#define T_MAX_BURST_OPS 4096 /* keeps a sample of tiny sends to a few ms */
 
 typedef struct {
     int kind;
@@ -398,6 +398,9 @@ static int tcp_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
     shape->bytes_per_op = rr ? 2 * pt->size : pt->size;
     shape->legs_per_op = rr ? 2 : 1;
     shape->timed = s->role >= 0;
+    /* The stream receiver reads in large calls whatever the op size, as
+     * iperf3 does: a stream has no message boundaries. */
+    s->rlen = r->kind == T_STREAM && s->wire < T_STREAM_CHUNK ? T_STREAM_CHUNK : s->wire;
     snprintf(shape->info, sizeof shape->info, "%s", r->info);
     if (r->kind == T_STREAM) {
         /* One ack per sample costs a round trip and drains the pipeline, so
@@ -407,12 +410,10 @@ static int tcp_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
         size_t len = strlen(shape->info);
         if (len > 1)
             snprintf(shape->info + len - 1, sizeof shape->info - len + 1,
-                     ",\"burst_ops\":%lld}", (long long)shape->batch_multiple);
+                     ",\"burst_ops\":%lld,\"recv_chunk\":%zu}",
+                     (long long)shape->batch_multiple, s->rlen);
     }
     if (s->role >= 0) {
-        /* The stream receiver reads in large calls whatever the op size,
-         * as iperf3 does: a stream has no message boundaries. */
-        s->rlen = r->kind == T_STREAM && s->wire < T_STREAM_CHUNK ? T_STREAM_CHUNK : s->wire;
         s->sbuf = fl_alloc(s->wire);
         s->rbuf = fl_alloc(s->rlen);
     }

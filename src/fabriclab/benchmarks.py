@@ -23,6 +23,10 @@ TRANSFER_SIZES = "0:4M:x2"
 STRIDES = "1:64:x2"
 # Working sets from L1-sized to beyond 4x a 32 MiB last-level cache (2 x size).
 MEMORY_SIZES = "16K:64M:x4"
+# Socket parameters: the interface by name or address (empty: loopback on one
+# host, else the first non-loopback IPv4 address), TCP_NODELAY, and buffer sizes
+# (0 = the kernel's default); the values in force are recorded per point.
+SOCKET = dict(iface="", addr="", nodelay=1, sndbuf=0, rcvbuf=0)
 
 
 @dataclass(frozen=True)
@@ -73,9 +77,9 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        "bandwidth", window=64, mode="ready"),
     _b("message.postal_full", "full postal semantics: sends posted before the receives (library buffers)",
        "bandwidth", window=64),
-    _b("tcp.rr_poll", "TCP request/response, busy-polling receive", "latency", nodelay=1),
-    _b("tcp.rr_block", "TCP request/response, blocking receive", "latency", nodelay=1),
-    _b("tcp.stream", "TCP streaming, SIZE bytes per send", "bandwidth", "1:4M:x2"),
+    _b("tcp.rr_poll", "TCP request/response, busy-polling receive", "latency", **SOCKET),
+    _b("tcp.rr_block", "TCP request/response, blocking receive", "latency", **SOCKET),
+    _b("tcp.stream", "TCP streaming, SIZE bytes per send", "bandwidth", "1:4M:x2", **SOCKET, burst="32M"),
 ]}
 
 

@@ -23,6 +23,7 @@ class ResourceClass:
     kind: str       # link | switch_port | adapter_bus | host_bus
     tech: str       # technology resource that gives the rate: link, adapter_bus, host_bus
     count: int      # number of instances
+    rate: Optional[float] = None   # bytes/s, when the topology itself fixes it (custom files)
 
 
 @dataclass

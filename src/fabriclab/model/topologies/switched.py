@@ -313,7 +313,8 @@ class Clos64(_SwitchChain):
         box A:  L0..L7 ══ all-to-all ══ P0..P7 ══ 64 cables ══ Q0..Q7 ══ M0..M7  :box B
                  8 nodes each                                          8 nodes each
 
-    D-mod-K: spine j = d mod 8, far spine m = (d div 8) mod 8."""
+    D-mod-K: inside a box spine j = d mod 8; across boxes j = (d div 8) mod 8
+    and the far spine m = d mod 8."""
 
     family = "clos64"
 
@@ -347,16 +348,19 @@ class Clos64(_SwitchChain):
         ls, ld = src // 8, dst // 8                        # global leaf ids (8 per box)
         bs, bd = src // 64, dst // 64
         far = ls != ld
+        same_box = far & (bs == bd)
+        cross = far & (bs != bd)
         if self.routing == "d-mod-k":
-            choices = [(dst % 8, (dst // 8) % 8, 1.0)]
+            # inside a box spread by d mod 8; across boxes the near spine is
+            # chosen by the destination leaf and the far spine by d mod 8, so
+            # that every box cable and every far down-link sees distinct destinations
+            j = np.where(cross, (dst // 8) % 8, dst % 8)
+            choices = [(j, dst % 8, 1.0)]
         else:
             choices = [(np.full(len(dst), j), np.full(len(dst), m), 1.0 / 64) for j in range(8) for m in range(8)]
         for j, m, wt in choices:
-            same_box = far & (bs == bd)
-            cross = far & (bs != bd)
             up = self.base("leaf_up") + ls * 8 + j
             cols.append((flow[far], up[far], wt))
-            # inside one box the spine is j; across boxes the far spine is m
             spine_d = np.where(same_box, j, m)
             down = self.base("spine_down") + ld * 8 + spine_d
             cols.append((flow[far], down[far], wt))

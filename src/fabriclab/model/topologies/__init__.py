@@ -1,0 +1,124 @@
+"""Topology families and the registry that builds them for a given size.
+
+Each family is a builder ``(n_nodes, params, switch_ports, node_model) ->
+Topology | None`` (None when the family has no member of that size, e.g. a 2D
+torus of 10 nodes). Registration is data: FAMILIES maps the name to the
+builder and the parameters it accepts.
+"""
+
+from __future__ import annotations
+
+from ...errors import UsageError
+from .base import NodeModel, Paths, ResourceClass, Topology
+from .custom import CustomNetwork, load_network_file
+from .dragonfly import Dragonfly
+from .fattree import FatTree
+from .switched import Clos64, Crossbar, SwitchArray, SwitchRing
+from .torus import Torus, ring
+
+
+def _ports(params: dict, switch_ports, what: str) -> int:
+    ports = params.get("ports", switch_ports)
+    if ports is None:
+        raise UsageError(f"{what} needs a switch port count: the technology has none, give ports=N")
+    return int(ports)
+
+
+def _torus(n, p, sp, nm):
+    bidir = bool(p.get("bidirectional", False))
+    if "shape" in p:
+        shape = tuple(int(x) for x in str(p["shape"]).replace("x", ",").split(",") if x)
+        t = Torus(shape, bidir, nm)
+        return t if t.n_nodes == n else None
+    return Torus.regular(n, int(p.get("dims", 2)), bidirectional=bidir, node_model=nm)
+
+
+def _fits(n, cap):
+    return n <= cap
+
+
+FAMILIES = {
+    "ring": (lambda n, p, sp, nm: ring(n, bool(p.get("bidirectional", False)), nm),
+             {"bidirectional"}),
+    "torus": (_torus, {"dims", "shape", "bidirectional"}),
+    "crossbar": (lambda n, p, sp, nm: Crossbar(n, _ports(p, sp, "a crossbar"), nm)
+                 if n <= _ports(p, sp, "a crossbar") else None, {"ports"}),
+    "switch-array": (lambda n, p, sp, nm: SwitchArray(n, _ports(p, sp, "a switch array"),
+                                                      int(p.get("cables", 1)), p.get("routing", "d-mod-k"), nm),
+                     {"ports", "cables", "routing"}),
+    "switch-ring": (lambda n, p, sp, nm: SwitchRing(n, _ports(p, sp, "a ring of switches"),
+                                                    int(p.get("cables", 2)), p.get("routing", "d-mod-k"), nm),
+                    {"ports", "cables", "routing"}),
+    "clos64": (lambda n, p, sp, nm: Clos64(n, p.get("routing", "d-mod-k"), nm) if n <= 128 else None,
+               {"routing"}),
+    "kary-tree": (lambda n, p, sp, nm: FatTree.kary_for(n, int(p.get("k", 4)), routing=p.get("routing", "d-mod-k"),
+                                                        node_model=nm), {"k", "routing"}),
+    "folded-clos": (lambda n, p, sp, nm: _folded(n, p, sp, nm), {"radix", "levels", "oversubscription", "routing"}),
+    "xgft": (lambda n, p, sp, nm: FatTree(_ints(p["m"]), _ints(p["w"]), n_nodes=n,
+                                          routing=p.get("routing", "d-mod-k"), node_model=nm)
+             if n <= _prod(_ints(p["m"])) else None, {"m", "w", "routing"}),
+    "dragonfly": (lambda n, p, sp, nm: _dragonfly(n, p, nm), {"p", "a", "h", "g", "routing"}),
+}
+
+
+def _ints(v) -> tuple:
+    if isinstance(v, (list, tuple)):
+        return tuple(int(x) for x in v)
+    return tuple(int(x) for x in str(v).replace("/", ",").split(",") if x)
+
+
+def _prod(t) -> int:
+    out = 1
+    for x in t:
+        out *= x
+    return out
+
+
+def _folded(n, p, sp, nm):
+    radix = int(p.get("radix", sp or 0))
+    if radix < 2:
+        raise UsageError("a folded Clos needs a switch radix: the technology has none, give radix=N")
+    levels = p.get("levels")
+    levels = None if levels in (None, "auto") else int(levels)
+    d = int(round(radix * float(p.get("oversubscription", 1.0)) / (1.0 + float(p.get("oversubscription", 1.0)))))
+    d = min(max(d, 1), radix - 1)
+    cap = max(radix, d * radix, d * (radix // 2) * radix) if levels is None else None
+    if cap is not None and n > cap:
+        return None
+    return FatTree.folded_clos(n, radix, levels, float(p.get("oversubscription", 1.0)),
+                               routing=p.get("routing", "d-mod-k"), node_model=nm)
+
+
+def _dragonfly(n, p, nm):
+    routing = p.get("routing", "d-mod-k")
+    if {"a", "h", "g"} & set(p):
+        try:
+            a, h, g = int(p["a"]), int(p["h"]), int(p["g"])
+        except KeyError as e:
+            raise UsageError(f"a dragonfly given by shape needs p, a, h and g; {e.args[0]} is missing") from None
+        df = Dragonfly(int(p.get("p", 4)), a, h, g, routing=routing, node_model=nm)
+        return Dragonfly(df.p, a, h, g, n_nodes=n, routing=routing, node_model=nm) if n <= df.capacity else None
+    pp = int(p.get("p", 4))
+    if n > (2 * pp * pp + 1) * 2 * pp * pp:
+        return None
+    return Dragonfly.balanced(n, pp, routing=routing, node_model=nm)
+
+
+def build(family: str, n: int, params: dict, switch_ports=None, node_model: NodeModel = NodeModel()):
+    """A topology of `family` with n nodes, or None when the family has none of that size."""
+    if family not in FAMILIES:
+        raise UsageError(f"unknown topology family {family!r}: choose one of {', '.join(sorted(FAMILIES))}")
+    fn, allowed = FAMILIES[family]
+    extra = set(params) - allowed
+    if extra:
+        raise UsageError(f"topology {family} has no parameter {sorted(extra)[0]!r} "
+                         f"(it takes: {', '.join(sorted(allowed)) or 'none'})")
+    try:
+        return fn(int(n), params, switch_ports, node_model)
+    except (TypeError, ValueError) as e:
+        raise UsageError(f"bad parameter for topology {family}: {e}") from None
+
+
+__all__ = ["FAMILIES", "build", "NodeModel", "Paths", "ResourceClass", "Topology", "Torus", "ring",
+           "Crossbar", "SwitchArray", "SwitchRing", "Clos64", "FatTree", "Dragonfly", "CustomNetwork",
+           "load_network_file"]
