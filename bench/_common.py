@@ -3,8 +3,8 @@ and other programs, reading result documents, alternating contenders over
 rounds, and printing the report header and verdicts.
 
 Figures are compared only when measured side by side in one run: contenders
-alternate over rounds (A B, B A, A B, ...) and each is summarised by its median
-over the rounds."""
+alternate over rounds (A B, B A, A B, ...), each is summarised by its median
+over the rounds, and targets are judged on the median of the per-round ratios."""
 
 from __future__ import annotations
 
@@ -271,6 +271,15 @@ def alternate(contenders: list[tuple[str, callable]], rounds: int, show=None) ->
 
 def median(xs) -> float:
     return statistics.median(xs)
+
+
+def paired_ratio(num: list[float], den: list[float]) -> tuple[float, list[float]]:
+    """Median over rounds of num/den taken within each round, and the per-round
+    ratios. The two runs of a round are adjacent in time, so a disturbance that
+    lasts several rounds cancels out, where a ratio of two medians may pick a
+    quiet round for one contender and a disturbed one for the other."""
+    ratios = [a / b for a, b in zip(num, den)]
+    return statistics.median(ratios), ratios
 
 
 def spread(xs) -> str:

@@ -126,6 +126,8 @@ void *fl_alloc(size_t bytes);                  /* page-aligned, zeroed and touch
 void fl_free(void *p);
 void fl_fill(void *buf, size_t n, uint64_t seed);                 /* deterministic pattern */
 int64_t fl_check(const void *buf, size_t n, uint64_t seed);       /* bytes differing from pattern */
+/* The value given, else the default from the bench's params string (filled in
+ * by fl_opts_bind); dflt only for a key the params string does not list. */
 const char *fl_param(const fl_opts *o, const char *key, const char *dflt);
 int64_t fl_param_int(const fl_opts *o, const char *key, int64_t dflt); /* accepts K/M/G */
 _Noreturn void fl_die(const char *fmt, ...) FL_PRINTF(1, 2); /* error line, then MPI_Abort(3) */

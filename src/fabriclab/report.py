@@ -121,7 +121,8 @@ def warning_lines(diags: list) -> list[str]:
             if d.bench:
                 label = fmt_bytes(d.size) + (f"/s{d.stride}" if d.stride and d.stride > 1 else "")
                 where.setdefault(d.bench, []).append(label)
-        places = "; ".join(f"{b} {', '.join(v)}" for b, v in where.items())
+        places = "; ".join(f"{b} {', '.join(v[:6])}" + (f" (+{len(v) - 6} more)" if len(v) > 6 else "")
+                           for b, v in where.items())
         lines.append(f"warning: {code} ({len(ds)}x){': ' + places if places else ''}")
         lines.append(f"  e.g. {ds[0].message}. {ds[0].advice}")
     return lines

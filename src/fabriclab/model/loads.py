@@ -70,6 +70,14 @@ class LoadResult:
                 "resources": [c.to_dict() for c in self.classes]}
 
 
+def display_label(c, rates: Optional[Rates]) -> str:
+    """'SCI link, dimension 1, + direction', 'B-Link', 'PCI 64-bit/66 MHz, transmit'."""
+    if c.rate is not None or rates is None or c.tech not in rates.resources:
+        return c.label or c.key
+    tech = rates.label(c.tech)
+    return f"{tech}, {c.label}" if c.label else tech
+
+
 def class_rates(topo, rates: Optional[Rates]) -> tuple:
     """(rate, nominal rate, calibrated?) per class of the topology."""
     out = []
@@ -148,7 +156,7 @@ def solve(topo, rates: Optional[Rates], traffic: Traffic = Traffic(), method: st
         if rate <= 0:
             raise UsageError(f"resource {c.label!r} has a non-positive rate {rate / MB:g} MB/s")
         bound = demand * rate / loads[i] if loads[i] > 1e-12 else float("inf")
-        classes.append(ClassLoad(c.key, c.label, c.kind, c.count, float(loads[i]), rate, nominal,
+        classes.append(ClassLoad(c.key, display_label(c, rates), c.kind, c.count, float(loads[i]), rate, nominal,
                                  cal, bound, argmax[i]))
     if demand <= 0 or not classes:
         raise UsageError("the traffic pattern sends nothing on this topology")

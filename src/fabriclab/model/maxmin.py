@@ -71,7 +71,7 @@ def max_min(paths: Paths, capacity: np.ndarray, demand: Optional[np.ndarray] = N
     # resource -> (flow, weight) CSR
     flow_of = np.repeat(np.arange(F, dtype=np.int64), np.diff(fptr))
     order = np.argsort(res, kind="stable")
-    r_flow, r_wt = flow_of[order], wt[order]
+    r_flow = flow_of[order]
     rptr = np.zeros(R + 1, np.int64)
     np.cumsum(np.bincount(res, minlength=R), out=rptr[1:])
 

@@ -33,10 +33,6 @@ def _torus(n, p, sp, nm):
     return Torus.regular(n, int(p.get("dims", 2)), bidirectional=bidir, node_model=nm)
 
 
-def _fits(n, cap):
-    return n <= cap
-
-
 FAMILIES = {
     "ring": (lambda n, p, sp, nm: ring(n, bool(p.get("bidirectional", False)), nm),
              {"bidirectional"}),
@@ -44,11 +40,13 @@ FAMILIES = {
     "crossbar": (lambda n, p, sp, nm: Crossbar(n, _ports(p, sp, "a crossbar"), nm)
                  if n <= _ports(p, sp, "a crossbar") else None, {"ports"}),
     "switch-array": (lambda n, p, sp, nm: SwitchArray(n, _ports(p, sp, "a switch array"),
-                                                      int(p.get("cables", 1)), p.get("routing", "d-mod-k"), nm),
-                     {"ports", "cables", "routing"}),
+                                                      int(p.get("cables", 1)), p.get("routing", "d-mod-k"), nm,
+                                                      p.get("placement", "fill")),
+                     {"ports", "cables", "routing", "placement"}),
     "switch-ring": (lambda n, p, sp, nm: SwitchRing(n, _ports(p, sp, "a ring of switches"),
-                                                    int(p.get("cables", 2)), p.get("routing", "d-mod-k"), nm),
-                    {"ports", "cables", "routing"}),
+                                                    int(p.get("cables", 2)), p.get("routing", "d-mod-k"), nm,
+                                                    p.get("placement", "fill")),
+                    {"ports", "cables", "routing", "placement"}),
     "clos64": (lambda n, p, sp, nm: Clos64(n, p.get("routing", "d-mod-k"), nm) if n <= 128 else None,
                {"routing"}),
     "kary-tree": (lambda n, p, sp, nm: FatTree.kary_for(n, int(p.get("k", 4)), routing=p.get("routing", "d-mod-k"),
@@ -78,15 +76,12 @@ def _folded(n, p, sp, nm):
     radix = int(p.get("radix", sp or 0))
     if radix < 2:
         raise UsageError("a folded Clos needs a switch radix: the technology has none, give radix=N")
+    over = float(p.get("oversubscription", 1.0))
     levels = p.get("levels")
     levels = None if levels in (None, "auto") else int(levels)
-    d = int(round(radix * float(p.get("oversubscription", 1.0)) / (1.0 + float(p.get("oversubscription", 1.0)))))
-    d = min(max(d, 1), radix - 1)
-    cap = max(radix, d * radix, d * (radix // 2) * radix) if levels is None else None
-    if cap is not None and n > cap:
-        return None
-    return FatTree.folded_clos(n, radix, levels, float(p.get("oversubscription", 1.0)),
-                               routing=p.get("routing", "d-mod-k"), node_model=nm)
+    if levels is None and n > _prod(FatTree.folded_shapes(radix, over)[3][0]):
+        return None          # larger than any folded Clos of this radix
+    return FatTree.folded_clos(n, radix, levels, over, routing=p.get("routing", "d-mod-k"), node_model=nm)
 
 
 def _dragonfly(n, p, nm):

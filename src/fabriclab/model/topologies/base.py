@@ -19,7 +19,7 @@ from ...errors import UsageError
 @dataclass(frozen=True)
 class ResourceClass:
     key: str        # unique in the topology: "link.d0+", "up.2", "adapter_bus"
-    label: str      # "link, dimension 1, + direction"
+    label: str      # qualifier after the technology's name: "dimension 1, + direction"
     kind: str       # link | switch_port | adapter_bus | host_bus
     tech: str       # technology resource that gives the rate: link, adapter_bus, host_bus
     count: int      # number of instances
@@ -73,12 +73,12 @@ class NodeModel:
     def classes(self, n: int) -> list:
         out = []
         if self.adapter_bus:
-            out.append(ResourceClass("adapter_bus", "adapter bus", "adapter_bus", "adapter_bus", n))
+            out.append(ResourceClass("adapter_bus", "", "adapter_bus", "adapter_bus", n))
         if self.host_bus == "half":
-            out.append(ResourceClass("host_bus", "host bus", "host_bus", "host_bus", n))
+            out.append(ResourceClass("host_bus", "", "host_bus", "host_bus", n))
         elif self.host_bus == "full":
-            out.append(ResourceClass("host_bus.tx", "host bus, transmit", "host_bus", "host_bus", n))
-            out.append(ResourceClass("host_bus.rx", "host bus, receive", "host_bus", "host_bus", n))
+            out.append(ResourceClass("host_bus.tx", "transmit", "host_bus", "host_bus", n))
+            out.append(ResourceClass("host_bus.rx", "receive", "host_bus", "host_bus", n))
         elif self.host_bus is not None:
             raise UsageError(f"host bus duplex must be 'half' or 'full', got {self.host_bus!r}")
         return out
@@ -114,7 +114,8 @@ class Topology:
 
     def instance_label(self, res: int) -> str:
         ci = int(self.class_of(np.array([res]))[0])
-        return f"{self.classes[ci].label} #{res - int(self.offsets[ci])}"
+        c = self.classes[ci]
+        return f"{c.label or c.key} #{res - int(self.offsets[ci])}"
 
     # --- node-internal resources on a path ----------------------------------
     def node_columns(self, flow: np.ndarray, src: np.ndarray, dst: np.ndarray) -> list:

@@ -49,10 +49,10 @@ class Dragonfly(Topology):
         self.node_model = node_model
         G, a, ah = self.g, self.a, self.a * self.h
         self.classes = [
-            ResourceClass("inject", "node to router link (injection)", "link", "link", cap),
-            ResourceClass("eject", "router to node link (ejection)", "link", "link", cap),
-            ResourceClass("local", "local (intra-group) link", "link", "link", G * a * a),
-            ResourceClass("global", "global (inter-group) link", "link", "link", G * ah),
+            ResourceClass("inject", "node to router (injection)", "link", "link", cap),
+            ResourceClass("eject", "router to node (ejection)", "link", "link", cap),
+            ResourceClass("local", "local (inside a group)", "link", "link", G * a * a),
+            ResourceClass("global", "global (between groups)", "link", "link", G * ah),
         ] + node_model.classes(cap)
         self._finish()
 
@@ -95,7 +95,7 @@ class Dragonfly(Topology):
         same_g = (Gs == Gd) & (Rs != Rd)
         cols.append((flow[same_g], loc + Gs[same_g] * a * a + rs[same_g] * a + rd[same_g], 1.0))
         x = Gs != Gd
-        fx, sx, dx = flow[x], src[x], dst[x]
+        fx, dx = flow[x], dst[x]
         o = (Gd[x] - Gs[x]) % g
         if self.routing == "d-mod-k":
             owner, c, wt = np.arange(len(fx)), dx % m, 1.0

@@ -64,9 +64,9 @@ class FatTree(Topology):
         for i in range(self.h):
             cnt = self.E[i] * w[i]
             if i == 0:
-                up, down = "node to switch link (injection)", "switch to node link (ejection)"
+                up, down = "node to switch (injection)", "switch to node (ejection)"
             else:
-                up, down = f"level-{i} to level-{i + 1} up-link", f"level-{i + 1} to level-{i} down-link"
+                up, down = f"level {i} to level {i + 1} (up)", f"level {i + 1} to level {i} (down)"
             self.classes.append(ResourceClass(f"up.{i}", up, "link", "link", cnt))
             self.classes.append(ResourceClass(f"down.{i}", down, "link", "link", cnt))
         self.classes += node_model.classes(cap)
@@ -99,19 +99,10 @@ class FatTree(Topology):
         spines of `radix` ports joining up to `radix` pods."""
         radix = check_int("switch radix", radix, 2)
         nodes = check_int("number of nodes", nodes, 2)
-        if not (oversubscription > 0):
-            raise UsageError(f"oversubscription must be positive, got {oversubscription}")
-        d = int(round(radix * oversubscription / (1.0 + oversubscription)))
-        d = min(max(d, 1), radix - 1)
-        u = radix - d
-        half = radix // 2
-        shapes = {1: ((radix,), (1,)), 2: ((d, radix), (1, u)), 3: ((d, half, radix), (1, u, half))}
+        shapes = cls.folded_shapes(radix, oversubscription)
         if levels is None:
-            for lv in (1, 2, 3):
-                if math.prod(shapes[lv][0]) >= nodes:
-                    levels = lv
-                    break
-            else:
+            levels = next((lv for lv in (1, 2, 3) if math.prod(shapes[lv][0]) >= nodes), None)
+            if levels is None:
                 raise UsageError(f"{nodes} nodes do not fit a three-level folded Clos of {radix}-port "
                                  f"switches (at most {math.prod(shapes[3][0])})")
         if levels not in shapes:
@@ -121,6 +112,16 @@ class FatTree(Topology):
             raise UsageError(f"{nodes} nodes do not fit a {levels}-level folded Clos of {radix}-port "
                              f"switches (at most {math.prod(m)})")
         return cls(m, w, n_nodes=nodes, **kw)
+
+    @staticmethod
+    def folded_shapes(radix: int, oversubscription: float = 1.0) -> dict:
+        """(m, w) of the one-, two- and three-level folded Clos of `radix`-port switches."""
+        if not (oversubscription > 0):
+            raise UsageError(f"oversubscription must be positive, got {oversubscription}")
+        d = int(round(radix * oversubscription / (1.0 + oversubscription)))
+        d = min(max(d, 1), radix - 1)
+        u, half = radix - d, max(radix // 2, 1)
+        return {1: ((radix,), (1,)), 2: ((d, radix), (1, u)), 3: ((d, half, radix), (1, u, half))}
 
     def describe(self) -> str:
         if all(x == self.m[0] for x in self.m) and self.w == (1,) + (self.m[0],) * (self.h - 1):

@@ -14,6 +14,8 @@ from ...errors import UsageError
 from .base import NodeModel, Paths, ResourceClass, Topology, check_int, expand
 from .fattree import ROUTINGS
 
+PLACEMENTS = ("fill", "balanced")
+
 
 def _check_routing(routing: str) -> str:
     if routing not in ROUTINGS:
@@ -24,12 +26,31 @@ def _check_routing(routing: str) -> str:
 class _SwitchChain(Topology):
     """Common part of switch arrays and rings: nodes on switches, node links."""
 
-    def _place(self, n: int, caps: list) -> None:
+    def _place(self, n: int, caps: list, placement: str = "fill") -> None:
+        """Nodes 0..n-1 onto switches: in order, filling each switch ("fill"),
+        or spread as evenly as the port counts allow ("balanced")."""
         self.n_nodes = n
-        counts, left = [], n
-        for c in caps:
-            counts.append(min(c, left))
-            left -= counts[-1]
+        if placement not in PLACEMENTS:
+            raise UsageError(f"unknown placement {placement!r}: choose fill or balanced")
+        self.placement = placement
+        if placement == "fill":
+            counts, left = [], n
+            for c in caps:
+                counts.append(min(c, left))
+                left -= counts[-1]
+        else:
+            counts, left = [0] * len(caps), n
+            while left:
+                open_ = [i for i in range(len(caps)) if counts[i] < caps[i]]
+                if not open_:
+                    break
+                share = max(1, left // len(open_))
+                for i in open_:
+                    add = min(share, caps[i] - counts[i], left)
+                    counts[i] += add
+                    left -= add
+                    if not left:
+                        break
         if left:
             raise UsageError("internal: switch capacity too small")
         self.per_switch = np.array(counts, np.int64)
@@ -38,8 +59,8 @@ class _SwitchChain(Topology):
 
     def _node_classes(self) -> list:
         n = self.n_nodes
-        return [ResourceClass("inject", "node to switch link (injection)", "link", "link", n),
-                ResourceClass("eject", "switch to node link (ejection)", "link", "link", n)]
+        return [ResourceClass("inject", "node to switch (injection)", "link", "link", n),
+                ResourceClass("eject", "switch to node (ejection)", "link", "link", n)]
 
     def _node_link_columns(self, flow, src, dst) -> list:
         cols = self.node_columns(flow, src, dst)
@@ -107,7 +128,7 @@ class SwitchArray(_SwitchChain):
     family = "switch-array"
 
     def __init__(self, n_nodes: int, ports: int, cables: int = 1, routing: str = "d-mod-k",
-                 node_model: NodeModel = NodeModel()):
+                 node_model: NodeModel = NodeModel(), placement: str = "fill"):
         self.ports = check_int("switch ports", ports, 2)
         self.cables = check_int("cables between neighbouring switches", cables, 1)
         n = check_int("number of nodes", n_nodes, 2)
@@ -121,14 +142,14 @@ class SwitchArray(_SwitchChain):
             while sum(caps) < n:
                 caps.insert(1, self.ports - 2 * self.cables)
         self.node_model = node_model
-        self._place(n, caps)
+        self._place(n, caps, placement)
         S = len(caps)
         self.n_isl_cables = (S - 1) * self.cables
         self.classes = self._node_classes()
         if S > 1:
             k = (S - 1) * self.cables
-            self.classes += [ResourceClass("isl+", "switch-to-switch link, towards higher switches", "link", "link", k),
-                             ResourceClass("isl-", "switch-to-switch link, towards lower switches", "link", "link", k)]
+            self.classes += [ResourceClass("isl+", "switch to switch, towards higher switches", "link", "link", k),
+                             ResourceClass("isl-", "switch to switch, towards lower switches", "link", "link", k)]
         self.classes += node_model.classes(n)
         self._finish()
 
@@ -191,7 +212,7 @@ class SwitchRing(_SwitchChain):
     family = "switch-ring"
 
     def __init__(self, n_nodes: int, ports: int, cables: int = 2, routing: str = "d-mod-k",
-                 node_model: NodeModel = NodeModel()):
+                 node_model: NodeModel = NodeModel(), placement: str = "fill"):
         self.ports = check_int("switch ports", ports, 3)
         self.cables = check_int("cables between neighbouring switches", cables, 1)
         n = check_int("number of nodes", n_nodes, 2)
@@ -202,15 +223,15 @@ class SwitchRing(_SwitchChain):
                              f"leave no port for nodes")
         S = 1 if n <= self.ports else max(2, -(-n // per))
         self.node_model = node_model
-        self._place(n, [self.ports] if S == 1 else [per] * S)
+        self._place(n, [self.ports] if S == 1 else [per] * S, placement)
         self.S = S
         self.n_isl_cables = 0 if S == 1 else (2 * self.cables if S == 2 else S * self.cables)
         self.classes = self._node_classes()
         if S > 1:
             # cw link i -> i+1; for S == 2 the "two neighbours" are the same switch
             k = S * self.cables
-            self.classes += [ResourceClass("isl.cw", "switch-to-switch link, clockwise", "link", "link", k),
-                             ResourceClass("isl.ccw", "switch-to-switch link, counter-clockwise", "link", "link", k)]
+            self.classes += [ResourceClass("isl.cw", "switch to switch, clockwise", "link", "link", k),
+                             ResourceClass("isl.ccw", "switch to switch, counter-clockwise", "link", "link", k)]
         self.classes += node_model.classes(n)
         self._finish()
 
@@ -313,8 +334,8 @@ class Clos64(_SwitchChain):
         box A:  L0..L7 ══ all-to-all ══ P0..P7 ══ 64 cables ══ Q0..Q7 ══ M0..M7  :box B
                  8 nodes each                                          8 nodes each
 
-    D-mod-K: inside a box spine j = d mod 8; across boxes j = (d div 8) mod 8
-    and the far spine m = d mod 8."""
+    D-mod-K: spine j = d mod 8; across boxes the far spine is
+    m = (d mod 8 + leaf of d in its box) mod 8."""
 
     family = "clos64"
 
@@ -328,10 +349,10 @@ class Clos64(_SwitchChain):
         self.n_isl_cables = 64 if self.boxes == 2 else 0
         nb = self.boxes
         self.classes = self._node_classes() + [
-            ResourceClass("leaf_up", "leaf to spine link (inside a box)", "link", "link", nb * 64),
-            ResourceClass("spine_down", "spine to leaf link (inside a box)", "link", "link", nb * 64)]
+            ResourceClass("leaf_up", "leaf to spine (inside a box)", "link", "link", nb * 64),
+            ResourceClass("spine_down", "spine to leaf (inside a box)", "link", "link", nb * 64)]
         if nb == 2:
-            self.classes += [ResourceClass("box", "box-to-box cable", "link", "link", 2 * 64)]
+            self.classes += [ResourceClass("box", "box to box", "link", "link", 2 * 64)]
         self.classes += node_model.classes(n)
         self._finish()
 
@@ -351,11 +372,9 @@ class Clos64(_SwitchChain):
         same_box = far & (bs == bd)
         cross = far & (bs != bd)
         if self.routing == "d-mod-k":
-            # inside a box spread by d mod 8; across boxes the near spine is
-            # chosen by the destination leaf and the far spine by d mod 8, so
-            # that every box cable and every far down-link sees distinct destinations
-            j = np.where(cross, (dst // 8) % 8, dst % 8)
-            choices = [(j, dst % 8, 1.0)]
+            # near spine j = d mod 8; far spine m = (d + leaf of d) mod 8, so
+            # that each box cable and each far down-link serves one destination
+            choices = [(dst % 8, (dst % 8 + (dst // 8) % 8) % 8, 1.0)]
         else:
             choices = [(np.full(len(dst), j), np.full(len(dst), m), 1.0 / 64) for j in range(8) for m in range(8)]
         for j, m, wt in choices:

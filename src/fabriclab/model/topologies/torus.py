@@ -50,10 +50,10 @@ class Torus(Topology):
         self.strides = np.cumprod((1,) + dims[:-1]).astype(np.int64)
         self.classes = []
         for i, r in enumerate(dims):
-            self.classes.append(ResourceClass(f"link.d{i}+", f"link, dimension {i + 1}, + direction",
+            self.classes.append(ResourceClass(f"link.d{i}+", f"dimension {i + 1}, + direction",
                                               "link", "link", n))
             if self.bidirectional:
-                self.classes.append(ResourceClass(f"link.d{i}-", f"link, dimension {i + 1}, - direction",
+                self.classes.append(ResourceClass(f"link.d{i}-", f"dimension {i + 1}, - direction",
                                                   "link", "link", n))
         self.classes += node_model.classes(n)
         self._finish()
@@ -61,6 +61,7 @@ class Torus(Topology):
     @classmethod
     def regular(cls, n: int, f: int, **kw) -> Optional["Torus"]:
         """The r-ary f-cube with r^f == n, or None when n is not an f-th power."""
+        f = check_int("torus dimensions", f, 1, 64)
         r = int(round(n ** (1.0 / f)))
         for cand in (r - 1, r, r + 1):
             if cand >= 2 and cand ** f == n:
@@ -116,14 +117,25 @@ class Torus(Topology):
 
     def alltoall_class_loads(self) -> dict:
         """Exact loads by translation symmetry: routing depends only on d - s,
-        so every instance of a class carries the same load, and that load is
-        the class total of one source's traffic (node 0 to all others)."""
+        so every instance of a class carries the same load, equal to the number
+        of times the routes from node 0 to all others use that class. The
+        routes are walked as hop counts per dimension, O(N·f), not link by link."""
         n = self.n_nodes
         dst = np.arange(1, n, dtype=np.int64)
-        p = self.paths(np.zeros(n - 1, np.int64), dst)
-        per_res = np.bincount(p.res, weights=p.weight, minlength=self.n_resources)
-        totals = np.add.reduceat(per_res, self.offsets[:-1]) if len(per_res) else per_res
-        return {c.key: float(totals[i]) * n / c.count for i, c in enumerate(self.classes)}
+        out = {}
+        nonzero = np.zeros(n - 1, np.int64)
+        for i, r in enumerate(self.dims):
+            c = (dst // int(self.strides[i])) % r
+            hops, sign = self._hops(c, r)
+            out[f"link.d{i}+"] = float(hops[sign > 0].sum())
+            if self.bidirectional:
+                out[f"link.d{i}-"] = float(hops[sign < 0].sum())
+            nonzero += hops > 0
+        out.update(self.node_loads_alltoall(n))
+        if self.node_model.adapter_bus:
+            # one adapter crossing per change of ringlet: (dimensions used - 1)
+            out["adapter_bus"] += float(np.maximum(nonzero - 1, 0).sum())
+        return out
 
     def inventory(self) -> dict:
         # one cable per link of a ringlet; a bidirectional cable carries both directions

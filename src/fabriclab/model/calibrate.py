@@ -1,0 +1,113 @@
+"""Calibration: measured saturation throughputs replace nominal effective rates.
+
+Seed 001 measures the saturation throughput of one resource by forcing all
+traffic through it (§3.2 Fig. 5-8, §4.2 Fig. 11-12) and substitutes it for
+B_eff in the model (§5). Measurements come from flags or a file:
+
+    -c link=390                  every technology's link: 390 MB/s
+    -c sci-d33x.adapter_bus=360  only this technology's B-Link
+    -c catalog                   the measured values stored in the catalog
+
+A file (YAML or JSON) maps technology to resource to MB/s, or resource to MB/s
+for all technologies; a value may also be {value, source, date}::
+
+    sci-d33x: {link: 390, adapter_bus: 360}
+    myrinet-m2l: {link: {value: 144, source: "our run 2024-05-01", date: "2024"}}
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from ..errors import UsageError
+from .resources import MB
+
+
+def _mbps(v, where: str) -> float:
+    if isinstance(v, dict):
+        if "value" not in v:
+            raise UsageError(f"{where}: a measurement mapping needs 'value'")
+        v = v["value"]
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        try:
+            v = float(str(v))
+        except ValueError:
+            raise UsageError(f"{where}: a measured rate must be a number of MB/s, got {v!r}") from None
+    if not v > 0:
+        raise UsageError(f"{where}: a measured rate must be positive, got {v}")
+    return float(v) * MB
+
+
+@dataclass
+class Calibration:
+    """Measured rates: per technology (``by_tech``) and for any technology (``common``)."""
+
+    common: dict = field(default_factory=dict)
+    by_tech: dict = field(default_factory=dict)
+    use_catalog: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.common or self.by_tech or self.use_catalog)
+
+    def for_tech(self, tech) -> dict:
+        out = {}
+        if self.use_catalog:
+            out.update({k: r.measured.value for k, r in tech.resources.items() if r.measured is not None})
+        out.update(self.common)
+        out.update(self.by_tech.get(tech.key, {}))
+        unknown = set(self.by_tech.get(tech.key, {})) - set(tech.resources)
+        if unknown:
+            raise UsageError(f"technology {tech.key} has no resource {sorted(unknown)[0]!r} to calibrate "
+                             f"(it has: {', '.join(sorted(tech.resources))})")
+        return out
+
+    def merge(self, other: "Calibration") -> "Calibration":
+        by = {k: dict(v) for k, v in self.by_tech.items()}
+        for k, v in other.by_tech.items():
+            by.setdefault(k, {}).update(v)
+        return Calibration({**self.common, **other.common}, by, self.use_catalog or other.use_catalog)
+
+
+def parse_flags(items) -> Calibration:
+    cal = Calibration()
+    for item in items or []:
+        if item == "catalog":
+            cal.use_catalog = True
+            continue
+        if "=" not in item:
+            raise UsageError(f"calibration {item!r} is not RESOURCE=MBps, TECH.RESOURCE=MBps or 'catalog'")
+        name, val = item.split("=", 1)
+        rate = _mbps(val.strip(), f"calibration {item!r}")
+        name = name.strip()
+        if "." in name:
+            tech, res = name.rsplit(".", 1)
+            cal.by_tech.setdefault(tech, {})[res] = rate
+        else:
+            cal.common[name] = rate
+    return cal
+
+
+def load_file(path: str) -> Calibration:
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as e:
+        raise UsageError(f"cannot read calibration file {path}: {e.strerror}") from None
+    try:
+        data = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as e:
+        raise UsageError(f"{path}: not valid JSON or YAML: {str(e).splitlines()[0]}") from None
+    if not isinstance(data, dict) or not data:
+        raise UsageError(f"{path}: expected a mapping of technology or resource to MB/s")
+    cal = Calibration()
+    for k, v in data.items():
+        if isinstance(v, dict) and "value" not in v:
+            for rk, rv in v.items():
+                cal.by_tech.setdefault(str(k), {})[str(rk)] = _mbps(rv, f"{path}: {k}.{rk}")
+        else:
+            cal.common[str(k)] = _mbps(v, f"{path}: {k}")
+    return cal

@@ -1,0 +1,333 @@
+"""`fabriclab model` and `fabriclab reproduce`: the command-line face of the model."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from ..errors import UsageError
+from . import crossover as X
+from . import published
+from .calibrate import Calibration, load_file, parse_flags
+from .catalog import system, system_names, technologies
+from .cost import price_list
+from .evaluate import MAX_NODES, Curve, Point, cheapest, curve
+from .loads import METHODS, solve
+from .plot import Series, figure
+from .resources import MB
+from .traffic import PATTERNS, Traffic
+
+DEFAULT_SYSTEMS = ["sci-ring", "sci-2d", "myrinet-minimal", "myrinet-clos64", "myrinet-ring4", "myrinet-ring2"]
+DEFAULT_OUT = "model-out"
+SCHEMA = "fabriclab.model/1"
+
+
+# ---------------------------------------------------------------- parsing
+_NUM = re.compile(r"^\s*(\d+)\s*([kK]?)\s*$")
+
+
+def _count(text: str) -> int:
+    m = _NUM.match(text)
+    if not m:
+        raise UsageError(f"malformed node count {text!r}: expected an integer with an optional K (×1024)")
+    return int(m.group(1)) * (1024 if m.group(2) else 1)
+
+
+def parse_nodes(spec: str) -> list:
+    """'9', '4,9,16', '2:128' (every size if at most 256 sizes, else ×2),
+    '2:1024:x2' (geometric), '16:256:+16' (arithmetic); K means ×1024."""
+    out = set()
+    for part in filter(None, (x.strip() for x in str(spec).split(","))):
+        bits = part.split(":")
+        if len(bits) == 1:
+            out.add(_count(bits[0]))
+            continue
+        if len(bits) not in (2, 3):
+            raise UsageError(f"malformed node range {part!r}: use MIN:MAX, MIN:MAX:xF or MIN:MAX:+S")
+        lo, hi = _count(bits[0]), _count(bits[1])
+        if lo > hi:
+            raise UsageError(f"node range {part!r} runs backwards")
+        step = bits[2].strip() if len(bits) == 3 else ("+1" if hi - lo <= 255 else "x2")
+        if step.startswith("+") and step[1:].isdigit() and int(step[1:]) > 0:
+            out.update(range(lo, hi + 1, int(step[1:])))
+        elif step.startswith("x"):
+            try:
+                f = float(step[1:])
+            except ValueError:
+                f = 0.0
+            if f <= 1:
+                raise UsageError(f"geometric step {step!r} must be x followed by a factor above 1")
+            x = float(lo)
+            while x <= hi + 1e-9:
+                out.add(int(round(x)))
+                x *= f
+        else:
+            raise UsageError(f"malformed step {step!r} in {part!r}: use xF or +S")
+    if not out:
+        raise UsageError("no node counts given")
+    bad = [n for n in out if not 2 <= n <= MAX_NODES]
+    if bad:
+        raise UsageError(f"node counts must be between 2 and {MAX_NODES:,}, got {min(bad)}")
+    if len(out) > 5000:
+        raise UsageError(f"{len(out)} node counts are too many; use a geometric step such as 2:100000:x1.5")
+    return sorted(out)
+
+
+def _calibration(args) -> Calibration:
+    cal = parse_flags(args.calibrate)
+    if args.calibration_file:
+        cal = cal.merge(load_file(args.calibration_file))
+    return cal
+
+
+# ---------------------------------------------------------------- output
+def _fmt(x, digits=1) -> str:
+    if x is None:
+        return "-"
+    if x == float("inf"):
+        return "inf"
+    return f"{x:,.{digits}f}"
+
+
+def _table(rows: list, header: list) -> str:
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h))
+              for i, h in enumerate(header)]
+    line = lambda r: "  ".join(str(c).rjust(w) if i < len(r) - 1 or i == 0 else str(c).ljust(w)
+                               for i, (c, w) in enumerate(zip(r, widths)))
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def _curve_table(c: Curve, cost: bool) -> str:
+    header = ["N", "MB/s per node"] + (["nominal MB/s"] if c.calibrated else []) + ["bottleneck"]
+    if cost:
+        header += ["cost $", "$ per MB/s"]
+    rows = []
+    for p in c.points:
+        r = [p.n, _fmt(p.per_node / MB)] + ([_fmt(p.nominal / MB)] if c.calibrated else []) + [p.bottleneck]
+        if cost:
+            r += [_fmt(p.cost, 0), _fmt(p.cost_per_mbps, 2)]
+        rows.append(r)
+    head = f"{c.label} [{c.key}]" + (" — calibrated" if c.calibrated else "")
+    return head + "\n" + _table(rows, header)
+
+
+def _published_curve(key: str, ns, cal_tech: dict) -> Curve:
+    """The seed's own formulas for the systems that have them (published.py)."""
+    s = system(key)
+    res = s.tech.resources
+    c = Curve(key + ":published", s.label + " (as published)", bool(cal_tech))
+    if s.family == "torus" or s.family == "ring":
+        f = 1 if s.family == "ring" else int(s.params.get("dims", 2))
+        bl = cal_tech.get("link", res["link"].effective())
+        bb = cal_tech.get("adapter_bus", res["adapter_bus"].effective())
+        for n in ns:
+            r = round(n ** (1.0 / f))
+            if r >= 2 and r ** f == n:
+                v = published.sci_bandwidth(r, f, bl, bb)
+                c.points.append(Point(n, v["overall"], v["overall"], "as published", "", "", "published", ""))
+        return c
+    topo = {"switch-array": "minimal", "switch-ring": "ring", "clos64": "clos64"}.get(s.family)
+    if topo is None or "link" not in res or res["link"].payload is None:
+        raise UsageError(f"system {key} has no 'as published' formula (only the seed's SCI and Myrinet systems do)")
+    for n in ns:
+        v = published.myrinet(topo, n, res["link"].gross.value, res["link"].payload.value,
+                              cal_tech.get("link"), cables=int(s.params.get("cables", 1)))
+        c.points.append(Point(n, v.overall, v.overall, "as published", "", "", "published", ""))
+    return c
+
+
+def model_handler(args) -> int:
+    if args.list:
+        return _list()
+    ns = parse_nodes(args.nodes)
+    cal = _calibration(args)
+    traffic = Traffic(args.traffic, args.hotspot_target, args.seed)
+    prices = price_list(args.prices)
+    systems = [system(k) for k in (args.system or DEFAULT_SYSTEMS)]
+    if args.method not in METHODS:
+        raise UsageError(f"unknown method {args.method!r}")
+    curves = [curve(s, ns, cal, traffic, args.method, prices, args.payload, with_cost=True) for s in systems]
+    extra = []
+    if args.topology_file:
+        extra.append(_custom(args, traffic))
+    pubs = []
+    if args.published:
+        if traffic.kind != "all-to-all":
+            raise UsageError("--published applies to all-to-all traffic only (the seed's formulas)")
+        pubs = [_published_curve(s.key, ns, cal.for_tech(s.tech) if cal else {}) for s in systems]
+    all_curves = [c for c in curves if c.points]
+    empty = [c.label for c in curves if not c.points]
+    segs = X.segments(all_curves)
+    words = X.sentence(segs)
+    cost_words = None
+    if args.cost:
+        costed = [c for c in all_curves if any(p.cost_per_mbps is not None for p in c.points)]
+        cost_words = X.sentence(X.segments(costed, attr="cost_per_mbps", lower_better=True)) if costed else None
+    target_rows = []
+    if args.target is not None:
+        for n in ns:
+            rows = cheapest(systems, n, args.target, cal, prices)
+            target_rows.append((n, rows[0] if rows else None))
+    out = Path(args.output)
+    plot = None
+    if not args.no_plot and all_curves:
+        series = [Series(c.label + (" (calibrated)" if c.calibrated else ""), [p.n for p in c.points],
+                         [p.per_node / MB for p in c.points], group=g) for g, c in enumerate(all_curves)]
+        if cal:
+            series += [Series(c.label + " (nominal)", [p.n for p in c.points], [p.nominal / MB for p in c.points],
+                              dashed=True, group=g) for g, c in enumerate(all_curves) if c.calibrated]
+        series += [Series(c.label, [p.n for p in c.points], [p.per_node / MB for p in c.points], dashed=True,
+                          group=g) for g, c in enumerate(pubs)]
+        plot = figure(series, out / f"model.{args.plot_format}", f"Per-node bandwidth, {traffic.describe()}",
+                      "Bandwidth per node (MB/s)", logx=max(ns) / min(ns) > 64,
+                      note="dashed: nominal (uncalibrated) or as published" if (cal or pubs) else None)
+    if args.format == "json":
+        doc = {"schema": SCHEMA, "traffic": traffic.describe(), "calibrated": bool(cal),
+               "systems": [c.to_dict() for c in curves], "published": [c.to_dict() for c in pubs],
+               "custom": extra, "best": words, "segments": [s.__dict__ for s in segs],
+               "cost_effectiveness": cost_words, "plot": str(plot) if plot else None,
+               "target": None if args.target is None else [
+                   {"n": n, "target_MBps": args.target,
+                    "cheapest": None if r is None else {"system": r[1].key, "cost_usd": r[0],
+                                                        "per_node_bytes_per_s": r[2].per_node}}
+                   for n, r in target_rows]}
+        json.dump(doc, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    print(f"Traffic: {traffic.describe()}. Bandwidth in MB/s (10^6 bytes/s) per node; "
+          f"{'calibrated rates where measured' if cal else 'nominal rates from the packet formats'}.")
+    for c in all_curves:
+        print()
+        print(_curve_table(c, args.cost))
+    for c in pubs:
+        print()
+        print(_curve_table(c, False))
+    for e in extra:
+        print()
+        print(f"{e['topology']}: {e['per_node_bytes_per_s'] / MB:,.1f} MB/s per node, bottleneck {e['bottleneck']}")
+    if empty:
+        print("\nno configuration in this size range: " + ", ".join(empty))
+    print("\nBest per-node bandwidth: " + words + ".")
+    if cost_words:
+        print("Best cost effectiveness ($ per MB/s): " + cost_words + ".")
+    if target_rows:
+        print(f"\nCheapest system giving every node at least {args.target:g} MB/s:")
+        print(_table([[n, "none" if r is None else r[1].label, "-" if r is None else _fmt(r[0], 0),
+                       "-" if r is None else _fmt(r[2].per_node / MB)] for n, r in target_rows],
+                     ["N", "system", "cost $", "MB/s per node"]))
+    if plot:
+        print(f"\nplot: {plot}")
+    return 0
+
+
+def _custom(args, traffic) -> dict:
+    from .topologies import NodeModel, load_network_file
+    topo = load_network_file(args.topology_file, NodeModel())
+    res = solve(topo, None, traffic, args.method)
+    d = res.to_dict()
+    d["bottleneck"] = res.bottleneck.instance or res.bottleneck.label
+    return d
+
+
+def _list() -> int:
+    print("Technologies (data/technologies.yaml):")
+    for k, t in technologies().items():
+        link = t.resources["link"]
+        print(f"  {k:20s} {t.name} — link {link.gross.value / MB:,.0f} MB/s gross, "
+              f"{link.effective() / MB:,.1f} effective [{link.gross.source}, {link.gross.date}]")
+    print("\nSystems (data/systems.yaml), or TECHNOLOGY:TOPOLOGY[:key=value,...]:")
+    for k in system_names():
+        s = system(k)
+        print(f"  {k:20s} {s.label} ({s.tech.key} on {s.family})")
+    return 0
+
+
+def reproduce_handler(args) -> int:
+    from .reproduce import run
+    outdir = Path(args.output) if args.output else Path(DEFAULT_OUT) / args.study
+    st, found = run(args.study, str(outdir), args.plot_format, args.prices)
+    if args.format == "json":
+        json.dump({"schema": SCHEMA, "study": args.study, "figures": st.figures,
+                   "findings": [f.to_dict() for f in found]}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    print(f"Reproduction of seed 001 (Millich, George, Oral 2002). Figures in {outdir}:")
+    for k, v in st.figures.items():
+        print(f"  Figure {k:>2}: {v}")
+    print("\nSolid curves: the exact model; dashed: the seed's formulas as published. Findings:")
+    for f in found:
+        print(f"\n{f.id} ({f.where}) [{f.verdict}]\n  seed:  {f.seed}\n  model: {f.model}")
+        if f.why:
+            print(f"  why:   {f.why}")
+    return 0
+
+
+# ---------------------------------------------------------------- registration
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "model", help="Model per-node bandwidth, bottleneck and cost of cluster networks.",
+        description="Per-node bandwidth of chosen systems (technology on topology) as the number of nodes grows, "
+                    "the bottleneck resource at each size, crossovers in words, and costs.")
+    p.add_argument("-s", "--system", metavar="SYSTEM", action="append",
+                   help="A named system (see --list) or TECHNOLOGY:TOPOLOGY[:key=value,...]; repeat for several. "
+                        f"Default: {' '.join(DEFAULT_SYSTEMS)}.")
+    p.add_argument("-n", "--nodes", metavar="SIZES", default="2:128",
+                   help="Node counts: N, a list N,M,..., MIN:MAX (every size, or x2 beyond 256 sizes), "
+                        "MIN:MAX:xF or MIN:MAX:+S; K means x1024. Default: 2:128.")
+    p.add_argument("-T", "--traffic", metavar="PATTERN", default="all-to-all", choices=PATTERNS,
+                   help=f"Traffic pattern, one of {', '.join(PATTERNS)}. Default: all-to-all.")
+    p.add_argument("--hotspot-target", metavar="NODE", type=int, default=0,
+                   help="The node every other node sends to with --traffic hotspot. Default: 0.")
+    p.add_argument("--seed", metavar="INT", type=int, default=1,
+                   help="Random seed of the permutation and bisection patterns. Default: 1.")
+    p.add_argument("-c", "--calibrate", metavar="RES=MBPS", action="append",
+                   help="A measured saturation rate replacing a nominal one: RESOURCE=MBps, TECH.RESOURCE=MBps, "
+                        "or 'catalog' for the measurements stored in the catalog; repeatable. Default: none.")
+    p.add_argument("-C", "--calibration-file", metavar="FILE",
+                   help="YAML or JSON file of measured rates (MB/s) by technology and resource. Default: none.")
+    p.add_argument("-t", "--topology-file", metavar="FILE",
+                   help="A custom network (YAML or JSON) to evaluate at its own size. Default: none.")
+    p.add_argument("-P", "--published", action="store_true",
+                   help="Also draw the seed's own formulas 'as published' for the systems that have them. "
+                        "Default: off (the exact model only).")
+    p.add_argument("--cost", action="store_true",
+                   help="Add total cost and dollars per MB/s to the tables (example prices unless -p). Default: off.")
+    p.add_argument("-p", "--prices", metavar="FILE",
+                   help="A price list (prices.yaml format) overriding the shipped example prices. Default: none.")
+    p.add_argument("--target", metavar="MBPS", type=float,
+                   help="Find the cheapest system giving every node at least this many MB/s at each size. "
+                        "Default: none.")
+    p.add_argument("-m", "--method", metavar="METHOD", default="auto", choices=METHODS,
+                   help="Load counting: auto (symmetry or aggregation where available) or enumerate "
+                        "(every flow). Default: auto.")
+    p.add_argument("--payload", metavar="BYTES", type=float,
+                   help="Packet payload for the efficiency payload/(payload+overhead) instead of the catalog's. "
+                        "Default: the catalog's.")
+    p.add_argument("-f", "--format", metavar="FORMAT", default="table", choices=("table", "json"),
+                   help="Output format: table or json. Default: table.")
+    p.add_argument("-o", "--output", metavar="DIR", default=DEFAULT_OUT,
+                   help=f"Directory for plots. Default: ./{DEFAULT_OUT}.")
+    p.add_argument("--plot-format", metavar="FMT", default="png", choices=("png", "svg"),
+                   help="Plot file format: png or svg. Default: png.")
+    p.add_argument("--no-plot", action="store_true", help="Do not draw the plot. Default: draw it.")
+    p.add_argument("-l", "--list", action="store_true",
+                   help="List the technologies and named systems with their sources, then exit. Default: off.")
+    p.set_defaults(func=model_handler)
+
+    r = subparsers.add_parser(
+        "reproduce", help="Regenerate a seed paper's figures and compare its findings with the model.",
+        description="Regenerate the figures of a published study and print each stated finding beside "
+                    "what the model computes.")
+    r.add_argument("study", metavar="STUDY", choices=("sci-myrinet-2002",),
+                   help="The study to reproduce: sci-myrinet-2002 (Millich, George, Oral 2002).")
+    r.add_argument("-o", "--output", metavar="DIR",
+                   help=f"Directory for the figures. Default: ./{DEFAULT_OUT}/STUDY.")
+    r.add_argument("-f", "--format", metavar="FORMAT", default="table", choices=("table", "json"),
+                   help="Output format: table or json. Default: table.")
+    r.add_argument("--plot-format", metavar="FMT", default="png", choices=("png", "svg"),
+                   help="Figure file format: png or svg. Default: png.")
+    r.add_argument("-p", "--prices", metavar="FILE",
+                   help="A price list overriding the shipped example prices for Figures 14 and 15. Default: none.")
+    r.set_defaults(func=reproduce_handler)

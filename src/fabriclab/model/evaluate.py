@@ -1,0 +1,102 @@
+"""Per-node bandwidth (and cost) of systems over a range of sizes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..errors import UsageError
+from .calibrate import Calibration
+from .cost import network_cost
+from .loads import solve
+from .resources import MB
+from .traffic import Traffic
+
+MAX_NODES = 100_000
+
+
+@dataclass
+class Point:
+    n: int
+    per_node: float                 # bytes/s, calibrated when a calibration applies
+    nominal: float                  # bytes/s from the packet formats
+    bottleneck: str
+    bottleneck_kind: str
+    nominal_bottleneck: str
+    method: str
+    topology: str
+    cost: Optional[float] = None
+    cost_per_mbps: Optional[float] = None
+    result: object = None
+
+    def to_dict(self) -> dict:
+        return {"n": self.n, "per_node_bytes_per_s": self.per_node, "nominal_bytes_per_s": self.nominal,
+                "bottleneck": self.bottleneck, "bottleneck_kind": self.bottleneck_kind,
+                "nominal_bottleneck": self.nominal_bottleneck, "method": self.method,
+                "topology": self.topology, "cost_usd": self.cost, "usd_per_MBps": self.cost_per_mbps}
+
+
+@dataclass
+class Curve:
+    key: str
+    label: str
+    calibrated: bool
+    points: list = field(default_factory=list)
+
+    def at(self, n: int) -> Optional[Point]:
+        for p in self.points:
+            if p.n == n:
+                return p
+        return None
+
+    def to_dict(self) -> dict:
+        return {"system": self.key, "label": self.label, "calibrated": self.calibrated,
+                "points": [p.to_dict() for p in self.points]}
+
+
+def evaluate(system, n: int, calibration: Optional[Calibration] = None, traffic: Traffic = Traffic(),
+             method: str = "auto", prices: Optional[dict] = None, payload: Optional[float] = None,
+             with_cost: bool = True) -> Optional[Point]:
+    """One point, or None when the system has no configuration of n nodes."""
+    if not 2 <= n <= MAX_NODES:
+        raise UsageError(f"system sizes must be between 2 and {MAX_NODES:,} nodes, got {n}")
+    topo = system.build(n)
+    if topo is None:
+        return None
+    cal = calibration.for_tech(system.tech) if calibration else {}
+    nominal = solve(topo, system.rates(topo, None, payload), traffic, method)
+    res = solve(topo, system.rates(topo, cal, payload), traffic, method) if cal else nominal
+    p = Point(n, res.per_node, nominal.per_node, res.bottleneck.label, res.bottleneck.kind,
+              nominal.bottleneck.label, res.method, topo.describe(), result=res)
+    if with_cost:
+        c = network_cost(system, topo, prices)
+        if c is not None:
+            p.cost = c.total
+            p.cost_per_mbps = c.per_mbps(n, res.per_node)
+    return p
+
+
+def curve(system, ns, calibration: Optional[Calibration] = None, traffic: Traffic = Traffic(),
+          method: str = "auto", prices: Optional[dict] = None, payload: Optional[float] = None,
+          with_cost: bool = True) -> Curve:
+    cal = bool(calibration) and bool(calibration.for_tech(system.tech))
+    c = Curve(system.key, system.label, cal)
+    for n in ns:
+        p = evaluate(system, n, calibration, traffic, method, prices, payload, with_cost)
+        if p is not None:
+            c.points.append(p)
+    return c
+
+
+def cheapest(systems, n: int, target_mbps: float, calibration: Optional[Calibration] = None,
+             prices: Optional[dict] = None) -> list:
+    """Systems that give every node at least `target_mbps` at n nodes, cheapest first."""
+    rows = []
+    for s in systems:
+        p = evaluate(s, n, calibration, prices=prices)
+        if p is None or p.cost is None:
+            continue
+        if p.per_node >= target_mbps * MB:
+            rows.append((p.cost, s, p))
+    rows.sort(key=lambda r: r[0])
+    return rows

@@ -1,0 +1,64 @@
+"""Figures (matplotlib, Agg backend): PNG or SVG by the file suffix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from ..errors import UsageError  # noqa: E402
+
+FORMATS = ("png", "svg")
+_MARKERS = "os^vD<>xP*h+"
+
+
+@dataclass
+class Series:
+    label: str
+    xs: list
+    ys: list
+    dashed: bool = False
+    group: int = 0               # series of one group share a colour and a marker
+    extra: dict = field(default_factory=dict)
+
+
+def figure(series: list, path, title: str, ylabel: str, xlabel: str = "Number of nodes",
+           logx: bool = False, logy: bool = False, note: Optional[str] = None,
+           ylim: Optional[tuple] = None) -> Path:
+    path = Path(path)
+    fmt = path.suffix.lstrip(".").lower()
+    if fmt not in FORMATS:
+        raise UsageError(f"plot file {path} must end in .png or .svg")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(10.5, 5.4))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for s in series:
+        if not s.xs:
+            continue
+        c = colours[s.group % len(colours)]
+        m = _MARKERS[s.group % len(_MARKERS)]
+        ax.plot(s.xs, s.ys, linestyle="--" if s.dashed else "-", marker=m,
+                markersize=3 if len(s.xs) > 40 else 5, color=c, label=s.label,
+                linewidth=1.2 if s.dashed else 1.6, alpha=0.85 if s.dashed else 1.0)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    if ylim:
+        ax.set_ylim(*ylim)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=11)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    if note:
+        fig.text(0.01, 0.005, note, fontsize=6.5, alpha=0.8)
+    fig.tight_layout(rect=(0, 0.03 if note else 0, 1, 1))
+    fig.savefig(path, format=fmt, dpi=120)
+    plt.close(fig)
+    return path

@@ -1,0 +1,22 @@
+"""Shared helpers for the model tests (no MPI needed)."""
+
+import argparse
+
+import pytest
+
+from fabriclab.model.cli import register
+
+
+@pytest.fixture
+def run_cli(capsys):
+    """Run a model subcommand in-process; returns (exit code, stdout)."""
+
+    def _run(*argv):
+        p = argparse.ArgumentParser()
+        sp = p.add_subparsers()
+        register(sp)
+        args = p.parse_args(list(argv))
+        rc = args.func(args)
+        return rc, capsys.readouterr().out
+
+    return _run

@@ -1,0 +1,111 @@
+"""`fabriclab model` in-process: tables, JSON, plots, calibration, cost, errors."""
+
+import json
+
+import pytest
+import yaml
+
+from fabriclab.errors import UsageError
+from fabriclab.model.cli import parse_nodes
+
+
+def test_parse_nodes():
+    assert parse_nodes("9") == [9]
+    assert parse_nodes("4,9,16") == [4, 9, 16]
+    assert parse_nodes("2:6") == [2, 3, 4, 5, 6]
+    assert parse_nodes("2:1000") == [2, 4, 8, 16, 32, 64, 128, 256, 512]
+    assert parse_nodes("16:64:+16") == [16, 32, 48, 64]
+    assert parse_nodes("64K") == [65536]
+    for bad in ("", "x", "9:2", "2:9:x1", "2:9:-1", "1", "200000", "2:3:4"):
+        with pytest.raises(UsageError):
+            parse_nodes(bad)
+
+
+def test_table_with_bottlenecks_and_crossover(run_cli, tmp_path):
+    rc, out = run_cli("model", "-n", "2:20", "-s", "sci-ring", "-s", "sci-2d", "-o", str(tmp_path))
+    assert rc == 0
+    assert "B-Link" in out and "SCI link, dimension 1" in out
+    assert "Best per-node bandwidth: SCI - Ring best up to 4 nodes, then SCI - 2D torus" in out
+    assert (tmp_path / "model.png").exists()
+
+
+def test_json_output_is_complete(run_cli, tmp_path):
+    rc, out = run_cli("model", "-n", "9,16", "-s", "sci-2d", "-s", "myrinet-clos64", "-c", "catalog",
+                      "--cost", "-f", "json", "--plot-format", "svg", "-o", str(tmp_path))
+    doc = json.loads(out)
+    assert rc == 0 and doc["schema"] == "fabriclab.model/1" and doc["calibrated"]
+    sci = doc["systems"][0]["points"][0]
+    assert sci["n"] == 9 and sci["per_node_bytes_per_s"] == pytest.approx(144e6)
+    assert sci["nominal_bytes_per_s"] > sci["per_node_bytes_per_s"]
+    assert sci["bottleneck"] == "B-Link" and sci["cost_usd"] > 0 and sci["usd_per_MBps"] > 0
+    assert doc["plot"].endswith(".svg")
+
+
+def test_calibration_flags_and_file(run_cli, tmp_path):
+    f = tmp_path / "cal.yaml"
+    f.write_text(yaml.safe_dump({"sci-d33x": {"link": 390, "adapter_bus": {"value": 360, "source": "run",
+                                                                            "date": "2024"}}}))
+    rc, out1 = run_cli("model", "-n", "9", "-s", "sci-2d", "-C", str(f), "-f", "json", "--no-plot")
+    rc, out2 = run_cli("model", "-n", "9", "-s", "sci-2d", "-c", "sci-d33x.adapter_bus=360", "-c", "link=390",
+                       "-f", "json", "--no-plot")
+    a, b = json.loads(out1), json.loads(out2)
+    assert a["systems"][0]["points"][0]["per_node_bytes_per_s"] == pytest.approx(144e6)
+    assert b["systems"][0]["points"][0]["per_node_bytes_per_s"] == pytest.approx(144e6)
+
+
+def test_published_and_target(run_cli, tmp_path):
+    rc, out = run_cli("model", "-n", "9,16,32", "-s", "sci-2d", "-s", "myrinet-minimal", "-c", "catalog", "-P",
+                      "--cost", "--target", "130", "-o", str(tmp_path))
+    assert rc == 0
+    assert "(as published)" in out
+    assert "Cheapest system giving every node at least 130 MB/s" in out
+    assert "Best cost effectiveness" in out
+
+
+def test_other_traffic_and_spec_systems(run_cli, tmp_path):
+    rc, out = run_cli("model", "-n", "16", "-s", "infiniband-ndr:folded-clos:oversubscription=3",
+                      "-T", "permutation", "--no-plot")
+    assert rc == 0 and "random permutation" in out
+
+
+def test_topology_file(run_cli, tmp_path):
+    f = tmp_path / "n.yaml"
+    f.write_text(yaml.safe_dump({"nodes": 3, "switches": 1, "default_rate_MBps": 10,
+                                 "links": [["n0", "s0"], ["n1", "s0"], ["n2", "s0"]]}))
+    rc, out = run_cli("model", "-n", "4", "-s", "sci-2d", "-t", str(f), "--no-plot")
+    assert rc == 0 and "10.0 MB/s per node" in out
+
+
+def test_list(run_cli):
+    rc, out = run_cli("model", "--list")
+    assert rc == 0 and "sci-d33x" in out and "seed 001 Table 1" in out and "myrinet-clos64" in out
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["-s", "nope"], "unknown system"),
+    (["-s", "sci-d33x:hypercube"], "unknown topology family"),
+    (["-s", "sci-d33x:torus:colour=3"], "has no parameter 'colour'"),
+    (["-c", "link"], "is not RESOURCE=MBps"),
+    (["-c", "link=-4"], "must be positive"),
+    (["-c", "sci-d33x.bogus=4", "-s", "sci-2d"], "has no resource 'bogus'"),
+    (["-n", "0:4"], "between 2 and"),
+    (["-t", "/nonexistent.yaml"], "cannot read"),
+    (["-s", "myrinet-clos64", "-T", "all-to-all", "-p", "/nonexistent.yaml"], "cannot read"),
+    (["-s", "sci-d33x:torus:dims=0", "-n", "4"], "must be"),
+    (["-s", "infiniband-ndr:dragonfly:p=2,a=4,h=2,g=4"], "divide"),
+    (["-s", "infiniband-ndr:xgft:m=4/4,w=2/4", "-n", "8"], "w1 must be 1"),
+    (["-s", "fast-ethernet", "-P"], "no 'as published' formula"),
+])
+def test_bad_input_is_one_line(run_cli, argv, msg):
+    with pytest.raises(UsageError) as e:
+        run_cli("model", "--no-plot", *argv)
+    assert msg in str(e.value) and "\n" not in str(e.value)
+
+
+def test_registers_both_subcommands():
+    import argparse
+    from fabriclab.model.cli import model_handler, register, reproduce_handler
+    p = argparse.ArgumentParser()
+    register(p.add_subparsers())
+    assert p.parse_args(["model"]).func is model_handler
+    assert p.parse_args(["reproduce", "sci-myrinet-2002"]).func is reproduce_handler
