@@ -10,6 +10,11 @@
 #include <string.h>
 
 #define MAX_BATCH ((int64_t)1 << 24)
+/* The first point of a run keeps warming up for this long (at most half its
+ * point_time): cores leave idle and low-frequency states over tens of ms, far
+ * longer than a count of warm-up ops takes for short ops. Later points find
+ * the cores busy, as ranks spin in MPI between points. */
+#define RUN_WARMUP_S 0.1
 
 enum { GO = 0, CONVERGED, TIME_CAP, MAX_SAMPLES };
 static const char *const stop_name[] = {"", "converged", "time_cap", "max_samples"};
@@ -261,6 +266,26 @@ static int64_t calibrate(const fl_run_state *r, void *state, const fl_shape *sh,
     return batch;
 }
 
+/* Continues the warm-up with measure(batch) until it has lasted `until`
+ * seconds since t0, deciding on rank 0 about every millisecond; returns the
+ * ops run. */
+static int64_t settle(const fl_run_state *r, void *state, int64_t batch, double t1,
+                      double t0, double until)
+{
+    int64_t chunk = (int64_t)ceil(1e-3 / ((double)batch * t1)), ops = 0;
+    int go = 1;
+    for (;;) {
+        if (r->ctx.rank == 0)
+            go = fl_now() - t0 < until;
+        MPI_Bcast(&go, 1, MPI_INT, 0, r->ctx.comm);
+        if (!go)
+            return ops;
+        for (int64_t i = 0; i < chunk; i++)
+            r->b->measure(&r->ctx, state, batch);
+        ops += chunk * batch;
+    }
+}
+
 /* Step 4: rounds of samples; returns the stop reason, *n the sample count. */
 static int sample(fl_run_state *r, void *state, const fl_shape *sh, int64_t batch,
                   double t1, double t0, int *n)
@@ -314,9 +339,12 @@ static void run_point(fl_run_state *r, const fl_point *pt)
     }
     MPI_Barrier(c->comm);
     double t0 = fl_now();
-    if (r->opts.warmup > 0)
-        b->measure(c, state, r->opts.warmup);
+    int64_t warmup = r->opts.warmup;
+    if (warmup > 0)
+        b->measure(c, state, warmup);
     int64_t batch = calibrate(r, state, &sh, &t1);
+    if (r->points == 0)
+        warmup += settle(r, state, batch, t1, t0, fmin(RUN_WARMUP_S, 0.5 * r->opts.point_time));
     int stop = sample(r, state, &sh, batch, t1, t0, &n);
     double elapsed = fl_now() - t0;
 
@@ -332,7 +360,7 @@ static void run_point(fl_run_state *r, const fl_point *pt)
         fl_buf_printf(&j, ",\"size\":%lld,\"stride\":%lld,\"bytes_per_op\":%lld,"
                       "\"legs_per_op\":%d,\"warmup\":%lld,\"batch\":%lld,\"samples\":",
                       (long long)pt->size, (long long)pt->stride, (long long)sh.bytes_per_op,
-                      sh.legs_per_op, (long long)r->opts.warmup, (long long)batch);
+                      sh.legs_per_op, (long long)warmup, (long long)batch);
         fl_buf_nums(&j, r->samples, n);
         fl_buf_printf(&j, ",\"stop\":\"%s\",\"elapsed_s\":", stop_name[stop]);
         fl_buf_num(&j, elapsed);

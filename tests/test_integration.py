@@ -102,3 +102,15 @@ def test_interrupted_run_keeps_a_valid_document(tmp_path):
     assert doc["footer"]["status"] == "interrupted"
     assert len(schema.points(doc)) >= 3
     assert schema.load(stream)["footer"]["status"] == "interrupted"
+
+
+def test_tcp_interface_selection_and_recorded_options(tmp_path, capsys):
+    home = _home("mpich")
+    out = tmp_path / "lo.json"
+    assert main(["run", "tcp.rr_poll", "-s", "64", "-p", "iface=lo", "-p", "sndbuf=256K", "--mpi-home", home,
+                 "-q", "-o", str(out), "--point-time", "0.05"]) == 0
+    info = schema.points(schema.load(out))[0]["info"]
+    assert "127.0.0.1" in json.dumps(info)
+    assert main(["run", "tcp.rr_poll", "-s", "64", "-p", "iface=nosuch0", "--mpi-home", home, "-q",
+                 "-o", str(tmp_path / "bad.json"), "-t", "30"]) == 1
+    assert "nosuch0" in capsys.readouterr().err

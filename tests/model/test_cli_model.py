@@ -109,3 +109,17 @@ def test_registers_both_subcommands():
     register(p.add_subparsers())
     assert p.parse_args(["model"]).func is model_handler
     assert p.parse_args(["reproduce", "sci-myrinet-2002"]).func is reproduce_handler
+
+
+def test_maxmin_spread(run_cli):
+    # hotspot: every sender shares the target's ejection link equally
+    rc, out = run_cli("model", "-n", "16", "-s", "myrinet-clos64", "-T", "hotspot", "-M", "-f", "json", "--no-plot")
+    doc = json.loads(out)
+    m = doc["maxmin"][0]
+    assert m["min"] == pytest.approx(m["max"])
+    assert m["min"] == pytest.approx(doc["systems"][0]["points"][0]["per_node_bytes_per_s"])
+    # all-to-all on a linear array: nodes far from the hot cut get more than the synchronized bound
+    rc, out = run_cli("model", "-n", "40", "-s", "myrinet-minimal", "-M", "-f", "json", "--no-plot")
+    doc = json.loads(out)
+    m, p = doc["maxmin"][0], doc["systems"][0]["points"][0]
+    assert m["min"] >= p["per_node_bytes_per_s"] * (1 - 1e-9) and m["max"] > m["min"]

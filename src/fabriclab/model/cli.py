@@ -13,7 +13,7 @@ from . import published
 from .calibrate import Calibration, load_file, parse_flags
 from .catalog import system, system_names, technologies
 from .cost import price_list
-from .evaluate import MAX_NODES, Curve, Point, cheapest, curve
+from .evaluate import MAX_NODES, Curve, Point, cheapest, curve, maxmin_rates
 from .loads import METHODS, solve
 from .plot import Series, figure
 from .resources import MB
@@ -170,6 +170,13 @@ def model_handler(args) -> int:
         for n in ns:
             rows = cheapest(systems, n, args.target, cal, prices)
             target_rows.append((n, rows[0] if rows else None))
+    mm = []
+    if args.maxmin:
+        for s in systems:
+            for n in ns:
+                r = maxmin_rates(s, n, cal, traffic, args.payload)
+                if r is not None:
+                    mm.append({"system": s.key, "label": s.label, "n": n, **r})
     out = Path(args.output)
     plot = None
     if not args.no_plot and all_curves:
@@ -180,14 +187,17 @@ def model_handler(args) -> int:
                               dashed=True, group=g) for g, c in enumerate(all_curves) if c.calibrated]
         series += [Series(c.label, [p.n for p in c.points], [p.per_node / MB for p in c.points], dashed=True,
                           group=g) for g, c in enumerate(pubs)]
+        ys = [y for sr in series for y in sr.ys if y > 0]
         plot = figure(series, out / f"model.{args.plot_format}", f"Per-node bandwidth, {traffic.describe()}",
                       "Bandwidth per node (MB/s)", logx=max(ns) / min(ns) > 64,
+                      logy=bool(ys) and max(ys) / min(ys) > 100,
                       note="dashed: nominal (uncalibrated) or as published" if (cal or pubs) else None)
     if args.format == "json":
         doc = {"schema": SCHEMA, "traffic": traffic.describe(), "calibrated": bool(cal),
                "systems": [c.to_dict() for c in curves], "published": [c.to_dict() for c in pubs],
                "custom": extra, "best": words, "segments": [s.__dict__ for s in segs],
                "cost_effectiveness": cost_words, "plot": str(plot) if plot else None,
+               "maxmin": [{k: v for k, v in m.items() if k != "label"} for m in mm],
                "target": None if args.target is None else [
                    {"n": n, "target_MBps": args.target,
                     "cheapest": None if r is None else {"system": r[1].key, "cost_usd": r[0],
@@ -207,6 +217,10 @@ def model_handler(args) -> int:
     for e in extra:
         print()
         print(f"{e['topology']}: {e['per_node_bytes_per_s'] / MB:,.1f} MB/s per node, bottleneck {e['bottleneck']}")
+    if mm:
+        print("\nMax-min fair steady state (per-node totals, MB/s):")
+        print(_table([[m["label"], m["n"], _fmt(m["min"] / MB), _fmt(m["median"] / MB), _fmt(m["max"] / MB)]
+                      for m in mm], ["system", "N", "min", "median", "max"]))
     if empty:
         print("\nno configuration in this size range: " + ", ".join(empty))
     print("\nBest per-node bandwidth: " + words + ".")
@@ -292,6 +306,9 @@ def register(subparsers) -> None:
     p.add_argument("-P", "--published", action="store_true",
                    help="Also draw the seed's own formulas 'as published' for the systems that have them. "
                         "Default: off (the exact model only).")
+    p.add_argument("-M", "--maxmin", action="store_true",
+                   help="Also solve the steady-state max-min fair rates of the pattern's flows and show the "
+                        "spread of per-node rates. Default: off.")
     p.add_argument("--cost", action="store_true",
                    help="Add total cost and dollars per MB/s to the tables (example prices unless -p). Default: off.")
     p.add_argument("-p", "--prices", metavar="FILE",

@@ -79,6 +79,8 @@ def sentence(segs: list, unit_noun: str = "nodes") -> str:
         return "no system has a configuration in this range"
     if len(segs) == 1:
         s = segs[0]
+        if s.first == s.last:
+            return f"{s.label} best at {s.first} {unit_noun}"
         return f"{s.label} best at every size from {s.first} to {s.last} {unit_noun}"
     parts = [f"{segs[0].label} best up to {segs[0].last} {unit_noun}"]
     for s in segs[1:-1]:

@@ -5,10 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+import numpy as np
+
 from ..errors import UsageError
 from .calibrate import Calibration
 from .cost import network_cost
-from .loads import solve
+from .loads import class_rates, solve
+from .maxmin import max_min
 from .resources import MB
 from .traffic import Traffic
 
@@ -74,6 +77,26 @@ def evaluate(system, n: int, calibration: Optional[Calibration] = None, traffic:
             p.cost = c.total
             p.cost_per_mbps = c.per_mbps(n, res.per_node)
     return p
+
+
+def maxmin_rates(system, n: int, calibration: Optional[Calibration] = None, traffic: Traffic = Traffic(),
+                 payload: Optional[float] = None, max_flows: int = 4_000_000) -> Optional[dict]:
+    """Steady-state max-min fair rates of the pattern's flows: per-node totals
+    (bytes/s) as min, median and max over the sending nodes."""
+    topo = system.build(n)
+    if topo is None:
+        return None
+    src, dst = traffic.flows(topo)
+    if len(src) > max_flows:
+        raise UsageError(f"{len(src):,} flows at {n} nodes are too many for the max-min solver (at most "
+                         f"{max_flows:,}); use fewer nodes")
+    cal = calibration.for_tech(system.tech) if calibration else {}
+    rates = np.array([r for r, _, _ in class_rates(topo, system.rates(topo, cal, payload))])
+    cap = rates[topo.class_of(np.arange(topo.n_resources))]
+    res = max_min(topo.paths(src, dst), cap)
+    per = res.per_source(src)[np.unique(src)]
+    return {"min": float(per.min()), "median": float(np.median(per)), "max": float(per.max()),
+            "levels": res.levels}
 
 
 def curve(system, ns, calibration: Optional[Calibration] = None, traffic: Traffic = Traffic(),

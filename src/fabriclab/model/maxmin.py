@@ -24,7 +24,7 @@ from typing import Optional
 import numpy as np
 
 from ..errors import UsageError
-from .topologies.base import Paths
+from .topologies.base import Paths, stable_order
 
 
 @dataclass
@@ -70,7 +70,7 @@ def max_min(paths: Paths, capacity: np.ndarray, demand: Optional[np.ndarray] = N
         raise UsageError("a path uses a resource that has no capacity")
     # resource -> (flow, weight) CSR
     flow_of = np.repeat(np.arange(F, dtype=np.int64), np.diff(fptr))
-    order = np.argsort(res, kind="stable")
+    order = stable_order(res)
     r_flow = flow_of[order]
     rptr = np.zeros(R + 1, np.int64)
     np.cumsum(np.bincount(res, minlength=R), out=rptr[1:])

@@ -9,7 +9,7 @@ builder and the parameters it accepts.
 from __future__ import annotations
 
 from ...errors import UsageError
-from .base import NodeModel, Paths, ResourceClass, Topology
+from .base import NodeModel, Paths, ResourceClass, Topology, check_int
 from .custom import CustomNetwork, load_network_file
 from .dragonfly import Dragonfly
 from .fattree import FatTree
@@ -73,9 +73,9 @@ def _prod(t) -> int:
 
 
 def _folded(n, p, sp, nm):
-    radix = int(p.get("radix", sp or 0))
-    if radix < 2:
+    if "radix" not in p and not sp:
         raise UsageError("a folded Clos needs a switch radix: the technology has none, give radix=N")
+    radix = check_int("switch radix", p.get("radix", sp), 2)
     over = float(p.get("oversubscription", 1.0))
     levels = p.get("levels")
     levels = None if levels in (None, "auto") else int(levels)
@@ -110,7 +110,9 @@ def build(family: str, n: int, params: dict, switch_ports=None, node_model: Node
                          f"(it takes: {', '.join(sorted(allowed)) or 'none'})")
     try:
         return fn(int(n), params, switch_ports, node_model)
-    except (TypeError, ValueError) as e:
+    except KeyError as e:
+        raise UsageError(f"topology {family} needs the parameter {e.args[0]!r}") from None
+    except (TypeError, ValueError, ZeroDivisionError) as e:
         raise UsageError(f"bad parameter for topology {family}: {e}") from None
 
 

@@ -46,14 +46,14 @@ class Paths:
     def from_columns(columns: Sequence[tuple], n_flows: int) -> "Paths":
         """Merge per-flow columns: each column is (flow_ids, res_ids, weights)."""
         if columns:
-            fl = np.concatenate([c[0] for c in columns]).astype(np.int64)
-            rs = np.concatenate([c[1] for c in columns]).astype(np.int64)
+            fl = np.concatenate([c[0] for c in columns]).astype(np.int64, copy=False)
+            rs = np.concatenate([c[1] for c in columns]).astype(np.int64, copy=False)
             wt = np.concatenate([np.broadcast_to(np.asarray(c[2], dtype=float), c[0].shape)
                                  for c in columns])
         else:
             fl = rs = np.zeros(0, np.int64)
             wt = np.zeros(0)
-        order = np.argsort(fl, kind="stable")
+        order = np.argsort(fl, kind="stable")     # runs of sorted ids: timsort is fast here
         counts = np.bincount(fl, minlength=n_flows)
         indptr = np.zeros(n_flows + 1, np.int64)
         np.cumsum(counts, out=indptr[1:])
@@ -191,3 +191,15 @@ def expand(lengths) -> tuple:
     np.cumsum(lengths[:-1], out=firsts[1:])
     step = np.arange(total, dtype=np.int64) - np.repeat(firsts, lengths)
     return owner, step
+
+
+def stable_order(keys: np.ndarray) -> np.ndarray:
+    """Stable argsort of non-negative ints by 16-bit radix passes (numpy sorts
+    16-bit keys with a linear-time radix sort)."""
+    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    shift = 16
+    while int(keys.max(initial=0)) >> shift:
+        digit = ((keys[order] >> shift) & 0xFFFF).astype(np.uint16)
+        order = order[np.argsort(digit, kind="stable")]
+        shift += 16
+    return order

@@ -25,8 +25,7 @@ from ..resources import MB
 from ..routing import GraphRouter
 from .base import NodeModel, Paths, ResourceClass, Topology
 
-_TOP_KEYS = {"name", "nodes", "switches", "links", "routing", "transit_nodes", "default_rate_MBps",
-             "technology", "host_bus"}
+_TOP_KEYS = {"name", "nodes", "switches", "links", "routing", "transit_nodes", "default_rate_MBps"}
 _LINK_KEYS = {"a", "b", "count", "rate_MBps", "efficiency", "duplex", "name"}
 
 
