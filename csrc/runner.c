@@ -215,7 +215,7 @@ static void decide(const fl_run_state *r, int n, double t0, double per_sample, i
     ctl[1] = k;
 }
 
-/* Per-op time of the slowest timed rank, on rank 0: each rank takes the
+/* Per-op time of the slowest timed rank, on every rank: each rank takes the
  * largest (worst = 1) or the smallest of three calls of measure(iters). */
 static double slowest(const fl_run_state *r, void *state, const fl_shape *sh, int64_t iters,
                       int worst)
@@ -229,7 +229,7 @@ static double slowest(const fl_run_state *r, void *state, const fl_shape *sh, in
     }
     if (!sh->timed)
         t = 0;
-    MPI_Reduce(c->rank ? &t : MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, 0, c->comm);
+    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, c->comm);
     return t > 1e-12 ? t : 1e-12;
 }
 
@@ -251,15 +251,13 @@ static int64_t batch_for(const fl_run_state *r, const fl_shape *sh, double per_o
 static int64_t calibrate(const fl_run_state *r, void *state, const fl_shape *sh, double *t1)
 {
     const fl_ctx *c = &r->ctx;
-    int64_t batch = 1;
     double t = slowest(r, state, sh, 1, 1);
-    if (c->rank == 0)
-        batch = batch_for(r, sh, t);
+    int64_t batch = batch_for(r, sh, t);
+    /* rank 0's shape decides (batch_multiple), so every rank runs the same batch */
     MPI_Bcast(&batch, 1, MPI_INT64_T, 0, c->comm);
     if (batch > 1) {
         t = slowest(r, state, sh, batch, 0);
-        if (c->rank == 0)
-            batch = batch_for(r, sh, t);
+        batch = batch_for(r, sh, t);
         MPI_Bcast(&batch, 1, MPI_INT64_T, 0, c->comm);
     }
     *t1 = t;
@@ -268,7 +266,7 @@ static int64_t calibrate(const fl_run_state *r, void *state, const fl_shape *sh,
 
 /* Continues the warm-up with measure(batch) until it has lasted `until`
  * seconds since t0, deciding on rank 0 about every millisecond; returns the
- * ops run. */
+ * ops run. t1 is the same on every rank (calibrate), and so is chunk. */
 static int64_t settle(const fl_run_state *r, void *state, int64_t batch, double t1,
                       double t0, double until)
 {

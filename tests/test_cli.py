@@ -43,10 +43,10 @@ def test_show_formats(fake_core, tmp_path, capsys, fmt, marker):
 
 def test_hang_names_bench_point_and_phase(fake_core, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FAKECORE_MODE", "hang:2")
-    rc = main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "1:64:x2", "-t", "1"))
+    rc = main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "1:64:x2", "-t", "5"))
     assert rc == 1
     err = capsys.readouterr().err
-    assert "message.pingpong" in err and "no output for 1 s" in err and "phase: measuring" in err
+    assert "message.pingpong" in err and "no output for 5 s" in err and "phase: measuring" in err
     doc = schema.load(tmp_path / "r.json")
     assert doc["footer"]["status"] == "failed"
     assert len(schema.points(doc)) == 2
@@ -57,6 +57,14 @@ def test_dead_rank_keeps_completed_points(fake_core, tmp_path, monkeypatch, caps
     assert main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "1:64:x2")) == 1
     assert "ended early" in capsys.readouterr().err
     assert len(schema.points(schema.load(tmp_path / "r.ndjson"))) == 3
+
+
+def test_point_without_samples_fails_cleanly(fake_core, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FAKECORE_MODE", "nosamples:1")
+    assert main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "1:8:x2")) == 1
+    assert "unusable point" in capsys.readouterr().err
+    doc = schema.load(tmp_path / "r.json")
+    assert doc["footer"]["status"] == "failed" and doc["footer"]["points"] == 1
 
 
 def test_core_error_line_is_reported(fake_core, tmp_path, monkeypatch, capsys):

@@ -101,6 +101,7 @@ def test_interrupted_run_keeps_a_valid_document(tmp_path):
     doc = schema.load(out)
     assert doc["footer"]["status"] == "interrupted"
     assert len(schema.points(doc)) >= 3
+    assert doc["footer"]["points"] == len(schema.points(doc))
     assert schema.load(stream)["footer"]["status"] == "interrupted"
 
 

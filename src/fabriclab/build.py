@@ -78,10 +78,10 @@ def ensure_core(mpi: MPI, rebuild: bool = False) -> Core:
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     except OSError as e:
-        os.unlink(tmp)
+        Path(tmp).unlink(missing_ok=True)
         raise UsageError(f"cannot run {mpi.mpicc}: {e}") from None
     if p.returncode != 0:
-        os.unlink(tmp)
+        Path(tmp).unlink(missing_ok=True)  # the compiler may already have removed it
         first = next((ln for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip()[:300])
         raise RunError(f"building the core with {mpi.mpicc} failed: {first}")
     os.replace(tmp, out)

@@ -21,7 +21,7 @@ def register(sub) -> None:
     d = Sampling()
     p = sub.add_parser("run", help="Run benchmarks (default: the whole default suite) and write a result file.",
                        description="Run benchmarks. With no BENCH, runs every level's default sweep "
-                                   "(about 3 minutes on a 2-core machine).")
+                                   "(at most 3 minutes on a 2-core machine; about 30-50 s on an idle one).")
     p.add_argument("bench", nargs="*", metavar="BENCH",
                    help="Levels (memory, deposit, message, tcp) or benchmarks (message.pingpong). "
                         "Default: all. `fabriclab list` shows them.")

@@ -99,7 +99,8 @@ class _Launch:
 def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, timeout: float,
         progress=None) -> Outcome:
     """Run every job; stop at the first failure. Ctrl-C ends the run as 'interrupted'."""
-    done, diags = 0, []
+    diags: list = []
+    status, error = "complete", None
     for job in plan.jobs:
         argv, env = command(spec, [core_path, *job.core_args(), *plan.sampling.core_args(),
                                    *(["--validate"] if plan.validate else [])])
@@ -107,29 +108,31 @@ def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, time
         writer.add("launch", {"bench": job.bench.name, "command": argv,
                               "env": env, "started": time.time()})
         try:
-            n, error = _consume(job, plan, launch, writer, timeout, progress, diags)
+            error = _consume(job, plan, launch, writer, timeout, progress, diags)
         except KeyboardInterrupt:
             launch.close()
-            return Outcome("interrupted", f"interrupted during {job.bench.name}", done, diags)
-        done += n
+            status, error = "interrupted", f"interrupted during {job.bench.name}"
+            break
         rc = launch.finish(grace=0 if error else 30)
         if error is None and rc != 0:
             error = (f"{job.bench.name}: the MPI job exited with code {rc}; "
                      f"stderr: {launch.stderr_tail() or '(empty)'}")
         launch.close()
         if error:
-            return Outcome("failed", error, done, diags)
-    return Outcome("complete", None, done, diags)
+            status = "failed"
+            break
+    done = sum(1 for r in writer.records if r["kind"] in ("point", "skip"))
+    return Outcome(status, error, done, diags)
 
 
 def _consume(job: Job, plan: Plan, launch: _Launch, writer: StreamWriter, timeout: float,
-             progress, diags: list) -> tuple[int, str | None]:
-    """Read one launch's lines; returns (points written, error or None)."""
-    phase, where, n, ended, timer = "starting the MPI job", "", 0, False, {}
+             progress, diags: list) -> str | None:
+    """Read one launch's lines into records; returns an error line or None."""
+    phase, where, ended, timer = "starting the MPI job", "", False, {}
     for line in launch.lines(timeout):
         if line is None:
             launch.stop()
-            return n, (f"{job.bench.name}: no output for {timeout:g} s{where} (phase: {phase}); "
+            return (f"{job.bench.name}: no output for {timeout:g} s{where} (phase: {phase}); "
                        f"a rank hung or died. Stderr: {launch.stderr_tail() or '(empty)'}")
         try:
             msg = json.loads(line)
@@ -145,7 +148,10 @@ def _consume(job: Job, plan: Plan, launch: _Launch, writer: StreamWriter, timeou
         elif kind == "point":
             rec = {k: v for k, v in msg.items() if k != "type"}
             rec["params"] = {**job.bench.params, **job.params}
-            summ = derive(rec)
+            try:
+                summ = derive(rec)
+            except ValueError as e:  # no samples, or negative/non-finite ones
+                return f"{job.bench.name}{where}: the core sent an unusable point ({e})"
             found = diagnostics.check_point(rec, summ, plan.sampling.target_ci)
             if timer:
                 found += [replace(d, bench=rec["bench"], size=rec["size"], stride=rec["stride"]) for d in
@@ -154,20 +160,18 @@ def _consume(job: Job, plan: Plan, launch: _Launch, writer: StreamWriter, timeou
             rec["diagnostics"] = [d.to_dict() for d in found]
             diags.extend(found)
             writer.add("point", rec)
-            n += 1
             if progress:
                 progress.advance(job.bench.name, rec)
         elif kind == "skip":
             writer.add("skip", {k: v for k, v in msg.items() if k != "type"})
-            n += 1
             if progress:
                 progress.advance(job.bench.name, None)
         elif kind == "error":
-            return n, f"{job.bench.name}{where}: {msg.get('message', 'core error')}"
+            return f"{job.bench.name}{where}: {msg.get('message', 'core error')}"
         elif kind == "end":
             ended = True
     if not ended:
-        return n, (f"{job.bench.name}: the MPI job ended early{where} (phase: {phase}); "
+        return (f"{job.bench.name}: the MPI job ended early{where} (phase: {phase}); "
                    f"stderr: {launch.stderr_tail() or '(empty)'}")
-    return n, None
+    return None
 

@@ -2,7 +2,8 @@
 """A stand-in for fabriclab-core that speaks the same protocol with deterministic samples.
 
 FAKECORE_MODE selects a behaviour: "ok" (default), "hang:N" (stop answering
-after N points), "die:N" (exit 1 after N points), "error" (an error line)."""
+after N points), "die:N" (exit 1 after N points), "error" (an error line),
+"nosamples:N" (point N has no samples)."""
 import json
 import os
 import sys
@@ -43,6 +44,8 @@ def main(argv):
             emit({"type": "begin", "bench": bench, "size": size, "stride": stride})
             base = 1e-6 * legs + size / 5e9 * legs  # Hockney: 1 us + n / 5 GB/s per leg
             samples = [base * (1 + 0.001 * ((k * 7) % 5)) for k in range(20)]
+            if mode == "nosamples" and n == int(arg):
+                samples = []
             val = {"checked_bytes": size * legs, "errors": 0} if "--validate" in opts else None
             emit({"type": "point", "bench": bench, "size": size, "stride": stride,
                   "bytes_per_op": size * legs, "legs_per_op": legs, "warmup": 10, "batch": 4,
