@@ -83,8 +83,7 @@ def test_switch_array_middle_cut(switches, cables):
     # balanced array of k nodes per switch by taking k = 16 - 2·cables everywhere
     k = 16 - 2 * cables
     t = SwitchArray(switches * k, 16, cables, "d-mod-k", NodeModel(), "balanced")
-    if not np.all(t.per_switch == k):
-        pytest.skip("placement did not give equal switches")
+    assert np.all(t.per_switch == k), "balanced placement must give every switch k nodes"
     b = brute(t)
     assert b["isl+"].max() == pytest.approx(cf.switch_array_link(switches, k, cables))
 

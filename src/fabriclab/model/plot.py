@@ -59,6 +59,6 @@ def figure(series: list, path, title: str, ylabel: str, xlabel: str = "Number of
     if note:
         fig.text(0.01, 0.005, note, fontsize=6.5, alpha=0.8)
     fig.tight_layout(rect=(0, 0.03 if note else 0, 1, 1))
-    fig.savefig(path, format=fmt, dpi=120)
+    fig.savefig(path, format=fmt, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return path
