@@ -10,11 +10,15 @@
 #include <string.h>
 
 #define MAX_BATCH ((int64_t)1 << 24)
-/* The first point of a run keeps warming up for this long (at most half its
- * point_time): cores leave idle and low-frequency states over tens of ms, far
- * longer than a count of warm-up ops takes for short ops. Later points find
- * the cores busy, as ranks spin in MPI between points. */
+/* Warm-up lasts at least this long (at most half of point_time), whatever
+ * the op count: cores leave idle and low-frequency states over tens of ms,
+ * so the first point of a run warms up longest; later points find the cores
+ * busy (ranks spin in MPI between points), but a library's fast path still
+ * needs a few ms to settle after setup and collectives: with 20 warm-up ops a
+ * 0-byte ping-pong (MPICH) read 2-4% slower than a long hand-written loop,
+ * with 2 ms of warm-up the same. */
 #define RUN_WARMUP_S 0.1
+#define POINT_WARMUP_S 0.005
 
 enum { GO = 0, CONVERGED, TIME_CAP, MAX_SAMPLES };
 static const char *const stop_name[] = {"", "converged", "time_cap", "max_samples"};
@@ -264,6 +268,24 @@ static int64_t calibrate(const fl_run_state *r, void *state, const fl_shape *sh,
     return batch;
 }
 
+/* The counted warm-up, cut short once it has used `until` seconds since t0:
+ * one strided copy of 64 MiB takes tens of ms, and a fixed count of them
+ * would overrun the point's time cap before the first sample. Rank 0 decides
+ * after every op, so all ranks run the same number. */
+static int64_t warm(const fl_run_state *r, void *state, int64_t count, double t0, double until)
+{
+    int64_t ops = 0;
+    int go = 1;
+    while (ops < count && go) {
+        r->b->measure(&r->ctx, state, 1);
+        ops++;
+        if (r->ctx.rank == 0)
+            go = fl_now() - t0 < until;
+        MPI_Bcast(&go, 1, MPI_INT, 0, r->ctx.comm);
+    }
+    return ops;
+}
+
 /* Continues the warm-up with measure(batch) until it has lasted `until`
  * seconds since t0, deciding on rank 0 about every millisecond; returns the
  * ops run. t1 is the same on every rank (calibrate), and so is chunk. */
@@ -337,12 +359,10 @@ static void run_point(fl_run_state *r, const fl_point *pt)
     }
     MPI_Barrier(c->comm);
     double t0 = fl_now();
-    int64_t warmup = r->opts.warmup;
-    if (warmup > 0)
-        b->measure(c, state, warmup);
+    int64_t warmup = warm(r, state, r->opts.warmup, t0, 0.5 * r->opts.point_time);
     int64_t batch = calibrate(r, state, &sh, &t1);
-    if (r->points == 0)
-        warmup += settle(r, state, batch, t1, t0, fmin(RUN_WARMUP_S, 0.5 * r->opts.point_time));
+    double floor_s = r->points == 0 ? RUN_WARMUP_S : POINT_WARMUP_S;
+    warmup += settle(r, state, batch, t1, t0, fmin(floor_s, 0.5 * r->opts.point_time));
     int stop = sample(r, state, &sh, batch, t1, t0, &n);
     double elapsed = fl_now() - t0;
 

@@ -87,9 +87,11 @@ def _table_blocks(doc: dict):
             "n", "MB/s", "stop", "warnings"]
         body = []
         for r in rs:
-            t = lambda k: f"{r[k] / legs / div:.3f}"  # noqa: E731 - per-leg time in the block's unit
+            t = lambda k: f"{r[k] / legs / div:.4g}"  # noqa: E731 - per-leg time in the block's unit
+            # With n <= 5 the 95% CI of the median is [min, max]: no interval worth printing.
+            ci = f"+-{r['ci_rel'] * 100:.1f}%" if r["n"] > 5 and r["ci_rel"] is not None else f"n={r['n']}"
             body.append([fmt_bytes(r["size"])] + ([str(r["stride"])] if strided else []) + [
-                t("median_s"), f"+-{r['ci_rel'] * 100:.1f}%", t("p5_s"), t("p99_s"), t("min_s"), t("max_s"),
+                t("median_s"), ci, t("p5_s"), t("p99_s"), t("min_s"), t("max_s"),
                 str(r["n"]), f"{r['bandwidth_Bps'] / 1e6:.1f}" if r["bandwidth_Bps"] else "-",
                 r["stop"] or "", r["warnings"] or ""])
         note = "time per transfer (one leg)" if legs > 1 else "time per operation"
@@ -128,12 +130,16 @@ def warning_lines(diags: list) -> list[str]:
     return lines
 
 
+def _first_line(text) -> str:
+    return " ".join(str(text).splitlines()[0].split()) if text else ""
+
+
 def header_lines(doc: dict) -> list[str]:
     h, f = doc["header"], doc["footer"]
     mpi = h.get("mpi", {})
     lines = [f"fabriclab {h.get('fabriclab_version', '?')} run {h.get('run_id', '')}: status {f.get('status')}",
              f"host {h.get('host', {}).get('hostname', '?')}, {h.get('host', {}).get('cpu_model', '?')} "
-             f"x{h.get('host', {}).get('cpu_count', '?')}; MPI {mpi.get('library') or mpi.get('header_version', '?')}; "
+             f"x{h.get('host', {}).get('cpu_count', '?')}; MPI {_first_line(mpi.get('library')) or mpi.get('header_version', '?')}; "
              f"{h.get('nranks', '?')} ranks via {h.get('launcher', {}).get('launcher', '?')}"]
     if f.get("error"):
         lines.append(f"error: {f['error']}")
