@@ -12,7 +12,7 @@ import json
 
 from . import fit
 from .schema import points
-from .units import fmt_bytes
+from .units import fmt_bytes, fmt_time
 
 ROW_FIELDS = ("bench", "size", "stride", "n", "median_s", "ci_low_s", "ci_high_s", "ci_rel",
               "p5_s", "p25_s", "p75_s", "p95_s", "p99_s", "min_s", "max_s", "mean_s", "stdev_s",
@@ -65,14 +65,6 @@ def derived(doc: dict) -> dict:
     return out
 
 
-def _scale(values: list[float]) -> tuple[float, str]:
-    m = max((abs(v) for v in values if v is not None), default=0.0)
-    for div, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")):
-        if m >= div:
-            return div, unit
-    return 1e-9, "ns"
-
-
 def _table_blocks(doc: dict):
     """(title, header, body rows) per benchmark, with scaled units."""
     by: dict[str, list[dict]] = {}
@@ -80,14 +72,12 @@ def _table_blocks(doc: dict):
         by.setdefault(r["bench"], []).append(r)
     for bench, rs in by.items():
         legs = rs[0]["legs_per_op"] or 1
-        div, unit = _scale([r["median_s"] / legs for r in rs])
         strided = any(r["stride"] != 1 for r in rs)
         head = ["size"] + (["stride"] if strided else []) + [
-            f"median {unit}", "95% CI", f"p5 {unit}", f"p99 {unit}", f"min {unit}", f"max {unit}",
-            "n", "MB/s", "stop", "warnings"]
+            "median", "95% CI", "p5", "p99", "min", "max", "n", "MB/s", "stop", "warnings"]
         body = []
         for r in rs:
-            t = lambda k: f"{r[k] / legs / div:.4g}"  # noqa: E731 - per-leg time in the block's unit
+            t = lambda k: fmt_time(r[k] / legs, 4)  # noqa: E731 - per-leg time with its unit
             # With n <= 5 the 95% CI of the median is [min, max]: no interval worth printing.
             ci = f"+-{r['ci_rel'] * 100:.1f}%" if r["n"] > 5 and r["ci_rel"] is not None else f"n={r['n']}"
             body.append([fmt_bytes(r["size"])] + ([str(r["stride"])] if strided else []) + [

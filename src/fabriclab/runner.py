@@ -47,20 +47,28 @@ class _Launch:
     def __init__(self, argv: list[str], env: dict):
         self.err = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.err, env={**os.environ, **env},
-                                     start_new_session=True, text=True, bufsize=1)
+                                     start_new_session=True, bufsize=0)
         self.sel = selectors.DefaultSelector()
         self.sel.register(self.proc.stdout, selectors.EVENT_READ)
 
     def lines(self, silence: float):
-        """Yield stdout lines; yields None when nothing came for `silence` seconds."""
+        """Yield stdout lines; yields None when nothing came for `silence` seconds.
+
+        Reads the raw pipe: a buffered reader could hold a complete line that
+        select() no longer reports, and a hang would then hide the last point."""
+        fd, pending = self.proc.stdout.fileno(), b""
         while True:
             if not self.sel.select(timeout=silence):
                 yield None
                 continue
-            line = self.proc.stdout.readline()
-            if not line:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                if pending:
+                    yield pending.decode(errors="replace")
                 return
-            yield line
+            *complete, pending = (pending + chunk).split(b"\n")
+            for line in complete:
+                yield line.decode(errors="replace")
 
     def stop(self) -> None:
         if self.proc.poll() is None:

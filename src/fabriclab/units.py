@@ -101,18 +101,14 @@ def fmt_bytes(n: float) -> str:
     return f"{n:.0f}"
 
 
-def fmt_time(s: float) -> str:
-    """Seconds to a readable string with an explicit unit."""
+def fmt_time(s: float, digits: int = 3) -> str:
+    """Seconds to a readable string with an explicit unit and `digits` significant digits."""
     if s != s:
         return "nan"
-    a = abs(s)
-    if a >= 1:
-        return f"{s:.3g} s"
-    if a >= 1e-3:
-        return f"{s * 1e3:.3g} ms"
-    if a >= 1e-6:
-        return f"{s * 1e6:.3g} us"
-    return f"{s * 1e9:.3g} ns"
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")):
+        if abs(s) >= scale:
+            return f"{s / scale:.{digits}g} {unit}"
+    return f"{s * 1e9:.{digits}g} ns"
 
 
 def fmt_rate(bps: float) -> str:
