@@ -115,3 +115,10 @@ def test_tcp_interface_selection_and_recorded_options(tmp_path, capsys):
     assert main(["run", "tcp.rr_poll", "-s", "64", "-p", "iface=nosuch0", "--mpi-home", home, "-q",
                  "-o", str(tmp_path / "bad.json"), "-t", "30"]) == 1
     assert "nosuch0" in capsys.readouterr().err
+
+
+def test_doctor_reports_a_working_setup(flavour, capsys):
+    _, home = flavour
+    assert main(["doctor", "--mpi-home", home]) == 0
+    out = capsys.readouterr().out
+    assert "FAIL" not in out and "0 errors in 8192 bytes" in out

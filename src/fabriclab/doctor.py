@@ -37,7 +37,7 @@ def doctor(args) -> int:
         return 1
     how = f"built in {time.monotonic() - t0:.1f} s" if core.built_now else "cached"
     _line(True, "core", f"{core.path} ({how}; sources {core.source_hash[:12]})")
-    argv, env = command(spec, [core.path, "message.pingpong", "--sizes", "0", "--min-samples", "5",
+    argv, env = command(spec, [core.path, "message.pingpong", "--sizes", "0,4096", "--min-samples", "5",
                                "--point-time", "0.2", "--validate"])
     try:
         p = subprocess.run(argv, env={**os.environ, **env}, capture_output=True, text=True,
@@ -47,17 +47,20 @@ def doctor(args) -> int:
         return 1
     msgs = [json.loads(ln) for ln in p.stdout.splitlines() if ln.startswith("{")]
     hello = next((x for x in msgs if x.get("type") == "hello"), None)
-    point = next((x for x in msgs if x.get("type") == "point"), None)
-    if p.returncode != 0 or not hello or not point:
+    points = [x for x in msgs if x.get("type") == "point"]
+    if p.returncode != 0 or not hello or len(points) != 2:
         err = next((x["message"] for x in msgs if x.get("type") == "error"), None)
         tail = (err or p.stderr.strip().splitlines()[-1:] or ["no output"])
         _line(False, "launch", f"{shlex.join(argv)} -> exit {p.returncode}: {tail if isinstance(tail, str) else tail[0]}")
         return 1
-    lib = hello.get("mpi_library", "").splitlines()[0] if hello.get("mpi_library") else "?"
+    lib = " ".join(hello["mpi_library"].splitlines()[0].split()) if hello.get("mpi_library") else "?"
     hosts = sorted(set(hello.get("hosts", [])))
     _line(True, "launch", f"{hello.get('ranks')} ranks on {', '.join(hosts)}; {lib}")
-    med = stats.summarize(point["samples"]).median / max(1, point.get("legs_per_op", 1))
-    val = point.get("validation") or {}
-    _line(val.get("errors", 1) == 0, "pingpong", f"0-byte one-way latency {fmt_time(med)}, "
-          f"validation {val.get('errors', '?')} errors in {val.get('checked_bytes', '?')} bytes")
-    return 0 if val.get("errors", 1) == 0 else 1
+    med = stats.summarize(points[0]["samples"]).median / max(1, points[0].get("legs_per_op", 1))
+    vals = [x.get("validation") or {} for x in points]
+    errors = sum(v.get("errors", 1) for v in vals)
+    checked = sum(v.get("checked_bytes", 0) for v in vals)
+    ok = errors == 0 and checked > 0
+    _line(ok, "pingpong", f"0-byte one-way latency {fmt_time(med)}; 4 KiB round trips validated: "
+          f"{errors} errors in {checked} bytes")
+    return 0 if ok else 1
