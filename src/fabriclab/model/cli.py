@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
 from ..errors import UsageError
+from ..units import parse_size, parse_sizes
 from . import crossover as X
 from . import published
 from .calibrate import Calibration, load_file, parse_flags
@@ -25,46 +25,19 @@ SCHEMA = "fabriclab.model/1"
 
 
 # ---------------------------------------------------------------- parsing
-_NUM = re.compile(r"^\s*(\d+)\s*([kK]?)\s*$")
-
-
-def _count(text: str) -> int:
-    m = _NUM.match(text)
-    if not m:
-        raise UsageError(f"malformed node count {text!r}: expected an integer with an optional K (×1024)")
-    return int(m.group(1)) * (1024 if m.group(2) else 1)
-
-
 def parse_nodes(spec: str) -> list:
-    """'9', '4,9,16', '2:128' (every size if at most 256 sizes, else ×2),
-    '2:1024:x2' (geometric), '16:256:+16' (arithmetic); K means ×1024."""
-    out = set()
+    """'9', '4,9,16', '2:128' (every size if at most 256 sizes, else x2),
+    '2:1024:x2' (geometric), '16:256:+16' (arithmetic); K means x1024.
+    The sweep syntax is fabriclab's one (units.parse_sizes); only the default
+    step differs: model curves want every size over short ranges."""
+    parts = []
     for part in filter(None, (x.strip() for x in str(spec).split(","))):
         bits = part.split(":")
-        if len(bits) == 1:
-            out.add(_count(bits[0]))
-            continue
-        if len(bits) not in (2, 3):
-            raise UsageError(f"malformed node range {part!r}: use MIN:MAX, MIN:MAX:xF or MIN:MAX:+S")
-        lo, hi = _count(bits[0]), _count(bits[1])
-        if lo > hi:
-            raise UsageError(f"node range {part!r} runs backwards")
-        step = bits[2].strip() if len(bits) == 3 else ("+1" if hi - lo <= 255 else "x2")
-        if step.startswith("+") and step[1:].isdigit() and int(step[1:]) > 0:
-            out.update(range(lo, hi + 1, int(step[1:])))
-        elif step.startswith("x"):
-            try:
-                f = float(step[1:])
-            except ValueError:
-                f = 0.0
-            if f <= 1:
-                raise UsageError(f"geometric step {step!r} must be x followed by a factor above 1")
-            x = float(lo)
-            while x <= hi + 1e-9:
-                out.add(int(round(x)))
-                x *= f
-        else:
-            raise UsageError(f"malformed step {step!r} in {part!r}: use xF or +S")
+        if len(bits) == 2:
+            lo, hi = parse_size(bits[0], "node count"), parse_size(bits[1], "node count")
+            part += ":+1" if 0 <= hi - lo <= 255 else ":x2"
+        parts.append(part)
+    out = set(parse_sizes(",".join(parts), "node count")) if parts else set()
     if not out:
         raise UsageError("no node counts given")
     bad = [n for n in out if not 2 <= n <= MAX_NODES]
