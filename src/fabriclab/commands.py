@@ -38,7 +38,7 @@ def add_mpi_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--mpi-home", metavar="DIR",
                    help="An MPI installation prefix holding bin/mpicc and bin/mpiexec (for example a "
                         "system Open MPI). Default: $FABRICLAB_MPI_HOME, else unset.")
-    g.add_argument("--rebuild", action="store_true", help="Rebuild the core even if a cached build exists.")
+    g.add_argument("--rebuild", action="store_true", help="Rebuild the core even if a cached build exists. Default: off.")
     g.add_argument("--core", metavar="PATH",
                    help="Use this prebuilt fabriclab-core instead of building one (for example on a cluster "
                         "whose compute nodes lack a compiler). Default: build and cache one per MPI.")
@@ -92,7 +92,7 @@ def register_show(sub) -> None:
     p.add_argument("file", metavar="RUN.json", help="A result document or its NDJSON stream.")
     p.add_argument("-f", "--format", choices=report.FORMATS, default="table", metavar="FORMAT",
                    help="Output format: table, json, csv or md. Default: table.")
-    p.add_argument("-o", "--output", metavar="PATH", help="Write to PATH instead of stdout ('-' = stdout).")
+    p.add_argument("-o", "--output", metavar="PATH", help="Write to PATH instead of stdout ('-' = stdout). Default: stdout.")
     p.set_defaults(func=cmd_show)
 
 

@@ -59,7 +59,7 @@ def register(sub) -> None:
                         "Default: 60.")
     p.add_argument("--dry-run", action="store_true",
                    help="Print the exact launch commands and exit without running. Default: off.")
-    p.add_argument("-q", "--quiet", action="store_true", help="No progress bar and no summary tables.")
+    p.add_argument("-q", "--quiet", action="store_true", help="No progress bar and no summary tables. Default: off.")
     p.set_defaults(func=cmd_run)
 
 
