@@ -43,10 +43,10 @@ def test_show_formats(fake_core, tmp_path, capsys, fmt, marker):
 
 def test_hang_names_bench_point_and_phase(fake_core, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FAKECORE_MODE", "hang:2")
-    rc = main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "1:64:x2", "-t", "5"))
+    rc = main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "1:64:x2", "-t", "5", "--point-time", "0.5"))
     assert rc == 1
     err = capsys.readouterr().err
-    assert "message.pingpong" in err and "no output for 5 s" in err and "phase: measuring" in err
+    assert "message.pingpong" in err and "no output for 6 s" in err and "phase: measuring" in err
     doc = schema.load(tmp_path / "r.json")
     assert doc["footer"]["status"] == "failed"
     assert len(schema.points(doc)) == 2
@@ -56,7 +56,10 @@ def test_dead_rank_keeps_completed_points(fake_core, tmp_path, monkeypatch, caps
     monkeypatch.setenv("FAKECORE_MODE", "die:3")
     assert main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "1:64:x2")) == 1
     assert "ended early" in capsys.readouterr().err
-    assert len(schema.points(schema.load(tmp_path / "r.ndjson"))) == 3
+    stream = schema.load(tmp_path / "r.ndjson")
+    assert len(schema.points(stream)) == 3 and stream["footer"]["points"] == 3
+    launch = next(r for r in stream["records"] if r["kind"] == "launch")
+    assert launch["hello"]["mpi_library"] == "FakeMPI 1.0"  # streamed, not only in RUN.json
 
 
 def test_point_without_samples_fails_cleanly(fake_core, tmp_path, monkeypatch, capsys):
@@ -94,6 +97,26 @@ def test_bad_input_is_one_line_exit_2(argv, msg, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert msg in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_mpi_home_outranks_environment(fake_core, tmp_path, monkeypatch):
+    from fabriclab.mpi import discover
+    home = tmp_path / "mpi"
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "mpiexec").symlink_to(fake_core["mpiexec"])
+    monkeypatch.setenv("FABRICLAB_MPIEXEC", "/nonexistent/mpiexec")
+    assert discover(home=str(home), need_compiler=False).mpiexec == str(home / "bin" / "mpiexec")
+    with pytest.raises(Exception, match="not found"):
+        discover(need_compiler=False)
+
+
+def test_unwritable_outputs_are_one_line(fake_core, tmp_path, capsys):
+    assert main(["run", "--core", fake_core["core"], "--mpiexec", fake_core["mpiexec"], "-q",
+                 "-o", "/proc/nope/r.json", "message.pingpong", "-s", "8"]) == 2
+    assert main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "8")) == 0
+    assert main(["show", str(tmp_path / "r.json"), "-o", "/proc/nope/x.csv"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("cannot write") == 2
 
 
 def test_list_names_every_benchmark(capsys):

@@ -16,7 +16,7 @@ def test_mpich_local():
 def test_mpich_hosts_and_ppn():
     spec = make_spec("mpiexec", "mpiexec", "mpich", 4, hosts="a,a,b,b", ppn=2)
     argv, _ = command(spec, CORE, local_cpus=2, is_root=False)
-    assert argv[:7] == ["mpiexec", "-n", "4", "-hosts", "a,b", "-ppn", "2"]
+    assert argv[:7] == ["mpiexec", "-n", "4", "-hosts", "a:2,b:2", "-ppn", "2"]
 
 
 def test_mpich_hostfile(tmp_path):

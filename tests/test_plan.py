@@ -38,10 +38,20 @@ def test_params_routed_to_benchmarks_that_accept_them():
     assert stream.core_args()[-2:] == ["--param", "window=8"]
 
 
-@pytest.mark.parametrize("param", ["windw=8", "window", "=3"])
-def test_bad_params(param):
+@pytest.mark.parametrize("bench,param", [("message.stream", "windw=8"), ("message.stream", "window"),
+                                         ("message.stream", "=3"), ("message.stream", "window=abc"),
+                                         ("deposit.put_lat", "sync=bogus"), ("message.postal_restricted", "mode=x")])
+def test_bad_params(bench, param):
     with pytest.raises(UsageError):
-        build(["message.stream"], None, None, [param], Sampling(), False)
+        build([bench], None, None, [param], Sampling(), False)
+
+
+def test_param_choices_and_integers_accepted():
+    plan = build(["deposit.put_bw", "message.postal_restricted"], "8", None,
+                 ["sync=fence", "window=4K", "mode=ssend"], Sampling(), False)
+    assert plan.jobs[0].params == {"sync": "fence", "window": "4K"}
+    assert plan.jobs[1].params == {"window": "4K", "mode": "ssend"}
+    assert REGISTRY["deposit.put_bw"].defaults == {"sync": "flush", "window": "64"}
 
 
 @pytest.mark.parametrize("s", [Sampling(min_samples=0), Sampling(target_ci=1.5), Sampling(point_time=0),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .errors import UsageError
+from .units import parse_size
 
 LEVELS = {
     "memory": "local copy throughput of one process (ECT: contiguous and strided loads/stores)",
@@ -44,6 +45,24 @@ class Bench:
         return self.name.split(".", 1)[0]
 
     @property
+    def defaults(self) -> dict:
+        """Parameter defaults: a value listed as "a|b" accepts a or b and defaults to a."""
+        return {k: str(v).split("|")[0] for k, v in self.params.items()}
+
+    def check_param(self, key: str, value: str) -> None:
+        """The core's rule: listed choices, or an integer where the default is one."""
+        spec = str(self.params[key])
+        if "|" in spec and value not in spec.split("|"):
+            raise UsageError(f"{self.name}: parameter {key} must be one of {spec.replace('|', ', ')}, not {value!r}")
+        default = spec.split("|")[0]
+        if default and default[0].isdigit():
+            try:
+                parse_size(value, f"value of {key}")
+            except UsageError:
+                raise UsageError(f"{self.name}: parameter {key} takes an integer (K/M/G allowed), "
+                                 f"not {value!r}") from None
+
+    @property
     def has_stride(self) -> bool:
         """Strided kernels are exactly those whose default sweep has strides."""
         return self.strides != "1"
@@ -60,21 +79,21 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        "32K,512K,64M", STRIDES, min_ranks=1),
     _b("memory.strided_load", "ECT: loads at a stride of S words, contiguous stores", "bandwidth",
        "32K,512K,64M", STRIDES, min_ranks=1),
-    _b("deposit.put_lat", "MPI_Put of SIZE bytes then completion (flush or fence)", "latency", sync="flush"),
-    _b("deposit.get_lat", "MPI_Get of SIZE bytes then completion (flush or fence)", "latency", sync="flush"),
-    _b("deposit.put_bw", "a window of MPI_Put then one completion", "bandwidth", sync="flush", window=64),
-    _b("deposit.get_bw", "a window of MPI_Get then one completion", "bandwidth", sync="flush", window=64),
+    _b("deposit.put_lat", "MPI_Put of SIZE bytes then completion (flush or fence)", "latency", sync="flush|fence"),
+    _b("deposit.get_lat", "MPI_Get of SIZE bytes then completion (flush or fence)", "latency", sync="flush|fence"),
+    _b("deposit.put_bw", "a window of MPI_Put then one completion", "bandwidth", sync="flush|fence", window=64),
+    _b("deposit.get_bw", "a window of MPI_Get then one completion", "bandwidth", sync="flush|fence", window=64),
     _b("deposit.strided_direct", "strided deposit with a vector-datatype MPI_Put", "bandwidth",
-       "4K,256K", STRIDES, sync="flush"),
+       "4K,256K", STRIDES, sync="flush|fence"),
     _b("deposit.strided_packed", "strided deposit by buffer packing: contiguous put, unpack at the target",
-       "bandwidth", "4K,256K", STRIDES, sync="fence"),
+       "bandwidth", "4K,256K", STRIDES, sync="fence|flush"),
     _b("deposit.strided_shm", "strided deposit by direct stores into a shared-memory window", "bandwidth",
        "4K,256K", STRIDES),
     _b("message.pingpong", "MPI_Send/MPI_Recv round trip between two ranks", "latency"),
     _b("message.stream", "a window of MPI_Isend to pre-posted receives, acked per window", "bandwidth",
        window=64),
     _b("message.postal_restricted", "restricted postal semantics: receives posted before the sends",
-       "bandwidth", window=64, mode="ready"),
+       "bandwidth", window=64, mode="ready|ssend"),
     _b("message.postal_full", "full postal semantics: sends posted before the receives (library buffers)",
        "bandwidth", window=64),
     _b("tcp.rr_poll", "TCP request/response, busy-polling receive", "latency", **SOCKET),

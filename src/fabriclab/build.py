@@ -69,7 +69,10 @@ def ensure_core(mpi: MPI, rebuild: bool = False) -> Core:
     shash, key, out = plan.source_hash, plan.cache_key, Path(plan.path)
     if out.exists() and not rebuild:
         return plan
-    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create the core cache {out.parent}: {e.strerror}; set FABRICLAB_CACHE") from None
     cfiles = [str(p) for p in sources(src) if p.suffix == ".c"]
     # Build to a temporary name and rename, so concurrent builds never see a half-written binary.
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".build-")
@@ -77,9 +80,9 @@ def ensure_core(mpi: MPI, rebuild: bool = False) -> Core:
     argv = [mpi.mpicc, *CFLAGS, "-I", str(src), "-o", tmp, *cfiles, "-lm"]
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    except OSError as e:
+    except (OSError, subprocess.TimeoutExpired) as e:
         Path(tmp).unlink(missing_ok=True)
-        raise UsageError(f"cannot run {mpi.mpicc}: {e}") from None
+        raise RunError(f"building the core with {mpi.mpicc} failed: {e}") from None
     if p.returncode != 0:
         Path(tmp).unlink(missing_ok=True)  # the compiler may already have removed it
         first = next((ln for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip()[:300])

@@ -31,10 +31,11 @@ def add_mpi_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--launcher-arg", action="append", default=[], metavar="ARG",
                    help="Extra argument passed verbatim to the launcher; repeatable. Default: none.")
     g.add_argument("--mpicc", metavar="PATH",
-                   help="MPI C compiler wrapper that builds the core. Default: $FABRICLAB_MPICC, "
-                        "then the mpicc beside Python (PyPI mpich), then $PATH.")
+                   help="MPI C compiler wrapper that builds the core. Default: --mpi-home's, then "
+                        "$FABRICLAB_MPICC, $FABRICLAB_MPI_HOME's, the mpicc beside Python (PyPI mpich), $PATH.")
     g.add_argument("--mpiexec", metavar="PATH",
-                   help="MPI launcher. Default: $FABRICLAB_MPIEXEC, then the mpiexec beside Python, then $PATH.")
+                   help="MPI launcher. Default: --mpi-home's, then $FABRICLAB_MPIEXEC, $FABRICLAB_MPI_HOME's, "
+                        "the mpiexec beside Python, $PATH.")
     g.add_argument("--mpi-home", metavar="DIR",
                    help="An MPI installation prefix holding bin/mpicc and bin/mpiexec (for example a "
                         "system Open MPI). Default: $FABRICLAB_MPI_HOME, else unset.")
@@ -66,7 +67,7 @@ def cmd_list(args) -> int:
     for level, text in LEVELS.items():
         print(f"{level:<{width}}  level      {text}")
     for b in REGISTRY.values():
-        extra = " ".join(f"{k}={v}" for k, v in b.params.items())
+        extra = " ".join(f"{k}={v}" for k, v in b.params.items())  # a|b: choices, default first
         axes = "size,stride" if b.has_stride else "size"
         print(f"{b.name:<{width}}  {b.metric:<9}  {b.summary} [axes {axes}]" + (f" [params {extra}]" if extra else ""))
     return 0
@@ -76,7 +77,10 @@ def cmd_show(args) -> int:
     doc = schema.load(args.file)
     text = report.format_doc(doc, args.format)
     if args.output and args.output != "-":
-        Path(args.output).write_text(text)
+        try:
+            Path(args.output).write_text(text)
+        except OSError as e:
+            raise UsageError(f"cannot write {args.output}: {e.strerror}") from None
     else:
         sys.stdout.write(text)
     return 0

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import subprocess
 import time
 
 from . import stats
 from .errors import FabriclabError
 from .launch import command
+from .runner import Launch
 from .units import fmt_time
 
 
@@ -39,19 +38,27 @@ def doctor(args) -> int:
     _line(True, "core", f"{core.path} ({how}; sources {core.source_hash[:12]})")
     argv, env = command(spec, [core.path, "message.pingpong", "--sizes", "0,4096", "--min-samples", "5",
                                "--point-time", "0.2", "--validate"])
+    msgs, launch = [], Launch(argv, env)
     try:
-        p = subprocess.run(argv, env={**os.environ, **env}, capture_output=True, text=True,
-                           timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        _line(False, "launch", f"no answer within {args.timeout:g} s: {shlex.join(argv)}")
-        return 1
-    msgs = [json.loads(ln) for ln in p.stdout.splitlines() if ln.startswith("{")]
+        for line in launch.lines(args.timeout):
+            if line is None:
+                _line(False, "launch", f"no answer within {args.timeout:g} s: {shlex.join(argv)}")
+                return 1
+            try:
+                msg = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(msg, dict):
+                msgs.append(msg)
+        rc = launch.finish(grace=30)
+        stderr = launch.stderr_tail(1)
+    finally:
+        launch.close()
     hello = next((x for x in msgs if x.get("type") == "hello"), None)
     points = [x for x in msgs if x.get("type") == "point"]
-    if p.returncode != 0 or not hello or len(points) != 2:
-        err = next((x["message"] for x in msgs if x.get("type") == "error"), None)
-        tail = (err or p.stderr.strip().splitlines()[-1:] or ["no output"])
-        _line(False, "launch", f"{shlex.join(argv)} -> exit {p.returncode}: {tail if isinstance(tail, str) else tail[0]}")
+    if rc != 0 or not hello or len(points) != 2:
+        err = next((x.get("message") for x in msgs if x.get("type") == "error"), None)
+        _line(False, "launch", f"{shlex.join(argv)} -> exit {rc}: {err or stderr or 'no output'}")
         return 1
     lib = " ".join(hello["mpi_library"].splitlines()[0].split()) if hello.get("mpi_library") else "?"
     hosts = sorted(set(hello.get("hosts", [])))

@@ -95,8 +95,8 @@ def command(spec: LaunchSpec, argv: list[str], local_cpus: int | None = None,
             # would only warn; shared memory serves both paths.
             env.setdefault("OMPI_MCA_osc", "^ucx")
     else:  # MPICH, Intel MPI and other Hydra-based launchers
-        if spec.hosts:
-            cmd += ["-hosts", ",".join(dict.fromkeys(spec.hosts))]
+        if spec.hosts:  # host:n keeps repeated hosts, so ranks 0 and 1 share a node as asked
+            cmd += ["-hosts", ",".join(_slots(spec.hosts))]
         elif spec.hostfile:
             cmd += ["-f", spec.hostfile]
         if spec.ppn:
@@ -105,7 +105,7 @@ def command(spec: LaunchSpec, argv: list[str], local_cpus: int | None = None,
 
 
 def _slots(hosts: tuple) -> list[str]:
-    """Open MPI's --host takes host:slots; a host listed k times gets k slots."""
+    """Both Hydra's -hosts and Open MPI's --host take host:n; a host listed k times gets k."""
     counts: dict[str, int] = {}
     for h in hosts:
         counts[h] = counts.get(h, 0) + 1

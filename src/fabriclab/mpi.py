@@ -41,8 +41,9 @@ def _which(name: str, home: str | None) -> str | None:
     return shutil.which(name)
 
 
-def _resolve(explicit: str | None, env: str, name: str, home: str | None) -> str:
-    path = explicit or os.environ.get(env)
+def _resolve(explicit: str | None, env: str, name: str, home: str | None, home_given: bool) -> str:
+    # --mpi-home outranks the FABRICLAB_MPICC/MPIEXEC variables (docs/mpi.md).
+    path = explicit or (None if home_given else os.environ.get(env))
     if path:
         found = path if os.sep in path else shutil.which(path)
         if not found or not os.access(found, os.X_OK):
@@ -94,11 +95,12 @@ def header_version(mpicc: str) -> str:
 def discover(mpicc: str | None = None, mpiexec: str | None = None, home: str | None = None,
              need_compiler: bool = True) -> MPI:
     """Find the MPI; without need_compiler (a prebuilt core) only the launcher is looked up."""
+    home_given = bool(home)
     home = home or os.environ.get("FABRICLAB_MPI_HOME")
     if home and not Path(home, "bin").is_dir():
         raise UsageError(f"MPI home {home} has no bin/ directory")
-    exe = _resolve(mpiexec, "FABRICLAB_MPIEXEC", "mpiexec", home)
+    exe = _resolve(mpiexec, "FABRICLAB_MPIEXEC", "mpiexec", home, home_given)
     if not need_compiler:
         return MPI("", exe, flavour_of(exe), "")
-    cc = _resolve(mpicc, "FABRICLAB_MPICC", "mpicc", home)
+    cc = _resolve(mpicc, "FABRICLAB_MPICC", "mpicc", home, home_given)
     return MPI(cc, exe, flavour_of(exe), header_version(cc))

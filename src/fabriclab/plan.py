@@ -106,5 +106,8 @@ def build(names: list[str] | None, sizes: str | None, strides: str | None, param
             raise UsageError(f"{b.name} needs at least {b.min_ranks} ranks; this run has {nranks}")
         s = size_list or parse_sizes(b.sizes)
         st = (stride_list or parse_strides(b.strides)) if b.has_stride else [1]
-        jobs.append(Job(b, tuple(s), tuple(st), {k: v for k, v in given.items() if k in b.params}))
+        mine = {k: v for k, v in given.items() if k in b.params}
+        for k, v in mine.items():
+            b.check_param(k, v)
+        jobs.append(Job(b, tuple(s), tuple(st), mine))
     return Plan(tuple(jobs), sampling.check(), validate)

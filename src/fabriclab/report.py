@@ -11,6 +11,7 @@ import io
 import json
 
 from . import fit
+from .benchmarks import REGISTRY
 from .schema import points
 from .units import fmt_bytes, fmt_time
 
@@ -55,10 +56,15 @@ def derived(doc: dict) -> dict:
         peak, at = fit.peak_bandwidth(sizes, bws)
         d = {"peak_bandwidth_Bps": peak, "peak_at_size": at,
              "half_peak_size": fit.half_peak_size(sizes, bws)}
-        if not bench.startswith("memory."):
+        # Hockney and LogGP describe one transfer's time; for pipelined (streaming)
+        # kernels the per-op time is a gap between messages, so they are not fitted.
+        if REGISTRY.get(bench) is not None and REGISTRY[bench].metric == "latency":
+            times = [r["latency_s"] for r in rs]
             try:
-                h = fit.hockney(sizes, [r["latency_s"] for r in rs])
-                d.update(hockney_latency_s=h.alpha, hockney_rinf_Bps=h.r_inf, hockney_n_half=h.n_half)
+                h = fit.hockney(sizes, times)
+                g = fit.loggp(sizes, times)
+                d.update(hockney_latency_s=h.alpha, hockney_rinf_Bps=h.r_inf, hockney_n_half=h.n_half,
+                         loggp_G_s_per_byte=g.G, loggp_L_plus_2o_s=g.L_plus_2o)
             except ValueError:
                 pass
         out[bench] = d
@@ -96,7 +102,8 @@ def _derived_lines(doc: dict) -> list[str]:
                 f"half-peak size {fmt_bytes(hp) if hp else 'not reached'}")
         if "hockney_latency_s" in d:
             text += (f"; Hockney fit: latency {d['hockney_latency_s'] * 1e6:.2f} us, "
-                     f"r_inf {d['hockney_rinf_Bps'] / 1e6:.1f} MB/s, n_1/2 {fmt_bytes(d['hockney_n_half'])}")
+                     f"r_inf {d['hockney_rinf_Bps'] / 1e6:.1f} MB/s, n_1/2 {fmt_bytes(d['hockney_n_half'])}; "
+                     f"LogGP: G {d['loggp_G_s_per_byte'] * 1e12:.1f} ps/B, L+2o {d['loggp_L_plus_2o_s'] * 1e6:.2f} us")
         lines.append(text)
     return lines
 

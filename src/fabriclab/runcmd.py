@@ -55,8 +55,8 @@ def register(sub) -> None:
                         f"cost under 1%%). Default: {d.sample_time}.")
     add_mpi_options(p)
     p.add_argument("-t", "--timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="End the run when a launch prints nothing for this long (a hung or dead rank). "
-                        "Default: 60.")
+                   help="End the run when a launch prints nothing for this long plus twice --point-time "
+                        "(a hung or dead rank). Default: 60.")
     p.add_argument("--dry-run", action="store_true",
                    help="Print the exact launch commands and exit without running. Default: off.")
     p.add_argument("-q", "--quiet", action="store_true", help="No progress bar and no summary tables. Default: off.")

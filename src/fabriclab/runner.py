@@ -41,7 +41,7 @@ def derive(rec: dict) -> dict:
     return summ
 
 
-class _Launch:
+class Launch:
     """One running core: a process group, its stdout lines and stderr tail."""
 
     def __init__(self, argv: list[str], env: dict):
@@ -106,36 +106,57 @@ class _Launch:
 
 def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, timeout: float,
         progress=None) -> Outcome:
-    """Run every job; stop at the first failure. Ctrl-C ends the run as 'interrupted'."""
+    """Run every job; stop at the first failure. Ctrl-C ends the run as 'interrupted'.
+
+    A launch may stay silent for `timeout` plus twice the point time cap: one
+    point prints nothing between its begin and point lines."""
     diags: list = []
     status, error = "complete", None
-    for job in plan.jobs:
-        argv, env = command(spec, [core_path, *job.core_args(), *plan.sampling.core_args(),
-                                   *(["--validate"] if plan.validate else [])])
-        launch = _Launch(argv, env)
-        writer.add("launch", {"bench": job.bench.name, "command": argv,
-                              "env": env, "started": time.time()})
-        try:
-            error = _consume(job, plan, launch, writer, timeout, progress, diags)
-        except KeyboardInterrupt:
-            launch.close()
-            status, error = "interrupted", f"interrupted during {job.bench.name}"
-            break
-        rc = launch.finish(grace=0 if error else 30)
-        if error is None and rc != 0:
-            error = (f"{job.bench.name}: the MPI job exited with code {rc}; "
-                     f"stderr: {launch.stderr_tail() or '(empty)'}")
-        launch.close()
-        if error:
-            status = "failed"
-            break
-    done = sum(1 for r in writer.records if r["kind"] in ("point", "skip"))
+    silence = timeout + 2 * plan.sampling.point_time
+    job = None
+    try:
+        for job in plan.jobs:
+            argv, env = command(spec, [core_path, *job.core_args(), *plan.sampling.core_args(),
+                                       *(["--validate"] if plan.validate else [])])
+            launch = Launch(argv, env)
+            try:
+                error = _consume(job, plan, launch, writer, silence, progress, diags,
+                                 {"bench": job.bench.name, "command": argv, "env": env, "started": time.time()})
+                rc = launch.finish(grace=0 if error else 30)
+                if error is None and rc != 0:
+                    error = (f"{job.bench.name}: the MPI job exited with code {rc}; "
+                             f"stderr: {launch.stderr_tail() or '(empty)'}")
+            finally:
+                launch.close()
+            if error:
+                status = "failed"
+                break
+    except KeyboardInterrupt:
+        status, error = "interrupted", f"interrupted during {job.bench.name if job else 'start-up'}"
+    done = sum(1 for r in writer.records if r["kind"] == "point")
     return Outcome(status, error, done, diags)
 
 
-def _consume(job: Job, plan: Plan, launch: _Launch, writer: StreamWriter, timeout: float,
-             progress, diags: list) -> str | None:
-    """Read one launch's lines into records; returns an error line or None."""
+def _consume(job: Job, plan: Plan, launch: Launch, writer: StreamWriter, timeout: float,
+             progress, diags: list, launch_rec: dict) -> str | None:
+    """Read one launch's lines into records; returns an error line or None.
+
+    The launch record is streamed once the core's hello is in it (or at the
+    first sign of trouble), so a killed run's stream still names the MPI
+    library, the rank hosts and the timer."""
+    pending = [launch_rec]
+
+    def stream_launch():
+        if pending:
+            writer.add("launch", pending.pop())
+
+    try:
+        return _read(job, plan, launch, writer, timeout, progress, diags, launch_rec, stream_launch)
+    finally:
+        stream_launch()
+
+
+def _read(job, plan, launch, writer, timeout, progress, diags, launch_rec, stream_launch) -> str | None:
     phase, where, ended, timer = "starting the MPI job", "", False, {}
     for line in launch.lines(timeout):
         if line is None:
@@ -146,16 +167,19 @@ def _consume(job: Job, plan: Plan, launch: _Launch, writer: StreamWriter, timeou
             msg = json.loads(line)
         except json.JSONDecodeError:
             continue  # stray text from an MPI library on stdout
+        if not isinstance(msg, dict):
+            continue
         kind = msg.get("type")
         if kind == "hello":
             phase = "measuring"
-            writer.records[-1].update(hello={k: v for k, v in msg.items() if k != "type"})
+            launch_rec["hello"] = {k: v for k, v in msg.items() if k != "type"}
+            stream_launch()
             timer = msg.get("timer") or {}
         elif kind == "begin":
             where = f" at size {msg['size']} stride {msg['stride']}"
         elif kind == "point":
             rec = {k: v for k, v in msg.items() if k != "type"}
-            rec["params"] = {**job.bench.params, **job.params}
+            rec["params"] = {**job.bench.defaults, **job.params}
             try:
                 summ = derive(rec)
             except ValueError as e:  # no samples, or negative/non-finite ones

@@ -21,6 +21,8 @@ from .errors import UsageError
 SCHEMA = "fabriclab.run"
 SCHEMA_VERSION = 1
 RECORD_KINDS = ("launch", "point", "skip", "diagnostic")
+SUMMARY_KEYS = ("n", "median", "ci_low", "ci_high", "ci_rel", "p5", "p25", "p75", "p95", "p99",
+                "min", "max", "mean", "stdev")
 STATUSES = ("complete", "interrupted", "failed", "incomplete")
 
 
@@ -29,8 +31,11 @@ class StreamWriter:
 
     def __init__(self, path: Path, header: dict):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._f = open(self.path, "w", encoding="utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._f = open(self.path, "w", encoding="utf-8")
+        except OSError as e:
+            raise UsageError(f"cannot write results to {self.path}: {e.strerror}") from None
         self.header = {"kind": "header", "schema": SCHEMA, "schema_version": SCHEMA_VERSION, **header}
         self.records: list[dict] = []
         self._write(self.header)
@@ -105,11 +110,14 @@ def _from_stream(text: str, path) -> dict:
         if not line.strip():
             continue
         try:
-            objs.append(json.loads(line))
+            obj = json.loads(line)
         except json.JSONDecodeError:
             if i == len(lines) - 1:
                 break  # a torn last line from a killed writer
             raise UsageError(f"{path}: line {i + 1} is not JSON") from None
+        if not isinstance(obj, dict):
+            raise UsageError(f"{path}: line {i + 1} is not a JSON object")
+        objs.append(obj)
     if not objs or objs[0].get("kind") != "header":
         raise UsageError(f"{path} is not a fabriclab result stream: no header line")
     header, body = objs[0], objs[1:]
@@ -141,9 +149,14 @@ def validate(doc: dict, path="document") -> None:
         if r.get("kind") not in RECORD_KINDS:
             bad(f"record {i} has unknown kind {r.get('kind')!r}")
         if r["kind"] == "point":
-            for field in ("bench", "size", "stride", "bytes_per_op", "legs_per_op", "samples", "summary"):
+            for field in ("bench", "size", "stride", "bytes_per_op", "legs_per_op", "samples", "summary",
+                          "latency_s", "bandwidth_Bps"):
                 if field not in r:
                     bad(f"point record {i} lacks {field!r}")
+            summ = r["summary"]
+            missing = [k for k in SUMMARY_KEYS if not isinstance(summ, dict) or k not in summ]
+            if missing:
+                bad(f"point record {i} has a summary without {missing[0]!r}")
             s = r["samples"]
             if not s or not all(isinstance(x, (int, float)) and math.isfinite(x) and x >= 0 for x in s):
                 bad(f"point record {i} ({r['bench']} size {r['size']}) has empty or non-finite samples")
