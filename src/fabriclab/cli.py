@@ -16,7 +16,7 @@ class _Parser(argparse.ArgumentParser):
     """Bad options become one line and exit code 2, like every other bad input."""
 
     def error(self, message):
-        raise UsageError(f"{self.prog}: {message}")
+        raise UsageError(message if self.prog == "fabriclab" else f"{self.prog}: {message}")
 
 
 def parser() -> argparse.ArgumentParser:

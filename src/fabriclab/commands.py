@@ -100,6 +100,37 @@ def register_show(sub) -> None:
     p.set_defaults(func=cmd_show)
 
 
+def cmd_compare(args) -> int:
+    from .compare import compare, format_changes
+    base, new = schema.load(args.base), schema.load(args.new)
+    changes = compare(base, new, args.alpha, args.threshold)
+    text = format_changes(changes, args.format, args.base, args.new)
+    if args.output and args.output != "-":
+        try:
+            Path(args.output).write_text(text)
+        except OSError as e:
+            raise UsageError(f"cannot write {args.output}: {e.strerror}") from None
+    else:
+        sys.stdout.write(text)
+    return 1 if args.fail_on_slower and any(c.verdict == "slower" for c in changes) else 0
+
+
+def register_compare(sub) -> None:
+    p = sub.add_parser("compare", help="Compare two runs point by point, with significance.")
+    p.add_argument("base", metavar="BASE.json", help="The reference run (RUN.json or RUN.ndjson).")
+    p.add_argument("new", metavar="NEW.json", help="The run to judge against it.")
+    p.add_argument("-a", "--alpha", type=float, default=0.05, metavar="P",
+                   help="Significance level of the Mann-Whitney U test. Default: 0.05.")
+    p.add_argument("--threshold", type=float, default=0.02, metavar="FRACTION",
+                   help="Smallest change of the median worth a verdict. Default: 0.02 (2%%).")
+    p.add_argument("-f", "--format", choices=("table", "json", "csv", "md"), default="table", metavar="FORMAT",
+                   help="Output format: table, json, csv or md. Default: table.")
+    p.add_argument("-o", "--output", metavar="PATH", help="Write to PATH instead of stdout. Default: stdout.")
+    p.add_argument("--fail-on-slower", action="store_true",
+                   help="Exit with code 1 when any point got significantly slower (for CI). Default: off.")
+    p.set_defaults(func=cmd_compare)
+
+
 def cmd_doctor(args) -> int:
     from .doctor import doctor
     return doctor(args)
@@ -126,4 +157,4 @@ def register_model(sub) -> None:
     register(sub)
 
 
-REGISTRARS = [register_run, register_list, register_show, register_doctor, register_model]
+REGISTRARS = [register_run, register_list, register_show, register_compare, register_doctor, register_model]
