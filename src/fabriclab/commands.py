@@ -73,16 +73,20 @@ def cmd_list(args) -> int:
     return 0
 
 
+def write_out(text: str, path: str | None) -> None:
+    """Text to PATH, or to stdout when PATH is None or '-'."""
+    if not path or path == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        Path(path).write_text(text)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+
+
 def cmd_show(args) -> int:
     doc = schema.load(args.file)
-    text = report.format_doc(doc, args.format)
-    if args.output and args.output != "-":
-        try:
-            Path(args.output).write_text(text)
-        except OSError as e:
-            raise UsageError(f"cannot write {args.output}: {e.strerror}") from None
-    else:
-        sys.stdout.write(text)
+    write_out(report.format_doc(doc, args.format), args.output)
     return 0
 
 
@@ -104,14 +108,7 @@ def cmd_compare(args) -> int:
     from .compare import compare, format_changes
     base, new = schema.load(args.base), schema.load(args.new)
     changes = compare(base, new, args.alpha, args.threshold)
-    text = format_changes(changes, args.format, args.base, args.new)
-    if args.output and args.output != "-":
-        try:
-            Path(args.output).write_text(text)
-        except OSError as e:
-            raise UsageError(f"cannot write {args.output}: {e.strerror}") from None
-    else:
-        sys.stdout.write(text)
+    write_out(format_changes(changes, args.format, args.base, args.new), args.output)
     return 1 if args.fail_on_slower and any(c.verdict == "slower" for c in changes) else 0
 
 

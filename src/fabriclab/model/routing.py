@@ -3,8 +3,10 @@
 Used for networks read from a file. For every destination, distances come
 from a breadth-first search backwards from it; a packet at vertex u may move
 along any channel u -> x with dist(x) = dist(u) - 1. Among those equal-cost
-channels (ordered by channel number) it takes index d mod count
-(deterministic, destination-based, "D-mod-K") or splits evenly (ECMP).
+channels (ordered by channel number) it takes index key mod count and
+continues with key // count, starting from key = d (deterministic,
+destination-based "D-mod-K": on a fat tree this is Zahavi's port
+floor(d / W_i) mod w_(i+1) at level i), or splits evenly (ECMP).
 Hosts do not forward packets unless the network says so (``transit_nodes``).
 """
 
@@ -15,7 +17,6 @@ from collections import deque
 import numpy as np
 
 from ..errors import UsageError
-from .topologies.base import Paths
 
 
 class GraphRouter:
@@ -84,14 +85,16 @@ class GraphRouter:
                 raise UsageError(f"no route from node {int(pos[bad][0])} to node {d}")
             wt = np.ones(len(fl))
             owner = fl.copy()
+            key = np.full(len(fl), d, np.int64)
             while len(pos):
                 live = pos != d
-                owner, pos, wt = owner[live], pos[live], wt[live]
+                owner, pos, wt, key = owner[live], pos[live], wt[live], key[live]
                 if not len(pos):
                     break
                 cnt = ptr[pos + 1] - ptr[pos]
                 if self.routing == "d-mod-k":
-                    c = ch[ptr[pos] + d % cnt]
+                    c = ch[ptr[pos] + key % cnt]
+                    key = key // cnt
                 else:
                     rep = np.repeat(np.arange(len(pos)), cnt)
                     first = np.repeat(ptr[pos], cnt)
@@ -106,8 +109,5 @@ class GraphRouter:
                     uk, inv = np.unique(key, return_inverse=True)
                     wt = np.bincount(inv, weights=wt)
                     owner, pos = uk // self.V, uk % self.V
+                    key = np.zeros(len(pos), np.int64)
         return cols
-
-
-def paths_from_columns(cols: list, n_flows: int) -> Paths:
-    return Paths.from_columns(cols, n_flows)
