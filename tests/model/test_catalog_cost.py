@@ -60,14 +60,18 @@ def test_calibration_parsing(tmp_path):
     sci = technologies()["sci-d33x"]
     got = c.for_tech(sci)
     assert got["link"] == 390 * MB and got["adapter_bus"] == 360 * MB
-    myr = c.for_tech(technologies()["myrinet-m2l"])
-    assert myr["link"] == 390 * MB          # a common value beats the catalog measurement
+    myr = parse_flags(["link=150", "catalog"]).for_tech(technologies()["myrinet-m2l"])
+    assert myr["link"] == 150 * MB          # a common value beats the catalog measurement
+    with pytest.raises(UsageError, match="exceeds its gross rate 160 MB/s"):
+        c.for_tech(technologies()["myrinet-m2l"])     # 390 MB/s on a 160 MB/s Myrinet link
+    # a common key applies only to technologies that have the resource
+    assert "adapter_bus" not in parse_flags(["adapter_bus=100"]).for_tech(technologies()["quadrics-qsnet"])
     f = tmp_path / "c.json"
     f.write_text('{"myrinet-m2l": {"link": 144}, "host_bus": 300}')
     m = load_file(str(f))
     assert m.for_tech(technologies()["myrinet-m2l"]) == {"link": 144 * MB, "host_bus": 300 * MB}
     assert not Calibration()
-    for bad in (["x"], ["link=abc"], ["link=0"]):
+    for bad in (["x"], ["link=abc"], ["link=0"], ["link=inf"], ["link=nan"]):
         with pytest.raises(UsageError):
             parse_flags(bad)
 
@@ -100,3 +104,13 @@ def test_user_price_file_overrides(tmp_path):
     f.write_text(yaml.safe_dump({"schema": 1, "items": {"sci-cable": {"value": 0, "source": "free", "date": "2024"}}}))
     p = price_list(str(f))
     assert p["sci-cable"].value == 0 and p["sci-adapter-2d"].value > 0
+
+
+def test_t3d_processor_to_network_limits_sending_only():
+    # seed 000 §III.D: 125 MB/s from the processor into the network; stores into a node run at
+    # network speed, so the annex is full duplex and small tori give 125 MB/s per node
+    t3d = technologies()["cray-t3d"]
+    assert t3d.resources["host_bus"].duplex == "full"
+    p = evaluate(system("t3d-torus"), 8)
+    assert p.per_node == pytest.approx(125 * MB)
+    assert "transmit" in p.bottleneck

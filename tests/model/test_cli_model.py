@@ -60,6 +60,19 @@ def test_published_and_target(run_cli, tmp_path):
     assert "(as published)" in out
     assert "Cheapest system giving every node at least 130 MB/s" in out
     assert "Best cost effectiveness" in out
+    rc, out = run_cli("model", "-n", "9,16,32", "-s", "sci-2d", "-s", "myrinet-minimal", "-c", "catalog", "-P",
+                      "--cost", "--target", "130", "-f", "json", "--no-plot")
+    doc = json.loads(out)
+    pub = {c["system"]: {p["n"]: p["per_node_bytes_per_s"] for p in c["points"]} for c in doc["published"]}
+    # seed 001 Eq. 1, 2 with the measured 390 / 360 MB/s: 3×3 torus, hot B-Link 20 → 8/20 × 360
+    assert pub["sci-2d:published"][9] == pytest.approx(8 / 20 * 360e6)
+    for row in doc["target"]:
+        ok = [(p["cost_usd"], s["system"]) for s in doc["systems"] for p in s["points"]
+              if p["n"] == row["n"] and p["per_node_bytes_per_s"] >= 130e6 and p["cost_usd"] is not None]
+        if not ok:
+            assert row["cheapest"] is None
+        else:
+            assert (row["cheapest"]["cost_usd"], row["cheapest"]["system"]) == min(ok)
 
 
 def test_other_traffic_and_spec_systems(run_cli, tmp_path):
@@ -94,7 +107,23 @@ def test_list(run_cli):
     (["-s", "sci-d33x:torus:dims=0", "-n", "4"], "must be"),
     (["-s", "infiniband-ndr:dragonfly:p=2,a=4,h=2,g=4"], "divide"),
     (["-s", "infiniband-ndr:xgft:m=4/4,w=2/4", "-n", "8"], "w1 must be 1"),
-    (["-s", "fast-ethernet", "-P"], "no 'as published' formula"),
+    (["-s", "sci-2d", "-c", "scix.link=390"], "unknown technology 'scix'"),
+    (["-s", "sci-2d", "-c", "lnk=390"], "'lnk' belongs to none of the selected technologies"),
+    (["-s", "qsnet-fattree", "-c", "adapter_bus=300"], "belongs to none of the selected"),
+    (["-s", "sci-2d", "-s", "myrinet-minimal", "-c", "link=390"], "exceeds its gross rate 160 MB/s"),
+    (["-s", "sci-2d", "-c", "sci-d33x.link=700"], "exceeds its gross rate"),
+    (["-s", "sci-2d", "-c", "link=inf"], "positive and finite"),
+    (["-s", "quadrics-qsnet:kary-tree:k=1", "-n", "8"], "fat-tree arity k must be between 2 and 1024"),
+    (["-s", "quadrics-qsnet:kary-tree:k=1.5", "-n", "8"], "fat-tree arity k must be an integer"),
+    (["-s", "quadrics-qsnet:kary-tree:k=0", "-n", "8"], "fat-tree arity k must be between"),
+    (["-s", "sci-d33x:torus:dims=2.5", "-n", "4"], "torus dimensions must be an integer"),
+    (["-s", "myrinet-m2l:switch-array:cables=1.5", "-n", "16"], "cables between neighbouring switches must be"),
+    (["-s", "myrinet-m2l:switch-ring:cables=0", "-n", "16"], "cables between neighbouring switches must be"),
+    (["-s", "myrinet-m2l:crossbar:ports=0", "-n", "4"], "switch ports must be at least 2"),
+    (["-s", "infiniband-ndr:dragonfly:p=0", "-n", "8"], "dragonfly nodes per router p must be at least 1"),
+    (["-s", "infiniband-ndr:folded-clos:levels=2.5", "-n", "8"], "folded Clos levels must be an integer"),
+    (["-s", "infiniband-ndr:folded-clos:oversubscription=inf", "-n", "8"], "oversubscription must be"),
+    (["-s", "sci-d33x:ring:bidirectional=3", "-n", "4"], "bidirectional must be true or false"),
 ])
 def test_bad_input_is_one_line(run_cli, argv, msg):
     with pytest.raises(UsageError) as e:
@@ -123,3 +152,85 @@ def test_maxmin_spread(run_cli):
     doc = json.loads(out)
     m, p = doc["maxmin"][0], doc["systems"][0]["points"][0]
     assert m["min"] >= p["per_node_bytes_per_s"] * (1 - 1e-9) and m["max"] > m["min"]
+
+
+@pytest.mark.parametrize("extra", [["-T", "hotspot"], ["--payload", "64"], ["-T", "permutation", "-m", "enumerate"]])
+def test_target_uses_the_same_traffic_payload_and_method(run_cli, extra):
+    rc, out = run_cli("model", "-n", "16", "-s", "myrinet-clos64", "-s", "sci-2d", "--cost", "--target", "1",
+                      "-f", "json", "--no-plot", *extra)
+    doc = json.loads(out)
+    t = doc["target"][0]["cheapest"]
+    main = {s["system"]: s["points"][0]["per_node_bytes_per_s"] for s in doc["systems"]}
+    assert t["per_node_bytes_per_s"] == pytest.approx(main[t["system"]])
+
+
+def test_published_skips_systems_without_a_form_and_uses_family_defaults(run_cli):
+    rc, out = run_cli("model", "-n", "32,64", "-s", "t3d-torus", "-s", "fast-ethernet", "-s", "myrinet-ring2",
+                      "-s", "myrinet-m2l:switch-ring", "-P", "-f", "json", "--no-plot")
+    doc = json.loads(out)
+    assert rc == 0
+    assert doc["no_published_form"] == ["Cray T3D - 3D torus", "Fast Ethernet - switched"]
+    pub = {c["system"]: [p["per_node_bytes_per_s"] for p in c["points"]] for c in doc["published"]}
+    # the family's default is 2 cables between ring switches, as myrinet-ring2 says explicitly
+    assert pub["myrinet-m2l:switch-ring:published"] == pytest.approx(pub["myrinet-ring2:published"])
+    from fabriclab.model import published as P
+    assert pub["myrinet-ring2:published"][1] == pytest.approx(
+        P.myrinet("ring", 64, 160e6, 4096, cables=2).overall)
+
+
+def _one_line_error(run_cli, *argv):
+    with pytest.raises(UsageError) as e:
+        run_cli("model", *argv)
+    text = str(e.value)
+    assert "\n" not in text
+    return text
+
+
+def test_non_utf8_files_are_refused_in_one_line(run_cli, tmp_path):
+    f = tmp_path / "bad.yaml"
+    f.write_bytes(b"nodes: 2\n\xff\xfe links: []\n")
+    assert "not UTF-8" in _one_line_error(run_cli, "--no-plot", "-s", "sci-2d", "-n", "4", "-t", str(f))
+    assert "not UTF-8" in _one_line_error(run_cli, "--no-plot", "-s", "sci-2d", "-n", "4", "-C", str(f))
+    assert "not UTF-8" in _one_line_error(run_cli, "--no-plot", "-s", "sci-2d", "-n", "4", "--cost", "-p", str(f))
+
+
+def test_unusable_plot_directory_is_one_line(run_cli, tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for out in (afile, afile / "sub"):
+        assert "cannot create plot directory" in _one_line_error(run_cli, "-s", "sci-2d", "-n", "4", "-o", str(out))
+
+
+@pytest.mark.parametrize("key,value", [("default_rate_MBps", float("nan")), ("efficiency", float("nan")),
+                                       ("efficiency", float("inf")), ("rate_MBps", float("inf"))])
+def test_custom_file_refuses_nan_and_inf(run_cli, tmp_path, key, value):
+    d = {"nodes": 2, "switches": 1, "default_rate_MBps": 10, "links": [["n0", "s0"], {"a": "n1", "b": "s0"}]}
+    if key == "default_rate_MBps":
+        d[key] = value
+    else:
+        d["links"][1][key] = value
+    f = tmp_path / "n.yaml"
+    f.write_text(yaml.safe_dump(d))
+    assert "finite" in _one_line_error(run_cli, "--no-plot", "-s", "sci-2d", "-n", "4", "-t", str(f))
+
+
+def test_payload_nan_and_catalog_nan_are_refused(run_cli, tmp_path):
+    assert "finite" in _one_line_error(run_cli, "--no-plot", "-s", "sci-2d", "-n", "4", "--payload", "nan")
+    from fabriclab.model.catalog import _sourced
+    with pytest.raises(UsageError, match="finite"):
+        _sourced({"value": float("nan"), "source": "s", "date": "d"}, "x")
+
+
+def test_enumerate_limit_names_the_aggregated_solver(run_cli):
+    msg = _one_line_error(run_cli, "--no-plot", "-s", "sci-2d", "-n", "10000", "-m", "enumerate")
+    assert "--method auto" in msg and "no aggregated solver" not in msg
+
+
+def test_payload_is_clamped_to_the_format_maximum(run_cli):
+    def rate(*extra):
+        rc, out = run_cli("model", "-n", "4", "-s", "pcie-gen6:crossbar", "-s", "sci-ring", "-f", "json",
+                          "--no-plot", *extra)
+        return [s["points"][0]["per_node_bytes_per_s"] for s in json.loads(out)["systems"]]
+    assert rate("--payload", "4096") == pytest.approx(rate())     # 256 B and 128 B are the maxima
+    pcie, sci = rate("--payload", "4096")
+    assert pcie < 128000e6 * 256 / (256 + 39) * (1 + 1e-9)

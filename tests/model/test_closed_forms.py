@@ -82,6 +82,7 @@ def test_switch_array_middle_cut(switches, cables):
     # all switches full: 16 - cables node ports at both ends, 16 - 2 cables in between; use a
     # balanced array of k nodes per switch by taking k = 16 - 2·cables everywhere
     k = 16 - 2 * cables
+    assert k % cables == 0, "the D-mod-K closed form needs cables to divide k"
     t = SwitchArray(switches * k, 16, cables, "d-mod-k", NodeModel(), "balanced")
     assert np.all(t.per_switch == k), "balanced placement must give every switch k nodes"
     b = brute(t)
@@ -91,6 +92,7 @@ def test_switch_array_middle_cut(switches, cables):
 @pytest.mark.parametrize("switches,cables", [(3, 1), (5, 2), (7, 4)])
 def test_switch_ring_odd(switches, cables):
     k = 16 - 2 * cables
+    assert k % cables == 0, "the D-mod-K closed form needs cables to divide k"
     t = SwitchRing(switches * k, 16, cables)
     b = brute(t)
     assert np.allclose(b["isl.cw"], cf.switch_ring_link(switches, k, cables))
@@ -110,3 +112,11 @@ def test_two_level_oversubscribed_clos(radix, over):
     b = brute(t)
     assert np.allclose(b["up.1"], cf.two_level_up(d, u, d * L))
     assert (b["up.1"].max() > b["up.0"].max()) == (d > u + 1e-9 and d * (d * L - d) / u > d * L - 1)
+
+
+@pytest.mark.parametrize("radix,over,d,u", [(64, 2.0, 42, 21), (64, 1.0, 32, 32), (64, 3.0, 48, 16),
+                                            (8, 3.0, 6, 2), (7, 1.0, 3, 3)])
+def test_oversubscribed_leaf_never_exceeds_the_ratio(radix, over, d, u):
+    (m, w) = FatTree.folded_shapes(radix, over)[2]
+    assert (m[0], w[1]) == (d, u)
+    assert m[0] / w[1] <= over + 1e-12 and m[0] + w[1] <= radix

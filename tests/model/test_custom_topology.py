@@ -58,29 +58,45 @@ def test_file_router_matches_structured_ring_with_ecmp(S, cables):
     assert node == pytest.approx(lr["inject"])
 
 
-def test_file_router_matches_fat_tree_with_ecmp():
-    t = FatTree.kary_ntree(2, 3, routing="ecmp")
-    # export the 2-ary 3-tree as a file: node i on leaf (i // 2, lane 0); level-i elements (t, lane)
-    nodes = [f"n{i}" for i in range(8)]
+def _export_fat_tree(t, routing):
+    """The fat tree t as a file: node i on leaf (i // m1, lane 0); level-i elements (t, lane)."""
+    n = t.n_nodes
+    nodes = [f"n{i}" for i in range(n)]
     sw = {}
     links = []
-    for lv in range(1, 4):
+    for lv in range(1, t.h + 1):
         for e in range(t.E[lv]):
             sw[(lv, e)] = f"L{lv}_{e}"
-    for i in range(8):
-        links.append([nodes[i], sw[(1, i // 2)]])
-    for lv in range(1, 3):
+    for i in range(n):
+        links.append([nodes[i], sw[(1, i // t.m[0])]])
+    for lv in range(1, t.h):
         W, w, m = int(t.W[lv]), t.w[lv], t.m[lv]
         for e in range(t.E[lv]):
             top, lane = divmod(e, W)
             for p in range(w):
                 parent = (top // m) * int(t.W[lv + 1]) + lane + W * p
                 links.append([sw[(lv, e)], sw[(lv + 1, parent)]])
-    d = {"nodes": nodes, "switches": list(sw.values()), "routing": "ecmp", "default_rate_MBps": 1, "links": links}
-    c = CustomNetwork.from_dict(d)
+    d = {"nodes": nodes, "switches": list(sw.values()), "routing": routing, "default_rate_MBps": 1,
+         "links": links}
+    return CustomNetwork.from_dict(d)
+
+
+def test_file_router_matches_fat_tree_with_ecmp():
+    t = FatTree.kary_ntree(2, 3, routing="ecmp")
+    c = _export_fat_tree(t, "ecmp")
     assert solve(c, None).per_node == pytest.approx(1e6)   # full bisection: the node link decides
     loads = enumerate_alltoall(c)
     assert loads.max() == pytest.approx(7)
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_file_router_matches_fat_tree_with_d_mod_k(k):
+    t = FatTree.kary_ntree(k, 3, routing="d-mod-k")
+    c = _export_fat_tree(t, "d-mod-k")
+    lt, lc = enumerate_alltoall(t), enumerate_alltoall(c)
+    # the same multiset of link loads: every lane of the top level is used as in the built-in tree
+    assert sorted(lt.tolist()) == pytest.approx(sorted(lc.tolist()))
+    assert solve(c, None).per_node == pytest.approx(1e6)
 
 
 BAD = [
@@ -129,7 +145,10 @@ def test_transit_nodes_make_a_ring_of_hosts():
          "links": [["n0", "n1"], ["n1", "n2"], ["n2", "n3"], ["n3", "n0"]]}
     t = CustomNetwork.from_dict(d)
     loads = enumerate_alltoall(t)
-    assert loads.max() > 0
+    # 8 one-hop and 4 two-hop messages: 16 link crossings over 8 link directions; D-mod-K sends
+    # both messages of a distance-2 pair with the same destination residue the same way
+    assert loads.sum() == pytest.approx(16)
+    assert sorted(loads.tolist()) == [1, 1, 2, 2, 2, 2, 3, 3]
     # without transit the same ring of hosts is disconnected for non-neighbours
     d["transit_nodes"] = False
     with pytest.raises(UsageError, match="cannot reach"):

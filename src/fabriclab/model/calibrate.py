@@ -4,8 +4,11 @@ Seed 001 measures the saturation throughput of one resource by forcing all
 traffic through it (§3.2 Fig. 5-8, §4.2 Fig. 11-12) and substitutes it for
 B_eff in the model (§5). Measurements come from flags or a file:
 
-    -c link=390                  every technology's link: 390 MB/s
+    -c link=390                  the link of every selected technology that has one
     -c sci-d33x.adapter_bus=360  only this technology's B-Link
+
+A calibrated rate may not exceed the resource's gross rate; a common key
+that no selected technology has, or an unknown technology, is an error.
     -c catalog                   the measured values stored in the catalog
 
 A file (YAML or JSON) maps technology to resource to MB/s, or resource to MB/s
@@ -18,6 +21,7 @@ for all technologies; a value may also be {value, source, date}::
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,8 +41,8 @@ def _mbps(v, where: str) -> float:
             v = float(str(v))
         except ValueError:
             raise UsageError(f"{where}: a measured rate must be a number of MB/s, got {v!r}") from None
-    if not v > 0:
-        raise UsageError(f"{where}: a measured rate must be positive, got {v}")
+    if not math.isfinite(v) or not v > 0:
+        raise UsageError(f"{where}: a measured rate must be positive and finite, got {v}")
     return float(v) * MB
 
 
@@ -57,13 +61,31 @@ class Calibration:
         out = {}
         if self.use_catalog:
             out.update({k: r.measured.value for k, r in tech.resources.items() if r.measured is not None})
-        out.update(self.common)
+        out.update({k: v for k, v in self.common.items() if k in tech.resources})
         out.update(self.by_tech.get(tech.key, {}))
         unknown = set(self.by_tech.get(tech.key, {})) - set(tech.resources)
         if unknown:
             raise UsageError(f"technology {tech.key} has no resource {sorted(unknown)[0]!r} to calibrate "
                              f"(it has: {', '.join(sorted(tech.resources))})")
+        for k, v in out.items():
+            gross = float(tech.resources[k].gross)
+            if v > gross * (1 + 1e-9):
+                raise UsageError(f"calibrated {tech.key}.{k} = {v / MB:g} MB/s exceeds its gross rate "
+                                 f"{gross / MB:g} MB/s")
         return out
+
+    def check(self, techs, known) -> None:
+        """Refuse technologies the catalog does not know (`known`: all technology
+        keys) and common resources that none of the selected technologies has."""
+        for t in self.by_tech:
+            if t not in known:
+                raise UsageError(f"calibration names unknown technology {t!r}: choose one of "
+                                 f"{', '.join(sorted(known))}")
+        have = set().union(*(set(t.resources) for t in techs)) if techs else set()
+        for k in self.common:
+            if k not in have:
+                raise UsageError(f"calibration resource {k!r} belongs to none of the selected technologies "
+                                 f"(they have: {', '.join(sorted(have))})")
 
     def merge(self, other: "Calibration") -> "Calibration":
         by = {k: dict(v) for k, v in self.by_tech.items()}
@@ -94,9 +116,11 @@ def parse_flags(items) -> Calibration:
 def load_file(path: str) -> Calibration:
     p = Path(path)
     try:
-        text = p.read_text()
+        text = p.read_text(encoding="utf-8")
     except OSError as e:
         raise UsageError(f"cannot read calibration file {path}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"cannot read calibration file {path}: not UTF-8 text") from None
     try:
         data = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as e:

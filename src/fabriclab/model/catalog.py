@@ -8,6 +8,7 @@ enters the model without its source.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -25,8 +26,8 @@ def _sourced(v, where: str, scale: float = 1.0) -> Sourced:
     if not isinstance(v, dict) or set(v) != {"value", "source", "date"}:
         raise UsageError(f"{where}: a catalog number must be {{value, source, date}}, got {v!r}")
     val = v["value"]
-    if isinstance(val, bool) or not isinstance(val, (int, float)) or val < 0:
-        raise UsageError(f"{where}: value must be a non-negative number, got {val!r}")
+    if isinstance(val, bool) or not isinstance(val, (int, float)) or not math.isfinite(val) or val < 0:
+        raise UsageError(f"{where}: value must be a non-negative finite number, got {val!r}")
     if not str(v["source"]).strip() or not str(v["date"]).strip():
         raise UsageError(f"{where}: source and date must not be empty")
     return Sourced(float(val) * scale, str(v["source"]), str(v["date"]))
@@ -34,9 +35,11 @@ def _sourced(v, where: str, scale: float = 1.0) -> Sourced:
 
 def _read_yaml(path: Path, what: str) -> dict:
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as e:
         raise UsageError(f"cannot read {what} {path}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"cannot read {what} {path}: not UTF-8 text") from None
     except yaml.YAMLError as e:
         raise UsageError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
     if not isinstance(data, dict) or data.get("schema") != 1:
@@ -80,7 +83,7 @@ def _technology(key: str, d: dict, where: str) -> Technology:
             raise UsageError(f"{rw}: duplex must be full or half")
         opt = lambda k, s=1.0: _sourced(rv[k], f"{rw}.{k}", s) if k in rv else None
         known = {"label", "kind", "duplex", "gross_MBps", "payload_B", "overhead_B", "route_B_per_switch",
-                 "efficiency", "measured_MBps"}
+                 "efficiency", "measured_MBps", "max_payload_B"}
         if set(rv) - known:
             raise UsageError(f"{rw}: unknown key {sorted(set(rv) - known)[0]!r}")
         eff = opt("efficiency")
@@ -88,7 +91,7 @@ def _technology(key: str, d: dict, where: str) -> Technology:
             raise UsageError(f"{rw}.efficiency: must be in (0, 1]")
         res[rk] = TechResource(rk, str(rv.get("label", rk)), kind, _sourced(rv["gross_MBps"], f"{rw}.gross_MBps", MB),
                                duplex, opt("payload_B"), opt("overhead_B"), opt("route_B_per_switch"), eff,
-                               opt("measured_MBps", MB))
+                               opt("measured_MBps", MB), opt("max_payload_B"))
     if "link" not in res:
         raise UsageError(f"{w}: every technology needs a 'link' resource")
     sp = _sourced(d["switch_ports"], f"{w}.switch_ports") if "switch_ports" in d else None

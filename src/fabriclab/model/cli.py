@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Optional
 
 from ..errors import UsageError
 from ..units import parse_size, parse_sizes
@@ -86,27 +87,28 @@ def _curve_table(c: Curve, cost: bool) -> str:
     return head + "\n" + _table(rows, header)
 
 
-def _published_curve(key: str, ns, cal_tech: dict) -> Curve:
-    """The seed's own formulas for the systems that have them (published.py)."""
+def _published_curve(key: str, ns, cal_tech: dict) -> Optional[Curve]:
+    """The seed's own formulas for the systems that have them (published.py), or None."""
     s = system(key)
+    f = published.form(s)
+    if f is None:
+        return None
     res = s.tech.resources
     c = Curve(key + ":published", s.label + " (as published)", bool(cal_tech))
-    if s.family == "torus" or s.family == "ring":
-        f = 1 if s.family == "ring" else int(s.params.get("dims", 2))
+    if f[0] == "sci":
+        dims = f[1]
         bl = cal_tech.get("link", res["link"].effective())
         bb = cal_tech.get("adapter_bus", res["adapter_bus"].effective())
         for n in ns:
-            r = round(n ** (1.0 / f))
-            if r >= 2 and r ** f == n:
-                v = published.sci_bandwidth(r, f, bl, bb)
+            r = round(n ** (1.0 / dims))
+            if r >= 2 and r ** dims == n:
+                v = published.sci_bandwidth(r, dims, bl, bb)
                 c.points.append(Point(n, v["overall"], v["overall"], "as published", "", "", "published", ""))
         return c
-    topo = {"switch-array": "minimal", "switch-ring": "ring", "clos64": "clos64"}.get(s.family)
-    if topo is None or "link" not in res or res["link"].payload is None:
-        raise UsageError(f"system {key} has no 'as published' formula (only the seed's SCI and Myrinet systems do)")
+    _, topo, cables, ports = f
     for n in ns:
         v = published.myrinet(topo, n, res["link"].gross.value, res["link"].payload.value,
-                              cal_tech.get("link"), cables=int(s.params.get("cables", 1)))
+                              cal_tech.get("link"), ports=ports, cables=cables)
         c.points.append(Point(n, v.overall, v.overall, "as published", "", "", "published", ""))
     return c
 
@@ -119,17 +121,20 @@ def model_handler(args) -> int:
     traffic = Traffic(args.traffic, args.hotspot_target, args.seed)
     prices = price_list(args.prices)
     systems = [system(k) for k in (args.system or DEFAULT_SYSTEMS)]
+    cal.check([s.tech for s in systems], technologies())
     if args.method not in METHODS:
         raise UsageError(f"unknown method {args.method!r}")
     curves = [curve(s, ns, cal, traffic, args.method, prices, args.payload, with_cost=True) for s in systems]
     extra = []
     if args.topology_file:
         extra.append(_custom(args, traffic))
-    pubs = []
+    pubs, no_pub = [], []
     if args.published:
         if traffic.kind != "all-to-all":
             raise UsageError("--published applies to all-to-all traffic only (the seed's formulas)")
         pubs = [_published_curve(s.key, ns, cal.for_tech(s.tech) if cal else {}) for s in systems]
+        no_pub = [s.label for s, c in zip(systems, pubs) if c is None]
+        pubs = [c for c in pubs if c is not None]
     all_curves = [c for c in curves if c.points]
     empty = [c.label for c in curves if not c.points]
     segs = X.segments(all_curves)
@@ -141,7 +146,7 @@ def model_handler(args) -> int:
     target_rows = []
     if args.target is not None:
         for n in ns:
-            rows = cheapest(systems, n, args.target, cal, prices)
+            rows = cheapest(systems, n, args.target, cal, prices, traffic, args.method, args.payload, curves)
             target_rows.append((n, rows[0] if rows else None))
     mm = []
     if args.maxmin:
@@ -168,6 +173,7 @@ def model_handler(args) -> int:
     if args.format == "json":
         doc = {"schema": SCHEMA, "traffic": traffic.describe(), "calibrated": bool(cal),
                "systems": [c.to_dict() for c in curves], "published": [c.to_dict() for c in pubs],
+               "no_published_form": no_pub,
                "custom": extra, "best": words, "segments": [s.__dict__ for s in segs],
                "cost_effectiveness": cost_words, "plot": str(plot) if plot else None,
                "maxmin": [{k: v for k, v in m.items() if k != "label"} for m in mm],
@@ -196,6 +202,9 @@ def model_handler(args) -> int:
                       for m in mm], ["system", "N", "min", "median", "max"]))
     if empty:
         print("\nno configuration in this size range: " + ", ".join(empty))
+    if no_pub:
+        print("\nno 'as published' formula (only the seed's SCI and Myrinet systems have one): "
+              + ", ".join(no_pub))
     print("\nBest per-node bandwidth: " + words + ".")
     if cost_words:
         print("Best cost effectiveness ($ per MB/s): " + cost_words + ".")

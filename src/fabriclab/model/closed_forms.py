@@ -62,14 +62,22 @@ def crossbar_link(n: int) -> float:
 
 def switch_array_link(switches: int, per_switch: int, cables: int = 1) -> float:
     """Linear array of S full switches of k nodes: the middle cut carries
-    floor(S/2)·ceil(S/2)·k² messages each way, spread over the cables."""
+    floor(S/2)·ceil(S/2)·k² messages each way, spread over the cables.
+
+    The per-cable value is exact for ECMP (an even split) and for D-mod-K
+    only when `cables` divides k: D-mod-K puts destination d on cable
+    d mod cables, so with k not a multiple of cables some cables carry the
+    destinations of one more residue class than others."""
     s = switches
     return (s // 2) * ((s + 1) // 2) * per_switch ** 2 / cables
 
 
 def switch_ring_link(switches: int, per_switch: int, cables: int = 1) -> float:
     """Ring of S full switches of k nodes (S odd, so no ties): each clockwise
-    link serves distances 1..h, h = (S-1)/2, so k²·h(h+1)/2 over the cables."""
+    link serves distances 1..h, h = (S-1)/2, so k²·h(h+1)/2 over the cables.
+
+    Exact for ECMP, and for D-mod-K only when `cables` divides k (otherwise
+    the destination residues d mod cables are not spread evenly)."""
     if switches % 2 == 0:
         raise ValueError("closed form given for an odd number of switches")
     h = (switches - 1) // 2

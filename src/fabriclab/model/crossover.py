@@ -13,7 +13,6 @@ from typing import Optional
 
 import numpy as np
 
-from .resources import MB
 
 TIE = 1e-3      # values within 0.1% count as equal
 
@@ -122,17 +121,3 @@ def pairwise(a, b, attr: str = "per_node", lower_better: bool = False) -> list:
             out.append(Switch(n, w.label, l.label, wv, lv, not (ea[i] and eb[i])))
         lead = now
     return out
-
-
-def leader_at(curves, n: int, attr: str = "per_node") -> Optional[tuple]:
-    """(label, value, exact) of the best curve at size n, using interpolation."""
-    best = None
-    for c in curves:
-        v, e = values_on(c, [n], attr)
-        if np.isfinite(v[0]) and (best is None or v[0] > best[1]):
-            best = (c.label, float(v[0]), bool(e[0]))
-    return best
-
-
-def mbps(x: float) -> str:
-    return f"{x / MB:.1f} MB/s"

@@ -112,11 +112,17 @@ def curve(system, ns, calibration: Optional[Calibration] = None, traffic: Traffi
 
 
 def cheapest(systems, n: int, target_mbps: float, calibration: Optional[Calibration] = None,
-             prices: Optional[dict] = None) -> list:
-    """Systems that give every node at least `target_mbps` at n nodes, cheapest first."""
+             prices: Optional[dict] = None, traffic: Traffic = Traffic(), method: str = "auto",
+             payload: Optional[float] = None, curves: Optional[list] = None) -> list:
+    """Systems that give every node at least `target_mbps` at n nodes, cheapest first,
+    under the same traffic, method and payload as the main table. `curves`
+    (one per system, already evaluated with cost) are reused when given."""
     rows = []
-    for s in systems:
-        p = evaluate(s, n, calibration, prices=prices)
+    for i, s in enumerate(systems):
+        if curves is not None:
+            p = curves[i].at(n)
+        else:
+            p = evaluate(s, n, calibration, traffic, method, prices, payload)
         if p is None or p.cost is None:
             continue
         if p.per_node >= target_mbps * MB:

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import UsageError
 from .resources import MB, Rates
+from .topologies.base import Topology
 from .traffic import Traffic, all_pairs
 
 METHODS = ("auto", "enumerate")
@@ -110,8 +111,10 @@ def enumerate_loads(topo, src: np.ndarray, dst: np.ndarray, batch: int = 2_000_0
 def enumerate_alltoall(topo, batch: int = 2_000_000) -> np.ndarray:
     n = topo.n_nodes
     if n * (n - 1) > MAX_ENUMERATED_FLOWS:
-        raise UsageError(f"{n} nodes make {n * (n - 1):,} all-to-all flows, too many to enumerate; "
-                         f"this topology family has no symmetric solver, use fewer nodes")
+        hint = ("use --method auto (this family has an aggregated solver) or fewer nodes"
+                if type(topo).alltoall_class_loads is not Topology.alltoall_class_loads
+                else "this topology family has no aggregated solver, use fewer nodes")
+        raise UsageError(f"{n} nodes make {n * (n - 1):,} all-to-all flows, too many to enumerate; {hint}")
     loads = np.zeros(topo.n_resources)
     per = max(1, batch // max(n - 1, 1))
     for s0 in range(0, n, per):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -24,7 +24,6 @@ class Series:
     ys: list
     dashed: bool = False
     group: int = 0               # series of one group share a colour and a marker
-    extra: dict = field(default_factory=dict)
 
 
 def figure(series: list, path, title: str, ylabel: str, xlabel: str = "Number of nodes",
@@ -34,7 +33,12 @@ def figure(series: list, path, title: str, ylabel: str, xlabel: str = "Number of
     fmt = path.suffix.lstrip(".").lower()
     if fmt not in FORMATS:
         raise UsageError(f"plot file {path} must end in .png or .svg")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create plot directory {path.parent}: {e.strerror or e}") from None
+    if not path.parent.is_dir():
+        raise UsageError(f"cannot create plot directory {path.parent}: it is not a directory")
     fig, ax = plt.subplots(figsize=(10.5, 5.4))
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for s in series:
@@ -59,6 +63,10 @@ def figure(series: list, path, title: str, ylabel: str, xlabel: str = "Number of
     if note:
         fig.text(0.01, 0.005, note, fontsize=6.5, alpha=0.8)
     fig.tight_layout(rect=(0, 0.03 if note else 0, 1, 1))
-    fig.savefig(path, format=fmt, dpi=120, bbox_inches="tight")
-    plt.close(fig)
+    try:
+        fig.savefig(path, format=fmt, dpi=120, bbox_inches="tight")
+    except OSError as e:
+        raise UsageError(f"cannot write plot {path}: {e.strerror or e}") from None
+    finally:
+        plt.close(fig)
     return path

@@ -28,7 +28,27 @@ from typing import Optional
 from ..errors import UsageError
 from .closed_forms import sci_hot_blink, sci_hot_link
 
-LABEL = "as published (seed 001 formulas, approximations included)"
+_MYRINET_FORMS = {"switch-array": "minimal", "switch-ring": "ring", "clos64": "clos64"}
+
+
+def form(system) -> Optional[tuple]:
+    """The seed's formula for a system: ("sci", dims), ("myrinet", topology,
+    cables, ports), or None when the seed has none for it. Parameters the
+    system does not give take the family's defaults (topologies.DEFAULTS)."""
+    from .topologies import DEFAULTS
+    res, fam = system.tech.resources, system.family
+    params = {**DEFAULTS.get(fam, {}), **system.params}
+    if fam in ("torus", "ring"):
+        if "adapter_bus" not in res or "link" not in res or params.get("bidirectional") or "shape" in params:
+            return None
+        return ("sci", 1 if fam == "ring" else int(params["dims"]))
+    topo = _MYRINET_FORMS.get(fam)
+    if topo is None or "link" not in res or res["link"].payload is None \
+            or params.get("routing", "d-mod-k") != "d-mod-k" or params.get("placement", "fill") != "fill":
+        return None
+    sp = system.tech.switch_ports
+    ports = int(params.get("ports", sp.value if sp else 16))
+    return ("myrinet", topo, int(params.get("cables", 1)), ports)
 
 
 def sci_bandwidth(r: int, f: int, b_link: float, b_blink: float) -> dict:

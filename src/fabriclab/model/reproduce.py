@@ -24,8 +24,6 @@ from .resources import MB
 STUDIES = ("sci-myrinet-2002",)
 SCI = ("sci-ring", "sci-2d", "sci-3d", "sci-4d")
 MYRINET = ("myrinet-minimal", "myrinet-clos64", "myrinet-ring4", "myrinet-ring2")
-_PUB_TOPO = {"myrinet-minimal": ("minimal", 1), "myrinet-clos64": ("clos64", 1),
-             "myrinet-ring4": ("ring", 4), "myrinet-ring2": ("ring", 2)}
 SEED_CAL = Calibration(use_catalog=True)       # the seed's measured 390 / 360 / 144 MB/s
 INTER_SWITCH = ("isl", "box", "leaf_up", "spine_down")
 
@@ -73,13 +71,13 @@ def compute(prices=None) -> Study:
         s = system(key)
         st.myr_nominal[key] = curve(s, ns, with_cost=False)
         st.myr_sw2sw[key] = [(p.n, _inter_switch_bound(p.result)) for p in st.myr_nominal[key].points]
-        topo_name, cables = _PUB_TOPO[key]
+        _, topo_name, cables, ports = published.form(s)
         link = s.tech.resources["link"]
         m = float(link.payload.value)
         for cal in (False, True):
             st.pub_myr[(key, cal)] = [published.myrinet(topo_name, n, link.gross.value, m,
                                                         link.measured.value if cal else None,
-                                                        cables=cables) for n in ns]
+                                                        ports=ports, cables=cables) for n in ns]
     for key in ("sci-ring", "sci-2d", "sci-3d") + MYRINET:
         sizes = {"sci-2d": sci_sizes(2, 128), "sci-3d": sci_sizes(3, 1000)}.get(key, ns)
         st.calibrated[key] = curve(system(key), sizes, SEED_CAL, prices=prices)

@@ -20,6 +20,7 @@ All rates are stored in bytes per second; catalog files use MB/s (10^6 B/s).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -48,8 +49,8 @@ def packet_efficiency(payload: float, overhead: float, route_bytes_per_switch: f
 
     Myrinet (seed 001 Table 3) carries one route byte per switch on the route,
     so its efficiency M / (M + h + 6) depends on the path length."""
-    if payload <= 0:
-        raise UsageError(f"packet payload must be positive, got {payload}")
+    if not math.isfinite(payload) or payload <= 0:
+        raise UsageError(f"packet payload must be a positive finite number, got {payload}")
     if overhead < 0 or route_bytes_per_switch < 0 or switches < 0:
         raise UsageError("packet overhead, route bytes and switch count must not be negative")
     return payload / (payload + overhead + route_bytes_per_switch * switches)
@@ -69,6 +70,7 @@ class TechResource:
     route_bytes_per_switch: Optional[Sourced] = None
     efficiency_value: Optional[Sourced] = None   # when the format is not payload/overhead
     measured: Optional[Sourced] = None           # saturation throughput, bytes/s
+    max_payload: Optional[Sourced] = None        # largest payload one packet of the format carries
 
     def efficiency(self, switches: int = 0, payload: Optional[float] = None) -> float:
         """Packet efficiency; `payload` overrides the catalog payload (e.g. a message size)."""
@@ -76,7 +78,11 @@ class TechResource:
             return float(self.efficiency_value)
         if self.payload is None and payload is None:
             return 1.0
+        if payload is not None and not (math.isfinite(payload) and payload > 0):
+            raise UsageError(f"packet payload must be a positive finite number, got {payload}")
         p = float(payload if payload is not None else self.payload)
+        if self.max_payload is not None:
+            p = min(p, float(self.max_payload))      # a longer message travels in full packets
         o = float(self.overhead) if self.overhead is not None else 0.0
         r = float(self.route_bytes_per_switch) if self.route_bytes_per_switch is not None else 0.0
         return packet_efficiency(p, o, r, switches)
@@ -98,16 +104,8 @@ class Rates:
     payload: Optional[float] = None
     calibrated: dict = field(default_factory=dict)
 
-    def rate(self, name: str) -> float:
-        if name in self.calibrated:
-            return float(self.calibrated[name])
-        return self.resource(name).effective(self.switches, self.payload)
-
     def nominal(self, name: str) -> float:
         return self.resource(name).effective(self.switches, self.payload)
-
-    def is_calibrated(self, name: str) -> bool:
-        return name in self.calibrated
 
     def resource(self, name: str) -> TechResource:
         try:

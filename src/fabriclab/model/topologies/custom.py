@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +51,8 @@ def _names(value, prefix: str, what: str, where: str) -> list:
 def _number(value, what: str, where: str, lo: float = 0.0, strict: bool = True) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise UsageError(f"{where}: {what} must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise UsageError(f"{where}: {what} must be a finite number, got {value}")
     if value < lo or (strict and value == lo):
         raise UsageError(f"{where}: {what} must be {'greater than' if strict else 'at least'} {lo}, got {value}")
     return float(value)
@@ -58,9 +61,11 @@ def _number(value, what: str, where: str, lo: float = 0.0, strict: bool = True) 
 def load_network_file(path: str, node_model: NodeModel = NodeModel()) -> "CustomNetwork":
     p = Path(path)
     try:
-        text = p.read_text()
+        text = p.read_text(encoding="utf-8")
     except OSError as e:
         raise UsageError(f"cannot read topology file {path}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"cannot read topology file {path}: not UTF-8 text") from None
     try:
         data = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as e:
@@ -178,15 +183,11 @@ class CustomNetwork(Topology):
                 raise UsageError(f"{where}: node {nodes[int(miss[0])]!r} cannot reach node {nodes[d]!r}")
             if d >= 64:
                 break  # connectivity of the first 64 destinations suffices to catch islands cheaply
-        net._max_sw = int(max(net.router.table(d)[0][: len(nodes)].max() for d in range(min(len(nodes), 64))))
         return net
 
     def describe(self) -> str:
         return (f"{self.name}: {self.n_nodes} nodes, {len(self.switch_names)} switches, "
                 f"{self.cables} cables, {self.routing} routing")
-
-    def max_switches_on_route(self) -> int:
-        return max(self._max_sw - 1, 0)
 
     def paths(self, src, dst) -> Paths:
         src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)

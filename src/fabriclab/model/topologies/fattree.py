@@ -83,6 +83,8 @@ class FatTree(Topology):
     @classmethod
     def kary_for(cls, nodes: int, k: int, **kw) -> "FatTree":
         """Smallest k-ary n-tree holding `nodes` nodes, populated with the first `nodes`."""
+        k = check_int("fat-tree arity k", k, 2, 1024)
+        nodes = check_int("number of nodes", nodes, 2)
         n = 1
         while k ** n < nodes:
             n += 1
@@ -93,7 +95,9 @@ class FatTree(Topology):
                     oversubscription: float = 1.0, **kw) -> "FatTree":
         """One switch, or a two- or three-level folded Clos of `radix`-port switches.
 
-        Leaf switches have d down- and u up-ports with d/u = oversubscription;
+        Leaf switches have u = floor(radix / (1 + oversubscription)) up-ports and
+        d = floor(oversubscription · u) down-ports, so d/u never exceeds the ratio
+        asked for (spare ports stay unused);
         upper levels are not oversubscribed. Three levels: pods of radix/2 leaves
         and u middle switches, each middle switch with radix/2 up-links, and
         spines of `radix` ports joining up to `radix` pods."""
@@ -118,9 +122,13 @@ class FatTree(Topology):
         """(m, w) of the one-, two- and three-level folded Clos of `radix`-port switches."""
         if not (oversubscription > 0):
             raise UsageError(f"oversubscription must be positive, got {oversubscription}")
-        d = int(round(radix * oversubscription / (1.0 + oversubscription)))
-        d = min(max(d, 1), radix - 1)
-        u, half = radix - d, max(radix // 2, 1)
+        if not math.isfinite(oversubscription):
+            raise UsageError(f"oversubscription must be finite, got {oversubscription}")
+        # u up-ports and d = oversubscription·u down-ports (never more than the ratio asked for);
+        # ports left over stay unused
+        u = max(int(math.floor(radix / (1.0 + oversubscription) + 1e-9)), 1)
+        d = min(max(int(math.floor(oversubscription * u + 1e-9)), 1), radix - u)
+        half = max(radix // 2, 1)
         return {1: ((radix,), (1,)), 2: ((d, radix), (1, u)), 3: ((d, half, radix), (1, u, half))}
 
     def describe(self) -> str:
