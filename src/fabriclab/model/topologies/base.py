@@ -8,6 +8,7 @@ split by ECMP). Paths for many pairs are returned at once in CSR form.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -84,7 +85,7 @@ class NodeModel:
         return out
 
 
-class Topology:
+class Topology(ABC):
     """Base class. Subclasses set ``n_nodes`` and ``classes`` and implement paths()."""
 
     family = "topology"
@@ -145,9 +146,10 @@ class Topology:
             out["host_bus.tx"] = out["host_bus.rx"] = float(n - 1)
         return out
 
-    # --- to implement --------------------------------------------------------
+    # --- each family provides ---------------------------------------------------
+    @abstractmethod
     def paths(self, src: np.ndarray, dst: np.ndarray) -> Paths:
-        raise NotImplementedError
+        """The routes of the flows src[i] -> dst[i] over this topology's resources."""
 
     def alltoall_class_loads(self) -> Optional[dict]:
         """Exact max load per class key for all-to-all, computed without
