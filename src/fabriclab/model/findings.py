@@ -62,11 +62,11 @@ def findings(st) -> list:
 
     e = link.effective()
     out.append(Finding("F1", "§3.1", "128-byte payloads give 66.7% efficiency: an SCI link's effective "
-                       "bandwidth is 444 MB/s of 667", f"{link.efficiency():.1%} × 667 = {_mb(e)} MB/s",
+                       "bandwidth is 444 MB/s of 667", f"{link.efficiency():.1%} × {link.gross.value / MB:.0f} = {_mb(e)} MB/s",
                        "agrees" if abs(e / MB - 444) < 1 else "differs"))
     e = blink.effective()
     out.append(Finding("F2", "§3.1", "the B-Link's effective bandwidth is slightly lower, 427 MB/s",
-                       f"{blink.efficiency():.1%} × 640 = {_mb(e)} MB/s",
+                       f"{blink.efficiency():.1%} × {blink.gross.value / MB:.0f} = {_mb(e)} MB/s",
                        "agrees" if abs(e / MB - 427) < 1 else "differs"))
 
     nom = [st.sci_nominal[k] for k in ("sci-ring", "sci-2d", "sci-3d", "sci-4d")]
@@ -92,11 +92,11 @@ def findings(st) -> list:
             "F4", "§3.1, Fig. 4; §5", "with the B-Link's bandwidth, a 3D torus is only beneficial for systems "
             "with more than 64 nodes (§5: 'at about 64 nodes or greater')",
             f"3D torus ahead of 2D from {first3.n} nodes: {_mb(first3.winner_value)} vs {_mb(first3.loser_value)} MB/s"
-            f" (2D link bound, 3D B-Link bound)",
+            f" (2D: {d2.at(first3.n).bottleneck}; 3D: {d3.at(first3.n).bottleneck})",
             verdict, "" if verdict == "agrees" else
             f"64 = 8² = 4³ is the smallest size at which both tori exist; there the 3D torus ({_mb(a64.per_node)}, "
             f"{a64.bottleneck}) already beats the 2D torus ({_mb(b64.per_node)}, {b64.bottleneck}) by "
-            f"{a64.per_node / b64.per_node - 1:.1%}; the two curves cross between 49 and 64 nodes, which on the "
+            f"{a64.per_node / b64.per_node - 1:.1%}; the interpolated curves cross below {first3.n} nodes, which on the "
             f"seed's logarithmic axis reads as 'at about 64'. §5's wording agrees; §3.1's 'more than 64' is one "
             f"size late"))
 
@@ -111,7 +111,7 @@ def findings(st) -> list:
     ml = myr["link"]
     pct = ml.measured.value / ml.gross.value
     out.append(Finding("F7", "§4.2", "Myrinet link saturates at 144 MB/s, 90% of the 160 MB/s peak",
-                       f"144 / 160 = {pct:.1%} (nominal effective rate with 4096-byte packets over one switch: "
+                       f"{ml.measured.value / MB:.0f} / {ml.gross.value / MB:.0f} = {pct:.1%} (nominal effective rate with 4096-byte packets over one switch: "
                        f"{_mb(ml.effective(1))} MB/s)", "agrees" if abs(pct - 0.9) < 0.005 else "differs"))
 
     from .reproduce import worked_example
@@ -120,7 +120,7 @@ def findings(st) -> list:
     ok = abs(we["per_node"] / MB - 144) < 0.5 and abs(clos.at(64).per_node / MB - 144) < 0.5
     out.append(Finding("F8", "§5 (worked example)", "a calibrated 3×3 SCI torus gives each node 144 MB/s, "
                        "bound by the B-Link, the same as a calibrated Myrinet Clos64",
-                       f"B-Link load {we['adapter_load']:.0f} → 8/{we['adapter_load']:.0f} × 360 = "
+                       f"B-Link load {we['adapter_load']:.0f} → 8/{we['adapter_load']:.0f} × {blink.measured.value / MB:.0f} = "
                        f"{_mb(we['per_node'])} MB/s ({we['bottleneck']}); Clos64 at 64 nodes: "
                        f"{_mb(clos.at(64).per_node)} MB/s ({clos.at(64).bottleneck})",
                        "agrees" if ok else "differs"))
@@ -131,10 +131,11 @@ def findings(st) -> list:
     last = _last_lead(cal, "sci-ring", range(2, 129))
     r5 = cring.at(5).per_node
     out.append(Finding("F9", "§5, Fig. 13", "for systems of four nodes or less, a simple SCI ring provides the "
-                       "highest throughput", f"ring best up to {last} nodes (at 5: {_mb(r5)} MB/s against 144.0 "
-                       f"for Myrinet and {_mb(_v(st.calibrated['sci-2d'], 5)[0])} on the interpolated 2D curve)",
+                       "highest throughput", f"ring best up to {last} nodes (at 5: {_mb(r5)} MB/s against "
+                       f"{_mb(st.calibrated['myrinet-clos64'].at(5).per_node)} for Myrinet and {_mb(_v(st.calibrated['sci-2d'], 5)[0])} on the interpolated 2D curve)",
                        "agrees" if last == 4 else "differs",
-                       "" if last == 4 else f"at 5 nodes the calibrated ring's links allow 4/10 × 390 = {_mb(r5)} MB/s, "
+                       "" if last == 4 else f"at 5 nodes the calibrated ring's links allow (N-1)/(N(N-1)/2) = 4/10 × "
+                       f"{link.measured.value / MB:.0f} = {_mb(r5)} MB/s, "
                        "more than any other system of Figure 13 reaches there, so the ring leads one size longer "
                        "than the seed states; the seed's bound coincides with the 2D torus's first size (2×2 = 4)"))
 
