@@ -65,6 +65,8 @@ def test_level_validates_under_both_mpis(flavour, level, tmp_path):
             assert p["validation"] is not None and p["validation"]["errors"] == 0, p
         if p["bytes_per_op"] > 0:
             assert p["validation"]["checked_bytes"] > 0, p
+        if p["bench"] in ("deposit.put_bw", "deposit.get_bw"):  # every slot of a window is checked
+            assert p["validation"]["checked_bytes"] == p["size"] * p["info"]["window"], p
     assert len(doc["header"]["hosts"]) == 2
 
 

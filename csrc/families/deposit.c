@@ -49,8 +49,14 @@ typedef struct {
     uint64_t *dst;     /* strided destination (target array, or peer segment for K_SHM) */
     int64_t size, nwords, stride, extent; /* extent: words spanned by the strided layout */
     int count;         /* MPI count of the transfer (bytes, or words for K_DIRECT) */
+    int window;        /* ops per completion at this point, each on its own slot */
     MPI_Datatype vec;  /* K_DIRECT: strided target layout */
 } dep_state;
+
+/* The ops of a window each get their own slot of the buffers, so every byte
+ * that lands is defined (overlapping puts or gets in one epoch are not); the
+ * window shrinks at large sizes to keep the slots within this many bytes. */
+#define SLOT_BYTES ((int64_t)64 << 20)
 
 static int is_strided(int kind) { return kind >= K_DIRECT; }
 static int is_get(int kind) { return kind == K_GET_LAT || kind == K_GET_BW; }
@@ -124,12 +130,12 @@ static const char *sync_name(const dep_run *r)
     return r->sync == SYNC_FENCE ? "fence" : "flush";
 }
 
-static void dep_info(const dep_run *r, fl_shape *shape)
+static void dep_info(const dep_run *r, int window, fl_shape *shape)
 {
     switch (r->kind) {
     case K_PUT_BW: case K_GET_BW:
         snprintf(shape->info, sizeof shape->info, "{\"sync\":\"%s\",\"window\":%d}",
-                 sync_name(r), r->window);
+                 sync_name(r), window);
         break;
     case K_DIRECT:
         snprintf(shape->info, sizeof shape->info,
@@ -159,7 +165,8 @@ static MPI_Aint win_bytes(const dep_state *s)
         return s->role == 1 ? (MPI_Aint)(s->extent * 8) : 0;
     if (kind == K_DIRECT && s->role == 1)
         return (MPI_Aint)(s->extent * 8);
-    return (MPI_Aint)s->size; /* lat/bw both sides; packed: origin source, target staging */
+    /* lat/bw both sides, one slot per op of a window; packed: origin source, target staging */
+    return (MPI_Aint)s->size * s->window;
 }
 
 static int dep_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
@@ -199,6 +206,9 @@ static int dep_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
     s->stride = stride;
     s->extent = extent;
     s->count = kind == K_DIRECT ? (int)nwords : (int)pt->size;
+    s->window = r->window;
+    if (pt->size > 0 && (int64_t)s->window * pt->size > SLOT_BYTES)
+        s->window = SLOT_BYTES / pt->size > 1 ? (int)(SLOT_BYTES / pt->size) : 1;
     s->fence = kind != K_SHM && r->sync == SYNC_FENCE;
     s->win = MPI_WIN_NULL;
     s->vec = MPI_DATATYPE_NULL;
@@ -210,8 +220,8 @@ static int dep_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
     shape->bytes_per_op = pt->size;
     shape->legs_per_op = 1;
     shape->timed = s->active;
-    shape->batch_multiple = r->window; /* samples time whole windows */
-    dep_info(r, shape);
+    shape->batch_multiple = s->window; /* samples time whole windows */
+    dep_info(r, s->window, shape);
     *state = s;
     if (s->role < 0)
         return FL_OK;
@@ -265,23 +275,22 @@ static int dep_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
     return FL_OK;
 }
 
-/* Origin of the contiguous kernels: window ops, then one completion. As in
- * the usual RMA bandwidth tests, the ops of a window share one buffer, so the
- * bytes that land are undefined while the timing is not; verify runs a single
- * op, whose data is defined and checked. */
+/* Origin of the contiguous kernels: window ops, then one completion. Op j
+ * of a window uses slot j on both sides (window displacement unit: 1 byte). */
 static void origin_rma(const dep_state *s, int64_t iters)
 {
-    const int w = s->run->window, get = is_get(s->run->kind), fence = s->fence;
+    const int w = s->window, get = is_get(s->run->kind), fence = s->fence;
     const int count = s->count;
     MPI_Win win = s->win;
-    void *buf = s->wbase;
+    char *buf = s->wbase;
     for (int64_t done = 0; done < iters;) {
         int64_t k = iters - done < w ? iters - done : w;
         for (int64_t j = 0; j < k; j++) {
+            MPI_Aint slot = (MPI_Aint)j * count;
             if (get)
-                MPI_Get(buf, count, MPI_BYTE, 1, 0, count, MPI_BYTE, win);
+                MPI_Get(buf + slot, count, MPI_BYTE, 1, slot, count, MPI_BYTE, win);
             else
-                MPI_Put(buf, count, MPI_BYTE, 1, 0, count, MPI_BYTE, win);
+                MPI_Put(buf + slot, count, MPI_BYTE, 1, slot, count, MPI_BYTE, win);
         }
         if (fence)
             MPI_Win_fence(0, win);
@@ -294,7 +303,7 @@ static void origin_rma(const dep_state *s, int64_t iters)
 /* Target side of fence-completed kernels: one fence per completion. */
 static void target_fences(const dep_state *s, int64_t iters)
 {
-    const int64_t w = s->run->window;
+    const int64_t w = s->window;
     for (int64_t n = (iters + w - 1) / w; n > 0; n--)
         MPI_Win_fence(0, s->win);
 }
@@ -455,13 +464,23 @@ static int64_t dep_verify(const fl_ctx *ctx, void *state, int64_t *checked)
         return 0;
     uint64_t seed = (uint64_t)s->size * 1000003u + (uint64_t)s->stride * 7919u + (uint64_t)kind;
     size_t n = (size_t)s->size;
+    const int w = s->window; /* one whole window, a pattern per slot */
 
     /* Pattern at the source, zeros at the destination. */
     if (is_get(kind)) {
-        if (s->role == 1)
-            fl_fill(s->wbase, n, seed);
-        else
-            memset(s->wbase, 0, n);
+        for (int j = 0; j < w; j++) {
+            if (s->role == 1)
+                fl_fill(s->wbase + (size_t)j * n, n, seed + (uint64_t)j);
+            else
+                memset(s->wbase + (size_t)j * n, 0, n);
+        }
+    } else if (w > 1) {
+        for (int j = 0; j < w; j++) {
+            if (s->role == 0)
+                fl_fill(s->wbase + (size_t)j * n, n, seed + (uint64_t)j);
+            else
+                memset(s->wbase + (size_t)j * n, 0, n);
+        }
     } else if (s->role == 0) {
         fl_fill(kind == K_SHM ? (void *)s->src : (void *)s->wbase, n, seed);
     } else {
@@ -476,24 +495,22 @@ static int64_t dep_verify(const fl_ctx *ctx, void *state, int64_t *checked)
         MPI_Barrier(kind == K_SHM ? s->run->shm : s->run->pair);
     }
     if (s->active)
-        run_ops(s, 1);
+        run_ops(s, w);
     if (!s->fence) { /* flush completed the op at the origin only */
         MPI_Barrier(kind == K_SHM ? s->run->shm : s->run->pair);
         MPI_Win_sync(s->win);
     }
 
-    if (is_get(kind)) {
-        if (s->role != 0)
-            return 0;
-        *checked += s->size;
-        return fl_check(s->wbase, n, seed);
-    }
-    if (s->role != 1)
+    if (s->role != (is_get(kind) ? 0 : 1))
         return 0;
     if (is_strided(kind))
         return check_strided(s, seed, checked);
-    *checked += s->size;
-    return fl_check(s->wbase, n, seed);
+    int64_t bad = 0;
+    for (int j = 0; j < w; j++) {
+        *checked += s->size;
+        bad += fl_check(s->wbase + (size_t)j * n, n, seed + (uint64_t)j);
+    }
+    return bad;
 }
 
 static void dep_teardown(const fl_ctx *ctx, void *state)
