@@ -20,14 +20,12 @@ for all technologies; a value may also be {value, source, date}::
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
-import yaml
 
 from ..errors import UsageError
+from .datafile import read_data_file
 from .resources import MB
 
 
@@ -114,17 +112,7 @@ def parse_flags(items) -> Calibration:
 
 
 def load_file(path: str) -> Calibration:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UsageError(f"cannot read calibration file {path}: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"cannot read calibration file {path}: not UTF-8 text") from None
-    try:
-        data = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as e:
-        raise UsageError(f"{path}: not valid JSON or YAML: {str(e).splitlines()[0]}") from None
+    data = read_data_file(path, "calibration file")
     if not isinstance(data, dict) or not data:
         raise UsageError(f"{path}: expected a mapping of technology or resource to MB/s")
     cal = Calibration()

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-import yaml
 
 from ..errors import UsageError
+from .datafile import read_data_file
 from .resources import KINDS, MB, Rates, Sourced, TechResource
 from .topologies import FAMILIES, NodeModel, build
 
@@ -34,14 +34,7 @@ def _sourced(v, where: str, scale: float = 1.0) -> Sourced:
 
 
 def _read_yaml(path: Path, what: str) -> dict:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise UsageError(f"cannot read {what} {path}: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"cannot read {what} {path}: not UTF-8 text") from None
-    except yaml.YAMLError as e:
-        raise UsageError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
+    data = read_data_file(path, what)
     if not isinstance(data, dict) or data.get("schema") != 1:
         raise UsageError(f"{path}: not a fabriclab {what} (expected 'schema: 1')")
     return data

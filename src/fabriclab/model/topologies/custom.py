@@ -14,14 +14,13 @@ Example::
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from ...errors import UsageError
+from ..datafile import read_data_file
 from ..resources import MB
 from ..routing import GraphRouter
 from .base import NodeModel, Paths, ResourceClass, Topology
@@ -59,18 +58,7 @@ def _number(value, what: str, where: str, lo: float = 0.0, strict: bool = True) 
 
 
 def load_network_file(path: str, node_model: NodeModel = NodeModel()) -> "CustomNetwork":
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UsageError(f"cannot read topology file {path}: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"cannot read topology file {path}: not UTF-8 text") from None
-    try:
-        data = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise UsageError(f"{path}: not valid {'JSON' if p.suffix.lower() == '.json' else 'YAML'}: {first}") from None
+    data = read_data_file(path, "topology file")
     return CustomNetwork.from_dict(data, where=str(path), node_model=node_model)
 
 
