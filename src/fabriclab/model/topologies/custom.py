@@ -62,6 +62,15 @@ def load_network_file(path: str, node_model: NodeModel = NodeModel()) -> "Custom
     return CustomNetwork.from_dict(data, where=str(path), node_model=node_model)
 
 
+def _check_keys(d: dict, known: set, required: tuple, where: str) -> None:
+    """Refuse unknown keys (typos) and missing required ones, naming the first."""
+    unknown = set(d) - known
+    if unknown:
+        raise UsageError(f"{where}: unknown key {sorted(unknown)[0]!r} (known: {', '.join(sorted(known))})")
+    if any(k not in d for k in required):
+        raise UsageError(f"{where}: {' and '.join(repr(k) for k in required)} are required")
+
+
 class CustomNetwork(Topology):
     """Any network of nodes and switches given as a list of links."""
 
@@ -71,11 +80,7 @@ class CustomNetwork(Topology):
     def from_dict(cls, data, where: str = "topology", node_model: NodeModel = NodeModel()) -> "CustomNetwork":
         if not isinstance(data, dict):
             raise UsageError(f"{where}: the top level must be a mapping with 'nodes' and 'links'")
-        unknown = set(data) - _TOP_KEYS
-        if unknown:
-            raise UsageError(f"{where}: unknown key {sorted(unknown)[0]!r} (known: {', '.join(sorted(_TOP_KEYS))})")
-        if "nodes" not in data or "links" not in data:
-            raise UsageError(f"{where}: 'nodes' and 'links' are required")
+        _check_keys(data, _TOP_KEYS, ("nodes", "links"), where)
         nodes = _names(data["nodes"], "n", "nodes", where)
         switches = _names(data.get("switches"), "s", "switches", where)
         if len(nodes) < 2:
@@ -106,11 +111,7 @@ class CustomNetwork(Topology):
                 ln = {"a": ln[0], "b": ln[1]}
             if not isinstance(ln, dict):
                 raise UsageError(f"{w}: a link is [a, b] or a mapping with 'a' and 'b'")
-            bad = set(ln) - _LINK_KEYS
-            if bad:
-                raise UsageError(f"{w}: unknown key {sorted(bad)[0]!r} (known: {', '.join(sorted(_LINK_KEYS))})")
-            if "a" not in ln or "b" not in ln:
-                raise UsageError(f"{w}: 'a' and 'b' are required")
+            _check_keys(ln, _LINK_KEYS, ("a", "b"), w)
             ea, eb = str(ln["a"]), str(ln["b"])
             for e in (ea, eb):
                 if e not in index:
