@@ -27,13 +27,30 @@ typedef struct {
     const char *value;
 } fl_kv;
 
+/* The role of a rank in a traffic pattern (docs/core-protocol.md, --layouts). */
+enum { FL_IDLE = 'i', FL_SENDER = 's', FL_RECEIVER = 'r', FL_TARGET = 't', FL_BOTH = 'b' };
+
+/* One rank layout of a pattern: a role and a peer (-1: none) per rank. */
+typedef struct {
+    int active;  /* the number of active participants it stands for */
+    char *role;  /* nranks role letters */
+    int *peer;   /* nranks peers */
+} fl_layout;
+
 /* One option table for every benchmark (nccl-tests: "all tests support the
  * same arguments"); family-specific knobs arrive as key=value params. */
 typedef struct {
     int64_t *sizes;
     int nsizes;
+    int64_t *buffers;  /* per size: distinct buffers ops rotate through (cache state) */
+    int nbuffers;
     int64_t *strides;  /* in 8-byte words; {1} when the benchmark has no stride axis */
     int nstrides;
+    int64_t *conns;    /* connections or outstanding receives; {1} without that axis */
+    int nconns;
+    fl_layout *layouts; /* pattern layouts; NULL for two-rank benchmarks */
+    int nlayouts;
+    char *layout_text;
     int64_t warmup;    /* warm-up ops per point, run and discarded */
     int min_samples;
     int max_samples;
@@ -56,8 +73,13 @@ typedef struct {
 
 /* One point of a sweep as the runner hands it to a kernel. */
 typedef struct {
-    int64_t size;   /* payload bytes of one transfer (memory: bytes copied) */
-    int64_t stride; /* in 8-byte words; 1 = contiguous */
+    int64_t size;    /* payload bytes of one transfer (memory: bytes copied) */
+    int64_t stride;  /* in 8-byte words; 1 = contiguous */
+    int64_t conns;   /* connections or outstanding receives; 1 without that axis */
+    int64_t buffers; /* distinct buffers per side that ops rotate through (>= 1):
+                      * few keep them cache-resident (warm), many exceed twice
+                      * the last-level cache (cold); op i uses buffer i % buffers */
+    const fl_layout *layout; /* pattern benchmarks: this point's roles; else NULL */
 } fl_point;
 
 /* What a kernel's setup tells the runner about a point. */
@@ -69,23 +91,38 @@ typedef struct {
     char info[FL_INFO_LEN]; /* optional JSON object text recorded with the point */
     int64_t batch_multiple; /* batch is rounded up to a multiple of this, so a
                              * windowed kernel times whole windows; 0 = any */
+    /* Pattern benchmarks, per rank: payload bytes this rank sends and
+     * receives per op, and messages it sends per op (message rate). */
+    int64_t sent_bytes, recv_bytes, messages;
 } fl_shape;
 
 enum { FL_OK = 0, FL_SKIP = 1, FL_ERROR = -1 };
-enum { FL_AXIS_SIZE = 1, FL_AXIS_STRIDE = 2 };
+enum { FL_AXIS_SIZE = 1, FL_AXIS_STRIDE = 2, FL_AXIS_ACTIVE = 4, FL_AXIS_CONNS = 8 };
 
-/* A benchmark: registration is data (registry.c), never a strcmp chain.
+/* The facts of a benchmark, generated from fabriclab's registry
+ * (src/fabriclab/measure/benchmarks.py) into fl_facts.h at build time: they
+ * are written once, in Python, and compiled in. */
+typedef struct {
+    const char *name;
+    const char *summary;
+    const char *params;  /* accepted params with defaults, "window=64 sync=flush|fence" */
+    int min_ranks;
+    int even_ranks;      /* pair patterns split the ranks in halves */
+    unsigned axes;       /* FL_AXIS_* */
+    int legs;            /* one-way transfers per op, in a row */
+    int concurrent;      /* an op's transfers overlap */
+    int pattern;         /* takes --layouts and reports per-rank results */
+} fl_facts;
+
+/* A kernel: registration is data (registry.c), never a strcmp chain; its
+ * facts come from the generated table, joined by name.
  * setup/teardown/verify/init/fini are collective over ctx->comm; measure is
  * called by every rank with the same iters and returns this rank's elapsed
  * seconds for iters operations. The runner zeroes the shape before setup.
  * setup must return the same status on every rank (a mixed outcome aborts);
  * teardown runs only after FL_OK. */
-typedef struct fl_bench {
+typedef struct fl_kernel {
     const char *name;    /* "family.kernel", e.g. "message.pingpong" */
-    const char *summary; /* one line */
-    int min_ranks;
-    unsigned axes;       /* FL_AXIS_SIZE | FL_AXIS_STRIDE */
-    const char *params;  /* accepted params with defaults, "window=64 sync=flush"; "" if none */
     int (*init)(const fl_ctx *ctx, void **bench_state);            /* optional, once per run */
     void (*fini)(const fl_ctx *ctx, void *bench_state);            /* optional */
     int (*setup)(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
@@ -95,6 +132,13 @@ typedef struct fl_bench {
      * bytes on this rank and adds the bytes it checked to *checked */
     int64_t (*verify)(const fl_ctx *ctx, void *state, int64_t *checked);
     void (*teardown)(const fl_ctx *ctx, void *state);
+} fl_kernel;
+
+/* A benchmark: its facts and its kernel. */
+typedef struct fl_bench {
+    const char *name;
+    const fl_facts *facts;
+    const fl_kernel *k;
 } fl_bench;
 
 /* opts.c: the command line of docs/core-protocol.md. Bad input leaves a
@@ -107,18 +151,22 @@ int fl_opts_parse(int argc, char **argv, fl_opts *o, const char **bench,
 int fl_opts_bind(const fl_bench *b, fl_opts *o, char *err, size_t errlen);
 void fl_opts_free(fl_opts *o);
 
-/* runner.c: hello, then every point (size x stride), then end. Returns 0. */
+/* runner.c: hello, then every point (layout x conns x stride x size), then end. */
 int fl_run(const fl_bench *b, const fl_opts *o);
 
-/* registry.c */
-const fl_bench *fl_find_bench(const char *name);
+/* registry.c: NULL and a reason when the name has no facts or no kernel. */
+const fl_bench *fl_find_bench(const char *name, const char **why);
 void fl_list_benches(void);
+extern const fl_facts fl_facts_table[]; /* fl_facts.h, ended by name == NULL */
 
 /* Families: each exports a table ended by an entry with name == NULL. */
-extern const fl_bench fl_memory_benches[];
-extern const fl_bench fl_deposit_benches[];
-extern const fl_bench fl_message_benches[];
-extern const fl_bench fl_tcp_benches[];
+extern const fl_kernel fl_memory_kernels[];
+extern const fl_kernel fl_deposit_kernels[];
+extern const fl_kernel fl_deposit_pattern_kernels[];
+extern const fl_kernel fl_message_kernels[];
+extern const fl_kernel fl_message_pattern_kernels[];
+extern const fl_kernel fl_tcp_kernels[];
+extern const fl_kernel fl_via_kernels[];
 
 /* util.c */
 double fl_now(void);                           /* monotonic seconds */
@@ -132,6 +180,11 @@ const char *fl_param(const fl_opts *o, const char *key, const char *dflt);
 int64_t fl_param_int(const fl_opts *o, const char *key, int64_t dflt); /* accepts K/M/G */
 _Noreturn void fl_die(const char *fmt, ...) FL_PRINTF(1, 2); /* error line, then MPI_Abort(3) */
 int fl_peer(const fl_ctx *ctx);                /* pairwise partner: rank ^ 1, or -1 if none */
+/* Buffer i of a region of `buffers` slots of `size` bytes (op i % buffers). */
+static inline char *fl_slot(char *base, int64_t size, int64_t buffers, int64_t i)
+{
+    return base + (size_t)(i % buffers) * (size_t)size;
+}
 int fl_parse_int(const char *s, int64_t *out); /* whole string, K/M/G = 2^10/20/30; 0 or -1 */
 
 /* output.c: JSON lines on stdout, rank 0 only (the caller checks rank) */

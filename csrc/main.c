@@ -16,9 +16,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 
+    const char *why = NULL;
     rc = fl_opts_parse(argc, argv, &opts, &name, err, sizeof err);
-    if (rc == FL_OPTS_RUN && !(bench = fl_find_bench(name))) {
-        snprintf(err, sizeof err, "unknown benchmark '%s' (see --list)", name);
+    if (rc == FL_OPTS_RUN && !(bench = fl_find_bench(name, &why))) {
+        snprintf(err, sizeof err, "%s '%s' (see --list)", why, name);
         rc = FL_OPTS_BAD;
     }
     if (rc == FL_OPTS_RUN)

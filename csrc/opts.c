@@ -2,6 +2,7 @@
  * benchmark; family knobs arrive as --param key=value and are checked against
  * the benchmark's "params" string, which also holds their defaults. */
 #include "fl.h"
+#include "fl_facts.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -9,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum kind { LIST, I64, INT, REAL, FLAG, PARAM };
+enum kind { LIST, I64, INT, REAL, FLAG, PARAM, TEXT };
 
 static const struct opt {
     const char *name;
@@ -19,7 +20,10 @@ static const struct opt {
     int64_t min;      /* LIST, I64, INT: smallest accepted value */
 } options[] = {
     {"--sizes", LIST, offsetof(fl_opts, sizes), offsetof(fl_opts, nsizes), 0},
+    {"--buffers", LIST, offsetof(fl_opts, buffers), offsetof(fl_opts, nbuffers), 1},
     {"--strides", LIST, offsetof(fl_opts, strides), offsetof(fl_opts, nstrides), 1},
+    {"--conns", LIST, offsetof(fl_opts, conns), offsetof(fl_opts, nconns), 1},
+    {"--layouts", TEXT, offsetof(fl_opts, layout_text), 0, 0},
     {"--warmup", I64, offsetof(fl_opts, warmup), 0, 0},
     {"--min-samples", INT, offsetof(fl_opts, min_samples), 0, 1},
     {"--max-samples", INT, offsetof(fl_opts, max_samples), 0, 1},
@@ -122,22 +126,41 @@ static int parse_one(const struct opt *op, const char *val, fl_opts *o,
         set_param(o, dup_n(val, (size_t)(eq - val)), dup_n(eq + 1, strlen(eq + 1)));
         return FL_OPTS_RUN;
     }
+    case TEXT:
+        free(*(char **)(void *)field);
+        *(char **)(void *)field = dup_n(val, strlen(val));
+        return FL_OPTS_RUN;
     case FLAG:
         break;
     }
     return FL_OPTS_RUN;
 }
 
+/* An axis not given: count values of 1 (one stride, one connection, one
+ * buffer per size). */
+static void ones(int64_t **list, int *n, int count)
+{
+    int64_t *v = malloc(sizeof *v * (size_t)(count > 0 ? count : 1));
+    if (!v)
+        fl_die("out of memory");
+    for (int i = 0; i < count; i++)
+        v[i] = 1;
+    free(*list);
+    *list = v;
+    *n = count;
+}
+
 int fl_opts_parse(int argc, char **argv, fl_opts *o, const char **bench,
                   char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
-    o->warmup = 16;
-    o->min_samples = 10;
-    o->max_samples = 1000;
-    o->target_ci = 0.025;
-    o->point_time = 2.0;
-    o->sample_time = 0; /* the runner derives it from the timer overhead */
+    /* the sampling defaults are fabriclab's (plan.Sampling), compiled in */
+    o->warmup = FL_DEFAULT_WARMUP;
+    o->min_samples = FL_DEFAULT_MIN_SAMPLES;
+    o->max_samples = FL_DEFAULT_MAX_SAMPLES;
+    o->target_ci = FL_DEFAULT_TARGET_CI;
+    o->point_time = FL_DEFAULT_POINT_TIME;
+    o->sample_time = FL_DEFAULT_SAMPLE_TIME;
     *bench = NULL;
 
     for (int i = 1; i < argc; i++)
@@ -179,13 +202,14 @@ int fl_opts_parse(int argc, char **argv, fl_opts *o, const char **bench,
     if (o->max_samples < o->min_samples)
         return BAD("--max-samples %d is below --min-samples %d", o->max_samples,
                    o->min_samples);
-    if (!o->nstrides) {
-        o->strides = malloc(sizeof *o->strides);
-        if (!o->strides)
-            fl_die("out of memory");
-        o->strides[0] = 1;
-        o->nstrides = 1;
-    }
+    if (o->nbuffers && o->nbuffers != o->nsizes)
+        return BAD("--buffers has %d values for %d sizes", o->nbuffers, o->nsizes);
+    if (!o->nstrides)
+        ones(&o->strides, &o->nstrides, 1);
+    if (!o->nconns)
+        ones(&o->conns, &o->nconns, 1);
+    if (!o->nbuffers)
+        ones(&o->buffers, &o->nbuffers, o->nsizes);
     return FL_OPTS_RUN;
 }
 
@@ -227,9 +251,70 @@ static int value_fits(const char *spec_value, const char *v)
     return 1;
 }
 
+/* One layout "A:r0,r1,..." where each rank's entry is a role letter and an
+ * optional peer rank, e.g. "2:t,s0,s0,i". */
+static int parse_layout(const char *text, size_t len, int nranks, fl_layout *l)
+{
+    char *s = dup_n(text, len), *colon = strchr(s, ':'), *p, *end;
+    int ok = colon != NULL;
+    l->role = calloc((size_t)nranks, 1);
+    l->peer = malloc(sizeof *l->peer * (size_t)nranks);
+    if (!l->role || !l->peer)
+        fl_die("out of memory");
+    if (ok) {
+        l->active = (int)strtol(s, &end, 10);
+        ok = end == colon && l->active >= 0;
+        p = colon + 1;
+    }
+    for (int r = 0; ok && r < nranks; r++) {
+        char c = *p;
+        ok = c == FL_IDLE || c == FL_SENDER || c == FL_RECEIVER || c == FL_TARGET || c == FL_BOTH;
+        if (!ok)
+            break;
+        l->role[r] = c;
+        l->peer[r] = -1;
+        p++;
+        if (*p >= '0' && *p <= '9') {
+            long v = strtol(p, &end, 10);
+            ok = v >= 0 && v < nranks && v != r;
+            l->peer[r] = (int)v;
+            p = end;
+        }
+        if (ok && r + 1 < nranks)
+            ok = *p++ == ',';
+    }
+    ok = ok && *p == '\0';
+    free(s);
+    return ok ? 0 : -1;
+}
+
+static int parse_layouts(fl_opts *o, int nranks, char *err, size_t errlen)
+{
+    const char *t = o->layout_text;
+    int n = 1;
+    for (const char *c = t; *c; c++)
+        n += *c == ';';
+    o->layouts = calloc((size_t)n, sizeof *o->layouts);
+    if (!o->layouts)
+        fl_die("out of memory");
+    for (int i = 0; i < n; i++) {
+        size_t len = strcspn(t, ";");
+        if (parse_layout(t, len, nranks, &o->layouts[i]) != 0) {
+            o->nlayouts = i + 1;
+            return BAD("--layouts: entry %d ('%.*s') is not ACTIVE:ROLE[PEER],... with %d "
+                       "ranks, roles i s r t b and peers in 0..%d", i + 1, (int)(len > 80 ? 80 : len),
+                       t, nranks, nranks - 1);
+        }
+        t += len + (t[len] == ';');
+    }
+    o->nlayouts = n;
+    return FL_OPTS_RUN;
+}
+
 int fl_opts_bind(const fl_bench *b, fl_opts *o, char *err, size_t errlen)
 {
-    const char *spec = b->params ? b->params : "";
+    const fl_facts *f = b->facts;
+    const char *spec = f->params;
     spec_item it;
 
     for (int i = 0; i < o->nparams; i++) {
@@ -252,20 +337,37 @@ int fl_opts_bind(const fl_bench *b, fl_opts *o, char *err, size_t errlen)
                       dup_n(it.value, strcspn(it.value, "|")));
         }
 
-    if (!(b->axes & FL_AXIS_STRIDE) && (o->nstrides != 1 || o->strides[0] != 1))
+    if (!(f->axes & FL_AXIS_STRIDE) && (o->nstrides != 1 || o->strides[0] != 1))
         return BAD("%s has no stride axis", b->name);
+    if (!(f->axes & FL_AXIS_CONNS) && (o->nconns != 1 || o->conns[0] != 1))
+        return BAD("%s has no conns axis", b->name);
     int nranks = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (nranks < b->min_ranks)
-        return BAD("%s needs at least %d ranks, got %d", b->name, b->min_ranks,
-                   nranks);
+    if (nranks < f->min_ranks)
+        return BAD("%s needs at least %d ranks, got %d", b->name, f->min_ranks, nranks);
+    if (f->even_ranks && nranks % 2)
+        return BAD("%s needs an even number of ranks, got %d", b->name, nranks);
+    if (f->pattern && !o->layout_text)
+        return BAD("%s is a traffic pattern: --layouts is required", b->name);
+    if (!f->pattern && o->layout_text)
+        return BAD("%s takes no --layouts", b->name);
+    if (o->layout_text)
+        return parse_layouts(o, nranks, err, errlen);
     return FL_OPTS_RUN;
 }
 
 void fl_opts_free(fl_opts *o)
 {
     free(o->sizes);
+    free(o->buffers);
     free(o->strides);
+    free(o->conns);
+    for (int i = 0; i < o->nlayouts; i++) {
+        free(o->layouts[i].role);
+        free(o->layouts[i].peer);
+    }
+    free(o->layouts);
+    free(o->layout_text);
     for (int i = 0; i < o->nparams; i++) {
         free((char *)o->params[i].key);
         free((char *)o->params[i].value);

@@ -1,45 +1,101 @@
-/* The benchmark registry is data: each family exports a table, and this file
- * only lists the tables. Adding a family means one line below. */
+/* The benchmark registry is data: each family exports a table of kernels,
+ * and the facts (summary, params, ranks, axes, timing) come from fl_facts.h,
+ * generated from fabriclab's registry at build time. This file only lists
+ * the tables and joins the two by name. Adding a family means one line below. */
 #include "fl.h"
+#define FL_FACTS_TABLE /* this file defines the table; others see the defaults only */
+#include "fl_facts.h"
 
 #include <string.h>
 
-static const fl_bench *const families[] = {
-    fl_memory_benches,
-    fl_deposit_benches,
-    fl_message_benches,
-    fl_tcp_benches,
+static const fl_kernel *const families[] = {
+    fl_memory_kernels,
+    fl_deposit_kernels,
+    fl_deposit_pattern_kernels,
+    fl_message_kernels,
+    fl_message_pattern_kernels,
+    fl_tcp_kernels,
+    fl_via_kernels,
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 
-const fl_bench *fl_find_bench(const char *name)
+static const fl_kernel *find_kernel(const char *name)
 {
     for (size_t f = 0; f < NFAMILIES; f++)
-        for (const fl_bench *b = families[f]; b->name; b++)
-            if (strcmp(b->name, name) == 0)
-                return b;
+        for (const fl_kernel *k = families[f]; k->name; k++)
+            if (strcmp(k->name, name) == 0)
+                return k;
     return NULL;
 }
 
+static const fl_facts *find_facts(const char *name)
+{
+    for (const fl_facts *f = fl_facts_table; f->name; f++)
+        if (strcmp(f->name, name) == 0)
+            return f;
+    return NULL;
+}
+
+const fl_bench *fl_find_bench(const char *name, const char **why)
+{
+    static fl_bench found;
+    found.name = name;
+    found.facts = find_facts(name);
+    found.k = find_kernel(name);
+    *why = !found.facts && !found.k ? "unknown benchmark"
+           : !found.k               ? "no kernel in this core for"
+           : !found.facts           ? "no facts compiled in for"
+                                    : NULL;
+    return *why ? NULL : &found;
+}
+
+static void axes_json(fl_buf *o, unsigned axes)
+{
+    static const struct { unsigned bit; const char *name; } names[] = {
+        {FL_AXIS_SIZE, "size"}, {FL_AXIS_STRIDE, "stride"},
+        {FL_AXIS_ACTIVE, "active"}, {FL_AXIS_CONNS, "conns"}};
+    int first = 1;
+    fl_buf_printf(o, "[");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (axes & names[i].bit) {
+            fl_buf_printf(o, "%s\"%s\"", first ? "" : ",", names[i].name);
+            first = 0;
+        }
+    fl_buf_printf(o, "]");
+}
+
+/* Every benchmark of the facts, with "kernel": whether this core has it,
+ * then every kernel without facts ("facts": false): a test asserts none. */
 void fl_list_benches(void)
 {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank != 0)
         return;
-    for (size_t f = 0; f < NFAMILIES; f++)
-        for (const fl_bench *b = families[f]; b->name; b++) {
-            fl_buf o = {0};
-            fl_buf_printf(&o, "{\"name\":");
-            fl_buf_str(&o, b->name);
-            fl_buf_printf(&o, ",\"summary\":");
-            fl_buf_str(&o, b->summary ? b->summary : "");
-            fl_buf_printf(&o, ",\"min_ranks\":%d,\"axes\":[\"size\"%s],\"params\":",
-                          b->min_ranks,
-                          (b->axes & FL_AXIS_STRIDE) ? ",\"stride\"" : "");
-            fl_buf_str(&o, b->params ? b->params : "");
-            fl_buf_printf(&o, "}");
-            fl_emit(o.p);
-            fl_buf_free(&o);
-        }
+    for (const fl_facts *f = fl_facts_table; f->name; f++) {
+        fl_buf o = {0};
+        fl_buf_printf(&o, "{\"name\":");
+        fl_buf_str(&o, f->name);
+        fl_buf_printf(&o, ",\"summary\":");
+        fl_buf_str(&o, f->summary);
+        fl_buf_printf(&o, ",\"min_ranks\":%d,\"even_ranks\":%s,\"legs\":%d,\"concurrent\":%s,"
+                      "\"pattern\":%s,\"axes\":", f->min_ranks, f->even_ranks ? "true" : "false",
+                      f->legs, f->concurrent ? "true" : "false", f->pattern ? "true" : "false");
+        axes_json(&o, f->axes);
+        fl_buf_printf(&o, ",\"params\":");
+        fl_buf_str(&o, f->params);
+        fl_buf_printf(&o, ",\"kernel\":%s,\"facts\":true}", find_kernel(f->name) ? "true" : "false");
+        fl_emit(o.p);
+        fl_buf_free(&o);
+    }
+    for (size_t i = 0; i < NFAMILIES; i++)
+        for (const fl_kernel *k = families[i]; k->name; k++)
+            if (!find_facts(k->name)) {
+                fl_buf o = {0};
+                fl_buf_printf(&o, "{\"name\":");
+                fl_buf_str(&o, k->name);
+                fl_buf_printf(&o, ",\"kernel\":true,\"facts\":false}");
+                fl_emit(o.p);
+                fl_buf_free(&o);
+            }
 }

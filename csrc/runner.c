@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_BATCH ((int64_t)1 << 24)
 /* Warm-up lasts at least this long (at most half of point_time), whatever
@@ -31,6 +32,9 @@ typedef struct {
     double *round;        /* one round of per-op times, every rank */
     double *samples;      /* all samples of a point, rank 0 */
     double *sorted;       /* scratch for the stopping rule, rank 0 */
+    double *gathered;     /* pattern benchmarks, rank 0: one round of every rank */
+    double *rank_samples; /* pattern benchmarks, rank 0: nranks x max_samples */
+    char *hosts;          /* rank 0: every rank's processor name */
     int points;
 } fl_run_state;
 
@@ -70,19 +74,22 @@ static double timer_resolution(void)
     return best;
 }
 
-static void emit_hello(const fl_run_state *r, double resolution)
+/* Gathers every rank's processor name (kept for the point records) and
+ * online CPU count, then prints the hello line. */
+static void emit_hello(fl_run_state *r, double resolution)
 {
     const fl_ctx *c = &r->ctx;
     const fl_opts *o = &r->opts;
     char me[MPI_MAX_PROCESSOR_NAME] = "", lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
-    char *hosts = NULL;
-    int len = 0, major = 0, minor = 0;
+    int len = 0, major = 0, minor = 0, ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), *cpus = NULL;
 
     MPI_Get_processor_name(me, &len);
-    if (c->rank == 0 && !(hosts = malloc((size_t)c->nranks * MPI_MAX_PROCESSOR_NAME)))
+    if (c->rank == 0 && (!(r->hosts = malloc((size_t)c->nranks * MPI_MAX_PROCESSOR_NAME)) ||
+                         !(cpus = malloc(sizeof *cpus * (size_t)c->nranks))))
         fl_die("out of memory");
-    MPI_Gather(me, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts, MPI_MAX_PROCESSOR_NAME,
+    MPI_Gather(me, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, r->hosts, MPI_MAX_PROCESSOR_NAME,
                MPI_CHAR, 0, c->comm);
+    MPI_Gather(&ncpu, 1, MPI_INT, cpus, 1, MPI_INT, 0, c->comm);
     if (c->rank != 0)
         return;
     MPI_Get_library_version(lib, &len);
@@ -99,8 +106,11 @@ static void emit_hello(const fl_run_state *r, double resolution)
                   c->nranks);
     for (int i = 0; i < c->nranks; i++) {
         fl_buf_printf(j, "%s", i ? "," : "");
-        fl_buf_str(j, hosts + (size_t)i * MPI_MAX_PROCESSOR_NAME);
+        fl_buf_str(j, r->hosts + (size_t)i * MPI_MAX_PROCESSOR_NAME);
     }
+    fl_buf_printf(j, "],\"cpus\":[");
+    for (int i = 0; i < c->nranks; i++)
+        fl_buf_printf(j, "%s%d", i ? "," : "", cpus[i]);
     fl_buf_printf(j, "],\"node_size\":%d,\"timer\":{\"name\":\"clock_gettime(CLOCK_MONOTONIC)\","
                   "\"overhead_s\":", c->node_size);
     fl_buf_num(j, c->timer_overhead);
@@ -108,8 +118,13 @@ static void emit_hello(const fl_run_state *r, double resolution)
     fl_buf_num(j, resolution);
     fl_buf_printf(j, "},\"options\":{\"sizes\":");
     fl_buf_ints(j, o->sizes, o->nsizes);
+    fl_buf_printf(j, ",\"buffers\":");
+    fl_buf_ints(j, o->buffers, o->nbuffers);
     fl_buf_printf(j, ",\"strides\":");
     fl_buf_ints(j, o->strides, o->nstrides);
+    fl_buf_printf(j, ",\"conns\":");
+    fl_buf_ints(j, o->conns, o->nconns);
+    fl_buf_printf(j, ",\"layouts\":%d", o->nlayouts);
     fl_buf_printf(j, ",\"warmup\":%lld,\"min_samples\":%d,\"max_samples\":%d,\"target_ci\":",
                   (long long)o->warmup, o->min_samples, o->max_samples);
     fl_buf_num(j, o->target_ci);
@@ -127,7 +142,16 @@ static void emit_hello(const fl_run_state *r, double resolution)
     fl_buf_printf(j, "}}}");
     fl_emit(j->p);
     fl_buf_free(j);
-    free(hosts);
+    free(cpus);
+}
+
+/* "size":S,"stride":T,"conns":C[,"active":A]: where a point is. */
+static void point_where(fl_buf *j, const fl_point *pt)
+{
+    fl_buf_printf(j, ",\"size\":%lld,\"stride\":%lld,\"conns\":%lld", (long long)pt->size,
+                  (long long)pt->stride, (long long)pt->conns);
+    if (pt->layout)
+        fl_buf_printf(j, ",\"active\":%d", pt->layout->active);
 }
 
 static void emit_where(const fl_run_state *r, const char *type, const fl_point *pt,
@@ -136,8 +160,7 @@ static void emit_where(const fl_run_state *r, const char *type, const fl_point *
     fl_buf j = {0};
     fl_buf_printf(&j, "{\"type\":\"%s\",\"bench\":", type);
     fl_buf_str(&j, r->b->name);
-    fl_buf_printf(&j, ",\"size\":%lld,\"stride\":%lld", (long long)pt->size,
-                  (long long)pt->stride);
+    point_where(&j, pt);
     if (reason) {
         fl_buf_printf(&j, ",\"reason\":");
         fl_buf_str(&j, reason);
@@ -165,8 +188,9 @@ static int agree(const fl_run_state *r, int st, char *note, const char *what,
     if (v[0] == 1 && -v[1] == 1)
         return FL_SKIP;
     if (c->rank == 0)
-        fl_die("%s of %s (size %lld, stride %lld) %s on rank %d: %s", what, r->b->name,
-               (long long)pt->size, (long long)pt->stride,
+        fl_die("%s of %s (size %lld, stride %lld, conns %lld, active %d) %s on rank %d: %s",
+               what, r->b->name, (long long)pt->size, (long long)pt->stride,
+               (long long)pt->conns, pt->layout ? pt->layout->active : 0,
                v[0] == 2 ? "failed" : "skipped on some ranks only", who,
                note[0] ? note : "no reason given");
     MPI_Barrier(c->comm); /* never completes: rank 0 aborts the job */
@@ -227,7 +251,7 @@ static double slowest(const fl_run_state *r, void *state, const fl_shape *sh, in
     const fl_ctx *c = &r->ctx;
     double t = 0;
     for (int i = 0; i < 3; i++) {
-        double x = r->b->measure(c, state, iters) / (double)iters;
+        double x = r->b->k->measure(c, state, iters) / (double)iters;
         if (i == 0 || (worst ? x > t : x < t))
             t = x;
     }
@@ -277,7 +301,7 @@ static int64_t warm(const fl_run_state *r, void *state, int64_t count, double t0
     int64_t ops = 0;
     int go = 1;
     while (ops < count && go) {
-        r->b->measure(&r->ctx, state, 1);
+        r->b->k->measure(&r->ctx, state, 1);
         ops++;
         if (r->ctx.rank == 0)
             go = fl_now() - t0 < until;
@@ -301,9 +325,22 @@ static int64_t settle(const fl_run_state *r, void *state, int64_t batch, double 
         if (!go)
             return ops;
         for (int64_t i = 0; i < chunk; i++)
-            r->b->measure(&r->ctx, state, batch);
+            r->b->k->measure(&r->ctx, state, batch);
         ops += chunk * batch;
     }
+}
+
+/* Pattern benchmarks: every rank's round goes to rank 0 as well, which files
+ * sample n0 + i of rank q at rank_samples[q * max_samples + n0 + i]. */
+static void keep_per_rank(fl_run_state *r, int k, int n0)
+{
+    const fl_ctx *c = &r->ctx;
+    MPI_Gather(r->round, k, MPI_DOUBLE, r->gathered, k, MPI_DOUBLE, 0, c->comm);
+    if (c->rank != 0)
+        return;
+    for (int q = 0; q < c->nranks; q++)
+        memcpy(r->rank_samples + (size_t)q * (size_t)r->opts.max_samples + n0,
+               r->gathered + (size_t)q * (size_t)k, sizeof *r->gathered * (size_t)k);
 }
 
 /* Step 4: rounds of samples; returns the stop reason, *n the sample count. */
@@ -321,9 +358,11 @@ static int sample(fl_run_state *r, void *state, const fl_shape *sh, int64_t batc
         int k = (int)ctl[1];
         MPI_Barrier(c->comm);
         for (int i = 0; i < k; i++)
-            r->round[i] = r->b->measure(c, state, batch) / (double)batch;
+            r->round[i] = r->b->k->measure(c, state, batch) / (double)batch;
         if (!sh->timed)
             memset(r->round, 0, sizeof *r->round * (size_t)k);
+        if (r->rank_samples)
+            keep_per_rank(r, k, *n);
         MPI_Reduce(c->rank ? r->round : MPI_IN_PLACE, r->round, k, MPI_DOUBLE, MPI_MAX, 0,
                    c->comm);
         if (c->rank == 0) {
@@ -336,6 +375,72 @@ static int sample(fl_run_state *r, void *state, const fl_shape *sh, int64_t batc
         MPI_Bcast(ctl, 2, MPI_INT64_T, 0, c->comm);
     }
     return (int)ctl[0];
+}
+
+/* Pattern benchmarks: roles, peers, hosts, per-rank samples (null for a rank
+ * that times nothing), bytes and messages per op; the totals become the
+ * point's bytes_per_op and messages_per_op. */
+static void emit_ranks(fl_buf *j, const fl_run_state *r, const fl_point *pt,
+                       const int64_t *per, int n, int64_t *bytes, int64_t *messages)
+{
+    const fl_layout *l = pt->layout;
+    const int nr = r->ctx.nranks;
+    *bytes = *messages = 0;
+    fl_buf_printf(j, ",\"roles\":\"%.*s\",\"peers\":[", nr, l->role);
+    for (int q = 0; q < nr; q++)
+        fl_buf_printf(j, "%s%d", q ? "," : "", l->peer[q]);
+    fl_buf_printf(j, "],\"rank_sent_bytes\":[");
+    for (int q = 0; q < nr; q++) {
+        fl_buf_printf(j, "%s%lld", q ? "," : "", (long long)per[3 * q]);
+        *bytes += per[3 * q];
+        *messages += per[3 * q + 2];
+    }
+    fl_buf_printf(j, "],\"rank_recv_bytes\":[");
+    for (int q = 0; q < nr; q++)
+        fl_buf_printf(j, "%s%lld", q ? "," : "", (long long)per[3 * q + 1]);
+    fl_buf_printf(j, "],\"rank_samples\":[");
+    for (int q = 0; q < nr; q++) {
+        const double *x = r->rank_samples + (size_t)q * (size_t)r->opts.max_samples;
+        fl_buf_printf(j, "%s", q ? "," : "");
+        if (n > 0 && x[0] > 0)
+            fl_buf_nums(j, x, n);
+        else
+            fl_buf_printf(j, "null");
+    }
+    fl_buf_printf(j, "]");
+}
+
+static void emit_point(const fl_run_state *r, const fl_point *pt, fl_shape *sh,
+                       const int64_t *per, int64_t warmup, int64_t batch, int n, int stop,
+                       double elapsed, const int64_t *validation)
+{
+    const fl_facts *f = r->b->facts;
+    int64_t bytes = sh->bytes_per_op, messages = 0;
+    fl_buf j = {0}, ranks = {0};
+    if (pt->layout)
+        emit_ranks(&ranks, r, pt, per, n, &bytes, &messages);
+    fl_buf_printf(&j, "{\"type\":\"point\",\"bench\":");
+    fl_buf_str(&j, r->b->name);
+    point_where(&j, pt);
+    fl_buf_printf(&j, ",\"buffers\":%lld,\"bytes_per_op\":%lld,\"legs_per_op\":%d,"
+                  "\"concurrent\":%s,\"warmup\":%lld,\"batch\":%lld,\"samples\":",
+                  (long long)pt->buffers, (long long)bytes, sh->legs_per_op,
+                  f->concurrent ? "true" : "false", (long long)warmup, (long long)batch);
+    fl_buf_nums(&j, r->samples, n);
+    fl_buf_printf(&j, ",\"stop\":\"%s\",\"elapsed_s\":", stop_name[stop]);
+    fl_buf_num(&j, elapsed);
+    if (validation)
+        fl_buf_printf(&j, ",\"validation\":{\"checked_bytes\":%lld,\"errors\":%lld}",
+                      (long long)validation[1], (long long)validation[0]);
+    else
+        fl_buf_printf(&j, ",\"validation\":null");
+    if (pt->layout)
+        fl_buf_printf(&j, ",\"messages_per_op\":%lld%s", (long long)messages, ranks.p);
+    sh->info[FL_INFO_LEN - 1] = '\0';
+    fl_buf_printf(&j, ",\"info\":%s}", sh->info[0] ? sh->info : "{}");
+    fl_emit(j.p);
+    fl_buf_free(&j);
+    fl_buf_free(&ranks);
 }
 
 static void run_point(fl_run_state *r, const fl_point *pt)
@@ -351,7 +456,8 @@ static void run_point(fl_run_state *r, const fl_point *pt)
     if (c->rank == 0)
         emit_where(r, "begin", pt, NULL);
     memset(&sh, 0, sizeof sh);
-    int st = agree(r, b->setup(c, r->bench_state, pt, &state, &sh), sh.note, "setup", pt);
+    sh.legs_per_op = b->facts->legs; /* the facts say it; a kernel may not differ */
+    int st = agree(r, b->k->setup(c, r->bench_state, pt, &state, &sh), sh.note, "setup", pt);
     if (st == FL_SKIP) {
         if (c->rank == 0)
             emit_where(r, "skip", pt, sh.note);
@@ -366,34 +472,22 @@ static void run_point(fl_run_state *r, const fl_point *pt)
     int stop = sample(r, state, &sh, batch, t1, t0, &n);
     double elapsed = fl_now() - t0;
 
-    int validated = r->opts.validate && b->verify;
+    int validated = r->opts.validate && b->k->verify;
     if (validated) {
-        v[0] = b->verify(c, state, &v[1]);
+        v[0] = b->k->verify(c, state, &v[1]);
         MPI_Reduce(c->rank ? v : MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_SUM, 0, c->comm);
     }
-    if (c->rank == 0) {
-        fl_buf j = {0};
-        fl_buf_printf(&j, "{\"type\":\"point\",\"bench\":");
-        fl_buf_str(&j, b->name);
-        fl_buf_printf(&j, ",\"size\":%lld,\"stride\":%lld,\"bytes_per_op\":%lld,"
-                      "\"legs_per_op\":%d,\"warmup\":%lld,\"batch\":%lld,\"samples\":",
-                      (long long)pt->size, (long long)pt->stride, (long long)sh.bytes_per_op,
-                      sh.legs_per_op, (long long)warmup, (long long)batch);
-        fl_buf_nums(&j, r->samples, n);
-        fl_buf_printf(&j, ",\"stop\":\"%s\",\"elapsed_s\":", stop_name[stop]);
-        fl_buf_num(&j, elapsed);
-        if (validated)
-            fl_buf_printf(&j, ",\"validation\":{\"checked_bytes\":%lld,\"errors\":%lld}",
-                          (long long)v[1], (long long)v[0]);
-        else
-            fl_buf_printf(&j, ",\"validation\":null");
-        sh.info[FL_INFO_LEN - 1] = '\0';
-        fl_buf_printf(&j, ",\"info\":%s}", sh.info[0] ? sh.info : "{}");
-        fl_emit(j.p);
-        fl_buf_free(&j);
+    int64_t totals[3] = {sh.sent_bytes, sh.recv_bytes, sh.messages}, *per = NULL;
+    if (r->rank_samples) {
+        if (c->rank == 0 && !(per = malloc(sizeof *per * 3 * (size_t)c->nranks)))
+            fl_die("out of memory");
+        MPI_Gather(totals, 3, MPI_INT64_T, per, 3, MPI_INT64_T, 0, c->comm);
     }
+    if (c->rank == 0)
+        emit_point(r, pt, &sh, per, warmup, batch, n, stop, elapsed, validated ? v : NULL);
+    free(per);
     r->points++;
-    b->teardown(c, state);
+    b->k->teardown(c, state);
 }
 
 int fl_run(const fl_bench *b, const fl_opts *o)
@@ -425,28 +519,41 @@ int fl_run(const fl_bench *b, const fl_opts *o)
     r.ctx.opts = &r.opts;
     emit_hello(&r, resolution);
 
-    size_t nmax = (size_t)r.opts.max_samples;
+    size_t nmax = (size_t)r.opts.max_samples, nr = (size_t)r.ctx.nranks;
     r.round = malloc(sizeof *r.round * nmax);
     if (r.ctx.rank == 0) {
         r.samples = malloc(sizeof *r.samples * nmax);
         r.sorted = malloc(sizeof *r.sorted * nmax);
+        if (b->facts->pattern) {
+            r.gathered = malloc(sizeof *r.gathered * nmax * nr);
+            r.rank_samples = calloc(nmax * nr, sizeof *r.rank_samples);
+        }
     }
-    if (!r.round || (r.ctx.rank == 0 && (!r.samples || !r.sorted)))
+    if (b->facts->pattern && r.ctx.rank != 0)
+        r.rank_samples = r.round; /* a non-NULL flag: this rank takes part in the gathers */
+    if (!r.round || (r.ctx.rank == 0 && (!r.samples || !r.sorted)) ||
+        (r.ctx.rank == 0 && b->facts->pattern && (!r.gathered || !r.rank_samples)))
         fl_die("cannot allocate %zu samples", nmax);
 
     char note[FL_NOTE_LEN] = "";
-    fl_point first = {o->sizes[0], o->strides[0]};
-    int st = agree(&r, b->init ? b->init(&r.ctx, &r.bench_state) : FL_OK, note, "init", &first);
-    for (int s = 0; s < r.opts.nstrides; s++)
-        for (int i = 0; i < r.opts.nsizes; i++) {
-            fl_point pt = {r.opts.sizes[i], r.opts.strides[s]};
-            if (st == FL_SKIP && r.ctx.rank == 0)
-                emit_where(&r, "skip", &pt, note);
-            else if (st == FL_OK)
-                run_point(&r, &pt);
-        }
-    if (st == FL_OK && b->fini)
-        b->fini(&r.ctx, r.bench_state);
+    const fl_layout *first_layout = r.opts.nlayouts ? &r.opts.layouts[0] : NULL;
+    fl_point first = {o->sizes[0], o->strides[0], o->conns[0], o->buffers[0], first_layout};
+    int st = agree(&r, b->k->init ? b->k->init(&r.ctx, &r.bench_state) : FL_OK, note, "init", &first);
+    /* layouts x conns x strides x sizes; a two-rank benchmark has one NULL layout */
+    int nlayouts = r.opts.nlayouts ? r.opts.nlayouts : 1;
+    for (int l = 0; l < nlayouts; l++)
+        for (int cn = 0; cn < r.opts.nconns; cn++)
+            for (int s = 0; s < r.opts.nstrides; s++)
+                for (int i = 0; i < r.opts.nsizes; i++) {
+                    fl_point pt = {r.opts.sizes[i], r.opts.strides[s], r.opts.conns[cn],
+                                   r.opts.buffers[i], r.opts.nlayouts ? &r.opts.layouts[l] : NULL};
+                    if (st == FL_SKIP && r.ctx.rank == 0)
+                        emit_where(&r, "skip", &pt, note);
+                    else if (st == FL_OK)
+                        run_point(&r, &pt);
+                }
+    if (st == FL_OK && b->k->fini)
+        b->k->fini(&r.ctx, r.bench_state);
 
     if (r.ctx.rank == 0) {
         fl_buf j = {0};
@@ -459,6 +566,11 @@ int fl_run(const fl_bench *b, const fl_opts *o)
     free(r.round);
     free(r.samples);
     free(r.sorted);
+    if (r.ctx.rank == 0) {
+        free(r.gathered);
+        free(r.rank_samples);
+    }
+    free(r.hosts);
     MPI_Comm_free(&r.ctx.node_comm);
     MPI_Comm_free(&r.ctx.comm);
     MPI_Errhandler_free(&eh);

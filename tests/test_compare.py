@@ -4,11 +4,11 @@ import math
 import numpy as np
 import pytest
 
-from fabriclab import stats
+from fabriclab.analysis import stats
 from fabriclab.cli import main
-from fabriclab.compare import compare
+from fabriclab.analysis.compare import compare
 from fabriclab.errors import UsageError
-from fabriclab.runner import derive
+from fabriclab.measure.runner import derive
 from fabriclab.schema import document, write_document
 
 

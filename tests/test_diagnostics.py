@@ -4,8 +4,8 @@ import dataclasses
 
 import pytest
 
-from fabriclab.diagnostics import Diagnostic, check_host, check_point, check_timer
-from fabriclab.stats import summarize
+from fabriclab.analysis.diagnostics import Diagnostic, check_host, check_point, check_timer
+from fabriclab.analysis.stats import summarize
 
 TIGHT = [1e-6 * (1 + 0.0001 * (k % 7)) for k in range(100)]
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from fabriclab.fit import efficiency, half_peak_size, hockney, loggp, peak_bandwidth
+from fabriclab.analysis.fit import efficiency, half_peak_size, hockney, loggp, peak_bandwidth
 
 SIZES = 2.0 ** np.arange(23)  # 1 B .. 4 MiB
 

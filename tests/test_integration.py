@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from fabriclab import build, mpi, schema
-from fabriclab.benchmarks import LEVELS, REGISTRY
+from fabriclab import schema
+from fabriclab.measure import build, mpi
+from fabriclab.measure.benchmarks import LEVELS, REGISTRY
 from fabriclab.cli import main
 
 pytestmark = pytest.mark.integration

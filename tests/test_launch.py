@@ -1,7 +1,7 @@
 import pytest
 
 from fabriclab.errors import UsageError
-from fabriclab.launch import command, make_spec
+from fabriclab.measure.launch import command, make_spec
 
 CORE = ["/cache/fabriclab-core", "message.pingpong", "--sizes", "0"]
 

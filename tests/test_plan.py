@@ -1,8 +1,8 @@
 import pytest
 
-from fabriclab.benchmarks import REGISTRY, select
+from fabriclab.measure.benchmarks import REGISTRY, select
 from fabriclab.errors import UsageError
-from fabriclab.plan import Sampling, build
+from fabriclab.measure.plan import Sampling, build
 
 
 def test_default_plan_covers_all_levels():
@@ -28,14 +28,20 @@ def test_sizes_override_and_strides_only_for_strided():
     assert copy.sizes == (4096, 8192) and copy.strides == (1,)
     assert strided.strides == (1, 2, 4)
     assert plan.npoints == 2 + 6
-    assert "--validate" not in copy.core_args()
+    from fabriclab.measure.protocol import job_argv
+    argv = job_argv("core", strided, plan.sampling, plan.validate)
+    assert argv[:4] == ["core", "memory.strided_store", "--sizes", "4096,8192"]
+    assert argv[argv.index("--strides") + 1] == "1,2,4" and argv[-1] == "--validate"
+    assert "--strides" not in job_argv("core", copy, plan.sampling, False)
 
 
 def test_params_routed_to_benchmarks_that_accept_them():
     plan = build(["message.stream", "message.pingpong"], "1", None, ["window=8"], Sampling(), False)
     stream, ping = plan.jobs
     assert stream.params == {"window": "8"} and ping.params == {}
-    assert stream.core_args()[-2:] == ["--param", "window=8"]
+    from fabriclab.measure.protocol import job_argv
+    argv = job_argv("core", stream, plan.sampling, False)
+    assert argv[argv.index("--param") + 1] == "window=8" and "--param" not in job_argv("core", ping, plan.sampling, False)
 
 
 @pytest.mark.parametrize("bench,param", [("message.stream", "windw=8"), ("message.stream", "window"),

@@ -4,7 +4,7 @@ import pytest
 
 from fabriclab import schema
 from fabriclab.errors import UsageError
-from fabriclab.runner import derive
+from fabriclab.measure.runner import derive
 
 
 def _point(size=8, samples=(1e-6, 1.1e-6, 1.2e-6)):

@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from fabriclab import stats
-from fabriclab.stats import Summary, mad, median_ci, median_ci_ranks, outliers, percentile, summarize
+from fabriclab.analysis import stats
+from fabriclab.analysis.stats import Summary, mad, median_ci, median_ci_ranks, outliers, percentile, summarize
 
 
 # Order-statistic ranks of the 95% CI of the median: Conover (1999) Table A3,

@@ -218,7 +218,6 @@ static int dep_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
     s->active = s->role == 0 || (s->role == 1 && !passive);
 
     shape->bytes_per_op = pt->size;
-    shape->legs_per_op = 1;
     shape->timed = s->active;
     shape->batch_multiple = s->window; /* samples time whole windows */
     dep_info(r, s->window, shape);
@@ -535,29 +534,17 @@ static void dep_teardown(const fl_ctx *ctx, void *state)
     free(s);
 }
 
-#define DEP_BENCH(name, summary, axes, params, init)                         \
-    { name, summary, 2, axes, params, init, dep_fini, dep_setup, dep_measure, \
-      dep_verify, dep_teardown }
-#define SZ FL_AXIS_SIZE
-#define SZST (FL_AXIS_SIZE | FL_AXIS_STRIDE)
+#define DEP_KERNEL(bench, init_fn)                                                  \
+    {.name = bench, .init = init_fn, .fini = dep_fini, .setup = dep_setup,            \
+     .measure = dep_measure, .verify = dep_verify, .teardown = dep_teardown}
 
-const fl_bench fl_deposit_benches[] = {
-    DEP_BENCH("deposit.put_lat", "MPI_Put of size bytes to rank 1, then completion",
-              SZ, "sync=flush|fence", init_put_lat),
-    DEP_BENCH("deposit.get_lat", "MPI_Get of size bytes from rank 1, then completion",
-              SZ, "sync=flush|fence", init_get_lat),
-    DEP_BENCH("deposit.put_bw", "window MPI_Puts to rank 1 per completion",
-              SZ, "sync=flush|fence window=64", init_put_bw),
-    DEP_BENCH("deposit.get_bw", "window MPI_Gets from rank 1 per completion",
-              SZ, "sync=flush|fence window=64", init_get_bw),
-    DEP_BENCH("deposit.strided_direct",
-              "direct deposit: one MPI_Put into a strided target datatype",
-              SZST, "sync=flush|fence", init_direct),
-    DEP_BENCH("deposit.strided_packed",
-              "buffer packing: contiguous MPI_Put to staging, target scatters",
-              SZST, "sync=fence|flush", init_packed),
-    DEP_BENCH("deposit.strided_shm",
-              "direct-mapped stores through a shared-memory window",
-              SZST, "", init_shm),
-    { NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
+const fl_kernel fl_deposit_kernels[] = {
+    DEP_KERNEL("deposit.put_lat", init_put_lat),
+    DEP_KERNEL("deposit.get_lat", init_get_lat),
+    DEP_KERNEL("deposit.put_bw", init_put_bw),
+    DEP_KERNEL("deposit.get_bw", init_get_bw),
+    DEP_KERNEL("deposit.strided_direct", init_direct),
+    DEP_KERNEL("deposit.strided_packed", init_packed),
+    DEP_KERNEL("deposit.strided_shm", init_shm),
+    {.name = NULL},
 };

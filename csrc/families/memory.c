@@ -82,7 +82,6 @@ static int setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
     }
     *state = m;
     shape->bytes_per_op = (int64_t)(m->n * 8);
-    shape->legs_per_op = 1;
     shape->timed = m->active;
     return FL_OK;
 }
@@ -218,16 +217,14 @@ static int64_t strided_load_verify(const fl_ctx *ctx, void *state, int64_t *chec
     return verify(ctx, state, checked, strided_load_measure, 0);
 }
 
-const fl_bench fl_memory_benches[] = {
-    {"memory.memcpy", "libc memcpy of size bytes, the reference copy", 1, FL_AXIS_SIZE, "",
-     NULL, NULL, memcpy_setup, memcpy_measure, memcpy_verify, teardown},
-    {"memory.copy", "8-byte word copy loop, contiguous loads and stores", 1, FL_AXIS_SIZE,
-     "", NULL, NULL, setup, copy_measure, copy_verify, teardown},
-    {"memory.strided_store", "ECT copy: contiguous loads, stores every stride-th word", 1,
-     FL_AXIS_SIZE | FL_AXIS_STRIDE, "", NULL, NULL, setup, strided_store_measure,
-     strided_store_verify, teardown},
-    {"memory.strided_load", "ECT copy: loads every stride-th word, contiguous stores", 1,
-     FL_AXIS_SIZE | FL_AXIS_STRIDE, "", NULL, NULL, setup, strided_load_measure,
-     strided_load_verify, teardown},
-    {NULL},
+const fl_kernel fl_memory_kernels[] = {
+    {.name = "memory.memcpy", .setup = memcpy_setup, .measure = memcpy_measure,
+     .verify = memcpy_verify, .teardown = teardown},
+    {.name = "memory.copy", .setup = setup, .measure = copy_measure, .verify = copy_verify,
+     .teardown = teardown},
+    {.name = "memory.strided_store", .setup = setup, .measure = strided_store_measure,
+     .verify = strided_store_verify, .teardown = teardown},
+    {.name = "memory.strided_load", .setup = setup, .measure = strided_load_measure,
+     .verify = strided_load_verify, .teardown = teardown},
+    {.name = NULL},
 };

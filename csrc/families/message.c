@@ -54,7 +54,6 @@ static int setup_common(const fl_ctx *ctx, const fl_point *pt, void **state,
     }
     *state = s;
     shape->bytes_per_op = legs * pt->size;
-    shape->legs_per_op = legs;
     shape->timed = ctx->rank == 0; /* the sender's time spans each op to its ack */
     if (legs == 1) {
         shape->batch_multiple = window; /* samples are whole windows */
@@ -266,20 +265,14 @@ static int64_t full_verify(const fl_ctx *ctx, void *st, int64_t *checked)
     return window_verify(ctx, st, checked, full_measure);
 }
 
-const fl_bench fl_message_benches[] = {
-    {"message.pingpong", "MPI_Send/MPI_Recv round trip between ranks 0 and 1", 2,
-     FL_AXIS_SIZE, "", NULL, NULL, pingpong_setup, pingpong_measure, pingpong_verify,
-     teardown},
-    {"message.stream", "windows of MPI_Isend against pre-posted MPI_Irecv, ack per window",
-     2, FL_AXIS_SIZE, "window=64", NULL, NULL, window_setup, stream_measure, stream_verify,
-     teardown},
-    {"message.postal_restricted",
-     "receives posted and signalled before ready-mode or synchronous sends", 2,
-     FL_AXIS_SIZE, "window=64 mode=ready|ssend", NULL, NULL, window_setup,
-     restricted_measure, restricted_verify, teardown},
-    {"message.postal_full",
-     "sends posted before any receive, so the library buffers unexpected data", 2,
-     FL_AXIS_SIZE, "window=64", NULL, NULL, window_setup, full_measure, full_verify,
-     teardown},
-    {NULL},
+const fl_kernel fl_message_kernels[] = {
+    {.name = "message.pingpong", .setup = pingpong_setup, .measure = pingpong_measure,
+     .verify = pingpong_verify, .teardown = teardown},
+    {.name = "message.stream", .setup = window_setup, .measure = stream_measure,
+     .verify = stream_verify, .teardown = teardown},
+    {.name = "message.postal_restricted", .setup = window_setup, .measure = restricted_measure,
+     .verify = restricted_verify, .teardown = teardown},
+    {.name = "message.postal_full", .setup = window_setup, .measure = full_measure,
+     .verify = full_verify, .teardown = teardown},
+    {.name = NULL},
 };

@@ -396,7 +396,6 @@ static int tcp_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
     s->wire = pt->size > 0 ? (size_t)pt->size : 1; /* size 0: a 1-byte token */
     int rr = r->kind != T_STREAM;
     shape->bytes_per_op = rr ? 2 * pt->size : pt->size;
-    shape->legs_per_op = rr ? 2 : 1;
     shape->timed = s->role >= 0;
     /* The stream receiver reads in large calls whatever the op size, as
      * iperf3 does: a stream has no message boundaries. */
@@ -527,16 +526,13 @@ static void tcp_teardown(const fl_ctx *ctx, void *state)
     free(s);
 }
 
-#define TCP_BENCH(name, summary, params, init)                                \
-    { name, summary, 2, FL_AXIS_SIZE, params, init, tcp_fini, tcp_setup,      \
-      tcp_measure, tcp_verify, tcp_teardown }
+#define TCP_KERNEL(bench, init_fn)                                                  \
+    {.name = bench, .init = init_fn, .fini = tcp_fini, .setup = tcp_setup,            \
+     .measure = tcp_measure, .verify = tcp_verify, .teardown = tcp_teardown}
 
-const fl_bench fl_tcp_benches[] = {
-    TCP_BENCH("tcp.rr_poll", "TCP request/response, receiver busy-polls (MSG_DONTWAIT)",
-              "iface= addr= nodelay=1 sndbuf=0 rcvbuf=0", init_poll),
-    TCP_BENCH("tcp.rr_block", "TCP request/response, blocking receive (MSG_WAITALL)",
-              "iface= addr= nodelay=1 sndbuf=0 rcvbuf=0", init_block),
-    TCP_BENCH("tcp.stream", "TCP one-way stream of size-byte sends, acked at the end",
-              "iface= addr= nodelay=1 sndbuf=0 rcvbuf=0 burst=32M", init_stream),
-    { NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
+const fl_kernel fl_tcp_kernels[] = {
+    TCP_KERNEL("tcp.rr_poll", init_poll),
+    TCP_KERNEL("tcp.rr_block", init_block),
+    TCP_KERNEL("tcp.stream", init_stream),
+    {.name = NULL},
 };

@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """A stand-in for fabriclab-core that speaks the same protocol with deterministic samples.
 
+It knows nothing of its own: how a benchmark's time becomes figures (legs,
+concurrency) comes from the registry's facts, as the real core's does, and
+the rank layouts of a pattern from --layouts.
+
 FAKECORE_MODE selects a behaviour: "ok" (default), "hang:N" (stop answering
 after N points), "die:N" (exit 1 after N points), "error" (an error line),
 "nosamples:N" (point N has no samples)."""
@@ -9,15 +13,37 @@ import os
 import sys
 import time
 
+from fabriclab.measure.benchmarks import REGISTRY
+
+NRANKS = int(os.environ.get("FAKECORE_RANKS", "2"))
+
 
 def emit(obj):
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
 
 
+def ints(text):
+    return [int(x) for x in text.split(",")]
+
+
+def layouts(text):
+    """[(active, roles, peers)] from "A:r0,r1,...;..." (docs/core-protocol.md)."""
+    out = []
+    for entry in text.split(";"):
+        active, _, ranks = entry.partition(":")
+        roles, peers = "", []
+        for item in ranks.split(","):
+            roles += item[0]
+            peers.append(int(item[1:]) if item[1:] else -1)
+        out.append((int(active), roles, peers))
+    return out
+
+
 def main(argv):
     bench = argv[0]
-    opts = {"--sizes": "0", "--strides": "1"}
+    facts = REGISTRY[bench]
+    opts = {"--sizes": "0", "--strides": "1", "--conns": "1"}
     i = 1
     while i < len(argv):
         if argv[i] == "--validate":
@@ -27,30 +53,51 @@ def main(argv):
             opts[argv[i]] = argv[i + 1]
             i += 2
     mode, _, arg = os.environ.get("FAKECORE_MODE", "ok").partition(":")
+    nranks = len(layouts(opts["--layouts"])[0][1]) if "--layouts" in opts else NRANKS
     emit({"type": "hello", "core_version": "fake", "bench": bench, "mpi_library": "FakeMPI 1.0",
-          "mpi_version": "3.1", "ranks": 2, "hosts": ["h0", "h0"], "node_size": 2,
-          "timer": {"name": "fake", "overhead_s": 2e-8, "resolution_s": 1e-9}, "options": {}})
+          "mpi_version": "3.1", "ranks": nranks, "hosts": ["h0"] * nranks, "cpus": [64] * nranks,
+          "node_size": nranks, "timer": {"name": "fake", "overhead_s": 2e-8, "resolution_s": 1e-9}, "options": {}})
     if mode == "error":
         emit({"type": "error", "message": "fake kernel failure"})
         return 3
     n = 0
-    legs = 2 if bench.endswith(("pingpong", "lat", "rr_poll", "rr_block")) else 1
-    for size in map(int, opts["--sizes"].split(",")):
-        for stride in map(int, opts["--strides"].split(",")):
-            if mode in ("hang", "die") and n == int(arg):
-                if mode == "hang":
-                    time.sleep(3600)
-                return 1
-            emit({"type": "begin", "bench": bench, "size": size, "stride": stride})
-            base = 1e-6 * legs + size / 5e9 * legs  # Hockney: 1 us + n / 5 GB/s per leg
-            samples = [base * (1 + 0.001 * ((k * 7) % 5)) for k in range(20)]
-            if mode == "nosamples" and n == int(arg):
-                samples = []
-            val = {"checked_bytes": size * legs, "errors": 0} if "--validate" in opts else None
-            emit({"type": "point", "bench": bench, "size": size, "stride": stride,
-                  "bytes_per_op": size * legs, "legs_per_op": legs, "warmup": 10, "batch": 4,
-                  "samples": samples, "stop": "converged", "elapsed_s": 0.01, "validation": val, "info": {}})
-            n += 1
+    legs = facts.legs
+    sizes = ints(opts["--sizes"])
+    buffers = ints(opts["--buffers"]) if "--buffers" in opts else [1] * len(sizes)
+    lays = layouts(opts["--layouts"]) if "--layouts" in opts else [None]
+    for lay in lays:
+        for conns in ints(opts["--conns"]):
+            for stride in ints(opts["--strides"]):
+                for size, nbuf in zip(sizes, buffers):
+                    if mode in ("hang", "die") and n == int(arg):
+                        if mode == "hang":
+                            time.sleep(3600)
+                        return 1
+                    where = {"bench": bench, "size": size, "stride": stride, "conns": conns}
+                    if lay:
+                        where["active"] = lay[0]
+                    emit({"type": "begin", **where})
+                    base = 1e-6 * legs + size / 5e9 * legs  # Hockney: 1 us + n / 5 GB/s per leg
+                    samples = [base * (1 + 0.001 * ((k * 7) % 5)) for k in range(20)]
+                    if mode == "nosamples" and n == int(arg):
+                        samples = []
+                    val = {"checked_bytes": size * legs, "errors": 0} if "--validate" in opts else None
+                    rec = {"type": "point", **where, "buffers": nbuf, "bytes_per_op": size * legs,
+                           "legs_per_op": legs, "concurrent": facts.concurrent, "warmup": 10, "batch": 4,
+                           "samples": samples, "stop": "converged", "elapsed_s": 0.01, "validation": val,
+                           "info": {}}
+                    if lay:
+                        _, roles, peers = lay
+                        # senders and both-way ranks each send SIZE bytes per op; rank q takes (1 + q/100)
+                        sent = [size if r in "sb" else 0 for r in roles]
+                        recv = [size * sum(1 for p, rr in zip(peers, roles) if p == q and rr in "sb")
+                                if r in "rtb" else 0 for q, r in enumerate(roles)]
+                        rec.update(bytes_per_op=sum(sent), messages_per_op=sum(1 for r in roles if r in "sb"),
+                                   roles=roles, peers=peers, rank_sent_bytes=sent, rank_recv_bytes=recv,
+                                   rank_samples=[None if r == "i" else [s * (1 + q / 100) for s in samples]
+                                                 for q, r in enumerate(roles)])
+                    emit(rec)
+                    n += 1
     emit({"type": "end", "bench": bench, "points": n})
     return 0
 

@@ -4,7 +4,7 @@ import argparse
 
 import pytest
 
-from fabriclab.model.cli import register
+from fabriclab.cli.model import register_model, register_reproduce
 
 
 @pytest.fixture
@@ -14,7 +14,8 @@ def run_cli(capsys):
     def _run(*argv):
         p = argparse.ArgumentParser()
         sp = p.add_subparsers()
-        register(sp)
+        register_model(sp)
+        register_reproduce(sp)
         args = p.parse_args(list(argv))
         rc = args.func(args)
         return rc, capsys.readouterr().out

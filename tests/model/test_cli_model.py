@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from fabriclab.errors import UsageError
-from fabriclab.model.cli import parse_nodes
+from fabriclab.cli.model_cmd import parse_nodes
 
 
 def test_parse_nodes():
@@ -133,11 +133,13 @@ def test_bad_input_is_one_line(run_cli, argv, msg):
 
 def test_registers_both_subcommands():
     import argparse
-    from fabriclab.model.cli import model_handler, register, reproduce_handler
+    from fabriclab.cli.model import _model, _reproduce, register_model, register_reproduce
     p = argparse.ArgumentParser()
-    register(p.add_subparsers())
-    assert p.parse_args(["model"]).func is model_handler
-    assert p.parse_args(["reproduce", "sci-myrinet-2002"]).func is reproduce_handler
+    sp = p.add_subparsers()
+    register_model(sp)
+    register_reproduce(sp)
+    assert p.parse_args(["model"]).func is _model
+    assert p.parse_args(["reproduce", "sci-myrinet-2002"]).func is _reproduce
 
 
 def test_maxmin_spread(run_cli):
@@ -173,7 +175,7 @@ def test_published_skips_systems_without_a_form_and_uses_family_defaults(run_cli
     pub = {c["system"]: [p["per_node_bytes_per_s"] for p in c["points"]] for c in doc["published"]}
     # the family's default is 2 cables between ring switches, as myrinet-ring2 says explicitly
     assert pub["myrinet-m2l:switch-ring:published"] == pytest.approx(pub["myrinet-ring2:published"])
-    from fabriclab.model import published as P
+    from fabriclab.studies.sci_myrinet_2002 import published as P
     assert pub["myrinet-ring2:published"][1] == pytest.approx(
         P.myrinet("ring", 64, 160e6, 4096, cables=2).overall)
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from fabriclab.errors import UsageError
-from fabriclab.model.reproduce import run
+from fabriclab.studies.sci_myrinet_2002.reproduce import run
 
 
 @pytest.fixture(scope="module")

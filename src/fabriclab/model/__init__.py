@@ -8,12 +8,17 @@ crossovers of cluster networks, calibrated by measurement (see docs/model.md).
     result.per_node, result.bottleneck.label
 """
 
-from .calibrate import Calibration
-from .catalog import System, system, technologies, technology
-from .evaluate import curve, evaluate
-from .loads import LoadResult, solve
-from .maxmin import max_min
-from .traffic import Traffic
+# The names below load on first use (PEP 562), so that importing a light
+# module of this package (choices) does not pull in numpy and the catalog.
+_EXPORTS = {"Calibration": "calibrate", "System": "catalog", "system": "catalog",
+            "technologies": "catalog", "technology": "catalog", "curve": "evaluate",
+            "evaluate": "evaluate", "LoadResult": "loads", "solve": "loads", "max_min": "maxmin",
+            "Traffic": "traffic"}
+__all__ = list(_EXPORTS)
 
-__all__ = ["Calibration", "System", "system", "technologies", "technology", "curve", "evaluate",
-           "LoadResult", "solve", "max_min", "Traffic"]
+
+def __getattr__(name):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+    return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)

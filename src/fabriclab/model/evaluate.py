@@ -15,7 +15,7 @@ from .maxmin import max_min
 from .resources import MB
 from .traffic import Traffic
 
-MAX_NODES = 100_000
+from .choices import MAX_NODES
 
 
 @dataclass

@@ -24,7 +24,7 @@ from .resources import MB, Rates
 from .topologies.base import Topology
 from .traffic import Traffic, all_pairs
 
-METHODS = ("auto", "enumerate")
+from .choices import METHODS
 MAX_ENUMERATED_FLOWS = 40_000_000
 
 

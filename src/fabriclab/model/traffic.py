@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import UsageError
 
-PATTERNS = ("all-to-all", "hotspot", "permutation", "bisection", "neighbour")
+from .choices import PATTERNS
 
 
 @dataclass(frozen=True)

@@ -8,16 +8,14 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__, build, diagnostics, report, runner, sysinfo
-from .errors import UsageError
-from .launch import command
-from .plan import Sampling, build as build_plan
-from .progress import Progress
-from .schema import StreamWriter
+from .. import __version__
+from ..errors import UsageError
+from ..measure.buffers import CACHE_STATES
+from ..measure.plan import Sampling
+from .options import add_mpi_options
 
 
 def register(sub) -> None:
-    from .commands import add_mpi_options
     d = Sampling()
     p = sub.add_parser("run", help="Run benchmarks (default: the whole default suite) and write a result file.",
                        description="Run benchmarks. With no BENCH, runs every level's default sweep "
@@ -38,6 +36,16 @@ def register(sub) -> None:
                         "Default: results/fabriclab-YYYYmmdd-HHMMSS.json.")
     p.add_argument("--validate", action="store_true",
                    help="Fill send buffers with a pattern and check every received byte. Default: off.")
+    p.add_argument("--conns", metavar="SPEC",
+                   help="Connection counts for benchmarks with a conns axis (tcp.conns, message.conns), same "
+                        "syntax as sizes. Default: 1:128:x2.")
+    p.add_argument("--active", metavar="SPEC",
+                   help="Active senders (hotspot) or pairs (saturation) for traffic patterns, same syntax. "
+                        "Default: every count from 1 to the most the ranks allow.")
+    p.add_argument("--cache", choices=CACHE_STATES, default="warm", metavar="STATE",
+                   help="warm: buffers reused op after op, cache-resident as far as their size allows (as OSU "
+                        "and IMB); cold: ops rotate through buffers of more than twice the last-level cache. "
+                        "Default: warm.")
     g = p.add_argument_group("sampling")
     g.add_argument("--warmup", type=int, default=d.warmup, metavar="N",
                    help=f"Warm-up operations per point, run and discarded. Default: {d.warmup}.")
@@ -71,18 +79,27 @@ def _output_path(opt: str | None, started: datetime) -> Path:
 
 
 def cmd_run(args) -> int:
-    from .commands import core_for, resolve_launch
+    from ..analysis import diagnostics
+    from ..measure import build, protocol, runner, sysinfo
+    from ..measure.launch import command
+    from ..measure.plan import build as build_plan
+    from ..report import tables as report
+    from ..schema import StreamWriter
+    from .options import core_for, resolve_launch
+    from .progress import Progress
     sampling = Sampling(args.warmup, args.min_samples, args.max_samples, args.target_ci,
                         args.point_time, args.sample_time)
-    plan = build_plan(args.bench, args.sizes, args.strides, args.param, sampling, args.validate, args.ranks)
+    caches = sysinfo.cache_sizes()
+    plan = build_plan(args.bench, args.sizes, args.strides, args.param, sampling, args.validate, args.ranks,
+                      conns=args.conns, active=args.active, cache=args.cache,
+                      llc_bytes=max(caches.values()) if caches else None)
     m, spec = resolve_launch(args)
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
     if args.dry_run:
         core_path = args.core or build.planned(m).path
         for job in plan.jobs:
-            argv, env = command(spec, [core_path, *job.core_args(), *sampling.core_args(),
-                                       *(["--validate"] if plan.validate else [])])
+            argv, env = command(spec, protocol.job_argv(core_path, job, sampling, plan.validate))
             prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
             print((prefix + " " if prefix else "") + shlex.join(argv))
         return 0
@@ -109,13 +126,13 @@ def cmd_run(args) -> int:
         outcome = runner.run(plan, core.path, spec, writer, args.timeout, progress)
     finally:
         progress.close()
-    _enrich(writer)
+    late = _enrich(writer, host_diags)
     doc = writer.close({"status": outcome.status, "error": outcome.error,
                         "end_time": datetime.now(timezone.utc).isoformat(),
                         "duration_s": time.monotonic() - t0, "points": outcome.points})
     if not args.quiet:
         sys.stdout.write(report.format_doc(doc, "table"))
-    for line in report.warning_lines(host_diags + outcome.diagnostics):
+    for line in report.warning_lines(host_diags + late + outcome.diagnostics):
         print(f"fabriclab: {line}", file=sys.stderr)
     print(f"fabriclab: {outcome.points} points in {time.monotonic() - t0:.1f} s -> {out} "
           f"(stream {out.with_suffix('.ndjson')})", file=sys.stderr)
@@ -128,12 +145,31 @@ def cmd_run(args) -> int:
     return 0
 
 
-def _enrich(writer: StreamWriter) -> None:
-    """Copy what the core reported (MPI library string, rank hosts) into the document header."""
+def _enrich(writer, early: list) -> list:
+    """Copy what the core reported (MPI library string, rank hosts, CPUs) into
+    the document header, with the ranks placed on each host. More ranks than
+    CPUs on a host is warned about once (unless the pre-run check did)."""
+    from ..analysis import diagnostics
     hellos = [r["hello"] for r in writer.records if r["kind"] == "launch" and "hello" in r]
-    if hellos:
-        writer.header["mpi"] = {**writer.header["mpi"], "library": hellos[0].get("mpi_library"),
-                                "mpi_version": hellos[0].get("mpi_version")}
-        writer.header["hosts"] = hellos[0].get("hosts")
-        writer.header["core"]["version"] = hellos[0].get("core_version")
-        writer.header["timer"] = hellos[0].get("timer")
+    if not hellos:
+        return []
+    h = hellos[0]
+    writer.header["mpi"] = {**writer.header["mpi"], "library": h.get("mpi_library"),
+                            "mpi_version": h.get("mpi_version")}
+    writer.header["hosts"] = h.get("hosts")
+    writer.header["core"]["version"] = h.get("core_version")
+    writer.header["timer"] = h.get("timer")
+    placement = {}
+    for host, cpus in zip(h.get("hosts") or [], h.get("cpus") or []):
+        p = placement.setdefault(host, {"ranks": 0, "cpus": cpus})
+        p["ranks"] += 1
+    over = {k: v for k, v in placement.items() if v["ranks"] > v["cpus"]}
+    writer.header["placement"] = {"hosts": placement, "oversubscribed": bool(over)}
+    if not over or any(d.code == diagnostics.OVERSUBSCRIBED for d in early):
+        return []
+    host, p = next(iter(over.items()))
+    found = diagnostics.check_host(0.0, p["cpus"], p["ranks"])[:1]
+    found = [d.__class__(d.code, f"{d.message} on host {host}", d.advice) for d in found]
+    for d in found:
+        writer.add("diagnostic", d.to_dict())
+    return found

@@ -11,20 +11,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import UsageError
+from ...errors import UsageError
 from . import published
-from .calibrate import Calibration
-from .catalog import system
-from .cost import price_list
-from .evaluate import curve
-from .loads import solve
-from .plot import Series, figure
-from .resources import MB
+from .calibration import SEED_CAL
+from .findings import findings
+from ...model.catalog import system
+from ...model.cost import price_list
+from ...model.evaluate import curve
+from ...model.plot import Series, figure
+from ...model.resources import MB
 
 STUDIES = ("sci-myrinet-2002",)
 SCI = ("sci-ring", "sci-2d", "sci-3d", "sci-4d")
 MYRINET = ("myrinet-minimal", "myrinet-clos64", "myrinet-ring4", "myrinet-ring2")
-SEED_CAL = Calibration(use_catalog=True)       # the seed's measured 390 / 360 / 144 MB/s
 INTER_SWITCH = ("isl", "box", "leaf_up", "spine_down")
 
 
@@ -173,16 +172,6 @@ def draw(st: Study, outdir: Path, fmt: str = "png") -> dict:
 def run(study: str, outdir: str, fmt: str = "png", prices_file=None) -> tuple:
     if study not in STUDIES:
         raise UsageError(f"unknown study {study!r}: choose one of {', '.join(STUDIES)}")
-    from .findings import findings
     st = compute(price_list(prices_file))
     draw(st, Path(outdir), fmt)
     return st, findings(st)
-
-
-def worked_example() -> dict:
-    """Seed 001 §5: a calibrated 3×3 torus gives 8/20 × 360 = 144 MB/s, B-Link bound."""
-    s = system("sci-2d")
-    t = s.build(9)
-    r = solve(t, s.rates(t, SEED_CAL.for_tech(s.tech)))
-    return {"per_node": r.per_node, "bottleneck": r.bottleneck.label,
-            "adapter_load": next(c.load for c in r.classes if c.key == "adapter_bus")}

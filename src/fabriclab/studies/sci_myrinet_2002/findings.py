@@ -11,10 +11,11 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from . import crossover as X
-from .catalog import system
-from .loads import solve
-from .resources import MB
+from ...model import crossover as X
+from ...model.catalog import system
+from ...model.loads import solve
+from ...model.resources import MB
+from .calibration import worked_example
 
 
 @dataclass
@@ -114,7 +115,6 @@ def findings(st) -> list:
                        f"{ml.measured.value / MB:.0f} / {ml.gross.value / MB:.0f} = {pct:.1%} (nominal effective rate with 4096-byte packets over one switch: "
                        f"{_mb(ml.effective(1))} MB/s)", "agrees" if abs(pct - 0.9) < 0.005 else "differs"))
 
-    from .reproduce import worked_example
     we = worked_example()
     clos = st.calibrated["myrinet-clos64"]
     ok = abs(we["per_node"] / MB - 144) < 0.5 and abs(clos.at(64).per_node / MB - 144) < 0.5

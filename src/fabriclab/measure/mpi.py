@@ -15,7 +15,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .errors import UsageError
+from ..errors import UsageError
 
 FLAVOURS = ("mpich", "openmpi", "intel", "unknown")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
-from .units import fmt_bytes, fmt_rate, fmt_time
+from ..units import fmt_bytes, fmt_rate, fmt_time
 
 
 class Progress:

@@ -10,10 +10,10 @@ import csv
 import io
 import json
 
-from . import fit
-from .benchmarks import REGISTRY
-from .schema import points
-from .units import fmt_bytes, fmt_time
+from ..analysis import fit
+from ..measure.benchmarks import REGISTRY
+from ..schema import points
+from ..units import fmt_bytes, fmt_time
 
 ROW_FIELDS = ("bench", "size", "stride", "n", "median_s", "ci_low_s", "ci_high_s", "ci_rel",
               "p5_s", "p25_s", "p75_s", "p95_s", "p99_s", "min_s", "max_s", "mean_s", "stdev_s",

@@ -8,8 +8,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import __version__, commands
-from .errors import FabriclabError, UsageError
+from .. import __version__
+from ..errors import FabriclabError, UsageError
+from . import doctor, model, results, run
 
 
 class _Parser(argparse.ArgumentParser):
@@ -19,13 +20,19 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message if self.prog == "fabriclab" else f"{self.prog}: {message}")
 
 
+# Subcommands in the order `fabriclab --help` lists them. Registering one
+# imports nothing heavy: each command loads its libraries when it runs.
+REGISTRARS = (run.register, results.register_list, results.register_show, results.register_compare,
+              doctor.register, model.register_model, model.register_reproduce)
+
+
 def parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="fabriclab",
         description="Measure, model and compare the communication fabrics of computer clusters.")
     p.add_argument("-V", "--version", action="version", version=f"fabriclab {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for register in commands.REGISTRARS:
+    for register in REGISTRARS:
         register(sub)
     return p
 

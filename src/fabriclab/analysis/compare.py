@@ -14,9 +14,9 @@ import json
 from dataclasses import asdict, dataclass
 
 from . import stats
-from .errors import UsageError
-from .schema import points
-from .units import fmt_bytes, fmt_time
+from ..errors import UsageError
+from ..schema import points
+from ..units import fmt_bytes, fmt_time
 
 FIELDS = ("bench", "size", "stride", "base_median_s", "new_median_s", "ratio", "ratio_ci_low",
           "ratio_ci_high", "p_value", "verdict")

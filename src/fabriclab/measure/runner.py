@@ -8,7 +8,6 @@ point and the phase; completed records stay valid on disk."""
 
 from __future__ import annotations
 
-import json
 import os
 import selectors
 import signal
@@ -17,10 +16,11 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 
-from . import diagnostics, stats
+from ..analysis import diagnostics, ranks, stats
+from ..schema import StreamWriter
+from . import protocol
 from .launch import LaunchSpec, command
 from .plan import Job, Plan
-from .schema import StreamWriter
 
 
 @dataclass
@@ -31,13 +31,21 @@ class Outcome:
     diagnostics: list
 
 
-def derive(rec: dict) -> dict:
-    """Summary of the per-op samples plus the figures a reader wants first."""
+def derive(rec: dict, hosts: list | None = None) -> stats.Summary:
+    """Summary of the per-op samples plus the figures a reader wants first.
+
+    The point says how its time becomes figures: a sequential op is
+    legs_per_op one-way transfers in a row (latency = median / legs); a
+    concurrent op's transfers overlap (latency = the op's median). Bandwidth
+    is all payload bytes of the op over its median. Pattern points also get
+    their per-rank figures (analysis/ranks.py)."""
     summ = stats.summarize(rec["samples"])
     med, legs = summ.median, max(1, rec.get("legs_per_op", 1))
     rec["summary"] = summ.to_dict()
-    rec["latency_s"] = med / legs
+    rec["latency_s"] = med if rec.get("concurrent") else med / legs
     rec["bandwidth_Bps"] = rec["bytes_per_op"] / med if med > 0 else None
+    if "rank_samples" in rec:
+        ranks.summarize_point(rec, hosts)
     return summ
 
 
@@ -116,8 +124,7 @@ def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, time
     job = None
     try:
         for job in plan.jobs:
-            argv, env = command(spec, [core_path, *job.core_args(), *plan.sampling.core_args(),
-                                       *(["--validate"] if plan.validate else [])])
+            argv, env = command(spec, protocol.job_argv(core_path, job, plan.sampling, plan.validate))
             launch = Launch(argv, env)
             try:
                 error = _consume(job, plan, launch, writer, silence, progress, diags,
@@ -157,32 +164,27 @@ def _consume(job: Job, plan: Plan, launch: Launch, writer: StreamWriter, timeout
 
 
 def _read(job, plan, launch, writer, timeout, progress, diags, launch_rec, stream_launch) -> str | None:
-    phase, where, ended, timer = "starting the MPI job", "", False, {}
+    phase, where, ended, timer, hosts = "starting the MPI job", "", False, {}, None
     for line in launch.lines(timeout):
         if line is None:
             launch.stop()
             return (f"{job.bench.name}: no output for {timeout:g} s{where} (phase: {phase}); "
-                       f"a rank hung or died. Stderr: {launch.stderr_tail() or '(empty)'}")
-        try:
-            msg = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # stray text from an MPI library on stdout
-        if not isinstance(msg, dict):
-            continue
-        kind = msg.get("type")
-        if kind == "hello":
+                    f"a rank hung or died. Stderr: {launch.stderr_tail() or '(empty)'}")
+        msg = protocol.parse_line(line)
+        if isinstance(msg, protocol.Hello):
             phase = "measuring"
-            launch_rec["hello"] = {k: v for k, v in msg.items() if k != "type"}
+            launch_rec["hello"] = msg.data
             stream_launch()
-            timer = msg.get("timer") or {}
-        elif kind == "begin":
-            where = f" at size {msg['size']} stride {msg['stride']}"
-        elif kind == "point":
-            rec = {k: v for k, v in msg.items() if k != "type"}
+            timer, hosts = msg.data.get("timer") or {}, msg.data.get("hosts")
+        elif isinstance(msg, protocol.Begin):
+            where = msg.where()
+        elif isinstance(msg, protocol.Point):
+            rec = dict(msg.data)
             rec["params"] = {**job.bench.defaults, **job.params}
+            rec["cache"] = plan.cache
             try:
-                summ = derive(rec)
-            except ValueError as e:  # no samples, or negative/non-finite ones
+                summ = derive(rec, hosts)
+            except (ValueError, KeyError, TypeError) as e:  # no samples, negative ones, a torn record
                 return f"{job.bench.name}{where}: the core sent an unusable point ({e})"
             found = diagnostics.check_point(rec, summ, plan.sampling.target_ci)
             if timer:
@@ -194,16 +196,15 @@ def _read(job, plan, launch, writer, timeout, progress, diags, launch_rec, strea
             writer.add("point", rec)
             if progress:
                 progress.advance(job.bench.name, rec)
-        elif kind == "skip":
-            writer.add("skip", {k: v for k, v in msg.items() if k != "type"})
+        elif isinstance(msg, protocol.Skip):
+            writer.add("skip", msg.data)
             if progress:
                 progress.advance(job.bench.name, None)
-        elif kind == "error":
-            return f"{job.bench.name}{where}: {msg.get('message', 'core error')}"
-        elif kind == "end":
+        elif isinstance(msg, protocol.CoreError):
+            return f"{job.bench.name}{where}: {msg.message}"
+        elif isinstance(msg, protocol.End):
             ended = True
     if not ended:
         return (f"{job.bench.name}: the MPI job ended early{where} (phase: {phase}); "
-                   f"stderr: {launch.stderr_tail() or '(empty)'}")
+                f"stderr: {launch.stderr_tail() or '(empty)'}")
     return None
-

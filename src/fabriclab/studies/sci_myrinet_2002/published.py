@@ -25,8 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..errors import UsageError
-from .closed_forms import sci_hot_blink, sci_hot_link
+from ...errors import UsageError
+from ...model.closed_forms import sci_hot_blink, sci_hot_link
 
 _MYRINET_FORMS = {"switch-array": "minimal", "switch-ring": "ring", "clos64": "clos64"}
 
@@ -35,7 +35,7 @@ def form(system) -> Optional[tuple]:
     """The seed's formula for a system: ("sci", dims), ("myrinet", topology,
     cables, ports), or None when the seed has none for it. Parameters the
     system does not give take the family's defaults (topologies.DEFAULTS)."""
-    from .topologies import DEFAULTS
+    from ...model.topologies import DEFAULTS
     res, fam = system.tech.resources, system.family
     params = {**DEFAULTS.get(fam, {}), **system.params}
     if fam in ("torus", "ring"):

@@ -15,7 +15,7 @@ import os
 import shutil
 from dataclasses import asdict, dataclass, field
 
-from .errors import UsageError
+from ..errors import UsageError
 
 LAUNCHERS = ("auto", "mpiexec", "srun")
 

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 import time
 
-from . import stats
-from .errors import FabriclabError
-from .launch import command
-from .runner import Launch
-from .units import fmt_time
+from ..errors import FabriclabError
+from .options import add_mpi_options, core_for, resolve_launch
 
 
 def _line(ok: bool, what: str, detail: str) -> None:
@@ -18,7 +14,11 @@ def _line(ok: bool, what: str, detail: str) -> None:
 
 
 def doctor(args) -> int:
-    from .commands import core_for, resolve_launch
+    from ..analysis import stats
+    from ..measure import protocol
+    from ..measure.launch import command
+    from ..measure.runner import Launch
+    from ..units import fmt_time
     try:
         m, spec = resolve_launch(args)
     except FabriclabError as e:
@@ -36,28 +36,24 @@ def doctor(args) -> int:
         return 1
     how = f"built in {time.monotonic() - t0:.1f} s" if core.built_now else "cached"
     _line(True, "core", f"{core.path} ({how}; sources {core.source_hash[:12]})")
-    argv, env = command(spec, [core.path, "message.pingpong", "--sizes", "0,4096", "--min-samples", "5",
-                               "--point-time", "0.2", "--validate"])
+    argv, env = command(spec, protocol.doctor_argv(core.path))
     msgs, launch = [], Launch(argv, env)
     try:
         for line in launch.lines(args.timeout):
             if line is None:
                 _line(False, "launch", f"no answer within {args.timeout:g} s: {shlex.join(argv)}")
                 return 1
-            try:
-                msg = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(msg, dict):
+            msg = protocol.parse_line(line)
+            if msg is not None:
                 msgs.append(msg)
         rc = launch.finish(grace=30)
         stderr = launch.stderr_tail(1)
     finally:
         launch.close()
-    hello = next((x for x in msgs if x.get("type") == "hello"), None)
-    points = [x for x in msgs if x.get("type") == "point"]
-    if rc != 0 or not hello or len(points) != 2:
-        err = next((x.get("message") for x in msgs if x.get("type") == "error"), None)
+    hello = next((x.data for x in msgs if isinstance(x, protocol.Hello)), None)
+    points = [x.data for x in msgs if isinstance(x, protocol.Point)]
+    if rc != 0 or not hello or len(points) != len(protocol.DOCTOR_SIZES):
+        err = next((x.message for x in msgs if isinstance(x, protocol.CoreError)), None)
         _line(False, "launch", f"{shlex.join(argv)} -> exit {rc}: {err or stderr or 'no output'}")
         return 1
     lib = " ".join(hello["mpi_library"].splitlines()[0].split()) if hello.get("mpi_library") else "?"
@@ -71,3 +67,11 @@ def doctor(args) -> int:
     _line(ok, "pingpong", f"0-byte one-way latency {fmt_time(med)}; 4 KiB round trips validated: "
           f"{errors} errors in {checked} bytes")
     return 0 if ok else 1
+
+
+def register(sub) -> None:
+    p = sub.add_parser("doctor", help="Check which MPI, launcher and core build fabriclab will use, and that they work.")
+    add_mpi_options(p)
+    p.add_argument("-t", "--timeout", type=float, default=60, metavar="SECONDS",
+                   help="Give up on the test launch after this many seconds. Default: 60.")
+    p.set_defaults(func=doctor)

@@ -1,0 +1,80 @@
+"""Per-rank figures of a traffic pattern: each rank's median and bandwidth,
+the aggregate, fairness, and the saturation plateau of a sweep.
+
+A pattern point carries every rank's samples (seconds per op, each rank its
+own clock) with its role and payload bytes per op. The point's own samples
+are the slowest rank's, so its aggregate bandwidth is all payload bytes moved
+by all ranks over the slowest time.
+
+Fairness over the ranks that drive the pattern (senders, or both-way ranks):
+min/max of their bandwidths, and Jain's index (Σx)² / (n Σx²), which is 1
+when all are equal and 1/n when one rank takes everything (R. Jain, D. Chiu,
+W. Hawe, "A quantitative measure of fairness and discrimination for resource
+allocation in shared computer systems", DEC TR-301, 1984)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+ROLE_NAMES = {"s": "sender", "r": "receiver", "t": "target", "b": "both", "i": "idle"}
+DRIVERS = ("s", "b")  # roles whose bandwidth is the pattern's per-process figure
+PLATEAU_GAIN = 0.02   # saturation: one more pair gains less than this
+
+
+def per_rank(rec: dict, hosts: list | None = None) -> list[dict]:
+    """{rank, host, role, median_s, bandwidth_Bps} for every rank that takes part.
+
+    Senders and both-way ranks count the bytes they send; receivers and
+    targets the bytes they receive. A rank that times nothing (a passive
+    target) has no median and no bandwidth."""
+    out = []
+    roles, samples = rec["roles"], rec["rank_samples"]
+    for q, role in enumerate(roles):
+        if role == "i":
+            continue
+        x = samples[q]
+        med = float(np.median(x)) if x else None
+        nbytes = rec["rank_sent_bytes"][q] if role in DRIVERS else rec["rank_recv_bytes"][q]
+        bw = nbytes / med if med and med > 0 else None
+        out.append({"rank": q, "host": hosts[q] if hosts and q < len(hosts) else None,
+                    "role": ROLE_NAMES[role], "median_s": med, "bandwidth_Bps": bw})
+    return out
+
+
+def fairness(bandwidths: list[float]) -> dict | None:
+    """min/max ratio and Jain's index of the given per-rank bandwidths."""
+    x = [b for b in bandwidths if b is not None and math.isfinite(b)]
+    if not x or max(x) <= 0:
+        return None
+    s, s2 = sum(x), sum(v * v for v in x)
+    return {"n": len(x), "min_max_ratio": min(x) / max(x), "jain": s * s / (len(x) * s2)}
+
+
+def summarize_point(rec: dict, hosts: list | None = None) -> None:
+    """Adds ranks, aggregate_bandwidth_Bps, fairness and message_rate_per_s to a pattern point."""
+    med = rec["summary"]["median"]
+    ranks = per_rank(rec, hosts)
+    rec["ranks"] = ranks
+    rec["aggregate_bandwidth_Bps"] = rec["bytes_per_op"] / med if med > 0 else None
+    rec["fairness"] = fairness([r["bandwidth_Bps"] for r in ranks if r["role"] in ("sender", "both")])
+    msgs = rec.get("messages_per_op") or 0
+    rec["message_rate_per_s"] = msgs / med if med > 0 and msgs else None
+
+
+def plateau(actives: list[int], rates: list[float], gain: float = PLATEAU_GAIN) -> dict | None:
+    """The saturation plateau of an aggregate-rate curve vs active count.
+
+    The first active count after which one more step gains under `gain`
+    (2%): its rate is the saturation throughput. When every step gains, the
+    curve has not saturated and the result says so (reached: False) with the
+    highest rate seen."""
+    pts = sorted((a, r) for a, r in zip(actives, rates) if r is not None and math.isfinite(r))
+    if not pts:
+        return None
+    for (a0, r0), (_, r1) in zip(pts, pts[1:]):
+        if r0 > 0 and r1 < r0 * (1 + gain):
+            return {"active": a0, "rate_Bps": max(r for a, r in pts if a >= a0), "reached": True}
+    best = max(pts, key=lambda p: p[1])
+    return {"active": best[0], "rate_Bps": best[1], "reached": False}

@@ -1,0 +1,71 @@
+"""Options and helpers shared by several subcommands: which MPI and how to
+launch (run, doctor), the core to launch, and writing output to a path."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ..errors import UsageError
+from ..measure.launch import LAUNCHERS
+
+
+def add_mpi_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("MPI and launch")
+    g.add_argument("-n", "--ranks", type=int, default=2, metavar="N",
+                   help="Number of MPI ranks to launch. Default: 2.")
+    g.add_argument("--hosts", metavar="H1,H2,...",
+                   help="Comma-separated hosts for the launcher; repeat a host for more ranks on it. "
+                        "Default: this machine only.")
+    g.add_argument("--hostfile", metavar="FILE", help="A hostfile in the launcher's own format. Default: none.")
+    g.add_argument("--ppn", type=int, metavar="N", help="Ranks per node. Default: the launcher decides.")
+    g.add_argument("--launcher", choices=LAUNCHERS, default="auto", metavar="NAME",
+                   help="mpiexec, srun, or auto (srun inside a Slurm allocation, else mpiexec). Default: auto.")
+    g.add_argument("--launcher-arg", action="append", default=[], metavar="ARG",
+                   help="Extra argument passed verbatim to the launcher; repeatable. Default: none.")
+    g.add_argument("--mpicc", metavar="PATH",
+                   help="MPI C compiler wrapper that builds the core. Default: --mpi-home's, then "
+                        "$FABRICLAB_MPICC, $FABRICLAB_MPI_HOME's, the mpicc beside Python (PyPI mpich), $PATH.")
+    g.add_argument("--mpiexec", metavar="PATH",
+                   help="MPI launcher. Default: --mpi-home's, then $FABRICLAB_MPIEXEC, $FABRICLAB_MPI_HOME's, "
+                        "the mpiexec beside Python, $PATH.")
+    g.add_argument("--mpi-home", metavar="DIR",
+                   help="An MPI installation prefix holding bin/mpicc and bin/mpiexec (for example a "
+                        "system Open MPI). Default: $FABRICLAB_MPI_HOME, else unset.")
+    g.add_argument("--rebuild", action="store_true", help="Rebuild the core even if a cached build exists. Default: off.")
+    g.add_argument("--core", metavar="PATH",
+                   help="Use this prebuilt fabriclab-core instead of building one (for example on a cluster "
+                        "whose compute nodes lack a compiler). Default: build and cache one per MPI.")
+
+
+def resolve_launch(args):
+    """(MPI, LaunchSpec) from the options; raises UsageError for bad ones."""
+    from ..measure import mpi
+    from ..measure.launch import make_spec
+    m = mpi.discover(args.mpicc, args.mpiexec, args.mpi_home, need_compiler=not args.core)
+    spec = make_spec(args.launcher, m.mpiexec, m.flavour, args.ranks, args.hosts, args.hostfile,
+                     args.ppn, args.launcher_arg)
+    return m, spec
+
+
+def core_for(args, m):
+    """The core a command will launch: --core as given, else the cached build."""
+    from ..measure import build
+    if args.core:
+        if not os.access(args.core, os.X_OK):
+            raise UsageError(f"--core {args.core} is not an executable file")
+        return build.Core(os.path.abspath(args.core), "", "prebuilt", False)
+    return build.ensure_core(m, args.rebuild)
+
+
+def write_out(text: str, path: str | None) -> None:
+    """Text to PATH, or to stdout when PATH is None or '-'."""
+    if not path or path == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        Path(path).write_text(text)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None

@@ -1,0 +1,68 @@
+"""`fabriclab list`, `show` and `compare`: the commands that read the registry
+or result files. They start fast: numpy loads only once a file is read."""
+
+from __future__ import annotations
+
+from .options import write_out
+
+FORMATS = ("table", "json", "csv", "md")
+
+
+def cmd_list(args) -> int:
+    from ..measure.benchmarks import LEVELS, REGISTRY
+    width = max(len(n) for n in REGISTRY)
+    for level, text in LEVELS.items():
+        print(f"{level:<{width}}  level      {text}")
+    for b in REGISTRY.values():
+        extra = " ".join(f"{k}={v}" for k, v in b.params.items())  # a|b: choices, default first
+        ranks = f" [ranks >= {b.min_ranks}{', even' if b.even_ranks else ''}]" if b.min_ranks > 2 or b.even_ranks else ""
+        print(f"{b.name:<{width}}  {b.metric:<9}  {b.summary} [axes {','.join(b.axes)}]{ranks}"
+              + (f" [params {extra}]" if extra else ""))
+    return 0
+
+
+def register_list(sub) -> None:
+    p = sub.add_parser("list", help="List levels and benchmarks, one line each.")
+    p.set_defaults(func=cmd_list)
+
+
+def cmd_show(args) -> int:
+    from .. import schema
+    from ..report import tables
+    doc = schema.load(args.file)
+    write_out(tables.format_doc(doc, args.format), args.output)
+    return 0
+
+
+def register_show(sub) -> None:
+    p = sub.add_parser("show", help="Show a result file (RUN.json or RUN.ndjson) as tables.")
+    p.add_argument("file", metavar="RUN.json", help="A result document or its NDJSON stream.")
+    p.add_argument("-f", "--format", choices=FORMATS, default="table", metavar="FORMAT",
+                   help="Output format: table, json, csv or md. Default: table.")
+    p.add_argument("-o", "--output", metavar="PATH", help="Write to PATH instead of stdout ('-' = stdout). Default: stdout.")
+    p.set_defaults(func=cmd_show)
+
+
+def cmd_compare(args) -> int:
+    from .. import schema
+    from ..analysis.compare import compare, format_changes
+    base, new = schema.load(args.base), schema.load(args.new)
+    changes = compare(base, new, args.alpha, args.threshold)
+    write_out(format_changes(changes, args.format, args.base, args.new), args.output)
+    return 1 if args.fail_on_slower and any(c.verdict == "slower" for c in changes) else 0
+
+
+def register_compare(sub) -> None:
+    p = sub.add_parser("compare", help="Compare two runs point by point, with significance.")
+    p.add_argument("base", metavar="BASE.json", help="The reference run (RUN.json or RUN.ndjson).")
+    p.add_argument("new", metavar="NEW.json", help="The run to judge against it.")
+    p.add_argument("-a", "--alpha", type=float, default=0.05, metavar="P",
+                   help="Significance level of the Mann-Whitney U test. Default: 0.05.")
+    p.add_argument("--threshold", type=float, default=0.02, metavar="FRACTION",
+                   help="Smallest change of the median worth a verdict. Default: 0.02 (2%%).")
+    p.add_argument("-f", "--format", choices=FORMATS, default="table", metavar="FORMAT",
+                   help="Output format: table, json, csv or md. Default: table.")
+    p.add_argument("-o", "--output", metavar="PATH", help="Write to PATH instead of stdout. Default: stdout.")
+    p.add_argument("--fail-on-slower", action="store_true",
+                   help="Exit with code 1 when any point got significantly slower (for CI). Default: off.")
+    p.set_defaults(func=cmd_compare)

@@ -1,0 +1,204 @@
+"""The benchmark facts, as data: the one place they are written.
+
+Each entry names a kernel of the C core and says everything else about it:
+its summary, the figure that leads its table (`metric`), its axes, its
+parameters with defaults and allowed values, the ranks it needs, how its
+time becomes figures (`legs`, `concurrent`), the rank layout of a traffic
+pattern (`pattern`) and its default sweep. The core is compiled with these
+facts (build.py generates its table from REGISTRY), so the two cannot drift;
+`fabriclab-core --list` prints them back and names any kernel without facts.
+
+Time to figures (IMB's scale_time/scale_bw): an op of a `sequential`
+benchmark is `legs` one-way transfers in a row, so one transfer takes
+sample / legs (ping-pong: 2). A `concurrent` op moves all its transfers at
+once (bidirectional, all-to-all), so the op's time is the figure and the
+bytes of all ranks count together.
+
+`sizes` and the other sweeps are the defaults of `fabriclab run`, chosen so
+that the default suite finishes within 3 minutes on a 2-core machine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+from ..units import parse_size
+
+LEVELS = {
+    "memory": "local copy throughput of one process (ECT: contiguous and strided loads/stores)",
+    "deposit": "one-sided remote deposit: MPI_Put/MPI_Get and stores through a shared-memory window",
+    "message": "two-sided MPI message passing: ping-pong, streaming, postal semantics, traffic patterns",
+    "tcp": "TCP/IP sockets between ranks: request/response (busy-poll, blocking, epoll), streaming, "
+           "many connections, scatter",
+}
+
+# Message-size sweep shared by the transfer levels: 0 B .. 4 MiB by x2.
+TRANSFER_SIZES = "0:4M:x2"
+STRIDES = "1:64:x2"
+# Working sets from L1-sized to beyond 4x a 32 MiB last-level cache (2 x size).
+MEMORY_SIZES = "16K:64M:x4"
+# Scatter: segments of 8 B (one double, the seed's worst case) to 1 KiB.
+SEGMENT_SIZES = "8:1K:x2"
+# Connections: 1 to 128 by x2 (seed 002 Table 2 goes to 100).
+CONNS = "1:128:x2"
+# Socket parameters: the interface by name or address (empty: loopback on one
+# host, else the first non-loopback IPv4 address), TCP_NODELAY, and buffer sizes
+# (0 = the kernel's default); the values in force are recorded per point.
+SOCKET = dict(iface="", addr="", nodelay=1, sndbuf=0, rcvbuf=0)
+# Completion of MPI requests: MPI_Wait(all) blocks in the library; `test` spins
+# on MPI_Test, the busy-polling analogue of seed 002's polling completion.
+COMPLETION = "wait|test"
+
+AXES = ("size", "stride", "active", "conns")
+# Rank layouts of the traffic patterns (patterns.py assigns the roles).
+PATTERNS = ("pairs", "bipairs", "hotspot", "all", "bisection")
+
+
+@dataclass(frozen=True)
+class Bench:
+    name: str
+    summary: str
+    metric: str                 # "latency" or "bandwidth": the figure that leads its table
+    sizes: str = TRANSFER_SIZES
+    axes: tuple = ("size",)
+    params: dict = field(default_factory=dict)
+    min_ranks: int = 2
+    legs: int = 1               # one-way transfers per op, in a row (sequential benchmarks)
+    concurrent: bool = False    # the op's transfers overlap: its time is the figure
+    pattern: str | None = None  # rank layout of a traffic pattern, None: ranks 0 and 1 (or 0 alone)
+    strides: str = "1"
+    conns: str = "1"
+
+    @property
+    def level(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    @property
+    def defaults(self) -> dict:
+        """Parameter defaults: a value listed as "a|b" accepts a or b and defaults to a."""
+        return {k: str(v).split("|")[0] for k, v in self.params.items()}
+
+    @property
+    def has_stride(self) -> bool:
+        return "stride" in self.axes
+
+    @property
+    def even_ranks(self) -> bool:
+        """Pair patterns split the ranks into two halves."""
+        return self.pattern in ("pairs", "bipairs", "bisection")
+
+    @property
+    def params_spec(self) -> str:
+        """The core's form: space-separated key=default, a|b listing choices."""
+        return " ".join(f"{k}={v}" for k, v in self.params.items())
+
+    def check_param(self, key: str, value: str) -> None:
+        """Listed choices, or an integer where the default is one."""
+        spec = str(self.params[key])
+        if "|" in spec and value not in spec.split("|"):
+            raise UsageError(f"{self.name}: parameter {key} must be one of {spec.replace('|', ', ')}, not {value!r}")
+        default = spec.split("|")[0]
+        if default and default[0].isdigit():
+            try:
+                parse_size(value, f"value of {key}")
+            except UsageError:
+                raise UsageError(f"{self.name}: parameter {key} takes an integer (K/M/G allowed), "
+                                 f"not {value!r}") from None
+
+    def check_ranks(self, nranks: int) -> None:
+        if nranks < self.min_ranks:
+            raise UsageError(f"{self.name} needs at least {self.min_ranks} ranks; this run has {nranks}")
+        if self.even_ranks and nranks % 2:
+            raise UsageError(f"{self.name} pairs rank i with rank i + N/2 and needs an even number of "
+                             f"ranks; this run has {nranks}")
+
+
+def _b(name, summary, metric, **kw) -> Bench:
+    params = kw.pop("params", {})
+    return Bench(name, summary, metric, params=dict(params), **kw)
+
+
+STRIDED = ("size", "stride")
+WINDOW = {"window": 64}
+SYNC = {"sync": "flush|fence"}
+
+REGISTRY: dict[str, Bench] = {b.name: b for b in [
+    # ---- memory: one process copies (rank 0; others idle)
+    _b("memory.memcpy", "libc memcpy of SIZE bytes (reference)", "bandwidth", sizes=MEMORY_SIZES, min_ranks=1),
+    _b("memory.copy", "8-byte word copy loop, contiguous loads and stores", "bandwidth", sizes=MEMORY_SIZES,
+       min_ranks=1, params={"stores": "auto|nt|normal"}),
+    _b("memory.strided_store", "ECT: contiguous loads, stores at a stride of S words", "bandwidth",
+       sizes="32K,512K,64M", axes=STRIDED, strides=STRIDES, min_ranks=1, params={"stores": "auto|nt|normal"}),
+    _b("memory.strided_load", "ECT: loads at a stride of S words, contiguous stores", "bandwidth",
+       sizes="32K,512K,64M", axes=STRIDED, strides=STRIDES, min_ranks=1, params={"stores": "auto|nt|normal"}),
+    # ---- deposit: one-sided, origin rank 0 and target rank 1, or a pattern
+    _b("deposit.put_lat", "MPI_Put of SIZE bytes then completion (flush or fence)", "latency", params=SYNC),
+    _b("deposit.get_lat", "MPI_Get of SIZE bytes then completion (flush or fence)", "latency", params=SYNC),
+    _b("deposit.put_bw", "a window of MPI_Put then one completion", "bandwidth", params={**SYNC, **WINDOW}),
+    _b("deposit.get_bw", "a window of MPI_Get then one completion", "bandwidth", params={**SYNC, **WINDOW}),
+    _b("deposit.strided_direct", "strided deposit with a vector-datatype MPI_Put", "bandwidth",
+       sizes="4K,256K", axes=STRIDED, strides=STRIDES, params=SYNC),
+    _b("deposit.strided_packed", "strided deposit by buffer packing: contiguous put, unpack at the target",
+       "bandwidth", sizes="4K,256K", axes=STRIDED, strides=STRIDES, params={"sync": "fence|flush"}),
+    _b("deposit.strided_shm", "strided deposit by direct stores into a shared-memory window", "bandwidth",
+       sizes="4K,256K", axes=STRIDED, strides=STRIDES),
+    _b("deposit.put_bibw", "both ranks of a pair put a window into each other at once", "bandwidth",
+       concurrent=True, pattern="bipairs", params={"window": 64}),
+    _b("deposit.hotspot_put", "ACTIVE ranks put windows into rank 0 at once (hotspot write)", "bandwidth",
+       axes=("size", "active"), pattern="hotspot", params={"window": 64}),
+    _b("deposit.hotspot_get", "ACTIVE ranks get windows from rank 0 at once (hotspot read)", "bandwidth",
+       axes=("size", "active"), pattern="hotspot", params={"window": 64}),
+    # ---- message: two-sided MPI
+    _b("message.pingpong", "MPI_Send/MPI_Recv round trip between two ranks", "latency", legs=2,
+       params={"completion": COMPLETION}),
+    _b("message.stream", "a window of MPI_Isend to pre-posted receives, acked per window", "bandwidth",
+       params={**WINDOW, "completion": COMPLETION}),
+    _b("message.postal_restricted", "restricted postal semantics: receives posted before the sends",
+       "bandwidth", params={**WINDOW, "mode": "ready|ssend"}),
+    _b("message.postal_full", "full postal semantics: sends posted before the receives (library buffers)",
+       "bandwidth", params=WINDOW),
+    _b("message.bibw", "both ranks of a pair stream a window at each other at once", "bandwidth",
+       concurrent=True, pattern="bipairs", params=WINDOW),
+    _b("message.hotspot", "ACTIVE ranks stream windows to rank 0 at once (hotspot write)", "bandwidth",
+       axes=("size", "active"), pattern="hotspot", params=WINDOW),
+    _b("message.saturation", "ACTIVE pairs (i, i+N/2) stream at once; the plateau is the link's rate",
+       "bandwidth", axes=("size", "active"), pattern="pairs", params=WINDOW),
+    _b("message.alltoall", "all-to-all personalized exchange: SIZE bytes to every other rank", "bandwidth",
+       concurrent=True, pattern="all", min_ranks=2, params={"variant": "collective|pairwise"}),
+    _b("message.bisection", "a seeded random perfect matching; every pair streams both ways at once",
+       "bandwidth", concurrent=True, pattern="bisection", params={**WINDOW, "seed": 1}),
+    _b("message.conns", "CONNS receives on CONNS tags, completed by MPI_Waitany or a round-robin MPI_Test",
+       "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS, params={"check": "waitany|scan"}),
+    _b("message.scatter", "32 segments of SIZE bytes at a stride in the receiver: datatype or unpack",
+       "bandwidth", sizes=SEGMENT_SIZES, params={"mode": "datatype|copy", "segments": 32}),
+    # ---- tcp: sockets between ranks 0 and 1
+    _b("tcp.rr_poll", "TCP request/response, busy-polling receive", "latency", legs=2, params=SOCKET),
+    _b("tcp.rr_block", "TCP request/response, blocking receive", "latency", legs=2, params=SOCKET),
+    _b("tcp.rr_epoll", "TCP request/response, receive after blocking in epoll_wait", "latency", legs=2,
+       params=SOCKET),
+    _b("tcp.stream", "TCP streaming, SIZE bytes per send", "bandwidth", sizes="1:4M:x2",
+       params={**SOCKET, "burst": "32M"}),
+    _b("tcp.conns", "TCP stream round-robin over CONNS connections; completion by epoll or a scan",
+       "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS,
+       params={**SOCKET, "check": "epoll|scan"}),
+    _b("tcp.scatter", "TCP messages of 32 segments of SIZE bytes: readv into place or receive and copy",
+       "bandwidth", sizes=SEGMENT_SIZES, params={**SOCKET, "mode": "iovec|copy", "segments": 32}),
+]}
+
+
+def select(names: list[str] | None) -> list[Bench]:
+    """Benchmarks named by levels ("message") or full names ("message.pingpong").
+
+    None or an empty list selects everything, in registry order."""
+    if not names:
+        return list(REGISTRY.values())
+    chosen: list[Bench] = []
+    for name in names:
+        if name in LEVELS:
+            picked = [b for b in REGISTRY.values() if b.level == name]
+        elif name in REGISTRY:
+            picked = [REGISTRY[name]]
+        else:
+            raise UsageError(f"unknown benchmark or level {name!r}; `fabriclab list` shows them")
+        chosen.extend(b for b in picked if b not in chosen)
+    return chosen

@@ -1,0 +1,88 @@
+"""Rank layouts of the traffic patterns: who sends, receives or serves, and to whom.
+
+Python decides the placement and the core only follows it: for every point of
+a pattern the core receives one layout, a role and a peer per rank
+(docs/core-protocol.md, `--layouts`). Roles: `s` sender, `r` receiver, `t`
+target (the hotspot rank every sender addresses), `b` both (sends and
+receives at once), `i` idle.
+
+- `pairs` (message.saturation): pair k is (k, k + N/2); the first `active`
+  pairs stream from the lower half to the upper half. On several hosts with
+  the ranks filled in host order, the senders sit on one side and the
+  receivers on the other, so all traffic crosses the link between them
+  (seed 001, Fig. 11).
+- `bipairs` (message.bibw, deposit.put_bibw): the same pairs, both ways.
+- `hotspot` (message.hotspot, deposit.hotspot_*): rank 0 is the target,
+  ranks 1..active address it (seed 004, Fig. 8).
+- `all` (message.alltoall): every rank exchanges with every other.
+- `bisection` (message.bisection): a random perfect matching drawn from a
+  seed, both ways; the same matching as the model's bisection traffic
+  (model/traffic.py) with the same seed and node count."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import UsageError
+
+
+@dataclass(frozen=True)
+class Layout:
+    active: int          # participants it stands for: senders, pairs or ranks
+    roles: str           # one role letter per rank
+    peers: tuple         # one peer per rank, -1 for none
+
+    def core_text(self) -> str:
+        """The core's form, e.g. "2:t,s0,s0,i"."""
+        return f"{self.active}:" + ",".join(r + (str(p) if p >= 0 else "") for r, p in zip(self.roles, self.peers))
+
+
+def max_active(pattern: str, nranks: int) -> int:
+    """The largest active count: senders for hotspot, pairs for the pair patterns."""
+    return {"hotspot": nranks - 1, "pairs": nranks // 2, "bipairs": nranks // 2,
+            "all": nranks, "bisection": nranks // 2}[pattern]
+
+
+def default_actives(pattern: str, nranks: int) -> list[int]:
+    """Hotspot and saturation sweep every count (the curve is the point); the
+    other patterns run with everyone taking part."""
+    top = max_active(pattern, nranks)
+    return list(range(1, top + 1)) if pattern in ("hotspot", "pairs") else [top]
+
+
+def layout(pattern: str, nranks: int, active: int, seed: int = 1) -> Layout:
+    top = max_active(pattern, nranks)
+    if not 1 <= active <= top:
+        raise UsageError(f"active count {active} is outside 1..{top} for the {pattern} pattern "
+                         f"with {nranks} ranks")
+    roles, peers = ["i"] * nranks, [-1] * nranks
+    half = nranks // 2
+    if pattern in ("pairs", "bipairs"):
+        for k in range(active):
+            roles[k], roles[k + half] = ("b", "b") if pattern == "bipairs" else ("s", "r")
+            peers[k], peers[k + half] = k + half, k
+    elif pattern == "hotspot":
+        roles[0] = "t"
+        for k in range(1, active + 1):
+            roles[k], peers[k] = "s", 0
+    elif pattern == "all":
+        roles = ["b"] * nranks
+    elif pattern == "bisection":
+        for a, b in matching(nranks, seed):
+            roles[a] = roles[b] = "b"
+            peers[a], peers[b] = b, a
+    else:
+        raise ValueError(f"unknown pattern {pattern!r}")
+    return Layout(active, "".join(roles), tuple(peers))
+
+
+def matching(nranks: int, seed: int) -> list[tuple[int, int]]:
+    """The model's bisection pairs: a seeded permutation, first half against second."""
+    import numpy as np
+    perm = np.random.default_rng(seed).permutation(nranks)
+    h = nranks // 2
+    return [(int(a), int(b)) for a, b in zip(perm[:h], perm[h:2 * h])]
+
+
+def layouts(pattern: str, nranks: int, actives: list[int] | None, seed: int = 1) -> list[Layout]:
+    return [layout(pattern, nranks, a, seed) for a in (actives or default_actives(pattern, nranks))]

@@ -1,0 +1,152 @@
+"""The run plan: which benchmarks, at which sizes and strides, sampled how.
+
+A plan is pure data built from the command line; the runner executes it and
+the header records it, so a run can be repeated exactly."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from ..errors import UsageError
+from ..units import parse_sizes, parse_strides
+from . import buffers, patterns
+from .benchmarks import Bench, select
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Adaptive sampling per point (docs/core-protocol.md, runner step 4)."""
+    warmup: int = 20             # warm-up ops per point, run and discarded
+    min_samples: int = 10
+    max_samples: int = 2000
+    target_ci: float = 0.025     # stop when the 95% CI of the median is within +-2.5%
+    point_time: float = 1.0      # per-point time cap, seconds
+    sample_time: float = 2e-5    # batch ops so one sample lasts at least this long
+
+    def check(self) -> "Sampling":
+        if self.warmup < 0:
+            raise UsageError("--warmup must be 0 or more")
+        if self.min_samples < 1 or self.max_samples < self.min_samples:
+            raise UsageError("need 1 <= --min-samples <= --max-samples")
+        if not 0 < self.target_ci < 1:
+            raise UsageError("--target-ci must be a fraction between 0 and 1, e.g. 0.025")
+        if self.point_time <= 0 or self.sample_time <= 0:
+            raise UsageError("--point-time and --sample-time must be positive")
+        return self
+
+
+@dataclass(frozen=True)
+class Job:
+    bench: Bench
+    sizes: tuple
+    strides: tuple
+    params: dict = field(default_factory=dict)
+    conns: tuple = (1,)
+    layouts: tuple = ()            # patterns.Layout per active count; () for two-rank benchmarks
+    buffers: tuple = ()            # per size: buffers per side (cache state); () = one each
+
+    @property
+    def npoints(self) -> int:
+        return len(self.sizes) * len(self.strides) * len(self.conns) * max(1, len(self.layouts))
+
+    def to_dict(self) -> dict:
+        d = {"bench": self.bench.name, "sizes": list(self.sizes), "strides": list(self.strides),
+             "params": dict(self.params)}
+        if self.bench.pattern:
+            d["layouts"] = [{"active": lay.active, "roles": lay.roles, "peers": list(lay.peers)}
+                            for lay in self.layouts]
+        if "conns" in self.bench.axes:
+            d["conns"] = list(self.conns)
+        if self.buffers:
+            d["buffers"] = list(self.buffers)
+        return d
+
+
+@dataclass(frozen=True)
+class Plan:
+    jobs: tuple
+    sampling: Sampling
+    validate: bool = False
+    cache: str = "warm"
+    llc_bytes: int | None = None
+
+    @property
+    def npoints(self) -> int:
+        return sum(j.npoints for j in self.jobs)
+
+    def to_dict(self) -> dict:
+        return {"jobs": [j.to_dict() for j in self.jobs], "sampling": asdict(self.sampling),
+                "validate": self.validate, "cache": {"state": self.cache, "llc_bytes": self.llc_bytes,
+                                                     "warm_region_bytes": buffers.WARM_REGION}}
+
+
+def parse_params(items: list[str] | None) -> dict:
+    out = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise UsageError(f"malformed parameter {item!r}: expected KEY=VALUE, e.g. window=64")
+        out[key.strip()] = value.strip()
+    return out
+
+
+# Limits checked before anything is launched.
+MAX_CONNS = 1024       # file descriptors and MPI requests per rank
+MAX_SEGMENTS = 1024    # iovec entries (IOV_MAX) and datatype blocks
+MAX_SEGMENT_BYTES = 1 << 20
+
+
+def _check_limits(b: Bench, params: dict, sizes, conns) -> None:
+    if "conns" in b.axes and not all(1 <= c <= MAX_CONNS for c in conns):
+        raise UsageError(f"{b.name}: connections must be 1..{MAX_CONNS}, got {min(conns) if min(conns) < 1 else max(conns)}")
+    if "segments" in b.params:
+        seg = int(parse_sizes(params.get("segments", b.defaults["segments"]), "segments")[0])
+        if not 1 <= seg <= MAX_SEGMENTS:
+            raise UsageError(f"{b.name}: segments must be 1..{MAX_SEGMENTS}, got {seg}")
+        if max(sizes) > MAX_SEGMENT_BYTES or min(sizes) < 1:
+            raise UsageError(f"{b.name}: segment sizes must be 1 B..{MAX_SEGMENT_BYTES >> 20} MiB")
+    if "window" in params and not 1 <= int(parse_sizes(params["window"], "window")[0]) <= 1 << 20:
+        raise UsageError(f"{b.name}: window must be 1..{1 << 20}")
+
+
+def build(names: list[str] | None, sizes: str | None, strides: str | None, params: list[str] | None,
+          sampling: Sampling, validate: bool, nranks: int = 2, conns: str | None = None,
+          active: str | None = None, cache: str = "warm", llc_bytes: int | None = None) -> Plan:
+    """Default sweeps come from the registry; --sizes/--strides/--conns/--active override them.
+
+    A parameter applies to every selected benchmark that accepts it; one that
+    no selected benchmark accepts is an error, so typos cannot pass silently.
+    So is an axis option no selected benchmark has."""
+    chosen = select(names)
+    given = parse_params(params)
+    unknown = set(given) - {k for b in chosen for k in b.params}
+    if unknown:
+        raise UsageError(f"parameter {sorted(unknown)[0]!r} is not accepted by the selected benchmarks")
+    if cache not in buffers.CACHE_STATES:
+        raise UsageError(f"--cache must be warm or cold, not {cache!r}")
+    for opt, axis, value in (("--strides", "stride", strides), ("--conns", "conns", conns),
+                             ("--active", "active", active)):
+        if value is not None and not any(axis in b.axes for b in chosen):
+            raise UsageError(f"{opt} applies to benchmarks with a {axis} axis; none is selected")
+    size_list = parse_sizes(sizes) if sizes else None
+    stride_list = parse_strides(strides) if strides else None
+    conn_list = parse_sizes(conns, "connection count") if conns else None
+    active_list = parse_sizes(active, "active count") if active else None
+    jobs = []
+    for b in chosen:
+        b.check_ranks(nranks)
+        s = size_list or parse_sizes(b.sizes)
+        st = (stride_list or parse_strides(b.strides)) if b.has_stride else [1]
+        cn = (conn_list or parse_sizes(b.conns, "connection count")) if "conns" in b.axes else [1]
+        mine = {k: v for k, v in given.items() if k in b.params}
+        for k, v in mine.items():
+            b.check_param(k, v)
+        _check_limits(b, {**b.defaults, **mine}, s, cn)
+        lays = ()
+        if b.pattern:
+            acts = active_list if active_list and "active" in b.axes else None
+            seed = int(mine.get("seed", b.defaults.get("seed", 1)))
+            lays = tuple(patterns.layouts(b.pattern, nranks, acts, seed))
+        jobs.append(Job(b, tuple(s), tuple(st), mine, tuple(cn), lays,
+                        tuple(buffers.plan(s, cache, llc_bytes))))
+    return Plan(tuple(jobs), sampling.check(), validate, cache, llc_bytes)

@@ -1,0 +1,105 @@
+"""The one module that speaks the core's protocol (docs/core-protocol.md):
+the core's command line for a job, and its output lines as typed records.
+
+`run`, `run --dry-run` and `doctor` build their argv here; the runner and
+doctor read lines through `parse_line`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from .plan import Job, Sampling
+
+
+def sampling_args(s: Sampling) -> list[str]:
+    return ["--warmup", str(s.warmup), "--min-samples", str(s.min_samples),
+            "--max-samples", str(s.max_samples), "--target-ci", repr(s.target_ci),
+            "--point-time", repr(s.point_time), "--sample-time", repr(s.sample_time)]
+
+
+def job_argv(core: str, job: Job, sampling: Sampling, validate: bool) -> list[str]:
+    """The core's argv for one job: benchmark, axes, buffers, layouts, params, sampling."""
+    argv = [core, job.bench.name, "--sizes", ",".join(map(str, job.sizes))]
+    if job.buffers:
+        argv += ["--buffers", ",".join(map(str, job.buffers))]
+    if job.bench.has_stride:
+        argv += ["--strides", ",".join(map(str, job.strides))]
+    if "conns" in job.bench.axes:
+        argv += ["--conns", ",".join(map(str, job.conns))]
+    if job.layouts:
+        argv += ["--layouts", ";".join(lay.core_text() for lay in job.layouts)]
+    for k, v in job.params.items():
+        argv += ["--param", f"{k}={v}"]
+    return argv + sampling_args(sampling) + (["--validate"] if validate else [])
+
+
+# doctor's test launch: two ping-pong points, validated, quickly
+DOCTOR_SIZES = (0, 4096)
+
+
+def doctor_argv(core: str) -> list[str]:
+    return [core, "message.pingpong", "--sizes", ",".join(map(str, DOCTOR_SIZES)), "--min-samples", "5",
+            "--point-time", "0.2", "--validate"]
+
+
+@dataclass(frozen=True)
+class Hello:
+    data: dict          # core_version, bench, mpi_library, mpi_version, ranks, hosts, cpus, timer, options
+
+
+@dataclass(frozen=True)
+class Begin:
+    data: dict          # bench and where: size, stride, conns[, active]
+
+    def where(self) -> str:
+        d = self.data
+        text = f" at size {d.get('size')} stride {d.get('stride')}"
+        if d.get("conns", 1) != 1:
+            text += f" conns {d['conns']}"
+        if "active" in d:
+            text += f" active {d['active']}"
+        return text
+
+
+@dataclass(frozen=True)
+class Point:
+    data: dict          # the point line without its type
+
+
+@dataclass(frozen=True)
+class Skip:
+    data: dict
+
+
+@dataclass(frozen=True)
+class CoreError:
+    message: str
+
+
+@dataclass(frozen=True)
+class End:
+    points: int
+    data: dict = field(default_factory=dict)
+
+
+_TYPES = {"hello": Hello, "begin": Begin, "point": Point, "skip": Skip}
+
+
+def parse_line(line: str):
+    """A typed record, or None for text that is not a core record (an MPI
+    library may print stray text on stdout)."""
+    try:
+        msg = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(msg, dict):
+        return None
+    kind = msg.pop("type", None)
+    if kind in _TYPES:
+        return _TYPES[kind](msg)
+    if kind == "error":
+        return CoreError(str(msg.get("message", "core error")))
+    if kind == "end":
+        return End(int(msg.get("points", 0)), msg)
+    return None

@@ -1,0 +1,1 @@
+"""Showing results: rows, tables and exporters (table, md, csv, json) of run documents."""

@@ -1,0 +1,1 @@
+"""Seed studies re-run: each subpackage reproduces one paper's figures and findings."""
