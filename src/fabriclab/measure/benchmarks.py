@@ -170,7 +170,7 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("message.conns", "CONNS receives on CONNS tags, completed by MPI_Waitany or a round-robin MPI_Test",
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS, params={"check": "waitany|scan"}),
     _b("message.scatter", "32 segments of SIZE bytes at a stride in the receiver: datatype or unpack",
-       "bandwidth", sizes=SEGMENT_SIZES, params={"mode": "datatype|copy", "segments": 32}),
+       "bandwidth", sizes=SEGMENT_SIZES, params={"mode": "datatype|copy", "segments": 32, **WINDOW}),
     # ---- tcp: sockets between ranks 0 and 1
     _b("tcp.rr_poll", "TCP request/response, busy-polling receive", "latency", legs=2, params=SOCKET),
     _b("tcp.rr_block", "TCP request/response, blocking receive", "latency", legs=2, params=SOCKET),
