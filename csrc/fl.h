@@ -11,7 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_CORE_VERSION "0.1.0"
 #define FL_MAX_PARAMS 32
 #define FL_NOTE_LEN 256
 #define FL_INFO_LEN 1024

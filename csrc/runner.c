@@ -3,6 +3,7 @@
  * stopping rule, verify and teardown, and prints the JSON lines of
  * docs/core-protocol.md. Kernels only time their loops. */
 #include "fl.h"
+#include "fl_facts.h" /* FL_CORE_VERSION: fabriclab's version */
 
 #include <math.h>
 #include <stdio.h>

@@ -32,7 +32,7 @@ def test_run_writes_valid_document(fake_core, tmp_path, capsys):
     assert h["hockney_rinf_Bps"] == pytest.approx(5e9, rel=0.01)
 
 
-@pytest.mark.parametrize("fmt,marker", [("table", "median"), ("md", "| size |"), ("csv", "bench,size,stride"),
+@pytest.mark.parametrize("fmt,marker", [("table", "median"), ("md", "| size |"), ("csv", "bench,variant,size,stride,conns,active"),
                                         ("json", '"rows"')])
 def test_show_formats(fake_core, tmp_path, capsys, fmt, marker):
     assert main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "1:64:x8")) == 0

@@ -7,7 +7,15 @@ timeout, a power cut) is still a valid run: `load` reads it and marks it
 "incomplete"; a torn last line is dropped.
 
 History of SCHEMA_VERSION:
-  1 (fabriclab 0.1.0): first version."""
+  1 (fabriclab 0.1.0): first version.
+  2 (fabriclab 0.2.0): points say where they are on every axis (conns,
+    active), which job variant and cache state they belong to (variant,
+    cache, buffers) and how their time becomes figures (concurrent); pattern
+    points carry every rank's samples, roles, peers and bytes, and the
+    derived ranks, aggregate_bandwidth_Bps, fairness and message_rate_per_s;
+    the header records the placement of ranks on hosts and the cache state.
+    Version 1 documents still load (their points read as conns 1, no
+    variant)."""
 
 from __future__ import annotations
 
@@ -19,7 +27,7 @@ from pathlib import Path
 from .errors import UsageError
 
 SCHEMA = "fabriclab.run"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RECORD_KINDS = ("launch", "point", "skip", "diagnostic")
 SUMMARY_KEYS = ("n", "median", "ci_low", "ci_high", "ci_rel", "p5", "p25", "p75", "p95", "p99",
                 "min", "max", "mean", "stdev")
@@ -158,9 +166,28 @@ def validate(doc: dict, path="document") -> None:
             if missing:
                 bad(f"point record {i} has a summary without {missing[0]!r}")
             s = r["samples"]
-            if not s or not all(isinstance(x, (int, float)) and math.isfinite(x) and x >= 0 for x in s):
+            if not _durations(s):
                 bad(f"point record {i} ({r['bench']} size {r['size']}) has empty or non-finite samples")
+            if "roles" in r:
+                per = r.get("rank_samples")
+                if not isinstance(per, list) or len(per) != len(r["roles"]) or not all(
+                        x is None or _durations(x) for x in per):
+                    bad(f"point record {i} ({r['bench']}) has rank samples that do not match its roles")
+
+
+def _durations(x) -> bool:
+    return isinstance(x, list) and bool(x) and all(
+        isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in x)
 
 
 def points(doc: dict) -> list[dict]:
     return [r for r in doc["records"] if r.get("kind") == "point"]
+
+
+KEY_FIELDS = ("bench", "variant", "size", "stride", "conns", "active")
+
+
+def point_key(p: dict) -> tuple:
+    """What identifies a point across runs: benchmark, variant and every axis
+    (version 1 points: no variant, one connection, no active count)."""
+    return (p["bench"], p.get("variant", ""), p["size"], p["stride"], p.get("conns", 1), p.get("active"))

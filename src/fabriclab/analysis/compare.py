@@ -15,18 +15,21 @@ from dataclasses import asdict, dataclass
 
 from . import stats
 from ..errors import UsageError
-from ..schema import points
+from ..schema import point_key, points
 from ..units import fmt_bytes, fmt_time
 
-FIELDS = ("bench", "size", "stride", "base_median_s", "new_median_s", "ratio", "ratio_ci_low",
+FIELDS = ("bench", "variant", "size", "stride", "conns", "active", "base_median_s", "new_median_s", "ratio", "ratio_ci_low",
           "ratio_ci_high", "p_value", "verdict")
 
 
 @dataclass(frozen=True)
 class Change:
     bench: str
+    variant: str
     size: int
     stride: int
+    conns: int
+    active: int | None
     base_median_s: float
     new_median_s: float
     ratio: float          # new / base median time per operation
@@ -36,18 +39,14 @@ class Change:
     verdict: str          # faster | slower | same | only-in-base | only-in-new
 
 
-def _key(p: dict) -> tuple:
-    return p["bench"], p["size"], p["stride"]
-
-
 def compare(base: dict, new: dict, alpha: float = 0.05, threshold: float = 0.02,
             confidence: float = 0.95) -> list[Change]:
     if not 0 < alpha < 1 or not 0 <= threshold < 1:
         raise UsageError("--alpha must be in (0, 1) and --threshold in [0, 1)")
-    a = {_key(p): p for p in points(base)}
-    b = {_key(p): p for p in points(new)}
+    a = {point_key(p): p for p in points(base)}
+    b = {point_key(p): p for p in points(new)}
     out = []
-    for key in sorted(a.keys() | b.keys()):
+    for key in sorted(a.keys() | b.keys(), key=lambda k: tuple((x is None, x) for x in k)):
         if key not in b or key not in a:
             only = a.get(key) or b.get(key)
             med = only["summary"]["median"]
@@ -81,8 +80,9 @@ def format_changes(changes: list[Change], fmt: str, base_name: str, new_name: st
         w.writeheader()
         w.writerows(asdict(c) for c in changes)
         return buf.getvalue()
-    head = ["bench", "size", "stride", "base", "new", "new/base", "95% CI", "p", "verdict"]
-    body = [[c.bench, fmt_bytes(c.size), str(c.stride),
+    head = ["bench", "size", "stride", "conns", "active", "base", "new", "new/base", "95% CI", "p", "verdict"]
+    body = [[c.bench + (f" [{c.variant}]" if c.variant else ""), fmt_bytes(c.size), str(c.stride), str(c.conns),
+             "-" if c.active is None else str(c.active),
              fmt_time(c.base_median_s, 4) if c.base_median_s == c.base_median_s else "-",
              fmt_time(c.new_median_s, 4) if c.new_median_s == c.new_median_s else "-",
              f"{c.ratio:.3f}" if c.ratio == c.ratio else "-",

@@ -3,9 +3,8 @@ or result files. They start fast: numpy loads only once a file is read."""
 
 from __future__ import annotations
 
+from ..report import FORMATS
 from .options import write_out
-
-FORMATS = ("table", "json", "csv", "md")
 
 
 def cmd_list(args) -> int:

@@ -40,7 +40,8 @@ def register(sub) -> None:
                    help="Connection counts for benchmarks with a conns axis (tcp.conns, message.conns), same "
                         "syntax as sizes. Default: 1:128:x2.")
     p.add_argument("--active", metavar="SPEC",
-                   help="Active senders (hotspot) or pairs (saturation) for traffic patterns, same syntax. "
+                   help="Active senders (hotspot) or pairs (saturation) for traffic patterns: a list or MIN:MAX (every count) "
+                        "or MIN:MAX:xF. "
                         "Default: every count from 1 to the most the ranks allow.")
     p.add_argument("--cache", choices=CACHE_STATES, default="warm", metavar="STATE",
                    help="warm: buffers reused op after op, cache-resident as far as their size allows (as OSU "
@@ -93,6 +94,8 @@ def cmd_run(args) -> int:
     plan = build_plan(args.bench, args.sizes, args.strides, args.param, sampling, args.validate, args.ranks,
                       conns=args.conns, active=args.active, cache=args.cache,
                       llc_bytes=max(caches.values()) if caches else None)
+    for note in plan.notes:
+        print(f"fabriclab: {note}", file=sys.stderr)
     m, spec = resolve_launch(args)
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")

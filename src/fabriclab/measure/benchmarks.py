@@ -14,12 +14,15 @@ sample / legs (ping-pong: 2). A `concurrent` op moves all its transfers at
 once (bidirectional, all-to-all), so the op's time is the figure and the
 bytes of all ranks count together.
 
-`sizes` and the other sweeps are the defaults of `fabriclab run`, chosen so
-that the default suite finishes within 3 minutes on a 2-core machine."""
+`sizes` and the other sweeps are the defaults of `fabriclab run BENCH`. The
+default suite (`fabriclab run` alone) runs the benchmarks whose `suite` is not
+None, with the sweeps that `suite` shortens, so that it finishes within 3
+minutes on a 2-core machine; patterns that need more ranks to mean anything
+(hotspot, saturation, all-to-all, bisection) run only when named."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import UsageError
 from ..units import parse_size
@@ -50,6 +53,11 @@ SOCKET = dict(iface="", addr="", nodelay=1, sndbuf=0, rcvbuf=0)
 COMPLETION = "wait|test"
 
 AXES = ("size", "stride", "active", "conns")
+# The default suite runs the VI Architecture experiments (seed 002) at short
+# sweeps, each with both ways of finding completions; polling, blocking and
+# epoll request/response at the same sizes.
+RR_SUITE = {"sizes": "0:4M:x4"}
+CONNS_SUITE = {"sizes": "64K", "conns": "1,8,64"}
 # Rank layouts of the traffic patterns (patterns.py assigns the roles).
 PATTERNS = ("pairs", "bipairs", "hotspot", "all", "bisection")
 
@@ -68,6 +76,18 @@ class Bench:
     pattern: str | None = None  # rank layout of a traffic pattern, None: ranks 0 and 1 (or 0 alone)
     strides: str = "1"
     conns: str = "1"
+    # In the default suite with these overrides of the sweeps (and "params":
+    # parameter values, "a,b" for a variant each); None: run only when named.
+    suite: dict | None = field(default_factory=dict)
+
+    def for_suite(self) -> "Bench":
+        """This benchmark with the default suite's (shorter) sweeps."""
+        sweeps = {k: v for k, v in (self.suite or {}).items() if k != "params"}
+        return replace(self, **sweeps) if sweeps else self
+
+    @property
+    def suite_params(self) -> dict:
+        return dict((self.suite or {}).get("params", {}))
 
     @property
     def level(self) -> str:
@@ -143,14 +163,14 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("deposit.strided_shm", "strided deposit by direct stores into a shared-memory window", "bandwidth",
        sizes="4K,256K", axes=STRIDED, strides=STRIDES),
     _b("deposit.put_bibw", "both ranks of a pair put a window into each other at once", "bandwidth",
-       concurrent=True, pattern="bipairs", params={"window": 64}),
+       concurrent=True, pattern="bipairs", params={"window": 64}, suite=None),
     _b("deposit.hotspot_put", "ACTIVE ranks put windows into rank 0 at once (hotspot write)", "bandwidth",
-       axes=("size", "active"), pattern="hotspot", params={"window": 64}),
+       axes=("size", "active"), pattern="hotspot", params={"window": 64}, suite=None),
     _b("deposit.hotspot_get", "ACTIVE ranks get windows from rank 0 at once (hotspot read)", "bandwidth",
-       axes=("size", "active"), pattern="hotspot", params={"window": 64}),
+       axes=("size", "active"), pattern="hotspot", params={"window": 64}, suite=None),
     # ---- message: two-sided MPI
     _b("message.pingpong", "MPI_Send/MPI_Recv round trip between two ranks", "latency", legs=2,
-       params={"completion": COMPLETION}),
+       params={"completion": COMPLETION}, suite={"params": {"completion": "wait,test"}}),
     _b("message.stream", "a window of MPI_Isend to pre-posted receives, acked per window", "bandwidth",
        params={**WINDOW, "completion": COMPLETION}),
     _b("message.postal_restricted", "restricted postal semantics: receives posted before the sends",
@@ -158,40 +178,51 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("message.postal_full", "full postal semantics: sends posted before the receives (library buffers)",
        "bandwidth", params=WINDOW),
     _b("message.bibw", "both ranks of a pair stream a window at each other at once", "bandwidth",
-       concurrent=True, pattern="bipairs", params=WINDOW),
+       concurrent=True, pattern="bipairs", params=WINDOW, suite={"sizes": "0:4M:x4"}),
     _b("message.hotspot", "ACTIVE ranks stream windows to rank 0 at once (hotspot write)", "bandwidth",
-       axes=("size", "active"), pattern="hotspot", params=WINDOW),
+       axes=("size", "active"), pattern="hotspot", params=WINDOW, suite=None),
     _b("message.saturation", "ACTIVE pairs (i, i+N/2) stream at once; the plateau is the link's rate",
-       "bandwidth", axes=("size", "active"), pattern="pairs", params=WINDOW),
+       "bandwidth", axes=("size", "active"), pattern="pairs", params=WINDOW, suite=None),
     _b("message.alltoall", "all-to-all personalized exchange: SIZE bytes to every other rank", "bandwidth",
-       concurrent=True, pattern="all", min_ranks=2, params={"variant": "collective|pairwise"}),
+       concurrent=True, pattern="all", min_ranks=2, params={"variant": "collective|pairwise"}, suite=None),
     _b("message.bisection", "a seeded random perfect matching; every pair streams both ways at once",
-       "bandwidth", concurrent=True, pattern="bisection", params={**WINDOW, "seed": 1}),
+       "bandwidth", concurrent=True, pattern="bisection", params={**WINDOW, "seed": 1}, suite=None),
     _b("message.conns", "CONNS receives on CONNS tags, completed by MPI_Waitany or a round-robin MPI_Test",
-       "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS, params={"check": "waitany|scan"}),
+       "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS, params={"check": "waitany|scan"},
+       suite={**CONNS_SUITE, "params": {"check": "waitany,scan"}}),
     _b("message.scatter", "32 segments of SIZE bytes at a stride in the receiver: datatype or unpack",
-       "bandwidth", sizes=SEGMENT_SIZES, params={"mode": "datatype|copy", "segments": 32, **WINDOW}),
+       "bandwidth", sizes=SEGMENT_SIZES, params={"mode": "datatype|copy", "segments": 32, **WINDOW},
+       suite={"sizes": "8,64,1K", "params": {"mode": "datatype,copy"}}),
     # ---- tcp: sockets between ranks 0 and 1
-    _b("tcp.rr_poll", "TCP request/response, busy-polling receive", "latency", legs=2, params=SOCKET),
-    _b("tcp.rr_block", "TCP request/response, blocking receive", "latency", legs=2, params=SOCKET),
+    _b("tcp.rr_poll", "TCP request/response, busy-polling receive", "latency", legs=2, params=SOCKET,
+       suite=RR_SUITE),
+    _b("tcp.rr_block", "TCP request/response, blocking receive", "latency", legs=2, params=SOCKET,
+       suite=RR_SUITE),
     _b("tcp.rr_epoll", "TCP request/response, receive after blocking in epoll_wait", "latency", legs=2,
-       params=SOCKET),
+       params=SOCKET, suite=RR_SUITE),
     _b("tcp.stream", "TCP streaming, SIZE bytes per send", "bandwidth", sizes="1:4M:x2",
        params={**SOCKET, "burst": "32M"}),
     _b("tcp.conns", "TCP stream round-robin over CONNS connections; completion by epoll or a scan",
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS,
-       params={**SOCKET, "check": "epoll|scan"}),
+       params={**SOCKET, "check": "epoll|scan"}, suite={**CONNS_SUITE, "params": {"check": "epoll,scan"}}),
     _b("tcp.scatter", "TCP messages of 32 segments of SIZE bytes: readv into place or receive and copy",
-       "bandwidth", sizes=SEGMENT_SIZES, params={**SOCKET, "mode": "iovec|copy", "segments": 32}),
+       "bandwidth", sizes=SEGMENT_SIZES, params={**SOCKET, "mode": "iovec|copy", "segments": 32},
+       suite={"sizes": "8,64,1K", "params": {"mode": "iovec,copy"}}),
 ]}
+
+
+def suite() -> list[Bench]:
+    """The default suite, in registry order, with its sweeps."""
+    return [b.for_suite() for b in REGISTRY.values() if b.suite is not None]
 
 
 def select(names: list[str] | None) -> list[Bench]:
     """Benchmarks named by levels ("message") or full names ("message.pingpong").
 
-    None or an empty list selects everything, in registry order."""
+    None or an empty list selects the default suite (`suite`); a level
+    selects all its benchmarks, in registry order."""
     if not names:
-        return list(REGISTRY.values())
+        return suite()
     chosen: list[Bench] = []
     for name in names:
         if name in LEVELS:

@@ -49,9 +49,17 @@ class Job:
     def npoints(self) -> int:
         return len(self.sizes) * len(self.strides) * len(self.conns) * max(1, len(self.layouts))
 
+    @property
+    def variant(self) -> str:
+        """The parameters given for this job that differ from the defaults,
+        "check=scan,window=8": what tells its points apart from another job of
+        the same benchmark ("" for the defaults)."""
+        d = self.bench.defaults
+        return ",".join(f"{k}={v}" for k, v in sorted(self.params.items()) if d.get(k) != v)
+
     def to_dict(self) -> dict:
-        d = {"bench": self.bench.name, "sizes": list(self.sizes), "strides": list(self.strides),
-             "params": dict(self.params)}
+        d = {"bench": self.bench.name, "variant": self.variant, "sizes": list(self.sizes),
+             "strides": list(self.strides), "params": dict(self.params)}
         if self.bench.pattern:
             d["layouts"] = [{"active": lay.active, "roles": lay.roles, "peers": list(lay.peers)}
                             for lay in self.layouts]
@@ -69,6 +77,7 @@ class Plan:
     validate: bool = False
     cache: str = "warm"
     llc_bytes: int | None = None
+    notes: tuple = ()              # what the default suite left out, and why
 
     @property
     def npoints(self) -> int:
@@ -90,6 +99,17 @@ def parse_params(items: list[str] | None) -> dict:
     return out
 
 
+def variants(params: dict) -> list[dict]:
+    """One dict per combination: "check=epoll,scan" gives a job per value."""
+    out = [{}]
+    for k, v in params.items():
+        values = [x.strip() for x in str(v).split(",")]
+        if not all(values):
+            raise UsageError(f"malformed parameter {k}={v!r}: empty value in a list")
+        out = [{**d, k: x} for d in out for x in dict.fromkeys(values)]
+    return out
+
+
 # Limits checked before anything is launched.
 MAX_CONNS = 1024       # file descriptors and MPI requests per rank
 MAX_SEGMENTS = 1024    # iovec entries (IOV_MAX) and datatype blocks
@@ -107,6 +127,12 @@ def _check_limits(b: Bench, params: dict, sizes, conns) -> None:
             raise UsageError(f"{b.name}: segment sizes must be 1 B..{MAX_SEGMENT_BYTES >> 20} MiB")
     if "window" in params and not 1 <= int(parse_sizes(params["window"], "window")[0]) <= 1 << 20:
         raise UsageError(f"{b.name}: window must be 1..{1 << 20}")
+
+
+def _unit_steps(spec: str) -> str:
+    """Active counts step by one unless told: "1:8" is 1, 2, ..., 8 (a
+    saturation curve wants every count; "1:64:x2" still sweeps geometrically)."""
+    return ",".join(p + ":+1" if p.count(":") == 1 else p for p in spec.split(","))
 
 
 def build(names: list[str] | None, sizes: str | None, strides: str | None, params: list[str] | None,
@@ -131,22 +157,31 @@ def build(names: list[str] | None, sizes: str | None, strides: str | None, param
     size_list = parse_sizes(sizes) if sizes else None
     stride_list = parse_strides(strides) if strides else None
     conn_list = parse_sizes(conns, "connection count") if conns else None
-    active_list = parse_sizes(active, "active count") if active else None
-    jobs = []
+    active_list = parse_sizes(_unit_steps(active), "active count") if active else None
+    jobs, notes = [], []
     for b in chosen:
-        b.check_ranks(nranks)
+        try:
+            b.check_ranks(nranks)
+        except UsageError as e:
+            if names:
+                raise
+            notes.append(f"{b.name} left out of the default suite: {e}")
+            continue
         s = size_list or parse_sizes(b.sizes)
         st = (stride_list or parse_strides(b.strides)) if b.has_stride else [1]
         cn = (conn_list or parse_sizes(b.conns, "connection count")) if "conns" in b.axes else [1]
         mine = {k: v for k, v in given.items() if k in b.params}
-        for k, v in mine.items():
-            b.check_param(k, v)
-        _check_limits(b, {**b.defaults, **mine}, s, cn)
-        lays = ()
-        if b.pattern:
-            acts = active_list if active_list and "active" in b.axes else None
-            seed = int(mine.get("seed", b.defaults.get("seed", 1)))
-            lays = tuple(patterns.layouts(b.pattern, nranks, acts, seed))
-        jobs.append(Job(b, tuple(s), tuple(st), mine, tuple(cn), lays,
-                        tuple(buffers.plan(s, cache, llc_bytes))))
-    return Plan(tuple(jobs), sampling.check(), validate, cache, llc_bytes)
+        if not names:
+            mine = {**b.suite_params, **mine}
+        for params in variants(mine):
+            for k, v in params.items():
+                b.check_param(k, v)
+            _check_limits(b, {**b.defaults, **params}, s, cn)
+            lays = ()
+            if b.pattern:
+                acts = active_list if active_list and "active" in b.axes else None
+                seed = int(params.get("seed", b.defaults.get("seed", 1)))
+                lays = tuple(patterns.layouts(b.pattern, nranks, acts, seed))
+            jobs.append(Job(b, tuple(s), tuple(st), params, tuple(cn), lays,
+                            tuple(buffers.plan(s, cache, llc_bytes))))
+    return Plan(tuple(jobs), sampling.check(), validate, cache, llc_bytes, tuple(notes))

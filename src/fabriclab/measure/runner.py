@@ -182,6 +182,7 @@ def _read(job, plan, launch, writer, timeout, progress, diags, launch_rec, strea
             rec = dict(msg.data)
             rec["params"] = {**job.bench.defaults, **job.params}
             rec["cache"] = plan.cache
+            rec["variant"] = job.variant
             try:
                 summ = derive(rec, hosts)
             except (ValueError, KeyError, TypeError) as e:  # no samples, negative ones, a torn record

@@ -2,7 +2,9 @@
 
 Every format is built from the same row type (`ROW_FIELDS`), so CSV and JSON
 cannot drift apart. Units are SI in rows; the table and md formats scale them
-for reading and say the unit in the column title."""
+for reading and say the unit in the column title. Pattern points add their
+aggregate bandwidth, fairness and message rate; the JSON format also carries
+each point's per-rank figures."""
 
 from __future__ import annotations
 
@@ -10,15 +12,24 @@ import csv
 import io
 import json
 
-from ..analysis import fit
+from ..analysis import fit, ranks
+from . import FORMATS
 from ..measure.benchmarks import REGISTRY
 from ..schema import points
 from ..units import fmt_bytes, fmt_time
 
-ROW_FIELDS = ("bench", "size", "stride", "n", "median_s", "ci_low_s", "ci_high_s", "ci_rel",
-              "p5_s", "p25_s", "p75_s", "p95_s", "p99_s", "min_s", "max_s", "mean_s", "stdev_s",
-              "latency_s", "bandwidth_Bps", "bytes_per_op", "legs_per_op", "batch", "stop",
+ROW_FIELDS = ("bench", "variant", "size", "stride", "conns", "active", "n", "median_s", "ci_low_s", "ci_high_s",
+              "ci_rel", "p5_s", "p25_s", "p75_s", "p95_s", "p99_s", "min_s", "max_s", "mean_s", "stdev_s",
+              "latency_s", "bandwidth_Bps", "bytes_per_op", "legs_per_op", "concurrent",
+              "aggregate_bandwidth_Bps", "rank_bandwidth_min_Bps", "rank_bandwidth_max_Bps", "fairness_jain",
+              "fairness_min_max", "message_rate_per_s", "cache", "buffers", "batch", "stop",
               "validation_errors", "warnings")
+
+
+def _rank_bw(r: dict, pick) -> float | None:
+    bws = [x["bandwidth_Bps"] for x in r.get("ranks") or [] if x["role"] in ("sender", "both")
+           and x["bandwidth_Bps"] is not None]
+    return pick(bws) if bws else None
 
 
 def rows(doc: dict) -> list[dict]:
@@ -26,85 +37,137 @@ def rows(doc: dict) -> list[dict]:
     for r in points(doc):
         s = r["summary"]
         val = r.get("validation")
+        fair = r.get("fairness") or {}
         out.append({
-            "bench": r["bench"], "size": r["size"], "stride": r["stride"], "n": s["n"],
+            "bench": r["bench"], "variant": r.get("variant", ""), "size": r["size"], "stride": r["stride"],
+            "conns": r.get("conns", 1), "active": r.get("active"), "n": s["n"],
             "median_s": s["median"], "ci_low_s": s["ci_low"], "ci_high_s": s["ci_high"],
             "ci_rel": s["ci_rel"], "p5_s": s["p5"], "p25_s": s["p25"], "p75_s": s["p75"],
             "p95_s": s["p95"], "p99_s": s["p99"], "min_s": s["min"], "max_s": s["max"],
             "mean_s": s["mean"], "stdev_s": s["stdev"], "latency_s": r["latency_s"],
             "bandwidth_Bps": r["bandwidth_Bps"], "bytes_per_op": r["bytes_per_op"],
-            "legs_per_op": r["legs_per_op"], "batch": r.get("batch"), "stop": r.get("stop"),
+            "legs_per_op": r["legs_per_op"], "concurrent": bool(r.get("concurrent", False)),
+            "aggregate_bandwidth_Bps": r.get("aggregate_bandwidth_Bps"),
+            "rank_bandwidth_min_Bps": _rank_bw(r, min), "rank_bandwidth_max_Bps": _rank_bw(r, max),
+            "fairness_jain": fair.get("jain"), "fairness_min_max": fair.get("min_max_ratio"),
+            "message_rate_per_s": r.get("message_rate_per_s"), "cache": r.get("cache"),
+            "buffers": r.get("buffers"), "batch": r.get("batch"), "stop": r.get("stop"),
             "validation_errors": None if val is None else val.get("errors"),
             "warnings": " ".join(d["code"] for d in r.get("diagnostics", [])),
         })
     return out
 
 
-def derived(doc: dict) -> dict:
-    """Per benchmark: peak bandwidth, half-peak size and a Hockney fit over its size sweep."""
+def group_name(bench: str, variant: str) -> str:
+    return f"{bench} [{variant}]" if variant else bench
+
+
+def _groups(rs: list[dict]) -> dict:
     by: dict[str, list[dict]] = {}
-    for r in rows(doc):
-        if r["stride"] == 1:
-            by.setdefault(r["bench"], []).append(r)
+    for r in rs:
+        by.setdefault(group_name(r["bench"], r["variant"]), []).append(r)
+    return by
+
+
+def derived(doc: dict) -> dict:
+    """Per benchmark variant: peak bandwidth, half-peak size and a Hockney fit
+    over its size sweep (one stride, one connection count, all participants);
+    for a saturation pattern, the plateau of aggregate bandwidth vs active
+    pairs at each size."""
     out = {}
-    for bench, rs in by.items():
-        rs = [r for r in rs if r["size"] > 0 and r["bandwidth_Bps"]]
-        if len(rs) < 2:
-            continue
-        sizes = [r["size"] for r in rs]
-        bws = [r["bandwidth_Bps"] for r in rs]
-        peak, at = fit.peak_bandwidth(sizes, bws)
-        d = {"peak_bandwidth_Bps": peak, "peak_at_size": at,
-             "half_peak_size": fit.half_peak_size(sizes, bws)}
-        # Hockney and LogGP describe one transfer's time; for pipelined (streaming)
-        # kernels the per-op time is a gap between messages, so they are not fitted.
-        if REGISTRY.get(bench) is not None and REGISTRY[bench].metric == "latency":
-            times = [r["latency_s"] for r in rs]
-            try:
-                h = fit.hockney(sizes, times)
-                g = fit.loggp(sizes, times)
-                d.update(hockney_latency_s=h.alpha, hockney_rinf_Bps=h.r_inf, hockney_n_half=h.n_half,
-                         loggp_G_s_per_byte=g.G, loggp_L_plus_2o_s=g.L_plus_2o)
-            except ValueError:
-                pass
-        out[bench] = d
+    for name, rs in _groups(rows(doc)).items():
+        bench = REGISTRY.get(rs[0]["bench"])
+        top = max((r["active"] for r in rs if r["active"] is not None), default=None)
+        line = [r for r in rs if r["stride"] == 1 and r["conns"] == rs[0]["conns"] and r["active"] == top
+                and r["size"] > 0 and r["bandwidth_Bps"]]
+        d = {}
+        if len(line) >= 2:
+            sizes = [r["size"] for r in line]
+            bws = [r["bandwidth_Bps"] for r in line]
+            peak, at = fit.peak_bandwidth(sizes, bws)
+            d = {"peak_bandwidth_Bps": peak, "peak_at_size": at, "half_peak_size": fit.half_peak_size(sizes, bws)}
+            # Hockney and LogGP describe one transfer's time; for pipelined (streaming)
+            # kernels the per-op time is a gap between messages, so they are not fitted.
+            if bench is not None and bench.metric == "latency" and not bench.concurrent:
+                times = [r["latency_s"] for r in line]
+                try:
+                    h = fit.hockney(sizes, times)
+                    g = fit.loggp(sizes, times)
+                    d.update(hockney_latency_s=h.alpha, hockney_rinf_Bps=h.r_inf, hockney_n_half=h.n_half,
+                             loggp_G_s_per_byte=g.G, loggp_L_plus_2o_s=g.L_plus_2o)
+                except ValueError:
+                    pass
+        if bench is not None and bench.pattern == "pairs":
+            sat = {}
+            for size in sorted({r["size"] for r in rs}):
+                at = [r for r in rs if r["size"] == size and r["active"] is not None]
+                p = ranks.plateau([r["active"] for r in at], [r["aggregate_bandwidth_Bps"] for r in at])
+                if p:
+                    sat[size] = p
+            if sat:
+                d["saturation"] = sat
+        if d:
+            out[name] = d
     return out
 
 
+def _fmt_mbps(x) -> str:
+    return f"{x / 1e6:.1f}" if x else "-"
+
+
 def _table_blocks(doc: dict):
-    """(title, header, body rows) per benchmark, with scaled units."""
-    by: dict[str, list[dict]] = {}
-    for r in rows(doc):
-        by.setdefault(r["bench"], []).append(r)
-    for bench, rs in by.items():
+    """(title, header, body rows) per benchmark variant, with scaled units."""
+    for name, rs in _groups(rows(doc)).items():
         legs = rs[0]["legs_per_op"] or 1
+        concurrent = rs[0]["concurrent"]
         strided = any(r["stride"] != 1 for r in rs)
-        head = ["size"] + (["stride"] if strided else []) + [
-            "median", "95% CI", "p5", "p99", "min", "max", "n", "MB/s", "stop", "warnings"]
+        conns = any(r["conns"] != 1 for r in rs)
+        pattern = any(r["active"] is not None for r in rs)
+        head = (["size"] + (["stride"] if strided else []) + (["conns"] if conns else [])
+                + (["active"] if pattern else []) + ["median", "95% CI", "p5", "p99", "min", "max", "n", "MB/s"]
+                + (["rank MB/s min..max", "Jain", "Mmsg/s"] if pattern else []) + ["stop", "warnings"])
         body = []
         for r in rs:
-            t = lambda k: fmt_time(r[k] / legs, 4)  # noqa: E731 - per-leg time with its unit
+            per = 1 if concurrent else legs
+            t = lambda k: fmt_time(r[k] / per, 4)  # noqa: E731 - per-transfer time with its unit
             # With n <= 5 the 95% CI of the median is [min, max]: no interval worth printing.
             ci = f"+-{r['ci_rel'] * 100:.1f}%" if r["n"] > 5 and r["ci_rel"] is not None else f"n={r['n']}"
-            body.append([fmt_bytes(r["size"])] + ([str(r["stride"])] if strided else []) + [
-                t("median_s"), ci, t("p5_s"), t("p99_s"), t("min_s"), t("max_s"),
-                str(r["n"]), f"{r['bandwidth_Bps'] / 1e6:.1f}" if r["bandwidth_Bps"] else "-",
-                r["stop"] or "", r["warnings"] or ""])
-        note = "time per transfer (one leg)" if legs > 1 else "time per operation"
-        yield f"{bench}  ({note}; MB/s = 10^6 payload bytes/s)", head, body
+            row = ([fmt_bytes(r["size"])] + ([str(r["stride"])] if strided else [])
+                   + ([str(r["conns"])] if conns else []) + ([str(r["active"])] if pattern else [])
+                   + [t("median_s"), ci, t("p5_s"), t("p99_s"), t("min_s"), t("max_s"), str(r["n"]),
+                      _fmt_mbps(r["bandwidth_Bps"])])
+            if pattern:
+                row += [f"{_fmt_mbps(r['rank_bandwidth_min_Bps'])}..{_fmt_mbps(r['rank_bandwidth_max_Bps'])}",
+                        f"{r['fairness_jain']:.3f}" if r["fairness_jain"] is not None else "-",
+                        f"{r['message_rate_per_s'] / 1e6:.3g}" if r["message_rate_per_s"] else "-"]
+            body.append(row + [r["stop"] or "", r["warnings"] or ""])
+        if concurrent:
+            note = "time per op, all transfers at once; MB/s = all ranks' payload"
+        else:
+            note = "time per transfer (one leg)" if legs > 1 else "time per operation"
+        if pattern and not concurrent:
+            note += "; MB/s = all ranks' payload over the slowest rank's time"
+        yield f"{name}  ({note}; MB/s = 10^6 payload bytes/s)", head, body
 
 
 def _derived_lines(doc: dict) -> list[str]:
     lines = []
-    for bench, d in derived(doc).items():
-        hp = d["half_peak_size"]
-        text = (f"{bench}: peak {d['peak_bandwidth_Bps'] / 1e6:.1f} MB/s at {fmt_bytes(d['peak_at_size'])}, "
-                f"half-peak size {fmt_bytes(hp) if hp else 'not reached'}")
-        if "hockney_latency_s" in d:
-            text += (f"; Hockney fit: latency {d['hockney_latency_s'] * 1e6:.2f} us, "
-                     f"r_inf {d['hockney_rinf_Bps'] / 1e6:.1f} MB/s, n_1/2 {fmt_bytes(d['hockney_n_half'])}; "
-                     f"LogGP: G {d['loggp_G_s_per_byte'] * 1e12:.1f} ps/B, L+2o {d['loggp_L_plus_2o_s'] * 1e6:.2f} us")
-        lines.append(text)
+    for name, d in derived(doc).items():
+        if "peak_bandwidth_Bps" in d:
+            hp = d["half_peak_size"]
+            text = (f"{name}: peak {d['peak_bandwidth_Bps'] / 1e6:.1f} MB/s at {fmt_bytes(d['peak_at_size'])}, "
+                    f"half-peak size {fmt_bytes(hp) if hp else 'not reached'}")
+            if "hockney_latency_s" in d:
+                text += (f"; Hockney fit: latency {d['hockney_latency_s'] * 1e6:.2f} us, "
+                         f"r_inf {d['hockney_rinf_Bps'] / 1e6:.1f} MB/s, n_1/2 {fmt_bytes(d['hockney_n_half'])}; "
+                         f"LogGP: G {d['loggp_G_s_per_byte'] * 1e12:.1f} ps/B, "
+                         f"L+2o {d['loggp_L_plus_2o_s'] * 1e6:.2f} us")
+            lines.append(text)
+        for size, p in d.get("saturation", {}).items():
+            state = (f"plateau from {p['active']} active pairs" if p["reached"]
+                     else f"not saturated; highest at {p['active']} active pairs")
+            lines.append(f"{name} at {fmt_bytes(size)}: saturation throughput {p['rate_Bps'] / 1e6:.1f} MB/s, "
+                         f"{state}")
     return lines
 
 
@@ -134,34 +197,47 @@ def _first_line(text) -> str:
 def header_lines(doc: dict) -> list[str]:
     h, f = doc["header"], doc["footer"]
     mpi = h.get("mpi", {})
+    cache = (h.get("plan") or {}).get("cache") or {}
     lines = [f"fabriclab {h.get('fabriclab_version', '?')} run {h.get('run_id', '')}: status {f.get('status')}",
              f"host {h.get('host', {}).get('hostname', '?')}, {h.get('host', {}).get('cpu_model', '?')} "
              f"x{h.get('host', {}).get('cpu_count', '?')}; MPI {_first_line(mpi.get('library')) or mpi.get('header_version', '?')}; "
-             f"{h.get('nranks', '?')} ranks via {h.get('launcher', {}).get('launcher', '?')}"]
+             f"{h.get('nranks', '?')} ranks via {h.get('launcher', {}).get('launcher', '?')}"
+             + (f"; cache {cache['state']}" if cache.get("state") else "")]
+    placement = h.get("placement") or {}
+    if placement.get("oversubscribed"):
+        lines.append("oversubscribed: " + ", ".join(f"{k} {v['ranks']} ranks on {v['cpus']} CPUs"
+                                                    for k, v in placement["hosts"].items()))
     if f.get("error"):
         lines.append(f"error: {f['error']}")
     return lines
 
 
-def format_doc(doc: dict, fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps({"header": doc["header"], "footer": doc["footer"], "rows": rows(doc),
-                           "derived": derived(doc)}, indent=1) + "\n"
-    if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=ROW_FIELDS, lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows(doc))
-        return buf.getvalue()
-    out = []
-    if fmt == "md":
-        out += ["# fabriclab run", ""] + [f"- {ln}" for ln in header_lines(doc)] + [""]
-        for title, head, body in _table_blocks(doc):
-            out += [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-            out += ["| " + " | ".join(row) + " |" for row in body] + [""]
-        out += ["## Derived", ""] + [f"- {ln}" for ln in _derived_lines(doc)]
-        return "\n".join(out) + "\n"
-    out += header_lines(doc) + [""]
+def _json(doc: dict) -> str:
+    per_rank = [{"bench": p["bench"], "variant": p.get("variant", ""), "size": p["size"], "active": p.get("active"),
+                 "ranks": p["ranks"]} for p in points(doc) if "ranks" in p]
+    return json.dumps({"header": doc["header"], "footer": doc["footer"], "rows": rows(doc),
+                       "derived": derived(doc), "ranks": per_rank}, indent=1) + "\n"
+
+
+def _csv(doc: dict) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=ROW_FIELDS, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows(doc))
+    return buf.getvalue()
+
+
+def _md(doc: dict) -> str:
+    out = ["# fabriclab run", ""] + [f"- {ln}" for ln in header_lines(doc)] + [""]
+    for title, head, body in _table_blocks(doc):
+        out += [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        out += ["| " + " | ".join(row) + " |" for row in body] + [""]
+    out += ["## Derived", ""] + [f"- {ln}" for ln in _derived_lines(doc)]
+    return "\n".join(out) + "\n"
+
+
+def _table(doc: dict) -> str:
+    out = header_lines(doc) + [""]
     for title, head, body in _table_blocks(doc):
         widths = [max(len(head[i]), *(len(row[i]) for row in body)) for i in range(len(head))]
         out.append(title)
@@ -172,4 +248,10 @@ def format_doc(doc: dict, fmt: str) -> str:
     return "\n".join(out) + "\n"
 
 
-FORMATS = ("table", "json", "csv", "md")
+# One exporter per format behind one interface (hyperfine's export/).
+EXPORTERS = {"table": _table, "json": _json, "csv": _csv, "md": _md}
+assert tuple(EXPORTERS) == FORMATS, "report.FORMATS and the exporters disagree"
+
+
+def format_doc(doc: dict, fmt: str) -> str:
+    return EXPORTERS[fmt](doc)
