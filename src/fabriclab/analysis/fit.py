@@ -15,30 +15,38 @@ References
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import asdict, dataclass
-from typing import Optional, Sequence, Tuple, Union
+from typing import Optional, Sequence, Tuple
 
-import numpy as np
+# Plain Python on purpose: sweeps have tens of points, and `fabriclab show`
+# starts faster without numpy.
+ArrayLike = Sequence[float]
 
-ArrayLike = Union[Sequence[float], np.ndarray]
+
+def _flat(x, what: str) -> list[float]:
+    try:
+        out = [float(v) for v in x]
+    except TypeError:
+        raise ValueError(f"sizes and {what} must be flat sequences of equal length") from None
+    return out
 
 
-def _pairs(sizes: ArrayLike, values: ArrayLike, what: str) -> Tuple[np.ndarray, np.ndarray]:
-    """Validate two equal-length 1-D arrays: sizes >= 0, values finite and >= 0."""
-    s = np.asarray(sizes, dtype=float)
-    v = np.asarray(values, dtype=float)
-    if s.ndim != 1 or v.ndim != 1 or s.size != v.size:
+def _pairs(sizes: ArrayLike, values: ArrayLike, what: str) -> Tuple[list, list]:
+    """Validate two equal-length flat sequences: sizes >= 0, values finite and >= 0."""
+    s, v = _flat(sizes, what), _flat(values, what)
+    if len(s) != len(v):
         raise ValueError(f"sizes and {what} must be flat sequences of equal length")
-    if s.size == 0:
+    if not s:
         raise ValueError("no points")
-    if not (np.all(np.isfinite(s)) and np.all(np.isfinite(v))):
+    if not all(math.isfinite(x) for x in s + v):
         raise ValueError(f"sizes and {what} must be finite")
-    if np.any(s < 0) or np.any(v < 0):
+    if any(x < 0 for x in s + v):
         raise ValueError(f"sizes and {what} must not be negative")
     return s, v
 
 
-def _relative_lsq(n: np.ndarray, t: np.ndarray) -> Tuple[float, float, float]:
+def _relative_lsq(n: list, t: list) -> Tuple[float, float, float]:
     """Fit t = a + b n minimizing sum(((a + b n) - t) / t)^2; return (a, b, rel_rms).
 
     Why relative: sweeps are geometric (1 B .. 4 MiB) and times span four or
@@ -47,12 +55,20 @@ def _relative_lsq(n: np.ndarray, t: np.ndarray) -> Tuple[float, float, float]:
     (often negative). Dividing each residual by t weights every point by its
     relative error, which also matches the multiplicative noise of timings;
     it is weighted least squares with weights 1 / t^2."""
-    if np.any(t <= 0):
+    if any(x <= 0 for x in t):
         raise ValueError("times must be positive to fit")
-    design = np.column_stack([1.0 / t, n / t])
-    (a, b), *_ = np.linalg.lstsq(design, np.ones_like(t), rcond=None)
-    rel = (a + b * n - t) / t
-    return float(a), float(b), float(np.sqrt(np.mean(rel**2)))
+    # Normal equations of the 2-column design [1/t, n/t] against 1.
+    u = [1.0 / x for x in t]
+    w = [m / x for m, x in zip(n, t)]
+    suu, suw, sww = sum(x * x for x in u), sum(x * y for x, y in zip(u, w)), sum(y * y for y in w)
+    su, sw = sum(u), sum(w)
+    det = suu * sww - suw * suw
+    if det == 0 or not math.isfinite(det):
+        raise ValueError("the sizes do not determine a line")
+    a = (su * sww - sw * suw) / det
+    b = (suu * sw - suw * su) / det
+    rel = [(a + b * m - x) / x for m, x in zip(n, t)]
+    return a, b, math.sqrt(sum(r * r for r in rel) / len(rel))
 
 
 @dataclass(frozen=True)
@@ -65,9 +81,14 @@ class HockneyFit:
     rel_rms: float  # root mean square of (T_fit - T) / T over the fitted points
     n_points: int
 
-    def predict(self, size: Union[float, np.ndarray]):
-        """Model time in seconds for size bytes."""
-        return self.alpha + np.asarray(size, dtype=float) / self.r_inf
+    def predict(self, size):
+        """Model time in seconds for size bytes (a number, a sequence or an array)."""
+        if isinstance(size, (int, float)):
+            return self.alpha + size / self.r_inf
+        try:
+            return size * (1.0 / self.r_inf) + self.alpha  # numpy arrays broadcast
+        except TypeError:
+            return [self.alpha + float(x) / self.r_inf for x in size]
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -83,15 +104,14 @@ def hockney(sizes: ArrayLike, times: ArrayLike) -> HockneyFit:
     out negative when the curve bends (e.g. at an eager/rendezvous switch); a
     large rel_rms says the one-line model does not describe the sweep."""
     s, t = _pairs(sizes, times, "times")
-    keep = s > 0
-    s, t = s[keep], t[keep]
-    if np.unique(s).size < 2:
+    pts = [(a, b) for a, b in zip(s, t) if a > 0]
+    if len({a for a, _ in pts}) < 2:
         raise ValueError("the Hockney fit needs at least 2 distinct sizes > 0")
-    alpha, inv_r, rel_rms = _relative_lsq(s, t)
+    alpha, inv_r, rel_rms = _relative_lsq([a for a, _ in pts], [b for _, b in pts])
     if inv_r <= 0:
         raise ValueError("times do not increase with size; sweep larger sizes to fit r_inf")
     r_inf = 1.0 / inv_r
-    return HockneyFit(alpha, r_inf, alpha * r_inf, rel_rms, int(s.size))
+    return HockneyFit(alpha, r_inf, alpha * r_inf, rel_rms, len(pts))
 
 
 @dataclass(frozen=True)
@@ -131,27 +151,27 @@ def loggp(sizes: ArrayLike, times: ArrayLike, min_size: Optional[float] = None) 
     messages pay a per-message cost the short ones do not (rendezvous
     handshake, registration), which the single LogGP line cannot express."""
     s, t = _pairs(sizes, times, "times")
-    distinct = np.unique(s[s > 0])
-    if distinct.size < 2:
+    distinct = sorted({a for a in s if a > 0})
+    if len(distinct) < 2:
         raise ValueError("LogGP needs at least 2 distinct sizes > 0")
-    lo = distinct[(distinct.size - 1) // 2] if min_size is None else float(min_size)
-    big = (s > 0) & (s >= lo)
-    if np.unique(s[big]).size < 2:
+    lo = distinct[(len(distinct) - 1) // 2] if min_size is None else float(min_size)
+    big = [(a, b) for a, b in zip(s, t) if a > 0 and a >= lo]
+    if len({a for a, _ in big}) < 2:
         raise ValueError(f"fewer than 2 distinct sizes >= {lo:g} B to fit G")
-    intercept, G, rel_rms = _relative_lsq(s[big], t[big])
+    intercept, G, rel_rms = _relative_lsq([a for a, _ in big], [b for _, b in big])
     if G <= 0:
         raise ValueError("times do not increase with size; sweep larger sizes to fit G")
-    smin = float(s.min())
-    t_small = float(np.median(t[s == smin]))
+    smin = min(s)
+    t_small = statistics.median(b for a, b in zip(s, t) if a == smin)
     l2o = t_small - max(smin - 1.0, 0.0) * G
-    return LogGP(G, l2o, intercept, float(s[big].min()), int(big.sum()), rel_rms)
+    return LogGP(G, l2o, intercept, min(a for a, _ in big), len(big), rel_rms)
 
 
 def peak_bandwidth(sizes: ArrayLike, bandwidths: ArrayLike) -> Tuple[float, float]:
     """(peak bandwidth in B/s, the smallest size at which it was measured)."""
     s, b = _pairs(sizes, bandwidths, "bandwidths")
-    peak = float(b.max())
-    return peak, float(s[b == peak].min())
+    peak = max(b)
+    return peak, min(a for a, x in zip(s, b) if x == peak)
 
 
 def half_peak_size(sizes: ArrayLike, bandwidths: ArrayLike) -> Optional[float]:
@@ -165,19 +185,17 @@ def half_peak_size(sizes: ArrayLike, bandwidths: ArrayLike) -> Optional[float]:
     Size-0 points carry no bandwidth and are ignored; duplicate sizes raise
     ValueError (summarize each size first)."""
     s, b = _pairs(sizes, bandwidths, "bandwidths")
-    keep = s > 0
-    s, b = s[keep], b[keep]
-    if s.size == 0:
+    pts = sorted((a, x) for a, x in zip(s, b) if a > 0)
+    if not pts:
         return None
-    if np.unique(s).size != s.size:
+    if len({a for a, _ in pts}) != len(pts):
         raise ValueError("duplicate sizes: give one bandwidth per size")
-    order = np.argsort(s)
-    s, b = s[order], b[order]
-    peak = float(b.max())
+    s, b = [a for a, _ in pts], [x for _, x in pts]
+    peak = max(b)
     if peak <= 0:
         return None
     half = peak / 2.0
-    i = int(np.argmax(b >= half))  # first index reaching half; <= the peak's index
+    i = next(k for k, x in enumerate(b) if x >= half)  # first index reaching half; <= the peak's index
     if i == 0:
         return None
     x0, x1 = math.log2(s[i - 1]), math.log2(s[i])

@@ -15,8 +15,7 @@ allocation in shared computer systems", DEC TR-301, 1984)."""
 from __future__ import annotations
 
 import math
-
-import numpy as np
+import statistics
 
 ROLE_NAMES = {"s": "sender", "r": "receiver", "t": "target", "b": "both", "i": "idle"}
 DRIVERS = ("s", "b")  # roles whose bandwidth is the pattern's per-process figure
@@ -35,7 +34,7 @@ def per_rank(rec: dict, hosts: list | None = None) -> list[dict]:
         if role == "i":
             continue
         x = samples[q]
-        med = float(np.median(x)) if x else None
+        med = statistics.median(x) if x else None
         nbytes = rec["rank_sent_bytes"][q] if role in DRIVERS else rec["rank_recv_bytes"][q]
         bw = nbytes / med if med and med > 0 else None
         out.append({"rank": q, "host": hosts[q] if hosts and q < len(hosts) else None,
