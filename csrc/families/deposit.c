@@ -49,15 +49,20 @@ typedef struct {
     uint64_t *dst;     /* strided destination (target array, or peer segment for K_SHM) */
     int64_t size, nwords, stride, extent; /* extent: words spanned by the strided layout */
     int count;         /* MPI count of the transfer (bytes, or words for K_DIRECT) */
-    int window;        /* ops per completion at this point, each on its own slot */
+    int window;        /* ops per completion */
+    int64_t buffers;   /* slots of `size` bytes per side that ops rotate through */
+    int64_t next;      /* slot of the next op; the rotation runs on across calls */
     MPI_Datatype vec;  /* K_DIRECT: strided target layout */
 } dep_state;
 
-/* The ops of a window each get their own slot of the buffers, so every byte
- * that lands is defined (overlapping puts or gets in one epoch are not); the
- * window shrinks at large sizes to keep the slots within this many bytes. */
-#define SLOT_BYTES ((int64_t)64 << 20)
-
+/* The contiguous kernels honour the cache state: both sides hold `buffers`
+ * slots of `size` bytes, and op i uses slot i % buffers on both sides (i
+ * counted over the point, so a batch shorter than the rotation still walks
+ * every slot: cold stays cold). With fewer slots than a window, several ops
+ * of one epoch share a slot, as in OSU's osu_put_bw and osu_get_bw, which
+ * reuse one buffer for the whole window; the data is then identical, so the
+ * overlap leaves every byte defined. The strided kernels keep one layout. */
+static int is_rotating(int kind) { return kind <= K_GET_BW; }
 static int is_strided(int kind) { return kind >= K_DIRECT; }
 static int is_get(int kind) { return kind == K_GET_LAT || kind == K_GET_BW; }
 
@@ -130,12 +135,17 @@ static const char *sync_name(const dep_run *r)
     return r->sync == SYNC_FENCE ? "fence" : "flush";
 }
 
-static void dep_info(const dep_run *r, int window, fl_shape *shape)
+static void dep_info(const dep_run *r, int window, int64_t buffers, fl_shape *shape)
 {
     switch (r->kind) {
     case K_PUT_BW: case K_GET_BW:
-        snprintf(shape->info, sizeof shape->info, "{\"sync\":\"%s\",\"window\":%d}",
-                 sync_name(r), window);
+        snprintf(shape->info, sizeof shape->info,
+                 "{\"sync\":\"%s\",\"window\":%d,\"buffers\":%lld}", sync_name(r), window,
+                 (long long)buffers);
+        break;
+    case K_PUT_LAT: case K_GET_LAT:
+        snprintf(shape->info, sizeof shape->info, "{\"sync\":\"%s\",\"buffers\":%lld}",
+                 sync_name(r), (long long)buffers);
         break;
     case K_DIRECT:
         snprintf(shape->info, sizeof shape->info,
@@ -165,8 +175,8 @@ static MPI_Aint win_bytes(const dep_state *s)
         return s->role == 1 ? (MPI_Aint)(s->extent * 8) : 0;
     if (kind == K_DIRECT && s->role == 1)
         return (MPI_Aint)(s->extent * 8);
-    /* lat/bw both sides, one slot per op of a window; packed: origin source, target staging */
-    return (MPI_Aint)s->size * s->window;
+    /* lat/bw: the slots, both sides; packed (one slot): origin source, target staging */
+    return (MPI_Aint)s->size * (MPI_Aint)s->buffers;
 }
 
 static int dep_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
@@ -195,6 +205,12 @@ static int dep_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
         snprintf(shape->note, sizeof shape->note, "size x stride exceeds an MPI int count");
         return FL_SKIP;
     }
+    int64_t buffers = is_rotating(kind) ? pt->buffers : 1;
+    if (buffers < 1 || (pt->size > 0 && buffers > (int64_t)(PTRDIFF_MAX / 2) / pt->size)) {
+        snprintf(shape->note, sizeof shape->note, "%lld buffers of %lld bytes cannot be allocated",
+                 (long long)buffers, (long long)pt->size);
+        return FL_SKIP;
+    }
 
     dep_state *s = calloc(1, sizeof *s);
     if (!s)
@@ -207,8 +223,7 @@ static int dep_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
     s->extent = extent;
     s->count = kind == K_DIRECT ? (int)nwords : (int)pt->size;
     s->window = r->window;
-    if (pt->size > 0 && (int64_t)s->window * pt->size > SLOT_BYTES)
-        s->window = SLOT_BYTES / pt->size > 1 ? (int)(SLOT_BYTES / pt->size) : 1;
+    s->buffers = buffers;
     s->fence = kind != K_SHM && r->sync == SYNC_FENCE;
     s->win = MPI_WIN_NULL;
     s->vec = MPI_DATATYPE_NULL;
@@ -220,7 +235,7 @@ static int dep_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
     shape->bytes_per_op = pt->size;
     shape->timed = s->active;
     shape->batch_multiple = s->window; /* samples time whole windows */
-    dep_info(r, s->window, shape);
+    dep_info(r, s->window, s->buffers, shape);
     *state = s;
     if (s->role < 0)
         return FL_OK;
@@ -274,22 +289,27 @@ static int dep_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
     return FL_OK;
 }
 
-/* Origin of the contiguous kernels: window ops, then one completion. Op j
- * of a window uses slot j on both sides (window displacement unit: 1 byte). */
-static void origin_rma(const dep_state *s, int64_t iters)
+/* Origin of the contiguous kernels: window ops, then one completion. Each
+ * op takes the next slot of the rotation, the same slot on both sides
+ * (window displacement unit: 1 byte). */
+static void origin_rma(dep_state *s, int64_t iters)
 {
     const int w = s->window, get = is_get(s->run->kind), fence = s->fence;
     const int count = s->count;
+    const int64_t nb = s->buffers;
+    int64_t b = s->next;
     MPI_Win win = s->win;
     char *buf = s->wbase;
     for (int64_t done = 0; done < iters;) {
         int64_t k = iters - done < w ? iters - done : w;
         for (int64_t j = 0; j < k; j++) {
-            MPI_Aint slot = (MPI_Aint)j * count;
+            MPI_Aint slot = (MPI_Aint)b * count;
             if (get)
                 MPI_Get(buf + slot, count, MPI_BYTE, 1, slot, count, MPI_BYTE, win);
             else
                 MPI_Put(buf + slot, count, MPI_BYTE, 1, slot, count, MPI_BYTE, win);
+            if (++b == nb)
+                b = 0;
         }
         if (fence)
             MPI_Win_fence(0, win);
@@ -297,6 +317,7 @@ static void origin_rma(const dep_state *s, int64_t iters)
             MPI_Win_flush(1, win);
         done += k;
     }
+    s->next = b;
 }
 
 /* Target side of fence-completed kernels: one fence per completion. */
@@ -394,7 +415,7 @@ static void target_shm(const dep_state *s, int64_t iters)
     }
 }
 
-static void run_ops(const dep_state *s, int64_t iters)
+static void run_ops(dep_state *s, int64_t iters)
 {
     switch (s->run->kind) {
     case K_DIRECT:
@@ -425,7 +446,7 @@ static void run_ops(const dep_state *s, int64_t iters)
 
 static double dep_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
-    const dep_state *s = state;
+    dep_state *s = state;
     (void)ctx;
     if (!s->active)
         return 0.0;
@@ -463,23 +484,19 @@ static int64_t dep_verify(const fl_ctx *ctx, void *state, int64_t *checked)
         return 0;
     uint64_t seed = (uint64_t)s->size * 1000003u + (uint64_t)s->stride * 7919u + (uint64_t)kind;
     size_t n = (size_t)s->size;
-    const int w = s->window; /* one whole window, a pattern per slot */
+    const int w = s->window; /* one whole window from slot 0, every op the same data */
+    const int64_t slots = w < s->buffers ? w : s->buffers; /* distinct slots it uses */
 
     /* Pattern at the source, zeros at the destination. */
-    if (is_get(kind)) {
-        for (int j = 0; j < w; j++) {
-            if (s->role == 1)
-                fl_fill(s->wbase + (size_t)j * n, n, seed + (uint64_t)j);
+    if (is_rotating(kind)) {
+        int source = is_get(kind) ? 1 : 0;
+        for (int64_t j = 0; j < slots; j++) {
+            if (s->role == source)
+                fl_fill(s->wbase + (size_t)j * n, n, seed);
             else
                 memset(s->wbase + (size_t)j * n, 0, n);
         }
-    } else if (w > 1) {
-        for (int j = 0; j < w; j++) {
-            if (s->role == 0)
-                fl_fill(s->wbase + (size_t)j * n, n, seed + (uint64_t)j);
-            else
-                memset(s->wbase + (size_t)j * n, 0, n);
-        }
+        s->next = 0;
     } else if (s->role == 0) {
         fl_fill(kind == K_SHM ? (void *)s->src : (void *)s->wbase, n, seed);
     } else {
@@ -504,10 +521,10 @@ static int64_t dep_verify(const fl_ctx *ctx, void *state, int64_t *checked)
         return 0;
     if (is_strided(kind))
         return check_strided(s, seed, checked);
-    int64_t bad = 0;
-    for (int j = 0; j < w; j++) {
+    int64_t bad = 0; /* each distinct slot once: shared slots hold the one pattern */
+    for (int64_t j = 0; j < slots; j++) {
         *checked += s->size;
-        bad += fl_check(s->wbase + (size_t)j * n, n, seed + (uint64_t)j);
+        bad += fl_check(s->wbase + (size_t)j * n, n, seed);
     }
     return bad;
 }
