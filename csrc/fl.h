@@ -93,6 +93,8 @@ typedef struct {
     /* Pattern benchmarks, per rank: payload bytes this rank sends and
      * receives per op, and messages it sends per op (message rate). */
     int64_t sent_bytes, recv_bytes, messages;
+    int64_t buffers; /* buffers this kernel really rotates through, when it
+                      * cannot follow the point's (0: the point's) */
 } fl_shape;
 
 enum { FL_OK = 0, FL_SKIP = 1, FL_ERROR = -1 };

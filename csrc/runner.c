@@ -425,7 +425,8 @@ static void emit_point(const fl_run_state *r, const fl_point *pt, fl_shape *sh,
     point_where(&j, pt);
     fl_buf_printf(&j, ",\"buffers\":%lld,\"bytes_per_op\":%lld,\"legs_per_op\":%d,"
                   "\"concurrent\":%s,\"warmup\":%lld,\"batch\":%lld,\"samples\":",
-                  (long long)pt->buffers, (long long)bytes, sh->legs_per_op,
+                  (long long)(sh->buffers > 0 ? sh->buffers : pt->buffers), (long long)bytes,
+                  sh->legs_per_op,
                   f->concurrent ? "true" : "false", (long long)warmup, (long long)batch);
     fl_buf_nums(&j, r->samples, n);
     fl_buf_printf(&j, ",\"stop\":\"%s\",\"elapsed_s\":", stop_name[stop]);

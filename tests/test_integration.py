@@ -39,51 +39,96 @@ def flavour(request):
 
 
 SMALL = {"memory": ["-s", "16K,64K", "--strides", "1,4"],
-         "deposit": ["-s", "0,8,4K,64K", "--strides", "1,4"],
-         "message": ["-s", "0,1,4K,128K"],
-         "tcp": ["-s", "0,1,4K,128K"]}
+         "deposit": ["-s", "8,4K,64K", "--strides", "1,4"],
+         "message": ["-s", "8,4K,64K", "--conns", "1,4"],
+         "tcp": ["-s", "8,4K,64K", "--conns", "1,4"]}
+FAST = ["--point-time", "0.05", "--min-samples", "5", "--warmup", "2", "-t", "60"]
+
+
+def _run(home: str, out: Path, *argv: str) -> dict:
+    assert main(["run", *argv, "--validate", "--mpi-home", home, "-q", "-o", str(out), *FAST]) == 0
+    doc = schema.load(out)
+    assert doc["footer"]["status"] == "complete"
+    return doc
+
+
+def _check_points(doc: dict) -> None:
+    for p in schema.points(doc):
+        assert all(0 < s < 10 for s in p["samples"]), p["bench"]
+        assert p["summary"]["n"] == len(p["samples"]) >= 1
+        if p["bytes_per_op"] > 0:
+            assert p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0, p
+        for r in p.get("ranks", []):
+            if r["median_s"] is not None:  # a passive target times nothing
+                assert 0 < r["median_s"] < 10 and r["bandwidth_Bps"] is not None, (p["bench"], r)
+                assert p["size"] == 0 or r["bandwidth_Bps"] > 0, (p["bench"], r)
 
 
 @pytest.mark.parametrize("level", list(LEVELS))
 def test_level_validates_under_both_mpis(flavour, level, tmp_path):
+    """Every benchmark of a level at 2 ranks (patterns with their 2-rank layouts)."""
     name, home = flavour
-    out = tmp_path / f"{level}.json"
-    rc = main(["run", level, *SMALL[level], "--validate", "--mpi-home", home, "-q", "-o", str(out),
-               "--point-time", "0.05", "--min-samples", "5", "--warmup", "2", "-t", "60"])
-    assert rc == 0
-    doc = schema.load(out)
-    assert doc["footer"]["status"] == "complete"
+    doc = _run(home, tmp_path / f"{level}.json", level, *SMALL[level])
     assert name.replace("mpich", "MPICH").replace("openmpi", "Open MPI") in doc["header"]["mpi"]["library"]
     pts = schema.points(doc)
     benches = {p["bench"] for p in pts}
     expected = {b for b in REGISTRY if b.startswith(level + ".")}
     skipped = {r["bench"] for r in doc["records"] if r["kind"] == "skip"}
     assert benches | skipped == expected
-    for p in pts:
-        assert all(s > 0 and s < 10 for s in p["samples"]), p["bench"]
-        assert p["summary"]["n"] == len(p["samples"]) >= 1
-        if level != "memory" or p["size"] > 0:
-            assert p["validation"] is not None and p["validation"]["errors"] == 0, p
-        if p["bytes_per_op"] > 0:
-            assert p["validation"]["checked_bytes"] > 0, p
-        if p["bench"] in ("deposit.put_bw", "deposit.get_bw"):  # every slot of a window is checked
-            assert p["validation"]["checked_bytes"] == p["size"] * p["info"]["window"], p
+    _check_points(doc)
     assert len(doc["header"]["hosts"]) == 2
+    assert doc["header"]["placement"]["hosts"]
 
 
-def test_core_registry_matches_python(flavour):
+def test_zero_and_one_byte_transfers(flavour, tmp_path):
+    _, home = flavour
+    doc = _run(home, tmp_path / "zero.json", "message.pingpong", "message.stream", "message.bibw",
+               "deposit.put_lat", "deposit.get_bw", "tcp.rr_poll", "tcp.rr_epoll", "-s", "0,1")
+    assert len(schema.points(doc)) == 14
+    _check_points(doc)
+
+
+PATTERNS = ["message.bibw", "message.hotspot", "message.saturation", "message.alltoall", "message.bisection",
+            "deposit.put_bibw", "deposit.hotspot_put", "deposit.hotspot_get"]
+
+
+def test_patterns_at_four_ranks(flavour, tmp_path):
+    _, home = flavour
+    doc = _run(home, tmp_path / "p4.json", *PATTERNS, "-n", "4", "-s", "8,4K",
+               "-p", "variant=collective,pairwise")
+    pts = schema.points(doc)
+    assert {p["bench"] for p in pts} == set(PATTERNS)
+    _check_points(doc)
+    placed = doc["header"]["placement"]
+    assert sum(h["ranks"] for h in placed["hosts"].values()) == 4
+    hot = [p for p in pts if p["bench"] == "message.hotspot" and p["size"] == 4096]
+    assert [p["active"] for p in hot] == [1, 2, 3]
+    for p in hot:
+        assert p["roles"] == "t" + "s" * p["active"] + "i" * (3 - p["active"])
+        assert p["fairness"]["n"] == p["active"] and 0 < p["fairness"]["jain"] <= 1
+        assert p["aggregate_bandwidth_Bps"] > 0
+    sat = [p for p in pts if p["bench"] == "message.saturation"]
+    assert sorted({p["active"] for p in sat}) == [1, 2] and all(p["message_rate_per_s"] > 0 for p in sat)
+    a2a = {p["variant"] for p in pts if p["bench"] == "message.alltoall"}
+    assert a2a == {"", "variant=pairwise"}
+    for p in pts:
+        if p["bench"] == "message.alltoall":
+            assert p["bytes_per_op"] == 4 * 3 * p["size"]  # every rank sends SIZE to each of 3 others
+
+
+def test_core_has_a_kernel_for_every_fact(flavour):
     _, home = flavour
     core = build.ensure_core(mpi.discover(home=home))
     out = subprocess.run([core.path, "--list"], capture_output=True, text=True, timeout=60,
                          env={**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
-    listed = {d["name"]: d for d in map(json.loads, out.stdout.splitlines())}
-    assert set(listed) == set(REGISTRY)
-    for name, b in REGISTRY.items():
-        core_params = dict(kv.split("=", 1) for kv in listed[name]["params"].split())
-        assert set(core_params) == set(b.params), name
-        for key, value in b.params.items():  # both list choices as a|b, default first
-            assert core_params[key] == str(value), (name, key)
-        assert ("stride" in listed[name]["axes"]) == b.has_stride, name
+    listed = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [d["name"] for d in listed] == list(REGISTRY)  # no kernel without facts either
+    for d in listed:
+        b = REGISTRY[d["name"]]
+        assert d["kernel"] and d["facts"], d["name"]
+        assert (d["summary"], d["params"], d["min_ranks"], d["legs"], d["concurrent"], d["even_ranks"]) == (
+            b.summary, b.params_spec, b.min_ranks, b.legs, b.concurrent, b.even_ranks)
+        assert tuple(d["axes"]) == b.axes and d["pattern"] == (b.pattern is not None)
 
 
 def test_interrupted_run_keeps_a_valid_document(tmp_path):

@@ -235,6 +235,8 @@ static int dep_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
     shape->bytes_per_op = pt->size;
     shape->timed = s->active;
     shape->batch_multiple = s->window; /* samples time whole windows */
+    if (is_strided(kind))
+        shape->buffers = 1; /* one strided layout, whatever the cache state */
     dep_info(r, s->window, s->buffers, shape);
     *state = s;
     if (s->role < 0)
