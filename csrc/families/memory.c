@@ -4,11 +4,46 @@
  * of two Gigabit SAN/LAN technologies"; Stricker and Gross, HPCA 1997): a
  * load and a store stream at once, one contiguous, the other visiting every
  * s-th word in s passes, so that each of the n words is touched exactly once.
- * size = bytes copied per op (working set 2 x size). */
+ * The strided figures mean something only next to a contiguous one: reports
+ * compare them with the best contiguous copy at the same size (memory.copy or
+ * memory.memcpy, whichever is faster), so nothing here ranks them.
+ * size = bytes copied per op; ops rotate through pt->buffers slots per side
+ * (the cache state), so the working set is 2 x size x buffers.
+ *
+ * Stores (param stores=auto|nt|normal of the word loops): `normal` stores
+ * through the caches, so each destination line is first read for ownership
+ * and then evicted dirty; `nt` uses non-temporal stores (x86-64 movntdq /
+ * vmovntdq, movnti for single words), which write whole lines through the
+ * write-combining buffers without reading them. glibc's memcpy switches to
+ * non-temporal stores from __x86_shared_non_temporal_threshold bytes up
+ * (memmove-vec-unaligned-erms.S; by default 3/4 of a thread's share of the
+ * last-level cache up to glibc 2.37, 1/4 of the whole since 2.38; tunable
+ * glibc.cpu.x86_non_temporal_threshold), and `auto` applies the same rule to
+ * the bytes one op copies, with the threshold this process's glibc uses. */
 #include "../fl.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define HAVE_NT 1
+#else
+#define HAVE_NT 0
+#endif
+
+#if defined(__linux__) && defined(__GLIBC__)
+#include <fcntl.h>
+#include <link.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#define HAVE_LDSO 1
+#else
+#define HAVE_LDSO 0
+#endif
 
 /* The word loops must stay loops: GCC and clang would otherwise turn the
  * contiguous copy into a memcpy call. They are compiled for AVX2 too, picked
@@ -33,10 +68,27 @@
 /* Tells the compiler the copy's result is used, so repeated copies stay. */
 #define KEEP(p) __asm__ __volatile__("" : : "r"(p) : "memory")
 
+/* Slots start on cache lines, so every op sees the same alignment and the
+ * word loops only ever see aligned words; for sizes that are a multiple of
+ * 64 bytes (every default size) this is fl_slot's layout exactly. */
+#define SLOT_ALIGN 64
+
+enum { K_MEMCPY, K_COPY, K_STRIDED_STORE, K_STRIDED_LOAD };
+
+/* Once per run: the non-temporal threshold of this process's glibc. */
 typedef struct {
-    int active;          /* rank 0 */
-    uint64_t *src, *dst;
-    size_t bytes, n, s;  /* bytes to copy, words, stride in words */
+    int64_t nt_threshold; /* bytes; -1 where there is no such rule */
+    const char *from;     /* where the figure came from */
+} mem_run;
+
+/* One point. */
+typedef struct {
+    int active;           /* rank 0 */
+    int kind;
+    int nt;               /* non-temporal stores */
+    uint64_t *src, *dst;  /* regions of `buffers` slots of `pitch` bytes */
+    size_t bytes, n, s;   /* bytes to copy, words, stride in words */
+    size_t pitch, buffers, slot; /* slot: the one the next op copies */
     uint64_t seed;
 } mem_state;
 
@@ -65,33 +117,280 @@ NO_IDIOM CLONES static void copy_strided_load(uint64_t *restrict d,
             *d++ = s[i];
 }
 
-static int setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
-                 fl_shape *shape)
+#if HAVE_NT
+/* Non-temporal word copies. Vector streaming stores need an aligned
+ * destination: single words go with movnti until it is, the body moves
+ * four vectors (64 or 128 bytes) per turn, the tail is single words again.
+ * The sfence orders the write-combined lines before anything that follows,
+ * as glibc's own large copy does. */
+static void store_nt_word(uint64_t *d, uint64_t w)
 {
-    (void)bs;
+    _mm_stream_si64((long long *)d, (long long)w);
+}
+
+NO_IDIOM static void copy_words_nt_sse2(uint64_t *restrict d, const uint64_t *restrict s,
+                                        size_t n)
+{
+    size_t i = 0;
+    for (; i < n && ((uintptr_t)(d + i) & 15); i++)
+        store_nt_word(d + i, s[i]);
+    for (; i + 8 <= n; i += 8) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 2));
+        __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 4));
+        __m128i e = _mm_loadu_si128((const __m128i *)(s + i + 6));
+        _mm_stream_si128((__m128i *)(d + i), a);
+        _mm_stream_si128((__m128i *)(d + i + 2), b);
+        _mm_stream_si128((__m128i *)(d + i + 4), c);
+        _mm_stream_si128((__m128i *)(d + i + 6), e);
+    }
+    for (; i < n; i++)
+        store_nt_word(d + i, s[i]);
+    _mm_sfence();
+}
+
+#if defined(__has_attribute) && __has_attribute(target)
+#define HAVE_NT_AVX2 1
+NO_IDIOM __attribute__((target("avx2"))) static void
+copy_words_nt_avx2(uint64_t *restrict d, const uint64_t *restrict s, size_t n)
+{
+    size_t i = 0;
+    for (; i < n && ((uintptr_t)(d + i) & 31); i++)
+        store_nt_word(d + i, s[i]);
+    for (; i + 16 <= n; i += 16) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(s + i + 4));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(s + i + 8));
+        __m256i e = _mm256_loadu_si256((const __m256i *)(s + i + 12));
+        _mm256_stream_si256((__m256i *)(d + i), a);
+        _mm256_stream_si256((__m256i *)(d + i + 4), b);
+        _mm256_stream_si256((__m256i *)(d + i + 8), c);
+        _mm256_stream_si256((__m256i *)(d + i + 12), e);
+    }
+    for (; i < n; i++)
+        store_nt_word(d + i, s[i]);
+    _mm_sfence();
+}
+#else
+#define HAVE_NT_AVX2 0
+#endif
+
+/* The strided side is single words, so the non-temporal stores are movnti;
+ * write-combining still fills whole lines when the stores are contiguous. */
+NO_IDIOM CLONES static void copy_strided_store_nt(uint64_t *restrict d,
+                                                  const uint64_t *restrict s, size_t n,
+                                                  size_t st)
+{
+    for (size_t p = 0; p < st; p++)
+        for (size_t i = p; i < n; i += st)
+            store_nt_word(d + i, *s++);
+    _mm_sfence();
+}
+
+NO_IDIOM CLONES static void copy_strided_load_nt(uint64_t *restrict d,
+                                                 const uint64_t *restrict s, size_t n,
+                                                 size_t st)
+{
+    for (size_t p = 0; p < st; p++)
+        for (size_t i = p; i < n; i += st)
+            store_nt_word(d++, s[i]);
+    _mm_sfence();
+}
+
+/* The contiguous non-temporal copy for this CPU, chosen once. */
+static void (*copy_words_nt)(uint64_t *restrict, const uint64_t *restrict, size_t);
+
+static void pick_copy_words_nt(void)
+{
+    copy_words_nt = copy_words_nt_sse2;
+#if HAVE_NT_AVX2
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2"))
+        copy_words_nt = copy_words_nt_avx2;
+#endif
+}
+#endif /* HAVE_NT */
+
+#if HAVE_LDSO
+/* The program interpreter (PT_INTERP) of this process: the ld.so that goes
+ * with the libc whose memcpy is measured. */
+static int find_interp(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_INTERP)
+            *(const char **)data = (const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    return 1; /* the first object is the program itself */
+}
+
+/* glibc.cpu.x86_non_temporal_threshold as `ld.so --list-tunables` prints it
+ * (glibc >= 2.33): glibc keeps the figure in a hidden variable, and this is
+ * its one public reading. The child inherits the environment, so a
+ * GLIBC_TUNABLES setting counts as it does here. posix_spawn, not fork: no
+ * copy of an MPI process's address space. -1 if it cannot be read. */
+static int64_t ldso_nt_threshold(void)
+{
+    static const char key[] = "glibc.cpu.x86_non_temporal_threshold:";
+    const char *ldso = NULL;
+    int fd[2];
+    int64_t v = -1;
+    dl_iterate_phdr(find_interp, &ldso);
+    if (!ldso || pipe(fd) != 0)
+        return -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fd[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&fa, fd[0]);
+    posix_spawn_file_actions_addclose(&fa, fd[1]);
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    char *argv[] = {(char *)ldso, (char *)"--list-tunables", NULL};
+    pid_t pid;
+    int rc = posix_spawn(&pid, ldso, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fd[1]);
+    FILE *f = fdopen(fd[0], "r");
+    if (!f) {
+        close(fd[0]);
+    } else {
+        char line[256];
+        while (fgets(line, sizeof line, f)) /* read to the end, so the child never blocks */
+            if (v < 0 && strncmp(line, key, sizeof key - 1) == 0) {
+                char *end;
+                long long x = strtoll(line + sizeof key - 1, &end, 0);
+                v = end != line + sizeof key - 1 && x > 0 ? x : -1;
+            }
+        fclose(f);
+    }
+    if (rc == 0) {
+        int status;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
+    return v;
+}
+#endif
+
+/* glibc's default rule as of 2.26..2.37, from the cache size sysconf reports
+ * (glibc computes both from CPUID): 3/4 of the last-level cache, the L2 when
+ * there is no L3, 64 MiB when neither is known (glibc >= 2.38's fallback). */
+static int64_t sysconf_nt_threshold(void)
+{
+    long c = -1;
+#if defined(_SC_LEVEL3_CACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
+    c = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (c <= 0)
+        c = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+    return c > 0 ? (int64_t)c / 4 * 3 : (int64_t)64 << 20;
+}
+
+static int mem_init(const fl_ctx *ctx, void **bench_state)
+{
+    mem_run *r = calloc(1, sizeof *r);
+    if (!r)
+        fl_die("memory: out of memory");
+    r->nt_threshold = -1;
+    r->from = "none";
+#if HAVE_NT
+    pick_copy_words_nt();
+    if (ctx->rank == 0) { /* the only rank that copies */
+#if HAVE_LDSO
+        r->nt_threshold = ldso_nt_threshold();
+        r->from = "ld.so --list-tunables";
+#endif
+        if (r->nt_threshold < 0) {
+            r->nt_threshold = sysconf_nt_threshold();
+            r->from = "sysconf";
+        }
+    }
+#else
+    (void)ctx;
+#endif
+    *bench_state = r;
+    return FL_OK;
+}
+
+static void mem_fini(const fl_ctx *ctx, void *bench_state)
+{
+    (void)ctx;
+    free(bench_state);
+}
+
+/* stores=auto|nt|normal -> 1 for non-temporal stores at this many bytes. */
+static int want_nt(const fl_ctx *ctx, const mem_run *r, size_t bytes)
+{
+    const char *stores = fl_param(ctx->opts, "stores", "auto");
+    if (!HAVE_NT || strcmp(stores, "normal") == 0)
+        return 0;
+    if (strcmp(stores, "nt") == 0)
+        return 1;
+    return r->nt_threshold >= 0 && (int64_t)bytes >= r->nt_threshold;
+}
+
+static int setup(const fl_ctx *ctx, const mem_run *r, const fl_point *pt, int kind,
+                 void **state, fl_shape *shape)
+{
     mem_state *m = fl_alloc(sizeof *m);
     m->active = ctx->rank == 0;
+    m->kind = kind;
     m->bytes = (size_t)pt->size;
     m->n = m->bytes / 8;
     m->s = (size_t)pt->stride;
+    m->buffers = pt->buffers > 0 ? (size_t)pt->buffers : 1;
+    m->pitch = (m->bytes + SLOT_ALIGN - 1) / SLOT_ALIGN * SLOT_ALIGN;
     m->seed = (uint64_t)pt->size * 31 + (uint64_t)pt->stride;
+    if (kind != K_MEMCPY)
+        m->nt = want_nt(ctx, r, m->bytes);
     if (m->active) {
-        m->src = fl_alloc(m->bytes);
-        m->dst = fl_alloc(m->bytes);
-        fl_fill(m->src, m->bytes, m->seed);
+        if (m->pitch && m->buffers > SIZE_MAX / m->pitch)
+            fl_die("memory: %zu buffers of %zu bytes do not fit in memory", m->buffers, m->pitch);
+        m->src = fl_alloc(m->pitch * m->buffers);
+        m->dst = fl_alloc(m->pitch * m->buffers);
+        /* every slot holds the same pattern, so any op's copy can be checked */
+        for (size_t b = 0; b < m->buffers; b++)
+            fl_fill((char *)m->src + b * m->pitch, m->bytes, m->seed);
     }
     *state = m;
-    shape->bytes_per_op = (int64_t)(m->n * 8);
+    /* memcpy copies the odd tail bytes too, the word loops whole words */
+    shape->bytes_per_op = kind == K_MEMCPY ? pt->size : (int64_t)(m->n * 8);
     shape->timed = m->active;
+    char thr[32] = "null";
+    if (r->nt_threshold >= 0)
+        snprintf(thr, sizeof thr, "%lld", (long long)r->nt_threshold);
+    if (kind == K_MEMCPY)
+        snprintf(shape->info, FL_INFO_LEN, "{\"nt_threshold\":%s,\"buffers\":%zu}", thr,
+                 m->buffers);
+    else
+        snprintf(shape->info, FL_INFO_LEN,
+                 "{\"stores\":\"%s\",\"nt_threshold\":%s,\"nt_threshold_from\":\"%s\","
+                 "\"buffers\":%zu%s}",
+                 m->nt ? "nt" : "normal", thr, r->from, m->buffers,
+                 HAVE_NT ? "" : ",\"note\":\"no non-temporal stores outside x86-64\"");
     return FL_OK;
 }
 
 static int memcpy_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
                         fl_shape *shape)
 {
-    int st = setup(ctx, bs, pt, state, shape);
-    shape->bytes_per_op = pt->size; /* memcpy copies the odd tail bytes too */
-    return st;
+    return setup(ctx, bs, pt, K_MEMCPY, state, shape);
+}
+
+static int copy_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
+                      fl_shape *shape)
+{
+    return setup(ctx, bs, pt, K_COPY, state, shape);
+}
+
+static int strided_store_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
+                               fl_shape *shape)
+{
+    return setup(ctx, bs, pt, K_STRIDED_STORE, state, shape);
+}
+
+static int strided_load_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
+                              fl_shape *shape)
+{
+    return setup(ctx, bs, pt, K_STRIDED_LOAD, state, shape);
 }
 
 static void teardown(const fl_ctx *ctx, void *state)
@@ -103,55 +402,57 @@ static void teardown(const fl_ctx *ctx, void *state)
     fl_free(m);
 }
 
-static double memcpy_measure(const fl_ctx *ctx, void *state, int64_t iters)
+/* One op: copy the current slot, then move on to the next (op i copies slot
+ * i % buffers). */
+static void copy_op(mem_state *m)
 {
-    mem_state *m = state;
-    (void)ctx;
-    double t0 = fl_now();
-    if (m->active)
-        for (int64_t i = 0; i < iters; i++) {
-            memcpy(m->dst, m->src, m->bytes);
-            KEEP(m->dst);
+    uint64_t *d = (uint64_t *)((char *)m->dst + m->slot * m->pitch);
+    const uint64_t *s = (const uint64_t *)((const char *)m->src + m->slot * m->pitch);
+    switch (m->kind) {
+    case K_MEMCPY:
+        memcpy(d, s, m->bytes);
+        break;
+    case K_COPY:
+#if HAVE_NT
+        if (m->nt) {
+            copy_words_nt(d, s, m->n);
+            break;
         }
-    return fl_now() - t0;
+#endif
+        copy_words(d, s, m->n);
+        break;
+    case K_STRIDED_STORE:
+#if HAVE_NT
+        if (m->nt) {
+            copy_strided_store_nt(d, s, m->n, m->s);
+            break;
+        }
+#endif
+        copy_strided_store(d, s, m->n, m->s);
+        break;
+    case K_STRIDED_LOAD:
+#if HAVE_NT
+        if (m->nt) {
+            copy_strided_load_nt(d, s, m->n, m->s);
+            break;
+        }
+#endif
+        copy_strided_load(d, s, m->n, m->s);
+        break;
+    }
+    KEEP(d);
+    if (++m->slot == m->buffers)
+        m->slot = 0;
 }
 
-static double copy_measure(const fl_ctx *ctx, void *state, int64_t iters)
+static double measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
     mem_state *m = state;
     (void)ctx;
     double t0 = fl_now();
     if (m->active)
-        for (int64_t i = 0; i < iters; i++) {
-            copy_words(m->dst, m->src, m->n);
-            KEEP(m->dst);
-        }
-    return fl_now() - t0;
-}
-
-static double strided_store_measure(const fl_ctx *ctx, void *state, int64_t iters)
-{
-    mem_state *m = state;
-    (void)ctx;
-    double t0 = fl_now();
-    if (m->active)
-        for (int64_t i = 0; i < iters; i++) {
-            copy_strided_store(m->dst, m->src, m->n, m->s);
-            KEEP(m->dst);
-        }
-    return fl_now() - t0;
-}
-
-static double strided_load_measure(const fl_ctx *ctx, void *state, int64_t iters)
-{
-    mem_state *m = state;
-    (void)ctx;
-    double t0 = fl_now();
-    if (m->active)
-        for (int64_t i = 0; i < iters; i++) {
-            copy_strided_load(m->dst, m->src, m->n, m->s);
-            KEEP(m->dst);
-        }
+        for (int64_t i = 0; i < iters; i++)
+            copy_op(m);
     return fl_now() - t0;
 }
 
@@ -172,59 +473,40 @@ static int64_t word_diff(uint64_t x, uint64_t y)
     return d;
 }
 
-/* One copy of patterned data through the measured loop, then every byte of
- * the destination is compared with what the traversal must produce. */
-static int64_t verify(const fl_ctx *ctx, void *state, int64_t *checked,
-                      double (*measure)(const fl_ctx *, void *, int64_t), int strided_store)
+/* One op through the measured loop on patterned data, then every byte of its
+ * destination slot is compared with what the traversal must produce. */
+static int64_t verify(const fl_ctx *ctx, void *state, int64_t *checked)
 {
     mem_state *m = state;
-    int64_t bad = 0;
     if (!m->active)
         return 0;
-    memset(m->dst, 0, m->bytes);
+    const uint64_t *s = (const uint64_t *)((const char *)m->src + m->slot * m->pitch);
+    uint64_t *d = (uint64_t *)((char *)m->dst + m->slot * m->pitch);
+    memset(d, 0, m->bytes);
     measure(ctx, state, 1);
+    if (m->kind == K_MEMCPY) {
+        *checked += (int64_t)m->bytes;
+        return fl_check(d, m->bytes, m->seed);
+    }
+    int64_t bad = 0;
     for (size_t i = 0; i < m->n; i++) {
         size_t k = contiguous_index(i, m->n, m->s);
-        bad += strided_store ? word_diff(m->dst[i], m->src[k]) : word_diff(m->dst[k], m->src[i]);
+        bad += m->kind == K_STRIDED_LOAD ? word_diff(d[k], s[i]) : word_diff(d[i], s[k]);
     }
     *checked += (int64_t)(m->n * 8);
     return bad;
 }
 
-static int64_t memcpy_verify(const fl_ctx *ctx, void *state, int64_t *checked)
-{
-    mem_state *m = state;
-    if (!m->active)
-        return 0;
-    memset(m->dst, 0, m->bytes);
-    memcpy_measure(ctx, state, 1);
-    *checked += (int64_t)m->bytes;
-    return fl_check(m->dst, m->bytes, m->seed);
-}
-
-static int64_t copy_verify(const fl_ctx *ctx, void *state, int64_t *checked)
-{
-    return verify(ctx, state, checked, copy_measure, 1);
-}
-
-static int64_t strided_store_verify(const fl_ctx *ctx, void *state, int64_t *checked)
-{
-    return verify(ctx, state, checked, strided_store_measure, 1);
-}
-
-static int64_t strided_load_verify(const fl_ctx *ctx, void *state, int64_t *checked)
-{
-    return verify(ctx, state, checked, strided_load_measure, 0);
-}
-
 const fl_kernel fl_memory_kernels[] = {
-    {.name = "memory.memcpy", .setup = memcpy_setup, .measure = memcpy_measure,
-     .verify = memcpy_verify, .teardown = teardown},
-    {.name = "memory.copy", .setup = setup, .measure = copy_measure, .verify = copy_verify,
+    {.name = "memory.memcpy", .init = mem_init, .fini = mem_fini, .setup = memcpy_setup,
+     .measure = measure, .verify = verify, .teardown = teardown},
+    {.name = "memory.copy", .init = mem_init, .fini = mem_fini, .setup = copy_setup,
+     .measure = measure, .verify = verify, .teardown = teardown},
+    {.name = "memory.strided_store", .init = mem_init, .fini = mem_fini,
+     .setup = strided_store_setup, .measure = measure, .verify = verify,
      .teardown = teardown},
-    {.name = "memory.strided_store", .setup = setup, .measure = strided_store_measure,
-     .verify = strided_store_verify, .teardown = teardown},
-    {.name = "memory.strided_load", .setup = setup, .measure = strided_load_measure,
-     .verify = strided_load_verify, .teardown = teardown},
+    {.name = "memory.strided_load", .init = mem_init, .fini = mem_fini,
+     .setup = strided_load_setup, .measure = measure, .verify = verify,
+     .teardown = teardown},
     {.name = NULL},
 };
