@@ -4,10 +4,7 @@ matplotlib only when one of these commands runs."""
 
 from __future__ import annotations
 
-from ..model.choices import METHODS, PATTERNS
-
-DEFAULT_SYSTEMS = ["sci-ring", "sci-2d", "myrinet-minimal", "myrinet-clos64", "myrinet-ring4", "myrinet-ring2"]
-DEFAULT_OUT = "model-out"
+from ..model.choices import DEFAULT_OUT, DEFAULT_SYSTEMS, METHODS, PATTERNS
 
 
 def _model(args) -> int:

@@ -22,7 +22,7 @@ from ..model.plot import Series, figure
 from ..model.resources import MB
 from ..model.traffic import PATTERNS, Traffic
 
-from .model import DEFAULT_OUT, DEFAULT_SYSTEMS
+from ..model.choices import DEFAULT_OUT, DEFAULT_SYSTEMS
 SCHEMA = "fabriclab.model/1"
 
 
