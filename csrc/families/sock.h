@@ -1,0 +1,57 @@
+/* TCP connections between ranks 0 and 1, bootstrapped over MPI, and the
+ * byte-moving calls the socket kernels (tcp.c, via.c) share. */
+#ifndef FL_SOCK_H
+#define FL_SOCK_H
+
+#include "../fl.h"
+
+#include <arpa/inet.h>
+#include <stddef.h>
+
+#define SOCK_TIMEOUT_MS 10000 /* connect/accept give up after this */
+
+/* The socket params of every tcp benchmark (benchmarks.py, SOCKET). */
+typedef struct {
+    const char *addr, *iface; /* rank 1's address, or its interface; "" picks one */
+    int nodelay;              /* TCP_NODELAY as asked (0: Nagle while bursts are written) */
+    int sndbuf, rcvbuf;       /* SO_SNDBUF/SO_RCVBUF; 0 keeps the kernel's default */
+} sock_params;
+
+/* n connections between ranks 0 (connecting) and 1 (accepting). fd[k] is
+ * connection k on both ranks; ranks 2.. hold none. */
+typedef struct {
+    int role;                 /* 0 or 1; -1 on ranks without connections */
+    int n;
+    int *fd;
+    char ip[INET_ADDRSTRLEN];
+    int port;                 /* rank 1's listening port */
+    int sndbuf[2], rcvbuf[2]; /* in force on rank 0 and on rank 1 (connection 0) */
+} sock_link;
+
+void sock_params_get(const fl_opts *o, sock_params *p);
+
+/* Collective over ctx->comm. Connects n sockets (TCP_NODELAY set when
+ * `nodelay`), each step bounded by SOCK_TIMEOUT_MS. Returns 0, or -1 on
+ * every rank with the reason in note (the same text everywhere) and no
+ * socket left open. */
+int sock_open(const fl_ctx *ctx, const sock_params *p, int nodelay, int n, sock_link *l,
+              char note[FL_NOTE_LEN]);
+
+/* Closes every connection; rank 0 resets them (SO_LINGER 0), so closing
+ * thousands of connections in a sweep leaves no TIME_WAIT ports behind.
+ * Callers close only after the peer's last reply, when nothing is in flight. */
+void sock_close(sock_link *l);
+
+/* `"addr":..,"port":..,"nodelay":..,"sndbuf":[r0,r1],"rcvbuf":[r0,r1]`: the
+ * members of an info object, without braces. */
+void sock_info(const sock_link *l, const sock_params *p, char *out, size_t len);
+
+/* Byte movers: any failure or a closed peer ends the run (fl_die). */
+_Noreturn void sock_fail(int fd, const char *what);
+void sock_send_all(int fd, const void *p, size_t n);  /* waits in poll() on EAGAIN */
+void sock_recv_block(int fd, void *p, size_t n);      /* blocking, MSG_WAITALL */
+void sock_recv_poll(int fd, void *p, size_t n);       /* MSG_DONTWAIT spin, never sleeps */
+void sock_nagle(int fd, int on);
+void sock_nonblock(int fd);
+
+#endif
