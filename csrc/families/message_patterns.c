@@ -1,6 +1,507 @@
-/* placeholder table */
+/* Family "message", traffic patterns: two-sided MPI among many ranks at once,
+ * each rank following the role and peer its layout gives it (Python decides
+ * layouts: measure/patterns.py). Idle ranks take no part in point-to-point
+ * traffic and return from measure at once.
+ *
+ * - bibw, bisection: both ranks of a pair stream a window at each other at
+ *   once (OSU osu_bibw): W receives posted, W sends, one wait for all 2W,
+ *   then a zero-byte ack each way, so a window ends only when both
+ *   directions are done. bisection runs it on a random perfect matching.
+ * - saturation: pairs run message.stream's protocol side by side.
+ * - hotspot: every sender streams windows to one target, which posts a
+ *   window of receives per sender and acks each sender per window.
+ * - alltoall: an all-to-all personalized exchange, by MPI_Alltoall or by an
+ *   explicit shifted pairwise schedule (Thakur, Rabenseifner and Gropp,
+ *   "Optimization of collective communication operations in MPICH", 2005).
+ *
+ * Cache state: op i sends from and receives into slot i % buffers of
+ * regions of `buffers` slots of `size` bytes, i counted over the whole point
+ * (across measure calls), as in message.stream; when buffers < window, receives of one window share slots
+ * (OSU does the same), and every message of a verified window carries one
+ * pattern per flow. A rank that receives from several peers (hotspot target,
+ * alltoall) keeps the footprint the cache state asks for, about
+ * buffers x size bytes per side, rather than buffers slots per peer: see
+ * share_slots. */
 #include "../fl.h"
 
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { K_BIBW, K_HOTSPOT, K_SATURATION, K_ALLTOALL, K_BISECTION };
+enum { TAG_PAT_DATA = 301, TAG_PAT_ACK = 302 };
+
+typedef struct {
+    int kind;
+    char role;          /* FL_* role letter of this rank */
+    int peer;           /* partner rank, -1 for none */
+    int nranks, rank;
+    int count;          /* bytes of one message (alltoall: of one block) */
+    int window;         /* messages per flow per window; 1 for alltoall */
+    int pairwise;       /* alltoall: explicit shifted schedule */
+    int64_t buffers;    /* send (and pair receive) slots ops rotate through */
+    int64_t rslots;     /* hotspot target: receive slots per sender; alltoall: arrays */
+    int64_t next;       /* ops run so far in this point: op i uses slot (next + i) */
+    int nsrc, *src;     /* hotspot target: the senders that address it */
+    char *sbuf, *rbuf;
+    MPI_Request *req;
+    char ack_in, ack_out; /* zero-byte acks */
+    uint64_t seed;
+} pat_state;
+
+/* ---- layouts: checked whole on every rank, so every rank agrees ---- */
+
+static int paired(const fl_layout *l, int n, int q, char mine, char theirs)
+{
+    int p = l->peer[q];
+    return p >= 0 && p < n && p != q && l->role[p] == theirs && l->peer[p] == q &&
+           l->role[q] == mine;
+}
+
+static const char *check_layout(int kind, const fl_layout *l, int n)
+{
+    if (!l)
+        return "a pattern benchmark needs a layout (--layouts)";
+    for (int q = 0; q < n; q++) {
+        char r = l->role[q];
+        int p = l->peer[q];
+        switch (kind) {
+        case K_BIBW: case K_BISECTION:
+            if (r != FL_IDLE && !paired(l, n, q, FL_BOTH, FL_BOTH))
+                return "layout: every active rank must be 'b' with a 'b' peer that names it back";
+            break;
+        case K_SATURATION:
+            if (r != FL_IDLE && !paired(l, n, q, FL_SENDER, FL_RECEIVER) &&
+                !paired(l, n, q, FL_RECEIVER, FL_SENDER))
+                return "layout: every active rank must be 's' or 'r' paired with the other role";
+            break;
+        case K_HOTSPOT:
+            if (r == FL_SENDER && !(p >= 0 && p < n && p != q && l->role[p] == FL_TARGET))
+                return "layout: every sender 's' must name a target 't' as its peer";
+            if (r != FL_IDLE && r != FL_SENDER && r != FL_TARGET)
+                return "layout: hotspot roles are 't', 's' and 'i'";
+            break;
+        case K_ALLTOALL:
+            if (r != FL_BOTH)
+                return "layout: all-to-all needs every rank in role 'b'";
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* ---- slots ---- */
+
+static inline char *sslot(const pat_state *s, int64_t i)
+{
+    return fl_slot(s->sbuf, s->count, s->buffers, s->next + i);
+}
+
+static inline char *rslot(const pat_state *s, int64_t i)
+{
+    return fl_slot(s->rbuf, s->count, s->buffers, s->next + i);
+}
+
+/* Hotspot target: slot i of sender number k, in that sender's own region. */
+static inline char *tslot(const pat_state *s, int k, int64_t i)
+{
+    return fl_slot(s->rbuf + (size_t)k * (size_t)s->rslots * (size_t)s->count, s->count,
+                   s->rslots, s->next + i);
+}
+
+/* Alltoall: array i of the send or receive region (nranks blocks each). */
+static inline char *array(const pat_state *s, char *base, int64_t i)
+{
+    size_t bytes = (size_t)s->nranks * (size_t)s->count;
+    return base + (size_t)((s->next + i) % s->rslots) * bytes;
+}
+
+/* Slots per unit when one op takes `units` slot-sized pieces at once (a
+ * hotspot target's messages from `units` senders, an alltoall array of
+ * `units` blocks): ceil(buffers / units), at least 1. Rotating `buffers`
+ * whole units would multiply the footprint by the rank count (warm: N x
+ * 256 KiB, no longer cache-resident; cold: N x 2 x LLC, gigabytes at scale);
+ * this keeps it at buffers x size rounded up to whole units, so warm stays
+ * within the warm region and cold still exceeds twice the LLC. */
+static int64_t share_slots(int64_t buffers, int64_t units)
+{
+    int64_t k = (buffers + units - 1) / units;
+    return k > 0 ? k : 1;
+}
+
+/* Ends a measure call of `iters` ops: every rank counts the same ops. */
+static inline double finish(pat_state *s, int64_t iters, double t0)
+{
+    double t = fl_now() - t0;
+    s->next += iters;
+    return t;
+}
+
+static inline int window_len(int64_t iters, int64_t done, int w)
+{
+    return iters - done < w ? (int)(iters - done) : w;
+}
+
+/* ---- setup ---- */
+
+static size_t region(int64_t slots, int64_t size)
+{
+    return (size_t)slots * (size_t)size;
+}
+
+static int pat_setup(int kind, const fl_ctx *ctx, const fl_point *pt, void **state,
+                     fl_shape *shape)
+{
+    const fl_layout *l = pt->layout;
+    const int n = ctx->nranks, me = ctx->rank;
+    const char *bad = check_layout(kind, l, n);
+    if (bad) {
+        snprintf(shape->note, FL_NOTE_LEN, "%s", bad);
+        return FL_ERROR;
+    }
+    if (pt->size > INT_MAX) {
+        snprintf(shape->note, FL_NOTE_LEN, "size above INT_MAX bytes (MPI int count)");
+        return FL_SKIP;
+    }
+    int64_t window = kind == K_ALLTOALL ? 1 : fl_param_int(ctx->opts, "window", 64);
+    if (window < 1 || window > 1 << 20) {
+        snprintf(shape->note, FL_NOTE_LEN, "window must be 1..2^20, got %lld", (long long)window);
+        return FL_ERROR;
+    }
+    int64_t unit = kind == K_ALLTOALL ? (int64_t)n * pt->size : pt->size;
+    if (pt->buffers < 1 || (unit > 0 && pt->buffers > INT64_MAX / unit)) {
+        snprintf(shape->note, FL_NOTE_LEN, "buffers must be >= 1 and fit in memory, got %lld",
+                 (long long)pt->buffers);
+        return FL_ERROR;
+    }
+
+    pat_state *s = fl_alloc(sizeof *s);
+    s->kind = kind;
+    s->role = l->role[me];
+    s->peer = l->peer[me];
+    s->nranks = n;
+    s->rank = me;
+    s->count = (int)pt->size;
+    s->window = (int)window;
+    s->buffers = s->rslots = pt->buffers;
+    s->seed = (uint64_t)pt->size * 0x100000001b3ULL + 17;
+    *state = s;
+    if (kind != K_ALLTOALL)
+        shape->batch_multiple = window; /* samples are whole windows */
+
+    int64_t size = pt->size;
+    int senders = 0; /* hotspot: the senders of the layout (one target) */
+    for (int q = 0; q < n; q++)
+        senders += l->role[q] == FL_SENDER;
+    switch (s->role) {
+    case FL_BOTH:
+        if (kind == K_ALLTOALL) {
+            const char *variant = fl_param(ctx->opts, "variant", "collective");
+            s->pairwise = strcmp(variant, "pairwise") == 0;
+            s->rslots = share_slots(pt->buffers, n);
+            s->sbuf = fl_alloc(region(s->rslots, unit));
+            s->rbuf = fl_alloc(region(s->rslots, unit));
+            s->req = fl_alloc(sizeof *s->req * 2);
+            shape->sent_bytes = shape->recv_bytes = (int64_t)(n - 1) * size;
+            shape->messages = n - 1;
+        } else {
+            s->sbuf = fl_alloc(region(s->buffers, size));
+            s->rbuf = fl_alloc(region(s->buffers, size));
+            s->req = fl_alloc(sizeof *s->req * 2 * (size_t)window);
+            shape->sent_bytes = shape->recv_bytes = size;
+            shape->messages = 1;
+        }
+        shape->timed = 1;
+        break;
+    case FL_SENDER:
+        s->sbuf = fl_alloc(region(s->buffers, size));
+        s->req = fl_alloc(sizeof *s->req * (size_t)window);
+        shape->sent_bytes = size;
+        shape->messages = 1;
+        shape->timed = 1;
+        break;
+    case FL_RECEIVER:
+        s->rbuf = fl_alloc(region(s->buffers, size));
+        s->req = fl_alloc(sizeof *s->req * (size_t)window);
+        shape->recv_bytes = size;
+        shape->timed = 1;
+        break;
+    case FL_TARGET:
+        s->src = fl_alloc(sizeof *s->src * (size_t)n);
+        for (int q = 0; q < n; q++)
+            if (l->role[q] == FL_SENDER && l->peer[q] == me)
+                s->src[s->nsrc++] = q;
+        s->rslots = share_slots(pt->buffers, s->nsrc > 0 ? s->nsrc : 1);
+        s->rbuf = fl_alloc(region(s->rslots * (s->nsrc > 0 ? s->nsrc : 1), size));
+        s->req = fl_alloc(sizeof *s->req * ((size_t)s->nsrc * (size_t)window + (size_t)n));
+        shape->recv_bytes = (int64_t)s->nsrc * size;
+        shape->timed = 1;
+        break;
+    default: /* idle */
+        break;
+    }
+
+    if (kind == K_ALLTOALL)
+        snprintf(shape->info, FL_INFO_LEN, "{\"variant\":\"%s\",\"buffers\":%lld,\"arrays\":%lld}",
+                 fl_param(ctx->opts, "variant", "collective"), (long long)pt->buffers,
+                 (long long)share_slots(pt->buffers, n));
+    else if (kind == K_HOTSPOT)
+        snprintf(shape->info, FL_INFO_LEN,
+                 "{\"window\":%lld,\"buffers\":%lld,\"target_slots_per_sender\":%lld}",
+                 (long long)window, (long long)pt->buffers,
+                 (long long)share_slots(pt->buffers, senders > 0 ? senders : 1));
+    else
+        snprintf(shape->info, FL_INFO_LEN, "{\"window\":%lld,\"buffers\":%lld}",
+                 (long long)window, (long long)pt->buffers);
+    return FL_OK;
+}
+
+#define PAT_SETUP(fn, kind)                                                              \
+    static int fn(const fl_ctx *c, void *b, const fl_point *pt, void **st, fl_shape *sh) \
+    {                                                                                    \
+        (void)b;                                                                         \
+        return pat_setup(kind, c, pt, st, sh);                                           \
+    }
+PAT_SETUP(bibw_setup, K_BIBW)
+PAT_SETUP(hotspot_setup, K_HOTSPOT)
+PAT_SETUP(saturation_setup, K_SATURATION)
+PAT_SETUP(alltoall_setup, K_ALLTOALL)
+PAT_SETUP(bisection_setup, K_BISECTION)
+
+static void pat_teardown(const fl_ctx *ctx, void *state)
+{
+    pat_state *s = state;
+    (void)ctx;
+    fl_free(s->sbuf);
+    fl_free(s->rbuf);
+    fl_free(s->req);
+    fl_free(s->src);
+    fl_free(s);
+}
+
+/* ---- measure ---- */
+
+/* bibw, bisection: per window, W receives from the peer, W sends to it, one
+ * wait for all 2W, then a zero-byte ack each way. */
+static double exchange_measure(const fl_ctx *ctx, void *state, int64_t iters)
+{
+    pat_state *s = state;
+    MPI_Comm comm = ctx->comm;
+    const int c = s->count, p = s->peer;
+    if (s->role != FL_BOTH)
+        return 0.0;
+    double t0 = fl_now();
+    for (int64_t d = 0; d < iters; d += s->window) {
+        const int n = window_len(iters, d, s->window);
+        for (int j = 0; j < n; j++)
+            MPI_Irecv(rslot(s, d + j), c, MPI_BYTE, p, TAG_PAT_DATA, comm, &s->req[j]);
+        for (int j = 0; j < n; j++)
+            MPI_Isend(sslot(s, d + j), c, MPI_BYTE, p, TAG_PAT_DATA, comm, &s->req[n + j]);
+        MPI_Waitall(2 * n, s->req, MPI_STATUSES_IGNORE);
+        MPI_Irecv(&s->ack_in, 0, MPI_BYTE, p, TAG_PAT_ACK, comm, &s->req[0]);
+        MPI_Isend(&s->ack_out, 0, MPI_BYTE, p, TAG_PAT_ACK, comm, &s->req[1]);
+        MPI_Waitall(2, s->req, MPI_STATUSES_IGNORE);
+    }
+    return finish(s, iters, t0);
+}
+
+/* saturation: message.stream's protocol per pair: a window of Isends to
+ * pre-posted Irecvs, one zero-byte ack per window. */
+static double stream_measure(const fl_ctx *ctx, void *state, int64_t iters)
+{
+    pat_state *s = state;
+    MPI_Comm comm = ctx->comm;
+    const int c = s->count, p = s->peer;
+    if (s->role != FL_SENDER && s->role != FL_RECEIVER)
+        return 0.0;
+    double t0 = fl_now();
+    if (s->role == FL_SENDER)
+        for (int64_t d = 0; d < iters; d += s->window) {
+            const int n = window_len(iters, d, s->window);
+            for (int j = 0; j < n; j++)
+                MPI_Isend(sslot(s, d + j), c, MPI_BYTE, p, TAG_PAT_DATA, comm, &s->req[j]);
+            MPI_Waitall(n, s->req, MPI_STATUSES_IGNORE);
+            MPI_Recv(&s->ack_in, 0, MPI_BYTE, p, TAG_PAT_ACK, comm, MPI_STATUS_IGNORE);
+        }
+    else
+        for (int64_t d = 0; d < iters; d += s->window) {
+            const int n = window_len(iters, d, s->window);
+            for (int j = 0; j < n; j++)
+                MPI_Irecv(rslot(s, d + j), c, MPI_BYTE, p, TAG_PAT_DATA, comm, &s->req[j]);
+            MPI_Waitall(n, s->req, MPI_STATUSES_IGNORE);
+            MPI_Send(&s->ack_out, 0, MPI_BYTE, p, TAG_PAT_ACK, comm);
+        }
+    return finish(s, iters, t0);
+}
+
+/* hotspot: senders stream windows to the target; the target posts W
+ * receives per sender, each into that sender's own slots, waits for all,
+ * then acks every sender. */
+static double hotspot_measure(const fl_ctx *ctx, void *state, int64_t iters)
+{
+    pat_state *s = state;
+    MPI_Comm comm = ctx->comm;
+    const int c = s->count;
+    if (s->role == FL_SENDER) {
+        double t0 = fl_now();
+        for (int64_t d = 0; d < iters; d += s->window) {
+            const int n = window_len(iters, d, s->window);
+            for (int j = 0; j < n; j++)
+                MPI_Isend(sslot(s, d + j), c, MPI_BYTE, s->peer, TAG_PAT_DATA, comm, &s->req[j]);
+            MPI_Waitall(n, s->req, MPI_STATUSES_IGNORE);
+            MPI_Recv(&s->ack_in, 0, MPI_BYTE, s->peer, TAG_PAT_ACK, comm, MPI_STATUS_IGNORE);
+        }
+        return finish(s, iters, t0);
+    }
+    if (s->role != FL_TARGET)
+        return 0.0;
+    double t0 = fl_now();
+    for (int64_t d = 0; d < iters; d += s->window) {
+        const int n = window_len(iters, d, s->window);
+        int r = 0;
+        for (int k = 0; k < s->nsrc; k++)
+            for (int j = 0; j < n; j++)
+                MPI_Irecv(tslot(s, k, d + j), c, MPI_BYTE, s->src[k], TAG_PAT_DATA, comm,
+                          &s->req[r++]);
+        MPI_Waitall(r, s->req, MPI_STATUSES_IGNORE);
+        for (int k = 0; k < s->nsrc; k++)
+            MPI_Isend(&s->ack_out, 0, MPI_BYTE, s->src[k], TAG_PAT_ACK, comm, &s->req[k]);
+        MPI_Waitall(s->nsrc, s->req, MPI_STATUSES_IGNORE);
+    }
+    return finish(s, iters, t0);
+}
+
+/* alltoall: one op = one personalized exchange of `count` bytes with every
+ * other rank; the self block moves too (collective) but is not counted. */
+static double alltoall_measure(const fl_ctx *ctx, void *state, int64_t iters)
+{
+    pat_state *s = state;
+    MPI_Comm comm = ctx->comm;
+    const int c = s->count, n = s->nranks, me = s->rank;
+    double t0 = fl_now();
+    if (!s->pairwise)
+        for (int64_t i = 0; i < iters; i++)
+            MPI_Alltoall(array(s, s->sbuf, i), c, MPI_BYTE, array(s, s->rbuf, i), c, MPI_BYTE,
+                         comm);
+    else
+        for (int64_t i = 0; i < iters; i++) {
+            char *sa = array(s, s->sbuf, i), *ra = array(s, s->rbuf, i);
+            for (int k = 1; k < n; k++) {
+                int dst = (me + k) % n, src = (me - k + n) % n;
+                MPI_Irecv(ra + (size_t)src * (size_t)c, c, MPI_BYTE, src, TAG_PAT_DATA, comm,
+                          &s->req[0]);
+                MPI_Isend(sa + (size_t)dst * (size_t)c, c, MPI_BYTE, dst, TAG_PAT_DATA, comm,
+                          &s->req[1]);
+                MPI_Waitall(2, s->req, MPI_STATUSES_IGNORE);
+            }
+        }
+    return finish(s, iters, t0);
+}
+
+/* ---- verify: one window (alltoall: one op) of patterned data ---- */
+
+/* The seed of the flow from rank `from` to rank `to`. */
+static inline uint64_t flow_seed(const pat_state *s, int from, int to)
+{
+    return s->seed + (uint64_t)from * (uint64_t)s->nranks + (uint64_t)to;
+}
+
+static inline int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* Pair and hotspot kernels: senders fill every send slot the window uses
+ * with their flow's pattern; receivers zero, then check, every receive slot
+ * the window wrote, each distinct slot once. */
+static int64_t window_verify(const fl_ctx *ctx, void *state, int64_t *checked,
+                             double (*measure)(const fl_ctx *, void *, int64_t))
+{
+    pat_state *s = state;
+    const size_t c = (size_t)s->count;
+    const int sends = s->role == FL_BOTH || s->role == FL_SENDER;
+    const int64_t slots = min64(s->window, s->buffers);
+    int64_t bad = 0;
+    s->next = 0;
+    if (sends)
+        for (int64_t k = 0; k < slots; k++)
+            fl_fill(sslot(s, k), c, flow_seed(s, s->rank, s->peer));
+    if (s->role == FL_BOTH || s->role == FL_RECEIVER)
+        for (int64_t k = 0; k < slots; k++)
+            memset(rslot(s, k), 0, c);
+    const int64_t tslots = min64(s->window, s->rslots);
+    if (s->role == FL_TARGET)
+        for (int q = 0; q < s->nsrc; q++)
+            for (int64_t k = 0; k < tslots; k++)
+                memset(tslot(s, q, k), 0, c);
+
+    measure(ctx, state, s->window);
+    s->next = 0; /* back to the slots the window used */
+
+    if (s->role == FL_BOTH || s->role == FL_RECEIVER) {
+        for (int64_t k = 0; k < slots; k++)
+            bad += fl_check(rslot(s, k), c, flow_seed(s, s->peer, s->rank));
+        *checked += (int64_t)c * slots;
+    }
+    if (s->role == FL_TARGET) {
+        for (int q = 0; q < s->nsrc; q++)
+            for (int64_t k = 0; k < tslots; k++)
+                bad += fl_check(tslot(s, q, k), c, flow_seed(s, s->src[q], s->rank));
+        *checked += (int64_t)c * tslots * s->nsrc;
+    }
+    s->seed += (uint64_t)s->nranks * (uint64_t)s->nranks;
+    return bad;
+}
+
+static int64_t exchange_verify(const fl_ctx *ctx, void *st, int64_t *checked)
+{
+    return window_verify(ctx, st, checked, exchange_measure);
+}
+
+static int64_t stream_verify(const fl_ctx *ctx, void *st, int64_t *checked)
+{
+    return window_verify(ctx, st, checked, stream_measure);
+}
+
+static int64_t hotspot_verify(const fl_ctx *ctx, void *st, int64_t *checked)
+{
+    return window_verify(ctx, st, checked, hotspot_measure);
+}
+
+/* One exchange (op 0, array 0): block d of the send array carries the flow
+ * pattern (rank -> d); every block received from another rank is checked. */
+static int64_t alltoall_verify(const fl_ctx *ctx, void *state, int64_t *checked)
+{
+    pat_state *s = state;
+    const size_t c = (size_t)s->count;
+    s->next = 0;
+    char *sa = array(s, s->sbuf, 0), *ra = array(s, s->rbuf, 0);
+    int64_t bad = 0;
+    for (int q = 0; q < s->nranks; q++)
+        fl_fill(sa + (size_t)q * c, c, flow_seed(s, s->rank, q));
+    memset(ra, 0, c * (size_t)s->nranks);
+    alltoall_measure(ctx, state, 1);
+    s->next = 0;
+    for (int q = 0; q < s->nranks; q++)
+        if (q != s->rank) {
+            bad += fl_check(ra + (size_t)q * c, c, flow_seed(s, q, s->rank));
+            *checked += (int64_t)c;
+        }
+    s->seed += (uint64_t)s->nranks * (uint64_t)s->nranks;
+    return bad;
+}
+
 const fl_kernel fl_message_pattern_kernels[] = {
+    {.name = "message.bibw", .setup = bibw_setup, .measure = exchange_measure,
+     .verify = exchange_verify, .teardown = pat_teardown},
+    {.name = "message.hotspot", .setup = hotspot_setup, .measure = hotspot_measure,
+     .verify = hotspot_verify, .teardown = pat_teardown},
+    {.name = "message.saturation", .setup = saturation_setup, .measure = stream_measure,
+     .verify = stream_verify, .teardown = pat_teardown},
+    {.name = "message.alltoall", .setup = alltoall_setup, .measure = alltoall_measure,
+     .verify = alltoall_verify, .teardown = pat_teardown},
+    {.name = "message.bisection", .setup = bisection_setup, .measure = exchange_measure,
+     .verify = exchange_verify, .teardown = pat_teardown},
     {.name = NULL},
 };

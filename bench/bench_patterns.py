@@ -1,0 +1,206 @@
+"""fabriclab's windowed message kernels against minimal hand-written MPI loops.
+
+(a) message.bibw (2 ranks, --cache warm) against bench/bibw_ref.c: the same
+    bidirectional window loop (window 64, W receives, W sends, one wait, a
+    zero-byte ack each way), one reused send and one reused receive buffer
+    per side. Target: fabriclab's bandwidth within 3% of the reference's at
+    every size from 8 B to 4 MiB.
+(b) message.stream (--cache warm) against bench/stream_ref.c: the same
+    one-way window loop (osu_bw style: window 64, zero-byte ack per window),
+    one reused buffer per side. Target: fabriclab >= 0.97 x the reference at
+    every size from 64 KiB to 4 MiB.
+
+Each reference is compiled with the mpicc fabriclab uses and launched with
+fabriclab's own launcher command line (same mpiexec, options, environment and
+placement). Both report bytes per second over the same bytes: for bibw both
+directions (fabriclab's bytes_per_op sums what every rank sends), for stream
+one. The reference runs a fixed number of windows per size, chosen to last
+about --ref-seconds, and reports the bandwidth of the whole loop (mean time
+per op, the figure the targets use by default) and of its median window;
+fabriclab samples as it does by default (one window per sample at most
+sizes, reduced to the median). On a loaded host the mean suffers from every
+preemption and the median hardly: where the two reference figures differ by
+more than 10%, a note says so, and --ref-figure median compares like with
+like. An Open MPI variant runs too when $FABRICLAB_OPENMPI_HOME (or
+.mpi/openmpi) holds one.
+
+Usage: python bench/bench_patterns.py [--rounds N] [--ref-seconds S]
+                                      [--ref-figure mean|median] [--no-openmpi]"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import _common as c
+
+HERE = Path(__file__).resolve().parent
+BIBW_SIZES = [8, 32, 128, 512, 2 << 10, 8 << 10, 32 << 10, 128 << 10, 512 << 10, 2 << 20, 4 << 20]
+STREAM_SIZES = [64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20]
+
+
+@dataclass(frozen=True)
+class Contest:
+    bench: str          # the fabriclab benchmark
+    ref: str            # the reference's source name in bench/, without .c
+    sizes: list
+    target: str         # "within" (|ratio - 1| <= tol) or "at_least" (ratio >= tol)
+    tol: float
+
+    def ok(self, ratio: float) -> bool:
+        return abs(ratio - 1) <= self.tol if self.target == "within" else ratio >= self.tol
+
+    def describe(self) -> str:
+        span = f"{c.fmt_size(self.sizes[0])}..{c.fmt_size(self.sizes[-1])}"
+        if self.target == "within":
+            return f"{self.bench} bandwidth within {self.tol:.0%} of {self.ref} at every size {span}"
+        return f"{self.bench} bandwidth >= {self.tol:.2f} x {self.ref} at every size {span}"
+
+
+CONTESTS = [Contest("message.bibw", "bibw_ref", BIBW_SIZES, "within", 0.03),
+            Contest("message.stream", "stream_ref", STREAM_SIZES, "at_least", 0.97)]
+
+
+def csv(sizes) -> str:
+    return ",".join(str(s) for s in sizes)
+
+
+class Variant:
+    """One MPI: the fabriclab arguments that select it, and the references built for it."""
+
+    def __init__(self, label: str, home: str | None, workdir: str, ref_seconds: float):
+        self.label, self.home, self.workdir, self.ref_seconds = label, home, workdir, ref_seconds
+        self.mpi_args = ["--mpi-home", home] if home else []
+        # A first run builds the core and tells which mpicc and launch line fabriclab uses.
+        doc, _, _ = c.fabriclab(["message.stream", "-s", "64K", "--point-time", "0.1",
+                                 *self.mpi_args], workdir)
+        mpi = doc["header"]["mpi"]
+        self.mpicc, self.flavour, self.library = mpi["mpicc"], mpi["flavour"], c.mpi_library(doc)
+        prefix, env = c.launch_prefix(doc)
+        if self.flavour == "openmpi":  # running as root, and no UCX one-sided on one host
+            env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+                   "OMPI_MCA_osc": "^ucx", **env}
+        self.prefix, self.env = prefix, env
+        outdir = Path(tempfile.mkdtemp(prefix="ref-", dir=workdir))
+        self.exe, self.cc_argv = {}, {}
+        for ct in CONTESTS:
+            exe = str(outdir / ct.ref)
+            self.cc_argv[ct.ref] = [self.mpicc, "-O3", "-o", exe, str(HERE / f"{ct.ref}.c")]
+            c.run(self.cc_argv[ct.ref])
+            self.exe[ct.ref] = exe
+
+    def ref_argv(self, ct: Contest) -> list[str]:
+        return [*self.prefix, self.exe[ct.ref], csv(ct.sizes), f"{self.ref_seconds:g}"]
+
+    def fl_args(self, ct: Contest) -> list[str]:
+        return [ct.bench, "-s", csv(ct.sizes), "--cache", "warm", *self.mpi_args]
+
+    def reference(self, ct: Contest) -> dict:
+        """Bytes per second by figure ("mean": whole loop, "median": median window) and size."""
+        timeout = 60 + 10 * self.ref_seconds * len(ct.sizes)
+        out = c.run(self.ref_argv(ct), env=self.env, timeout=timeout)
+        got = {"mean": {}, "median": {}}
+        for ln in out.splitlines():
+            if ln.startswith("{"):
+                d = json.loads(ln)
+                got["mean"][d["size"]] = d["mb_per_s"] * 1e6
+                got["median"][d["size"]] = d["median_window_mb_per_s"] * 1e6
+        missing = [s for s in ct.sizes if s not in got["mean"]]
+        if missing:
+            raise c.BenchError(f"{ct.ref} printed no figure for sizes {missing}: {out.strip()[:300]}")
+        return got
+
+    def fabriclab(self, ct: Contest) -> dict:
+        doc, _, _ = c.fabriclab(self.fl_args(ct), self.workdir, timeout=600)
+        return {s: c.point(doc, ct.bench, s)["bandwidth_Bps"] for s in ct.sizes}
+
+    def commands(self) -> list[str]:
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
+        lines = []
+        for ct in CONTESTS:
+            lines += [f"[{self.label}] build:     {shlex.join(self.cc_argv[ct.ref])}",
+                      f"[{self.label}] reference: {(env + ' ') if env else ''}{shlex.join(self.ref_argv(ct))}",
+                      f"[{self.label}] fabriclab: fabriclab run {shlex.join(self.fl_args(ct))}"]
+        return lines
+
+
+def peak(res: dict) -> str:
+    """A one-cell summary of a run over sizes: its largest bandwidth."""
+    return f"peak {c.fmt_bw(max(res.values()))}"
+
+
+def judge(v: Variant, ct: Contest, rounds: int, figure: str) -> bool:
+    """Alternates reference and fabriclab; per size the medians over rounds,
+    the median of per-round ratios against the reference's `figure` (the
+    target) and against its other figure, and PASS/MISS."""
+    other = "median" if figure == "mean" else "mean"
+    print(f"\n[{v.label}] {ct.bench} vs {ct.ref} (target against the reference's {figure} figure)")
+    res = c.alternate([("reference", lambda: v.reference(ct)), ("fabriclab", lambda: v.fabriclab(ct))],
+                      rounds, show=lambda name, r: peak(r[figure] if name == "reference" else r))
+    print(f"  {'size':>8}  {'ref ' + figure:>12}  {'ref ' + other:>12}  {'fabriclab':>12}  "
+          f"{'ratio':>6}  {'rounds':>13}  {'vs ' + other:>9}")
+    all_ok, worst, noisy = True, None, []
+    for s in ct.sizes:
+        ref = [r[figure][s] for r in res["reference"]]
+        alt = [r[other][s] for r in res["reference"]]
+        fl = [r[s] for r in res["fabriclab"]]
+        ratio, per_round = c.paired_ratio(fl, ref)
+        alt_ratio, _ = c.paired_ratio(fl, alt)
+        ok = ct.ok(ratio)
+        all_ok &= ok
+        if worst is None or (abs(ratio - 1) > abs(worst[1] - 1) if ct.target == "within" else ratio < worst[1]):
+            worst = (s, ratio)
+        if abs(c.median(ref) / c.median(alt) - 1) > 0.10:
+            noisy.append(c.fmt_size(s))
+        print(f"  {c.fmt_size(s):>8}  {c.fmt_bw(c.median(ref)):>12}  {c.fmt_bw(c.median(alt)):>12}  "
+              f"{c.fmt_bw(c.median(fl)):>12}  {ratio:6.3f}  {c.spread(per_round):>13}  {alt_ratio:9.3f}  "
+              f"{'PASS' if ok else 'MISS'}", flush=True)
+    if noisy:
+        print(f"  note: the reference's mean and median-window figures differ by more than 10% at "
+              f"{', '.join(noisy)}: preemptions or other work on the host; rerun on an idle machine "
+              f"before trusting the ratios")
+    c.verdict(all_ok, f"[{v.label}] {ct.describe()}",
+              f"worst size {c.fmt_size(worst[0])}, ratio {worst[1]:.4f}")
+    return all_ok
+
+
+def body() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=5, help="rounds per MPI and contest (default 5)")
+    ap.add_argument("--ref-seconds", type=float, default=0.3,
+                    help="timed seconds per size of the references (default 0.3)")
+    ap.add_argument("--ref-figure", choices=("mean", "median"), default="mean",
+                    help="the reference's figure the targets use: the whole loop's mean time per op "
+                         "(default) or the median window's")
+    ap.add_argument("--no-openmpi", action="store_true", help="skip the Open MPI variant")
+    opts = ap.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="fabriclab-bench-") as work:
+        variants = [Variant("default MPI", None, work, opts.ref_seconds)]
+        ompi = None if opts.no_openmpi else c.openmpi_home()
+        if ompi:
+            variants.append(Variant("Open MPI", ompi, work, opts.ref_seconds))
+
+        c.header("fabriclab message.bibw and message.stream vs minimal MPI window loops (bandwidth)",
+                 mpi=[f"[{v.label}] {v.library} ({v.flavour}; mpicc {v.mpicc})" for v in variants],
+                 commands=[ln for v in variants for ln in v.commands()],
+                 method=f"{opts.rounds} rounds per MPI and benchmark, reference and fabriclab alternated "
+                        f"(A B, B A, ...); reference = bytes / time per op of a fixed window count lasting "
+                        f"about {opts.ref_seconds:g} s per size (mean over the loop, and median window); "
+                        f"fabriclab = bandwidth_Bps (bytes_per_op / median per op, default sampling); "
+                        f"targets judged per size on the median of per-round ratios fabriclab / "
+                        f"reference ({opts.ref_figure} figure)")
+        if not ompi and not opts.no_openmpi:
+            print("(no Open MPI found: set FABRICLAB_OPENMPI_HOME or run `make openmpi` for that variant)")
+
+        for v in variants:
+            for ct in CONTESTS:
+                judge(v, ct, opts.rounds, opts.ref_figure)
+
+
+if __name__ == "__main__":
+    c.main(body)
