@@ -70,9 +70,10 @@ def body() -> None:
         per_bench, per_level = [], {}
         for i, rec in enumerate(launches):
             dt = starts[i + 1] - starts[i]
-            pts = c.points(doc, rec["bench"])
+            variant = rec.get("variant", "")
+            pts = [p for p in c.points(doc, rec["bench"]) if p.get("variant", "") == variant]
             capped = sum(p.get("stop") == "time_cap" for p in pts)
-            per_bench.append((rec["bench"], dt, len(pts), capped))
+            per_bench.append((rec["bench"] + (f" [{variant}]" if variant else ""), dt, len(pts), capped))
             level = rec["bench"].split(".", 1)[0]
             t, n = per_level.get(level, (0.0, 0))
             per_level[level] = (t + dt, n + len(pts))
@@ -80,9 +81,9 @@ def body() -> None:
         print(f"\n{'level':<10} {'time (s)':>9} {'points':>7}")
         for level, (t, n) in per_level.items():
             print(f"{level:<10} {t:9.1f} {n:7d}")
-        print(f"\n{'benchmark':<28} {'time (s)':>9} {'points':>7} {'at time cap':>12}")
+        print(f"\n{'benchmark':<40} {'time (s)':>9} {'points':>7} {'at time cap':>12}")
         for bench, dt, n, capped in per_bench:
-            print(f"{bench:<28} {dt:9.1f} {n:7d} {capped:12d}")
+            print(f"{bench:<40} {dt:9.1f} {n:7d} {capped:12d}")
         print()
         ok = run.status == "complete" and run.wall_s <= TARGET_S
         measured = f"{run.wall_s:.1f} s wall clock, {npoints} points"

@@ -128,7 +128,8 @@ def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, time
             launch = Launch(argv, env)
             try:
                 error = _consume(job, plan, launch, writer, silence, progress, diags,
-                                 {"bench": job.bench.name, "command": argv, "env": env, "started": time.time()})
+                                 {"bench": job.bench.name, "variant": job.variant, "command": argv, "env": env,
+                                  "started": time.time()})
                 rc = launch.finish(grace=0 if error else 30)
                 if error is None and rc != 0:
                     error = (f"{job.bench.name}: the MPI job exited with code {rc}; "
