@@ -1,14 +1,17 @@
-"""fabriclab's windowed message kernels against minimal hand-written MPI loops.
+"""fabriclab's windowed kernels against minimal hand-written MPI loops
+(bench/window_ref.c, one reused buffer per side).
 
-(a) message.bibw (2 ranks, --cache warm) against bench/bibw_ref.c: the same
+(a) message.bibw (2 ranks, --cache warm) against `window_ref bibw`: the same
     bidirectional window loop (window 64, W receives, W sends, one wait, a
-    zero-byte ack each way), one reused send and one reused receive buffer
-    per side. Target: fabriclab's bandwidth within 3% of the reference's at
-    every size from 8 B to 4 MiB.
-(b) message.stream (--cache warm) against bench/stream_ref.c: the same
-    one-way window loop (osu_bw style: window 64, zero-byte ack per window),
-    one reused buffer per side. Target: fabriclab >= 0.97 x the reference at
-    every size from 64 KiB to 4 MiB.
+    zero-byte ack each way). Target: fabriclab's bandwidth within 3% of the
+    reference's at every size from 8 B to 4 MiB.
+(b) deposit.put_bibw (--cache warm) against `window_ref put_bibw`: both ranks
+    put a window of 64 into each other, then flush. Target: within 3%, 8 B to
+    4 MiB.
+(c) message.stream (--cache warm) against `window_ref stream`: the same
+    one-way window loop (osu_bw style: window 64, zero-byte ack per window).
+    Target: fabriclab >= 0.97 x the reference at every size from 64 KiB to
+    4 MiB.
 
 Each reference is compiled with the mpicc fabriclab uses and launched with
 fabriclab's own launcher command line (same mpiexec, options, environment and
@@ -46,7 +49,7 @@ STREAM_SIZES = [64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 <
 @dataclass(frozen=True)
 class Contest:
     bench: str          # the fabriclab benchmark
-    ref: str            # the reference's source name in bench/, without .c
+    ref: str            # the mode of bench/window_ref.c
     sizes: list
     target: str         # "within" (|ratio - 1| <= tol) or "at_least" (ratio >= tol)
     tol: float
@@ -61,8 +64,10 @@ class Contest:
         return f"{self.bench} bandwidth >= {self.tol:.2f} x {self.ref} at every size {span}"
 
 
-CONTESTS = [Contest("message.bibw", "bibw_ref", BIBW_SIZES, "within", 0.03),
-            Contest("message.stream", "stream_ref", STREAM_SIZES, "at_least", 0.97)]
+CONTESTS = [Contest("message.bibw", "bibw", BIBW_SIZES, "within", 0.03),
+            Contest("deposit.put_bibw", "put_bibw", BIBW_SIZES, "within", 0.03),
+            Contest("message.stream", "stream", STREAM_SIZES, "at_least", 0.97)]
+REF_SRC = HERE / "window_ref.c"
 
 
 def csv(sizes) -> str:
@@ -85,16 +90,12 @@ class Variant:
             env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
                    "OMPI_MCA_osc": "^ucx", **env}
         self.prefix, self.env = prefix, env
-        outdir = Path(tempfile.mkdtemp(prefix="ref-", dir=workdir))
-        self.exe, self.cc_argv = {}, {}
-        for ct in CONTESTS:
-            exe = str(outdir / ct.ref)
-            self.cc_argv[ct.ref] = [self.mpicc, "-O3", "-o", exe, str(HERE / f"{ct.ref}.c")]
-            c.run(self.cc_argv[ct.ref])
-            self.exe[ct.ref] = exe
+        self.exe = str(Path(tempfile.mkdtemp(prefix="ref-", dir=workdir)) / "window_ref")
+        self.cc_argv = [self.mpicc, "-O3", "-o", self.exe, str(REF_SRC)]
+        c.run(self.cc_argv)
 
     def ref_argv(self, ct: Contest) -> list[str]:
-        return [*self.prefix, self.exe[ct.ref], csv(ct.sizes), f"{self.ref_seconds:g}"]
+        return [*self.prefix, self.exe, ct.ref, csv(ct.sizes), f"{self.ref_seconds:g}"]
 
     def fl_args(self, ct: Contest) -> list[str]:
         return [ct.bench, "-s", csv(ct.sizes), "--cache", "warm", *self.mpi_args]
@@ -120,10 +121,9 @@ class Variant:
 
     def commands(self) -> list[str]:
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
-        lines = []
+        lines = [f"[{self.label}] build:     {shlex.join(self.cc_argv)}"]
         for ct in CONTESTS:
-            lines += [f"[{self.label}] build:     {shlex.join(self.cc_argv[ct.ref])}",
-                      f"[{self.label}] reference: {(env + ' ') if env else ''}{shlex.join(self.ref_argv(ct))}",
+            lines += [f"[{self.label}] reference: {(env + ' ') if env else ''}{shlex.join(self.ref_argv(ct))}",
                       f"[{self.label}] fabriclab: fabriclab run {shlex.join(self.fl_args(ct))}"]
         return lines
 
@@ -185,7 +185,8 @@ def body() -> None:
         if ompi:
             variants.append(Variant("Open MPI", ompi, work, opts.ref_seconds))
 
-        c.header("fabriclab message.bibw and message.stream vs minimal MPI window loops (bandwidth)",
+        c.header("fabriclab message.bibw, deposit.put_bibw and message.stream vs minimal MPI window loops "
+                 "(bandwidth)",
                  mpi=[f"[{v.label}] {v.library} ({v.flavour}; mpicc {v.mpicc})" for v in variants],
                  commands=[ln for v in variants for ln in v.commands()],
                  method=f"{opts.rounds} rounds per MPI and benchmark, reference and fabriclab alternated "
