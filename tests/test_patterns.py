@@ -279,3 +279,17 @@ def test_version_1_documents_still_load_and_compare(fake_core, tmp_path, capsys)
             p.pop(k, None)
     schema.validate(old)
     assert schema.point_key(schema.points(old)[0]) == schema.point_key(schema.points(doc)[0])
+
+
+def test_strided_copies_are_read_against_the_best_contiguous_copy(fake_core, tmp_path, capsys):
+    import csv
+    import io
+    out = tmp_path / "m.json"
+    assert main(["run", "memory.memcpy", "memory.strided_store", "-s", "16K,64K", "--strides", "1,4",
+                 "--mpiexec", fake_core["mpiexec"], "--core", fake_core["core"], "-q", "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["show", str(out), "-f", "csv"]) == 0
+    got = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    strided = [r for r in got if r["bench"] == "memory.strided_store"]
+    assert len(strided) == 4 and all(float(r["vs_best_copy"]) == pytest.approx(1.0) for r in strided)
+    assert all(r["vs_best_copy"] == "" for r in got if r["bench"] == "memory.memcpy")
