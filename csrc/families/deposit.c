@@ -242,9 +242,7 @@ static int dep_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
     if (s->role < 0)
         return FL_OK;
 
-    MPI_Aint wb = win_bytes(s);
-    if (wb < 8) /* a real buffer even for empty transfers */
-        wb = 8;
+    MPI_Aint wb = fl_win_bytes(win_bytes(s)); /* a real buffer even for empty transfers */
     if (kind == K_SHM) {
         /* Separate, page-aligned segments: rank 1's array starts on its own
          * page, first touched (placed) by rank 1. */

@@ -14,7 +14,7 @@
  * origin completes its window with MPI_Win_flush in a passive-target epoch
  * (MPI_Win_lock_all with MPI_MODE_NOCHECK) that lasts the whole point.
  * Windows come from MPI_Win_allocate on all ranks, so the library can hand
- * out memory it has registered with the network; idle ranks expose 8 bytes.
+ * out memory it has registered with the network; idle ranks expose one page.
  *
  * Cache state: every region holds `buffers` slots of `size` bytes and op i
  * of an origin uses slot i % buffers on both sides (i runs on across measure
@@ -136,8 +136,9 @@ static int dp_setup(const fl_ctx *ctx, int kind, const fl_point *pt, void **stat
     if (s->active)
         s->peer = l->peer[me];
 
-    MPI_Win_allocate(wb < 8 ? 8 : wb, 1, MPI_INFO_NULL, ctx->comm, &s->wbase, &s->win);
-    memset(s->wbase, 0, (size_t)(wb < 8 ? 8 : wb)); /* fault the pages in before timing */
+    wb = fl_win_bytes(wb);
+    MPI_Win_allocate(wb, 1, MPI_INFO_NULL, ctx->comm, &s->wbase, &s->win);
+    memset(s->wbase, 0, (size_t)wb); /* fault the pages in before timing */
     s->local = kind == P_BIBW && s->active ? s->wbase + slots : s->wbase;
     s->land = s->wbase;
     /* Every rank holds the shared lock for the whole point: origins need it

@@ -80,21 +80,28 @@ void sock_recv_block(int fd, void *buf, size_t n)
     }
 }
 
+size_t sock_recv_some(int fd, void *p, size_t n)
+{
+    ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
+    if (r > 0)
+        return (size_t)r;
+    if (r == 0) {
+        errno = 0;
+        sock_fail(fd, "recv");
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        sock_fail(fd, "recv");
+    return 0;
+}
+
 /* Busy polling: a non-blocking recv spins on EAGAIN and never sleeps. */
 void sock_recv_poll(int fd, void *buf, size_t n)
 {
     char *p = buf;
     while (n > 0) {
-        ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
-        if (r > 0) {
-            p += r;
-            n -= (size_t)r;
-        } else if (r == 0) {
-            errno = 0;
-            sock_fail(fd, "recv");
-        } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            sock_fail(fd, "recv");
-        }
+        size_t r = sock_recv_some(fd, p, n);
+        p += r;
+        n -= r;
     }
 }
 

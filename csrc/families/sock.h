@@ -51,6 +51,9 @@ _Noreturn void sock_fail(int fd, const char *what);
 void sock_send_all(int fd, const void *p, size_t n);  /* waits in poll() on EAGAIN */
 void sock_recv_block(int fd, void *p, size_t n);      /* blocking, MSG_WAITALL */
 void sock_recv_poll(int fd, void *p, size_t n);       /* MSG_DONTWAIT spin, never sleeps */
+/* One non-blocking recv of at most n bytes: the bytes read, 0 when the socket
+ * has nothing now (or EINTR); a closed connection or an error is fatal. */
+size_t sock_recv_some(int fd, void *p, size_t n);
 void sock_nagle(int fd, int on);
 void sock_nonblock(int fd);
 

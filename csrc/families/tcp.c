@@ -57,19 +57,9 @@ static void recv_epoll(int fd, int ep, char *p, size_t n)
                 continue;
             sock_fail(fd, "epoll_wait");
         }
-        while (n > 0) {
-            ssize_t r = recv(fd, p, n, 0);
-            if (r > 0) {
-                p += r;
-                n -= (size_t)r;
-            } else if (r == 0) {
-                errno = 0;
-                sock_fail(fd, "recv");
-            } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                break;
-            } else if (errno != EINTR) {
-                sock_fail(fd, "recv");
-            }
+        for (size_t r; n > 0 && (r = sock_recv_some(fd, p, n)) > 0;) {
+            p += r;
+            n -= r;
         }
     }
 }

@@ -250,21 +250,14 @@ static void conns_drain(sk_state *s, int k)
     const int fd = s->link.fd[k];
     while (s->op[k] < s->iters) {
         char *dst = fl_slot(s->rbuf, s->size, s->buffers, s->op[k]) + s->got[k];
-        ssize_t r = recv(fd, dst, (size_t)(s->size - s->got[k]), MSG_DONTWAIT);
-        if (r > 0) {
-            s->left -= (uint64_t)r;
-            s->got[k] += r;
-            if (s->got[k] == s->size) {
-                s->got[k] = 0;
-                s->op[k] += s->conns;
-            }
-        } else if (r == 0) {
-            errno = 0;
-            sock_fail(fd, "recv");
-        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        size_t r = sock_recv_some(fd, dst, (size_t)(s->size - s->got[k]));
+        if (r == 0)
             return;
-        } else if (errno != EINTR) {
-            sock_fail(fd, "recv");
+        s->left -= (uint64_t)r;
+        s->got[k] += (int64_t)r;
+        if (s->got[k] == s->size) {
+            s->got[k] = 0;
+            s->op[k] += s->conns;
         }
     }
 }
