@@ -16,8 +16,9 @@
  *
  * Cache state: op i sends from and receives into slot i % buffers of
  * regions of `buffers` slots of `size` bytes, i counted over the whole point
- * (across measure calls), as in message.stream; when buffers < window, receives of one window share slots
- * (OSU does the same), and every message of a verified window carries one
+ * (across measure calls), as in message.stream; when buffers < window,
+ * receives of one window share slots (OSU does the same), and every message
+ * of a verified window carries one
  * pattern per flow. A rank that receives from several peers (hotspot target,
  * alltoall) keeps the footprint the cache state asks for, about
  * buffers x size bytes per side, rather than buffers slots per peer: see

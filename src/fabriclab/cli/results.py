@@ -14,9 +14,11 @@ def cmd_list(args) -> int:
         print(f"{level:<{width}}  level      {text}")
     for b in REGISTRY.values():
         extra = " ".join(f"{k}={v}" for k, v in b.params.items())  # a|b: choices, default first
-        ranks = f" [ranks >= {b.min_ranks}{', even' if b.even_ranks else ''}]" if b.min_ranks > 2 or b.even_ranks else ""
+        need = b.min_ranks > 2 or b.even_ranks
+        ranks = f" [ranks >= {b.min_ranks}{', even' if b.even_ranks else ''}]" if need else ""
+        named = " [run when named]" if b.suite is None else ""
         print(f"{b.name:<{width}}  {b.metric:<9}  {b.summary} [axes {','.join(b.axes)}]{ranks}"
-              + (f" [params {extra}]" if extra else ""))
+              + (f" [params {extra}]" if extra else "") + named)
     return 0
 
 
