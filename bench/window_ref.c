@@ -1,7 +1,7 @@
 /* Reference window loops between ranks 0 and 1: the smallest MPI programs
- * that run the loops of fabriclab's windowed kernels, one reused buffer per
- * side (the OSU convention), so bench/bench_patterns.py can hold fabriclab's
- * figures against them.
+ * that run the loops of fabriclab's windowed kernels with its warm buffers
+ * (see WARM_REGION), so bench/bench_patterns.py can hold fabriclab's figures
+ * against them.
  *
  *   bibw      message.bibw (osu_bibw): per window both ranks post WINDOW
  *             receives from the other, then WINDOW sends, wait for all, then
@@ -9,8 +9,7 @@
  *   stream    message.stream (osu_bw): rank 0 sends WINDOW messages to
  *             pre-posted receives, rank 1 acks each window with zero bytes.
  *   put_bibw  deposit.put_bibw (osu_put_bibw, passive target): both ranks put
- *             WINDOW messages into each other's window, then MPI_Win_flush;
- *             the puts land in distinct slots of 256 KiB (see put_bibw_window).
+ *             WINDOW messages into each other's window, then MPI_Win_flush.
  *
  * Per size the window count is chosen so the timed loop lasts about SECONDS;
  * each window is timed too (the slower rank's, as fabriclab times a sample).
@@ -22,6 +21,7 @@
  *   sizes: comma-separated bytes with optional K/M suffix (default 8 B..4 MiB)
  *   seconds: timed seconds per size (default 0.3) */
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,31 +31,44 @@
 #define TAG_DATA 1
 #define TAG_ACK 2
 
-#define WARM_REGION (256 << 10)
+/* fabriclab's warm layout (src/fabriclab/measure/buffers.py): op i of a
+ * point uses slot i % slots on both sides, slots = WARM_REGION / size (at
+ * least 1), i running on from window to window. The bidirectional loops
+ * follow it, so that they move the same bytes between the same places as
+ * fabriclab's kernels and differ only in the harness; stream keeps one
+ * buffer, as osu_bw does. */
+#define WARM_REGION (64 << 10)
 
 typedef struct {
     int rank, size;
-    int slots;         /* put_bibw: landing slots, as many as fit in WARM_REGION */
-    char *sbuf, *rbuf; /* put_bibw: rbuf is the window's base, sbuf follows the slots */
+    int64_t slots, next; /* slots per side; the next op's number */
+    char *sbuf, *rbuf;   /* put_bibw: rbuf is the window's base, sbuf follows the slots */
     MPI_Win win;
 } loop;
 
-static void bibw_window(const loop *l)
+static inline size_t slot(const loop *l, int j)
+{
+    return (size_t)((l->next + j) % l->slots) * (size_t)l->size;
+}
+
+static void bibw_window(loop *l)
 {
     MPI_Request req[2 * WINDOW];
     char ack_in = 0, ack_out = 0;
     int peer = 1 - l->rank;
     for (int j = 0; j < WINDOW; j++)
-        MPI_Irecv(l->rbuf, l->size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &req[j]);
+        MPI_Irecv(l->rbuf + slot(l, j), l->size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &req[j]);
     for (int j = 0; j < WINDOW; j++)
-        MPI_Isend(l->sbuf, l->size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &req[WINDOW + j]);
+        MPI_Isend(l->sbuf + slot(l, j), l->size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD,
+                  &req[WINDOW + j]);
+    l->next += WINDOW;
     MPI_Waitall(2 * WINDOW, req, MPI_STATUSES_IGNORE);
     MPI_Irecv(&ack_in, 0, MPI_BYTE, peer, TAG_ACK, MPI_COMM_WORLD, &req[0]);
     MPI_Isend(&ack_out, 0, MPI_BYTE, peer, TAG_ACK, MPI_COMM_WORLD, &req[1]);
     MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
 }
 
-static void stream_window(const loop *l)
+static void stream_window(loop *l)
 {
     MPI_Request req[WINDOW];
     char ack = 0;
@@ -72,20 +85,19 @@ static void stream_window(const loop *l)
     }
 }
 
-/* The puts of a window land in distinct slots of a 256 KiB region, as
- * fabriclab's warm layout places them (measure/buffers.py). */
-static void put_bibw_window(const loop *l)
+static void put_bibw_window(loop *l)
 {
     int peer = 1 - l->rank;
     for (int j = 0; j < WINDOW; j++)
-        MPI_Put(l->sbuf, l->size, MPI_BYTE, peer, (MPI_Aint)(j % l->slots) * l->size, l->size, MPI_BYTE,
+        MPI_Put(l->sbuf + slot(l, j), l->size, MPI_BYTE, peer, (MPI_Aint)slot(l, j), l->size, MPI_BYTE,
                 l->win);
     MPI_Win_flush(peer, l->win);
+    l->next += WINDOW;
 }
 
 static const struct mode {
     const char *name;
-    void (*window)(const loop *);
+    void (*window)(loop *);
     int directions; /* payload of an op: size bytes each way */
 } modes[] = {
     {"bibw", bibw_window, 2},
@@ -117,7 +129,7 @@ static int parse_sizes(const char *s, long *out, int max)
 
 /* Seconds for n windows, the slower of ranks 0 and 1, on every rank; w[i]
  * gets window i's seconds, the slower rank's. */
-static double timed(const struct mode *m, const loop *l, long n, double *w)
+static double timed(const struct mode *m, loop *l, long n, double *w)
 {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime(), t = t0;
@@ -150,10 +162,10 @@ static double median(double *x, long n)
  * with MPICH 5.0 on one host a stream of 1-4 MiB messages from malloc's
  * buffer (16 bytes past a page boundary) ran about 20% faster than from a
  * page-aligned one, a matter of placement rather than of the loop. */
-static char *buffer(int size)
+static char *buffer(size_t size)
 {
     void *p = NULL;
-    size_t n = (size_t)size + 4096;
+    size_t n = size + 4096;
     if (posix_memalign(&p, 4096, n) != 0)
         MPI_Abort(MPI_COMM_WORLD, 1);
     memset(p, 0, n);
@@ -170,20 +182,20 @@ static double *times(long n)
 
 static void buffers_for(const struct mode *m, loop *l)
 {
+    l->slots = m->window == stream_window || l->size <= 0 || l->size >= WARM_REGION
+               ? 1 : WARM_REGION / l->size;
+    size_t region = (size_t)l->slots * (size_t)l->size;
     if (m->window != put_bibw_window) {
-        l->sbuf = buffer(l->size);
-        l->rbuf = buffer(l->size);
+        l->sbuf = buffer(region);
+        l->rbuf = buffer(region);
         return;
     }
-    l->slots = l->size > 0 && l->size < WARM_REGION ? WARM_REGION / l->size : 1;
-    if (l->slots > WINDOW)
-        l->slots = WINDOW;
     /* whole pages, as fabriclab asks (fl_win_bytes in csrc/fl.h): a size of
-     * pages plus 8 bytes made 8-128 KiB puts 14x slower with MPICH 5.0 */
-    MPI_Aint bytes = ((MPI_Aint)(l->slots + 1) * l->size + 4095) / 4096 * 4096;
+     * pages plus 8 bytes made 8-128 KiB puts 10-14x slower with MPICH 5.0 */
+    MPI_Aint bytes = ((MPI_Aint)(2 * region) + 4095) / 4096 * 4096;
     MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &l->rbuf, &l->win);
     memset(l->rbuf, 0, (size_t)bytes);
-    l->sbuf = l->rbuf + (size_t)l->slots * l->size;
+    l->sbuf = l->rbuf + region;
     MPI_Win_lock_all(MPI_MODE_NOCHECK, l->win);
 }
 

@@ -122,7 +122,7 @@ static inline char *array(const pat_state *s, char *base, int64_t i)
  * hotspot target's messages from `units` senders, an alltoall array of
  * `units` blocks): ceil(buffers / units), at least 1. Rotating `buffers`
  * whole units would multiply the footprint by the rank count (warm: N x
- * 256 KiB, no longer cache-resident; cold: N x 2 x LLC, gigabytes at scale);
+ * 64 KiB, no longer cache-resident; cold: N x 2 x LLC, gigabytes at scale);
  * this keeps it at buffers x size rounded up to whole units, so warm stays
  * within the warm region and cold still exceeds twice the LLC. */
 static int64_t share_slots(int64_t buffers, int64_t units)

@@ -8,7 +8,9 @@ same (docs/usage.md, "Cache state").
   after op, so they stay in cache as far as their size allows. A window's
   receive slots wrap within WARM_REGION bytes: floor(WARM_REGION / size)
   slots, at least 1, so from WARM_REGION up every message of a window lands
-  in one buffer, as OSU's bandwidth tests do.
+  in one buffer, as OSU's bandwidth tests do. 64 KiB stays within the L2 of
+  any current core (with its peer's region, within the L1 of many), and at
+  64 KiB and above a stream is exactly osu_bw's one buffer.
 - `cold` (IMB's off_cache): ops rotate through ceil(2 x LLC / size) + 1
   buffers, more than twice the last-level cache, so every op finds its
   buffers evicted."""
@@ -18,7 +20,7 @@ from __future__ import annotations
 from ..errors import UsageError
 
 CACHE_STATES = ("warm", "cold")
-WARM_REGION = 256 << 10  # half the L2 of most current cores
+WARM_REGION = 64 << 10
 COLD_FACTOR = 2          # IMB off_cache: buffers beyond twice the last-level cache
 DEFAULT_LLC = 32 << 20   # when the host does not say
 
