@@ -205,6 +205,8 @@ def test_default_suite_leaves_out_what_the_ranks_cannot_run():
 
 @pytest.mark.parametrize("argv,msg", [
     (["run", "message.saturation", "-n", "3"], "even number of ranks"),
+    (["run", "message.hotspot", "-n", "1"], "needs at least 2 ranks"),
+    (["run", "deposit.hotspot_get", "-n", "1"], "needs at least 2 ranks"),
     (["run", "message.bibw", "-n", "5"], "even number of ranks"),
     (["run", "memory.copy", "-n", "0"], "at least 1"),
     (["run", "tcp.conns", "--conns", "0"], "connections must be"),
