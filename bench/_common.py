@@ -248,7 +248,10 @@ def launch_prefix(doc: dict) -> tuple[list[str], dict]:
     MPI, launcher options and placement."""
     rec = launches(doc)[0]
     argv, core = rec["command"], doc["header"]["core"]["path"]
-    return argv[:argv.index(core)], dict(rec.get("env") or {})
+    env = dict(rec.get("env") or {})
+    if doc["header"]["mpi"]["flavour"] == "openmpi":  # running as root, and no UCX one-sided on one host
+        env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_osc": "^ucx", **env}
+    return argv[:argv.index(core)], env
 
 
 # ---- rounds and statistics ----

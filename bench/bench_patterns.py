@@ -86,9 +86,6 @@ class Variant:
         mpi = doc["header"]["mpi"]
         self.mpicc, self.flavour, self.library = mpi["mpicc"], mpi["flavour"], c.mpi_library(doc)
         prefix, env = c.launch_prefix(doc)
-        if self.flavour == "openmpi":  # running as root, and no UCX one-sided on one host
-            env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-                   "OMPI_MCA_osc": "^ucx", **env}
         self.prefix, self.env = prefix, env
         self.exe = str(Path(tempfile.mkdtemp(prefix="ref-", dir=workdir)) / "window_ref")
         self.cc_argv = [self.mpicc, "-O3", "-o", self.exe, str(REF_SRC)]
