@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -75,22 +76,69 @@ static double timer_resolution(void)
     return best;
 }
 
-/* Gathers every rank's processor name (kept for the point records) and
- * online CPU count, then prints the hello line. */
+#define AFFINITY_LEN 128
+
+/* This rank's affinity mask as a CPU list, "0-1,4"; "?" if unreadable. */
+static void affinity_text(char *out, size_t len)
+{
+    cpu_set_t set;
+    size_t n = 0;
+    out[0] = '\0';
+    if (sched_getaffinity(0, sizeof set, &set) != 0) {
+        snprintf(out, len, "?");
+        return;
+    }
+    for (int c = 0; c < CPU_SETSIZE && n + 16 < len; c++) {
+        if (!CPU_ISSET(c, &set))
+            continue;
+        int e = c;
+        while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, &set))
+            e++;
+        n += (size_t)snprintf(out + n, len - n, n ? ",%d" : "%d", c);
+        if (e > c)
+            n += (size_t)snprintf(out + n, len - n, "-%d", e);
+        c = e;
+    }
+}
+
+/* Where every rank runs: the CPU it is on (sched_getcpu) on every rank, on rank 0. */
+static void gather_cpus(const fl_ctx *c, int *cpus)
+{
+    int me = sched_getcpu();
+    MPI_Gather(&me, 1, MPI_INT, cpus, 1, MPI_INT, 0, c->comm);
+}
+
+static void emit_ints(fl_buf *j, const char *key, const int *x, int n)
+{
+    fl_buf_printf(j, ",\"%s\":[", key);
+    for (int i = 0; i < n; i++)
+        fl_buf_printf(j, "%s%d", i ? "," : "", x[i]);
+    fl_buf_printf(j, "]");
+}
+
+/* Gathers every rank's processor name (kept for the point records), online
+ * CPU count, affinity and current CPU, then prints the hello line. */
 static void emit_hello(fl_run_state *r, double resolution)
 {
     const fl_ctx *c = &r->ctx;
     const fl_opts *o = &r->opts;
     char me[MPI_MAX_PROCESSOR_NAME] = "", lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    char mask[AFFINITY_LEN], *masks = NULL;
     int len = 0, major = 0, minor = 0, ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), *cpus = NULL;
+    int *on = NULL;
 
     MPI_Get_processor_name(me, &len);
+    affinity_text(mask, sizeof mask);
     if (c->rank == 0 && (!(r->hosts = malloc((size_t)c->nranks * MPI_MAX_PROCESSOR_NAME)) ||
-                         !(cpus = malloc(sizeof *cpus * (size_t)c->nranks))))
+                         !(cpus = malloc(sizeof *cpus * (size_t)c->nranks)) ||
+                         !(on = malloc(sizeof *on * (size_t)c->nranks)) ||
+                         !(masks = malloc((size_t)c->nranks * AFFINITY_LEN))))
         fl_die("out of memory");
     MPI_Gather(me, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, r->hosts, MPI_MAX_PROCESSOR_NAME,
                MPI_CHAR, 0, c->comm);
     MPI_Gather(&ncpu, 1, MPI_INT, cpus, 1, MPI_INT, 0, c->comm);
+    MPI_Gather(mask, AFFINITY_LEN, MPI_CHAR, masks, AFFINITY_LEN, MPI_CHAR, 0, c->comm);
+    gather_cpus(c, on);
     if (c->rank != 0)
         return;
     MPI_Get_library_version(lib, &len);
@@ -109,10 +157,16 @@ static void emit_hello(fl_run_state *r, double resolution)
         fl_buf_printf(j, "%s", i ? "," : "");
         fl_buf_str(j, r->hosts + (size_t)i * MPI_MAX_PROCESSOR_NAME);
     }
-    fl_buf_printf(j, "],\"cpus\":[");
-    for (int i = 0; i < c->nranks; i++)
-        fl_buf_printf(j, "%s%d", i ? "," : "", cpus[i]);
-    fl_buf_printf(j, "],\"node_size\":%d,\"timer\":{\"name\":\"clock_gettime(CLOCK_MONOTONIC)\","
+    fl_buf_printf(j, "]");
+    emit_ints(j, "cpus", cpus, c->nranks);
+    fl_buf_printf(j, ",\"affinity\":[");
+    for (int i = 0; i < c->nranks; i++) {
+        fl_buf_printf(j, "%s", i ? "," : "");
+        fl_buf_str(j, masks + (size_t)i * AFFINITY_LEN);
+    }
+    fl_buf_printf(j, "]");
+    emit_ints(j, "cpu_start", on, c->nranks);
+    fl_buf_printf(j, ",\"node_size\":%d,\"timer\":{\"name\":\"clock_gettime(CLOCK_MONOTONIC)\","
                   "\"overhead_s\":", c->node_size);
     fl_buf_num(j, c->timer_overhead);
     fl_buf_printf(j, ",\"resolution_s\":");
@@ -144,6 +198,8 @@ static void emit_hello(fl_run_state *r, double resolution)
     fl_emit(j->p);
     fl_buf_free(j);
     free(cpus);
+    free(on);
+    free(masks);
 }
 
 /* "size":S,"stride":T,"conns":C[,"active":A]: where a point is. */
@@ -557,14 +613,21 @@ int fl_run(const fl_bench *b, const fl_opts *o)
     if (st == FL_OK && b->k->fini)
         b->k->fini(&r.ctx, r.bench_state);
 
+    int *on = r.ctx.rank == 0 ? malloc(sizeof *on * nr) : NULL;
+    if (r.ctx.rank == 0 && !on)
+        fl_die("out of memory");
+    gather_cpus(&r.ctx, on);
     if (r.ctx.rank == 0) {
         fl_buf j = {0};
         fl_buf_printf(&j, "{\"type\":\"end\",\"bench\":");
         fl_buf_str(&j, b->name);
-        fl_buf_printf(&j, ",\"points\":%d}", r.points);
+        fl_buf_printf(&j, ",\"points\":%d", r.points);
+        emit_ints(&j, "cpu_end", on, r.ctx.nranks);
+        fl_buf_printf(&j, "}");
         fl_emit(j.p);
         fl_buf_free(&j);
     }
+    free(on);
     free(r.round);
     free(r.samples);
     free(r.sorted);

@@ -9,7 +9,7 @@ CORE = ["/cache/fabriclab-core", "message.pingpong", "--sizes", "0"]
 def test_mpich_local():
     spec = make_spec("mpiexec", "/venv/bin/mpiexec", "mpich", 2)
     argv, env = command(spec, CORE, local_cpus=2, is_root=True)
-    assert argv == ["/venv/bin/mpiexec", "-n", "2", *CORE]
+    assert argv == ["/venv/bin/mpiexec", "-n", "2", "-bind-to", "core", *CORE]
     assert env == {}
 
 
@@ -36,7 +36,7 @@ def test_openmpi_root_and_oversubscribe():
 
 def test_openmpi_not_root_fits_no_extras():
     argv, env = command(make_spec("mpiexec", "mpiexec", "openmpi", 2), CORE, local_cpus=2, is_root=False)
-    assert argv == ["mpiexec", "-n", "2", *CORE]
+    assert argv == ["mpiexec", "-n", "2", "--bind-to", "core", *CORE]
     assert "OMPI_ALLOW_RUN_AS_ROOT" not in env
 
 
@@ -51,7 +51,7 @@ def test_slurm(monkeypatch):
     monkeypatch.setattr("shutil.which", lambda name: "/usr/bin/srun" if name == "srun" else None)
     spec = make_spec("srun", "mpiexec", "mpich", 4, hosts="n1,n2", ppn=2, extra=["--mpi=pmix"])
     argv, env = command(spec, CORE)
-    assert argv == ["/usr/bin/srun", "-n", "4", "--kill-on-bad-exit=1", "--nodelist=n1,n2",
+    assert argv == ["/usr/bin/srun", "-n", "4", "--kill-on-bad-exit=1", "--cpu-bind=cores", "--nodelist=n1,n2",
                     "--ntasks-per-node=2", "--mpi=pmix", *CORE]
 
 
@@ -73,3 +73,21 @@ def test_missing_srun_is_usage_error(monkeypatch):
 def test_bad_launch_options(kw):
     with pytest.raises(UsageError):
         make_spec("mpiexec", "mpiexec", "mpich", **kw)
+
+
+@pytest.mark.parametrize("flavour,bound,unbound", [("mpich", ["-bind-to", "core"], []),
+                                                   ("openmpi", ["--bind-to", "core"], ["--bind-to", "none"])])
+def test_binding_by_default_unless_ranks_outnumber_cores(flavour, bound, unbound):
+    def flags(spec):
+        argv, _ = command(spec, CORE, local_cpus=2, is_root=False)
+        return [a for a in argv if a in ("-bind-to", "--bind-to", "core", "none")]
+    assert flags(make_spec("mpiexec", "mpiexec", flavour, 2)) == bound
+    assert flags(make_spec("mpiexec", "mpiexec", flavour, 4)) == unbound          # 4 ranks on 2 cores
+    assert flags(make_spec("mpiexec", "mpiexec", flavour, 2, bind="none")) == unbound
+    assert flags(make_spec("mpiexec", "mpiexec", flavour, 8, hosts="a,b,c,d,e,f,g,h")) == bound
+    assert flags(make_spec("mpiexec", "mpiexec", flavour, 8, hosts="a,a,a,a,b,b,b,b")) == unbound
+
+
+def test_bad_binding():
+    with pytest.raises(UsageError, match="--bind must be core or none"):
+        make_spec("mpiexec", "mpiexec", "mpich", 2, bind="sideways")

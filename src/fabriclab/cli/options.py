@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UsageError
-from ..measure.launch import LAUNCHERS
+from ..measure.launch import BINDINGS, LAUNCHERS
 
 
 def add_mpi_options(p: argparse.ArgumentParser) -> None:
@@ -23,6 +23,10 @@ def add_mpi_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--ppn", type=int, metavar="N", help="Ranks per node. Default: the launcher decides.")
     g.add_argument("--launcher", choices=LAUNCHERS, default="auto", metavar="NAME",
                    help="mpiexec, srun, or auto (srun inside a Slurm allocation, else mpiexec). Default: auto.")
+    g.add_argument("--bind", choices=BINDINGS, default="core", metavar="HOW",
+                   help="core: bind each rank to its own core (MPICH -bind-to core, Open MPI --bind-to core, "
+                        "srun --cpu-bind=cores), unless a host would run more ranks than it has cores; none: "
+                        "let the scheduler place them. Default: core.")
     g.add_argument("--launcher-arg", action="append", default=[], metavar="ARG",
                    help="Extra argument passed verbatim to the launcher; repeatable. Default: none.")
     g.add_argument("--mpicc", metavar="PATH",
@@ -46,7 +50,7 @@ def resolve_launch(args):
     from ..measure.launch import make_spec
     m = mpi.discover(args.mpicc, args.mpiexec, args.mpi_home, need_compiler=not args.core)
     spec = make_spec(args.launcher, m.mpiexec, m.flavour, args.ranks, args.hosts, args.hostfile,
-                     args.ppn, args.launcher_arg)
+                     args.ppn, args.launcher_arg, args.bind)
     return m, spec
 
 

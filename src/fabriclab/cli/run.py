@@ -82,7 +82,7 @@ def _output_path(opt: str | None, started: datetime) -> Path:
 def cmd_run(args) -> int:
     from ..analysis import diagnostics
     from ..measure import build, protocol, runner, sysinfo
-    from ..measure.launch import command
+    from ..measure.launch import binding, command
     from ..measure.plan import build as build_plan
     from ..report import tables as report
     from ..schema import StreamWriter
@@ -113,7 +113,7 @@ def cmd_run(args) -> int:
     header = {
         "run_id": out.stem, "fabriclab_version": __version__, "argv": ["fabriclab", *args.argv],
         "start_time": started.isoformat(), "host": host, "nranks": args.ranks,
-        "mpi": m.to_dict(), "launcher": spec.to_dict(),
+        "mpi": m.to_dict(), "launcher": {**spec.to_dict(), "binding": binding(spec)},
         "core": {"path": core.path, "source_hash": core.source_hash, "cache_key": core.cache_key},
         "plan": plan.to_dict(),
     }
