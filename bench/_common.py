@@ -151,6 +151,11 @@ class FabriclabRun:
         return self.doc["footer"].get("status", "?") if self.doc else "no result"
 
     @property
+    def path(self) -> str:
+        """The result document's path (the run's -o)."""
+        return self.argv[self.argv.index("-o") + 1]
+
+    @property
     def error(self) -> str | None:
         if self.returncode == 0 and self.status == "complete":
             return None
@@ -189,6 +194,15 @@ def fabriclab(args: list[str], workdir: str, timeout: float = 300) -> tuple[dict
         raise BenchError(f"fabriclab exit code {r.returncode}, status {r.status}: {r.error}\n"
                          f"  command: {shlex.join(r.argv)}")
     return r.doc, r.wall_s, r.argv
+
+
+def launch_spreads(doc: dict) -> list[float]:
+    """Per point measured in several launches: max/min of its launch medians."""
+    by: dict = {}
+    for p in points(doc):
+        key = (p["bench"], p.get("variant", ""), p["size"], p["stride"], p.get("conns", 1), p.get("active"))
+        by.setdefault(key, []).append(p["summary"]["median"])
+    return [max(m) / min(m) for m in by.values() if len(m) > 1 and min(m) > 0]
 
 
 def last_lines(text: str, n: int) -> str:

@@ -18,12 +18,19 @@ def test_run_writes_valid_document(fake_core, tmp_path, capsys):
     doc = schema.load(tmp_path / "r.json")
     assert doc["footer"]["status"] == "complete"
     pts = schema.points(doc)
-    assert [p["size"] for p in pts] == [0, 1, 4, 16, 64, 256, 1024] * 2
+    k = doc["header"]["plan"]["launches"]
+    assert k == 3  # the default
+    for launch in range(k):  # every launch measures every point, in its own shuffled order
+        mine = [p for p in pts if p["launch"] == launch]
+        assert sorted((p["bench"], p["size"]) for p in mine) == sorted(
+            (b, s) for b in ("message.pingpong", "message.stream") for s in [0, 1, 4, 16, 64, 256, 1024])
     assert all(p["validation"]["errors"] == 0 for p in pts)
     assert doc["header"]["mpi"]["library"] == "FakeMPI 1.0"
     assert doc["header"]["argv"][:2] == ["fabriclab", "run"]
     launches = [r for r in doc["records"] if r["kind"] == "launch"]
-    assert len(launches) == 2 and launches[0]["command"][0] == fake_core["mpiexec"]
+    assert len(launches) == 2 * k and launches[0]["command"][0] == fake_core["mpiexec"]
+    ends = [r for r in doc["records"] if r["kind"] == "launch_end"]
+    assert len(ends) == 2 * k and all("steal_fraction" in r["noise"] for r in ends)
     # The fake core follows Hockney with 1 us latency and 5 GB/s: the fit must find them.
     main(["show", str(tmp_path / "r.json"), "-f", "json", "-o", str(tmp_path / "s.json")])
     shown = json.loads((tmp_path / "s.json").read_text())

@@ -237,7 +237,7 @@ def test_pattern_fewer_ranks_than_needed():
 def test_hotspot_run_records_ranks(fake_core, tmp_path, capsys):
     out = tmp_path / "h.json"
     assert main(["run", "message.hotspot", "-n", "4", "-s", "8,1K", "--mpiexec", fake_core["mpiexec"],
-                 "--core", fake_core["core"], "-q", "-o", str(out)]) == 0
+                 "--core", fake_core["core"], "-q", "-o", str(out), "-L", "1"]) == 0
     doc = schema.load(out)
     assert doc["schema_version"] == schema.SCHEMA_VERSION == 2
     pts = schema.points(doc)

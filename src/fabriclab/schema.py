@@ -28,7 +28,7 @@ from .errors import UsageError
 
 SCHEMA = "fabriclab.run"
 SCHEMA_VERSION = 2
-RECORD_KINDS = ("launch", "point", "skip", "diagnostic")
+RECORD_KINDS = ("launch", "point", "skip", "diagnostic", "launch_end")
 SUMMARY_KEYS = ("n", "median", "ci_low", "ci_high", "ci_rel", "p5", "p25", "p75", "p95", "p99",
                 "min", "max", "mean", "stdev")
 STATUSES = ("complete", "interrupted", "failed", "incomplete")

@@ -1,10 +1,13 @@
 """`fabriclab compare BASE NEW`: what changed between two runs, point by point.
 
-For every (benchmark, size, stride) measured in both runs: the ratio of the
-medians NEW/BASE (above 1: NEW is slower) with a bootstrap confidence
-interval, and a Mann-Whitney U test on the raw samples. A change is called
-only when it is significant (p < alpha) and larger than the threshold, so
-noise and trivial shifts both read as "same"."""
+For every point measured in both runs (benchmark, variant and every axis):
+the ratio NEW/BASE of the point estimates (the median of launch medians;
+above 1: NEW is slower) with a two-level bootstrap interval that resamples
+launches and then samples within them (analysis/launches.py). A verdict is
+called only when the whole interval lies beyond 1 +- threshold, so
+launch-to-launch noise and trivial shifts both read as "same". Runs of a
+single launch still compare, but their intervals then ignore launch-to-launch
+variation, and the output says so."""
 
 from __future__ import annotations
 
@@ -13,13 +16,14 @@ import io
 import json
 from dataclasses import asdict, dataclass
 
-from . import stats
 from ..errors import UsageError
-from ..schema import point_key, points
 from ..units import fmt_bytes, fmt_time
+from . import launches
+from .merge import groups
 
-FIELDS = ("bench", "variant", "size", "stride", "conns", "active", "base_median_s", "new_median_s", "ratio", "ratio_ci_low",
-          "ratio_ci_high", "p_value", "verdict")
+FIELDS = ("bench", "variant", "size", "stride", "conns", "active", "base_median_s", "new_median_s", "ratio",
+          "ratio_ci_low", "ratio_ci_high", "base_launches", "new_launches", "verdict")
+NAN = float("nan")
 
 
 @dataclass(frozen=True)
@@ -32,37 +36,32 @@ class Change:
     active: int | None
     base_median_s: float
     new_median_s: float
-    ratio: float          # new / base median time per operation
+    ratio: float          # new / base point estimate of the time per operation
     ratio_ci_low: float
     ratio_ci_high: float
-    p_value: float
+    base_launches: int
+    new_launches: int
     verdict: str          # faster | slower | same | only-in-base | only-in-new
 
 
-def compare(base: dict, new: dict, alpha: float = 0.05, threshold: float = 0.02,
-            confidence: float = 0.95) -> list[Change]:
+def compare(base: dict, new: dict, alpha: float = 0.05, threshold: float = 0.02) -> list[Change]:
+    """Changes point by point; the intervals' confidence is 1 - alpha."""
     if not 0 < alpha < 1 or not 0 <= threshold < 1:
         raise UsageError("--alpha must be in (0, 1) and --threshold in [0, 1)")
-    a = {point_key(p): p for p in points(base)}
-    b = {point_key(p): p for p in points(new)}
+    a, b = groups(base), groups(new)
     out = []
     for key in sorted(a.keys() | b.keys(), key=lambda k: tuple((x is None, x) for x in k)):
-        if key not in b or key not in a:
-            only = a.get(key) or b.get(key)
-            med = only["summary"]["median"]
-            out.append(Change(*key, med if key in a else float("nan"), med if key in b else float("nan"),
-                              float("nan"), float("nan"), float("nan"), float("nan"),
-                              "only-in-base" if key in a else "only-in-new"))
+        xs = [p["samples"] for p in a.get(key, [])]
+        ys = [p["samples"] for p in b.get(key, [])]
+        if not xs or not ys:
+            med = launches.hierarchical_ci(xs or ys, resamples=200)[0]
+            out.append(Change(*key, med if xs else NAN, med if ys else NAN, NAN, NAN, NAN, len(xs), len(ys),
+                              "only-in-base" if xs else "only-in-new"))
             continue
-        x, y = a[key]["samples"], b[key]["samples"]
-        mx, my = stats.summarize(x).median, stats.summarize(y).median
-        ratio = my / mx if mx > 0 else float("nan")
-        lo, hi = stats.median_ratio_ci(x, y, confidence)
-        _, p = stats.mann_whitney(x, y)
-        verdict = "same"
-        if p < alpha and abs(ratio - 1.0) > threshold:
-            verdict = "slower" if ratio > 1 else "faster"
-        out.append(Change(*key, mx, my, ratio, lo, hi, p, verdict))
+        ratio, lo, hi = launches.ratio_ci(xs, ys, confidence=1 - alpha)
+        mx = launches.hierarchical_ci(xs, resamples=200)[0]
+        out.append(Change(*key, mx, mx * ratio, ratio, lo, hi, len(xs), len(ys),
+                          launches.verdict(lo, hi, threshold)))
     return out
 
 
@@ -80,18 +79,21 @@ def format_changes(changes: list[Change], fmt: str, base_name: str, new_name: st
         w.writeheader()
         w.writerows(asdict(c) for c in changes)
         return buf.getvalue()
-    head = ["bench", "size", "stride", "conns", "active", "base", "new", "new/base", "95% CI", "p", "verdict"]
+    head = ["bench", "size", "stride", "conns", "active", "base", "new", "new/base", "interval", "launches", "verdict"]
     body = [[c.bench + (f" [{c.variant}]" if c.variant else ""), fmt_bytes(c.size), str(c.stride), str(c.conns),
              "-" if c.active is None else str(c.active),
              fmt_time(c.base_median_s, 4) if c.base_median_s == c.base_median_s else "-",
              fmt_time(c.new_median_s, 4) if c.new_median_s == c.new_median_s else "-",
              f"{c.ratio:.3f}" if c.ratio == c.ratio else "-",
              f"{c.ratio_ci_low:.3f}..{c.ratio_ci_high:.3f}" if c.ratio_ci_low == c.ratio_ci_low else "-",
-             f"{c.p_value:.2g}" if c.p_value == c.p_value else "-", c.verdict] for c in changes]
+             f"{c.base_launches}/{c.new_launches}", c.verdict] for c in changes]
     counts = {v: sum(c.verdict == v for c in changes) for v in ("faster", "slower", "same")}
     summary = (f"{new_name} against {base_name}: {counts['faster']} faster, {counts['slower']} slower, "
-               f"{counts['same']} same (median time per operation; a verdict needs p < alpha and a "
-               f"change beyond the threshold)")
+               f"{counts['same']} same (point estimate per operation; a verdict needs the ratio's interval "
+               f"beyond 1 +- the threshold)")
+    if any(c.base_launches == 1 or c.new_launches == 1 for c in changes if c.ratio == c.ratio):
+        summary += ("\nnote: a run measured in one launch: its intervals ignore launch-to-launch variation, "
+                    "so verdicts may call noise a change; measure with --launches 3 or more")
     if fmt == "md":
         lines = [f"# {summary}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in body]) + "\n"

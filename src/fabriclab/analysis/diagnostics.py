@@ -23,6 +23,8 @@ LOADED_MACHINE = "loaded-machine"
 OVERSUBSCRIBED = "oversubscribed"
 TIMER_RESOLUTION = "timer-resolution"
 TIMER_OVERHEAD = "timer-overhead"
+STEAL_TIME = "steal-time"
+UNSTABLE_ACROSS_LAUNCHES = "unstable-across-launches"
 
 MIN_SAMPLES = 10  # below this the median CI spans most of the samples (n <= 5: min..max)
 OUTLIER_FRACTION = 0.10  # more than this is a disturbed machine, not an odd sample
@@ -178,3 +180,24 @@ def check_timer(overhead_s: float, resolution_s: float, median_sample_s: float) 
             f"{_si_time(median_sample_s)} timed interval",
             "Raise --sample-time so the timer's cost is spread over more operations."))
     return out
+
+
+def steal(fraction: float) -> Diagnostic:
+    """The hypervisor took CPU time from this VM during a launch."""
+    return Diagnostic(
+        STEAL_TIME,
+        f"{fraction:.2%} of the CPU time during a launch was stolen by the hypervisor",
+        "Other virtual machines on the same physical host took CPU time: timings rise and vary "
+        "from launch to launch. Use dedicated or bare-metal nodes, or repeat launches "
+        "(--launches) and read the between-launch spread.")
+
+
+def unstable_across_launches(spread: Mapping, nlaunches: int) -> Diagnostic:
+    """The launches of a point disagree beyond their own intervals."""
+    return Diagnostic(
+        UNSTABLE_ACROSS_LAUNCHES,
+        f"the medians of {nlaunches} launches differ by {spread['max_min_ratio']:.2f}x (max/min), beyond "
+        f"each launch's own interval (+-{spread['within_rel']:.1%})",
+        "Something changes from one launch to the next: where the ranks run (keep --bind core, check "
+        "each launch's placement), the CPU frequency, noisy neighbours on the host, or steal time on a "
+        "virtual machine. The point's interval covers it; more launches (--launches) narrow it.")

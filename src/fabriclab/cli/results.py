@@ -58,9 +58,10 @@ def register_compare(sub) -> None:
     p.add_argument("base", metavar="BASE.json", help="The reference run (RUN.json or RUN.ndjson).")
     p.add_argument("new", metavar="NEW.json", help="The run to judge against it.")
     p.add_argument("-a", "--alpha", type=float, default=0.05, metavar="P",
-                   help="Significance level of the Mann-Whitney U test. Default: 0.05.")
+                   help="One minus the confidence of the ratio's interval. Default: 0.05 (95%% intervals).")
     p.add_argument("--threshold", type=float, default=0.02, metavar="FRACTION",
-                   help="Smallest change of the median worth a verdict. Default: 0.02 (2%%).")
+                   help="Smallest change worth a verdict: the interval must lie beyond 1 +- it. "
+                        "Default: 0.02 (2%%).")
     p.add_argument("-f", "--format", choices=FORMATS, default="table", metavar="FORMAT",
                    help="Output format: table, json, csv or md. Default: table.")
     p.add_argument("-o", "--output", metavar="PATH", help="Write to PATH instead of stdout. Default: stdout.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import shlex
 import sys
 import time
@@ -13,6 +14,25 @@ from ..errors import UsageError
 from ..measure.buffers import CACHE_STATES
 from ..measure.plan import Sampling
 from .options import add_mpi_options
+
+
+# Launches per point: see docs/statistics.md ("Launch-to-launch variation")
+# for why three, and docs/usage.md for what the default suite trims to afford them.
+DEFAULT_LAUNCHES = 3
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise UsageError(f"expected an integer, not {text!r}") from None
+
+
+def _positive_int(text: str) -> int:
+    n = _int(text)
+    if n < 1:
+        raise UsageError(f"--launches must be at least 1, not {n}")
+    return n
 
 
 def register(sub) -> None:
@@ -48,6 +68,12 @@ def register(sub) -> None:
                         "and IMB); cold: ops rotate through buffers of more than twice the last-level cache. "
                         "Default: warm.")
     g = p.add_argument_group("sampling")
+    g.add_argument("-L", "--launches", type=_positive_int, default=DEFAULT_LAUNCHES, metavar="K",
+                   help="Measure every point in K independent launches (fresh processes each), in an order "
+                        "shuffled per launch; intervals and verdicts then cover launch-to-launch variation "
+                        f"(docs/statistics.md). Default: {DEFAULT_LAUNCHES}.")
+    g.add_argument("--seed", type=_int, default=None, metavar="INT",
+                   help="Seed of the per-launch shuffle, recorded in the result. Default: drawn at random.")
     g.add_argument("--warmup", type=int, default=d.warmup, metavar="N",
                    help=f"Warm-up operations per point, run and discarded. Default: {d.warmup}.")
     g.add_argument("--min-samples", type=int, default=d.min_samples, metavar="N",
@@ -91,9 +117,10 @@ def cmd_run(args) -> int:
     sampling = Sampling(args.warmup, args.min_samples, args.max_samples, args.target_ci,
                         args.point_time, args.sample_time)
     caches = sysinfo.cache_sizes()
+    seed = args.seed if args.seed is not None else random.randrange(1 << 31)
     plan = build_plan(args.bench, args.sizes, args.strides, args.param, sampling, args.validate, args.ranks,
                       conns=args.conns, active=args.active, cache=args.cache,
-                      llc_bytes=max(caches.values()) if caches else None)
+                      llc_bytes=max(caches.values()) if caches else None, launches=args.launches, seed=seed)
     for note in plan.notes:
         print(f"fabriclab: {note}", file=sys.stderr)
     m, spec = resolve_launch(args)
@@ -101,7 +128,7 @@ def cmd_run(args) -> int:
         raise UsageError("--timeout must be positive")
     if args.dry_run:
         core_path = args.core or build.planned(m).path
-        for job in plan.jobs:
+        for job in plan.order(0):
             argv, env = command(spec, protocol.job_argv(core_path, job, sampling, plan.validate))
             prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
             print((prefix + " " if prefix else "") + shlex.join(argv))

@@ -5,7 +5,8 @@ the header records it, so a run can be repeated exactly."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import random
+from dataclasses import asdict, dataclass, field, replace
 
 from ..errors import UsageError
 from ..units import parse_sizes, parse_strides
@@ -78,15 +79,38 @@ class Plan:
     cache: str = "warm"
     llc_bytes: int | None = None
     notes: tuple = ()              # what the default suite left out, and why
+    launches: int = 1              # independent launches per job (fresh processes each)
+    seed: int = 0                  # the shuffle of each launch's order
 
     @property
     def npoints(self) -> int:
-        return sum(j.npoints for j in self.jobs)
+        """Points measured, over all launches."""
+        return self.launches * sum(j.npoints for j in self.jobs)
+
+    def order(self, launch: int) -> list[Job]:
+        """The jobs of one launch, in the order they run. With several
+        launches the order of the jobs and of each job's sizes is shuffled per
+        launch (from seed and launch), so a slow drift of the machine is
+        spread over all sizes instead of masquerading as a size effect; a
+        single launch keeps the registry's order."""
+        if self.launches == 1:
+            return list(self.jobs)
+        rng = random.Random(f"fabriclab:{self.seed}:{launch}")
+        jobs = list(self.jobs)
+        rng.shuffle(jobs)
+        out = []
+        for j in jobs:
+            idx = list(range(len(j.sizes)))
+            rng.shuffle(idx)
+            out.append(replace(j, sizes=tuple(j.sizes[i] for i in idx),
+                               buffers=tuple(j.buffers[i] for i in idx) if j.buffers else ()))
+        return out
 
     def to_dict(self) -> dict:
         return {"jobs": [j.to_dict() for j in self.jobs], "sampling": asdict(self.sampling),
                 "validate": self.validate, "cache": {"state": self.cache, "llc_bytes": self.llc_bytes,
-                                                     "warm_region_bytes": buffers.WARM_REGION}}
+                                                     "warm_region_bytes": buffers.WARM_REGION},
+                "launches": self.launches, "seed": self.seed}
 
 
 def parse_params(items: list[str] | None) -> dict:
@@ -114,6 +138,7 @@ def variants(params: dict) -> list[dict]:
 MAX_CONNS = 1024       # file descriptors and MPI requests per rank
 MAX_SEGMENTS = 1024    # iovec entries (IOV_MAX) and datatype blocks
 MAX_SEGMENT_BYTES = 1 << 20
+MAX_LAUNCHES = 1000
 
 
 def _check_limits(b: Bench, params: dict, sizes, conns) -> None:
@@ -137,7 +162,8 @@ def _unit_steps(spec: str) -> str:
 
 def build(names: list[str] | None, sizes: str | None, strides: str | None, params: list[str] | None,
           sampling: Sampling, validate: bool, nranks: int = 2, conns: str | None = None,
-          active: str | None = None, cache: str = "warm", llc_bytes: int | None = None) -> Plan:
+          active: str | None = None, cache: str = "warm", llc_bytes: int | None = None,
+          launches: int = 1, seed: int = 0) -> Plan:
     """Default sweeps come from the registry; --sizes/--strides/--conns/--active override them.
 
     A parameter applies to every selected benchmark that accepts it; one that
@@ -184,4 +210,6 @@ def build(names: list[str] | None, sizes: str | None, strides: str | None, param
                 lays = tuple(patterns.layouts(b.pattern, nranks, acts, seed))
             jobs.append(Job(b, tuple(s), tuple(st), params, tuple(cn), lays,
                             tuple(buffers.plan(s, cache, llc_bytes))))
-    return Plan(tuple(jobs), sampling.check(), validate, cache, llc_bytes, tuple(notes))
+    if not 1 <= launches <= MAX_LAUNCHES:
+        raise UsageError(f"--launches must be 1..{MAX_LAUNCHES}, not {launches}")
+    return Plan(tuple(jobs), sampling.check(), validate, cache, llc_bytes, tuple(notes), launches, seed)

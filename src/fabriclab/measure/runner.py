@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from ..analysis import diagnostics, ranks, stats
 from ..schema import StreamWriter
-from . import protocol
+from . import protocol, sysinfo
 from .launch import LaunchSpec, command
 from .plan import Job, Plan
 
@@ -114,39 +114,60 @@ class Launch:
 
 def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, timeout: float,
         progress=None) -> Outcome:
-    """Run every job; stop at the first failure. Ctrl-C ends the run as 'interrupted'.
+    """Run every job in each of the plan's launches; stop at the first
+    failure. Ctrl-C ends the run as 'interrupted'.
 
     A launch may stay silent for `timeout` plus twice the point time cap: one
-    point prints nothing between its begin and point lines."""
+    point prints nothing between its begin and point lines. Around every
+    launch the machine's noise is read (load, steal time, frequencies) and
+    recorded with where each rank ended up (a `launch_end` record)."""
     diags: list = []
     status, error = "complete", None
     silence = timeout + 2 * plan.sampling.point_time
-    job = None
+    job, k = None, 0
     try:
-        for job in plan.jobs:
-            argv, env = command(spec, protocol.job_argv(core_path, job, plan.sampling, plan.validate))
-            launch = Launch(argv, env)
-            try:
-                error = _consume(job, plan, launch, writer, silence, progress, diags,
-                                 {"bench": job.bench.name, "variant": job.variant, "command": argv, "env": env,
-                                  "started": time.time()})
-                rc = launch.finish(grace=0 if error else 30)
-                if error is None and rc != 0:
-                    error = (f"{job.bench.name}: the MPI job exited with code {rc}; "
-                             f"stderr: {launch.stderr_tail() or '(empty)'}")
-            finally:
-                launch.close()
+        for k in range(plan.launches):
+            for job in plan.order(k):
+                error = _launch(job, k, plan, core_path, spec, writer, silence, progress, diags)
+                if error:
+                    break
             if error:
                 status = "failed"
                 break
     except KeyboardInterrupt:
-        status, error = "interrupted", f"interrupted during {job.bench.name if job else 'start-up'}"
+        where = f"{job.bench.name}, launch {k + 1} of {plan.launches}" if job else "start-up"
+        status, error = "interrupted", f"interrupted during {where}"
     done = sum(1 for r in writer.records if r["kind"] == "point")
     return Outcome(status, error, done, diags)
 
 
+def _launch(job: Job, k: int, plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter,
+            silence: float, progress, diags: list) -> str | None:
+    """One launch of the core for one job; an error line or None."""
+    argv, env = command(spec, protocol.job_argv(core_path, job, plan.sampling, plan.validate))
+    before = sysinfo.noise()
+    launch = Launch(argv, env)
+    end: dict = {}
+    try:
+        error = _consume(job, plan, launch, writer, silence, progress, diags,
+                         {"bench": job.bench.name, "variant": job.variant, "launch": k, "command": argv,
+                          "env": env, "started": time.time()}, k, end)
+        rc = launch.finish(grace=0 if error else 30)
+        if error is None and rc != 0:
+            error = (f"{job.bench.name}: the MPI job exited with code {rc}; "
+                     f"stderr: {launch.stderr_tail() or '(empty)'}")
+    finally:
+        launch.close()
+        noise = sysinfo.noise_between(before, sysinfo.noise())
+        writer.add("launch_end", {"bench": job.bench.name, "variant": job.variant, "launch": k,
+                                  "cpu_end": end.get("cpu_end"), "noise": noise, "ended": time.time()})
+    if noise["steal_fraction"]:
+        diags.append(replace(diagnostics.steal(noise["steal_fraction"]), bench=job.bench.name))
+    return error
+
+
 def _consume(job: Job, plan: Plan, launch: Launch, writer: StreamWriter, timeout: float,
-             progress, diags: list, launch_rec: dict) -> str | None:
+             progress, diags: list, launch_rec: dict, k: int, end: dict) -> str | None:
     """Read one launch's lines into records; returns an error line or None.
 
     The launch record is streamed once the core's hello is in it (or at the
@@ -159,12 +180,12 @@ def _consume(job: Job, plan: Plan, launch: Launch, writer: StreamWriter, timeout
             writer.add("launch", pending.pop())
 
     try:
-        return _read(job, plan, launch, writer, timeout, progress, diags, launch_rec, stream_launch)
+        return _read(job, plan, launch, writer, timeout, progress, diags, launch_rec, stream_launch, k, end)
     finally:
         stream_launch()
 
 
-def _read(job, plan, launch, writer, timeout, progress, diags, launch_rec, stream_launch) -> str | None:
+def _read(job, plan, launch, writer, timeout, progress, diags, launch_rec, stream_launch, k, end) -> str | None:
     phase, where, ended, timer, hosts = "starting the MPI job", "", False, {}, None
     for line in launch.lines(timeout):
         if line is None:
@@ -184,6 +205,7 @@ def _read(job, plan, launch, writer, timeout, progress, diags, launch_rec, strea
             rec["params"] = {**job.bench.defaults, **job.params}
             rec["cache"] = plan.cache
             rec["variant"] = job.variant
+            rec["launch"] = k
             try:
                 summ = derive(rec, hosts)
             except (ValueError, KeyError, TypeError) as e:  # no samples, negative ones, a torn record
@@ -199,13 +221,14 @@ def _read(job, plan, launch, writer, timeout, progress, diags, launch_rec, strea
             if progress:
                 progress.advance(job.bench.name, rec)
         elif isinstance(msg, protocol.Skip):
-            writer.add("skip", msg.data)
+            writer.add("skip", {**msg.data, "variant": job.variant, "launch": k})
             if progress:
                 progress.advance(job.bench.name, None)
         elif isinstance(msg, protocol.CoreError):
             return f"{job.bench.name}{where}: {msg.message}"
         elif isinstance(msg, protocol.End):
             ended = True
+            end.update(msg.data)
     if not ended:
         return (f"{job.bench.name}: the MPI job ended early{where} (phase: {phase}); "
                 f"stderr: {launch.stderr_tail() or '(empty)'}")

@@ -13,6 +13,7 @@ import io
 import json
 
 from ..analysis import fit, ranks
+from ..analysis.merge import merged
 from . import FORMATS
 from ..measure.benchmarks import REGISTRY
 from ..schema import points
@@ -22,7 +23,8 @@ ROW_FIELDS = ("bench", "variant", "size", "stride", "conns", "active", "n", "med
               "ci_rel", "p5_s", "p25_s", "p75_s", "p95_s", "p99_s", "min_s", "max_s", "mean_s", "stdev_s",
               "latency_s", "bandwidth_Bps", "bytes_per_op", "legs_per_op", "concurrent",
               "aggregate_bandwidth_Bps", "rank_bandwidth_min_Bps", "rank_bandwidth_max_Bps", "fairness_jain",
-              "fairness_min_max", "message_rate_per_s", "vs_best_copy", "cache", "buffers", "batch", "stop",
+              "fairness_min_max", "message_rate_per_s", "vs_best_copy", "launches", "within_launch_rel",
+              "between_launch_rel", "cache", "buffers", "batch", "stop",
               "validation_errors", "warnings")
 
 
@@ -38,10 +40,10 @@ CONTIGUOUS_COPIES = ("memory.memcpy", "memory.copy")
 STRIDED_COPIES = ("memory.strided_store", "memory.strided_load")
 
 
-def _best_copies(doc: dict) -> dict:
+def _best_copies(pts: list[dict]) -> dict:
     """(size, cache) -> the best contiguous copy bandwidth measured in the run."""
     best: dict = {}
-    for r in points(doc):
+    for r in pts:
         if r["bench"] in CONTIGUOUS_COPIES and r.get("bandwidth_Bps"):
             key = (r["size"], r.get("cache"))
             best[key] = max(best.get(key, 0.0), r["bandwidth_Bps"])
@@ -49,9 +51,11 @@ def _best_copies(doc: dict) -> dict:
 
 
 def rows(doc: dict) -> list[dict]:
+    """One row per point, its launches merged (analysis/merge.py)."""
     out = []
-    best = _best_copies(doc)
-    for r in points(doc):
+    pts = merged(doc)
+    best = _best_copies(pts)
+    for r in pts:
         s = r["summary"]
         val = r.get("validation")
         fair = r.get("fairness") or {}
@@ -71,6 +75,8 @@ def rows(doc: dict) -> list[dict]:
             "vs_best_copy": (r["bandwidth_Bps"] / best[(r["size"], r.get("cache"))]
                              if r["bench"] in STRIDED_COPIES and r["bandwidth_Bps"]
                              and best.get((r["size"], r.get("cache"))) else None),
+            "launches": len(r["launches"]), "within_launch_rel": r["spread"]["within_rel"],
+            "between_launch_rel": r["spread"]["between_rel"] if len(r["launches"]) > 1 else None,
             "cache": r.get("cache"),
             "buffers": r.get("buffers"), "batch": r.get("batch"), "stop": r.get("stop"),
             "validation_errors": None if val is None else val.get("errors"),
@@ -145,10 +151,12 @@ def _table_blocks(doc: dict):
         conns = any(r["conns"] != 1 for r in rs)
         pattern = any(r["active"] is not None for r in rs)
         ect = any(r["vs_best_copy"] is not None for r in rs)
+        multi = any(r["launches"] > 1 for r in rs)
         head = (["size"] + (["stride"] if strided else []) + (["conns"] if conns else [])
                 + (["active"] if pattern else []) + ["median", "95% CI", "p5", "p99", "min", "max", "n", "MB/s"]
                 + (["rank MB/s min..max", "Jain", "Mmsg/s"] if pattern else [])
-                + (["vs best copy"] if ect else []) + ["stop", "warnings"])
+                + (["vs best copy"] if ect else []) + (["launches", "between"] if multi else [])
+                + ["stop", "warnings"])
         body = []
         for r in rs:
             per = 1 if concurrent else legs
@@ -165,6 +173,9 @@ def _table_blocks(doc: dict):
                         f"{r['message_rate_per_s'] / 1e6:.3g}" if r["message_rate_per_s"] else "-"]
             if ect:
                 row.append(f"{r['vs_best_copy']:.3f}" if r["vs_best_copy"] is not None else "-")
+            if multi:
+                row += [str(r["launches"]), f"+-{r['between_launch_rel'] * 100:.1f}%"
+                        if r["between_launch_rel"] is not None else "-"]
             body.append(row + [r["stop"] or "", r["warnings"] or ""])
         if concurrent:
             note = "time per op, all transfers at once; MB/s = all ranks' payload"
@@ -205,10 +216,12 @@ def warning_lines(diags: list) -> list[str]:
     for code, ds in groups.items():
         where: dict[str, list[str]] = {}
         for d in ds:
-            if d.bench:
+            if d.bench and d.size is not None:
                 label = fmt_bytes(d.size) + (f"/s{d.stride}" if d.stride and d.stride > 1 else "")
                 where.setdefault(d.bench, []).append(label)
-        places = "; ".join(f"{b} {', '.join(v[:6])}" + (f" (+{len(v) - 6} more)" if len(v) > 6 else "")
+            elif d.bench:
+                where.setdefault(d.bench, [])
+        places = "; ".join((f"{b} {', '.join(v[:6])}" if v else b) + (f" (+{len(v) - 6} more)" if len(v) > 6 else "")
                            for b, v in where.items())
         lines.append(f"warning: {code} ({len(ds)}x){': ' + places if places else ''}")
         lines.append(f"  e.g. {ds[0].message}. {ds[0].advice}")
@@ -239,7 +252,7 @@ def header_lines(doc: dict) -> list[str]:
 
 def _json(doc: dict) -> str:
     per_rank = [{"bench": p["bench"], "variant": p.get("variant", ""), "size": p["size"], "active": p.get("active"),
-                 "ranks": p["ranks"]} for p in points(doc) if "ranks" in p]
+                 "ranks": p["ranks"]} for p in merged(doc) if "ranks" in p]
     return json.dumps({"header": doc["header"], "footer": doc["footer"], "rows": rows(doc),
                        "derived": derived(doc), "ranks": per_rank}, indent=1) + "\n"
 
