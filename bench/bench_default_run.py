@@ -71,9 +71,11 @@ def body() -> None:
         for i, rec in enumerate(launches):
             dt = starts[i + 1] - starts[i]
             variant = rec.get("variant", "")
-            pts = [p for p in c.points(doc, rec["bench"]) if p.get("variant", "") == variant]
+            pts = [p for p in c.points(doc, rec["bench"]) if p.get("variant", "") == variant
+                   and p.get("launch", 0) == rec.get("launch", 0)]
             capped = sum(p.get("stop") == "time_cap" for p in pts)
-            per_bench.append((rec["bench"] + (f" [{variant}]" if variant else ""), dt, len(pts), capped))
+            label = rec["bench"] + (f" [{variant}]" if variant else "") + f" #{rec.get('launch', 0) + 1}"
+            per_bench.append((label, dt, len(pts), capped))
             level = rec["bench"].split(".", 1)[0]
             t, n = per_level.get(level, (0.0, 0))
             per_level[level] = (t + dt, n + len(pts))
