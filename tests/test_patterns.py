@@ -239,7 +239,7 @@ def test_hotspot_run_records_ranks(fake_core, tmp_path, capsys):
     assert main(["run", "message.hotspot", "-n", "4", "-s", "8,1K", "--mpiexec", fake_core["mpiexec"],
                  "--core", fake_core["core"], "-q", "-o", str(out), "-L", "1"]) == 0
     doc = schema.load(out)
-    assert doc["schema_version"] == schema.SCHEMA_VERSION == 2
+    assert doc["schema_version"] == schema.SCHEMA_VERSION == 3
     pts = schema.points(doc)
     assert [(p["active"], p["size"]) for p in pts] == [(1, 8), (1, 1024), (2, 8), (2, 1024), (3, 8), (3, 1024)]
     for p in pts:
@@ -295,3 +295,21 @@ def test_strided_copies_are_read_against_the_best_contiguous_copy(fake_core, tmp
     strided = [r for r in got if r["bench"] == "memory.strided_store"]
     assert len(strided) == 4 and all(float(r["vs_best_copy"]) == pytest.approx(1.0) for r in strided)
     assert all(r["vs_best_copy"] == "" for r in got if r["bench"] == "memory.memcpy")
+
+
+def test_stored_merged_points_match_a_fresh_merge(fake_core, tmp_path):
+    from fabriclab.analysis.merge import merged
+    from fabriclab.report.tables import rows
+    out = tmp_path / "k.json"
+    assert main(["run", "message.pingpong", "message.hotspot", "-n", "4", "-s", "8,1K", "-L", "3",
+                 "--seed", "7", "--mpiexec", fake_core["mpiexec"], "--core", fake_core["core"], "-q",
+                 "-o", str(out)]) == 0
+    doc = schema.load(out)
+    assert doc["header"]["plan"]["seed"] == 7 and doc["header"]["plan"]["launches"] == 3
+    fresh = {k: v for k, v in doc.items() if k != "merged"}
+    assert rows(doc) == rows(fresh)
+    m = merged(fresh)
+    assert all(len(p["launches"]) == 3 for p in m) and len(m) == 2 + 3 * 2
+    assert "samples" not in doc["merged"][0] and "samples" in m[0]
+    again = schema.load(out.with_suffix(".ndjson"))  # a stream has no stored merge: merged when read
+    assert rows(again) == rows(doc)

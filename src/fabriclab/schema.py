@@ -15,7 +15,12 @@ History of SCHEMA_VERSION:
     derived ranks, aggregate_bandwidth_Bps, fairness and message_rate_per_s;
     the header records the placement of ranks on hosts and the cache state.
     Version 1 documents still load (their points read as conns 1, no
-    variant)."""
+    variant).
+  3 (fabriclab 0.2.0): several launches per point: points carry `launch`,
+    `launch_end` records hold where the ranks ended and the machine's noise
+    around each launch, the hello holds every rank's affinity and CPU, the
+    plan its launches and shuffle seed, the launcher its binding. Older
+    documents load as one launch."""
 
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ from pathlib import Path
 from .errors import UsageError
 
 SCHEMA = "fabriclab.run"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 RECORD_KINDS = ("launch", "point", "skip", "diagnostic", "launch_end")
 SUMMARY_KEYS = ("n", "median", "ci_low", "ci_high", "ci_rel", "p5", "p25", "p75", "p95", "p99",
                 "min", "max", "mean", "stdev")
@@ -59,8 +64,11 @@ class StreamWriter:
         self.records.append(rec)
         self._write(rec)
 
-    def close(self, footer: dict) -> dict:
-        """Write the footer line, then the whole document next to the stream."""
+    def close(self, footer: dict, derive=None) -> dict:
+        """Write the footer line, then the whole document next to the stream.
+
+        derive(doc) may return fields to store with the document beside the
+        records (the merged points, a cache of what readers would compute)."""
         if footer.get("status") not in STATUSES:
             raise ValueError(f"bad status {footer.get('status')}")
         foot = {"kind": "footer", **footer}
@@ -68,6 +76,8 @@ class StreamWriter:
         os.fsync(self._f.fileno())
         self._f.close()
         doc = document(self.header, self.records, foot)
+        if derive:
+            doc.update(derive(doc))
         write_document(doc, self.path.with_suffix(".json"))
         return doc
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import List, Mapping, Optional
+from typing import TYPE_CHECKING, List, Mapping, Optional
 
-from .stats import Summary
+if TYPE_CHECKING:  # a type only: reading results must not load numpy
+    from .stats import Summary
 
 UNSTABLE_POINT = "unstable-point"
 TOO_FEW_SAMPLES = "too-few-samples"
@@ -67,7 +68,7 @@ def _si_time(x: float) -> str:
     return f"{x / 1e-9:.3g} ns"
 
 
-def check_point(record: Mapping, summary: Summary, target_ci: float) -> List[Diagnostic]:
+def check_point(record: Mapping, summary: "Summary", target_ci: float) -> List[Diagnostic]:
     """Warnings for one `point` record (docs/core-protocol.md) and its Summary.
 
     target_ci is the relative CI half-width the run asked for (--target-ci)."""

@@ -12,7 +12,7 @@ one-entry `launches` block."""
 from __future__ import annotations
 
 from ..schema import point_key, points
-from . import diagnostics, launches, ranks, stats
+from . import diagnostics, ranks
 
 # Fields that differ from launch to launch; the merged record recomputes them.
 PER_LAUNCH = ("samples", "summary", "rank_samples", "launch", "elapsed_s", "stop", "warmup", "batch",
@@ -56,6 +56,7 @@ def _rank_samples(ps: list[dict]) -> list:
 
 def merge(ps: list[dict], hosts: list | None = None) -> dict:
     """The merged record of one point's launches (ps: its per-launch records)."""
+    from . import launches, stats  # numpy: only when a merge is computed, not read back
     m = {k: v for k, v in ps[0].items() if k not in PER_LAUNCH}
     sets = [p["samples"] for p in ps]
     pooled = [x for s in sets for x in s]
@@ -87,6 +88,21 @@ def merge(ps: list[dict], hosts: list | None = None) -> dict:
 
 
 def merged(doc: dict) -> list[dict]:
-    """Every point of a run, its launches merged, in the order first measured."""
+    """Every point of a run, its launches merged, in the order first measured.
+
+    A finished run stores them in its document (`merged`, see stored()), so
+    reading it costs nothing; a stream is merged when read."""
+    if isinstance(doc.get("merged"), list):
+        return doc["merged"]
     hosts = doc.get("header", {}).get("hosts")
     return [merge(ps, hosts) for ps in groups(doc).values()]
+
+
+# Bulky fields the stored merged points leave out: the records keep them.
+NOT_STORED = ("samples", "rank_samples")
+
+
+def stored(doc: dict) -> dict:
+    """What a run stores beside its records: its merged points, without the
+    pooled samples (StreamWriter.close's derive)."""
+    return {"merged": [{k: v for k, v in m.items() if k not in NOT_STORED} for m in merged(doc)]}

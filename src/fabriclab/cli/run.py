@@ -106,7 +106,7 @@ def _output_path(opt: str | None, started: datetime) -> Path:
 
 
 def cmd_run(args) -> int:
-    from ..analysis import diagnostics
+    from ..analysis import diagnostics, merge
     from ..measure import build, protocol, runner, sysinfo
     from ..measure.launch import binding, command
     from ..measure.plan import build as build_plan
@@ -159,10 +159,12 @@ def cmd_run(args) -> int:
     late = _enrich(writer, host_diags)
     doc = writer.close({"status": outcome.status, "error": outcome.error,
                         "end_time": datetime.now(timezone.utc).isoformat(),
-                        "duration_s": time.monotonic() - t0, "points": outcome.points})
+                        "duration_s": time.monotonic() - t0, "points": outcome.points}, derive=merge.stored)
     if not args.quiet:
         sys.stdout.write(report.format_doc(doc, "table"))
-    for line in report.warning_lines(host_diags + late + outcome.diagnostics):
+    across = [diagnostics.Diagnostic.from_dict(d) for m in doc.get("merged", []) for d in m["diagnostics"]
+              if d["code"] == diagnostics.UNSTABLE_ACROSS_LAUNCHES]
+    for line in report.warning_lines(host_diags + late + outcome.diagnostics + across):
         print(f"fabriclab: {line}", file=sys.stderr)
     print(f"fabriclab: {outcome.points} points in {time.monotonic() - t0:.1f} s -> {out} "
           f"(stream {out.with_suffix('.ndjson')})", file=sys.stderr)

@@ -206,8 +206,8 @@ def build(names: list[str] | None, sizes: str | None, strides: str | None, param
             lays = ()
             if b.pattern:
                 acts = active_list if active_list and "active" in b.axes else None
-                seed = int(params.get("seed", b.defaults.get("seed", 1)))
-                lays = tuple(patterns.layouts(b.pattern, nranks, acts, seed))
+                matching = int(params.get("seed", b.defaults.get("seed", 1)))  # bisection's pairs
+                lays = tuple(patterns.layouts(b.pattern, nranks, acts, matching))
             jobs.append(Job(b, tuple(s), tuple(st), params, tuple(cn), lays,
                             tuple(buffers.plan(s, cache, llc_bytes))))
     if not 1 <= launches <= MAX_LAUNCHES:

@@ -16,7 +16,6 @@ from ..analysis import fit, ranks
 from ..analysis.merge import merged
 from . import FORMATS
 from ..measure.benchmarks import REGISTRY
-from ..schema import points
 from ..units import fmt_bytes, fmt_time
 
 ROW_FIELDS = ("bench", "variant", "size", "stride", "conns", "active", "n", "median_s", "ci_low_s", "ci_high_s",
@@ -96,13 +95,13 @@ def _groups(rs: list[dict]) -> dict:
     return by
 
 
-def derived(doc: dict) -> dict:
+def derived(doc: dict, rs: list | None = None) -> dict:
     """Per benchmark variant: peak bandwidth, half-peak size and a Hockney fit
     over its size sweep (one stride, one connection count, all participants);
     for a saturation pattern, the plateau of aggregate bandwidth vs active
     pairs at each size."""
     out = {}
-    for name, rs in _groups(rows(doc)).items():
+    for name, rs in _groups(rs if rs is not None else rows(doc)).items():
         bench = REGISTRY.get(rs[0]["bench"])
         top = max((r["active"] for r in rs if r["active"] is not None), default=None)
         line = [r for r in rs if r["stride"] == 1 and r["conns"] == rs[0]["conns"] and r["active"] == top
@@ -142,9 +141,9 @@ def _fmt_mbps(x) -> str:
     return f"{x / 1e6:.1f}" if x else "-"
 
 
-def _table_blocks(doc: dict):
+def _table_blocks(all_rows: list):
     """(title, header, body rows) per benchmark variant, with scaled units."""
-    for name, rs in _groups(rows(doc)).items():
+    for name, rs in _groups(all_rows).items():
         legs = rs[0]["legs_per_op"] or 1
         concurrent = rs[0]["concurrent"]
         strided = any(r["stride"] != 1 for r in rs)
@@ -186,9 +185,9 @@ def _table_blocks(doc: dict):
         yield f"{name}  ({note}; MB/s = 10^6 payload bytes/s)", head, body
 
 
-def _derived_lines(doc: dict) -> list[str]:
+def _derived_lines(doc: dict, rs: list) -> list[str]:
     lines = []
-    for name, d in derived(doc).items():
+    for name, d in derived(doc, rs).items():
         if "peak_bandwidth_Bps" in d:
             hp = d["half_peak_size"]
             text = (f"{name}: peak {d['peak_bandwidth_Bps'] / 1e6:.1f} MB/s at {fmt_bytes(d['peak_at_size'])}, "
@@ -253,8 +252,9 @@ def header_lines(doc: dict) -> list[str]:
 def _json(doc: dict) -> str:
     per_rank = [{"bench": p["bench"], "variant": p.get("variant", ""), "size": p["size"], "active": p.get("active"),
                  "ranks": p["ranks"]} for p in merged(doc) if "ranks" in p]
-    return json.dumps({"header": doc["header"], "footer": doc["footer"], "rows": rows(doc),
-                       "derived": derived(doc), "ranks": per_rank}, indent=1) + "\n"
+    rs = rows(doc)
+    return json.dumps({"header": doc["header"], "footer": doc["footer"], "rows": rs,
+                       "derived": derived(doc, rs), "ranks": per_rank}, indent=1) + "\n"
 
 
 def _csv(doc: dict) -> str:
@@ -266,23 +266,25 @@ def _csv(doc: dict) -> str:
 
 
 def _md(doc: dict) -> str:
+    rs = rows(doc)
     out = ["# fabriclab run", ""] + [f"- {ln}" for ln in header_lines(doc)] + [""]
-    for title, head, body in _table_blocks(doc):
+    for title, head, body in _table_blocks(rs):
         out += [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         out += ["| " + " | ".join(row) + " |" for row in body] + [""]
-    out += ["## Derived", ""] + [f"- {ln}" for ln in _derived_lines(doc)]
+    out += ["## Derived", ""] + [f"- {ln}" for ln in _derived_lines(doc, rs)]
     return "\n".join(out) + "\n"
 
 
 def _table(doc: dict) -> str:
+    rs = rows(doc)
     out = header_lines(doc) + [""]
-    for title, head, body in _table_blocks(doc):
+    for title, head, body in _table_blocks(rs):
         widths = [max(len(head[i]), *(len(row[i]) for row in body)) for i in range(len(head))]
         out.append(title)
         out.append("  ".join(h.rjust(w) for h, w in zip(head, widths)))
         out += ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in body]
         out.append("")
-    out += _derived_lines(doc)
+    out += _derived_lines(doc, rs)
     return "\n".join(out) + "\n"
 
 
