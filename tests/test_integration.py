@@ -42,7 +42,7 @@ SMALL = {"memory": ["-s", "16K,64K", "--strides", "1,4"],
          "deposit": ["-s", "8,4K,64K", "--strides", "1,4"],
          "message": ["-s", "8,4K,64K", "--conns", "1,4"],
          "tcp": ["-s", "8,4K,64K", "--conns", "1,4"]}
-FAST = ["--point-time", "0.05", "--min-samples", "5", "--warmup", "2", "-t", "60"]
+FAST = ["--point-time", "0.05", "--min-samples", "5", "--warmup", "2", "-t", "60", "-L", "1"]
 
 
 def _run(home: str, out: Path, *argv: str) -> dict:
@@ -116,6 +116,29 @@ def test_patterns_at_four_ranks(flavour, tmp_path):
             assert p["bytes_per_op"] == 4 * 3 * p["size"]  # every rank sends SIZE to each of 3 others
 
 
+def test_three_launches_record_launches_and_placement(flavour, tmp_path):
+    _, home = flavour
+    out = tmp_path / "l3.json"
+    assert main(["run", "message.pingpong", "message.stream", "-s", "0,4K", "--mpi-home", home, "-q", "-o",
+                 str(out), "--point-time", "0.05", "--min-samples", "5", "-L", "3", "--seed", "11"]) == 0
+    doc = schema.load(out)
+    pts = schema.points(doc)
+    assert sorted(p["launch"] for p in pts) == [0] * 4 + [1] * 4 + [2] * 4
+    starts = [r for r in doc["records"] if r["kind"] == "launch"]
+    ends = [r for r in doc["records"] if r["kind"] == "launch_end"]
+    assert len(starts) == len(ends) == 6 and {r["launch"] for r in starts} == {0, 1, 2}
+    for r in starts:  # bound by default: each rank on a core of its own
+        hello = r["hello"]
+        assert len(hello["affinity"]) == len(hello["cpu_start"]) == 2
+        assert len(set(hello["affinity"])) == 2 and all("-" not in a and "," not in a for a in hello["affinity"])
+    assert all(len(r["cpu_end"]) == 2 and r["noise"]["loadavg_1min"][0] is not None for r in ends)
+    assert doc["header"]["launcher"]["binding"] == "core"
+    for m in doc["merged"]:
+        assert [x["launch"] for x in m["launches"]] == [0, 1, 2]
+        assert m["summary"]["ci_low"] <= m["summary"]["median"] <= m["summary"]["ci_high"]
+        assert m["spread"]["max_min_ratio"] >= 1
+
+
 def test_core_has_a_kernel_for_every_fact(flavour):
     _, home = flavour
     core = build.ensure_core(mpi.discover(home=home))
@@ -135,7 +158,7 @@ def test_interrupted_run_keeps_a_valid_document(tmp_path):
     home = _home("mpich")
     out = tmp_path / "int.json"
     cmd = [sys.executable, "-m", "fabriclab.cli", "run", "message.pingpong", "message.stream",
-           "-s", "0:4M:x2", "--point-time", "0.3", "--mpi-home", home, "-q", "-o", str(out)]
+           "-s", "0:4M:x2", "--point-time", "0.3", "--mpi-home", home, "-q", "-o", str(out), "-L", "1"]
     p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
     stream = out.with_suffix(".ndjson")
     deadline = time.monotonic() + 120
