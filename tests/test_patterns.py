@@ -313,3 +313,36 @@ def test_stored_merged_points_match_a_fresh_merge(fake_core, tmp_path):
     assert "samples" not in doc["merged"][0] and "samples" in m[0]
     again = schema.load(out.with_suffix(".ndjson"))  # a stream has no stored merge: merged when read
     assert rows(again) == rows(doc)
+
+
+def test_shuffle_is_deterministic_per_seed_and_launch():
+    plan = build(["message.pingpong", "message.stream", "tcp.rr_poll"], "0:1M:x4", None, None, Sampling(), False,
+                 2, launches=3, seed=5)
+    again = build(["message.pingpong", "message.stream", "tcp.rr_poll"], "0:1M:x4", None, None, Sampling(), False,
+                  2, launches=3, seed=5)
+    orders = [[(j.bench.name, j.sizes) for j in plan.order(k)] for k in range(3)]
+    assert orders == [[(j.bench.name, j.sizes) for j in again.order(k)] for k in range(3)]
+    assert len({tuple(o) for o in orders}) == 3  # each launch its own order
+    for o in orders:  # a permutation of the jobs and of each job's sizes, buffers moved with them
+        assert sorted(name for name, _ in o) == sorted(j.bench.name for j in plan.jobs)
+        assert all(sorted(sizes) == list(plan.jobs[0].sizes) for _, sizes in o)
+    for k in range(3):
+        for j in plan.order(k):
+            assert dict(zip(j.sizes, j.buffers)) == dict(zip(plan.jobs[0].sizes, plan.jobs[0].buffers))
+    other = build(["message.pingpong", "message.stream", "tcp.rr_poll"], "0:1M:x4", None, None, Sampling(), False,
+                  2, launches=3, seed=6)
+    assert [[(j.bench.name, j.sizes) for j in other.order(k)] for k in range(3)] != orders
+    one = build(["message.pingpong"], "0:1M:x4", None, None, Sampling(), False, 2, launches=1, seed=5)
+    assert one.order(0) == list(one.jobs)  # one launch keeps the registry's order
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["run", "-L", "0"], "--launches must be at least 1"),
+    (["run", "--launches", "x"], "expected an integer"),
+    (["run", "--bind", "sideways"], "invalid choice: 'sideways'"),
+    (["run", "--seed", "1.5"], "expected an integer"),
+])
+def test_bad_launch_input(argv, msg, capsys, fake_core):
+    assert main([*argv, "--mpiexec", fake_core["mpiexec"], "--core", fake_core["core"]]) == 2
+    err = capsys.readouterr().err
+    assert msg in err and err.count("\n") == 1
