@@ -19,7 +19,7 @@ def test_run_writes_valid_document(fake_core, tmp_path, capsys):
     assert doc["footer"]["status"] == "complete"
     pts = schema.points(doc)
     k = doc["header"]["plan"]["launches"]
-    assert k == 3  # the default
+    assert k == 5  # the default
     for launch in range(k):  # every launch measures every point, in its own shuffled order
         mine = [p for p in pts if p["launch"] == launch]
         assert sorted((p["bench"], p["size"]) for p in mine) == sorted(

@@ -93,7 +93,7 @@ def format_changes(changes: list[Change], fmt: str, base_name: str, new_name: st
                f"beyond 1 +- the threshold)")
     if any(c.base_launches == 1 or c.new_launches == 1 for c in changes if c.ratio == c.ratio):
         summary += ("\nnote: a run measured in one launch: its intervals ignore launch-to-launch variation, "
-                    "so verdicts may call noise a change; measure with --launches 3 or more")
+                    "so verdicts may call noise a change; measure with --launches 5 or more")
     if fmt == "md":
         lines = [f"# {summary}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in body]) + "\n"

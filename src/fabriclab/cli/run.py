@@ -16,9 +16,9 @@ from ..measure.plan import Sampling
 from .options import add_mpi_options
 
 
-# Launches per point: see docs/statistics.md ("Launch-to-launch variation")
-# for why three, and docs/usage.md for what the default suite trims to afford them.
-DEFAULT_LAUNCHES = 3
+# Launches per point: see docs/statistics.md ("How many launches") for why
+# five, and what the default suite trims to afford them.
+DEFAULT_LAUNCHES = 5
 
 
 def _int(text: str) -> int:

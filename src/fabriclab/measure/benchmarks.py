@@ -57,9 +57,9 @@ AXES = ("size", "stride", "active", "conns")
 # sweeps, each with both ways of finding completions; polling, blocking and
 # epoll request/response at the same sizes.
 RR_SUITE = {"sizes": "0:4M:x4"}
-# With three launches per point (cli/run.py) the suite trims its slowest
+# With five launches per point (cli/run.py) the suite trims its slowest
 # sweeps to stay within 3 minutes: the strided copies keep strides 1, 4, 16,
-# 64 and the TCP stream every fourth size.
+# 64 and the TCP stream every fourth size from 64 bytes.
 ECT_SUITE = {"strides": "1:64:x4"}
 CONNS_SUITE = {"sizes": "64K", "conns": "1,8,64"}
 # Rank layouts of the traffic patterns (patterns.py assigns the roles).
@@ -207,7 +207,7 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("tcp.rr_epoll", "TCP request/response, receive after blocking in epoll_wait", "latency", legs=2,
        params=SOCKET, suite=RR_SUITE),
     _b("tcp.stream", "TCP streaming, SIZE bytes per send", "bandwidth", sizes="1:4M:x2",
-       params={**SOCKET, "burst": "32M"}, suite={"sizes": "1:4M:x4"}),
+       params={**SOCKET, "burst": "32M"}, suite={"sizes": "64:4M:x4"}),
     _b("tcp.conns", "TCP stream round-robin over CONNS connections; completion by epoll or a scan",
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS,
        params={**SOCKET, "check": "epoll|scan"}, suite={**CONNS_SUITE, "params": {"check": "epoll,scan"}}),

@@ -21,7 +21,7 @@ class Sampling:
     min_samples: int = 10
     max_samples: int = 2000
     target_ci: float = 0.025     # stop when the 95% CI of the median is within +-2.5%
-    point_time: float = 1.0      # per-point time cap, seconds
+    point_time: float = 0.5      # per-point time cap of one launch, seconds (five launches: 2.5 s a point)
     sample_time: float = 2e-5    # batch ops so one sample lasts at least this long
 
     def check(self) -> "Sampling":
