@@ -12,6 +12,7 @@ import argparse
 import datetime
 import os
 import shlex
+import statistics
 import tempfile
 from pathlib import Path
 
@@ -86,6 +87,11 @@ def body() -> None:
         print(f"\n{'benchmark':<40} {'time (s)':>9} {'points':>7} {'at time cap':>12}")
         for bench, dt, n, capped in per_bench:
             print(f"{bench:<40} {dt:9.1f} {n:7d} {capped:12d}")
+        spreads = c.launch_spreads(doc)
+        if spreads:
+            print(f"\nbetween-launch spread (max/min of a point's launch medians, default binding "
+                  f"{doc['header']['launcher'].get('binding', '?')}): median {statistics.median(spreads):.3f}, "
+                  f"90th percentile {sorted(spreads)[int(0.9 * len(spreads))]:.3f}, over {len(spreads)} points")
         print()
         ok = run.status == "complete" and run.wall_s <= TARGET_S
         measured = f"{run.wall_s:.1f} s wall clock, {npoints} points"

@@ -99,3 +99,12 @@ def test_diagnostic_round_trip_and_frozen():
         d.code = "other"
     with pytest.raises(ValueError):
         Diagnostic.from_dict({"code": "time-cap", "message": "m"})
+
+
+def test_stacked_ranks_of_different_hosts():
+    from fabriclab.analysis.diagnostics import STACKED_RANKS, stacked_ranks
+    assert stacked_ranks(["a", "a"], ["0", "1"]) == []                  # one host, two cores
+    assert stacked_ranks(["a", "b"], ["0-1", "0-1"]) == []              # not bound
+    assert stacked_ranks(["a", "a"], ["0", "0"]) == []                  # one host: oversubscription, not this
+    found = stacked_ranks(["h0", "h1", "h2"], ["0", "0", "1"])
+    assert len(found) == 1 and found[0].code == STACKED_RANKS and "h0, h1" in found[0].message

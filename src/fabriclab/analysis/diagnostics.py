@@ -26,6 +26,7 @@ TIMER_RESOLUTION = "timer-resolution"
 TIMER_OVERHEAD = "timer-overhead"
 STEAL_TIME = "steal-time"
 UNSTABLE_ACROSS_LAUNCHES = "unstable-across-launches"
+STACKED_RANKS = "stacked-ranks"
 
 MIN_SAMPLES = 10  # below this the median CI spans most of the samples (n <= 5: min..max)
 OUTLIER_FRACTION = 0.10  # more than this is a disturbed machine, not an odd sample
@@ -202,3 +203,22 @@ def unstable_across_launches(spread: Mapping, nlaunches: int) -> Diagnostic:
         "Something changes from one launch to the next: where the ranks run (keep --bind core, check "
         "each launch's placement), the CPU frequency, noisy neighbours on the host, or steal time on a "
         "virtual machine. The point's interval covers it; more launches (--launches) narrow it.")
+
+
+def stacked_ranks(hosts: list, affinity: list) -> List[Diagnostic]:
+    """Ranks of different hosts bound to the same single CPU: hosts that are
+    containers or network namespaces of one machine, each binding its first
+    rank to CPU 0, stack their ranks on one core."""
+    seen: dict = {}
+    for host, mask in zip(hosts, affinity):
+        if mask and mask.isdigit():  # bound to exactly one CPU
+            seen.setdefault(mask, set()).add(host)
+    shared = {cpu: hs for cpu, hs in seen.items() if len(hs) > 1}
+    if not shared:
+        return []
+    cpu, hs = next(iter(shared.items()))
+    return [Diagnostic(
+        STACKED_RANKS,
+        f"ranks of {len(hs)} hosts ({', '.join(sorted(hs)[:4])}) are all bound to CPU {cpu}",
+        "These hosts share one machine (containers or network namespaces), and binding put their ranks "
+        "on the same core, where they wait for each other. Run with --bind none.")]

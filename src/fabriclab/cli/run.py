@@ -196,12 +196,15 @@ def _enrich(writer, early: list) -> list:
         p = placement.setdefault(host, {"ranks": 0, "cpus": cpus})
         p["ranks"] += 1
     over = {k: v for k, v in placement.items() if v["ranks"] > v["cpus"]}
-    writer.header["placement"] = {"hosts": placement, "oversubscribed": bool(over)}
+    stacked = diagnostics.stacked_ranks(h.get("hosts") or [], h.get("affinity") or [])
+    writer.header["placement"] = {"hosts": placement, "oversubscribed": bool(over), "stacked": bool(stacked)}
+    for d in stacked:
+        writer.add("diagnostic", d.to_dict())
     if not over or any(d.code == diagnostics.OVERSUBSCRIBED for d in early):
-        return []
+        return stacked
     host, p = next(iter(over.items()))
     found = diagnostics.check_host(0.0, p["cpus"], p["ranks"])[:1]
     found = [d.__class__(d.code, f"{d.message} on host {host}", d.advice) for d in found]
     for d in found:
         writer.add("diagnostic", d.to_dict())
-    return found
+    return stacked + found
