@@ -132,3 +132,20 @@ def test_list_names_every_benchmark(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in REGISTRY)
+
+
+def test_run_ends_with_a_one_screen_summary(fake_core, tmp_path, capsys):
+    from fabriclab.measure.benchmarks import suite
+    from fabriclab.measure.plan import Sampling, build
+    assert main(["run", "--core", fake_core["core"], "--mpiexec", fake_core["mpiexec"], "-o",
+                 str(tmp_path / "r.json"), "-L", "1"]) == 0
+    out = capsys.readouterr().out
+    lines = out.strip().splitlines()
+    variants = build(None, None, None, None, Sampling(), False).jobs
+    assert len(lines) <= len(variants) + 15  # a row per benchmark variant, a few lines more
+    assert "latency (smallest)" in out and all(b.name in out for b in suite())
+    assert f"fabriclab show {tmp_path / 'r.json'}" in out
+    assert main(["run", "message.pingpong", "-s", "8,64", "--core", fake_core["core"], "--mpiexec",
+                 fake_core["mpiexec"], "-o", str(tmp_path / "t.json"), "--tables", "-L", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "95% CI" in out and "latency (smallest)" in out

@@ -94,7 +94,10 @@ def register(sub) -> None:
                         "(a hung or dead rank). Default: 60.")
     p.add_argument("--dry-run", action="store_true",
                    help="Print the exact launch commands and exit without running. Default: off.")
-    p.add_argument("-q", "--quiet", action="store_true", help="No progress bar and no summary tables. Default: off.")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="No progress bar and no summary; warnings go to stderr. Default: off.")
+    p.add_argument("--tables", action="store_true",
+                   help="Also print every point's table at the end, as `fabriclab show` does. Default: off.")
     p.set_defaults(func=cmd_run)
 
 
@@ -110,7 +113,7 @@ def cmd_run(args) -> int:
     from ..measure import build, protocol, runner, sysinfo
     from ..measure.launch import binding, command
     from ..measure.plan import build as build_plan
-    from ..report import tables as report
+    from ..report import summary, tables as report
     from ..schema import StreamWriter
     from .options import core_for, resolve_launch
     from .progress import Progress
@@ -160,12 +163,16 @@ def cmd_run(args) -> int:
     doc = writer.close({"status": outcome.status, "error": outcome.error,
                         "end_time": datetime.now(timezone.utc).isoformat(),
                         "duration_s": time.monotonic() - t0, "points": outcome.points}, derive=merge.stored)
-    if not args.quiet:
-        sys.stdout.write(report.format_doc(doc, "table"))
     across = [diagnostics.Diagnostic.from_dict(d) for m in doc.get("merged", []) for d in m["diagnostics"]
               if d["code"] == diagnostics.UNSTABLE_ACROSS_LAUNCHES]
-    for line in report.warning_lines(host_diags + late + outcome.diagnostics + across):
-        print(f"fabriclab: {line}", file=sys.stderr)
+    diags = host_diags + late + outcome.diagnostics + across
+    if args.tables and not args.quiet:
+        sys.stdout.write(report.format_doc(doc, "table") + "\n")
+    if not args.quiet:
+        sys.stdout.write(summary.summary(doc, diags, {"result": str(out), "stream": str(out.with_suffix(".ndjson"))}))
+    else:
+        for line in summary.warning_lines(diags):
+            print(f"fabriclab: {line}", file=sys.stderr)
     print(f"fabriclab: {outcome.points} points in {time.monotonic() - t0:.1f} s -> {out} "
           f"(stream {out.with_suffix('.ndjson')})", file=sys.stderr)
     if outcome.status == "failed":

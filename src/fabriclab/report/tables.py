@@ -206,27 +206,6 @@ def _derived_lines(doc: dict, rs: list) -> list[str]:
     return lines
 
 
-def warning_lines(diags: list) -> list[str]:
-    """Diagnostics grouped by code: where each occurred, then its advice once."""
-    groups: dict[str, list] = {}
-    for d in diags:
-        groups.setdefault(d.code, []).append(d)
-    lines = []
-    for code, ds in groups.items():
-        where: dict[str, list[str]] = {}
-        for d in ds:
-            if d.bench and d.size is not None:
-                label = fmt_bytes(d.size) + (f"/s{d.stride}" if d.stride and d.stride > 1 else "")
-                where.setdefault(d.bench, []).append(label)
-            elif d.bench:
-                where.setdefault(d.bench, [])
-        places = "; ".join((f"{b} {', '.join(v[:6])}" if v else b) + (f" (+{len(v) - 6} more)" if len(v) > 6 else "")
-                           for b, v in where.items())
-        lines.append(f"warning: {code} ({len(ds)}x){': ' + places if places else ''}")
-        lines.append(f"  e.g. {ds[0].message}. {ds[0].advice}")
-    return lines
-
-
 def _first_line(text) -> str:
     return " ".join(str(text).splitlines()[0].split()) if text else ""
 
