@@ -77,7 +77,10 @@ class StreamWriter:
         self._f.close()
         doc = document(self.header, self.records, foot)
         if derive:
-            doc.update(derive(doc))
+            try:
+                doc.update(derive(doc))
+            except (ValueError, KeyError, TypeError):
+                pass  # the records are what counts: readers derive again, and say what is wrong
         write_document(doc, self.path.with_suffix(".json"))
         return doc
 

@@ -163,7 +163,7 @@ def cmd_run(args) -> int:
     doc = writer.close({"status": outcome.status, "error": outcome.error,
                         "end_time": datetime.now(timezone.utc).isoformat(),
                         "duration_s": time.monotonic() - t0, "points": outcome.points}, derive=merge.stored)
-    across = [diagnostics.Diagnostic.from_dict(d) for m in doc.get("merged", []) for d in m["diagnostics"]
+    across = [diagnostics.Diagnostic.from_dict(d) for pt in doc.get("merged", []) for d in pt["diagnostics"]
               if d["code"] == diagnostics.UNSTABLE_ACROSS_LAUNCHES]
     diags = host_diags + late + outcome.diagnostics + across
     if args.tables and not args.quiet:
