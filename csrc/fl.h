@@ -167,7 +167,8 @@ extern const fl_kernel fl_deposit_pattern_kernels[];
 extern const fl_kernel fl_message_kernels[];
 extern const fl_kernel fl_message_pattern_kernels[];
 extern const fl_kernel fl_tcp_kernels[];
-extern const fl_kernel fl_via_kernels[];
+extern const fl_kernel fl_via_tcp_kernels[];
+extern const fl_kernel fl_via_message_kernels[];
 
 /* util.c */
 double fl_now(void);                           /* monotonic seconds */

@@ -15,7 +15,8 @@ static const fl_kernel *const families[] = {
     fl_message_kernels,
     fl_message_pattern_kernels,
     fl_tcp_kernels,
-    fl_via_kernels,
+    fl_via_tcp_kernels,
+    fl_via_message_kernels,
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 

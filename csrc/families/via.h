@@ -1,0 +1,25 @@
+/* via: what the VI Architecture experiments of seed 002 share between their
+ * TCP (via_tcp.c) and MPI (via_message.c) forms: roles, the ack rule and the
+ * scatter layout (segment j of a block at j * 2B, gaps of B). */
+#ifndef FL_VIA_H
+#define FL_VIA_H
+
+#include "sock.h"
+
+enum { SENDER = 0, RECEIVER = 1, IDLE = -1 };
+enum { TAG_SCATTER = 1, TAG_SCATTER_ACK = 2 };
+
+/* Ops per ack at least: a sample of tiny messages (sample_time is 20 us by
+ * default) would otherwise time one or two ops and the ack's round trip,
+ * and that share would shrink as C grows, faking a gain from connections.
+ * 128 ops make the ack a few percent of a sample at any C up to 128. */
+#define MIN_OPS_PER_ACK 128
+
+int64_t rounds_multiple(int64_t conns);  /* whole rounds over C, MIN_OPS_PER_ACK ops at least */
+int64_t message_slots(int64_t buffers, int64_t segments);
+void fill_segments(char *msg, int64_t segments, int64_t b, uint64_t seed);
+int64_t check_scattered(const char *region, int64_t segments, int64_t b, uint64_t seed);
+void unpack(char *region, const char *stage, int64_t segments, int64_t b);
+int scatter_segments(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape, int64_t *segments);
+
+#endif
