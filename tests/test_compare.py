@@ -4,7 +4,6 @@ import math
 import numpy as np
 import pytest
 
-from fabriclab.analysis import stats
 from fabriclab.cli import main
 from fabriclab.analysis.compare import compare
 from fabriclab.errors import UsageError

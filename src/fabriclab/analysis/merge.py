@@ -17,7 +17,7 @@ from . import diagnostics, ranks
 # Fields that differ from launch to launch; the merged record recomputes them.
 PER_LAUNCH = ("samples", "summary", "rank_samples", "launch", "elapsed_s", "stop", "warmup", "batch",
               "validation", "diagnostics", "ranks", "fairness", "aggregate_bandwidth_Bps", "message_rate_per_s",
-              "latency_s", "bandwidth_Bps", "info")
+              "latency_s", "bandwidth_Bps")
 
 
 def groups(doc: dict) -> dict:
@@ -65,7 +65,6 @@ def merge(ps: list[dict], hosts: list | None = None) -> dict:
     summ.update(median=med, ci_low=lo, ci_high=hi, ci_rel=(hi - lo) / 2 / med if med > 0 else None)
     m["samples"] = pooled
     m["summary"] = summ
-    m["info"] = ps[0].get("info", {})
     m["launches"] = [{"launch": p.get("launch", 0), "median": p["summary"]["median"], "n": p["summary"]["n"],
                       "stop": p.get("stop")} for p in ps]
     m["spread"] = launches.spread(sets)

@@ -20,7 +20,7 @@ from ..model.evaluate import Curve, Point, cheapest, curve, maxmin_rates
 from ..model.loads import METHODS, solve
 from ..model.plot import Series, figure
 from ..model.resources import MB
-from ..model.traffic import PATTERNS, Traffic
+from ..model.traffic import Traffic
 
 from ..model.choices import DEFAULT_OUT, DEFAULT_SYSTEMS
 SCHEMA = "fabriclab.model/1"

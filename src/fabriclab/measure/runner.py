@@ -14,7 +14,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..analysis import diagnostics, ranks, stats
 from ..schema import StreamWriter
@@ -141,17 +141,45 @@ def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, time
     return Outcome(status, error, done, diags)
 
 
+@dataclass
+class _Reading:
+    """One launch of one job, as its lines are read: where records go and
+    what the core has said so far."""
+    job: Job
+    launch: int
+    plan: Plan
+    writer: StreamWriter
+    progress: object
+    diags: list
+    record: dict                 # the launch record, streamed once the hello is in it
+    streamed: bool = False
+    hosts: list | None = None
+    timer: dict = field(default_factory=dict)
+    end: dict = field(default_factory=dict)
+
+    def stream_launch(self) -> None:
+        """Stream the launch record (once): at the hello, or at the first sign of
+        trouble, so a killed run's stream still names the MPI library, the rank
+        hosts and the timer."""
+        if not self.streamed:
+            self.streamed = True
+            self.writer.add("launch", self.record)
+
+
 def _launch(job: Job, k: int, plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter,
             silence: float, progress, diags: list) -> str | None:
     """One launch of the core for one job; an error line or None."""
     argv, env = command(spec, protocol.job_argv(core_path, job, plan.sampling, plan.validate))
     before = sysinfo.noise()
     launch = Launch(argv, env)
-    end: dict = {}
+    r = _Reading(job, k, plan, writer, progress, diags,
+                 {"bench": job.bench.name, "variant": job.variant, "launch": k, "command": argv, "env": env,
+                  "started": time.time()})
     try:
-        error = _consume(job, plan, launch, writer, silence, progress, diags,
-                         {"bench": job.bench.name, "variant": job.variant, "launch": k, "command": argv,
-                          "env": env, "started": time.time()}, k, end)
+        try:
+            error = _read(r, launch, silence)
+        finally:
+            r.stream_launch()
         rc = launch.finish(grace=0 if error else 30)
         if error is None and rc != 0:
             error = (f"{job.bench.name}: the MPI job exited with code {rc}; "
@@ -160,76 +188,66 @@ def _launch(job: Job, k: int, plan: Plan, core_path: str, spec: LaunchSpec, writ
         launch.close()
         noise = sysinfo.noise_between(before, sysinfo.noise())
         writer.add("launch_end", {"bench": job.bench.name, "variant": job.variant, "launch": k,
-                                  "cpu_end": end.get("cpu_end"), "noise": noise, "ended": time.time()})
+                                  "cpu_end": r.end.get("cpu_end"), "noise": noise, "ended": time.time()})
     if noise["steal_fraction"]:
         diags.append(replace(diagnostics.steal(noise["steal_fraction"]), bench=job.bench.name))
     return error
 
 
-def _consume(job: Job, plan: Plan, launch: Launch, writer: StreamWriter, timeout: float,
-             progress, diags: list, launch_rec: dict, k: int, end: dict) -> str | None:
-    """Read one launch's lines into records; returns an error line or None.
-
-    The launch record is streamed once the core's hello is in it (or at the
-    first sign of trouble), so a killed run's stream still names the MPI
-    library, the rank hosts and the timer."""
-    pending = [launch_rec]
-
-    def stream_launch():
-        if pending:
-            writer.add("launch", pending.pop())
-
+def _point(r: _Reading, msg: protocol.Point, where: str) -> str | None:
+    """Summarise, check and stream one point; an error line for an unusable one."""
+    job = r.job
+    rec = dict(msg.data)
+    rec.update(params={**job.bench.defaults, **job.params}, cache=r.plan.cache, variant=job.variant,
+               launch=r.launch)
     try:
-        return _read(job, plan, launch, writer, timeout, progress, diags, launch_rec, stream_launch, k, end)
-    finally:
-        stream_launch()
+        summ = derive(rec, r.hosts)
+    except (ValueError, KeyError, TypeError) as e:  # no samples, negative ones, a torn record
+        return f"{job.bench.name}{where}: the core sent an unusable point ({e})"
+    found = diagnostics.check_point(rec, summ, r.plan.sampling.target_ci)
+    if r.timer:
+        found += [replace(d, bench=rec["bench"], size=rec["size"], stride=rec["stride"]) for d in
+                  diagnostics.check_timer(r.timer.get("overhead_s", 0.0), r.timer.get("resolution_s", 0.0),
+                                          summ.median * rec.get("batch", 1))]
+    rec["diagnostics"] = [d.to_dict() for d in found]
+    r.diags.extend(found)
+    r.writer.add("point", rec)
+    if r.progress:
+        r.progress.advance(job.bench.name, rec)
+    return None
 
 
-def _read(job, plan, launch, writer, timeout, progress, diags, launch_rec, stream_launch, k, end) -> str | None:
-    phase, where, ended, timer, hosts = "starting the MPI job", "", False, {}, None
+def _read(r: _Reading, launch: Launch, timeout: float) -> str | None:
+    """Read one launch's lines into records; returns an error line or None."""
+    name = r.job.bench.name
+    phase, where, ended = "starting the MPI job", "", False
     for line in launch.lines(timeout):
         if line is None:
             launch.stop()
-            return (f"{job.bench.name}: no output for {timeout:g} s{where} (phase: {phase}); "
+            return (f"{name}: no output for {timeout:g} s{where} (phase: {phase}); "
                     f"a rank hung or died. Stderr: {launch.stderr_tail() or '(empty)'}")
         msg = protocol.parse_line(line)
         if isinstance(msg, protocol.Hello):
             phase = "measuring"
-            launch_rec["hello"] = msg.data
-            stream_launch()
-            timer, hosts = msg.data.get("timer") or {}, msg.data.get("hosts")
+            r.record["hello"] = msg.data
+            r.stream_launch()
+            r.timer, r.hosts = msg.data.get("timer") or {}, msg.data.get("hosts")
         elif isinstance(msg, protocol.Begin):
             where = msg.where()
         elif isinstance(msg, protocol.Point):
-            rec = dict(msg.data)
-            rec["params"] = {**job.bench.defaults, **job.params}
-            rec["cache"] = plan.cache
-            rec["variant"] = job.variant
-            rec["launch"] = k
-            try:
-                summ = derive(rec, hosts)
-            except (ValueError, KeyError, TypeError) as e:  # no samples, negative ones, a torn record
-                return f"{job.bench.name}{where}: the core sent an unusable point ({e})"
-            found = diagnostics.check_point(rec, summ, plan.sampling.target_ci)
-            if timer:
-                found += [replace(d, bench=rec["bench"], size=rec["size"], stride=rec["stride"]) for d in
-                          diagnostics.check_timer(timer.get("overhead_s", 0.0), timer.get("resolution_s", 0.0),
-                                                  summ.median * rec.get("batch", 1))]
-            rec["diagnostics"] = [d.to_dict() for d in found]
-            diags.extend(found)
-            writer.add("point", rec)
-            if progress:
-                progress.advance(job.bench.name, rec)
+            error = _point(r, msg, where)
+            if error:
+                return error
         elif isinstance(msg, protocol.Skip):
-            writer.add("skip", {**msg.data, "variant": job.variant, "launch": k})
-            if progress:
-                progress.advance(job.bench.name, None)
+            r.writer.add("skip", {**msg.data, "variant": r.job.variant, "launch": r.launch})
+            if r.progress:
+                r.progress.advance(name, None)
         elif isinstance(msg, protocol.CoreError):
-            return f"{job.bench.name}{where}: {msg.message}"
+            return f"{name}{where}: {msg.message}"
         elif isinstance(msg, protocol.End):
             ended = True
-            end.update(msg.data)
+            r.end.update(msg.data)
     if not ended:
-        return (f"{job.bench.name}: the MPI job ended early{where} (phase: {phase}); "
+        return (f"{name}: the MPI job ended early{where} (phase: {phase}); "
                 f"stderr: {launch.stderr_tail() or '(empty)'}")
     return None

@@ -6,7 +6,7 @@ results are. The full per-point tables stay with `fabriclab show` (and
 from __future__ import annotations
 
 from ..units import fmt_bytes, fmt_rate, fmt_time
-from .tables import derived, group_name, rows
+from .tables import derived, group_name, header_lines, rows
 
 # Warnings that describe a noisy machine rather than a point: counted, never
 # listed point by point.
@@ -59,7 +59,6 @@ def _table(head: list[str], body: list[list[str]]) -> list[str]:
 
 def summary(doc: dict, diags: list, paths: dict) -> str:
     """The text printed at the end of a run."""
-    from .tables import header_lines
     head = ["benchmark", "latency (smallest)", "peak bandwidth", "half-peak", "converged", "status"]
     lines = header_lines(doc) + [""] + _table(head, benchmark_rows(doc)) + [""]
     lines += warning_lines(diags)
