@@ -36,19 +36,26 @@ def benchmark_rows(doc: dict) -> list[list[str]]:
     return out
 
 
-def warning_lines(diags: list) -> list[str]:
-    """Each warning kind on one line: its count, an example and the advice;
-    where a warning is about one point and not the machine, the benchmarks it hit."""
+def warning_groups(diags: list) -> list[dict]:
+    """Each warning kind once: its count, first message and advice; where a
+    warning is about one point and not the machine, the benchmarks it hit."""
     groups: dict[str, list] = {}
     for d in diags:
         groups.setdefault(d.code, []).append(d)
-    lines = []
+    out = []
     for code, ds in groups.items():
         benches = sorted({d.bench for d in ds if d.bench})
-        where = "" if code in MACHINE_NOISE or not benches else f" in {', '.join(benches[:4])}" + (
+        where = "" if code in MACHINE_NOISE or not benches else ", ".join(benches[:4]) + (
             f" (+{len(benches) - 4} more)" if len(benches) > 4 else "")
-        lines.append(f"warning: {code} ({len(ds)}x{where}): {ds[0].message}. {ds[0].advice}")
-    return lines
+        out.append({"code": code, "count": len(ds), "where": where, "message": ds[0].message,
+                    "advice": ds[0].advice})
+    return out
+
+
+def warning_lines(diags: list) -> list[str]:
+    """Each warning kind on one line (warning_groups)."""
+    return [f"warning: {g['code']} ({g['count']}x{' in ' + g['where'] if g['where'] else ''}): "
+            f"{g['message']}. {g['advice']}" for g in warning_groups(diags)]
 
 
 def _table(head: list[str], body: list[list[str]]) -> list[str]:

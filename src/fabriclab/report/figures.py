@@ -1,0 +1,494 @@
+"""The figure builders: one registry, keyed by benchmark or family, that both
+`fabriclab report` and `fabriclab plot` draw from.
+
+Every benchmark gets its size figures (latency and bandwidth vs size, the
+median with its 95% interval as a band and p5..p95 as lighter shading, the
+Hockney fit and its residuals, the half-peak size, hollow markers where a
+point did not converge) from `per_benchmark`, unless BUILDERS names another
+builder for it or its family. VIEWS are figures across benchmarks, as the
+seed studies drew them: strided modes (seed 000 Fig. 9-11), postal semantics
+(Fig. 13-14), the level ladder (Fig. 15) and efficiency (Fig. 16), uni- vs
+bidirectional and hotspot curves (seed 004 Fig. 4-8), saturation vs senders
+(seed 001 Fig. 12) and the VI Architecture experiments (seed 002). A new
+benchmark adds its figure here, in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+from ..analysis import fit
+from ..measure.benchmarks import LEVELS, REGISTRY
+from ..units import fmt_bytes, fmt_rate
+from .figure import Axis, Figure, Mark, Series, slug
+from .tables import derived, group_name, rows
+
+SIZE = Axis("message size (bytes)", log=True, kind="size")
+MAX_SERIES = 8
+
+
+@dataclass
+class RunView:
+    """One run as the builders read it: its rows (report/tables.py) and derived figures."""
+    name: str
+    doc: dict
+    rows: list = field(default_factory=list)
+    derived: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, name: str, doc: dict) -> "RunView":
+        rs = rows(doc)
+        return cls(name, doc, rs, derived(doc, rs))
+
+    @property
+    def nranks(self) -> int:
+        return int(self.doc["header"].get("nranks") or 2)
+
+    def benches(self) -> list[str]:
+        """The run's benchmarks in the registry's order (levels, then patterns), others after."""
+        order = {b: i for i, b in enumerate(REGISTRY)}
+        return sorted(dict.fromkeys(r["bench"] for r in self.rows), key=lambda b: (order.get(b, len(order)), b))
+
+
+# ---- metrics: what a y axis can show, from a row ------------------------------------------
+
+def _per(r: dict) -> int:
+    """Transfers a sample's time covers in a row (a concurrent op's transfers overlap)."""
+    return 1 if r["concurrent"] else max(1, r["legs_per_op"] or 1)
+
+
+def _inv(r: dict, key: str):
+    t = r.get(key)
+    return r["bytes_per_op"] / t / 1e6 if t and r["bytes_per_op"] else None
+
+
+def _scaled(r: dict, key: str, k: float):
+    v = r.get(key)
+    return v * k if v is not None else None
+
+
+@dataclass(frozen=True)
+class Metric:
+    axis: Axis
+    value: Callable
+    band: Callable | None = None      # row -> (low, high) of the 95% interval
+    spread: Callable | None = None    # row -> (p5-side, p95-side)
+
+
+METRICS = {
+    "latency": Metric(Axis("time per transfer (\u00b5s)"),
+                      lambda r: r["median_s"] / _per(r) * 1e6,
+                      lambda r: (_scaled(r, "ci_low_s", 1e6 / _per(r)), _scaled(r, "ci_high_s", 1e6 / _per(r))),
+                      lambda r: (_scaled(r, "p5_s", 1e6 / _per(r)), _scaled(r, "p95_s", 1e6 / _per(r)))),
+    "bandwidth": Metric(Axis("bandwidth (MB/s, 10^6 payload bytes/s)"),
+                        lambda r: _inv(r, "median_s"),
+                        lambda r: (_inv(r, "ci_high_s"), _inv(r, "ci_low_s")),
+                        lambda r: (_inv(r, "p95_s"), _inv(r, "p5_s"))),
+    "aggregate": Metric(Axis("aggregate bandwidth (MB/s)"),
+                        lambda r: _scaled(r, "aggregate_bandwidth_Bps", 1e-6)),
+    "per-process": Metric(Axis("bandwidth per sender (MB/s)"),
+                          lambda r: (r["aggregate_bandwidth_Bps"] / r["active"] / 1e6
+                                     if r.get("aggregate_bandwidth_Bps") and r.get("active") else None)),
+    "slowest": Metric(Axis("slowest sender's bandwidth (MB/s)"),
+                      lambda r: _scaled(r, "rank_bandwidth_min_Bps", 1e-6)),
+    "fairness": Metric(Axis("Jain fairness index (1 = equal shares)", log=False),
+                       lambda r: r.get("fairness_jain")),
+    "message-rate": Metric(Axis("message rate (10^6 messages/s)"),
+                           lambda r: _scaled(r, "message_rate_per_s", 1e-6)),
+}
+
+# What an x axis can be, and its label with unit.
+XAXES = {
+    "size": SIZE,
+    "stride": Axis("stride (8-byte words)", log=True, kind="pow2"),
+    "active": Axis("active senders or pairs (count)", log=False),
+    "conns": Axis("connections (count)", log=True, kind="pow2"),
+}
+
+
+def _x(r: dict, x: str):
+    return r[x]
+
+
+def _converged(r: dict) -> bool:
+    return r.get("stop") in ("converged", "imported")
+
+
+def series_of(label: str, rs: list, metric: str, x: str, color=None, intervals: bool = True) -> Series:
+    """One curve: rows sorted along x, with the metric's interval and spread."""
+    m = METRICS[metric]
+    rs = sorted(rs, key=lambda r: _x(r, x) if _x(r, x) is not None else -1)
+    s = Series(label, [_x(r, x) for r in rs], [m.value(r) for r in rs], color=color,
+               hollow=[not _converged(r) for r in rs])
+    if intervals and m.band:
+        pairs = [m.band(r) for r in rs]
+        s.band = ([p[0] for p in pairs], [p[1] for p in pairs])
+    if intervals and m.spread:
+        pairs = [m.spread(r) for r in rs]
+        s.spread = ([p[0] for p in pairs], [p[1] for p in pairs])
+    return s
+
+
+AXES_OF = ("size", "stride", "conns", "active")
+
+
+def sweep(runs: list, benches: list, metric: str, x: str, where: Callable | None = None,
+          title: str | None = None, fid: str | None = None, note: str = "", xlog: bool | None = None) -> Figure:
+    """The generic figure: `metric` vs `x` for the named benchmarks, one curve
+    per run, benchmark variant and value of every other axis that varies."""
+    xaxis = XAXES[x] if xlog is None else replace(XAXES[x], log=xlog)
+    curves: dict = {}
+    for i, run in enumerate(runs):
+        for r in run.rows:
+            if r["bench"] not in benches or (where and not where(r)) or r.get(x) is None:
+                continue
+            if xaxis.log and r[x] <= 0:
+                continue
+            others = tuple((a, r[a]) for a in AXES_OF if a != x)
+            curves.setdefault((i, r["bench"], r["variant"]), {}).setdefault(others, []).append(r)
+    # Axes other than x that vary within a curve's rows split it into several.
+    out = []
+    for (i, bench, variant), by in curves.items():
+        varying = [a for a in AXES_OF if a != x and len({dict(k)[a] for k in by}) > 1]
+        for others, rs in by.items():
+            o = dict(others)
+            parts = [group_name(bench, variant)]
+            parts += [_axis_text(a, o[a]) for a in varying]
+            out.append((" ".join(parts), rs, i))
+    several = len({i for _, _, i in out}) > 1    # curves from more than one run: name the run
+    series = [series_of((f"{runs[i].name} " if several else "") + label, rs, metric, x,
+                        intervals=not several or len(out) == 1) for label, rs, i in out[:MAX_SERIES]]
+    names = ", ".join(benches) if len(benches) <= 3 else f"{len(benches)} benchmarks"
+    fig = Figure(fid or slug(f"{names}-{metric}-vs-{x}"),
+                 title or f"{names}: {metric} vs {x}", xaxis, METRICS[metric].axis, series, note=note)
+    if len(out) > MAX_SERIES:
+        fig.note += f" (first {MAX_SERIES} of {len(out)} curves shown)"
+    return fig
+
+
+def _axis_text(axis: str, v) -> str:
+    return {"size": lambda: fmt_bytes(v), "stride": lambda: f"stride {v}", "conns": lambda: f"{v} conns",
+            "active": lambda: f"{v} active"}[axis]()
+
+
+def _main_line(rs: list) -> list:
+    """A benchmark's size sweep: stride 1 (or its smallest), the first
+    connection count, the most active senders."""
+    if not rs:
+        return []
+    stride = min(r["stride"] for r in rs)
+    conns = rs[0]["conns"]
+    top = max((r["active"] for r in rs if r["active"] is not None), default=None)
+    return [r for r in rs if r["stride"] == stride and r["conns"] == conns and r["active"] == top]
+
+
+STATS_NOTE = ("line: median; dark band: its 95% interval over launches; light band: p5..p95 of the samples; "
+              "hollow markers: points that did not converge")
+
+
+def per_benchmark(runs: list, bench: str) -> list[Figure]:
+    """Latency and bandwidth vs size, with the fit, its residuals and the half-peak size."""
+    figs = []
+    variants = list(dict.fromkeys(r["variant"] for run in runs for r in run.rows if r["bench"] == bench))
+    for variant in variants:
+        name = group_name(bench, variant)
+        lines = [(run, _main_line([r for r in run.rows if r["bench"] == bench and r["variant"] == variant]))
+                 for run in runs]
+        lines = [(run, [r for r in line if r["size"] > 0]) for run, line in lines]
+        if max((len(line) for _, line in lines), default=0) < 2:
+            continue
+        base = slug(name)
+        one = len(runs) == 1
+        lat = Figure(f"{base}-latency", f"{name}: time per transfer vs size", SIZE, METRICS["latency"].axis,
+                     note=STATS_NOTE)
+        bw = Figure(f"{base}-bandwidth", f"{name}: bandwidth vs size", SIZE, METRICS["bandwidth"].axis,
+                    note=STATS_NOTE)
+        for i, (run, line) in enumerate(lines):
+            if not line:
+                continue
+            label = run.name if not one else "measured"
+            lat.series.append(series_of(label, line, "latency", "size", color=i))
+            bw.series.append(series_of(label, line, "bandwidth", "size", color=i))
+        d = runs[0].derived.get(name, {})
+        if one and d.get("half_peak_size"):
+            bw.marks.append(Mark(d["half_peak_size"], f"half-peak {fmt_bytes(d['half_peak_size'])}"))
+        if one and d.get("peak_bandwidth_Bps"):
+            bw.note += f". Peak {fmt_rate(d['peak_bandwidth_Bps'])} at {fmt_bytes(d['peak_at_size'])}"
+        figs += [lat, bw]
+        if one and "hockney_latency_s" in d:
+            figs.append(_hockney(lat, lines[0][1], d, base, name))
+    return figs
+
+
+def _hockney(lat: Figure, line: list, d: dict, base: str, name: str) -> Figure:
+    """Adds the Hockney line t(n) = t0 + n / r_inf (Hockney 1994) to the
+    latency figure and returns the figure of its residuals."""
+    alpha, rinf = d["hockney_latency_s"], d["hockney_rinf_Bps"]
+    h = fit.HockneyFit(alpha, rinf, alpha * rinf, float("nan"), len(line))
+    xs = sorted(r["size"] for r in line)
+    lat.series.append(Series(f"Hockney fit: {d['hockney_latency_s'] * 1e6:.3g} \u00b5s + n / "
+                             f"{fmt_rate(d['hockney_rinf_Bps'])}", xs, [h.predict(n) * 1e6 for n in xs],
+                             dashed=True, markers=False, color=6))
+    meas = {r["size"]: METRICS["latency"].value(r) for r in line}
+    res = [(meas[n] / (h.predict(n) * 1e6) - 1) * 100 for n in xs]
+    return Figure(f"{base}-residuals", f"{name}: Hockney fit residuals", SIZE,
+                  Axis("(measured - fit) / fit (%)", log=False),
+                  [Series("residual", xs, res, color=6)],
+                  note=f"n_1/2 = {fmt_bytes(d['hockney_n_half'])}; residuals beyond a few % show where "
+                       "one latency and one rate do not describe the transfer (a protocol switch, a cache edge)")
+
+
+# ---- views across benchmarks ----------------------------------------------------------------
+
+def _measured(runs: list, benches) -> list[str]:
+    have = {b for run in runs for b in run.benches()}
+    return [b for b in benches if b in have]
+
+
+STRIDED = ("memory.strided_store", "memory.strided_load", "deposit.strided_direct", "deposit.strided_packed",
+           "deposit.strided_shm")
+
+
+def _pick(values: list, k: int) -> list:
+    """Up to k values spread evenly over a sorted list (its ends included)."""
+    vs = sorted(set(values))
+    if len(vs) <= k:
+        return vs
+    return [vs[round(i * (len(vs) - 1) / (k - 1))] for i in range(k)]
+
+
+def strided(runs: list) -> list[Figure]:
+    """Throughput vs stride, one curve per mode (local copy, direct, packed,
+    shared-memory window), one figure per working set (seed 000 Fig. 9-11)."""
+    benches = _measured(runs, STRIDED)
+    sizes = [r["size"] for run in runs for r in run.rows if r["bench"] in benches and r["size"] > 0]
+    figs = []
+    for size in _pick(sizes, 4):
+        fig = sweep(runs, benches, "bandwidth", "stride", where=lambda r, s=size: r["size"] == s,
+                    title=f"Strided transfers of {fmt_bytes(size)}: throughput vs stride",
+                    fid=f"strided-{size}", note="payload bytes (the strided elements) per second; "
+                    "memory.*: local copy, deposit.strided_direct: one put per element, "
+                    "strided_packed: pack, put, unpack, strided_shm: stores through a shared-memory window")
+        copies = [r for run in runs[:1] for r in run.rows if r["bench"] in ("memory.copy", "memory.memcpy")
+                  and r["size"] == size and r["bandwidth_Bps"]]
+        strides = sorted({x for s in fig.series for x in s.x})
+        if copies and strides:
+            best = max(r["bandwidth_Bps"] for r in copies) / 1e6
+            fig.series.append(Series("best contiguous copy", strides, [best] * len(strides), dashed=True,
+                                     markers=False, color=6))
+        if not fig.empty():
+            figs.append(fig)
+    return figs
+
+
+def _pair_view(runs: list, benches: tuple, title: str, fid: str, note: str, metric: str = "bandwidth"):
+    have = _measured(runs, benches)
+    if len(have) < 2 and not (have and len(runs) > 1):
+        return []
+    main = {id(r) for run in runs for bench in have
+            for variant in dict.fromkeys(r["variant"] for r in run.rows if r["bench"] == bench)
+            for r in _main_line([r for r in run.rows if r["bench"] == bench and r["variant"] == variant])}
+    fig = sweep(runs, have, metric, "size", where=lambda r: id(r) in main, title=title, fid=fid, note=note)
+    return [] if fig.empty() else [fig]
+
+
+def postal(runs: list) -> list[Figure]:
+    return _pair_view(runs, ("message.postal_restricted", "message.postal_full", "message.stream"),
+                      "Postal semantics: restricted vs full", "postal",
+                      "restricted: the receive is posted before the message arrives (ready or synchronous send); "
+                      "full: the library buffers whatever arrives (seed 000 Fig. 13-14)")
+
+
+def bidirectional(runs: list) -> list[Figure]:
+    out = []
+    for level, pair in (("message", ("message.stream", "message.bibw")),
+                        ("deposit", ("deposit.put_bw", "deposit.put_bibw"))):
+        out += _pair_view(runs, pair, f"{level}: unidirectional vs bidirectional bandwidth", f"bidir-{level}",
+                          "bidirectional: both ranks send at once; bandwidth counts the payload of both directions "
+                          "(seed 004 Fig. 4-5)")
+    return out
+
+
+HOTSPOT = ("message.hotspot", "deposit.hotspot_put", "deposit.hotspot_get")
+
+
+def hotspot(runs: list) -> list[Figure]:
+    """Aggregate, per-sender and slowest-sender bandwidth vs active senders, at the largest size."""
+    figs = []
+    for bench in _measured(runs, HOTSPOT):
+        rs = [r for r in runs[0].rows if r["bench"] == bench and r["active"] is not None]
+        for size in _pick([r["size"] for r in rs if r["size"] > 0], 2)[-1:]:
+            at = [r for r in rs if r["size"] == size]
+            fig = Figure(f"hotspot-{slug(bench)}-{size}", f"{bench} at {fmt_bytes(size)}: bandwidth vs active senders",
+                         XAXES["active"], Axis("bandwidth (MB/s)"),
+                         [series_of(m, at, m, "active", color=i)
+                          for i, m in enumerate(("aggregate", "per-process", "slowest"))],
+                         note="every active sender targets one rank (seed 004 Fig. 6-8); aggregate: all payload "
+                              "over the slowest sender's time")
+            for s in fig.series:
+                s.label = {"aggregate": "aggregate", "per-process": "per sender (mean)",
+                           "slowest": "slowest sender"}.get(s.label, s.label)
+            if not fig.empty():
+                figs.append(fig)
+    return figs
+
+
+def saturation(runs: list) -> list[Figure]:
+    """Aggregate bandwidth vs active pairs, one curve per size, the plateau marked (seed 001 Fig. 12)."""
+    if not _measured(runs, ("message.saturation",)):
+        return []
+    fig = sweep(runs[:1], ["message.saturation"], "aggregate", "active", title="Link saturation: aggregate "
+                "bandwidth vs active pairs", fid="saturation",
+                note="pairs stream at once; the plateau is the first count after which one more pair gains "
+                     "less than 2% (seed 001 Fig. 12)")
+    for name, d in runs[0].derived.items():
+        if name.startswith("message.saturation"):
+            for size, p in list(d.get("saturation", {}).items())[-1:]:
+                if p["reached"]:
+                    fig.marks.append(Mark(p["active"], f"plateau at {fmt_bytes(size)}: "
+                                                      f"{fmt_rate(p['rate_Bps'])}"))
+    return [] if fig.empty() else [fig]
+
+
+def alltoall(runs: list) -> list[Figure]:
+    """Per-node bandwidth vs size of all-to-all and bisection exchanges."""
+    have = _measured(runs, ("message.alltoall", "message.bisection"))
+    if not have:
+        return []
+    fig = Figure("alltoall", "All-to-all and bisection: bandwidth per node vs size", SIZE,
+                 Axis("bandwidth per rank (MB/s)"),
+                 note="all payload sent per op over its time, divided by the ranks taking part "
+                      "(the model's per-node bandwidth)")
+    for i, run in enumerate(runs):
+        for bench in have:
+            for variant in dict.fromkeys(r["variant"] for r in run.rows if r["bench"] == bench):
+                rs = sorted((r for r in run.rows if r["bench"] == bench and r["variant"] == variant
+                             and r["size"] > 0), key=lambda r: r["size"])
+                label = (f"{run.name} " if len(runs) > 1 else "") + group_name(bench, variant)
+                fig.series.append(Series(label, [r["size"] for r in rs],
+                                         [r["bandwidth_Bps"] / run.nranks / 1e6 if r["bandwidth_Bps"] else None
+                                          for r in rs], hollow=[not _converged(r) for r in rs]))
+    return [] if fig.empty() else [fig]
+
+
+def fairness(runs: list) -> list[Figure]:
+    have = _measured(runs, HOTSPOT + ("message.saturation",))
+    if not have:
+        return []
+    top = max((r["size"] for r in runs[0].rows if r["bench"] in have), default=0)
+    fig = sweep(runs[:1], have, "fairness", "active", where=lambda r: r["size"] == top,
+                title=f"Fairness among senders at {fmt_bytes(top)}", fid="fairness",
+                note="Jain's index (sum x)^2 / (n sum x^2) of the senders' bandwidths (Jain, Chiu & Hawe 1984): "
+                     "1 when all get the same share, 1/n when one gets all")
+    return [] if fig.empty() else [fig]
+
+
+def via_latency(runs: list) -> list[Figure]:
+    return _pair_view(runs, ("tcp.rr_poll", "tcp.rr_block", "tcp.rr_epoll"),
+                      "Request/response: polling vs blocking vs epoll", "via-latency",
+                      "seed 002 (VI Architecture): busy-polling completion against blocking reads and epoll",
+                      metric="latency")
+
+
+def via_conns(runs: list) -> list[Figure]:
+    figs = []
+    for bench, how in (("tcp.conns", "epoll vs scan"), ("message.conns", "waitany vs scan")):
+        if _measured(runs, (bench,)):
+            fig = sweep(runs, [bench], "bandwidth", "conns", title=f"{bench}: throughput vs connections ({how})",
+                        fid=f"via-conns-{slug(bench)}",
+                        note="seed 002 Table 2: finding the ready connection by one wait call vs scanning them all")
+            if not fig.empty():
+                figs.append(fig)
+    return figs
+
+
+def via_scatter(runs: list) -> list[Figure]:
+    return _pair_view(runs, ("tcp.scatter", "message.scatter"),
+                      "Scatter: throughput vs segment size, transport vs program", "via-scatter",
+                      "size = one segment; iovec/datatype: the transport gathers the segments, copy: the program "
+                      "packs them first (seed 002)")
+
+
+# ---- the level ladder and efficiency (seed 000 Fig. 15-16) ---------------------------------------
+
+def ladder_rows(run: RunView) -> list[dict]:
+    """Per level: its best throughput and lowest latency, and which benchmark gave them."""
+    out = []
+    for level in LEVELS:
+        rs = [r for r in run.rows if r["bench"].split(".", 1)[0] == level]
+        if not rs:
+            continue
+        bw = max((r for r in rs if r["bandwidth_Bps"]), key=lambda r: r["bandwidth_Bps"], default=None)
+        lat_rs = [r for r in rs if (REGISTRY.get(r["bench"]) and REGISTRY[r["bench"]].metric == "latency")] or rs
+        small = min(r["size"] for r in lat_rs)
+        lat = min((r for r in lat_rs if r["size"] == small), key=lambda r: r["latency_s"], default=None)
+        out.append({"level": level, "best_Bps": bw["bandwidth_Bps"] if bw else None,
+                    "best_bench": group_name(bw["bench"], bw["variant"]) if bw else "-",
+                    "best_size": bw["size"] if bw else None,
+                    "latency_s": lat["latency_s"] if lat else None,
+                    "latency_bench": group_name(lat["bench"], lat["variant"]) if lat else "-",
+                    "latency_size": small})
+    return out
+
+
+def ladder(runs: list, wire_Bps: float | None = None, wire_text: str = "") -> list[Figure]:
+    lad = ladder_rows(runs[0])
+    if not lad:
+        return []
+    figs = [Figure("ladder-bandwidth", "Best throughput per level", Axis("level", log=False),
+                   Axis("best bandwidth (MB/s)", log=False), bars=[(r["level"], (r["best_Bps"] or 0) / 1e6) for r in lad],
+                   note="the fastest point of each level's benchmarks (seed 000 Fig. 15)"),
+            Figure("ladder-latency", "Lowest latency per level", Axis("level", log=False),
+                   Axis("time per transfer at the smallest size (\u00b5s)"),
+                   bars=[(r["level"], (r["latency_s"] or 0) * 1e6) for r in lad],
+                   note="the lowest one-way time of each level's latency benchmarks at their smallest size")]
+    if wire_Bps:
+        figs.append(Figure("efficiency", f"Efficiency against the wire rate of {wire_text}",
+                           Axis("level", log=False), Axis("best throughput / wire rate (%)", log=False),
+                           bars=[(r["level"], (r["best_Bps"] or 0) / wire_Bps * 100) for r in lad
+                                 if r["level"] != "memory"],
+                           note=f"wire rate {fmt_rate(wire_Bps)} ({wire_text}); above 100%: the transfer did "
+                                "not cross that wire (shared memory on one host)"))
+    return figs
+
+
+@dataclass(frozen=True)
+class View:
+    key: str
+    title: str
+    benches: tuple          # the view shows when any of these was measured
+    build: Callable
+
+
+VIEWS = (
+    View("strided", "Strided transfers", STRIDED, strided),
+    View("postal", "Postal semantics", ("message.postal_restricted", "message.postal_full"), postal),
+    View("bidirectional", "Unidirectional vs bidirectional", ("message.bibw", "deposit.put_bibw"), bidirectional),
+    View("hotspot", "Hotspot", HOTSPOT, hotspot),
+    View("saturation", "Link saturation", ("message.saturation",), saturation),
+    View("alltoall", "All-to-all and bisection", ("message.alltoall", "message.bisection"), alltoall),
+    View("fairness", "Fairness", HOTSPOT + ("message.saturation",), fairness),
+    View("via-latency", "VI Architecture: completion by polling, blocking, epoll",
+         ("tcp.rr_poll", "tcp.rr_block", "tcp.rr_epoll"), via_latency),
+    View("via-conns", "VI Architecture: many connections", ("tcp.conns", "message.conns"), via_conns),
+    View("via-scatter", "VI Architecture: scatter", ("tcp.scatter", "message.scatter"), via_scatter),
+)
+
+# Per-benchmark builders by benchmark name or family ("memory"); the rest use per_benchmark.
+BUILDERS: dict[str, Callable] = {}
+
+
+def for_benchmark(runs: list, bench: str) -> list[Figure]:
+    build = BUILDERS.get(bench) or BUILDERS.get(bench.split(".", 1)[0]) or per_benchmark
+    return build(runs, bench)
+
+
+def views(runs: list) -> list[tuple[View, list[Figure]]]:
+    have = {b for run in runs for b in run.benches()}
+    out = []
+    for v in VIEWS:
+        if have & set(v.benches):
+            figs = v.build(runs)
+            if figs:
+                out.append((v, figs))
+    return out

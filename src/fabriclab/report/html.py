@@ -1,0 +1,237 @@
+"""`fabriclab report`: one self-contained HTML file of one or more runs.
+
+Figures are inline SVG (svg.py), styles are inline CSS; nothing is fetched,
+nothing runs, so the page reads the same offline, in any browser and on
+paper. The order follows how a reader asks: what ran and how, what to worry
+about, the ladder of levels (seed 000 Fig. 15-16), the cross-benchmark views
+(figures.VIEWS), the comparison of two runs, then every benchmark's own
+figures."""
+
+from __future__ import annotations
+
+import time
+from html import escape
+
+from .. import __version__
+from ..analysis.diagnostics import Diagnostic
+from ..analysis.merge import merged
+from ..units import fmt_bytes, fmt_rate, fmt_time
+from . import figures, svg
+from .figure import Figure
+from .summary import warning_groups
+from .tables import group_name
+
+CSS = """
+body{font:14px/1.45 "DejaVu Sans",Helvetica,Arial,sans-serif;margin:0 auto;max-width:1320px;padding:0 18px 40px;
+color:#1d1d1d;background:#fff}
+h1{font-size:22px;margin:18px 0 4px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:3px;margin-top:30px}
+h3{font-size:15px;margin:18px 0 6px}
+table{border-collapse:collapse;margin:6px 0 12px;font-size:13px}
+th,td{border:1px solid #d4d4d4;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.banner{border:2px solid #b00020;background:#fff0f0;padding:8px 12px;margin:10px 0;font-weight:bold}
+.figs{display:flex;flex-wrap:wrap;gap:10px 18px}
+figure{margin:6px 0;break-inside:avoid;page-break-inside:avoid}
+figure svg{max-width:100%;height:auto;border:1px solid #e4e4e4}
+figcaption{font-size:12px;color:#444;max-width:800px;margin-top:3px}
+code{font-size:12px;background:#f6f6f6;padding:1px 3px;word-break:break-all}
+nav a{margin-right:12px}
+.faster{color:#006400;font-weight:bold}.slower{color:#b00020;font-weight:bold}
+@media print{body{max-width:none}nav{display:none}}
+"""
+
+
+def _td(v, num=False) -> str:
+    return f'<td class="num">{escape(str(v))}</td>' if num else f"<td>{escape(str(v))}</td>"
+
+
+def _table(head: list, body: list, nums: set = frozenset()) -> str:
+    out = ["<table><thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
+    out += ["<tr>" + "".join(_td(c, i in nums) for i, c in enumerate(row)) + "</tr>" for row in body]
+    return "\n".join(out) + "</tbody></table>"
+
+
+def figure_html(fig: Figure) -> str:
+    return (f'<figure id="fig-{escape(fig.id)}">{svg.render(fig)}'
+            f"<figcaption>{escape(fig.title)}. {escape(fig.note)}</figcaption></figure>")
+
+
+def _figs(figs: list) -> str:
+    return '<div class="figs">' + "\n".join(figure_html(f) for f in figs) + "</div>"
+
+
+def _first_line(text) -> str:
+    return " ".join(str(text).splitlines()[0].split()) if text else ""
+
+
+def _hosts(h: dict) -> str:
+    hosts = h.get("hosts") or []
+    if hosts:
+        counts: dict = {}
+        for x in hosts:
+            counts[x] = counts.get(x, 0) + 1
+        return ", ".join(f"{k} ({v} ranks)" for k, v in counts.items())
+    return h.get("host", {}).get("hostname", "?")
+
+
+def _launch_command(doc: dict) -> str:
+    first = next((r for r in doc["records"] if r.get("kind") == "launch" and r.get("command")), None)
+    return " ".join(first["command"]) if first else "-"
+
+
+def run_facts(name: str, doc: dict) -> list[tuple[str, str]]:
+    """What ran, where and how: the facts a reader checks before any figure."""
+    h, f = doc["header"], doc["footer"]
+    host = h.get("host", {})
+    mpi = h.get("mpi", {})
+    hello = next((r.get("hello") for r in doc["records"] if r.get("kind") == "launch" and r.get("hello")), {})
+    plan = h.get("plan") or {}
+    benches = figures.RunView(name, doc, [{"bench": r["bench"]} for r in doc["records"]
+                                          if r.get("kind") == "point"]).benches()
+    facts = [("run", f"{name} (id {h.get('run_id', '?')}), fabriclab {h.get('fabriclab_version', '?')}"),
+             ("status", f.get("status", "?") + (f": {f['error']}" if f.get("error") else "")),
+             ("started", str(h.get("start_time") or h.get("started") or "?")),
+             ("hosts", _hosts(h)),
+             ("CPU", f"{host.get('cpu_model', '?')} x{host.get('cpu_count', '?')}, kernel {host.get('kernel', '?')}"),
+             ("MPI", _first_line(hello.get("mpi_library")) or mpi.get("header_version") or "?"),
+             ("ranks", str(h.get("nranks", "?"))),
+             ("launcher", f"{(h.get('launcher') or {}).get('launcher', '?')}, binding "
+                          f"{(h.get('launcher') or {}).get('binding', '?')}"),
+             ("launch command", _launch_command(doc)),
+             ("command", " ".join(h.get("argv") or []) or "-"),
+             ("cache state", ((plan.get("cache") or {}).get("state")) or "warm"),
+             ("launches per point", str(plan.get("launches", 1))),
+             ("benchmarks", f"{len(benches)}: " + ", ".join(benches))]
+    imp = h.get("imported")
+    if imp:
+        facts.insert(1, ("imported", f"from {imp.get('tool')} {imp.get('tool_version') or ''} output "
+                                     f"{imp.get('source')}: summary figures only, no samples; "
+                                     f"{imp.get('averaging', '')}"))
+    return facts
+
+
+def _diagnostics(doc: dict) -> list[Diagnostic]:
+    """Each warning once: the run's diagnostic records and every merged point's."""
+    seen, out = set(), []
+    dicts = [r for r in doc["records"] if r.get("kind") == "diagnostic"]
+    dicts += [d for p in merged(doc) for d in p.get("diagnostics", [])]
+    for d in dicts:
+        key = (d.get("code"), d.get("message"), d.get("bench"), d.get("size"), d.get("stride"))
+        if key not in seen:
+            seen.add(key)
+            try:
+                out.append(Diagnostic.from_dict(d))
+            except ValueError:
+                continue
+    return out
+
+
+def _header(runs: list) -> list[str]:
+    out = []
+    for run in runs:
+        f = run.doc["footer"]
+        if f.get("status") != "complete":
+            out.append(f'<div class="banner">Run {escape(run.name)} ended early (status {escape(f.get("status", "?"))}'
+                       f'{": " + escape(str(f["error"])) if f.get("error") else ""}): the figures show the '
+                       "points it completed.</div>")
+    out.append('<h2 id="runs">What ran, where and how</h2>')
+    for run in runs:
+        facts = run_facts(run.name, run.doc)
+        out.append(_table(["", run.name], [[k, v] for k, v in facts]))
+    out.append('<h2 id="warnings">Warnings</h2>')
+    for run in runs:
+        groups = warning_groups(_diagnostics(run.doc))
+        if len(runs) > 1:
+            out.append(f"<h3>{escape(run.name)}</h3>")
+        if not groups:
+            out.append("<p>None.</p>")
+            continue
+        out.append(_table(["kind", "count", "where", "what (first instance)", "advice"],
+                          [[g["code"], g["count"], g["where"] or "whole run", g["message"], g["advice"]]
+                           for g in groups], nums={1}))
+    return out
+
+
+def _ladder(runs: list, wire_Bps, wire_text) -> list[str]:
+    figs = figures.ladder(runs, wire_Bps, wire_text)
+    if not figs:
+        return []
+    out = ['<h2 id="ladder">Levels: best throughput and lowest latency</h2>', _figs(figs)]
+    head = ["level"]
+    for run in runs:
+        pre = f"{run.name}: " if len(runs) > 1 else ""
+        head += [pre + "best throughput", pre + "by", pre + "lowest latency", pre + "by"]
+    levels = list(dict.fromkeys(r["level"] for run in runs for r in figures.ladder_rows(run)))
+    body = []
+    for level in levels:
+        row = [level]
+        for run in runs:
+            r = next((x for x in figures.ladder_rows(run) if x["level"] == level), None)
+            row += ([fmt_rate(r["best_Bps"]) if r["best_Bps"] else "-",
+                     f"{r['best_bench']} at {fmt_bytes(r['best_size'])}" if r["best_size"] is not None else "-",
+                     fmt_time(r["latency_s"]) if r["latency_s"] is not None else "-",
+                     f"{r['latency_bench']} at {fmt_bytes(r['latency_size'])}"] if r else ["-"] * 4)
+        body.append(row)
+    out.append(_table(head, body))
+    if not wire_Bps:
+        out.append("<p>Efficiency against the wire rate: give <code>--wire-rate MBPS</code> or "
+                   "<code>--technology NAME</code> (a catalog entry) to draw it.</p>")
+    return out
+
+
+def _compare(runs: list) -> list[str]:
+    from ..analysis.compare import compare
+    base, new = runs
+    changes = compare(base.doc, new.doc)
+    counts: dict = {}
+    for c in changes:
+        counts[c.verdict] = counts.get(c.verdict, 0) + 1
+    out = [f'<h2 id="compare">{escape(new.name)} against {escape(base.name)}</h2>',
+           "<p>" + ", ".join(f"{v} {k}" for k, v in counts.items()) + ". Ratio: new / base time per operation "
+           "(above 1: slower), with its 95% interval over launches; a verdict needs the whole interval beyond "
+           "1 &plusmn; 2%.</p>"]
+    shown = sorted((c for c in changes if c.verdict not in ("only-in-base", "only-in-new")),
+                   key=lambda c: (c.verdict == "same", -abs((c.ratio if c.ratio == c.ratio else 1) - 1)))
+    body = []
+    for c in shown:
+        ci = (f"{c.ratio_ci_low:.3f} .. {c.ratio_ci_high:.3f}" if c.ratio_ci_low == c.ratio_ci_low else "-")
+        where = fmt_bytes(c.size) + (f" stride {c.stride}" if c.stride != 1 else "") + (
+            f" {c.conns} conns" if c.conns != 1 else "") + (f" {c.active} active" if c.active is not None else "")
+        body.append([group_name(c.bench, c.variant), where, fmt_time(c.base_median_s), fmt_time(c.new_median_s),
+                     f"{c.ratio:.3f}" if c.ratio == c.ratio else "-", ci, c.verdict])
+    if body:
+        out.append(_table(["benchmark", "point", "base", "new", "ratio", "95% interval", "verdict"], body,
+                          nums={2, 3, 4}))
+    else:
+        out.append("<p>The two runs have no point in common (benchmark, variant and every axis).</p>")
+    return out
+
+
+def render(named_docs: list[tuple[str, dict]], wire_Bps: float | None = None, wire_text: str = "") -> str:
+    """The report of runs given as (name, document)."""
+    runs = [figures.RunView.of(name, doc) for name, doc in named_docs]
+    title = "fabriclab report: " + ", ".join(r.name for r in runs)
+    views = figures.views(runs)
+    benches = figures.RunView("", {}, [{"bench": b} for run in runs for b in run.benches()]).benches()
+    nav = ['<a href="#runs">runs</a>', '<a href="#warnings">warnings</a>', '<a href="#ladder">levels</a>']
+    nav += [f'<a href="#view-{v.key}">{escape(v.key)}</a>' for v, _ in views]
+    nav += ['<a href="#compare">compare</a>'] if len(runs) == 2 else []
+    nav += ['<a href="#benchmarks">benchmarks</a>']
+    body = [f"<h1>{escape(title)}</h1>",
+            f"<p>Generated {time.strftime('%Y-%m-%d %H:%M:%S %Z')} by fabriclab {__version__}. Sizes in bytes "
+            "(K/M = 1024^n); MB/s are 10^6 payload bytes per second; intervals are 95%.</p>",
+            "<nav>" + " ".join(nav) + "</nav>"]
+    body += _header(runs)
+    body += _ladder(runs, wire_Bps, wire_text)
+    for v, figs in views:
+        body += [f'<h2 id="view-{v.key}">{escape(v.title)}</h2>', _figs(figs)]
+    if len(runs) == 2:
+        body += _compare(runs)
+    body.append('<h2 id="benchmarks">Every benchmark</h2>')
+    for bench in benches:
+        figs = figures.for_benchmark(runs, bench)
+        if figs:
+            body += [f'<h3 id="bench-{escape(bench)}">{escape(bench)}</h3>', _figs(figs)]
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width\"><title>{escape(title)}</title>"
+            f"<style>{CSS}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n")

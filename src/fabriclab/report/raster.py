@@ -1,0 +1,70 @@
+"""Draws a Figure as PNG with matplotlib (loaded only here), for slides and
+papers that want pixels; the same Figure as svg.py draws, so both formats
+show the same curves, bands, marks and labels."""
+
+from __future__ import annotations
+
+from .figure import PALETTE, Figure
+
+
+def _ticks_formatter(kind: str):
+    from matplotlib.ticker import FuncFormatter
+    from ..units import fmt_bytes
+    if kind == "size":
+        return FuncFormatter(lambda v, _: fmt_bytes(v) if v >= 1 else f"{v:g}")
+    return FuncFormatter(lambda v, _: f"{v:g}")
+
+
+def render_png(fig: Figure, path: str, dpi: int = 150) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure as MplFigure
+
+    legend = len(fig.series) > 1 or any(s.dashed for s in fig.series)
+    mf = MplFigure(figsize=(8.9 if legend else 6.4, 3.6))
+    ax = mf.add_subplot(1, 1, 1)
+    if fig.bars:
+        cats = [str(c) for c, _ in fig.bars]
+        vals = [v or 0 for _, v in fig.bars]
+        ax.bar(cats, vals, color=[PALETTE[i % len(PALETTE)] for i in range(len(cats))], width=0.6)
+        for i, v in enumerate(vals):
+            ax.annotate(f"{v:.3g}", (i, v), ha="center", va="bottom", fontsize=8)
+        if fig.y.log:
+            ax.set_yscale("log")
+    for i, s in enumerate(fig.series):
+        color = PALETTE[(s.color if s.color is not None else i) % len(PALETTE)]
+        pts = [(x, y) for x, y in zip(s.x, s.y) if y is not None]
+        if s.spread:
+            ax.fill_between(s.x, [v if v is not None else float("nan") for v in s.spread[0]],
+                            [v if v is not None else float("nan") for v in s.spread[1]], color=color, alpha=0.10,
+                            linewidth=0)
+        if s.band:
+            ax.fill_between(s.x, [v if v is not None else float("nan") for v in s.band[0]],
+                            [v if v is not None else float("nan") for v in s.band[1]], color=color, alpha=0.28,
+                            linewidth=0)
+        if pts:
+            ax.plot(*zip(*pts), color=color, linestyle="--" if s.dashed else "-", linewidth=1.6, label=s.label)
+        if s.markers:
+            hollow = s.hollow or [False] * len(s.x)
+            for filled in (True, False):
+                sel = [(x, y) for x, y, h in zip(s.x, s.y, hollow) if y is not None and h != filled]
+                if sel:
+                    ax.scatter(*zip(*sel), s=14, color=color if filled else "white", edgecolors=color, zorder=3)
+    for m in fig.marks:
+        ax.axvline(m.x, color="#444444", linestyle=":", linewidth=1)
+        ax.annotate(m.label, (m.x, 1), xycoords=("data", "axes fraction"), xytext=(3, -10),
+                    textcoords="offset points", fontsize=8)
+    if not fig.bars:
+        if fig.x.log:
+            ax.set_xscale("log", base=2 if fig.x.kind in ("size", "pow2") else 10)
+        if fig.y.log:
+            ax.set_yscale("log")
+        ax.xaxis.set_major_formatter(_ticks_formatter(fig.x.kind))
+    ax.set_title(fig.title, fontsize=11, loc="left", fontweight="bold")
+    ax.set_xlabel(fig.x.label)
+    ax.set_ylabel(fig.y.label)
+    ax.grid(True, alpha=0.3)
+    if legend:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    mf.tight_layout()
+    mf.savefig(path, dpi=dpi, format="png")

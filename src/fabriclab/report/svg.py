@@ -1,0 +1,233 @@
+"""Draws a Figure as a standalone SVG document: no script, no external font,
+styles as attributes, so it reads the same inline in a report, alone in a
+browser, or printed. Plain string building: a report of a few hundred points
+draws in well under a second."""
+
+from __future__ import annotations
+
+import math
+from html import escape
+
+from ..units import fmt_bytes
+from .figure import PALETTE, Axis, Figure
+
+W, H = 640, 360                      # the plot box's outer size in px
+LEFT, RIGHT, TOP, BOTTOM = 64, 16, 30, 46
+LEGEND_W = 250                       # legend column right of the plot when there are several series
+FONT = 'font-family="DejaVu Sans,Helvetica,Arial,sans-serif"'
+
+
+def _num(v: float) -> str:
+    return f"{v:.1f}".rstrip("0").rstrip(".")
+
+
+def _label(v: float, kind: str) -> str:
+    if kind == "size":
+        return fmt_bytes(v)
+    if v == 0:
+        return "0"
+    a = abs(v)
+    if a >= 1e6 or a < 1e-3:
+        return f"{v:.0e}".replace("e+0", "e").replace("e-0", "e-")
+    return f"{v:.6g}"
+
+
+def _value(v: float) -> str:
+    """A bar's value: whole numbers from 100 up, else three significant digits."""
+    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}"
+
+
+def _log_ticks(lo: float, hi: float, kind: str) -> list[float]:
+    base = 2.0 if kind in ("size", "pow2") else 10.0
+    a, b = math.floor(math.log(lo, base) + 1e-9), math.ceil(math.log(hi, base) - 1e-9)
+    step = max(1, math.ceil((b - a + 1) / 8))
+    ticks = [base ** k for k in range(a, b + 1) if (k - a) % step == 0]
+    inside = [t for t in ticks if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
+    if base == 10 and len(inside) < 3:     # about a decade or less: add 2 and 5
+        more = sorted({base ** k * m for k in range(a - 1, b + 1) for m in (1, 2, 5)})
+        inside = [t for t in more if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
+    if len(inside) < 2:                    # a narrow range: decimal steps read better
+        inside = [t for t in _lin_ticks(lo, hi) if t > 0]
+    return inside or [lo, hi]
+
+
+def _lin_ticks(lo: float, hi: float) -> list[float]:
+    span = hi - lo or abs(hi) or 1.0
+    raw = span / 6
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    start = math.ceil(lo / step - 1e-9) * step
+    n = int(math.floor((hi - start) / step + 1e-9)) + 1
+    return [round(start + i * step, 12) for i in range(max(n, 1))]
+
+
+class _Scale:
+    """Data to pixel on one axis, log or linear, over the data's range (padded)."""
+
+    def __init__(self, axis: Axis, values: list[float], p0: float, p1: float, zero: bool = False):
+        self.log = axis.log
+        vals = [v for v in values if v is not None and math.isfinite(v) and (v > 0 or not self.log)]
+        if zero and not self.log:
+            vals.append(0.0)
+        lo, hi = (min(vals), max(vals)) if vals else (1.0, 10.0)
+        if self.log:
+            if hi / lo < 1.5:
+                lo, hi = lo / 1.25, hi * 1.25
+            lo, hi = lo / 1.06, hi * 1.06
+        else:
+            pad = (hi - lo) * 0.05 or abs(hi) * 0.1 or 1.0
+            lo, hi = (lo if zero and lo == 0 else lo - pad), hi + pad
+        self.ticks = _log_ticks(lo, hi, axis.kind) if self.log else _lin_ticks(lo, hi)
+        if self.log:
+            lo, hi = min(lo, self.ticks[0]), max(hi, self.ticks[-1])
+        self.lo, self.hi, self.p0, self.p1 = lo, hi, p0, p1
+
+    def ok(self, v) -> bool:
+        return v is not None and math.isfinite(v) and (v > 0 or not self.log)
+
+    def __call__(self, v: float) -> float:
+        if self.log:
+            f = (math.log(v) - math.log(self.lo)) / (math.log(self.hi) - math.log(self.lo))
+        else:
+            f = (v - self.lo) / (self.hi - self.lo)
+        return self.p0 + f * (self.p1 - self.p0)
+
+
+def _poly(pts) -> str:
+    return " ".join(f"{_num(x)},{_num(y)}" for x, y in pts)
+
+
+def _runs(xs, ys, sx, sy):
+    """Consecutive drawable points, split at gaps."""
+    run = []
+    for x, y in zip(xs, ys):
+        if sx.ok(x) and sy.ok(y):
+            run.append((sx(x), sy(y)))
+        elif run:
+            yield run
+            run = []
+    if run:
+        yield run
+
+
+def _band(xs, lo, hi, sx, sy, color, opacity, cls) -> list[str]:
+    out = []
+    pts = [(x, a, b) for x, a, b in zip(xs, lo, hi) if sx.ok(x) and sy.ok(a) and sy.ok(b)]
+    if len(pts) >= 2:
+        ring = [(sx(x), sy(b)) for x, _, b in pts] + [(sx(x), sy(a)) for x, a, _ in reversed(pts)]
+        out.append(f'<polygon class="{cls}" points="{_poly(ring)}" fill="{color}" fill-opacity="{opacity}" '
+                   f'stroke="none"/>')
+    return out
+
+
+def render(fig: Figure) -> str:
+    """The figure as a standalone <svg> element (also a valid .svg file)."""
+    legend = len(fig.series) > 1 or any(s.dashed for s in fig.series)
+    width = W + (LEGEND_W if legend else 0)
+    x0, x1, y0, y1 = LEFT, W - RIGHT, TOP, H - BOTTOM
+    tid = f"{fig.id}-title"
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {H}" width="{width}" height="{H}" '
+           f'role="img" aria-labelledby="{tid}" class="figure-svg" {FONT} font-size="11">',
+           f'<title id="{tid}">{escape(fig.title)}</title>',
+           f'<rect x="0" y="0" width="{width}" height="{H}" fill="#ffffff"/>',
+           f'<text class="title" x="{x0}" y="18" font-size="13" font-weight="bold">{escape(fig.title)}</text>']
+    if fig.bars:
+        out += _bars(fig, x0, x1, y0, y1)
+    else:
+        out += _xy(fig, x0, x1, y0, y1)
+    out.append(f'<text class="xlabel" x="{_num((x0 + x1) / 2)}" y="{H - 8}" text-anchor="middle">'
+               f'{escape(fig.x.label)}</text>')
+    out.append(f'<text class="ylabel" transform="translate(14,{_num((y0 + y1) / 2)}) rotate(-90)" '
+               f'text-anchor="middle">{escape(fig.y.label)}</text>')
+    if legend:
+        out += _legend(fig, W + 4, y0)
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _frame(sx, sy, x0, x1, y0, y1, xkind, ykind, xticks=True) -> list[str]:
+    out = []
+    for t in sy.ticks:
+        py = sy(t)
+        out.append(f'<line x1="{x0}" y1="{_num(py)}" x2="{x1}" y2="{_num(py)}" stroke="#e3e3e3"/>')
+        out.append(f'<text x="{x0 - 5}" y="{_num(py + 4)}" text-anchor="end">{escape(_label(t, ykind))}</text>')
+    if xticks:
+        for t in sx.ticks:
+            px = sx(t)
+            out.append(f'<line x1="{_num(px)}" y1="{y0}" x2="{_num(px)}" y2="{y1}" stroke="#eeeeee"/>')
+            out.append(f'<text x="{_num(px)}" y="{y1 + 15}" text-anchor="middle">{escape(_label(t, xkind))}</text>')
+    out.append(f'<rect x="{x0}" y="{y0}" width="{x1 - x0}" height="{y1 - y0}" fill="none" stroke="#555555"/>')
+    return out
+
+
+def _xy(fig: Figure, x0, x1, y0, y1) -> list[str]:
+    xs = [v for s in fig.series for v in s.x] + [m.x for m in fig.marks]
+    ys = [v for s in fig.series for v in s.y]
+    for s in fig.series:
+        for pair in (s.band, s.spread):
+            if pair:
+                ys += [v for v in pair[0] + pair[1] if v is not None]
+    sx = _Scale(fig.x, xs, x0, x1)
+    sy = _Scale(fig.y, ys, y1, y0, zero=not fig.y.log)
+    out = _frame(sx, sy, x0, x1, y0, y1, fig.x.kind, fig.y.kind)
+    for i, s in enumerate(fig.series):
+        color = PALETTE[(s.color if s.color is not None else i) % len(PALETTE)]
+        if s.spread:
+            out += _band(s.x, *s.spread, sx, sy, color, 0.10, "spread")
+        if s.band:
+            out += _band(s.x, *s.band, sx, sy, color, 0.28, "band")
+    for i, s in enumerate(fig.series):
+        color = PALETTE[(s.color if s.color is not None else i) % len(PALETTE)]
+        dash = ' stroke-dasharray="6 4"' if s.dashed else ""
+        for run in _runs(s.x, s.y, sx, sy):
+            if len(run) > 1:
+                out.append(f'<polyline class="series" points="{_poly(run)}" fill="none" stroke="{color}" '
+                           f'stroke-width="1.8"{dash}/>')
+        if s.markers:
+            hollow = s.hollow or [False] * len(s.x)
+            for x, y, h in zip(s.x, s.y, hollow):
+                if sx.ok(x) and sy.ok(y):
+                    fill = "#ffffff" if h else color
+                    out.append(f'<circle cx="{_num(sx(x))}" cy="{_num(sy(y))}" r="{3.2 if h else 2.6}" '
+                               f'fill="{fill}" stroke="{color}" stroke-width="1.2"/>')
+    for m in fig.marks:
+        if sx.ok(m.x) and sx.lo <= m.x <= sx.hi:
+            px = _num(sx(m.x))
+            out.append(f'<line class="mark" x1="{px}" y1="{y0}" x2="{px}" y2="{y1}" stroke="#444444" '
+                       f'stroke-dasharray="3 3"/>')
+            out.append(f'<text x="{px}" y="{y0 + 11}" dx="3" font-size="10" fill="#333333">{escape(m.label)}</text>')
+    return out
+
+
+def _bars(fig: Figure, x0, x1, y0, y1) -> list[str]:
+    vals = [v for _, v in fig.bars if v is not None]
+    sy = _Scale(fig.y, vals, y1, y0, zero=not fig.y.log)
+    sx = _Scale(Axis("", log=False), [0, len(fig.bars)], x0, x1)
+    out = _frame(sx, sy, x0, x1, y0, y1, "number", fig.y.kind, xticks=False)
+    slot = (x1 - x0) / max(len(fig.bars), 1)
+    base = y1 if fig.y.log else sy(max(sy.lo, 0.0))
+    for i, (cat, v) in enumerate(fig.bars):
+        cx = x0 + slot * (i + 0.5)
+        out.append(f'<text x="{_num(cx)}" y="{y1 + 15}" text-anchor="middle">{escape(str(cat))}</text>')
+        if v is None or not sy.ok(v):
+            out.append(f'<text x="{_num(cx)}" y="{_num(y1 - 6)}" text-anchor="middle" fill="#777777">'
+                       f'not measured</text>')
+            continue
+        top = sy(v)
+        out.append(f'<rect class="bar" x="{_num(cx - slot * 0.3)}" y="{_num(min(top, base))}" '
+                   f'width="{_num(slot * 0.6)}" height="{_num(abs(base - top))}" fill="{PALETTE[i % len(PALETTE)]}"/>')
+        out.append(f'<text x="{_num(cx)}" y="{_num(min(top, base) - 4)}" text-anchor="middle">'
+                   f'{escape(_label(v, fig.y.kind) if fig.y.kind == "size" else _value(v))}</text>')
+    return out
+
+
+def _legend(fig: Figure, x, y) -> list[str]:
+    out = []
+    for i, s in enumerate(fig.series):
+        color = PALETTE[(s.color if s.color is not None else i) % len(PALETTE)]
+        yy = y + 8 + i * 16
+        dash = ' stroke-dasharray="6 4"' if s.dashed else ""
+        out.append(f'<line x1="{x}" y1="{yy}" x2="{x + 20}" y2="{yy}" stroke="{color}" stroke-width="2"{dash}/>')
+        label = s.label if len(s.label) <= 38 else s.label[:37] + "\u2026"
+        out.append(f'<text x="{x + 25}" y="{yy + 4}">{escape(label)}</text>')
+    return out
