@@ -16,7 +16,9 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#0
 class Axis:
     label: str              # what is on the axis, its unit in parentheses: "message size (bytes)"
     log: bool = True
-    kind: str = "number"    # "size": ticks at powers of two labelled 4K, 1M; "pow2": at powers of two; "number": decimal
+    # "size": ticks at powers of two labelled 4K, 1M; "pow2": at powers of two;
+    # "count": whole numbers; "number": decimal
+    kind: str = "number"
 
 
 @dataclass

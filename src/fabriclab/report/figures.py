@@ -101,7 +101,7 @@ METRICS = {
 XAXES = {
     "size": SIZE,
     "stride": Axis("stride (8-byte words)", log=True, kind="pow2"),
-    "active": Axis("active senders or pairs (count)", log=False),
+    "active": Axis("active senders or pairs (count)", log=False, kind="count"),
     "conns": Axis("connections (count)", log=True, kind="pow2"),
 }
 
@@ -196,6 +196,7 @@ def per_benchmark(runs: list, bench: str) -> list[Figure]:
                  for run in runs]
         lines = [(run, [r for r in line if r["size"] > 0]) for run, line in lines]
         if max((len(line) for _, line in lines), default=0) < 2:
+            figs += _other_axes(runs, bench, variant)
             continue
         base = slug(name)
         one = len(runs) == 1
@@ -218,6 +219,22 @@ def per_benchmark(runs: list, bench: str) -> list[Figure]:
         if one and "hockney_latency_s" in d:
             figs.append(_hockney(lat, lines[0][1], d, base, name))
     return figs
+
+
+def _other_axes(runs: list, bench: str, variant: str) -> list[Figure]:
+    """A benchmark measured at one size: its figure along the axes that vary (conns, stride, active)."""
+    b = REGISTRY.get(bench)
+    metric = b.metric if b else "bandwidth"
+    out = []
+    for axis in (b.axes if b else ()):
+        if axis == "size":
+            continue
+        fig = sweep(runs, [bench], metric, axis, where=lambda r: r["variant"] == variant,
+                    fid=f"{slug(group_name(bench, variant))}-{metric}-vs-{axis}",
+                    title=f"{group_name(bench, variant)}: {metric} vs {axis}", note=STATS_NOTE)
+        if max((len([y for y in s.y if y is not None]) for s in fig.series), default=0) >= 2:
+            out.append(fig)
+    return out
 
 
 def _hockney(lat: Figure, line: list, d: dict, base: str, name: str) -> Figure:
@@ -312,42 +329,53 @@ def bidirectional(runs: list) -> list[Figure]:
 HOTSPOT = ("message.hotspot", "deposit.hotspot_put", "deposit.hotspot_get")
 
 
+def _each_run(runs: list, benches) -> list:
+    """(id suffix, title prefix, [run]) for each run that measured any of the
+    benchmarks: figures of one run's pattern, not overlays."""
+    return [(f"-{i}" if len(runs) > 1 else "", f"{run.name}: " if len(runs) > 1 else "", [run])
+            for i, run in enumerate(runs) if set(run.benches()) & set(benches)]
+
+
 def hotspot(runs: list) -> list[Figure]:
     """Aggregate, per-sender and slowest-sender bandwidth vs active senders, at the largest size."""
     figs = []
-    for bench in _measured(runs, HOTSPOT):
-        rs = [r for r in runs[0].rows if r["bench"] == bench and r["active"] is not None]
-        for size in _pick([r["size"] for r in rs if r["size"] > 0], 2)[-1:]:
-            at = [r for r in rs if r["size"] == size]
-            fig = Figure(f"hotspot-{slug(bench)}-{size}", f"{bench} at {fmt_bytes(size)}: bandwidth vs active senders",
-                         XAXES["active"], Axis("bandwidth (MB/s)"),
-                         [series_of(m, at, m, "active", color=i)
-                          for i, m in enumerate(("aggregate", "per-process", "slowest"))],
-                         note="every active sender targets one rank (seed 004 Fig. 6-8); aggregate: all payload "
-                              "over the slowest sender's time")
-            for s in fig.series:
-                s.label = {"aggregate": "aggregate", "per-process": "per sender (mean)",
-                           "slowest": "slowest sender"}.get(s.label, s.label)
-            if not fig.empty():
-                figs.append(fig)
+    for suffix, pre, (run,) in _each_run(runs, HOTSPOT):
+        for bench in _measured([run], HOTSPOT):
+            rs = [r for r in run.rows if r["bench"] == bench and r["active"] is not None]
+            for size in _pick([r["size"] for r in rs if r["size"] > 0], 2)[-1:]:
+                at = [r for r in rs if r["size"] == size]
+                fig = Figure(f"hotspot-{slug(bench)}-{size}{suffix}",
+                             f"{pre}{bench} at {fmt_bytes(size)}: bandwidth vs active senders",
+                             XAXES["active"], Axis("bandwidth (MB/s)"),
+                             [series_of(m, at, m, "active", color=i)
+                              for i, m in enumerate(("aggregate", "per-process", "slowest"))],
+                             note="every active sender targets one rank (seed 004 Fig. 6-8); aggregate: all "
+                                  "payload over the slowest sender's time")
+                for s in fig.series:
+                    s.label = {"aggregate": "aggregate", "per-process": "per sender (mean)",
+                               "slowest": "slowest sender"}.get(s.label, s.label)
+                if not fig.empty():
+                    figs.append(fig)
     return figs
 
 
 def saturation(runs: list) -> list[Figure]:
     """Aggregate bandwidth vs active pairs, one curve per size, the plateau marked (seed 001 Fig. 12)."""
-    if not _measured(runs, ("message.saturation",)):
-        return []
-    fig = sweep(runs[:1], ["message.saturation"], "aggregate", "active", title="Link saturation: aggregate "
-                "bandwidth vs active pairs", fid="saturation",
-                note="pairs stream at once; the plateau is the first count after which one more pair gains "
-                     "less than 2% (seed 001 Fig. 12)")
-    for name, d in runs[0].derived.items():
-        if name.startswith("message.saturation"):
-            for size, p in list(d.get("saturation", {}).items())[-1:]:
-                if p["reached"]:
-                    fig.marks.append(Mark(p["active"], f"plateau at {fmt_bytes(size)}: "
-                                                      f"{fmt_rate(p['rate_Bps'])}"))
-    return [] if fig.empty() else [fig]
+    figs = []
+    for suffix, pre, one in _each_run(runs, ("message.saturation",)):
+        fig = sweep(one, ["message.saturation"], "aggregate", "active", title=f"{pre}Link saturation: aggregate "
+                    "bandwidth vs active pairs", fid=f"saturation{suffix}",
+                    note="pairs stream at once; the plateau is the first count after which one more pair gains "
+                         "less than 2% (seed 001 Fig. 12)")
+        for name, d in one[0].derived.items():
+            if name.startswith("message.saturation"):
+                for size, p in list(d.get("saturation", {}).items())[-1:]:
+                    if p["reached"]:
+                        fig.marks.append(Mark(p["active"], f"plateau at {fmt_bytes(size)}: "
+                                                          f"{fmt_rate(p['rate_Bps'])}"))
+        if not fig.empty():
+            figs.append(fig)
+    return figs
 
 
 def alltoall(runs: list) -> list[Figure]:
@@ -372,15 +400,17 @@ def alltoall(runs: list) -> list[Figure]:
 
 
 def fairness(runs: list) -> list[Figure]:
-    have = _measured(runs, HOTSPOT + ("message.saturation",))
-    if not have:
-        return []
-    top = max((r["size"] for r in runs[0].rows if r["bench"] in have), default=0)
-    fig = sweep(runs[:1], have, "fairness", "active", where=lambda r: r["size"] == top,
-                title=f"Fairness among senders at {fmt_bytes(top)}", fid="fairness",
-                note="Jain's index (sum x)^2 / (n sum x^2) of the senders' bandwidths (Jain, Chiu & Hawe 1984): "
-                     "1 when all get the same share, 1/n when one gets all")
-    return [] if fig.empty() else [fig]
+    figs = []
+    for suffix, pre, one in _each_run(runs, HOTSPOT + ("message.saturation",)):
+        have = _measured(one, HOTSPOT + ("message.saturation",))
+        top = max(r["size"] for r in one[0].rows if r["bench"] in have)
+        fig = sweep(one, have, "fairness", "active", where=lambda r, t=top: r["size"] == t,
+                    title=f"{pre}Fairness among senders at {fmt_bytes(top)}", fid=f"fairness{suffix}",
+                    note="Jain's index (sum x)^2 / (n sum x^2) of the senders' bandwidths (Jain, Chiu & Hawe "
+                         "1984): 1 when all get the same share, 1/n when one gets all")
+        if not fig.empty():
+            figs.append(fig)
+    return figs
 
 
 def via_latency(runs: list) -> list[Figure]:

@@ -70,5 +70,6 @@ def summary(doc: dict, diags: list, paths: dict) -> str:
     lines = header_lines(doc) + [""] + _table(head, benchmark_rows(doc)) + [""]
     lines += warning_lines(diags)
     lines += [f"result {paths['result']}  (stream {paths['stream']})",
-              f"tables: fabriclab show {paths['result']}   compare: fabriclab compare BASE.json {paths['result']}"]
+              f"figures: fabriclab report {paths['result']}   tables: fabriclab show {paths['result']}   "
+              f"compare: fabriclab compare BASE.json {paths['result']}"]
     return "\n".join(lines) + "\n"

@@ -51,11 +51,14 @@ def _log_ticks(lo: float, hi: float, kind: str) -> list[float]:
     return inside or [lo, hi]
 
 
-def _lin_ticks(lo: float, hi: float) -> list[float]:
+def _lin_ticks(lo: float, hi: float, whole: bool = False) -> list[float]:
+    """Ticks at 1, 2 or 5 times a power of ten, about six of them (whole: integers only)."""
     span = hi - lo or abs(hi) or 1.0
     raw = span / 6
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    if whole:
+        step = max(1.0, round(step))
     start = math.ceil(lo / step - 1e-9) * step
     n = int(math.floor((hi - start) / step + 1e-9)) + 1
     return [round(start + i * step, 12) for i in range(max(n, 1))]
@@ -77,7 +80,7 @@ class _Scale:
         else:
             pad = (hi - lo) * 0.05 or abs(hi) * 0.1 or 1.0
             lo, hi = (lo if zero and lo == 0 else lo - pad), hi + pad
-        self.ticks = _log_ticks(lo, hi, axis.kind) if self.log else _lin_ticks(lo, hi)
+        self.ticks = _log_ticks(lo, hi, axis.kind) if self.log else _lin_ticks(lo, hi, axis.kind == "count")
         if self.log:
             lo, hi = min(lo, self.ticks[0]), max(hi, self.ticks[-1])
         self.lo, self.hi, self.p0, self.p1 = lo, hi, p0, p1

@@ -1,0 +1,231 @@
+"""The HTML report, its figures and `fabriclab plot`, on runs of the fake core."""
+import json
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from fabriclab import schema
+from fabriclab.cli import main
+from fabriclab.report import figures, html, svg
+from fabriclab.report.figure import Axis, Figure, Mark, Series
+
+sys.path.insert(0, str(Path(__file__).parent))
+from htmlcheck import check_html  # noqa: E402
+
+FAKES = Path(__file__).parent / "fakes"
+PATTERNS = ("message.hotspot", "message.saturation", "message.alltoall", "message.bisection", "deposit.hotspot_put",
+            "deposit.hotspot_get", "message.bibw", "deposit.put_bibw", "message.stream", "deposit.put_bw")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The default suite (2 launches) and the traffic patterns on 4 ranks, from the fake core."""
+    d = tmp_path_factory.mktemp("runs")
+    exe = d / "fakecore"
+    exe.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKES / 'fakecore.py'} \"$@\"\n")
+    exe.chmod(0o755)
+    common = ["--core", str(exe), "--mpiexec", str(FAKES / "mpiexec"), "-q"]
+    assert main(["run", *common, "-o", str(d / "suite.json"), "-L", "2"]) == 0
+    os.environ["FAKECORE_RANKS"] = "4"
+    try:
+        assert main(["run", *common, "-o", str(d / "patterns.json"), "-L", "1", "-n", "4", "-s", "1K,64K,1M",
+                     *PATTERNS]) == 0
+    finally:
+        del os.environ["FAKECORE_RANKS"]
+    return {"dir": d, "suite": d / "suite.json", "patterns": d / "patterns.json", "core": common}
+
+
+def _figure_ids(text: str) -> list[str]:
+    return re.findall(r'<figure id="fig-([^"]+)"', text)
+
+
+def test_report_of_the_default_suite(runs, capsys):
+    out = runs["dir"] / "suite.html"
+    assert main(["report", str(runs["suite"]), "-o", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == f"report: {out}"
+    text = out.read_text()
+    problems, figs = check_html(text)
+    assert problems == []
+    ids = _figure_ids(text)
+    # The views of the seed studies, and every benchmark's size figures.
+    for fid in ("ladder-bandwidth", "ladder-latency", "postal", "bidir-message", "via-latency",
+                "via-conns-tcp-conns", "via-conns-message-conns", "via-scatter", "message-pingpong-residuals"):
+        assert fid in ids
+    assert any(i.startswith("strided-") for i in ids)
+    doc = schema.load(runs["suite"])
+    for bench in {p["bench"] for p in schema.points(doc)}:
+        assert f"{bench.replace('.', '-').replace('_', '-')}-" in " ".join(ids), bench
+    # The header says what ran, where and how; warnings are grouped by kind.
+    for fact in ("launch command", "cache state", "launches per point", "FakeMPI", "complete"):
+        assert fact in text
+    assert "efficiency" not in ids and "--wire-rate MBPS" in text
+    assert "<script" not in text and "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")
+
+
+def test_fit_and_half_peak_are_drawn(runs):
+    """The fake core follows Hockney (1 us, 5 GB/s): the fit line and its label appear, the
+    residuals are tiny, and the bandwidth figure marks the half-peak size."""
+    run = figures.RunView.of("suite", schema.load(runs["suite"]))
+    figs = {f.id: f for f in figures.per_benchmark([run], "message.pingpong")}
+    lat = figs["message-pingpong-latency"]
+    fit = [s for s in lat.series if s.dashed]
+    assert len(fit) == 1 and re.search(r"Hockney fit: 1 \u00b5s \+ n / (5|4\.99) GB/s", fit[0].label)
+    res = figs["message-pingpong-residuals"].series[0].y
+    assert max(abs(r) for r in res) < 5  # percent
+    bw = figs["message-pingpong-bandwidth"]
+    assert bw.marks and bw.marks[0].label.startswith("half-peak") and bw.marks[0].x == pytest.approx(5000, rel=0.5)
+    measured = lat.series[0]
+    assert measured.band and measured.spread and len(measured.band[0]) == len(measured.x)
+    assert all(lo <= y <= hi for lo, y, hi in zip(measured.band[0], measured.y, measured.band[1]))
+
+
+def test_patterns_report(runs):
+    text = html.render([("patterns", schema.load(runs["patterns"]))])
+    assert check_html(text)[0] == []
+    ids = _figure_ids(text)
+    for fid in ("saturation", "alltoall", "fairness", "hotspot-message-hotspot-1048576",
+                "hotspot-deposit-hotspot-put-1048576", "hotspot-deposit-hotspot-get-1048576", "bidir-message", "bidir-deposit"):
+        assert fid in ids
+    run = figures.RunView.of("p", schema.load(runs["patterns"]))
+    hs = figures.hotspot([run])[0]
+    assert [s.label for s in hs.series] == ["aggregate", "per sender (mean)", "slowest sender"]
+    agg, per = hs.series[0], hs.series[1]
+    assert all(a == pytest.approx(p * n) for a, p, n in zip(agg.y, per.y, agg.x))
+    fair = figures.fairness([run])[0]
+    assert not fair.y.log and all(0 < v <= 1 for s in fair.series for v in s.y)
+    a2a = figures.alltoall([run])[0]
+    row = next(r for r in run.rows if r["bench"] == "message.alltoall" and r["size"] == 1 << 20)
+    s = next(s for s in a2a.series if s.label == "message.alltoall")
+    assert s.y[s.x.index(1 << 20)] == pytest.approx(row["bandwidth_Bps"] / 4 / 1e6)
+
+
+def test_two_runs_overlay_and_compare(runs):
+    a, b = runs["dir"] / "a.json", runs["dir"] / "b.json"
+    assert main(["run", *runs["core"], "-o", str(a), "-L", "2", "message.pingpong", "-s", "1:4K:x4"]) == 0
+    assert main(["run", *runs["core"], "-o", str(b), "-L", "2", "message.pingpong", "-s", "1:4K:x4"]) == 0
+    out = runs["dir"] / "ab.html"
+    assert main(["report", str(a), str(b), "-o", str(out), "--wire-rate", "1000"]) == 0
+    text = out.read_text()
+    assert check_html(text)[0] == []
+    assert 'id="compare"' in text and "b against a" in text and "verdict" in text
+    run_a, run_b = (figures.RunView.of(n, schema.load(p)) for n, p in (("a", a), ("b", b)))
+    lat = figures.per_benchmark([run_a, run_b], "message.pingpong")[0]
+    assert [s.label for s in lat.series] == ["a", "b"]
+    eff = [f for f in figures.ladder([run_a], 1e9, "x") if f.id == "efficiency"][0]
+    best = max(r["bandwidth_Bps"] for r in run_a.rows)
+    assert dict(eff.bars)["message"] == pytest.approx(best / 1e9 * 100)
+    assert "fig-efficiency" in text and "--wire-rate 1000 MB/s" in text
+
+
+def test_technology_gives_the_wire_rate(runs):
+    out = runs["dir"] / "tech.html"
+    assert main(["report", str(runs["suite"]), "-o", str(out), "--technology", "gigabit-ethernet"]) == 0
+    text = out.read_text()
+    assert "fig-efficiency" in text and "125 MB/s" in text
+
+
+def test_a_run_that_ended_early_still_reports(runs, monkeypatch, tmp_path):
+    monkeypatch.setenv("FAKECORE_MODE", "die:3")
+    assert main(["run", *runs["core"], "-o", str(tmp_path / "f.json"), "-L", "1", "message.pingpong",
+                 "-s", "1:1K:x2"]) == 1
+    monkeypatch.delenv("FAKECORE_MODE")
+    assert main(["report", str(tmp_path / "f.ndjson"), "-o", str(tmp_path / "f.html")]) == 0
+    text = (tmp_path / "f.html").read_text()
+    assert 'class="banner"' in text and "ended early" in text
+    assert text.index("ended early") < text.index("What ran")
+    assert check_html(text)[0] == []
+
+
+def test_plot_svg_and_png(runs, tmp_path):
+    svg_out = tmp_path / "pp.svg"
+    assert main(["plot", str(runs["suite"]), "message.pingpong", "-o", str(svg_out)]) == 0
+    root = ET.parse(svg_out).getroot()  # well-formed XML: a standalone SVG file
+    ns = "{http://www.w3.org/2000/svg}"
+    assert root.tag == f"{ns}svg" and root.find(f"{ns}title").text
+    labels = {t.get("class"): t.text for t in root.iter(f"{ns}text") if t.get("class")}
+    assert labels["xlabel"] == "message size (bytes)" and "\u00b5s" in labels["ylabel"]
+    png = tmp_path / "st.png"
+    assert main(["plot", str(runs["suite"]), "memory.strided_store", "--x", "stride", "--metric", "bandwidth",
+                 "--yscale", "linear", "-o", str(png)]) == 0
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    import matplotlib.image as mpimg
+    px = mpimg.imread(str(png))
+    assert px.std() > 0.05  # not blank
+    # One curve per working set when x is the stride.
+    run = figures.RunView.of("s", schema.load(runs["suite"]))
+    fig = figures.sweep([run], ["memory.strided_store"], "bandwidth", "stride")
+    sizes = {r["size"] for r in run.rows if r["bench"] == "memory.strided_store"}
+    assert len(fig.series) == len(sizes) and all(s.x == sorted(s.x) for s in fig.series)
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["report", "{suite}", "--wire-rate", "0"], "--wire-rate must be a positive"),
+    (["report", "{suite}", "--wire-rate", "10", "--technology", "gigabit-ethernet"], "not both"),
+    (["report", "{suite}", "--technology", "nosuch"], "unknown technology"),
+    (["report", "{suite}", "-o", "/nonexistent/dir/r.html"], "cannot write"),
+    (["report", "{notjson}"], "is not a fabriclab result"),
+    (["report", "{newer}"], "is not supported"),
+    (["plot", "{suite}", "message.nosuch"], "unknown benchmark"),
+    (["plot", "{suite}", "message.pingpong", "--x", "stride"], "no stride axis"),
+    (["plot", "{suite}", "message.pingpong", "-o", "x.pdf"], "name it .svg or .png"),
+    (["plot", "{patterns}", "memory.copy"], "was not measured"),
+    (["plot", "message.pingpong"], "needs a result file"),
+])
+def test_bad_input_is_one_line_exit_2(runs, tmp_path, capsys, argv, msg):
+    (tmp_path / "not.json").write_text("hello\n")
+    doc = json.loads(runs["suite"].read_text())
+    doc["schema_version"] = schema.SCHEMA_VERSION + 1
+    (tmp_path / "newer.json").write_text(json.dumps(doc))
+    paths = {"suite": runs["suite"], "patterns": runs["patterns"], "notjson": tmp_path / "not.json",
+             "newer": tmp_path / "newer.json"}
+    capsys.readouterr()
+    assert main([a.format(**paths) for a in argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and msg in err
+
+
+# ---- the SVG renderer -------------------------------------------------------------------------
+
+def test_svg_log_size_axis_and_gaps():
+    fig = Figure("t", "A title", figures.SIZE, Axis("time (us)"),
+                 [Series("a", [1, 2, 4, 8, 16, 1 << 20], [1.0, None, 3.0, 4.0, 0.0, 9.0],
+                         hollow=[False, False, True, False, False, False])], marks=[Mark(8, "half-peak 8")])
+    text = svg.render(fig)
+    root = ET.fromstring(text)
+    ns = "{http://www.w3.org/2000/svg}"
+    ticks = [t.text for t in root.iter(f"{ns}text") if t.text in ("1", "16", "256", "4K", "64K", "1M")]
+    assert "1M" in ticks and "1" in ticks
+    # None and 0 (not drawable on a log axis) split the curve into runs of points.
+    lines = list(root.iter(f"{ns}polyline"))
+    assert [len(p.get("points").split()) for p in lines] == [2]  # 1 | 4, 8 | 1M: one line of two points
+    circles = list(root.iter(f"{ns}circle"))
+    assert len(circles) == 4 and sum(c.get("fill") == "#ffffff" for c in circles) == 1
+    assert any(t.text == "half-peak 8" for t in root.iter(f"{ns}text"))
+
+
+def test_svg_linear_count_ticks_are_whole_numbers():
+    fig = Figure("c", "Counts", figures.XAXES["active"], Axis("bandwidth (MB/s)", log=False),
+                 [Series("a", [1, 2, 3], [10.0, 20.0, 30.0])])
+    root = ET.fromstring(svg.render(fig))
+    ns = "{http://www.w3.org/2000/svg}"
+    y_bottom = max(float(t.get("y")) for t in root.iter(f"{ns}text") if t.get("text-anchor") == "middle"
+                   and not t.get("class"))
+    xt = [t.text for t in root.iter(f"{ns}text") if t.get("text-anchor") == "middle" and not t.get("class")
+          and float(t.get("y")) == y_bottom]
+    assert xt and all(re.fullmatch(r"\d+", x) for x in xt)
+
+
+def test_svg_bars_and_escaping():
+    fig = Figure("b", "Levels <&>", Axis("level", log=False), Axis("best (MB/s)", log=False),
+                 bars=[("memory", 100.0), ("tcp", None)])
+    text = svg.render(fig)
+    root = ET.fromstring(text)  # the title's < and & are escaped
+    ns = "{http://www.w3.org/2000/svg}"
+    assert root.find(f"{ns}title").text == "Levels <&>"
+    assert len([r for r in root.iter(f"{ns}rect") if r.get("class") == "bar"]) == 1
+    assert any(t.text == "not measured" for t in root.iter(f"{ns}text"))
