@@ -433,10 +433,13 @@ def via_conns(runs: list) -> list[Figure]:
 
 
 def via_scatter(runs: list) -> list[Figure]:
-    return _pair_view(runs, ("tcp.scatter", "message.scatter"),
+    figs = _pair_view(runs, ("tcp.scatter", "message.scatter"),
                       "Scatter: throughput vs segment size, transport vs program", "via-scatter",
                       "size = one segment; iovec/datatype: the transport gathers the segments, copy: the program "
                       "packs them first (seed 002)")
+    for fig in figs:
+        fig.x = replace(fig.x, label="segment size (bytes)")
+    return figs
 
 
 # ---- the level ladder and efficiency (seed 000 Fig. 15-16) ---------------------------------------
@@ -504,8 +507,24 @@ VIEWS = (
     View("via-scatter", "VI Architecture: scatter", ("tcp.scatter", "message.scatter"), via_scatter),
 )
 
+def memory_figures(runs: list, bench: str) -> list[Figure]:
+    """A memory copy's size figures with the first run's cache sizes marked: a
+    copy's throughput steps down where its working set (2 x size) leaves a
+    cache level (seed 000's ECT measurements read the same edges)."""
+    figs = per_benchmark(runs, bench)
+    caches = (runs[0].doc["header"].get("host") or {}).get("caches") or {}
+    for fig in figs:
+        if fig.x.kind == "size":
+            fig.x = replace(fig.x, label="copy size (bytes)")
+        if fig.id.endswith(("-latency", "-bandwidth")):
+            # The working set is source and destination: it leaves a cache of C bytes at size C / 2.
+            fig.marks += [Mark(c / 2, f"{name} / 2") for name, c in caches.items() if c]
+            fig.note += ". Dotted lines: each cache's size over two (source and destination share it)"
+    return figs
+
+
 # Per-benchmark builders by benchmark name or family ("memory"); the rest use per_benchmark.
-BUILDERS: dict[str, Callable] = {}
+BUILDERS: dict[str, Callable] = {"memory": memory_figures}
 
 
 def for_benchmark(runs: list, bench: str) -> list[Figure]:
