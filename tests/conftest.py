@@ -21,3 +21,8 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     """Keep each session's core builds in one shared temporary cache."""
     if "FABRICLAB_CACHE" not in os.environ:
         monkeypatch.setenv("FABRICLAB_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+def pytest_terminal_summary(terminalreporter):
+    if "browser" in sys.modules:  # the browser tests ran: say where their screenshots are
+        terminalreporter.write_line(f"browser screenshots: {sys.modules['browser'].output_dir()}")
