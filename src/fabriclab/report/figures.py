@@ -200,9 +200,11 @@ def per_benchmark(runs: list, bench: str) -> list[Figure]:
             continue
         base = slug(name)
         one = len(runs) == 1
-        lat = Figure(f"{base}-latency", f"{name}: time per transfer vs size", SIZE, METRICS["latency"].axis,
+        active = next((r["active"] for _, line in lines for r in line if r["active"] is not None), None)
+        at = f" ({active} active)" if active is not None else ""
+        lat = Figure(f"{base}-latency", f"{name}: time per transfer vs size{at}", SIZE, METRICS["latency"].axis,
                      note=STATS_NOTE)
-        bw = Figure(f"{base}-bandwidth", f"{name}: bandwidth vs size", SIZE, METRICS["bandwidth"].axis,
+        bw = Figure(f"{base}-bandwidth", f"{name}: bandwidth vs size{at}", SIZE, METRICS["bandwidth"].axis,
                     note=STATS_NOTE)
         for i, (run, line) in enumerate(lines):
             if not line:
