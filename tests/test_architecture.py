@@ -108,7 +108,7 @@ def test_every_wing_says_what_it_owns(wing):
     assert doc and len(doc.splitlines()[0]) > 20
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["list"], ["run", "--help"], ["model", "--help"]])
+@pytest.mark.parametrize("argv", [["--help"], ["list"], ["run", "--help"], ["model", "--help"], ["import", "--help"]])
 def test_fast_commands_load_nothing_heavy(argv):
     code = ("import sys; from fabriclab.cli import main; main(sys.argv[1:]); "
             "print(','.join(m for m in ('numpy', 'matplotlib', 'yaml', 'fabriclab.model.catalog') "

@@ -20,7 +20,12 @@ History of SCHEMA_VERSION:
     `launch_end` records hold where the ranks ended and the machine's noise
     around each launch, the hello holds every rank's affinity and CPU, the
     plan its launches and shuffle seed, the launcher its binding. Older
-    documents load as one launch."""
+    documents load as one launch.
+  4 (fabriclab 0.2.0): imported documents: header.imported, points without
+    samples. `fabriclab import` reads another tool's printed figures (OSU,
+    IMB) into a document whose header says so; its points carry the tool's
+    figure converted to the time of one op, and no samples. Points without
+    samples are valid only in such documents."""
 
 from __future__ import annotations
 
@@ -32,7 +37,7 @@ from pathlib import Path
 from .errors import UsageError
 
 SCHEMA = "fabriclab.run"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 RECORD_KINDS = ("launch", "point", "skip", "diagnostic", "launch_end")
 SUMMARY_KEYS = ("n", "median", "ci_low", "ci_high", "ci_rel", "p5", "p25", "p75", "p95", "p99",
                 "min", "max", "mean", "stdev")
@@ -166,6 +171,7 @@ def validate(doc: dict, path="document") -> None:
         bad(f"footer status {doc['footer'].get('status')!r}")
     if not isinstance(doc.get("records"), list):
         bad("no records list")
+    from_tool = "imported" in doc["header"]  # fabriclab import: figures, no samples
     for i, r in enumerate(doc["records"]):
         if r.get("kind") not in RECORD_KINDS:
             bad(f"record {i} has unknown kind {r.get('kind')!r}")
@@ -179,7 +185,10 @@ def validate(doc: dict, path="document") -> None:
             if missing:
                 bad(f"point record {i} has a summary without {missing[0]!r}")
             s = r["samples"]
-            if not _durations(s):
+            if from_tool and s == []:
+                if not _durations([summ["median"]]):
+                    bad(f"imported point record {i} ({r['bench']} size {r['size']}) has no time per op")
+            elif not _durations(s):
                 bad(f"point record {i} ({r['bench']} size {r['size']}) has empty or non-finite samples")
             if "roles" in r:
                 per = r.get("rank_samples")
@@ -195,6 +204,11 @@ def _durations(x) -> bool:
 
 def points(doc: dict) -> list[dict]:
     return [r for r in doc["records"] if r.get("kind") == "point"]
+
+
+def imported(p: dict) -> bool:
+    """A point read from another tool's output: its figure, no samples (version 4)."""
+    return not p.get("samples")
 
 
 KEY_FIELDS = ("bench", "variant", "size", "stride", "conns", "active")

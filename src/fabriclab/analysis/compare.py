@@ -7,16 +7,23 @@ launches and then samples within them (analysis/launches.py). A verdict is
 called only when the whole interval lies beyond 1 +- threshold, so
 launch-to-launch noise and trivial shifts both read as "same". Runs of a
 single launch still compare, but their intervals then ignore launch-to-launch
-variation, and the output says so."""
+variation, and the output says so.
+
+An imported point (another tool's printed figure, no samples) has no
+distribution to resample: where either side is imported the ratio of the two
+point figures is given, with no interval and the verdict `no-interval`
+(never faster or slower)."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import statistics
 from dataclasses import asdict, dataclass
 
 from ..errors import UsageError
+from ..schema import imported
 from ..units import fmt_bytes, fmt_time
 from . import launches
 from .merge import groups
@@ -41,7 +48,12 @@ class Change:
     ratio_ci_high: float
     base_launches: int
     new_launches: int
-    verdict: str          # faster | slower | same | only-in-base | only-in-new
+    verdict: str          # faster | slower | same | no-interval | only-in-base | only-in-new
+
+
+def _estimate(ps: list[dict]) -> float:
+    """The point estimate: the median of the launch medians (launches.hierarchical_ci's)."""
+    return statistics.median(p["summary"]["median"] for p in ps)
 
 
 def compare(base: dict, new: dict, alpha: float = 0.05, threshold: float = 0.02) -> list[Change]:
@@ -51,12 +63,17 @@ def compare(base: dict, new: dict, alpha: float = 0.05, threshold: float = 0.02)
     a, b = groups(base), groups(new)
     out = []
     for key in sorted(a.keys() | b.keys(), key=lambda k: tuple((x is None, x) for x in k)):
-        xs = [p["samples"] for p in a.get(key, [])]
-        ys = [p["samples"] for p in b.get(key, [])]
+        pa, pb = a.get(key, []), b.get(key, [])
+        xs, ys = [p["samples"] for p in pa], [p["samples"] for p in pb]
         if not xs or not ys:
-            med = launches.hierarchical_ci(xs or ys, resamples=200)[0]
+            med = _estimate(pa or pb)
             out.append(Change(*key, med if xs else NAN, med if ys else NAN, NAN, NAN, NAN, len(xs), len(ys),
                               "only-in-base" if xs else "only-in-new"))
+            continue
+        if any(imported(p) for p in pa + pb):
+            mx, my = _estimate(pa), _estimate(pb)
+            out.append(Change(*key, mx, my, my / mx if mx > 0 else NAN, NAN, NAN, len(xs), len(ys),
+                              "no-interval"))
             continue
         ratio, lo, hi = launches.ratio_ci(xs, ys, confidence=1 - alpha)
         mx = launches.hierarchical_ci(xs, resamples=200)[0]
@@ -87,11 +104,15 @@ def format_changes(changes: list[Change], fmt: str, base_name: str, new_name: st
              f"{c.ratio:.3f}" if c.ratio == c.ratio else "-",
              f"{c.ratio_ci_low:.3f}..{c.ratio_ci_high:.3f}" if c.ratio_ci_low == c.ratio_ci_low else "-",
              f"{c.base_launches}/{c.new_launches}", c.verdict] for c in changes]
-    counts = {v: sum(c.verdict == v for c in changes) for v in ("faster", "slower", "same")}
+    counts = {v: sum(c.verdict == v for c in changes) for v in ("faster", "slower", "same", "no-interval")}
     summary = (f"{new_name} against {base_name}: {counts['faster']} faster, {counts['slower']} slower, "
-               f"{counts['same']} same (point estimate per operation; a verdict needs the ratio's interval "
-               f"beyond 1 +- the threshold)")
-    if any(c.base_launches == 1 or c.new_launches == 1 for c in changes if c.ratio == c.ratio):
+               f"{counts['same']} same" + (f", {counts['no-interval']} no-interval" if counts["no-interval"] else "")
+               + " (point estimate per operation; a verdict needs the ratio's interval beyond 1 +- the threshold)")
+    if counts["no-interval"]:
+        summary += ("\nnote: imported points hold another tool's printed figure and no samples, so their ratio "
+                    "has no interval and no verdict (no-interval)")
+    if any(c.base_launches == 1 or c.new_launches == 1 for c in changes
+           if c.ratio == c.ratio and c.verdict != "no-interval"):
         summary += ("\nnote: a run measured in one launch: its intervals ignore launch-to-launch variation, "
                     "so verdicts may call noise a change; measure with --launches 5 or more")
     if fmt == "md":

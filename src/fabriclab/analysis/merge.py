@@ -7,11 +7,17 @@ launch: median, n, stop reason), the within- and between-launch spread, and
 a median with a 95% interval from the two-level bootstrap of
 analysis/launches.py, so that the interval covers launch-to-launch variation
 (docs/statistics.md). A point measured once merges to itself, with a
-one-entry `launches` block."""
+one-entry `launches` block.
+
+An imported point (another tool's figure, no samples) has nothing to
+bootstrap: it merges to itself, its spread and interval unknown (None); one
+printed twice (outputs concatenated) takes the median of its figures."""
 
 from __future__ import annotations
 
-from ..schema import point_key, points
+import statistics
+
+from ..schema import SUMMARY_KEYS, imported, point_key, points
 from . import diagnostics, ranks
 
 # Fields that differ from launch to launch; the merged record recomputes them.
@@ -54,8 +60,28 @@ def _rank_samples(ps: list[dict]) -> list:
     return out
 
 
+def merge_imported(ps: list[dict]) -> dict:
+    """The merged record of an imported point: its figure, no interval."""
+    m = {k: v for k, v in ps[0].items() if k not in PER_LAUNCH}
+    meds = [p["summary"]["median"] for p in ps]
+    ns = [p["summary"]["n"] for p in ps]
+    med = statistics.median(meds)
+    summ = dict.fromkeys(SUMMARY_KEYS)
+    summ.update(n=sum(ns) if None not in ns else None, median=med,
+                mean=statistics.fmean(p["summary"]["mean"] for p in ps))
+    m.update(samples=[], summary=summ, stop="imported", batch=None, validation=None, diagnostics=[],
+             launches=[{"launch": p.get("launch", 0), "median": p["summary"]["median"], "n": p["summary"]["n"],
+                        "stop": "imported"} for p in ps],
+             spread={"within_rel": None, "between_rel": None, "max_min_ratio": None, "launch_medians": None},
+             latency_s=med if m.get("concurrent") else med / max(1, m.get("legs_per_op", 1)),
+             bandwidth_Bps=m["bytes_per_op"] / med if med > 0 and m["bytes_per_op"] > 0 else None)
+    return m
+
+
 def merge(ps: list[dict], hosts: list | None = None) -> dict:
     """The merged record of one point's launches (ps: its per-launch records)."""
+    if any(imported(p) for p in ps):
+        return merge_imported(ps)
     from . import launches, stats  # numpy: only when a merge is computed, not read back
     m = {k: v for k, v in ps[0].items() if k not in PER_LAUNCH}
     sets = [p["samples"] for p in ps]

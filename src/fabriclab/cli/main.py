@@ -10,7 +10,7 @@ import sys
 
 from .. import __version__
 from ..errors import FabriclabError, UsageError
-from . import doctor, figures, model, results, run
+from . import doctor, figures, imports, model, results, run
 
 
 class _Parser(argparse.ArgumentParser):
@@ -23,8 +23,8 @@ class _Parser(argparse.ArgumentParser):
 # Subcommands in the order `fabriclab --help` lists them. Registering one
 # imports nothing heavy: each command loads its libraries when it runs.
 REGISTRARS = (run.register, results.register_list, results.register_show, results.register_compare,
-              figures.register_report, figures.register_plot, doctor.register, model.register_model,
-              model.register_reproduce)
+              imports.register, figures.register_report, figures.register_plot, doctor.register,
+              model.register_model, model.register_reproduce)
 
 
 def parser() -> argparse.ArgumentParser:

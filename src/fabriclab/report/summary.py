@@ -28,11 +28,13 @@ def benchmark_rows(doc: dict) -> list[list[str]]:
         d = der.get(name, {})
         peak = max((r for r in group if r["bandwidth_Bps"]), key=lambda r: r["bandwidth_Bps"], default=None)
         converged = sum(r["stop"] == "converged" for r in group)
+        imported = all(r["stop"] == "imported" for r in group)
         warned = sum(bool(r["warnings"]) for r in group)
         out.append([name, f"{fmt_time(smallest['latency_s'])} at {fmt_bytes(smallest['size'])}",
                     f"{fmt_rate(peak['bandwidth_Bps'])} at {fmt_bytes(peak['size'])}" if peak else "-",
                     fmt_bytes(d["half_peak_size"]) if d.get("half_peak_size") else "-",
-                    f"{converged}/{len(group)}", f"{warned} with warnings" if warned else "ok"])
+                    "imported" if imported else f"{converged}/{len(group)}",
+                    f"{warned} with warnings" if warned else "ok"])
     return out
 
 

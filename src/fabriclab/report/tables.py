@@ -151,22 +151,30 @@ def _table_blocks(all_rows: list):
         pattern = any(r["active"] is not None for r in rs)
         ect = any(r["vs_best_copy"] is not None for r in rs)
         multi = any(r["launches"] > 1 for r in rs)
+        # Imported points hold another tool's figure and nothing else: no interval, percentiles or ranks.
+        imported = all(r["stop"] == "imported" for r in rs)
+        ranked = pattern and not imported
         head = (["size"] + (["stride"] if strided else []) + (["conns"] if conns else [])
-                + (["active"] if pattern else []) + ["median", "95% CI", "p5", "p99", "min", "max", "n", "MB/s"]
-                + (["rank MB/s min..max", "Jain", "Mmsg/s"] if pattern else [])
+                + (["active"] if pattern else [])
+                + (["median", "n", "MB/s"] if imported else
+                   ["median", "95% CI", "p5", "p99", "min", "max", "n", "MB/s"])
+                + (["rank MB/s min..max", "Jain", "Mmsg/s"] if ranked else [])
                 + (["vs best copy"] if ect else []) + (["launches", "between"] if multi else [])
                 + ["stop", "warnings"])
         body = []
         for r in rs:
             per = 1 if concurrent else legs
-            t = lambda k: fmt_time(r[k] / per, 4)  # noqa: E731 - per-transfer time with its unit
+            t = lambda k: "-" if r[k] is None else fmt_time(r[k] / per, 4)  # noqa: E731 - per-transfer time
+            n = "-" if r["n"] is None else str(r["n"])
             # With n <= 5 the 95% CI of the median is [min, max]: no interval worth printing.
-            ci = f"+-{r['ci_rel'] * 100:.1f}%" if r["n"] > 5 and r["ci_rel"] is not None else f"n={r['n']}"
+            ci = f"+-{r['ci_rel'] * 100:.1f}%" if r["ci_rel"] is not None and r["n"] > 5 else f"n={n}"
             row = ([fmt_bytes(r["size"])] + ([str(r["stride"])] if strided else [])
-                   + ([str(r["conns"])] if conns else []) + ([str(r["active"])] if pattern else [])
-                   + [t("median_s"), ci, t("p5_s"), t("p99_s"), t("min_s"), t("max_s"), str(r["n"]),
-                      _fmt_mbps(r["bandwidth_Bps"])])
-            if pattern:
+                   + ([str(r["conns"])] if conns else [])
+                   + (["-" if r["active"] is None else str(r["active"])] if pattern else [])
+                   + ([t("median_s"), n] if imported else
+                      [t("median_s"), ci, t("p5_s"), t("p99_s"), t("min_s"), t("max_s"), n])
+                   + [_fmt_mbps(r["bandwidth_Bps"])])
+            if ranked:
                 row += [f"{_fmt_mbps(r['rank_bandwidth_min_Bps'])}..{_fmt_mbps(r['rank_bandwidth_max_Bps'])}",
                         f"{r['fairness_jain']:.3f}" if r["fairness_jain"] is not None else "-",
                         f"{r['message_rate_per_s'] / 1e6:.3g}" if r["message_rate_per_s"] else "-"]
@@ -182,6 +190,8 @@ def _table_blocks(all_rows: list):
             note = "time per transfer (one leg)" if legs > 1 else "time per operation"
         if pattern and not concurrent:
             note += "; MB/s = all ranks' payload over the slowest rank's time"
+        if imported:
+            note += "; imported: the tool's figure, no samples"
         yield f"{name}  ({note}; MB/s = 10^6 payload bytes/s)", head, body
 
 
@@ -210,8 +220,22 @@ def _first_line(text) -> str:
     return " ".join(str(text).splitlines()[0].split()) if text else ""
 
 
+def _imported_lines(h: dict) -> list[str]:
+    imp = h["imported"]
+    lines = [f"imported from {imp.get('tool', '?').upper()} {imp.get('tool_version') or '(version not printed)'} "
+             f"output {imp.get('source')} (sha256 {str(imp.get('sha256'))[:12]}), {h.get('nranks') or '?'} ranks: "
+             + ", ".join(imp.get("benchmarks") or []),
+             f"averaging: {imp.get('averaging')}"]
+    if imp.get("ignored"):
+        lines.append("not imported (no fabriclab counterpart): " + ", ".join(imp["ignored"]))
+    return lines
+
+
 def header_lines(doc: dict) -> list[str]:
     h, f = doc["header"], doc["footer"]
+    if "imported" in h:
+        return [f"fabriclab {h.get('fabriclab_version', '?')} run {h.get('run_id', '')}: status {f.get('status')}",
+                *_imported_lines(h)]
     mpi = h.get("mpi", {})
     cache = (h.get("plan") or {}).get("cache") or {}
     lines = [f"fabriclab {h.get('fabriclab_version', '?')} run {h.get('run_id', '')}: status {f.get('status')}",

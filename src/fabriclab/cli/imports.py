@@ -1,0 +1,57 @@
+"""`fabriclab import FILE --from osu|imb`: another tool's output as a run document.
+
+`show` and `compare` then read it beside fabriclab's own runs. It starts
+fast: the parsers load only when a file is read."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..errors import UsageError
+
+TOOLS = ("osu", "imb")
+
+
+def default_output(path: str, tool: str) -> Path:
+    """results/imported-<tool>-<file stem>.json, beside the runs of `fabriclab run`."""
+    return Path("results") / f"imported-{tool}-{Path(path).stem}.json"
+
+
+def cmd_import(args) -> int:
+    import json
+
+    from ..measure import imports
+    from ..schema import write_document
+    doc = imports.load(args.file, args.tool, ["fabriclab", *args.argv])
+    imp = doc["header"]["imported"]
+    npts = doc["footer"]["points"]
+    if args.output == "-":
+        sys.stdout.write(json.dumps(doc, indent=1, allow_nan=False) + "\n")
+        where = "stdout"
+    else:
+        out = Path(args.output) if args.output else default_output(args.file, args.tool)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            write_document(doc, out)
+        except OSError as e:
+            raise UsageError(f"cannot write {out}: {e.strerror}") from None
+        where = str(out)
+    skipped = sum(r["kind"] == "skip" for r in doc["records"])
+    extra = (f"; skipped {skipped} row{'s' if skipped > 1 else ''} without a time" if skipped else "") + (
+        f"; not imported: {', '.join(imp['ignored'])}" if imp["ignored"] else "")
+    print(f"fabriclab: imported {npts} points of {args.tool.upper()} {', '.join(imp['benchmarks'])} "
+          f"from {args.file} -> {where}{extra}", file=sys.stderr)
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("import", help="Read OSU or IMB text output into a result document.")
+    p.add_argument("file", metavar="FILE", help="The benchmark's text output, as it printed it.")
+    p.add_argument("--from", dest="tool", choices=TOOLS, required=True, metavar="TOOL",
+                   help="Which tool wrote FILE: osu (OSU Micro-Benchmarks) or imb (Intel MPI Benchmarks, "
+                        "IMB-MPI1).")
+    p.add_argument("-o", "--output", metavar="RUN.json",
+                   help="Where to write the document ('-' = stdout). "
+                        "Default: results/imported-TOOL-STEM.json (STEM: FILE's name without suffix).")
+    p.set_defaults(func=cmd_import)

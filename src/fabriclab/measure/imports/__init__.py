@@ -1,0 +1,107 @@
+"""Reads other tools' results into run documents.
+
+The text output of OSU Micro-Benchmarks and Intel MPI Benchmarks becomes a
+fabriclab document marked as imported (docs/schema.md, version 4).
+
+The tools print summary figures, not samples, so an imported point holds
+the tool's figure converted to the time of one fabriclab op (its summary's
+median and mean), the figure as printed, and no samples; the header says
+which tool, which file and how the tool averages."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ... import __version__
+from ...analysis.merge import stored
+from ...errors import UsageError
+from ...schema import SUMMARY_KEYS, document
+from ..benchmarks import REGISTRY
+from ..patterns import max_active
+from . import imb, osu
+from .figures import Figure, Parsed
+
+IMPORTERS = {"osu": osu.parse, "imb": imb.parse}
+TOOLS = {"osu": "OSU Micro-Benchmarks", "imb": "Intel MPI Benchmarks"}
+
+
+def read(path: str | Path) -> tuple[bytes, str]:
+    """The file's bytes and text; UsageError for what cannot be a tool's output."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror}") from None
+    if not data.strip():
+        raise UsageError(f"{path} is empty")
+    if b"\0" in data:
+        raise UsageError(f"{path} is a binary file, not a benchmark's text output")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")  # a banner or host name in a legacy encoding
+    if text.lstrip().startswith("{") and '"fabriclab.run"' in text[:4096]:
+        raise UsageError(f"{path} is a fabriclab result already: `fabriclab show {path}` reads it")
+    return data, text
+
+
+def active(f: Figure) -> int | None:
+    """The point's active count as fabriclab's own run of the benchmark records it
+    (patterns: their layout's; two-rank benchmarks: none), so that points match."""
+    b = REGISTRY.get(f.bench)
+    if b is not None and b.pattern:
+        return max_active(b.pattern, f.nprocs)
+    return None if f.nprocs == 2 else f.nprocs
+
+
+def point(f: Figure, launch: int = 0) -> dict:
+    """The point record of one imported figure."""
+    med = f.median_s
+    summ = dict.fromkeys(SUMMARY_KEYS)
+    summ.update(n=f.n, median=med, mean=med)
+    return {
+        "kind": "point", "bench": f.bench, "variant": f.variant, "size": f.size, "stride": 1, "conns": 1,
+        "active": active(f), "launch": launch, "bytes_per_op": f.bytes_per_op, "legs_per_op": f.legs,
+        "concurrent": f.concurrent, "samples": [], "stop": "imported", "summary": summ,
+        "latency_s": med if f.concurrent else med / f.legs,
+        "bandwidth_Bps": f.bytes_per_op / med if med > 0 and f.size > 0 else None,
+        "diagnostics": [],
+        "imported": {"benchmark": f.benchmark, "value": f.value, "unit": f.unit, "column": f.column,
+                     "row": f.row},
+    }
+
+
+def build(parsed: Parsed, tool: str, source: str, data: bytes, mtime: float, argv: list | None = None) -> dict:
+    """The run document of a parsed file. A point printed twice (outputs
+    concatenated) becomes two launches of one point."""
+    sha = hashlib.sha256(data).hexdigest()
+    seen: dict = {}
+    records = []
+    for f in parsed.figures:
+        rec = point(f)
+        key = (rec["bench"], rec["variant"], rec["size"], rec["active"])
+        rec["launch"] = seen[key] = seen.get(key, -1) + 1
+        records.append(rec)
+    records += [{"kind": "skip", "bench": bench, "size": size, "stride": 1, "reason": reason}
+                for bench, size, reason in parsed.skips]
+    header = {
+        "run_id": f"imported-{tool}-{sha[:12]}", "fabriclab_version": __version__,
+        "argv": argv or ["fabriclab", "import", source, "--from", tool],
+        "start_time": datetime.fromtimestamp(mtime, timezone.utc).isoformat(), "nranks": parsed.nranks,
+        "imported": {"tool": tool, "tool_version": parsed.tool_version, "source": source, "sha256": sha,
+                     "averaging": parsed.averaging, "benchmarks": parsed.benchmarks,
+                     "ignored": parsed.ignored, "settings": parsed.settings},
+    }
+    return document(header, records, {"status": "complete", "error": None, "points": len(parsed.figures)})
+
+
+def load(path: str | Path, tool: str, argv: list | None = None) -> dict:
+    """Read FILE as `tool`'s output into a run document (with its merged points)."""
+    if tool not in IMPORTERS:
+        raise UsageError(f"unknown tool {tool!r}: fabriclab imports {', '.join(IMPORTERS)}")
+    data, text = read(path)
+    parsed = IMPORTERS[tool](text, str(path))
+    doc = build(parsed, tool, str(path), data, Path(path).stat().st_mtime, argv)
+    doc.update(stored(doc))
+    return doc

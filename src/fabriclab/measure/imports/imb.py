@@ -1,0 +1,134 @@
+"""Parses Intel MPI Benchmarks (IMB-MPI1) text output into figures (measure/imports).
+
+PingPong, PingPing, Sendrecv, Exchange and Alltoall. The format, from
+IMB's src_c/IMB_g_info.c and IMB_output.c: a banner `#    Intel(R) MPI
+Benchmarks <version>, MPI-1 part` (`Intel (R) MPI Benchmark Suite
+V<version>` before 2018), `# Key : value` lines, then per
+benchmark and process count a block: `# Benchmarking <Name>`, `# #processes
+= N`, maybe `# ( K additional processes waiting in MPI_Barrier)`, a line of
+column names each 13 wide (`#bytes #repetitions t[usec] Mbytes/sec` for
+PingPong and PingPing; `... t_min[usec] t_max[usec] t_avg[usec] Mbytes/sec`
+for Sendrecv and Exchange; the same without Mbytes/sec for collectives),
+then one row per size."""
+
+from __future__ import annotations
+
+import re
+
+from ...errors import UsageError
+from .figures import Figure, Parsed, integer, number
+
+# IMB name -> (fabriclab benchmark, legs, payload bytes of one op in messages
+# of #bytes given the process count N). PingPong's t[usec] is half the round
+# trip (IMB_parse_name_mpi1.c: scale_time 0.5), fabriclab's op the whole
+# trip. PingPing: both ranks send one message at once. Sendrecv: every rank
+# sends one message to its right neighbour and receives one from its left;
+# Exchange: every rank sends one to each neighbour (IMB_sendrecv.c,
+# IMB_exchange.c). Alltoall: #bytes to every other rank, as fabriclab's
+# message.alltoall (IMB_alltoall.c: sendcount = size).
+BENCHES = {
+    "PingPong": ("message.pingpong", 2, lambda n: 2),
+    "PingPing": ("imb.pingping", 1, lambda n: 2),
+    "Sendrecv": ("imb.sendrecv", 1, lambda n: n),
+    "Exchange": ("imb.exchange", 1, lambda n: 2 * n),
+    "Alltoall": ("message.alltoall", 1, lambda n: n * (n - 1)),
+}
+
+BANNER = re.compile(r"#\s*Intel\s*\(R\)\s*MPI\s+Benchmark(?:s|\s+Suite)\s+V?(?P<version>[^,]*?)\s*,"
+                    r"\s*(?P<part>.*?)\s*$", re.I)
+BLOCK = re.compile(r"#\s*Benchmarking\s+(?P<multi>Multi-)?(?P<name>\S+)")
+NPROCS = re.compile(r"#\s*#processes\s*=\s*(?P<n>\d+)")
+WAITING = re.compile(r"#\s*\(\s*(?P<n>\d+)\s+additional process(?:es)?\s+waiting")
+SETTING = re.compile(r"#\s*(?P<key>MPI Version|Date|Machine|System|Release)\s*:\s*(?P<value>.*?)\s*$")
+
+# IMB's Mbytes/sec: since IMB 2018, 10^6 B/s (src_c/IMB_output.c: `static
+# double MEGA = 1.0 / 1e6`, throughput = scale_bw * SCALE * MEGA * size /
+# t_max); before, 2^20 B/s (IMB 3.x IMB_output.c: `MEGA = 1.0/1048576.0`; the
+# user guide of the IMB 4.x releases, which have IMB-RMA: "bandwidth = X /
+# 1.048576 / T", X in bytes, T in usec). fabriclab recomputes bandwidth from
+# the time and records the unit the file used.
+MEGA_SINCE_2018 = 1_000_000
+MEGA_BEFORE_2018 = 1_048_576
+
+AVERAGING = ("IMB prints means, not medians: every process times #repetitions operations (after warm-up "
+             "ones) and takes its mean time per operation, PingPong's halved (half the round trip); "
+             "t_min, t_max and t_avg are the minimum, maximum and mean of those means over the processes, "
+             "and t[usec] (PingPong, PingPing) is their maximum; fabriclab takes t[usec] or t_max[usec], "
+             "the slowest process, as the time of its own op.")
+
+
+def mega(version: str | None) -> int:
+    """Bytes in IMB's Mbyte for an IMB version string (a year from 2018 on)."""
+    m = re.match(r"\s*(\d+)", version or "")
+    return MEGA_BEFORE_2018 if m and int(m.group(1)) < 2018 else MEGA_SINCE_2018
+
+
+class _Block:
+    def __init__(self, name: str, multi: bool):
+        self.name, self.multi = name, multi
+        self.nprocs, self.waiting = None, 0
+        self.columns: list[str] = []
+
+    @property
+    def supported(self) -> bool:
+        return self.name in BENCHES and not self.multi
+
+
+def parse(text: str, source: str = "input") -> Parsed:
+    """Every row of every supported block in IMB output; UsageError when there is none."""
+    out = Parsed(None, AVERAGING, None)
+    blk, blocks, part = None, [], None
+    for line in text.splitlines():
+        s = line.strip()
+        if not s:
+            continue
+        if (m := BANNER.match(s)):
+            out.tool_version, part = m["version"] or None, m["part"]
+        elif (m := BLOCK.match(s)):
+            blk = _Block(m["name"], bool(m["multi"]))
+            blocks.append(blk)
+            label = ("Multi-" if blk.multi else "") + blk.name
+            if not blk.supported and label not in out.ignored:
+                out.ignored.append(label)
+        elif (m := SETTING.match(s)):
+            out.settings.setdefault(m["key"], m["value"])
+        elif blk is None:
+            continue
+        elif (m := NPROCS.match(s)):
+            blk.nprocs = int(m["n"])
+        elif (m := WAITING.match(s)):
+            blk.waiting = int(m["n"])
+        elif s.startswith("#bytes") or s.startswith("#repetitions") or s.startswith("Group"):
+            blk.columns = s.split()
+        elif blk.columns and blk.supported and s[0].isdigit():
+            _row(blk, s.split(), out)
+    if not blocks:
+        hint = " (it looks like OSU output: --from osu)" if re.search(r"^#\s*OSU\s", text, re.M) else ""
+        raise UsageError(f"{source} is not IMB output: no '# Benchmarking' block{hint}")
+    if not out.figures and not out.skips:
+        if not any(b.supported for b in blocks):
+            raise UsageError(f"{source} holds IMB {', '.join(out.ignored)}, which fabriclab does not import "
+                             f"(it imports {', '.join(BENCHES)})")
+        raise UsageError(f"{source}: no data rows under the IMB column header")
+    sizes = [b.nprocs + b.waiting for b in blocks if b.nprocs]
+    out.nranks = max(sizes) if sizes else None
+    out.settings["part"] = part
+    out.settings["Mbytes/sec"] = f"{mega(out.tool_version)} B/s"
+    return out
+
+
+def _row(blk: _Block, tok: list[str], out: Parsed) -> None:
+    bench, legs, messages = BENCHES[blk.name]
+    column = "t[usec]" if "t[usec]" in blk.columns else "t_max[usec]"
+    row = dict(zip(blk.columns, tok))
+    size = integer(row.get("#bytes", ""))
+    n = blk.nprocs or 2
+    if size is None:
+        return
+    value = number(row.get(column, ""))
+    if len(tok) < len(blk.columns) or value is None or column not in blk.columns:
+        # a failed sample: "4194304 out-of-mem.; needed X=...", "int-overflow", "time-out."
+        out.skips.append((bench, size, f"IMB {blk.name}: {' '.join(tok[1:])}"))
+        return
+    out.figures.append(Figure(blk.name, bench, "", size, n, value * 1e-6 * legs, messages(n) * size, legs,
+                              legs == 1, value, "us", column, integer(row.get("#repetitions", "")), row))

@@ -1,0 +1,153 @@
+"""Parses OSU Micro-Benchmarks text output into figures (measure/imports).
+
+The point-to-point and one-sided tests that fabriclab has counterparts of.
+The format, from OMB's c/util/osu_util_mpi.c (print_preamble,
+print_only_header, print_header_one_sided) and the tests' main loops: a
+banner `# OSU MPI[_Put|_Get][-CUDA...] <Name> Test v<version>`, then comment
+lines (`# Datatype: MPI_CHAR.`, and for one-sided tests `# Window creation:`
+and `# Synchronization:`), a column header starting `# Size` whose columns
+are at least two spaces apart (`Latency (us)` before 7.x, `Avg Latency(us)`
+from 7.x, `Bandwidth (MB/s)`; -f adds `Min Latency(us)`, `Max Latency(us)`,
+`Iterations`), then one row per size: the size, the figure, extra columns.
+Several outputs concatenated into one file are read one after the other."""
+
+from __future__ import annotations
+
+import re
+
+from ...errors import UsageError
+from ..benchmarks import REGISTRY
+from .figures import Figure, Parsed, integer, number
+
+# (rma op, test name) in the banner -> (OSU program, fabriclab benchmark, legs, both ways).
+# osu_latency prints half a round trip: fabriclab's ping-pong op is the whole
+# trip (2 legs). The bi-directional tests count both directions' bytes
+# (osu_bibw.c, osu_put_bibw.c: size / 1e6 * iterations * window * 2 / t).
+TESTS = {
+    ("", "latency"): ("osu_latency", "message.pingpong", 2, False),
+    ("", "bandwidth"): ("osu_bw", "message.stream", 1, False),
+    ("", "bi-directional bandwidth"): ("osu_bibw", "message.bibw", 1, True),
+    ("put", "latency"): ("osu_put_latency", "deposit.put_lat", 1, False),
+    ("get", "latency"): ("osu_get_latency", "deposit.get_lat", 1, False),
+    ("put", "bandwidth"): ("osu_put_bw", "deposit.put_bw", 1, False),
+    ("get", "bandwidth"): ("osu_get_bw", "deposit.get_bw", 1, False),
+    ("put", "bi-directional bandwidth"): ("osu_put_bibw", "deposit.put_bibw", 1, True),
+}
+PROGRAMS = sorted(t[0] for t in TESTS.values())
+
+BANNER = re.compile(r"#\s*OSU\s+(?P<title>.*?\bTest)\b(?:\s+v(?P<version>\S+))?\s*$", re.I)
+TITLE = re.compile(r"MPI(?:_(?P<rma>Put|Get))?(?:-(?P<accel>[A-Za-z ]+?))?\s+"
+                   r"(?P<test>(?:Bi-Directional\s+)?(?:Latency|Bandwidth))\s+Test", re.I)
+SETTING = re.compile(r"#\s*(?P<key>[A-Za-z][\w ]*?)\s*:\s*(?P<value>.*?)\.?\s*$")
+
+# `# Synchronization:` texts (osu_util_mpi.c sync_info) -> OSU's -s names.
+SYNC = {"MPI_Win_lock/unlock": "lock", "MPI_Win_post/start/complete/wait": "pscw", "MPI_Win_fence": "fence",
+        "MPI_Win_flush": "flush", "MPI_Win_flush_local": "flush_local",
+        "MPI_Win_lock_all/unlock_all": "lock_all"}
+# `# Window creation:` texts -> OSU's -w names; fabriclab's windows come from MPI_Win_allocate.
+WINDOWS = {"MPI_Win_create": "create", "MPI_Win_allocate": "allocate", "MPI_Win_create_dynamic": "dynamic"}
+
+AVERAGING = ("OSU prints means, not medians: each test times `iterations` operations after `skip` untimed "
+             "ones and prints the total time over the operations (osu_latency: halved, half the round "
+             "trip; one-sided latency: one put or get with its synchronization) or, for bandwidth, the "
+             "bytes of every window of messages over the total time in MB/s = 10^6 B/s (bi-directional "
+             "tests count both directions); fabriclab turns each into the time of its own op.")
+
+
+class _Section:
+    """One test's output: its banner, settings and column header."""
+
+    def __init__(self, title: str, version: str | None):
+        self.title, self.version = title, version
+        self.settings: dict = {}
+        self.columns: list[str] = []
+        self.test = None
+        m = TITLE.fullmatch(title)
+        if m:
+            key = ((m["rma"] or "").lower(), " ".join(m["test"].lower().split()))
+            self.test = TESTS.get(key)
+            self.accel = (m["accel"] or "").strip().lower().replace(" ", "_")
+
+    def variant(self) -> str:
+        """Settings that make these points differ from fabriclab's own, as k=v."""
+        bench = REGISTRY[self.test[1]]
+        parts = {}
+        if "sync" in bench.params and self.settings.get("Synchronization"):
+            sync = SYNC.get(self.settings["Synchronization"], self.settings["Synchronization"])
+            if sync != bench.defaults["sync"]:
+                parts["sync"] = sync
+        win = WINDOWS.get(self.settings.get("Window creation", ""), "allocate")
+        if win != "allocate":
+            parts["win"] = win
+        dtype = self.settings.get("Datatype", "MPI_CHAR")
+        if dtype != "MPI_CHAR":
+            parts["datatype"] = dtype
+        if self.accel:
+            parts["accel"] = self.accel
+        return ",".join(f"{k}={v}" for k, v in sorted(parts.items()))
+
+
+def parse(text: str, source: str = "input") -> Parsed:
+    """Every row of every supported test in OSU output; UsageError when there is none."""
+    out = Parsed(None, AVERAGING, 2)
+    sec = None
+    banners = []
+    for line in text.splitlines():
+        s = line.strip()
+        if not s:
+            continue
+        m = BANNER.match(s)
+        if m:
+            sec = _Section(m["title"], m["version"])
+            banners.append(sec)
+            out.tool_version = out.tool_version or sec.version
+            if sec.test is None and m["title"] not in out.ignored:
+                out.ignored.append(m["title"])
+            continue
+        if sec is None or sec.test is None:
+            continue
+        if s.startswith("#"):
+            if re.match(r"#\s*Size\b", s):
+                sec.columns = re.split(r"\s{2,}", s.lstrip("#").strip())
+            elif (kv := SETTING.match(s)):
+                sec.settings[kv["key"]] = kv["value"]
+            continue
+        if sec.columns:
+            _row(sec, s.split(), out)
+    if not banners:
+        hint = " (it looks like IMB output: --from imb)" if "# Benchmarking " in text else ""
+        raise UsageError(f"{source} is not OSU Micro-Benchmarks output: no '# OSU MPI ... Test' banner{hint}")
+    if not out.figures and not out.skips:
+        supported = [b for b in banners if b.test]
+        if not supported:
+            raise UsageError(f"{source} holds OSU {', '.join(out.ignored)}, which fabriclab does not import "
+                             f"(it imports {', '.join(PROGRAMS)})")
+        raise UsageError(f"{source}: no data rows under the OSU '# Size' header")
+    out.settings = {b.test[0]: b.settings for b in banners if b.test and b.settings}
+    return out
+
+
+def _row(sec: _Section, tok: list[str], out: Parsed) -> None:
+    """One printed row: the size, then the figure in the column after it."""
+    size = integer(tok[0]) if tok else None
+    value = number(tok[1]) if len(tok) > 1 else None
+    if size is None or value is None or value < 0:
+        return  # not a row of the table (a line from the MPI library, a warning)
+    program, bench, legs, both = sec.test
+    column = sec.columns[1] if len(sec.columns) > 1 else ""
+    unit = "MB/s" if "MB/s" in column else "us"
+    if (unit == "us") != ("latency" in program):
+        raise UsageError(f"OSU {program} with a column {column!r}: expected "
+                         f"{'microseconds' if 'latency' in program else 'MB/s'}")
+    row = dict(zip(sec.columns, tok))
+    iters = integer(row["Iterations"]) if "Iterations" in row else None
+    nbytes = size * (2 if legs == 2 or both else 1)
+    if unit == "us":
+        median = value * 1e-6 * legs  # osu_latency: half a round trip -> the trip
+    elif value > 0:
+        median = nbytes / (value * 1e6)  # OSU MB/s are 10^6 B/s (osu_bw.c: size / 1e6 ... / t)
+    else:
+        out.skips.append((bench, size, f"{program} printed {tok[1]} MB/s: no time per operation"))
+        return
+    out.figures.append(Figure(program, bench, sec.variant(), size, 2, median, nbytes, legs, both, value, unit,
+                              column, iters, row))
