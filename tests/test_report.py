@@ -229,3 +229,21 @@ def test_svg_bars_and_escaping():
     assert root.find(f"{ns}title").text == "Levels <&>"
     assert len([r for r in root.iter(f"{ns}rect") if r.get("class") == "bar"]) == 1
     assert any(t.text == "not measured" for t in root.iter(f"{ns}text"))
+
+
+def test_imported_results_report_and_plot_beside_a_run(runs, tmp_path):
+    data = Path(__file__).parent / "data" / "imports"
+    osu = tmp_path / "osu.json"
+    assert main(["import", str(data / "osu_latency_v5.txt"), "--from", "osu", "-o", str(osu)]) == 0
+    page = tmp_path / "osu.html"
+    assert main(["report", str(osu), str(runs["suite"]), "-o", str(page)]) == 0
+    text = page.read_text()
+    assert check_html(text)[0] == []
+    assert "imported" in text and "no samples" in text and "no-interval" in text
+    run = figures.RunView.of("osu", schema.load(osu))
+    lat = figures.per_benchmark([run], "message.pingpong")[0]
+    s = lat.series[0]
+    assert s.band is not None and all(v is None for v in s.band[0])  # no interval drawn for a printed figure
+    assert not any(s.hollow)  # imported points are not "unconverged"
+    assert s.y[s.x.index(8)] == pytest.approx(1.6, rel=0.05)  # osu_latency's 8-byte row, in microseconds
+    assert main(["plot", str(osu), str(runs["suite"]), "message.pingpong", "-o", str(tmp_path / "o.svg")]) == 0

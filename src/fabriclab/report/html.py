@@ -189,7 +189,8 @@ def _compare(runs: list) -> list[str]:
     out = [f'<h2 id="compare">{escape(new.name)} against {escape(base.name)}</h2>',
            "<p>" + ", ".join(f"{v} {k}" for k, v in counts.items()) + ". Ratio: new / base time per operation "
            "(above 1: slower), with its 95% interval over launches; a verdict needs the whole interval beyond "
-           "1 &plusmn; 2%.</p>"]
+           "1 &plusmn; 2%." + (" no-interval: one side is imported (another tool's printed figure, no samples), "
+                                "so only the ratio is given." if counts.get("no-interval") else "") + "</p>"]
     shown = sorted((c for c in changes if c.verdict not in ("only-in-base", "only-in-new")),
                    key=lambda c: (c.verdict == "same", -abs((c.ratio if c.ratio == c.ratio else 1) - 1)))
     body = []

@@ -21,7 +21,7 @@ from ...schema import SUMMARY_KEYS, document
 from ..benchmarks import REGISTRY
 from ..patterns import max_active
 from . import imb, osu
-from .figures import Figure, Parsed
+from .printed import Printed, Parsed
 
 IMPORTERS = {"osu": osu.parse, "imb": imb.parse}
 TOOLS = {"osu": "OSU Micro-Benchmarks", "imb": "Intel MPI Benchmarks"}
@@ -46,7 +46,7 @@ def read(path: str | Path) -> tuple[bytes, str]:
     return data, text
 
 
-def active(f: Figure) -> int | None:
+def active(f: Printed) -> int | None:
     """The point's active count as fabriclab's own run of the benchmark records it
     (patterns: their layout's; two-rank benchmarks: none), so that points match."""
     b = REGISTRY.get(f.bench)
@@ -55,7 +55,7 @@ def active(f: Figure) -> int | None:
     return None if f.nprocs == 2 else f.nprocs
 
 
-def point(f: Figure, launch: int = 0) -> dict:
+def point(f: Printed, launch: int = 0) -> dict:
     """The point record of one imported figure."""
     med = f.median_s
     summ = dict.fromkeys(SUMMARY_KEYS)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from ...errors import UsageError
-from .figures import Figure, Parsed, integer, number
+from .printed import Printed, Parsed, integer, number
 
 # IMB name -> (fabriclab benchmark, legs, payload bytes of one op in messages
 # of #bytes given the process count N). PingPong's t[usec] is half the round
@@ -130,5 +130,5 @@ def _row(blk: _Block, tok: list[str], out: Parsed) -> None:
         # a failed sample: "4194304 out-of-mem.; needed X=...", "int-overflow", "time-out."
         out.skips.append((bench, size, f"IMB {blk.name}: {' '.join(tok[1:])}"))
         return
-    out.figures.append(Figure(blk.name, bench, "", size, n, value * 1e-6 * legs, messages(n) * size, legs,
+    out.figures.append(Printed(blk.name, bench, "", size, n, value * 1e-6 * legs, messages(n) * size, legs,
                               legs == 1, value, "us", column, integer(row.get("#repetitions", "")), row))

@@ -17,7 +17,7 @@ import re
 
 from ...errors import UsageError
 from ..benchmarks import REGISTRY
-from .figures import Figure, Parsed, integer, number
+from .printed import Printed, Parsed, integer, number
 
 # (rma op, test name) in the banner -> (OSU program, fabriclab benchmark, legs, both ways).
 # osu_latency prints half a round trip: fabriclab's ping-pong op is the whole
@@ -149,5 +149,5 @@ def _row(sec: _Section, tok: list[str], out: Parsed) -> None:
     else:
         out.skips.append((bench, size, f"{program} printed {tok[1]} MB/s: no time per operation"))
         return
-    out.figures.append(Figure(program, bench, sec.variant(), size, 2, median, nbytes, legs, both, value, unit,
+    out.figures.append(Printed(program, bench, sec.variant(), size, 2, median, nbytes, legs, both, value, unit,
                               column, iters, row))

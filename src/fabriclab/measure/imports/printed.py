@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
-class Figure:
+class Printed:
     """One printed row of one benchmark."""
     benchmark: str          # the tool's name for it: osu_latency, PingPong
     bench: str              # fabriclab's benchmark with the same semantics, else imb.<name>
