@@ -115,6 +115,16 @@ class Server:
         self.log.close()
 
 
+def timed(argv: list[str]) -> float:
+    """Wall time of one whole command, as a person types it; BenchError if it fails."""
+    t0 = time.perf_counter()
+    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    dt = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise BenchError(f"exit {p.returncode}: {' '.join(argv)}: {p.stderr.strip()[-300:]}")
+    return dt
+
+
 def free_port() -> int:
     """An unused TCP port on 127.0.0.1."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

@@ -10,23 +10,12 @@ Usage: python bench/bench_report.py [--run RUN.json] [--runs N]"""
 from __future__ import annotations
 
 import argparse
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import _common as c
 
 REPORT_S, REPORT_MB, PLOT_S = 3.0, 2.0, 1.5
-
-
-def timed(argv: list[str]) -> float:
-    t0 = time.perf_counter()
-    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    dt = time.perf_counter() - t0
-    if p.returncode != 0:
-        raise c.BenchError(f"exit {p.returncode}: {' '.join(argv)}: {p.stderr.strip()[-300:]}")
-    return dt
 
 
 def body() -> None:
@@ -53,7 +42,7 @@ def body() -> None:
         times: dict[str, list[float]] = {k: [] for k in commands}
         for _ in range(opts.runs):
             for k, argv in commands.items():
-                times[k].append(timed(argv))
+                times[k].append(c.timed(argv))
         size_mb = Path(html).stat().st_size / 1e6
         figures = Path(html).read_text().count("<figure")
         med = {k: c.median(v) for k, v in times.items()}

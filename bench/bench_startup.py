@@ -14,22 +14,12 @@ import argparse
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import _common as c
 
 TARGET_S = 0.3
 FAKES = c.REPO / "tests" / "fakes"
-
-
-def timed(argv: list[str]) -> float:
-    t0 = time.perf_counter()
-    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    dt = time.perf_counter() - t0
-    if p.returncode != 0:
-        raise c.BenchError(f"exit {p.returncode}: {' '.join(argv)}: {p.stderr.strip()[-300:]}")
-    return dt
 
 
 def heavy_imports(args: list[str]) -> list[str]:
@@ -65,7 +55,7 @@ def body() -> None:
         times: dict[str, list[float]] = {k: [] for k in commands}
         for _ in range(opts.runs):
             for k, args in commands.items():
-                times[k].append(timed([exe, *args]))
+                times[k].append(c.timed([exe, *args]))
         ok = True
         for k, args in commands.items():
             med = c.median(times[k])
