@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from pathlib import Path
 
 from ..errors import UsageError
@@ -24,22 +25,24 @@ def _load_runs(paths: list[str]) -> list[tuple[str, dict]]:
     return list(zip(names, docs))
 
 
-def _wire(args) -> tuple[float | None, str]:
-    """The wire rate the efficiency figure divides by, in bytes/s, and how it was given."""
+def _wire(args) -> tuple[float | None, str, str]:
+    """The wire rate the efficiency figure divides by (bytes/s), how it was
+    given, and a short name for the figure's title."""
     if args.wire_rate is not None and args.technology:
         raise UsageError("give --wire-rate or --technology, not both")
     if args.wire_rate is not None:
         if not math.isfinite(args.wire_rate) or args.wire_rate <= 0:
             raise UsageError(f"--wire-rate must be a positive number of MB/s, got {args.wire_rate:g}")
-        return args.wire_rate * 1e6, f"--wire-rate {args.wire_rate:g} MB/s"
+        return args.wire_rate * 1e6, f"--wire-rate {args.wire_rate:g} MB/s", f"{args.wire_rate:g} MB/s"
     if args.technology:
         from ..model.catalog import technology
         tech = technology(args.technology)
         link = tech.resources.get("link")
         if link is None:
             raise UsageError(f"technology {args.technology!r} has no link rate in the catalog")
-        return float(link.gross), f"{tech.name} link, {float(link.gross) / 1e6:g} MB/s ({link.gross.source})"
-    return None, ""
+        return (float(link.gross), f"{tech.name} link, {float(link.gross) / 1e6:g} MB/s ({link.gross.source})",
+                f"{args.technology} ({float(link.gross) / 1e6:g} MB/s)")
+    return None, "", ""
 
 
 def _writable(path: str) -> None:
@@ -50,12 +53,12 @@ def _writable(path: str) -> None:
 
 def cmd_report(args) -> int:
     from ..report import html
-    wire, wire_text = _wire(args)
+    wire, wire_text, wire_name = _wire(args)
     out = args.output or str(Path(args.files[0]).with_suffix(".html"))
     if out != "-":
         _writable(out)
     runs = _load_runs(args.files)
-    write_out(html.render(runs, wire, wire_text), out)
+    write_out(html.render(runs, wire, wire_text, wire_name), out)
     if out != "-":
         print(f"report: {out}")
     return 0
@@ -133,6 +136,8 @@ def cmd_plot(args) -> int:
         fig.title = args.title
     if fig.empty():
         raise UsageError(f"nothing to draw: {', '.join(benches)} has no {metric} values along {x}")
+    if "curves shown" in fig.note:
+        print(f"plot: {fig.note.strip(' ()')}; name fewer benchmarks to see the rest", file=sys.stderr)
     if not out:
         out = str(Path(files[0]).with_name(f"{Path(files[0]).stem}-{fig.id}.svg"))
     _writable(out)

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 # Okabe & Ito's colour-blind-safe palette (Color Universal Design, 2008).
-PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+# Its yellow (#F0E442) is unreadable as a line on white: a dark olive replaces it.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#7A6A00")
 
 
 @dataclass

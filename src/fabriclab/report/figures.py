@@ -14,6 +14,7 @@ benchmark adds its figure here, in one place."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -24,6 +25,8 @@ from .figure import Axis, Figure, Mark, Series, slug
 from .tables import derived, group_name, rows
 
 SIZE = Axis("message size (bytes)", log=True, kind="size")
+# Where a benchmark's size is not a message's.
+SIZE_LABELS = {"message.scatter": "segment size (bytes)", "tcp.scatter": "segment size (bytes)"}
 MAX_SERIES = 8
 
 
@@ -77,7 +80,7 @@ class Metric:
 
 METRICS = {
     "latency": Metric(Axis("time per transfer (\u00b5s)"),
-                      lambda r: r["median_s"] / _per(r) * 1e6,
+                      lambda r: _scaled(r, "median_s", 1e6 / _per(r)),
                       lambda r: (_scaled(r, "ci_low_s", 1e6 / _per(r)), _scaled(r, "ci_high_s", 1e6 / _per(r))),
                       lambda r: (_scaled(r, "p5_s", 1e6 / _per(r)), _scaled(r, "p95_s", 1e6 / _per(r)))),
     "bandwidth": Metric(Axis("bandwidth (MB/s, 10^6 payload bytes/s)"),
@@ -86,9 +89,8 @@ METRICS = {
                         lambda r: (_inv(r, "p95_s"), _inv(r, "p5_s"))),
     "aggregate": Metric(Axis("aggregate bandwidth (MB/s)"),
                         lambda r: _scaled(r, "aggregate_bandwidth_Bps", 1e-6)),
-    "per-process": Metric(Axis("bandwidth per sender (MB/s)"),
-                          lambda r: (r["aggregate_bandwidth_Bps"] / r["active"] / 1e6
-                                     if r.get("aggregate_bandwidth_Bps") and r.get("active") else None)),
+    "per-process": Metric(Axis("mean sender's bandwidth (MB/s)"),
+                          lambda r: _scaled(r, "rank_bandwidth_mean_Bps", 1e-6)),
     "slowest": Metric(Axis("slowest sender's bandwidth (MB/s)"),
                       lambda r: _scaled(r, "rank_bandwidth_min_Bps", 1e-6)),
     "fairness": Metric(Axis("Jain fairness index (1 = equal shares)", log=False),
@@ -121,7 +123,8 @@ def series_of(label: str, rs: list, metric: str, x: str, color=None, intervals: 
     s = Series(label, [_x(r, x) for r in rs], [m.value(r) for r in rs], color=color,
                hollow=[not _converged(r) for r in rs])
     if intervals and m.band:
-        pairs = [m.band(r) for r in rs]
+        # With n <= 5 the 95% interval of a median is [min, max]: no band (the tables print n=).
+        pairs = [m.band(r) if (r.get("n") or 0) > 5 else (None, None) for r in rs]
         s.band = ([p[0] for p in pairs], [p[1] for p in pairs])
     if intervals and m.spread:
         pairs = [m.spread(r) for r in rs]
@@ -148,11 +151,11 @@ def sweep(runs: list, benches: list, metric: str, x: str, where: Callable | None
             curves.setdefault((i, r["bench"], r["variant"]), {}).setdefault(others, []).append(r)
     # Axes other than x that vary within a curve's rows split it into several.
     out = []
-    for (i, bench, variant), by in curves.items():
+    for (i, bench, variant), by in sorted(curves.items(), key=lambda kv: (kv[0][0], _order(kv[0][1]))):
         varying = [a for a in AXES_OF if a != x and len({dict(k)[a] for k in by}) > 1]
         for others, rs in by.items():
             o = dict(others)
-            parts = [group_name(bench, variant)]
+            parts = [variant_name(bench, variant, [k[2] for k in curves if k[1] == bench])]
             parts += [_axis_text(a, o[a]) for a in varying]
             out.append((" ".join(parts), rs, i))
     several = len({i for _, _, i in out}) > 1    # curves from more than one run: name the run
@@ -164,6 +167,22 @@ def sweep(runs: list, benches: list, metric: str, x: str, where: Callable | None
     if len(out) > MAX_SERIES:
         fig.note += f" (first {MAX_SERIES} of {len(out)} curves shown)"
     return fig
+
+
+def variant_name(bench: str, variant: str, siblings) -> str:
+    """A benchmark variant's name; the default one says its parameter values
+    when other variants of the benchmark are beside it (tcp.conns [check=epoll])."""
+    if variant or not any(siblings):
+        return group_name(bench, variant)
+    b = REGISTRY.get(bench)
+    keys = dict.fromkeys(kv.split("=", 1)[0] for v in siblings if v for kv in v.split(","))
+    shown = ",".join(f"{k}={b.defaults.get(k, '?')}" for k in keys) if b else ""
+    return group_name(bench, shown)
+
+
+def _order(bench: str) -> int:
+    order = {b: i for i, b in enumerate(REGISTRY)}
+    return order.get(bench, len(order))
 
 
 def _axis_text(axis: str, v) -> str:
@@ -196,12 +215,18 @@ def per_benchmark(runs: list, bench: str) -> list[Figure]:
                  for run in runs]
         lines = [(run, [r for r in line if r["size"] > 0]) for run, line in lines]
         if max((len(line) for _, line in lines), default=0) < 2:
-            figs += _other_axes(runs, bench, variant)
-            continue
+            other = _other_axes(runs, bench, variant)
+            figs += other
+            if other or not any(line for _, line in lines):
+                continue                         # drawn along another axis, or only size 0: nothing on log axes
         base = slug(name)
-        one = len(runs) == 1
-        active = next((r["active"] for _, line in lines for r in line if r["active"] is not None), None)
-        at = f" ({active} active)" if active is not None else ""
+        drawn = [(run, line) for run, line in lines if line]
+        one = len(drawn) == 1                     # one run's curve: its fit, marks and intervals
+        active = {r["active"] for _, line in drawn for r in line}
+        at = f" ({active.pop()} active)" if len(active) == 1 and None not in active else ""
+        if REGISTRY.get(bench) and REGISTRY[bench].has_stride:
+            at += f" (stride {min(r['stride'] for _, line in drawn for r in line)})"
+        name = variant_name(bench, variant, variants)
         lat = Figure(f"{base}-latency", f"{name}: time per transfer vs size{at}", SIZE, METRICS["latency"].axis,
                      note=STATS_NOTE)
         bw = Figure(f"{base}-bandwidth", f"{name}: bandwidth vs size{at}", SIZE, METRICS["bandwidth"].axis,
@@ -212,14 +237,17 @@ def per_benchmark(runs: list, bench: str) -> list[Figure]:
             label = run.name if not one else "measured"
             lat.series.append(series_of(label, line, "latency", "size", color=i))
             bw.series.append(series_of(label, line, "bandwidth", "size", color=i))
-        d = runs[0].derived.get(name, {})
+        d = drawn[0][0].derived.get(group_name(bench, variant), {})
         if one and d.get("half_peak_size"):
             bw.marks.append(Mark(d["half_peak_size"], f"half-peak {fmt_bytes(d['half_peak_size'])}"))
         if one and d.get("peak_bandwidth_Bps"):
             bw.note += f". Peak {fmt_rate(d['peak_bandwidth_Bps'])} at {fmt_bytes(d['peak_at_size'])}"
         figs += [lat, bw]
         if one and "hockney_latency_s" in d:
-            figs.append(_hockney(lat, lines[0][1], d, base, name))
+            figs.append(_hockney(lat, drawn[0][1], d, base, name))
+        label = SIZE_LABELS.get(bench)
+        for fig in (lat, bw):
+            fig.x = replace(fig.x, label=label) if label else fig.x
     return figs
 
 
@@ -280,29 +308,47 @@ def strided(runs: list) -> list[Figure]:
     """Throughput vs stride, one curve per mode (local copy, direct, packed,
     shared-memory window), one figure per working set (seed 000 Fig. 9-11)."""
     benches = _measured(runs, STRIDED)
-    sizes = [r["size"] for run in runs for r in run.rows if r["bench"] in benches and r["size"] > 0]
+    sizes = []
+    for level in dict.fromkeys(b.split(".", 1)[0] for b in benches):   # working sets of each level
+        sizes += _pick([r["size"] for run in runs for r in run.rows
+                        if r["bench"] in benches and r["bench"].startswith(level + ".") and r["size"] > 0], 3)
     figs = []
-    for size in _pick(sizes, 4):
+    for size in sorted(set(sizes)):
         fig = sweep(runs, benches, "bandwidth", "stride", where=lambda r, s=size: r["size"] == s,
                     title=f"Strided transfers of {fmt_bytes(size)}: throughput vs stride",
                     fid=f"strided-{size}", note="payload bytes (the strided elements) per second; "
                     "memory.*: local copy, deposit.strided_direct: one put per element, "
                     "strided_packed: pack, put, unpack, strided_shm: stores through a shared-memory window")
-        copies = [r for run in runs[:1] for r in run.rows if r["bench"] in ("memory.copy", "memory.memcpy")
-                  and r["size"] == size and r["bandwidth_Bps"]]
+        best = _best_copy(runs[0], size)
         strides = sorted({x for s in fig.series for x in s.x})
-        if copies and strides:
-            best = max(r["bandwidth_Bps"] for r in copies) / 1e6
-            fig.series.append(Series("best contiguous copy", strides, [best] * len(strides), dashed=True,
+        if best and strides and any(s.label.startswith("memory.") for s in fig.series):
+            fig.series.append(Series("best contiguous copy", strides, [best / 1e6] * len(strides), dashed=True,
                                      markers=False, color=6))
         if not fig.empty():
             figs.append(fig)
     return figs
 
 
+def _best_copy(run: RunView, size: int) -> float | None:
+    """The best contiguous copy's bandwidth at `size`, interpolated in log size
+    between the copy sizes measured around it (the bound of strided copies)."""
+    best: dict = {}
+    for r in run.rows:
+        if r["bench"] in ("memory.copy", "memory.memcpy") and r["bandwidth_Bps"] and r["size"] > 0:
+            best[r["size"]] = max(best.get(r["size"], 0.0), r["bandwidth_Bps"])
+    if size in best:
+        return best[size]
+    lo = max((k for k in best if k < size), default=None)
+    hi = min((k for k in best if k > size), default=None)
+    if lo is None or hi is None:
+        return None
+    f = math.log(size / lo) / math.log(hi / lo)
+    return best[lo] + f * (best[hi] - best[lo])
+
+
 def _pair_view(runs: list, benches: tuple, title: str, fid: str, note: str, metric: str = "bandwidth"):
     have = _measured(runs, benches)
-    if len(have) < 2 and not (have and len(runs) > 1):
+    if len(have) < 2:          # a view compares benchmarks; one benchmark's runs overlay in its own figures
         return []
     main = {id(r) for run in runs for bench in have
             for variant in dict.fromkeys(r["variant"] for r in run.rows if r["bench"] == bench)
@@ -385,10 +431,10 @@ def alltoall(runs: list) -> list[Figure]:
     have = _measured(runs, ("message.alltoall", "message.bisection"))
     if not have:
         return []
-    fig = Figure("alltoall", "All-to-all and bisection: bandwidth per node vs size", SIZE,
+    fig = Figure("alltoall", "All-to-all and bisection: bandwidth per rank vs size", SIZE,
                  Axis("bandwidth per rank (MB/s)"),
                  note="all payload sent per op over its time, divided by the ranks taking part "
-                      "(the model's per-node bandwidth)")
+                      "(the model's per-node bandwidth, with one rank per node)")
     for i, run in enumerate(runs):
         for bench in have:
             for variant in dict.fromkeys(r["variant"] for r in run.rows if r["bench"] == bench):
@@ -447,15 +493,19 @@ def via_scatter(runs: list) -> list[Figure]:
 # ---- the level ladder and efficiency (seed 000 Fig. 15-16) ---------------------------------------
 
 def ladder_rows(run: RunView) -> list[dict]:
-    """Per level: its best throughput and lowest latency, and which benchmark gave them."""
+    """Per level: its best throughput and lowest latency, and which benchmark
+    gave them. Only two-rank transfers count (one stream, one direction): a
+    bidirectional or many-rank aggregate is not one path's throughput."""
     out = []
     for level in LEVELS:
-        rs = [r for r in run.rows if r["bench"].split(".", 1)[0] == level]
+        rs = [r for r in run.rows if r["bench"].split(".", 1)[0] == level and not r["concurrent"]
+              and (REGISTRY[r["bench"]].pattern is None if r["bench"] in REGISTRY else r["active"] is None)]
         if not rs:
             continue
         bw = max((r for r in rs if r["bandwidth_Bps"]), key=lambda r: r["bandwidth_Bps"], default=None)
-        lat_rs = [r for r in rs if (REGISTRY.get(r["bench"]) and REGISTRY[r["bench"]].metric == "latency")] or rs
-        small = min(r["size"] for r in lat_rs)
+        lat_rs = [r for r in rs if r["bench"] in REGISTRY and REGISTRY[r["bench"]].metric == "latency"
+                  and r["latency_s"] is not None]
+        small = min((r["size"] for r in lat_rs), default=None)
         lat = min((r for r in lat_rs if r["size"] == small), key=lambda r: r["latency_s"], default=None)
         out.append({"level": level, "best_Bps": bw["bandwidth_Bps"] if bw else None,
                     "best_bench": group_name(bw["bench"], bw["variant"]) if bw else "-",
@@ -466,25 +516,35 @@ def ladder_rows(run: RunView) -> list[dict]:
     return out
 
 
-def ladder(runs: list, wire_Bps: float | None = None, wire_text: str = "") -> list[Figure]:
+def ladder(runs: list, wire_Bps: float | None = None, wire_text: str = "", wire_name: str = "") -> list[Figure]:
+    """The ladder of levels (seed 000 Fig. 15) and efficiency (Fig. 16), for the first run."""
     lad = ladder_rows(runs[0])
     if not lad:
         return []
-    figs = [Figure("ladder-bandwidth", "Best throughput per level", Axis("level", log=False),
-                   Axis("best bandwidth (MB/s)", log=False), bars=[(r["level"], (r["best_Bps"] or 0) / 1e6) for r in lad],
-                   note="the fastest point of each level's benchmarks (seed 000 Fig. 15)"),
-            Figure("ladder-latency", "Lowest latency per level", Axis("level", log=False),
+    of = f" ({runs[0].name})" if len(runs) > 1 else ""
+    figs = [Figure("ladder-bandwidth", f"Best throughput per level{of}", Axis("level", log=False),
+                   Axis("best bandwidth (MB/s)", log=False), bars=[(r["level"], (r["best_Bps"] or 0) / 1e6)
+                                                                   for r in lad],
+                   note="the fastest point of each level's two-rank, one-direction benchmarks (seed 000 Fig. 15)"),
+            Figure("ladder-latency", f"Lowest latency per level{of}", Axis("level", log=False),
                    Axis("time per transfer at the smallest size (\u00b5s)"),
-                   bars=[(r["level"], (r["latency_s"] or 0) * 1e6) for r in lad],
-                   note="the lowest one-way time of each level's latency benchmarks at their smallest size")]
+                   bars=[(r["level"], r["latency_s"] * 1e6 if r["latency_s"] is not None else None) for r in lad],
+                   note="the lowest one-way time of each level's latency benchmarks at their smallest size "
+                        "(the table names it); memory has no latency benchmark")]
     if wire_Bps:
-        figs.append(Figure("efficiency", f"Efficiency against the wire rate of {wire_text}",
-                           Axis("level", log=False), Axis("best throughput / wire rate (%)", log=False),
-                           bars=[(r["level"], (r["best_Bps"] or 0) / wire_Bps * 100) for r in lad
-                                 if r["level"] != "memory"],
-                           note=f"wire rate {fmt_rate(wire_Bps)} ({wire_text}); above 100%: the transfer did "
-                                "not cross that wire (shared memory on one host)"))
-    return figs
+        bars = [(r["level"], (r["best_Bps"] or 0) / wire_Bps * 100) for r in lad if r["level"] != "memory"]
+        vals = [v for _, v in bars if v > 0]
+        hosts = set(runs[0].doc["header"].get("hosts") or [])
+        one_host = len(hosts) <= 1
+        figs.append(Figure("efficiency", f"Efficiency against {wire_name or 'the wire rate'}{of}",
+                           Axis("level", log=False),
+                           Axis("best throughput / wire rate (%)", log=bool(vals) and max(vals) / min(vals) > 30),
+                           bars=bars,
+                           note=f"best throughput of each transfer level over the gross link rate of {wire_text} "
+                                "(seed 000 Fig. 16)" + ("; every rank ran on one host, so these transfers did not "
+                                                        "cross that link (shared memory): above 100% says so"
+                                                        if one_host else "")))
+    return [f for f in figs if not f.empty()]
 
 
 @dataclass(frozen=True)

@@ -51,9 +51,16 @@ def _table(head: list, body: list, nums: set = frozenset()) -> str:
     return "\n".join(out) + "</tbody></table>"
 
 
+HOLLOW = "hollow markers: points that did not converge"
+
+
 def figure_html(fig: Figure) -> str:
-    return (f'<figure id="fig-{escape(fig.id)}">{svg.render(fig)}'
-            f"<figcaption>{escape(fig.title)}. {escape(fig.note)}</figcaption></figure>")
+    """The figure and its caption: how to read it (the title is in the figure)."""
+    note = fig.note
+    if any(h for s in fig.series for h in (s.hollow or [])) and HOLLOW not in note:
+        note = f"{note}; {HOLLOW}" if note else HOLLOW
+    note = note[:1].upper() + note[1:]
+    return f'<figure id="fig-{escape(fig.id)}">{svg.render(fig)}<figcaption>{escape(note)}.</figcaption></figure>'
 
 
 def _figs(figs: list) -> str:
@@ -152,8 +159,8 @@ def _header(runs: list) -> list[str]:
     return out
 
 
-def _ladder(runs: list, wire_Bps, wire_text) -> list[str]:
-    figs = figures.ladder(runs, wire_Bps, wire_text)
+def _ladder(runs: list, wire_Bps, wire_text, wire_name) -> list[str]:
+    figs = figures.ladder(runs, wire_Bps, wire_text, wire_name)
     if not figs:
         return []
     out = ['<h2 id="ladder">Levels: best throughput and lowest latency</h2>', _figs(figs)]
@@ -170,7 +177,8 @@ def _ladder(runs: list, wire_Bps, wire_text) -> list[str]:
             row += ([fmt_rate(r["best_Bps"]) if r["best_Bps"] else "-",
                      f"{r['best_bench']} at {fmt_bytes(r['best_size'])}" if r["best_size"] is not None else "-",
                      fmt_time(r["latency_s"]) if r["latency_s"] is not None else "-",
-                     f"{r['latency_bench']} at {fmt_bytes(r['latency_size'])}"] if r else ["-"] * 4)
+                     f"{r['latency_bench']} at {fmt_bytes(r['latency_size'])}" if r["latency_s"] is not None
+                     else "-"] if r else ["-"] * 4)
         body.append(row)
     out.append(_table(head, body))
     if not wire_Bps:
@@ -208,8 +216,12 @@ def _compare(runs: list) -> list[str]:
     return out
 
 
-def render(named_docs: list[tuple[str, dict]], wire_Bps: float | None = None, wire_text: str = "") -> str:
+def render(named_docs: list[tuple[str, dict]], wire_Bps: float | None = None, wire_text: str = "",
+           wire_name: str = "") -> str:
     """The report of runs given as (name, document)."""
+    ranks = {doc["header"].get("nranks") for _, doc in named_docs}
+    if len(ranks) > 1:      # runs of different shapes: say so wherever they are named
+        named_docs = [(f"{name} ({doc['header'].get('nranks', '?')} ranks)", doc) for name, doc in named_docs]
     runs = [figures.RunView.of(name, doc) for name, doc in named_docs]
     title = "fabriclab report: " + ", ".join(r.name for r in runs)
     views = figures.views(runs)
@@ -223,7 +235,7 @@ def render(named_docs: list[tuple[str, dict]], wire_Bps: float | None = None, wi
             "(K/M = 1024^n); MB/s are 10^6 payload bytes per second; intervals are 95%.</p>",
             "<nav>" + " ".join(nav) + "</nav>"]
     body += _header(runs)
-    body += _ladder(runs, wire_Bps, wire_text)
+    body += _ladder(runs, wire_Bps, wire_text, wire_name)
     for v, figs in views:
         body += [f'<h2 id="view-{v.key}">{escape(v.title)}</h2>', _figs(figs)]
     if len(runs) == 2:

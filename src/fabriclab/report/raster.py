@@ -60,6 +60,10 @@ def render_png(fig: Figure, path: str, dpi: int = 150) -> None:
         if fig.y.log:
             ax.set_yscale("log")
         ax.xaxis.set_major_formatter(_ticks_formatter(fig.x.kind))
+        if fig.x.kind == "count":
+            from matplotlib.ticker import MaxNLocator
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_formatter(_ticks_formatter(fig.y.kind))
     ax.set_title(fig.title, fontsize=11, loc="left", fontweight="bold")
     ax.set_xlabel(fig.x.label)
     ax.set_ylabel(fig.y.label)

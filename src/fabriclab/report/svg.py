@@ -38,10 +38,14 @@ def _value(v: float) -> str:
 
 
 def _log_ticks(lo: float, hi: float, kind: str) -> list[float]:
+    """Powers of the base (2 for sizes, 10 else) at a whole step of exponents
+    (1, 16, 256, 4K ...), about eight; within a decade, 1-2-5 steps."""
     base = 2.0 if kind in ("size", "pow2") else 10.0
     a, b = math.floor(math.log(lo, base) + 1e-9), math.ceil(math.log(hi, base) - 1e-9)
     step = max(1, math.ceil((b - a + 1) / 8))
-    ticks = [base ** k for k in range(a, b + 1) if (k - a) % step == 0]
+    if base == 2 and step > 1:
+        step = 1 << math.ceil(math.log2(step))      # exponents at multiples of 2, 4, 8: 1, 16, 256 ...
+    ticks = [base ** k for k in range(a, b + 1) if k % step == 0]
     inside = [t for t in ticks if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
     if base == 10 and len(inside) < 3:     # about a decade or less: add 2 and 5
         more = sorted({base ** k * m for k in range(a - 1, b + 1) for m in (1, 2, 5)})
@@ -51,7 +55,7 @@ def _log_ticks(lo: float, hi: float, kind: str) -> list[float]:
     return inside or [lo, hi]
 
 
-def _lin_ticks(lo: float, hi: float, whole: bool = False) -> list[float]:
+def _lin_ticks(lo: float, hi: float, whole: bool = False, kind: str = "number") -> list[float]:
     """Ticks at 1, 2 or 5 times a power of ten, about six of them (whole: integers only)."""
     span = hi - lo or abs(hi) or 1.0
     raw = span / 6
@@ -59,6 +63,8 @@ def _lin_ticks(lo: float, hi: float, whole: bool = False) -> list[float]:
     step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
     if whole:
         step = max(1.0, round(step))
+    if kind == "size":                     # sizes step by powers of two: 1M, 2M, 3M
+        step = 2.0 ** math.ceil(math.log2(raw))
     start = math.ceil(lo / step - 1e-9) * step
     n = int(math.floor((hi - start) / step + 1e-9)) + 1
     return [round(start + i * step, 12) for i in range(max(n, 1))]
@@ -76,11 +82,15 @@ class _Scale:
         if self.log:
             if hi / lo < 1.5:
                 lo, hi = lo / 1.25, hi * 1.25
+            base = 2.0 if axis.kind in ("size", "pow2") else 10.0
+            if hi / lo >= base * base:         # wide: out to the powers around the data, so its ends have ticks
+                lo = base ** math.floor(math.log(lo, base) + 1e-9)
+                hi = base ** math.ceil(math.log(hi, base) - 1e-9)
             lo, hi = lo / 1.06, hi * 1.06
         else:
             pad = (hi - lo) * 0.05 or abs(hi) * 0.1 or 1.0
             lo, hi = (lo if zero and lo == 0 else lo - pad), hi + pad
-        self.ticks = _log_ticks(lo, hi, axis.kind) if self.log else _lin_ticks(lo, hi, axis.kind == "count")
+        self.ticks = _log_ticks(lo, hi, axis.kind) if self.log else _lin_ticks(lo, hi, axis.kind == "count", axis.kind)
         if self.log:
             lo, hi = min(lo, self.ticks[0]), max(hi, self.ticks[-1])
         self.lo, self.hi, self.p0, self.p1 = lo, hi, p0, p1
@@ -198,7 +208,9 @@ def _xy(fig: Figure, x0, x1, y0, y1) -> list[str]:
             px = _num(sx(m.x))
             out.append(f'<line class="mark" x1="{px}" y1="{y0}" x2="{px}" y2="{y1}" stroke="#444444" '
                        f'stroke-dasharray="3 3"/>')
-            out.append(f'<text x="{px}" y="{y0 + 11}" dx="3" font-size="10" fill="#333333">{escape(m.label)}</text>')
+            # A white halo keeps the label readable over the curves it crosses.
+            out.append(f'<text x="{px}" y="{y0 + 11}" dx="3" font-size="10" fill="#333333" stroke="#ffffff" '
+                       f'stroke-width="3" paint-order="stroke">{escape(m.label)}</text>')
     return out
 
 

@@ -21,7 +21,8 @@ from ..units import fmt_bytes, fmt_time
 ROW_FIELDS = ("bench", "variant", "size", "stride", "conns", "active", "n", "median_s", "ci_low_s", "ci_high_s",
               "ci_rel", "p5_s", "p25_s", "p75_s", "p95_s", "p99_s", "min_s", "max_s", "mean_s", "stdev_s",
               "latency_s", "bandwidth_Bps", "bytes_per_op", "legs_per_op", "concurrent",
-              "aggregate_bandwidth_Bps", "rank_bandwidth_min_Bps", "rank_bandwidth_max_Bps", "fairness_jain",
+              "aggregate_bandwidth_Bps", "rank_bandwidth_min_Bps", "rank_bandwidth_mean_Bps",
+              "rank_bandwidth_max_Bps", "fairness_jain",
               "fairness_min_max", "message_rate_per_s", "vs_best_copy", "launches", "within_launch_rel",
               "between_launch_rel", "cache", "buffers", "batch", "stop",
               "validation_errors", "warnings")
@@ -69,6 +70,7 @@ def rows(doc: dict) -> list[dict]:
             "legs_per_op": r["legs_per_op"], "concurrent": bool(r.get("concurrent", False)),
             "aggregate_bandwidth_Bps": r.get("aggregate_bandwidth_Bps"),
             "rank_bandwidth_min_Bps": _rank_bw(r, min), "rank_bandwidth_max_Bps": _rank_bw(r, max),
+            "rank_bandwidth_mean_Bps": _rank_bw(r, lambda xs: sum(xs) / len(xs)),
             "fairness_jain": fair.get("jain"), "fairness_min_max": fair.get("min_max_ratio"),
             "message_rate_per_s": r.get("message_rate_per_s"),
             "vs_best_copy": (r["bandwidth_Bps"] / best[(r["size"], r.get("cache"))]
