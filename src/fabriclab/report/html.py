@@ -31,9 +31,9 @@ th,td{border:1px solid #d4d4d4;padding:3px 7px;text-align:left;vertical-align:to
 th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .banner{border:2px solid #b00020;background:#fff0f0;padding:8px 12px;margin:10px 0;font-weight:bold}
 .figs{display:flex;flex-wrap:wrap;gap:10px 18px}
-figure{margin:6px 0;break-inside:avoid;page-break-inside:avoid}
-figure svg{max-width:100%;height:auto;border:1px solid #e4e4e4}
-figcaption{font-size:12px;color:#444;max-width:800px;margin-top:3px}
+figure{margin:6px 0;break-inside:avoid;page-break-inside:avoid;display:table}
+figure svg{max-width:100%;height:auto;border:1px solid #e4e4e4;display:block}
+figcaption{font-size:12px;color:#444;margin-top:3px;display:table-caption;caption-side:bottom}
 code{font-size:12px;background:#f6f6f6;padding:1px 3px;word-break:break-all}
 nav a{margin-right:12px}
 .faster{color:#006400;font-weight:bold}.slower{color:#b00020;font-weight:bold}
