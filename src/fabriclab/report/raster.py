@@ -21,7 +21,10 @@ def render_png(fig: Figure, path: str, dpi: int = 150) -> None:
     from matplotlib.figure import Figure as MplFigure
 
     legend = len(fig.series) > 1 or any(s.dashed for s in fig.series)
-    mf = MplFigure(figsize=(8.9 if legend else 6.4, 3.6))
+    width = 8.9 if legend else 6.4
+    mf = MplFigure(figsize=(width, 3.6))
+    # Fixed margins (the SVG's, in inches) instead of tight_layout, which draws the figure once more.
+    mf.subplots_adjust(left=1.0 / width, right=(6.4 - 0.15) / width, bottom=0.5 / 3.6, top=1 - 0.35 / 3.6)
     ax = mf.add_subplot(1, 1, 1)
     if fig.bars:
         cats = [str(c) for c, _ in fig.bars]
@@ -59,16 +62,23 @@ def render_png(fig: Figure, path: str, dpi: int = 150) -> None:
             ax.set_xscale("log", base=2 if fig.x.kind in ("size", "pow2") else 10)
         if fig.y.log:
             ax.set_yscale("log")
-        ax.xaxis.set_major_formatter(_ticks_formatter(fig.x.kind))
-        if fig.x.kind == "count":
-            from matplotlib.ticker import MaxNLocator
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.yaxis.set_major_formatter(_ticks_formatter(fig.y.kind))
+        # The SVG's ranges and ticks, so both formats read the same.
+        from matplotlib.ticker import NullFormatter
+        from .svg import axis_range
+        xs = [v for s in fig.series for v in s.x] + [m.x for m in fig.marks]
+        ys = [v for s in fig.series
+              for v in s.y + [w for pair in (s.band, s.spread) if pair for w in pair[0] + pair[1]]]
+        for axis, values, set_lim, set_ticks, which in ((fig.x, xs, ax.set_xlim, ax.set_xticks, ax.xaxis),
+                                                        (fig.y, ys, ax.set_ylim, ax.set_yticks, ax.yaxis)):
+            lo, hi, ticks = axis_range(axis, values, zero=axis is fig.y and not axis.log)
+            set_lim(lo, hi)
+            set_ticks(ticks)
+            which.set_major_formatter(_ticks_formatter(axis.kind))
+            which.set_minor_formatter(NullFormatter())
     ax.set_title(fig.title, fontsize=11, loc="left", fontweight="bold")
     ax.set_xlabel(fig.x.label)
     ax.set_ylabel(fig.y.label)
     ax.grid(True, alpha=0.3)
     if legend:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    mf.tight_layout()
     mf.savefig(path, dpi=dpi, format="png")

@@ -5,6 +5,7 @@ results are. The full per-point tables stay with `fabriclab show` (and
 
 from __future__ import annotations
 
+from ..measure.benchmarks import REGISTRY
 from ..units import fmt_bytes, fmt_rate, fmt_time
 from .tables import derived, group_name, header_lines, rows
 
@@ -23,7 +24,8 @@ def benchmark_rows(doc: dict) -> list[list[str]]:
     for r in rs:
         by.setdefault(group_name(r["bench"], r["variant"]), []).append(r)
     out = []
-    for name, group in by.items():
+    order = {b: i for i, b in enumerate(REGISTRY)}     # levels in order, whatever order the launches ran
+    for name, group in sorted(by.items(), key=lambda kv: (order.get(kv[1][0]["bench"], len(order)), kv[0])):
         smallest = min(group, key=lambda r: (r["size"], r["stride"], r["conns"], -(r["active"] or 0)))
         d = der.get(name, {})
         peak = max((r for r in group if r["bandwidth_Bps"]), key=lambda r: r["bandwidth_Bps"], default=None)

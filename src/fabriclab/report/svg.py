@@ -106,6 +106,12 @@ class _Scale:
         return self.p0 + f * (self.p1 - self.p0)
 
 
+def axis_range(axis: Axis, values: list, zero: bool = False) -> tuple[float, float, list[float]]:
+    """(low, high, ticks) of an axis over these values: the PNG drawer uses them too."""
+    sc = _Scale(axis, values, 0.0, 1.0, zero)
+    return sc.lo, sc.hi, sc.ticks
+
+
 def _poly(pts) -> str:
     return " ".join(f"{_num(x)},{_num(y)}" for x, y in pts)
 
