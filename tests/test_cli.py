@@ -149,3 +149,16 @@ def test_run_ends_with_a_one_screen_summary(fake_core, tmp_path, capsys):
                  fake_core["mpiexec"], "-o", str(tmp_path / "t.json"), "--tables", "-L", "1"]) == 0
     out = capsys.readouterr().out
     assert "95% CI" in out and "latency (smallest)" in out
+
+
+def test_progress_in_a_log_is_a_few_lines():
+    """Not a terminal: a line at the start and at every tenth, not one per point or benchmark."""
+    import io
+    from fabriclab.cli.progress import Progress
+    out = io.StringIO()
+    p = Progress(1905, stream=out)
+    for i in range(1905):
+        p.advance(f"bench{i // 70}", None)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 11 and lines[0].startswith("fabriclab: 1905 points to measure")
+    assert lines[-1].startswith("fabriclab: 100% (1905/1905 points")

@@ -1,4 +1,5 @@
-"""A progress bar with ETA on stderr; one line per benchmark when not a terminal."""
+"""A progress bar with ETA on stderr; when not a terminal (a log, CI), a
+line at the start and at every tenth of the points, so a log stays short."""
 
 from __future__ import annotations
 
@@ -23,11 +24,15 @@ class Progress:
         return (time.monotonic() - self.t0) / self.done * (self.total - self.done)
 
     def advance(self, bench: str, rec: dict | None) -> None:
-        if self.enabled and not self.tty and bench != self.bench:
-            print(f"fabriclab: {bench} ...", file=self.stream, flush=True)
+        if self.enabled and not self.tty and self.bench is None:
+            print(f"fabriclab: {self.total} points to measure, starting with {bench}", file=self.stream, flush=True)
         self.bench = bench
-        self.done += 1
+        before, self.done = self.done, self.done + 1
         if not self.tty:
+            if self.enabled and self.done * 10 // self.total > before * 10 // self.total:
+                eta = self.eta()
+                print(f"fabriclab: {self.done * 100 // self.total}% ({self.done}/{self.total} points"
+                      + (f", ETA {fmt_time(eta)}" if eta else "") + f"), at {bench}", file=self.stream, flush=True)
             return
         width = 28
         fill = int(width * self.done / self.total)
