@@ -419,7 +419,12 @@ def saturation(runs: list) -> list[Figure]:
             if name.startswith("message.saturation"):
                 for size, p in list(d.get("saturation", {}).items())[-1:]:
                     if p["reached"]:
-                        fig.marks.append(Mark(p["active"], f"plateau at {fmt_bytes(size)}: "
+                        # A plateau holds its rate with more pairs; a curve that falls after it peaked.
+                        after = [r["aggregate_bandwidth_Bps"] for r in one[0].rows
+                                 if r["bench"] == "message.saturation" and r["size"] == size
+                                 and (r["active"] or 0) > p["active"] and r["aggregate_bandwidth_Bps"]]
+                        word = "plateau" if all(v >= 0.95 * p["rate_Bps"] for v in after) else "peak"
+                        fig.marks.append(Mark(p["active"], f"{word} at {fmt_bytes(size)}: "
                                                           f"{fmt_rate(p['rate_Bps'])}"))
         if not fig.empty():
             figs.append(fig)
