@@ -20,7 +20,8 @@ ALLOWED = {
     "measure": {"analysis"},
     "report": {"analysis", "measure"},
     "studies": {"model"},
-    "cli": {"analysis", "measure", "model", "report", "studies"},
+    "testbed": {"analysis", "measure", "model"},
+    "cli": {"analysis", "measure", "model", "report", "studies", "testbed"},
 }
 
 

@@ -25,6 +25,7 @@ OVERSUBSCRIBED = "oversubscribed"
 TIMER_RESOLUTION = "timer-resolution"
 TIMER_OVERHEAD = "timer-overhead"
 STEAL_TIME = "steal-time"
+FABRIC_BYPASSED = "fabric-bypassed"
 UNSTABLE_ACROSS_LAUNCHES = "unstable-across-launches"
 STACKED_RANKS = "stacked-ranks"
 
@@ -192,6 +193,16 @@ def steal(fraction: float) -> Diagnostic:
         "Other virtual machines on the same physical host took CPU time: timings rise and vary "
         "from launch to launch. Use dedicated or bare-metal nodes, or repeat launches "
         "(--launches) and read the between-launch spread.")
+
+
+def fabric_bypassed(wire_bytes: int, payload_bytes: int, where: str) -> Diagnostic:
+    """Far fewer bytes crossed the fabric's interfaces than the points moved."""
+    return Diagnostic(
+        FABRIC_BYPASSED,
+        f"only {wire_bytes:,} bytes crossed {where} while the timed operations alone moved {payload_bytes:,} "
+        "payload bytes: the MPI took another path (shared memory, loopback)",
+        "The figures describe that path, not the fabric. Force the MPI's network transport onto the "
+        "fabric's interfaces (docs/testbed.md, docs/mpi.md) and put the ranks on different hosts.")
 
 
 def unstable_across_launches(spread: Mapping, nlaunches: int) -> Diagnostic:

@@ -21,6 +21,10 @@ def add_mpi_options(p: argparse.ArgumentParser) -> None:
                         "Default: this machine only.")
     g.add_argument("--hostfile", metavar="FILE", help="A hostfile in the launcher's own format. Default: none.")
     g.add_argument("--ppn", type=int, metavar="N", help="Ranks per node. Default: the launcher decides.")
+    g.add_argument("--testbed", metavar="NAME",
+                   help="Run across an emulated testbed (`fabriclab testbed up`): --hosts names its hosts "
+                        "(default: the first N, one rank each); MPI is forced onto TCP over the emulated "
+                        "cables. Default: none.")
     g.add_argument("--launcher", choices=LAUNCHERS, default="auto", metavar="NAME",
                    help="mpiexec, srun, or auto (srun inside a Slurm allocation, else mpiexec). Default: auto.")
     g.add_argument("--bind", choices=BINDINGS, default="core", metavar="HOW",
@@ -49,6 +53,9 @@ def resolve_launch(args):
     from ..measure import mpi
     from ..measure.launch import make_spec
     m = mpi.discover(args.mpicc, args.mpiexec, args.mpi_home, need_compiler=not args.core)
+    if getattr(args, "testbed", None):
+        from ..testbed.launch import testbed_spec
+        return m, testbed_spec(args, m)
     spec = make_spec(args.launcher, m.mpiexec, m.flavour, args.ranks, args.hosts, args.hostfile,
                      args.ppn, args.launcher_arg, args.bind)
     return m, spec

@@ -156,7 +156,7 @@ def cmd_run(args) -> int:
     progress = Progress(plan.npoints, enabled=not args.quiet)
     t0 = time.monotonic()
     try:
-        outcome = runner.run(plan, core.path, spec, writer, args.timeout, progress)
+        outcome = runner.run(plan, core.path, spec, writer, args.timeout, progress, _watch(args))
     finally:
         progress.close()
     late = _enrich(writer, host_diags)
@@ -182,6 +182,14 @@ def cmd_run(args) -> int:
         print("fabriclab: interrupted; the completed points are saved", file=sys.stderr)
         return 130
     return 0
+
+
+def _watch(args):
+    """What to watch around launches: a testbed's cables, or nothing."""
+    if not getattr(args, "testbed", None):
+        return None
+    from ..testbed.launch import TestbedWatch
+    return TestbedWatch(args.testbed)
 
 
 def _enrich(writer, early: list) -> list:

@@ -112,8 +112,33 @@ class Launch:
         self.err.close()
 
 
+class Watch:
+    """What a run watches around each launch besides the machine's noise: the
+    fabric's interface counters (a testbed, testbed/launch.py). The default
+    watches nothing."""
+
+    def before(self):
+        return None
+
+    def after(self, token) -> dict:
+        """Fields for the launch_end record; `wire_bytes` (bytes the hosts sent
+        on the fabric) is checked against the payload the launch's points moved."""
+        return {}
+
+    def stopped(self) -> list[str]:
+        """Hosts that stopped answering (asked after a hang)."""
+        return []
+
+    def cleanup(self) -> None:
+        """Remove what a launch may have left behind."""
+
+
+# Fewer bytes on the wire than this share of the timed payload: another path was taken.
+BYPASS_SHARE = 0.5
+
+
 def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, timeout: float,
-        progress=None) -> Outcome:
+        progress=None, watch: Watch | None = None) -> Outcome:
     """Run every job in each of the plan's launches; stop at the first
     failure. Ctrl-C ends the run as 'interrupted'.
 
@@ -128,7 +153,8 @@ def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, time
     try:
         for k in range(plan.launches):
             for job in plan.order(k):
-                error = _launch(job, k, plan, core_path, spec, writer, silence, progress, diags)
+                error = _launch(job, k, plan, core_path, spec, writer, silence, progress, diags,
+                                watch or Watch())
                 if error:
                     break
             if error:
@@ -167,10 +193,12 @@ class _Reading:
 
 
 def _launch(job: Job, k: int, plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter,
-            silence: float, progress, diags: list) -> str | None:
+            silence: float, progress, diags: list, watch: Watch) -> str | None:
     """One launch of the core for one job; an error line or None."""
     argv, env = command(spec, protocol.job_argv(core_path, job, plan.sampling, plan.validate))
     before = sysinfo.noise()
+    first = len(writer.records)
+    token = watch.before()
     launch = Launch(argv, env)
     r = _Reading(job, k, plan, writer, progress, diags,
                  {"bench": job.bench.name, "variant": job.variant, "launch": k, "command": argv, "env": env,
@@ -178,6 +206,8 @@ def _launch(job: Job, k: int, plan: Plan, core_path: str, spec: LaunchSpec, writ
     try:
         try:
             error = _read(r, launch, silence)
+            if error and "no output for" in error:
+                error += _stopped(r, watch)
         finally:
             r.stream_launch()
         rc = launch.finish(grace=0 if error else 30)
@@ -186,12 +216,34 @@ def _launch(job: Job, k: int, plan: Plan, core_path: str, spec: LaunchSpec, writ
                      f"stderr: {launch.stderr_tail() or '(empty)'}")
     finally:
         launch.close()
+        watch.cleanup()
         noise = sysinfo.noise_between(before, sysinfo.noise())
+        fabric = watch.after(token)
         writer.add("launch_end", {"bench": job.bench.name, "variant": job.variant, "launch": k,
-                                  "cpu_end": r.end.get("cpu_end"), "noise": noise, "ended": time.time()})
+                                  "cpu_end": r.end.get("cpu_end"), "noise": noise, "ended": time.time(), **fabric})
     if noise["steal_fraction"]:
         diags.append(replace(diagnostics.steal(noise["steal_fraction"]), bench=job.bench.name))
+    if "wire_bytes" in fabric:
+        # Each timed op moved bytes_per_op of payload: a lower bound on what the wire must carry.
+        payload = sum(len(p["samples"]) * p.get("batch", 1) * p["bytes_per_op"] for p in writer.records[first:]
+                      if p["kind"] == "point")
+        if payload > (1 << 20) and fabric["wire_bytes"] < BYPASS_SHARE * payload:
+            d = replace(diagnostics.fabric_bypassed(fabric["wire_bytes"], payload,
+                                                    f"testbed {fabric.get('testbed')}'s cables"),
+                        bench=job.bench.name)
+            writer.add("diagnostic", d.to_dict())
+            diags.append(d)
     return error
+
+
+def _stopped(r: _Reading, watch: Watch) -> str:
+    """Which ranks stopped answering, as far as the watch can tell."""
+    hosts = watch.stopped()
+    if not hosts or not r.hosts:
+        return ""
+    ranks = [str(i) for i, h in enumerate(r.hosts) if h in hosts]
+    return (f". Rank{'s' if len(ranks) != 1 else ''} {', '.join(ranks) or '?'} on {', '.join(hosts)} "
+            "stopped answering (a cable is down)")
 
 
 def _point(r: _Reading, msg: protocol.Point, where: str) -> str | None:

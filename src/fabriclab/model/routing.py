@@ -72,6 +72,27 @@ class GraphRouter:
             self._tables[d] = t
         return t
 
+    def choices(self, d: int, v: int) -> list[int]:
+        """The equal-cost channels from vertex v towards destination d, in the
+        order the D-mod-K rule indexes them."""
+        _, ch, ptr = self.table(d)
+        return ch[ptr[v]:ptr[v + 1]].tolist()
+
+    def route(self, s: int, d: int) -> list[int]:
+        """The channels one packet from s to d takes under D-mod-K (paths()'s
+        rule for one flow): what an emulated network installs as routes."""
+        dist = self.table(d)[0]
+        if dist[s] < 0:
+            raise UsageError(f"no route from vertex {s} to vertex {d}")
+        out, v, key = [], s, d
+        while v != d:
+            opts = self.choices(d, v)
+            c = opts[key % len(opts)]
+            key //= len(opts)
+            out.append(c)
+            v = int(self.dst[c])
+        return out
+
     def paths(self, src, dst) -> list:
         """Per flow: resource columns (flow ids, resource ids, weights)."""
         src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)

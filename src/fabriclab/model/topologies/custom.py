@@ -101,7 +101,7 @@ class CustomNetwork(Topology):
         net.node_names, net.switch_names = nodes, switches
         net.node_model = node_model
         net.n_nodes = len(nodes)
-        classes, ch_from, ch_to, ch_res, cables = [], [], [], [], 0
+        classes, ch_from, ch_to, ch_res, ch_cable, cables = [], [], [], [], [], 0
         offset = 0
         for i, ln in enumerate(links):
             w = f"{where}: links[{i}]"
@@ -142,6 +142,7 @@ class CustomNetwork(Topology):
                     ch_from += [ia, ib]
                     ch_to += [ib, ia]
                     ch_res += [offset + c, offset + count + c]
+                    ch_cable += [(i, c), (i, c)]
                 offset += 2 * count
             else:
                 classes.append(ResourceClass(f"links[{i}]", f"half-duplex link {label}", "link", "link",
@@ -150,6 +151,7 @@ class CustomNetwork(Topology):
                     ch_from += [ia, ib]
                     ch_to += [ib, ia]
                     ch_res += [offset + c, offset + c]
+                    ch_cable += [(i, c), (i, c)]
                 offset += count
             cables += count
         transit = data.get("transit_nodes", False)
@@ -162,6 +164,9 @@ class CustomNetwork(Topology):
         net.classes = classes + node_model.classes(len(nodes))
         net._finish()
         net.cables = cables
+        net.links = links
+        net.default_rate_MBps = default_rate
+        net.channel_cable = ch_cable        # channel -> (link index, cable of its count): the testbed's veths
         net.router = GraphRouter(len(nodes) + len(switches), len(nodes), ch_from, ch_to, ch_res,
                                  routing, transit)
         # every node must reach every other node

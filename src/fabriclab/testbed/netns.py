@@ -1,0 +1,277 @@
+"""Applies a plan to the kernel and keeps its state: `up`, `down`, `list`,
+`exec`, the ssh stand-in MPI launches through, interface counters and
+link states.
+
+Everything a testbed creates is named PREFIX-NAME-...: its namespaces (veths
+live and die with them) and its state directory, so `down` finds all of it
+even when `up` was killed half-way, and never touches anything else. Commands
+go to the kernel in batches (`ip -batch`, `tc -batch`): a 16-host testbed
+comes up in seconds."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from ..errors import UsageError
+from .plan import PREFIX, Plan, check_name
+
+STATE = Path(os.environ.get("FABRICLAB_TESTBED_STATE", "/run/fabriclab/testbeds"))
+TIMEOUT = 60          # seconds any one kernel command may take
+GSO_MAX = 1500        # bytes: packets no larger than the MTU reach the shaper
+SWITCH_SYSCTLS = ("net.ipv4.ip_forward=1", "net.ipv4.fib_multipath_hash_policy=1")
+# Policy routes send replies along other paths than requests: no reverse-path filter.
+COMMON_SYSCTLS = ("net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0")
+
+
+class TestbedError(UsageError):
+    pass
+
+
+def require_root() -> None:
+    if os.geteuid() != 0:
+        raise TestbedError("a testbed needs root (network namespaces, veths, tc): run as root")
+
+
+def _run(argv: list[str], stdin: str | None = None, phase: str = "") -> str:
+    try:
+        p = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise TestbedError(f"testbed: {phase or argv[0]} took more than {TIMEOUT} s") from None
+    except OSError as e:
+        raise TestbedError(f"testbed: cannot run {argv[0]}: {e.strerror}") from None
+    if p.returncode != 0:
+        err = (p.stderr or p.stdout).strip().splitlines()
+        raise TestbedError(f"testbed: {phase or ' '.join(argv[:3])} failed: {err[0] if err else p.returncode}")
+    return p.stdout
+
+
+def namespaces(name: str | None = None) -> list[str]:
+    """This machine's testbed namespaces (of one testbed, or all)."""
+    out = _run(["ip", "netns", "list"], phase="listing namespaces")
+    want = f"{PREFIX}-{name}-" if name else f"{PREFIX}-"
+    return [ln.split()[0] for ln in out.splitlines() if ln.split() and ln.split()[0].startswith(want)]
+
+
+def state_dir(name: str) -> Path:
+    return STATE / name
+
+
+def load(name: str) -> dict:
+    """The state of a testbed that is up."""
+    check_name(name)
+    f = state_dir(name) / "state.json"
+    if not f.is_file():
+        raise TestbedError(f"no testbed {name!r} is up (`fabriclab testbed list` shows them)")
+    return json.loads(f.read_text())
+
+
+def up(plan: Plan, progress=None) -> dict:
+    """Create the testbed; on any failure, remove what was created."""
+    require_root()
+    if namespaces(plan.name) or state_dir(plan.name).exists():
+        raise TestbedError(f"a testbed named {plan.name!r} is already up: `fabriclab testbed down {plan.name}`")
+    say = progress or (lambda msg: None)
+    t0 = time.monotonic()
+    vertices = plan.hosts + plan.switches
+    d = state_dir(plan.name)
+    d.mkdir(parents=True)
+    try:
+        say(f"{len(vertices)} namespaces")
+        _run(["ip", "-batch", "-"], "".join(f"netns add {plan.namespace(v)}\n" for v in vertices), "netns add")
+        for v in vertices:
+            sysctls = COMMON_SYSCTLS + (SWITCH_SYSCTLS if v in plan.switches else ())
+            _run(["ip", "netns", "exec", plan.namespace(v), "sysctl", "-qw", *sysctls], phase=f"sysctl in {v}")
+        say(f"{len(plan.cables)} cables")
+        _run(["ip", "-batch", "-"], "".join(
+            f"link add {c.a_if} netns {plan.namespace(c.a)} type veth peer name {c.b_if} netns {plan.namespace(c.b)}\n"
+            for c in plan.cables), "veth add")
+        say("addresses, routes, shaping")
+        for v in vertices:
+            lines = ["link set lo up"]
+            for c in plan.cables:
+                if v in (c.a, c.b):
+                    dev, addr = c.end(v)
+                    if addr:
+                        lines.append(f"addr add {addr} dev {dev}")
+                    # No GSO super-packets: tbf then shapes wire-sized packets with a small bucket.
+                    lines.append(f"link set {dev} gso_max_size {GSO_MAX} up")
+            lines += [f"rule add {r}" for r in plan.rules.get(v, [])]
+            lines += [f"route add {r}" for r in plan.routes.get(v, [])]
+            _run(["ip", "-n", plan.namespace(v), "-batch", "-"], "\n".join(lines) + "\n", f"addresses of {v}")
+            qd = [_tbf(c.end(v)[0], c.rate_Bps) for c in plan.cables if v in (c.a, c.b)]
+            if qd:
+                _run(["tc", "-n", plan.namespace(v), "-batch", "-"], "\n".join(qd) + "\n", f"shaping in {v}")
+        state = {**plan.to_dict(), "namespaces": {v: plan.namespace(v) for v in vertices},
+                 "agent": str(d / "agent"), "created": time.time(), "up_s": None}
+        (d / "agent").write_text(agent_script(plan))
+        (d / "agent").chmod(0o755)
+        state["up_s"] = round(time.monotonic() - t0, 3)
+        (d / "state.json").write_text(json.dumps(state, indent=1))
+        return state
+    except BaseException:
+        down(plan.name)
+        raise
+
+
+def _tbf(dev: str, rate_Bps: float) -> str:
+    """A token bucket at the cable's rate. Veths hand tbf GSO super-packets
+    of up to 64 KiB unless told otherwise, and a bucket that holds one lets a
+    64 KiB ping-pong message through at twice the shaped rate; with GSO off
+    (GSO_MAX) a bucket of a few packets, 16 KiB or 1 ms of the rate, keeps
+    every message at the rate (a 20 MB/s cable: 19.1 MB/s streaming, 18.8 MB/s
+    ping-pong at 1 MiB, measured here)."""
+    burst = max(16 * 1024, int(rate_Bps * 0.001))
+    return f"qdisc add dev {dev} root tbf rate {int(rate_Bps * 8)}bit burst {burst} latency 50ms"
+
+
+# What a launch leaves in the namespaces if it dies: ranks and MPI's daemons.
+LAUNCHED = ("fabriclab-core", "hydra_pmi_proxy", "orted", "prted", "/agent")
+
+
+def kill_processes(name: str, only: tuple | None = None) -> int:
+    """Kill the processes inside the testbed's namespaces (those whose command
+    line holds one of `only`, or all); how many there were."""
+    pids = set()
+    for ns in namespaces(name):
+        out = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout
+        pids |= {int(p) for p in out.split() if p.isdigit()}
+    if only:
+        pids = {p for p in pids if any(w in _cmdline(p) for w in only)}
+    n = len(pids)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 3
+    while pids and time.monotonic() < deadline:     # until the kernel has reaped them
+        pids = {p for p in pids if _alive(p)}
+        time.sleep(0.05)
+    return n
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][:1] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
+def down(name: str) -> int:
+    """Remove a testbed: its processes, namespaces (and with them every veth and
+    qdisc) and state. Idempotent; returns how many namespaces it removed."""
+    require_root()
+    check_name(name)
+    kill_processes(name)
+    found = namespaces(name)
+    if found:
+        _run(["ip", "-force", "-batch", "-"], "".join(f"netns del {ns}\n" for ns in found), "netns del")
+    d = state_dir(name)
+    if d.exists():
+        for f in d.iterdir():
+            f.unlink()
+        d.rmdir()
+    return len(found)
+
+
+def names() -> list[str]:
+    """Testbeds that are up or half up (state or namespaces)."""
+    found = {ns.split("-")[1] for ns in namespaces() if ns.count("-") >= 2}
+    if STATE.is_dir():
+        found |= {p.name for p in STATE.iterdir() if p.is_dir()}
+    return sorted(found)
+
+
+def agent_script(plan: Plan) -> str:
+    """An ssh stand-in: `agent [ssh options] HOST COMMAND...` runs COMMAND in
+    HOST's namespace under its own UTS host name, so MPI sees distinct hosts."""
+    cases = []
+    for i, h in enumerate(plan.hosts):
+        ip = plan.addresses[h]
+        cases.append(f"  {h}|{ip}) ns={plan.namespace(h)}; name={h};;")
+    return f"""#!/bin/sh
+# fabriclab testbed {plan.name}: ssh-like [options] HOST COMMAND... into the host's namespace
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -o|-l|-p|-i|-F|-E|-b|-c|-J|-L|-R|-D|-S|-W) shift 2;;
+    -*) shift;;
+    *) break;;
+  esac
+done
+host=$1; shift
+case "$host" in
+{chr(10).join(cases)}
+  *) echo "fabriclab testbed {plan.name}: unknown host $host" >&2; exit 255;;
+esac
+exec ip netns exec "$ns" unshare --uts sh -c 'hostname "$0" && exec sh -c "$1"' "$name" "$*"
+"""
+
+
+def exec_argv(state: dict, host: str, argv: list[str]) -> list[str]:
+    """The command line that runs argv inside HOST of a testbed."""
+    if host not in state["namespaces"] or host not in state["hosts"]:
+        raise TestbedError(f"testbed {state['name']} has no host {host!r} (hosts: {', '.join(state['hosts'])})")
+    return ["ip", "netns", "exec", state["namespaces"][host], "unshare", "--uts", "sh", "-c",
+            'hostname "$0" && exec "$@"', host, *argv]
+
+
+def shell_prefix(state: dict, host: str) -> list[str]:
+    """A prefix that runs the rest of a command line inside HOST (for mpiexec)."""
+    return exec_argv(state, host, [])
+
+
+def counters(state: dict) -> dict:
+    """Bytes and packets each host sent and received on its cables: {host: {tx_bytes, rx_bytes, ...}}."""
+    out = {}
+    for h in state["hosts"]:
+        text = _run(["ip", "-n", state["namespaces"][h], "-s", "-j", "link", "show"], phase=f"counters of {h}")
+        tot = {"tx_bytes": 0, "rx_bytes": 0, "tx_packets": 0, "rx_packets": 0}
+        for link in json.loads(text):
+            if link.get("ifname", "").startswith("eth"):
+                st = link.get("stats64", {})
+                for k, key in (("tx", "tx_"), ("rx", "rx_")):
+                    tot[key + "bytes"] += int(st.get(k, {}).get("bytes", 0))
+                    tot[key + "packets"] += int(st.get(k, {}).get("packets", 0))
+        out[h] = tot
+    return out
+
+
+def links_down(state: dict) -> list[str]:
+    """Hosts with a cable that is not up (cut at either end)."""
+    bad = []
+    for h in state["hosts"]:
+        text = _run(["ip", "-n", state["namespaces"][h], "-j", "link", "show"], phase=f"links of {h}")
+        if any(x.get("ifname", "").startswith("eth") and x.get("operstate") != "UP" for x in json.loads(text)):
+            bad.append(h)
+    return bad
+
+
+def describe(state: dict) -> str:
+    lines = [f"testbed {state['name']} from {state.get('source') or '?'}: {len(state['hosts'])} hosts, "
+             f"{len(state['switches'])} switches, {len(state['cables'])} cables (up in {state.get('up_s')} s)",
+             "hosts:"]
+    lines += [f"  {h}  {state['addresses'][h]}  namespace {state['namespaces'][h]}" for h in state["hosts"]]
+    lines.append("cables:")
+    lines += [f"  {c['a']}:{c['a_if']} <-> {c['b']}:{c['b_if']}  {c['rate_MBps']:g} MB/s each way"
+              for c in state["cables"]]
+    lines.append(f"agent: {state['agent']}   exec: fabriclab testbed exec {state['name']} HOST -- CMD")
+    return "\n".join(lines)
+
+
+def quote(argv: list[str]) -> str:
+    return " ".join(shlex.quote(a) for a in argv)
