@@ -87,10 +87,9 @@ FAST = ["--point-time", "1", "-q"]
 
 
 def _measure(argv: list[str], out: Path) -> dict:
-    """One `fabriclab run` across the testbed, in-process; its document."""
+    """One `fabriclab run` across the testbed (a process of its own); its document."""
     from .. import schema
-    from .main import main
-    rc = main(["run", *argv, "-o", str(out), *FAST])
+    rc = subprocess.call([sys.executable, "-m", "fabriclab.cli", "run", *argv, "-o", str(out), *FAST])
     if rc != 0 or not out.exists():
         raise UsageError(f"validate: the run `fabriclab run {' '.join(argv)}` failed (exit {rc}); see {out}")
     return schema.load(out)

@@ -1,0 +1,143 @@
+"""The testbed's plan (no root needed): namespaces, cables, addresses, and
+routes that make every packet take the model's path; validation's reasoning."""
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fabriclab.errors import UsageError
+from fabriclab.model.topologies.custom import CustomNetwork, load_network_file
+from fabriclab.testbed import netns, plan as tplan, validate
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples" / "testbeds").glob("*.yaml"))
+
+
+def test_examples_are_shipped():
+    assert {p.stem for p in EXAMPLES} >= {"two-switches", "linear-array", "ring", "fat-tree"}
+
+
+def _lookup(lines: list[str], dst: str, table: int | None) -> list[tuple[str | None, str]]:
+    """(via, dev) next hops of the route to dst in a table, from plan route lines."""
+    for ln in lines:
+        t = re.search(r"table (\d+)", ln)
+        if ln.split()[0] == f"{dst}/32" and (int(t.group(1)) if t else None) == table:
+            return re.findall(r"(?:via (\S+) )?dev (\S+)", ln)
+    raise AssertionError(f"no route to {dst} in table {table}")
+
+
+def _forward(p: tplan.Plan, s: str, d: str) -> list[str]:
+    """The vertices a packet from host s to host d visits, by the plan's own routes and rules."""
+    addr = p.addresses
+    path, v = [s], s
+    while v != d:
+        table = None if v in p.hosts else next(int(r.split()[3]) for r in p.rules[v] if r.split()[1] == f"{addr[s]}/32")
+        (via, dev), = _lookup(p.routes[v], addr[d], table)
+        cab = next(c for c in p.cables if (c.a == v and c.a_if == dev) or (c.b == v and c.b_if == dev))
+        nxt = cab.b if cab.a == v else cab.a
+        if via:  # the next hop owns the address it is sent to
+            owned = {c.end(nxt)[1].split("/")[0] for c in p.cables if nxt in (c.a, c.b) and c.end(nxt)[1]}
+            assert via in owned, (v, via, nxt)
+        path.append(nxt)
+        v = nxt
+        assert len(path) < 20
+    return path
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_plan_follows_the_models_routes(path):
+    net = load_network_file(str(path))
+    p = tplan.make(net, "t", source=str(path))
+    names = list(net.node_names) + list(net.switch_names)
+    assert len(p.cables) == net.cables
+    for c in p.cables:
+        assert len(c.a_if) <= 15 and len(c.b_if) <= 15
+    assert all(len(set(p.interfaces(v))) == len(p.interfaces(v)) for v in names)
+    for s in range(net.n_nodes):
+        for d in range(net.n_nodes):
+            if s != d:
+                model = [names[int(net.router.src[c])] for c in net.router.route(s, d)] + [names[d]]
+                assert _forward(p, names[s], names[d]) == model
+
+
+def test_route_is_the_solvers_path():
+    """route() picks the same channels as the solver's paths() under D-mod-K."""
+    net = load_network_file(str(next(p for p in EXAMPLES if p.stem == "ring")))
+    for s in range(net.n_nodes):
+        for d in range(net.n_nodes):
+            if s != d:
+                chans = net.router.route(s, d)
+                cols = net.router.paths([s], [d])
+                assert sorted(int(r) for _, res, _ in cols for r in res) == sorted(int(net.router.res[c]) for c in chans)
+
+
+def test_ecmp_gets_multipath_routes():
+    net = CustomNetwork.from_dict({"nodes": ["a", "b"], "switches": ["x", "y", "z"], "routing": "ecmp",
+                                   "default_rate_MBps": 10,
+                                   "links": [["a", "x"], ["b", "z"], ["x", "y"], ["y", "z"],
+                                             {"a": "x", "b": "z", "count": 1}]}, where="t")
+    p = tplan.make(net, "e")
+    assert any("nexthop" not in r for r in p.routes["x"])
+    one = tplan.make(CustomNetwork.from_dict({"nodes": ["a", "b"], "switches": ["x", "z"], "routing": "ecmp",
+                                              "default_rate_MBps": 10,
+                                              "links": [["a", "x"], ["b", "z"], {"a": "x", "b": "z", "count": 2}]},
+                                             where="t"), "e")
+    assert any(r.count("nexthop") == 2 for r in one.routes["x"])
+
+
+def test_agent_maps_names_and_addresses():
+    net = load_network_file(str(EXAMPLES[0]))
+    p = tplan.make(net, "ag")
+    text = netns.agent_script(p)
+    for h, ip in p.addresses.items():
+        assert f"  {h}|{ip}) ns={p.namespace(h)}; name={h};;" in text
+    assert "unknown host" in text
+
+
+@pytest.mark.parametrize("change,msg", [
+    (lambda d: d.update(transit_nodes=True), "forward"),
+    (lambda d: d["links"].append(["h0", "h1"]), "joins two hosts"),
+    (lambda d: d["links"][-1].update(duplex="half"), "half-duplex"),
+    (lambda d: d.update(nodes=["h_0"] + d["nodes"][1:], links=[["h_0", "s0"]] + d["links"][1:]), "host name"),
+])
+def test_plans_refuse_what_cannot_be_emulated(change, msg):
+    data = yaml.safe_load(next(p for p in EXAMPLES if p.stem == "two-switches").read_text())
+    change(data)
+    with pytest.raises(UsageError, match=msg):
+        tplan.make(CustomNetwork.from_dict(data, where="x"), "t")
+
+
+@pytest.mark.parametrize("name", ["", "UPPER", "with-dash", "waytoolongname1"])
+def test_testbed_names(name):
+    with pytest.raises(UsageError, match="testbed name"):
+        tplan.check_name(name)
+
+
+def test_validation_reasoning():
+    path = next(p for p in EXAMPLES if p.stem == "two-switches")
+    data = yaml.safe_load(path.read_text())
+    net = CustomNetwork.from_dict(data, where=str(path))
+    b = validate.bottleneck(net)
+    assert b.label == "link trunk (s0→s1)" and b.load == 16 and b.rate_Bps == 20e6
+    pairs = validate.saturation_pairs(net, b.channel)
+    assert pairs == [("h0", "h4"), ("h1", "h5"), ("h2", "h6"), ("h3", "h7")]
+    assert validate.saturation_pairs(net, b.channel, both=True) == pairs
+    assert validate.cable_class(net, b.link) == [b.link]
+    # Seed 001 Eq. 4-5: B = (N-1) / hot x B_eff = 7 / 16 x the trunk's rate.
+    assert validate.predict(data, "x")[0] == pytest.approx(7 / 16 * 20e6)
+    assert validate.predict(validate.calibrated(data, [b.link], 16e6), "x")[0] == pytest.approx(7 / 16 * 16e6)
+    assert validate.verdict(10.0, 9.2) == "agrees" and validate.verdict(10.0, 8.5) == "slower"
+    fat = load_network_file(str(next(p for p in EXAMPLES if p.stem == "fat-tree")))
+    fb = validate.bottleneck(fat)
+    both = validate.saturation_pairs(fat, fb.channel, both=True)
+    rts = validate.routes(fat)
+    idx = {h: i for i, h in enumerate(fat.node_names)}
+    for s, d in both:  # each pair crosses the cable one way and comes back over it the other way
+        assert fb.channel in rts[(idx[s], idx[d])] and validate.reverse(fat, fb.channel) in rts[(idx[d], idx[s])]
+
+
+def test_validate_needs_a_cable_between_switches():
+    net = CustomNetwork.from_dict({"nodes": 3, "switches": 1, "default_rate_MBps": 10,
+                                   "links": [["n0", "s0"], ["n1", "s0"], ["n2", "s0"]]}, where="star")
+    with pytest.raises(UsageError, match="no cable joins two switches"):
+        validate.bottleneck(net)
