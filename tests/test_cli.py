@@ -83,6 +83,16 @@ def test_core_error_line_is_reported(fake_core, tmp_path, monkeypatch, capsys):
     assert "fake kernel failure" in capsys.readouterr().err
 
 
+def test_separate_one_rank_jobs_stop_before_any_point(fake_core, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FAKECORE_RANKS", "1")  # what a launcher of another MPI gives: rank 0 of 1, twice
+    assert main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "8")) == 1
+    err = capsys.readouterr().err
+    assert "mpiexec started 2 separate MPI jobs of 1 rank each, not one job of 2 ranks" in err
+    doc = schema.load(tmp_path / "r.json")
+    assert doc["footer"]["status"] == "failed" and not schema.points(doc)
+    assert next(r for r in doc["records"] if r["kind"] == "launch")["hello"]["ranks"] == 1  # the evidence
+
+
 def test_dry_run_prints_commands(fake_core, tmp_path, capsys):
     assert main(run_args(fake_core, tmp_path, "tcp", "--dry-run")) == 0
     lines = capsys.readouterr().out.strip().splitlines()

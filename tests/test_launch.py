@@ -1,7 +1,8 @@
 import pytest
 
 from fabriclab.errors import UsageError
-from fabriclab.measure.launch import command, make_spec
+from fabriclab.measure import protocol
+from fabriclab.measure.launch import command, make_spec, wrong_world
 
 CORE = ["/cache/fabriclab-core", "message.pingpong", "--sizes", "0"]
 
@@ -91,3 +92,64 @@ def test_binding_by_default_unless_ranks_outnumber_cores(flavour, bound, unbound
 def test_bad_binding():
     with pytest.raises(UsageError, match="--bind must be core or none"):
         make_spec("mpiexec", "mpiexec", "mpich", 2, bind="sideways")
+
+
+@pytest.fixture
+def srun(monkeypatch):
+    monkeypatch.setattr("shutil.which", lambda name: "/usr/bin/srun" if name == "srun" else None)
+    for var in ("OPAL_PREFIX", "PMIX_MCA_psec"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.mark.parametrize("flavour,plugin,env", [
+    ("mpich", "pmi2", {}), ("intel", "pmi2", {}),
+    ("openmpi", "pmix", {"OPAL_PREFIX": "/o", "PMIX_MCA_psec": "native"}), ("unknown", None, {})])
+def test_srun_gets_the_plugin_and_environment_of_the_mpi(srun, flavour, plugin, env):
+    spec = make_spec("srun", "/o/bin/mpiexec", flavour, 2)
+    argv, got_env = command(spec, CORE)
+    assert (spec.mpi_plugin, spec.mpi_plugin_from) == (plugin, "fabriclab" if plugin else None)
+    assert [a for a in argv if a.startswith("--mpi")] == ([f"--mpi={plugin}"] if plugin else [])
+    assert got_env == env and spec.to_dict()["env"] == env  # recorded in the run header's launcher block
+
+
+def test_srun_leaves_the_users_open_mpi_settings(srun, monkeypatch):
+    monkeypatch.setenv("OPAL_PREFIX", "/site/ompi")
+    _, env = command(make_spec("srun", "/o/bin/mpiexec", "openmpi", 2), CORE)
+    assert env == {"PMIX_MCA_psec": "native"}
+
+
+def test_srun_plugin_override(srun):
+    spec = make_spec("srun", "mpiexec", "mpich", 2, srun_mpi="pmix")
+    assert (spec.mpi_plugin, spec.mpi_plugin_from) == ("pmix", "--srun-mpi")
+    assert "--mpi=pmix" in command(spec, CORE)[0]
+    for extra, plugin in ((["--mpi=none"], "none"), (["--mpi", "pmix_v4"], "pmix_v4")):
+        spec = make_spec("srun", "mpiexec", "mpich", 2, extra=extra)
+        argv, _ = command(spec, CORE)
+        assert (spec.mpi_plugin, spec.mpi_plugin_from) == (plugin, "--launcher-arg")
+        assert sum(a.startswith("--mpi") for a in argv) == 1  # the user's, not a second one
+    with pytest.raises(UsageError, match="once"):
+        make_spec("srun", "mpiexec", "mpich", 2, extra=["--mpi=none"], srun_mpi="pmi2")
+    with pytest.raises(UsageError, match="plugin name"):
+        make_spec("srun", "mpiexec", "mpich", 2, srun_mpi="pmi2 --x")
+    with pytest.raises(UsageError, match="applies to --launcher srun"):
+        make_spec("mpiexec", "mpiexec", "mpich", 2, srun_mpi="pmi2")
+
+
+def test_wrong_world_names_the_plugin_to_use(srun):
+    def msg(flavour, **kw):
+        return wrong_world(make_spec("srun", "mpiexec", flavour, 4, **kw), 1)
+    assert msg("openmpi", srun_mpi="pmi2") == (
+        "srun started 4 separate MPI jobs of 1 rank each, not one job of 4 ranks: srun --mpi=pmi2 does not "
+        "start Open MPI's ranks as one job; use --srun-mpi pmix")
+    assert msg("mpich", extra=["--mpi=none"]).endswith("use --srun-mpi pmi2 in place of --launcher-arg=--mpi=none")
+    assert msg("mpich").endswith("srun --mpi=pmi2 does not start MPICH's ranks as one job; choose the plugin "
+                                 "the MPI was built for with --srun-mpi (srun --mpi=list shows them)")
+    assert "srun without --mpi" in msg("unknown")
+    local = wrong_world(make_spec("mpiexec", "/x/mpiexec", "mpich", 2), 1)
+    assert local.startswith("mpiexec started 2 separate") and "/x/mpiexec does not belong" in local
+    assert "\n" not in local
+
+
+def test_error_lines_carry_the_world_size():
+    assert protocol.parse_line('{"type":"error","message":"m","ranks":1}') == protocol.CoreError("m", 1)
+    assert protocol.parse_line('{"type":"error","message":"m"}') == protocol.CoreError("m", None)

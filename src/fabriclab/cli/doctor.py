@@ -16,7 +16,7 @@ def _line(ok: bool, what: str, detail: str) -> None:
 def doctor(args) -> int:
     from ..analysis import stats
     from ..measure import protocol
-    from ..measure.launch import command
+    from ..measure.launch import command, wrong_world
     from ..measure.runner import Launch
     from ..units import fmt_time
     try:
@@ -27,7 +27,8 @@ def doctor(args) -> int:
     if m.mpicc:
         _line(True, "mpicc", f"{m.mpicc} ({m.header_version})")
     _line(True, "mpiexec", f"{m.mpiexec} (flavour {m.flavour})")
-    _line(True, "launcher", f"{spec.launcher} {spec.path}, {spec.nranks} ranks")
+    plugin = f", --mpi={spec.mpi_plugin} ({spec.mpi_plugin_from})" if spec.mpi_plugin else ""
+    _line(True, "launcher", f"{spec.launcher} {spec.path}, {spec.nranks} ranks{plugin}")
     t0 = time.monotonic()
     try:
         core = core_for(args, m)
@@ -52,6 +53,12 @@ def doctor(args) -> int:
         launch.close()
     hello = next((x.data for x in msgs if isinstance(x, protocol.Hello)), None)
     points = [x.data for x in msgs if isinstance(x, protocol.Point)]
+    worlds = [x.data.get("ranks") if isinstance(x, protocol.Hello) else x.ranks for x in msgs
+              if isinstance(x, (protocol.Hello, protocol.CoreError))]
+    wrong = next((n for n in worlds if isinstance(n, int) and n != spec.nranks), None)
+    if wrong is not None:
+        _line(False, "launch", wrong_world(spec, wrong))
+        return 1
     if rc != 0 or not hello or len(points) != len(protocol.DOCTOR_SIZES):
         err = next((x.message for x in msgs if isinstance(x, protocol.CoreError)), None)
         _line(False, "launch", f"{shlex.join(argv)} -> exit {rc}: {err or stderr or 'no output'}")

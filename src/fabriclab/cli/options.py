@@ -31,6 +31,10 @@ def add_mpi_options(p: argparse.ArgumentParser) -> None:
                    help="core: bind each rank to its own core (MPICH -bind-to core, Open MPI --bind-to core, "
                         "srun --cpu-bind=cores), unless a host would run more ranks than it has cores; none: "
                         "let the scheduler place them. Default: core.")
+    g.add_argument("--srun-mpi", metavar="PLUGIN",
+                   help="srun's --mpi plugin (srun --mpi=list shows the site's); unused when auto picks "
+                        "mpiexec. Default: pmi2 for MPICH and Intel MPI, pmix for Open MPI, Slurm's MpiDefault "
+                        "for another MPI (docs/mpi.md).")
     g.add_argument("--launcher-arg", action="append", default=[], metavar="ARG",
                    help="Extra argument passed verbatim to the launcher; repeatable. Default: none.")
     g.add_argument("--mpicc", metavar="PATH",
@@ -57,7 +61,7 @@ def resolve_launch(args):
         from ..testbed.launch import testbed_spec
         return m, testbed_spec(args, m)
     spec = make_spec(args.launcher, m.mpiexec, m.flavour, args.ranks, args.hosts, args.hostfile,
-                     args.ppn, args.launcher_arg, args.bind)
+                     args.ppn, args.launcher_arg, args.bind, args.srun_mpi)
     return m, spec
 
 

