@@ -1,0 +1,170 @@
+"""The emulated testbed for real (root, which CI has): up and down, runs
+across it under MPICH and Open MPI with the cables' counters showing the
+bytes crossed, a cut cable mid-run, a killed `up` cleaned by `down`, the
+model's validation loop, and bad input."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fabriclab import schema
+from fabriclab.cli import main
+from fabriclab.testbed import netns
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[1]
+TWO = str(REPO / "examples" / "testbeds" / "two-switches.yaml")
+FAST = ["--point-time", "0.2", "--min-samples", "5", "--warmup", "2", "-t", "30", "-L", "1", "-q"]
+
+
+def _openmpi() -> str:
+    home = os.environ.get("FABRICLAB_OPENMPI_HOME", str(REPO / ".mpi" / "openmpi"))
+    if not Path(home, "bin", "mpicc").exists():
+        pytest.fail(f"Open MPI is not installed under {home}; run `make test`, which installs it")
+    return home
+
+
+@pytest.fixture(scope="module")
+def bed():
+    if os.geteuid() != 0:
+        pytest.fail("the testbed tests need root (CI runs as root)")
+    main(["testbed", "down", "itest"])
+    t0 = time.monotonic()
+    assert main(["testbed", "up", TWO, "--name", "itest"]) == 0
+    up_s = time.monotonic() - t0
+    yield {"state": netns.load("itest"), "up_s": up_s}
+    t0 = time.monotonic()
+    assert main(["testbed", "down", "itest"]) == 0
+    assert time.monotonic() - t0 < 3
+    assert netns.namespaces("itest") == [] and not netns.state_dir("itest").exists()
+
+
+def test_up_makes_the_hosts(bed):
+    st = bed["state"]
+    assert bed["up_s"] < 15
+    assert st["hosts"] == [f"h{i}" for i in range(8)] and st["switches"] == ["s0", "s1"]
+    assert sorted(netns.namespaces("itest")) == sorted(st["namespaces"].values())
+    out = subprocess.run(netns.exec_argv(st, "h4", ["hostname"]), capture_output=True, text=True)
+    assert out.stdout.strip() == "h4"
+    routes = subprocess.run(["ip", "-n", st["namespaces"]["s0"], "route", "show", "table", "1000"],
+                            capture_output=True, text=True).stdout
+    assert "10.77.0.5 via 10.78.0.1 dev p4" in routes   # h0 -> h4 leaves s0 over the trunk
+
+
+@pytest.mark.parametrize("mpi", ["mpich", "openmpi"])
+def test_run_across_the_testbed(bed, tmp_path, mpi):
+    home = ["--mpi-home", _openmpi()] if mpi == "openmpi" else []
+    out = tmp_path / "r.json"
+    assert main(["run", "message.pingpong", "--testbed", "itest", "--hosts", "h0,h4", "-n", "2", "-s", "8,256K",
+                 "--validate", *home, "-o", str(out), *FAST]) == 0
+    doc = schema.load(out)
+    assert doc["header"]["hosts"] == ["h0", "h4"]
+    assert doc["header"]["launcher"]["transport"] == "tcp over eth0"
+    ends = [r for r in doc["records"] if r["kind"] == "launch_end"]
+    payload = sum(len(p["samples"]) * p["batch"] * p["bytes_per_op"] for p in schema.points(doc))
+    assert ends and sum(e["wire_bytes"] for e in ends) >= payload > 0     # every payload byte crossed a cable
+    assert ends[0]["counters"]["h4"]["rx_bytes"] > 0 and ends[0]["counters"]["h2"]["tx_bytes"] < 10_000
+    assert not any(d["code"] == "fabric-bypassed" for d in doc["records"] if d["kind"] == "diagnostic")
+    assert all(p["validation"]["errors"] == 0 for p in schema.points(doc))
+
+
+def test_saturation_across_the_trunk(bed, tmp_path):
+    out = tmp_path / "s.json"
+    assert main(["run", "message.saturation", "--testbed", "itest", "--hosts", "h0,h1,h4,h5", "-n", "4",
+                 "-s", "64K", "-p", "window=8", "-o", str(out), *FAST]) == 0
+    doc = schema.load(out)
+    agg = {p["active"]: p["aggregate_bandwidth_Bps"] for p in doc["merged"]}
+    # The 20 MB/s trunk caps the pairs together: tbf lets through about 96% of its rate.
+    assert set(agg) == {1, 2} and all(12e6 < v < 21e6 for v in agg.values())
+    trunk = sum(e["counters"]["h0"]["tx_bytes"] + e["counters"]["h1"]["tx_bytes"]
+                for e in doc["records"] if e["kind"] == "launch_end")
+    assert trunk > 0
+
+
+def test_a_cut_cable_ends_the_run_and_names_the_rank(tmp_path):
+    assert main(["testbed", "up", TWO, "--name", "cut"]) == 0
+    try:
+        st = netns.load("cut")
+        threading_cut = subprocess.Popen(["sh", "-c", f"sleep 3; ip -n {st['namespaces']['h4']} link set eth0 down"])
+        out = tmp_path / "c.json"
+        t0 = time.monotonic()
+        rc = main(["run", "message.pingpong", "--testbed", "cut", "--hosts", "h0,h4", "-n", "2", "-s", "1K:4M:x2",
+                   "--point-time", "1", "-t", "5", "-L", "1", "-q", "-o", str(out)])
+        threading_cut.wait()
+        assert rc == 1 and time.monotonic() - t0 < 60
+        doc = schema.load(out.with_suffix(".ndjson"))
+        err = doc["footer"]["error"]
+        assert "message.pingpong" in err and "at size" in err and "phase: measuring" in err
+        assert "Rank 1 on h4 stopped answering" in err
+        assert len(schema.points(doc)) >= 1                                      # completed points kept
+        left = [ns for ns in netns.namespaces("cut")
+                if subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.strip()]
+        assert left == []                                                        # no process left behind
+    finally:
+        main(["testbed", "down", "cut"])
+
+
+def test_down_cleans_a_killed_up():
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    p = subprocess.Popen([sys.executable, "-m", "fabriclab.cli", "testbed", "up", TWO, "--name", "killed"], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 20
+    while not netns.namespaces("killed") and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.005)
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    assert main(["testbed", "down", "killed"]) == 0
+    assert main(["testbed", "down", "killed"]) == 0                           # idempotent
+    assert netns.namespaces("killed") == [] and not netns.state_dir("killed").exists()
+
+
+def test_validate_the_model_on_the_two_switch_example(tmp_path, capsys):
+    out = tmp_path / "v.json"
+    rc = main(["testbed", "validate", TWO, "--name", "val", "-s", "64K,256K", "-o", str(out)])
+    text = capsys.readouterr().out
+    v = json.loads(out.read_text())["validation"]
+    assert v["bottleneck"] == "link trunk (s0→s1)" and len(v["pairs"]) == 4
+    assert 10e6 < v["saturation"]["rate_Bps"] <= 20e6 and v["bidirectional"]["rate_Bps"] <= 20e6
+    assert v["predicted_Bps"] == pytest.approx(7 / 16 * v["calibrated_rate_Bps"])   # seed 001 Eq. 4-5
+    top = v["per_size"][-1]
+    assert 0.5 < top["ratio"] < 1.5 and rc == (0 if top["verdict"] == "agrees" else 1)
+    assert "calibrated prediction" in text and netns.namespaces("val") == []    # brought up, brought down
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["testbed", "exec", "itest", "h99", "--", "true"], "has no host 'h99'"),
+    (["testbed", "up", TWO, "--name", "itest"], "already up"),
+    (["testbed", "up", TWO, "--name", "Bad_Name"], "testbed name"),
+    (["testbed", "show", "nosuch"], "no testbed 'nosuch' is up"),
+    (["run", "message.pingpong", "--testbed", "itest", "--hosts", "h0,h99", "-q"], "has no host 'h99'"),
+])
+def test_bad_input(bed, capsys, argv, msg):
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and msg in err
+
+
+def test_bad_networks_leave_nothing(tmp_path, capsys):
+    star = tmp_path / "star.yaml"
+    star.write_text("nodes: 3\nswitches: 1\ndefault_rate_MBps: 10\nlinks: [[n0, s0], [n1, s0], [n2, s0]]\n")
+    zero = tmp_path / "zero.yaml"
+    zero.write_text("nodes: 2\nswitches: 1\nlinks: [{a: n0, b: s0, rate_MBps: 0}, {a: n1, b: s0, rate_MBps: 5}]\n")
+    for argv, msg in ((["testbed", "validate", str(star), "--name", "star"], "no cable joins two switches"),
+                      (["testbed", "up", str(zero), "--name", "zero"], "rate_MBps must be greater than 0")):
+        capsys.readouterr()
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and msg in err
+    assert netns.namespaces("star") == [] and netns.namespaces("zero") == []
+
+
+def test_not_root_is_one_line(monkeypatch, capsys):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert main(["testbed", "up", TWO, "--name", "x"]) == 2
+    assert "needs root" in capsys.readouterr().err
