@@ -10,7 +10,7 @@ import sys
 
 from .. import __version__
 from ..errors import FabriclabError, UsageError
-from . import doctor, figures, imports, model, results, run, testbed
+from . import calibrate, doctor, figures, imports, model, results, run, testbed
 
 
 class _Parser(argparse.ArgumentParser):
@@ -24,7 +24,7 @@ class _Parser(argparse.ArgumentParser):
 # imports nothing heavy: each command loads its libraries when it runs.
 REGISTRARS = (run.register, results.register_list, results.register_show, results.register_compare,
               imports.register, figures.register_report, figures.register_plot, doctor.register,
-              testbed.register, model.register_model, model.register_reproduce)
+              testbed.register, calibrate.register, model.register_model, model.register_reproduce)
 
 
 def parser() -> argparse.ArgumentParser:

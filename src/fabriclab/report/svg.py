@@ -50,7 +50,7 @@ def _log_ticks(lo: float, hi: float, kind: str) -> list[float]:
     if base == 10 and len(inside) < 3:     # about a decade or less: add 2 and 5
         more = sorted({base ** k * m for k in range(a - 1, b + 1) for m in (1, 2, 5)})
         inside = [t for t in more if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
-    if len(inside) < 2:                    # a narrow range: decimal steps read better
+    if len(inside) < 3:                    # a narrow range: decimal steps read better
         inside = [t for t in _lin_ticks(lo, hi) if t > 0]
     return inside or [lo, hi]
 

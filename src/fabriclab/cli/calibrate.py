@@ -1,0 +1,31 @@
+"""`fabriclab calibrate RUN.json [-o cal.yaml]`: a run's saturation throughput
+as the model's calibration file (`fabriclab model -C cal.yaml`)."""
+
+from __future__ import annotations
+
+from .options import write_out
+
+
+def cmd_calibrate(args) -> int:
+    import yaml
+    from .. import schema
+    from ..report.calibration import calibration
+    doc = schema.load(args.file)
+    cal = calibration(doc, args.resource, args.technology, args.stream)
+    text = (f"# fabriclab calibration from {args.file}: measured saturation throughput in MB/s (10^6 B/s)\n"
+            + yaml.safe_dump(cal, sort_keys=False, allow_unicode=True))
+    write_out(text, args.output)
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("calibrate", help="Turn a run's saturation points into the model's calibration file.")
+    p.add_argument("file", metavar="RUN.json", help="A run with message.saturation points (or --stream).")
+    p.add_argument("-o", "--output", metavar="PATH", help="The calibration file ('-' = stdout). Default: stdout.")
+    p.add_argument("--resource", default="link", metavar="NAME",
+                   help="The model resource the run saturated: link, adapter_bus, host_bus. Default: link.")
+    p.add_argument("--technology", metavar="NAME",
+                   help="Calibrate only this catalog technology's resource. Default: every selected one.")
+    p.add_argument("--stream", action="store_true",
+                   help="Without saturation points, use message.stream's peak. Default: off.")
+    p.set_defaults(func=cmd_calibrate)

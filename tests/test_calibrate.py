@@ -1,0 +1,45 @@
+"""`fabriclab calibrate`: saturation points of a (fake-core) run become a
+calibration file that the model reads back."""
+import os
+
+import pytest
+import yaml
+
+from fabriclab import schema
+from fabriclab.cli import main
+from fabriclab.model.calibrate import load_file
+from fabriclab.report.tables import derived, rows
+
+
+@pytest.fixture
+def runs(fake_core, tmp_path, monkeypatch):
+    common = ["--core", fake_core["core"], "--mpiexec", fake_core["mpiexec"], "-q", "-L", "2"]
+    monkeypatch.setenv("FAKECORE_RANKS", "4")
+    assert main(["run", "message.saturation", "-n", "4", "-s", "64K,1M", *common, "-o", str(tmp_path / "sat.json")]) == 0
+    monkeypatch.delenv("FAKECORE_RANKS")
+    assert main(["run", "message.stream", "-s", "1K,1M", *common, "-o", str(tmp_path / "st.json")]) == 0
+    return tmp_path
+
+
+def test_calibration_from_saturation(runs, capsys):
+    out = runs / "cal.yaml"
+    assert main(["calibrate", str(runs / "sat.json"), "-o", str(out)]) == 0
+    data = yaml.safe_load(out.read_text())
+    doc = schema.load(runs / "sat.json")
+    plateau = derived(doc, rows(doc))["message.saturation"]["saturation"][1 << 20]
+    m = data["link"]
+    assert m["value"] == pytest.approx(plateau["rate_Bps"] / 1e6, abs=1e-3)
+    assert m["ci_MBps"][0] <= m["value"] <= m["ci_MBps"][1]
+    assert "message.saturation at 1M" in m["source"] and f"run {doc['header']['run_id']}" in m["source"]
+    assert m["date"] == doc["header"]["start_time"][:10]
+    assert load_file(str(out)).common["link"] == pytest.approx(m["value"] * 1e6)   # the model reads it back
+
+
+def test_calibration_per_technology_and_from_streams(runs, capsys):
+    assert main(["calibrate", str(runs / "st.json")]) == 2
+    assert "no message.saturation points" in capsys.readouterr().err
+    out = runs / "cal.yaml"
+    assert main(["calibrate", str(runs / "st.json"), "--stream", "--technology", "myrinet-m2l", "-o", str(out)]) == 0
+    cal = load_file(str(out))
+    assert set(cal.by_tech) == {"myrinet-m2l"} and "link" in cal.by_tech["myrinet-m2l"]
+    assert "message.stream peak" in yaml.safe_load(out.read_text())["myrinet-m2l"]["link"]["source"]
