@@ -25,7 +25,13 @@ History of SCHEMA_VERSION:
     samples. `fabriclab import` reads another tool's printed figures (OSU,
     IMB) into a document whose header says so; its points carry the tool's
     figure converted to the time of one op, and no samples. Points without
-    samples are valid only in such documents."""
+    samples are valid only in such documents.
+  5 (fabriclab 0.2.0): runs across several hosts: the launcher records how it
+    reached them (srun's `mpi_plugin`; a testbed's `agent`, `prefix`, `iface`
+    and the `transport` forced), `launch_end` records on a testbed carry the
+    cables' `counters` per host and `wire_bytes`; a validation document
+    (`fabriclab testbed validate`) is an all-to-all run with a `validation`
+    block. Older documents load unchanged: every new field is optional."""
 
 from __future__ import annotations
 
@@ -37,7 +43,7 @@ from pathlib import Path
 from .errors import UsageError
 
 SCHEMA = "fabriclab.run"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 RECORD_KINDS = ("launch", "point", "skip", "diagnostic", "launch_end")
 SUMMARY_KEYS = ("n", "median", "ci_low", "ci_high", "ci_rel", "p5", "p25", "p75", "p95", "p99",
                 "min", "max", "mean", "stdev")
