@@ -141,3 +141,42 @@ def test_validate_needs_a_cable_between_switches():
                                    "links": [["n0", "s0"], ["n1", "s0"], ["n2", "s0"]]}, where="star")
     with pytest.raises(UsageError, match="no cable joins two switches"):
         validate.bottleneck(net)
+
+
+class _Watch:
+    """A fabric whose cables carried nothing and whose host h0 (the fake core's) is cut."""
+
+    def before(self):
+        return 0
+
+    def after(self, token):
+        return {"testbed": "fake", "counters": {"h0": {"tx_bytes": 0}}, "wire_bytes": 0}
+
+    def stopped(self):
+        return ["h0"]
+
+    def cleanup(self):
+        pass
+
+
+def test_runs_warn_when_bytes_bypass_the_fabric(fake_core, tmp_path, monkeypatch):
+    from fabriclab import schema
+    from fabriclab.cli import main, run
+    monkeypatch.setattr(run, "_watch", lambda args: _Watch())
+    assert main(["run", "message.stream", "-s", "64K,1M", "-L", "1", "-q", "--core", fake_core["core"],
+                 "--mpiexec", fake_core["mpiexec"], "-o", str(tmp_path / "r.json")]) == 0
+    doc = schema.load(tmp_path / "r.json")
+    assert all(e["wire_bytes"] == 0 and e["testbed"] == "fake" for e in doc["records"] if e["kind"] == "launch_end")
+    bypass = [d for d in doc["records"] if d["kind"] == "diagnostic" and d["code"] == "fabric-bypassed"]
+    assert bypass and "only 0 bytes crossed" in bypass[0]["message"]
+
+
+def test_a_hang_names_the_ranks_that_stopped(fake_core, tmp_path, monkeypatch):
+    from fabriclab import schema
+    from fabriclab.cli import main, run
+    monkeypatch.setattr(run, "_watch", lambda args: _Watch())
+    monkeypatch.setenv("FAKECORE_MODE", "hang:2")
+    assert main(["run", "message.pingpong", "-s", "8:1K:x2", "-L", "1", "-q", "-t", "1", "--core", fake_core["core"],
+                 "--mpiexec", fake_core["mpiexec"], "-o", str(tmp_path / "h.json")]) == 1
+    doc = schema.load(tmp_path / "h.ndjson")
+    assert "Ranks 0, 1 on h0 stopped answering" in doc["footer"]["error"] and len(schema.points(doc)) == 2
