@@ -162,7 +162,7 @@ class _Watch:
 def test_runs_warn_when_bytes_bypass_the_fabric(fake_core, tmp_path, monkeypatch):
     from fabriclab import schema
     from fabriclab.cli import main, run
-    monkeypatch.setattr(run, "_watch", lambda args: _Watch())
+    monkeypatch.setattr(run, "_watch", lambda args, spec: _Watch())
     assert main(["run", "message.stream", "-s", "64K,1M", "-L", "1", "-q", "--core", fake_core["core"],
                  "--mpiexec", fake_core["mpiexec"], "-o", str(tmp_path / "r.json")]) == 0
     doc = schema.load(tmp_path / "r.json")
@@ -174,9 +174,19 @@ def test_runs_warn_when_bytes_bypass_the_fabric(fake_core, tmp_path, monkeypatch
 def test_a_hang_names_the_ranks_that_stopped(fake_core, tmp_path, monkeypatch):
     from fabriclab import schema
     from fabriclab.cli import main, run
-    monkeypatch.setattr(run, "_watch", lambda args: _Watch())
+    monkeypatch.setattr(run, "_watch", lambda args, spec: _Watch())
     monkeypatch.setenv("FAKECORE_MODE", "hang:2")
     assert main(["run", "message.pingpong", "-s", "8:1K:x2", "-L", "1", "-q", "-t", "1", "--core", fake_core["core"],
                  "--mpiexec", fake_core["mpiexec"], "-o", str(tmp_path / "h.json")]) == 1
     doc = schema.load(tmp_path / "h.ndjson")
     assert "Ranks 0, 1 on h0 stopped answering" in doc["footer"]["error"] and len(schema.points(doc)) == 2
+
+
+def test_counter_lines_are_parsed_per_host():
+    from fabriclab.measure.counters import parse
+    text = ("n1 net eth0 1000 2000\nn1 net ib0 10 20\nn1 ib mlx5_0/1 100 50\nn2 net eth0 7 9\n"
+            "garbage line\nn2 net eth0 1 1\n")
+    c = parse(text)
+    # IB data counters count 4-byte words (IBA PortXmitData); a repeated interface counts once.
+    assert c["n1"]["tx_bytes"] == 1000 + 10 + 400 and c["n1"]["rx_bytes"] == 2000 + 20 + 200
+    assert c["n2"]["tx_bytes"] == 7 and c["n1"]["interfaces"]["mlx5_0/1"] == [400, 200]

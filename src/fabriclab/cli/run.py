@@ -96,6 +96,10 @@ def register(sub) -> None:
                    help="Print the exact launch commands and exit without running. Default: off.")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="No progress bar and no summary; warnings go to stderr. Default: off.")
+    p.add_argument("--counters", action="store_true",
+                   help="Read every host's network interface and InfiniBand port counters before and after each "
+                        "launch (through the launcher, one task per host) and warn when far fewer bytes left the "
+                        "hosts than the payload moved. Default: off (always on with --testbed).")
     p.add_argument("--tables", action="store_true",
                    help="Also print every point's table at the end, as `fabriclab show` does. Default: off.")
     p.set_defaults(func=cmd_run)
@@ -156,7 +160,7 @@ def cmd_run(args) -> int:
     progress = Progress(plan.npoints, enabled=not args.quiet)
     t0 = time.monotonic()
     try:
-        outcome = runner.run(plan, core.path, spec, writer, args.timeout, progress, _watch(args))
+        outcome = runner.run(plan, core.path, spec, writer, args.timeout, progress, _watch(args, spec))
     finally:
         progress.close()
     late = _enrich(writer, host_diags)
@@ -184,12 +188,16 @@ def cmd_run(args) -> int:
     return 0
 
 
-def _watch(args):
-    """What to watch around launches: a testbed's cables, or nothing."""
-    if not getattr(args, "testbed", None):
-        return None
-    from ..testbed.launch import TestbedWatch
-    return TestbedWatch(args.testbed)
+def _watch(args, spec):
+    """What to watch around launches: a testbed's cables, every host's
+    interface counters (--counters), or nothing."""
+    if getattr(args, "testbed", None):
+        from ..testbed.launch import TestbedWatch
+        return TestbedWatch(args.testbed)
+    if args.counters:
+        from ..measure.counters import CounterWatch
+        return CounterWatch(spec)
+    return None
 
 
 def _enrich(writer, early: list) -> list:

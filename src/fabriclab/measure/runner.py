@@ -237,8 +237,7 @@ def _launch(job: Job, k: int, plan: Plan, core_path: str, spec: LaunchSpec, writ
                       if p["kind"] == "point")
         if payload > (1 << 20) and fabric["wire_bytes"] < BYPASS_SHARE * payload:
             d = replace(diagnostics.fabric_bypassed(fabric["wire_bytes"], payload,
-                                                    f"testbed {fabric.get('testbed')}'s cables"),
-                        bench=job.bench.name)
+                                                    fabric.get("fabric", "the fabric")), bench=job.bench.name)
             writer.add("diagnostic", d.to_dict())
             diags.append(d)
     return error

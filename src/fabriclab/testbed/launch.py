@@ -50,7 +50,8 @@ class TestbedWatch(Watch):
         now = netns.counters(self.state)
         delta = {h: {k: now[h][k] - token[h][k] for k in now[h]} for h in now}
         return {"testbed": self.state["name"], "counters": delta,
-                "wire_bytes": sum(d["tx_bytes"] for d in delta.values())}
+                "wire_bytes": sum(d["tx_bytes"] for d in delta.values()),
+                "fabric": f"testbed {self.state['name']}'s cables"}
 
     def stopped(self) -> list[str]:
         return netns.links_down(self.state)

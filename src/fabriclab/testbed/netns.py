@@ -107,6 +107,7 @@ def up(plan: Plan, progress=None) -> dict:
             qd = [_tbf(c.end(v)[0], c.rate_Bps) for c in plan.cables if v in (c.a, c.b)]
             if qd:
                 _run(["tc", "-n", plan.namespace(v), "-batch", "-"], "\n".join(qd) + "\n", f"shaping in {v}")
+        _wait_up(plan, vertices)
         state = {**plan.to_dict(), "namespaces": {v: plan.namespace(v) for v in vertices},
                  "agent": str(d / "agent"), "created": time.time(), "up_s": None}
         (d / "agent").write_text(agent_script(plan))
@@ -117,6 +118,22 @@ def up(plan: Plan, progress=None) -> dict:
     except BaseException:
         down(plan.name)
         raise
+
+
+def _wait_up(plan: Plan, vertices: list, limit: float = 10.0) -> None:
+    """Until every cable reports carrier (operstate UP): a launch right after
+    `up` would otherwise find some cables still coming up and fail to connect."""
+    deadline = time.monotonic() + limit
+    pending = list(vertices)
+    while pending:
+        v = pending[0]
+        links = json.loads(_run(["ip", "-n", plan.namespace(v), "-j", "link", "show"], phase=f"links of {v}"))
+        if all(x.get("operstate") == "UP" for x in links if x.get("ifname") != "lo"):
+            pending.pop(0)
+            continue
+        if time.monotonic() > deadline:
+            raise TestbedError(f"testbed: the cables of {v} did not come up within {limit:g} s")
+        time.sleep(0.02)
 
 
 def _tbf(dev: str, rate_Bps: float) -> str:
