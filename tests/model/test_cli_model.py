@@ -236,3 +236,21 @@ def test_payload_is_clamped_to_the_format_maximum(run_cli):
     assert rate("--payload", "4096") == pytest.approx(rate())     # 256 B and 128 B are the maxima
     pcie, sci = rate("--payload", "4096")
     assert pcie < 128000e6 * 256 / (256 + 39) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["--target", "-5"], "--target must be a positive finite number, got -5"),
+    (["--target", "0"], "--target must be"),
+    (["--target", "nan"], "--target must be"),
+    (["--target", "inf"], "--target must be"),
+    (["--payload", "-5"], "--payload must be a positive finite number"),
+    (["--payload", "0"], "--payload must be"),
+    (["--hotspot-target", "-1"], "--hotspot-target must be a node number"),
+    (["--seed", "-1", "-T", "permutation"], "--seed must be a non-negative integer"),
+    (["--seed", "-1"], "--seed must be"),
+])
+def test_numeric_options_are_checked_exit_2(capsys, argv, msg):
+    from fabriclab.cli.main import main
+    rc = main(["model", "-s", "sci-2d", "-n", "4", "--no-plot", *argv])
+    err = capsys.readouterr().err
+    assert rc == 2 and msg in err and err.count("\n") == 1

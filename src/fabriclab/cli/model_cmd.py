@@ -4,6 +4,7 @@ and print its tables, plots and findings (registered by cli/model.py)."""
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Optional
@@ -48,6 +49,12 @@ def parse_nodes(spec: str) -> list:
     if len(out) > 5000:
         raise UsageError(f"{len(out)} node counts are too many; use a geometric step such as 2:100000:x1.5")
     return sorted(out)
+
+
+def _positive(option: str, value: Optional[float]) -> None:
+    """A rate or size option must be a positive finite number (argparse takes nan, inf and -5)."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{option} must be a positive finite number, got {value:g}")
 
 
 def _calibration(args) -> Calibration:
@@ -117,6 +124,8 @@ def _published_curve(key: str, ns, cal_tech: dict) -> Optional[Curve]:
 def model_handler(args) -> int:
     if args.list:
         return _list()
+    _positive("--target", args.target)
+    _positive("--payload", args.payload)
     ns = parse_nodes(args.nodes)
     cal = _calibration(args)
     traffic = Traffic(args.traffic, args.hotspot_target, args.seed)
