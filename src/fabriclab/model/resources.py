@@ -74,8 +74,8 @@ class TechResource:
 
     def efficiency(self, switches: int = 0, payload: Optional[float] = None) -> float:
         """Packet efficiency; `payload` overrides the catalog payload (e.g. a message size)."""
-        if self.efficiency_value is not None and payload is None:
-            return float(self.efficiency_value)
+        if self.efficiency_value is not None and (payload is None or self.overhead is None):
+            return float(self.efficiency_value)   # not a payload/overhead format: a payload cannot change it
         if self.payload is None and payload is None:
             return 1.0
         if payload is not None and not (math.isfinite(payload) and payload > 0):

@@ -24,7 +24,8 @@ class ResourceClass:
     kind: str       # link | switch_port | adapter_bus | host_bus
     tech: str       # technology resource that gives the rate: link, adapter_bus, host_bus
     count: int      # number of instances
-    rate: Optional[float] = None   # bytes/s, when the topology itself fixes it (custom files)
+    rate: Optional[float] = None   # bytes/s, when the topology itself fixes it
+    own: Optional[object] = None   # its own TechResource (rate and packet format), networks from files
 
 
 @dataclass
@@ -115,8 +116,12 @@ class Topology(ABC):
 
     def instance_label(self, res: int) -> str:
         ci = int(self.class_of(np.array([res]))[0])
+        return self.label_of(ci, res - int(self.offsets[ci]))
+
+    def label_of(self, ci: int, k: int) -> str:
+        """Instance k of class ci in words."""
         c = self.classes[ci]
-        return f"{c.label or c.key} #{res - int(self.offsets[ci])}"
+        return f"{c.label or c.key} #{k}"
 
     # --- node-internal resources on a path ----------------------------------
     def node_columns(self, flow: np.ndarray, src: np.ndarray, dst: np.ndarray) -> list:
@@ -150,6 +155,15 @@ class Topology(ABC):
     @abstractmethod
     def paths(self, src: np.ndarray, dst: np.ndarray) -> Paths:
         """The routes of the flows src[i] -> dst[i] over this topology's resources."""
+
+    def check_routing(self, n_destinations: int) -> None:
+        """Refuse, before any work, routing flows to this many destinations when it
+        would take too long (networks from files build a table per destination)."""
+
+    def alltoall_resource_loads(self) -> Optional[tuple]:
+        """(exact load of every resource instance under all-to-all, how it was
+        counted), without listing N² flows in memory; None if unavailable."""
+        return None
 
     def alltoall_class_loads(self) -> Optional[dict]:
         """Exact max load per class key for all-to-all, computed without
