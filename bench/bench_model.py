@@ -112,11 +112,16 @@ def leaf_spine(hosts: int, per_leaf: int = 32, spines: int = 16, routing: str = 
 
 def _solve_file_child(path: str) -> None:
     """Read and solve one file in this (fresh) process; print time and peak memory as JSON."""
+    from fabriclab.errors import UsageError
     from fabriclab.model.topologies import load_network_file
     t0 = time.perf_counter()
-    t = load_network_file(path)
-    t1 = time.perf_counter()
-    r = solve(t, None)
+    try:
+        t = load_network_file(path)
+        t1 = time.perf_counter()
+        r = solve(t, None)
+    except UsageError as e:
+        print(json.dumps({"error": str(e), "s": time.perf_counter() - t0}))
+        return
     t2 = time.perf_counter()
     print(json.dumps({"read_s": t1 - t0, "solve_s": t2 - t1, "per_node": r.per_node, "method": r.method,
                       "bottleneck": r.bottleneck.instance or r.bottleneck.label,
@@ -133,6 +138,9 @@ def bench_file(hosts: int = 10_000):
             out = subprocess.run([sys.executable, __file__, "--solve-file", str(f)], capture_output=True,
                                  text=True, check=True).stdout
             r = json.loads(out)
+            if "error" in r:
+                print(f"   {routing:8s}: refused after {r['s']:.1f} s: {r['error']}")
+                continue
             total = r["read_s"] + r["solve_s"]
             ok = total < 10 and r["peak_MiB"] < 1024
             print(f"   {routing:8s}: {r['per_node'] / MB:8.1f} MB/s per node, bottleneck {r['bottleneck']} "

@@ -29,7 +29,8 @@ def check_budget(tables: int, size: int, what: str) -> None:
     """Refuse work beyond ROUTE_BUDGET in one line, before doing any of it."""
     if tables * size > ROUTE_BUDGET:
         raise UsageError(f"{tables:,} routing tables of {size:,} vertices and channels ({what}) exceed the "
-                         f"model's budget of {ROUTE_BUDGET:,}; use fewer nodes or attach each node to one switch")
+                         f"model's budget of {ROUTE_BUDGET:,} visits; use fewer nodes"
+                         + ("" if "switch" in what else ", or attach each node to one switch"))
 
 
 def csr(keys: np.ndarray, n: int) -> tuple:

@@ -46,21 +46,25 @@ class SwitchRouter:
         return cls(g, att)
 
     def __init__(self, g, att: np.ndarray):
-        self.g, self.att, self.N, self.V = g, att, g.N, g.V
+        N = g.N
+        self.g, self.N, self.S = g, N, g.V - N
+        self.att = att - N                               # switches numbered 0..S-1 from here on
         src, dst = g.src, g.dst
-        up = np.nonzero(src < self.N)[0]                 # channel order = d-mod-k order
-        self.up_ptr, o = csr(src[up], self.N)
+        up = np.nonzero(src < N)[0]                      # channel order = d-mod-k order
+        self.up_ptr, o = csr(src[up], N)
         self.up_ch = up[o]
-        down = np.nonzero(dst < self.N)[0]
-        self.down_ptr, o = csr(dst[down], self.N)
+        down = np.nonzero(dst < N)[0]
+        self.down_ptr, o = csr(dst[down], N)
         self.down_ch = down[o]
         self.c_up = np.diff(self.up_ptr)
         self.c_down = np.diff(self.down_ptr)
-        self.swc = np.nonzero((src >= self.N) & (dst >= self.N))[0]     # switch-to-switch channels
-        self.into_ptr, o = csr(dst[self.swc], self.V)
-        self.into_src = src[self.swc][o]
-        self.sw_ends = (src[self.swc], dst[self.swc], np.ones(len(self.swc), bool))
-        self.expand = np.ones(self.V, bool)
+        self.swc = np.nonzero((src >= N) & (dst >= N))[0]     # switch-to-switch channels
+        self.to = dst - N                                # where each channel leads (switch channels)
+        self.into_ptr, o = csr(dst[self.swc] - N, self.S)
+        self.into_src = src[self.swc][o] - N
+        self.sw_ends = (src[self.swc] - N, dst[self.swc] - N, np.ones(len(self.swc), bool))
+        self.expand = np.ones(self.S, bool)
+        self.size = self.S + len(self.swc)               # vertices and channels a table visits
         self._tables, self._bytes = {}, 0
 
     def table(self, b: int) -> tuple:
@@ -68,7 +72,6 @@ class SwitchRouter:
         t = self._tables.get(b)
         if t is None:
             dist = bfs_to(b, self.into_ptr, self.into_src, self.expand)
-            dist[: self.N] = -1                          # hosts are never in the middle of a route
             ch, ptr = next_hops(dist, *self.sw_ends)
             t = (dist, self.swc[ch], ptr)                # back to channel numbers, order kept
             size = sum(x.nbytes for x in t)
@@ -82,8 +85,9 @@ class SwitchRouter:
         bad = dist[start] < 0
         if bad.any():
             i = int(np.nonzero(bad)[0][0])
-            raise UsageError(f"no route from switch {self.g.name(int(start[i]))} to switch {self.g.name(b)}")
-        return walk(cols, owner, start, key, wt, b, ch, ptr, self.g.dst, self.g.res, self.g.routing, self.V)
+            raise UsageError(f"no route from switch {self.g.name(int(start[i]) + self.N)} to switch "
+                             f"{self.g.name(b + self.N)}")
+        return walk(cols, owner, start, key, wt, b, ch, ptr, self.to, self.g.res, self.g.routing, self.S)
 
     def _down(self, cols: list, owner, d, key, wt) -> None:
         c = self.c_down[d]
@@ -110,7 +114,7 @@ class SwitchRouter:
         b_of = self.att[d]
         order = np.argsort(b_of, kind="stable")
         uniq, starts = np.unique(b_of[order], return_index=True)
-        check_budget(len(uniq), self.V + len(self.swc), "one per destination switch")
+        check_budget(len(uniq), self.size, "one per destination switch")
         bounds = np.append(starts, len(order))
         for i, b in enumerate(uniq.tolist()):
             f = order[bounds[i]:bounds[i + 1]]
@@ -133,7 +137,7 @@ class SwitchRouter:
             add(g.res[self.up_ch], (N - 1) / c)
         by_b = np.argsort(self.att, kind="stable")
         b_ids, b_start = np.unique(self.att[by_b], return_index=True)
-        check_budget(len(b_ids), self.V + len(self.swc), "one per switch with nodes")
+        check_budget(len(b_ids), self.size, "one per switch with nodes")
         b_bounds = np.append(b_start, N)
         if g.routing == "ecmp":
             d, _ = _spread(self.c_down)
