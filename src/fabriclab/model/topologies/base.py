@@ -93,6 +93,7 @@ class Topology(ABC):
     n_nodes: int
     classes: list
     node_model: NodeModel = NodeModel()
+    bottleneck_instances = False     # name the most loaded instance, not its class, as the bottleneck
 
     # --- resource numbering -------------------------------------------------
     def _finish(self) -> None:

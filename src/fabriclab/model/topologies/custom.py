@@ -129,7 +129,7 @@ class CustomNetwork(Topology):
     """Any network of nodes and switches given as a list of links."""
 
     family = "custom"
-    bottleneck_instances = True      # each link is its own class: name the cable, not a family of them
+    bottleneck_instances = True      # a class is one link of the file: name its cable
 
     @classmethod
     def from_dict(cls, data, where: str = "topology", node_model: NodeModel = NodeModel(),
