@@ -9,7 +9,7 @@
    (target: within 1%, model at least 50 times faster).
 4. A 10,000-host leaf-spine network from a file (YAML), read and solved for
    all-to-all with both routings, in a fresh process: wall time and peak
-   memory (getrusage ru_maxrss) (target: under 10 s and 1 GB each).
+   memory (VmHWM, and getrusage's ru_maxrss) (target: under 10 s and 1 GB each).
 """
 
 from __future__ import annotations
@@ -110,6 +110,18 @@ def leaf_spine(hosts: int, per_leaf: int = 32, spines: int = 16, routing: str = 
             "routing": routing, "default_rate_MBps": 12500, "links": links}
 
 
+def peak_mib() -> float:
+    """Peak resident memory of this process: VmHWM where Linux gives it (ru_maxrss of a child
+    started by fork and exec may still count its parent's pages), else getrusage's ru_maxrss."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _solve_file_child(path: str) -> None:
     """Read and solve one file in this (fresh) process; print time and peak memory as JSON."""
     from fabriclab.errors import UsageError
@@ -125,7 +137,8 @@ def _solve_file_child(path: str) -> None:
     t2 = time.perf_counter()
     print(json.dumps({"read_s": t1 - t0, "solve_s": t2 - t1, "per_node": r.per_node, "method": r.method,
                       "bottleneck": r.bottleneck.instance or r.bottleneck.label,
-                      "peak_MiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                      "peak_MiB": peak_mib(),
+                      "ru_maxrss_MiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
 def bench_file(hosts: int = 10_000):
@@ -145,7 +158,8 @@ def bench_file(hosts: int = 10_000):
             ok = total < 10 and r["peak_MiB"] < 1024
             print(f"   {routing:8s}: {r['per_node'] / MB:8.1f} MB/s per node, bottleneck {r['bottleneck']} "
                   f"({r['method']}); read {r['read_s']:.2f} s + solve {r['solve_s']:.2f} s, peak "
-                  f"{r['peak_MiB']:.0f} MiB  [target < 10 s, < 1 GB: {'ok' if ok else 'MISSED'}]")
+                  f"{r['peak_MiB']:.0f} MiB (ru_maxrss {r['ru_maxrss_MiB']:.0f})  "
+                  f"[target < 10 s, < 1 GB: {'ok' if ok else 'MISSED'}]")
 
 
 def main(argv=None) -> int:
