@@ -31,7 +31,7 @@ MB = 1e6  # the seeds' MB/s are decimal: 64 bit x 66.67 MHz = 533 MB/s
 KINDS = ("link", "switch_port", "adapter_bus", "host_bus")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)    # slots: networks from files hold one per link
 class Sourced:
     """A number from the catalog together with where it comes from."""
 
@@ -56,7 +56,7 @@ def packet_efficiency(payload: float, overhead: float, route_bytes_per_switch: f
     return payload / (payload + overhead + route_bytes_per_switch * switches)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TechResource:
     """One resource type of a technology (its link, adapter bus or host bus)."""
 

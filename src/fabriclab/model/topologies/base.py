@@ -17,7 +17,7 @@ import numpy as np
 from ...errors import UsageError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)    # slots: networks from files have two per link
 class ResourceClass:
     key: str        # unique in the topology: "link.d0+", "up.2", "adapter_bus"
     label: str      # qualifier after the technology's name: "dimension 1, + direction"

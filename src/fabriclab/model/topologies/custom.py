@@ -34,7 +34,7 @@ from ..switchroutes import SwitchRouter
 from .base import NodeModel, Paths, ResourceClass, Topology
 
 MAX_SWITCHES = 100_000
-MAX_CABLES = 1_000_000           # cables over all links: 2 channels each, a few hundred bytes of tables
+MAX_CABLES = 500_000             # cables over all links; a file at the limit reads in ~10 s and ~1 GB
 PRICE_PARTS = ("adapter", "switch", "cable")
 _TOP_KEYS = {"name", "nodes", "switches", "links", "routing", "transit_nodes", "default_rate_MBps", "packet",
              "prices"}
