@@ -7,13 +7,21 @@
 2. Max-min fair rates of 1,000,000 flows (target: at most 5 s).
 3. SimGrid against the model on the all-to-all of a 256-node network
    (target: within 1%, model at least 50 times faster).
+4. A 10,000-host leaf-spine network from a file (YAML), read and solved for
+   all-to-all with both routings, in a fresh process: wall time and peak
+   memory (VmHWM, and getrusage's ru_maxrss) (target: under 10 s and 1 GB each).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import resource
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -91,14 +99,85 @@ def bench_simgrid():
               f"{'ok' if c.simgrid_wall / t_enum >= 50 else 'MISSED'}]")
 
 
+def leaf_spine(hosts: int, per_leaf: int = 32, spines: int = 16, routing: str = "d-mod-k") -> dict:
+    """A two-level leaf-spine network as a file's content: `per_leaf` hosts and one
+    cable to every spine on each leaf (2:1 oversubscribed with the defaults), 100 Gb/s links."""
+    leaves = -(-hosts // per_leaf)
+    links = [[f"h{i}", f"leaf{i // per_leaf}"] for i in range(hosts)]
+    links += [[f"leaf{l}", f"spine{s}"] for l in range(leaves) for s in range(spines)]
+    return {"name": f"leaf-spine of {hosts} hosts", "nodes": [f"h{i}" for i in range(hosts)],
+            "switches": [f"leaf{l}" for l in range(leaves)] + [f"spine{s}" for s in range(spines)],
+            "routing": routing, "default_rate_MBps": 12500, "links": links}
+
+
+def peak_mib() -> float:
+    """Peak resident memory of this process: VmHWM where Linux gives it (ru_maxrss of a child
+    started by fork and exec may still count its parent's pages), else getrusage's ru_maxrss."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _solve_file_child(path: str) -> None:
+    """Read and solve one file in this (fresh) process; print time and peak memory as JSON."""
+    from fabriclab.errors import UsageError
+    from fabriclab.model.topologies import load_network_file
+    t0 = time.perf_counter()
+    try:
+        t = load_network_file(path)
+        t1 = time.perf_counter()
+        r = solve(t, None)
+    except UsageError as e:
+        print(json.dumps({"error": str(e), "s": time.perf_counter() - t0}))
+        return
+    t2 = time.perf_counter()
+    print(json.dumps({"read_s": t1 - t0, "solve_s": t2 - t1, "per_node": r.per_node, "method": r.method,
+                      "bottleneck": r.bottleneck.instance or r.bottleneck.label,
+                      "peak_MiB": peak_mib(),
+                      "ru_maxrss_MiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
+def bench_file(hosts: int = 10_000):
+    print(f"4. A {hosts:,}-host leaf-spine network from a YAML file, all-to-all (fresh process each)")
+    import yaml
+    with tempfile.TemporaryDirectory() as tmp:
+        for routing in ("d-mod-k", "ecmp"):
+            f = Path(tmp) / f"leaf-spine-{routing}.yaml"
+            f.write_text(yaml.safe_dump(leaf_spine(hosts, routing=routing), default_flow_style=None))
+            out = subprocess.run([sys.executable, __file__, "--solve-file", str(f)], capture_output=True,
+                                 text=True, check=True).stdout
+            r = json.loads(out)
+            if "error" in r:
+                print(f"   {routing:8s}: refused after {r['s']:.1f} s: {r['error']}")
+                continue
+            total = r["read_s"] + r["solve_s"]
+            ok = total < 10 and r["peak_MiB"] < 1024
+            print(f"   {routing:8s}: {r['per_node'] / MB:8.1f} MB/s per node, bottleneck {r['bottleneck']} "
+                  f"({r['method']}); read {r['read_s']:.2f} s + solve {r['solve_s']:.2f} s, peak "
+                  f"{r['peak_MiB']:.0f} MiB (ru_maxrss {r['ru_maxrss_MiB']:.0f})  "
+                  f"[target < 10 s, < 1 GB: {'ok' if ok else 'MISSED'}]")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--skip-simgrid", action="store_true", help="Do not run SimGrid. Default: run it.")
+    p.add_argument("--only-file", action="store_true", help="Run only benchmark 4. Default: all.")
+    p.add_argument("--hosts", type=int, default=10_000, help="Hosts of benchmark 4. Default: 10000.")
+    p.add_argument("--solve-file", metavar="FILE", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
-    bench_large()
-    bench_maxmin()
-    if not a.skip_simgrid:
-        bench_simgrid()
+    if a.solve_file:
+        _solve_file_child(a.solve_file)
+        return 0
+    if not a.only_file:
+        bench_large()
+        bench_maxmin()
+        if not a.skip_simgrid:
+            bench_simgrid()
+    bench_file(a.hosts)
     return 0
 
 

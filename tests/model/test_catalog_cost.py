@@ -31,6 +31,17 @@ def test_every_number_has_source_and_date():
         assert p.source and p.date and "example" in p.source, item
 
 
+def test_nvlink_generations_match_their_switches():
+    """HGX H100: NVLink 4 through third-generation NVSwitch; NVL72: NVLink 5 through the NVLink
+    Switch, which is the fourth generation of NVSwitch (NVIDIA's NVLink page)."""
+    t = technologies()
+    assert "third-generation NVSwitch" in t["nvlink4"].name
+    assert "fourth-generation NVSwitch" in t["nvlink5"].name and "NVLink Switch" in t["nvlink5"].name
+    assert "fourth-generation NVSwitch" in t["nvlink5"].switch_ports.source
+    text = (catalog.DATA / "technologies.yaml").read_text() + (catalog.DATA / "systems.yaml").read_text()
+    assert "fifth-generation NVSwitch" not in text
+
+
 def test_seed_numbers_cite_the_seed():
     sci = technologies()["sci-d33x"].resources
     assert "seed 001 Table 1" in sci["link"].gross.source

@@ -86,7 +86,60 @@ def test_topology_file(run_cli, tmp_path):
     f.write_text(yaml.safe_dump({"nodes": 3, "switches": 1, "default_rate_MBps": 10,
                                  "links": [["n0", "s0"], ["n1", "s0"], ["n2", "s0"]]}))
     rc, out = run_cli("model", "-n", "4", "-s", "sci-2d", "-t", str(f), "--no-plot")
-    assert rc == 0 and "10.0 MB/s per node" in out
+    assert rc == 0 and "n [file:" in out and "link n0-s0 (n0→s0)" in out
+    assert "Best per-node bandwidth: n best up to 3 nodes, then SCI - 2D torus" in out
+
+
+def _two_switch_file(tmp_path, **extra) -> str:
+    """8 nodes on two switches joined by a 2-cable trunk: the trunk (16 messages per cable) decides."""
+    links = [[f"n{i}", f"s{i // 4}"] for i in range(8)] + [{"a": "s0", "b": "s1", "count": 2, "name": "trunk"}]
+    f = tmp_path / "two.yaml"
+    f.write_text(yaml.safe_dump({"name": "two switches", "nodes": 8, "switches": 2, "default_rate_MBps": 160,
+                                 "links": links, **extra}))
+    return str(f)
+
+
+def _file_curve(doc):
+    (c,) = [c for c in doc["systems"] if c["system"].startswith("file:")]
+    return c
+
+
+def test_topology_file_alone_is_a_system_with_cost_payload_maxmin_and_plot(run_cli, tmp_path):
+    f = _two_switch_file(tmp_path, packet={"payload_B": 4096, "overhead_B": 6},
+                         prices={"adapter": "myrinet-nic", "switch": "myrinet-switch16",
+                                 "cable": {"value": 50, "source": "example", "date": "2024"}})
+    rc, out = run_cli("model", "-t", f, "--cost", "-M", "--target", "100", "-f", "json", "--plot-format", "svg",
+                      "-o", str(tmp_path))
+    doc = json.loads(out)
+    assert rc == 0 and len(doc["systems"]) == 1          # no default systems beside the file
+    (p,) = _file_curve(doc)["points"]
+    eff = 4096 / 4102
+    assert p["n"] == 8 and p["per_node_bytes_per_s"] == pytest.approx(7 / 8 * 160e6 * eff)
+    assert p["bottleneck"] == "link trunk (s0→s1), cable 1 of 2"
+    assert p["cost_usd"] == pytest.approx(8 * 1400 + 2 * 4000 + 10 * 50)     # 8 host cables + 2 trunk cables
+    assert p["usd_per_MBps"] == pytest.approx(p["cost_usd"] / (8 * p["per_node_bytes_per_s"] / 1e6))
+    assert doc["best"] == "two switches best at 8 nodes"
+    assert [m["n"] for m in doc["maxmin"]] == [8] and doc["maxmin"][0]["max"] <= 160e6 * eff * (1 + 1e-9)
+    assert doc["target"] == [{"n": 8, "target_MBps": 100.0, "cheapest": {
+        "system": _file_curve(doc)["system"], "cost_usd": p["cost_usd"], "per_node_bytes_per_s": p["per_node_bytes_per_s"]}}]
+    assert "two switches" in (tmp_path / "model.svg").read_text()
+    rc, out = run_cli("model", "-t", f, "--payload", "64", "-f", "json", "--no-plot")
+    (q,) = _file_curve(json.loads(out))["points"]
+    assert q["per_node_bytes_per_s"] == pytest.approx(7 / 8 * 160e6 * 64 / 70)
+
+
+def test_topology_file_calibration_by_link_name(run_cli, tmp_path):
+    f = _two_switch_file(tmp_path)
+    rc, out = run_cli("model", "-t", f, "-c", "trunk=100", "-c", "link=150", "-f", "json", "--no-plot")
+    (p,) = _file_curve(json.loads(out))["points"]
+    assert p["per_node_bytes_per_s"] == pytest.approx(7 / 8 * 100e6)     # the trunk's own measurement wins
+    assert p["nominal_bytes_per_s"] == pytest.approx(7 / 8 * 160e6)
+    assert "exceeds its rate 160 MB/s" in _one_line_error(run_cli, "-t", f, "-c", "link=200", "--no-plot")
+    assert "belongs to none" in _one_line_error(run_cli, "-t", f, "-c", "trnk=100", "--no-plot")
+    rc, out = run_cli("model", "-t", f, "-s", "myrinet-clos64", "-n", "8", "-f", "json", "--no-plot")
+    doc = json.loads(out)
+    assert [c["system"] for c in doc["systems"]][0] == "myrinet-clos64" and len(doc["systems"]) == 2
+    assert doc["best"].startswith("Myrinet - Clos64")
 
 
 def test_list(run_cli):
@@ -236,3 +289,21 @@ def test_payload_is_clamped_to_the_format_maximum(run_cli):
     assert rate("--payload", "4096") == pytest.approx(rate())     # 256 B and 128 B are the maxima
     pcie, sci = rate("--payload", "4096")
     assert pcie < 128000e6 * 256 / (256 + 39) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["--target", "-5"], "--target must be a positive finite number, got -5"),
+    (["--target", "0"], "--target must be"),
+    (["--target", "nan"], "--target must be"),
+    (["--target", "inf"], "--target must be"),
+    (["--payload", "-5"], "--payload must be a positive finite number"),
+    (["--payload", "0"], "--payload must be"),
+    (["--hotspot-target", "-1"], "--hotspot-target must be a node number"),
+    (["--seed", "-1", "-T", "permutation"], "--seed must be a non-negative integer"),
+    (["--seed", "-1"], "--seed must be"),
+])
+def test_numeric_options_are_checked_exit_2(capsys, argv, msg):
+    from fabriclab.cli.main import main
+    rc = main(["model", "-s", "sci-2d", "-n", "4", "--no-plot", *argv])
+    err = capsys.readouterr().err
+    assert rc == 2 and msg in err and err.count("\n") == 1

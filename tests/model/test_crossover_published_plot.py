@@ -72,3 +72,18 @@ def test_figure_files(tmp_path, suffix):
     assert out.stat().st_size > 1000
     with pytest.raises(UsageError):
         figure([], tmp_path / "f.pdf", "t", "y")
+
+
+@pytest.mark.parametrize("topo,cables", [("minimal", 1), ("ring", 2), ("ring", 4), ("clos64", 1)])
+def test_published_myrinet_never_exceeds_the_link(topo, cables):
+    """Seed 001 §4.1: a node has its full link through the crossbar, 'restricted' by too few
+    switch-to-switch links; so Eq. 10 and Eq. 12 never exceed B_eff (Clos64 stays the leader, §5)."""
+    for n in range(2, 129):
+        p = P.myrinet(topo, n, 160 * MB, calibrated=144 * MB, cables=cables)
+        assert p.overall <= 144 * MB * (1 + 1e-12), (topo, cables, n)
+        assert p.sw2sw is None or p.sw2sw <= 144 * MB * (1 + 1e-12)
+    if (topo, cables) == ("ring", 4):
+        # three partly filled switches at 17 nodes: j·S = 24 > N·h = 17, so uncapped Eq. 10 gave 1.41 B_eff
+        p = P.myrinet("ring", 17, 160 * MB, calibrated=144 * MB, cables=4)
+        assert p.switches == 3 and p.overall == pytest.approx(144 * MB)
+        assert (p.n - p.k) / P.hot_link(p.n, p.k, p.h, p.j, p.switches) > 1.4

@@ -115,6 +115,12 @@ BAD = [
     ({"nodes": 2, "switches": ["n0"], "links": [["n0", "n1"]], "default_rate_MBps": 1}, "node and a switch"),
     ({"nodes": 2, "link": []}, "unknown key 'link'"),
     ([1, 2], "top level must be a mapping"),
+    ({"nodes": 2, "links": [{"a": "n0", "b": "n1", "rate_MBps": 5, "payload_B": 64}]}, "needs both payload_B"),
+    ({"nodes": 2, "links": [{"a": "n0", "b": "n1", "rate_MBps": 5, "payload_B": 64, "overhead_B": 8,
+                             "efficiency": 0.5}]}, "not both"),
+    ({"nodes": 2, "packet": {"payload": 4}, "links": [["n0", "n1"]], "default_rate_MBps": 1}, "'packet' must be"),
+    ({"nodes": 2, "prices": {"router": "x"}, "links": [["n0", "n1"]], "default_rate_MBps": 1}, "unknown part"),
+    ({"nodes": 2, "prices": {"cable": 5}, "links": [["n0", "n1"]], "default_rate_MBps": 1}, "price item name"),
 ]
 
 
@@ -153,3 +159,17 @@ def test_transit_nodes_make_a_ring_of_hosts():
     d["transit_nodes"] = False
     with pytest.raises(UsageError, match="cannot reach"):
         CustomNetwork.from_dict(d)
+
+
+def test_payload_changes_packet_formats_not_fixed_efficiencies():
+    from fabriclab.model.resources import Rates
+    d = {"nodes": 2, "packet": {"payload_B": 1000, "overhead_B": 24, "max_payload_B": 256},
+         "links": [{"a": "n0", "b": "n1", "rate_MBps": 100},
+                   {"a": "n0", "b": "n1", "rate_MBps": 100, "efficiency": 0.5, "name": "fixed"}]}
+    t = CustomNetwork.from_dict(d)
+    rate = lambda payload: [c.own.effective(0, payload) / MB for c in t.classes]
+    assert rate(None) == pytest.approx([100 * 256 / 280] * 2 + [50, 50])     # 1000 B travel as 256-byte packets
+    assert rate(64) == pytest.approx([100 * 64 / 88] * 2 + [50, 50])
+    # D-mod-K sends n0 -> n1 (d = 1) over the second of the two parallel links, the fixed one
+    r = solve(t, Rates({}, 0, 64))
+    assert r.per_node == pytest.approx(50e6) and r.bottleneck.instance == "link fixed (n0→n1)"

@@ -40,7 +40,8 @@ def register_model(subparsers) -> None:
     p.add_argument("-C", "--calibration-file", metavar="FILE",
                    help="YAML or JSON file of measured rates (MB/s) by technology and resource. Default: none.")
     p.add_argument("-t", "--topology-file", metavar="FILE",
-                   help="A custom network (YAML or JSON) to evaluate at its own size. Default: none.")
+                   help="A network from a file (YAML or JSON, see docs/model.md), evaluated at its own size beside "
+                        "the -s systems, or alone when no -s is given. Default: none.")
     p.add_argument("-P", "--published", action="store_true",
                    help="Also draw the seed's own formulas 'as published' for the systems that have them. "
                         "Default: off (the exact model only).")

@@ -4,6 +4,7 @@ and print its tables, plots and findings (registered by cli/model.py)."""
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Optional
@@ -17,7 +18,8 @@ from ..model.catalog import system, system_names, technologies
 from ..model.cost import price_list
 from ..model.choices import MAX_NODES
 from ..model.evaluate import Curve, Point, cheapest, curve, maxmin_rates
-from ..model.loads import METHODS, solve
+from ..model.filesystem import FileSystem
+from ..model.loads import METHODS
 from ..model.plot import Series, figure
 from ..model.resources import MB
 from ..model.traffic import Traffic
@@ -48,6 +50,12 @@ def parse_nodes(spec: str) -> list:
     if len(out) > 5000:
         raise UsageError(f"{len(out)} node counts are too many; use a geometric step such as 2:100000:x1.5")
     return sorted(out)
+
+
+def _positive(option: str, value: Optional[float]) -> None:
+    """A rate or size option must be a positive finite number (argparse takes nan, inf and -5)."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{option} must be a positive finite number, got {value:g}")
 
 
 def _calibration(args) -> Calibration:
@@ -117,23 +125,31 @@ def _published_curve(key: str, ns, cal_tech: dict) -> Optional[Curve]:
 def model_handler(args) -> int:
     if args.list:
         return _list()
+    _positive("--target", args.target)
+    _positive("--payload", args.payload)
     ns = parse_nodes(args.nodes)
     cal = _calibration(args)
     traffic = Traffic(args.traffic, args.hotspot_target, args.seed)
     prices = price_list(args.prices)
-    systems = [system(k) for k in (args.system or DEFAULT_SYSTEMS)]
-    cal.check([s.tech for s in systems], technologies())
+    # a network file is compared with the systems named by -s; alone, it is not set against the defaults
+    named = args.system or (() if args.topology_file else DEFAULT_SYSTEMS)
+    systems = [system(k) for k in named]
+    files = [FileSystem(args.topology_file)] if args.topology_file else []
+    cal.check([s.tech for s in systems], technologies(),
+              frozenset().union(*(f.resource_names() for f in files)))
     if args.method not in METHODS:
         raise UsageError(f"unknown method {args.method!r}")
-    curves = [curve(s, ns, cal, traffic, args.method, prices, args.payload, with_cost=True) for s in systems]
-    extra = []
-    if args.topology_file:
-        extra.append(_custom(args, traffic))
+    sizes = {s.key: ns for s in systems} | {f.key: [f.n_nodes] for f in files}
+    systems = systems + files
+    curves = [curve(s, sizes[s.key], cal, traffic, args.method, prices, args.payload, with_cost=True)
+              for s in systems]
+    extra = [_custom(c) for s, c in zip(systems, curves) if isinstance(s, FileSystem)]
     pubs, no_pub = [], []
     if args.published:
         if traffic.kind != "all-to-all":
             raise UsageError("--published applies to all-to-all traffic only (the seed's formulas)")
-        pubs = [_published_curve(s.key, ns, cal.for_tech(s.tech) if cal else {}) for s in systems]
+        pubs = [None if isinstance(s, FileSystem) else _published_curve(s.key, ns, s.calibrated(cal))
+                for s in systems]
         no_pub = [s.label for s, c in zip(systems, pubs) if c is None]
         pubs = [c for c in pubs if c is not None]
     all_curves = [c for c in curves if c.points]
@@ -146,13 +162,13 @@ def model_handler(args) -> int:
         cost_words = X.sentence(X.segments(costed, attr="cost_per_mbps", lower_better=True)) if costed else None
     target_rows = []
     if args.target is not None:
-        for n in ns:
+        for n in sorted({n for s in systems for n in sizes[s.key]}):
             rows = cheapest(systems, n, args.target, cal, prices, traffic, args.method, args.payload, curves)
             target_rows.append((n, rows[0] if rows else None))
     mm = []
     if args.maxmin:
         for s in systems:
-            for n in ns:
+            for n in sizes[s.key]:
                 r = maxmin_rates(s, n, cal, traffic, args.payload)
                 if r is not None:
                     mm.append({"system": s.key, "label": s.label, "n": n, **r})
@@ -167,8 +183,9 @@ def model_handler(args) -> int:
         series += [Series(c.label, [p.n for p in c.points], [p.per_node / MB for p in c.points], dashed=True,
                           group=g) for g, c in enumerate(pubs)]
         ys = [y for sr in series for y in sr.ys if y > 0]
+        xs = [x for sr in series for x in sr.xs]
         plot = figure(series, out / f"model.{args.plot_format}", f"Per-node bandwidth, {traffic.describe()}",
-                      "Bandwidth per node (MB/s)", logx=max(ns) / min(ns) > 64,
+                      "Bandwidth per node (MB/s)", logx=max(xs) / min(xs) > 64,
                       logy=bool(ys) and max(ys) / min(ys) > 100,
                       note="dashed: nominal (uncalibrated) or as published" if (cal or pubs) else None)
     if args.format == "json":
@@ -194,9 +211,6 @@ def model_handler(args) -> int:
     for c in pubs:
         print()
         print(_curve_table(c, False))
-    for e in extra:
-        print()
-        print(f"{e['topology']}: {e['per_node_bytes_per_s'] / MB:,.1f} MB/s per node, bottleneck {e['bottleneck']}")
     if mm:
         print("\nMax-min fair steady state (per-node totals, MB/s):")
         print(_table([[m["label"], m["n"], _fmt(m["min"] / MB), _fmt(m["median"] / MB), _fmt(m["max"] / MB)]
@@ -219,12 +233,11 @@ def model_handler(args) -> int:
     return 0
 
 
-def _custom(args, traffic) -> dict:
-    from ..model.topologies import NodeModel, load_network_file
-    topo = load_network_file(args.topology_file, NodeModel())
-    res = solve(topo, None, traffic, args.method)
-    d = res.to_dict()
-    d["bottleneck"] = res.bottleneck.instance or res.bottleneck.label
+def _custom(c: Curve) -> dict:
+    """The load result of a network file's one point (JSON 'custom', kept beside its curve)."""
+    p = c.points[0]
+    d = p.result.to_dict()
+    d["bottleneck"] = p.bottleneck
     return d
 
 

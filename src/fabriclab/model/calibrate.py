@@ -72,18 +72,19 @@ class Calibration:
                                  f"{gross / MB:g} MB/s")
         return out
 
-    def check(self, techs, known) -> None:
+    def check(self, techs, known, extra: frozenset = frozenset()) -> None:
         """Refuse technologies the catalog does not know (`known`: all technology
-        keys) and common resources that none of the selected technologies has."""
+        keys) and common resources that none of the selected technologies has
+        (`extra`: further resource names, those of a network file)."""
         for t in self.by_tech:
             if t not in known:
                 raise UsageError(f"calibration names unknown technology {t!r}: choose one of "
                                  f"{', '.join(sorted(known))}")
-        have = set().union(*(set(t.resources) for t in techs)) if techs else set()
+        have = set().union(*(set(t.resources) for t in techs), extra)
         for k in self.common:
             if k not in have:
                 raise UsageError(f"calibration resource {k!r} belongs to none of the selected technologies "
-                                 f"(they have: {', '.join(sorted(have))})")
+                                 f"or network files (they have: {', '.join(sorted(have)) or 'none'})")
 
     def merge(self, other: "Calibration") -> "Calibration":
         by = {k: dict(v) for k, v in self.by_tech.items()}

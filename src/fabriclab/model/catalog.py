@@ -136,6 +136,10 @@ class System:
     def rates(self, topo, calibrated: Optional[dict] = None, payload: Optional[float] = None) -> Rates:
         return self.tech.rates(topo.max_switches_on_route(), calibrated, payload)
 
+    def calibrated(self, calibration) -> dict:
+        """The measured rates of a calibration that apply to this system's technology."""
+        return calibration.for_tech(self.tech) if calibration else {}
+
 
 @functools.lru_cache(maxsize=None)
 def _systems_data() -> dict:

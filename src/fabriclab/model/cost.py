@@ -60,9 +60,12 @@ def network_cost(system, topo, prices: Optional[dict] = None) -> Optional[Cost]:
             if part == "switch" and "enclosure" in items:
                 continue        # switches inside enclosures are priced with the enclosure
             raise UsageError(f"system {system.key} has {count} {_COUNT[part]} but no price item for them")
-        if item not in prices:
+        if isinstance(item, Sourced):      # a price given in place (networks from files)
+            p, item = item, f"{system.key}: {part}"
+        elif item not in prices:
             raise UsageError(f"price item {item!r} of system {system.key} is not in the price list")
-        p: Sourced = prices[item]
+        else:
+            p = prices[item]
         total += count * p.value
         parts[part] = (count, p.value, item)
         sources[item] = p

@@ -12,6 +12,9 @@ import yaml
 
 from ..errors import UsageError
 
+# libyaml's safe loader where PyYAML was built with it: the same documents, read ~10 times faster
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 def read_data_file(path, what: str):
     """The parsed content of a JSON or YAML file; `what` names it in errors."""
@@ -24,7 +27,7 @@ def read_data_file(path, what: str):
         raise UsageError(f"cannot read {what} {path}: not UTF-8 text") from None
     kind = "JSON" if p.suffix.lower() == ".json" else "YAML"
     try:
-        return json.loads(text) if kind == "JSON" else yaml.safe_load(text)
+        return json.loads(text) if kind == "JSON" else yaml.load(text, Loader=_LOADER)
     except (ValueError, yaml.YAMLError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise UsageError(f"{path}: not valid {kind}: {first}") from None

@@ -66,11 +66,13 @@ def evaluate(system, n: int, calibration: Optional[Calibration] = None, traffic:
     topo = system.build(n)
     if topo is None:
         return None
-    cal = calibration.for_tech(system.tech) if calibration else {}
+    cal = system.calibrated(calibration)
     nominal = solve(topo, system.rates(topo, None, payload), traffic, method)
     res = solve(topo, system.rates(topo, cal, payload), traffic, method) if cal else nominal
-    p = Point(n, res.per_node, nominal.per_node, res.bottleneck.label, res.bottleneck.kind,
-              nominal.bottleneck.label, res.method, topo.describe(), result=res)
+    name = lambda r: (r.bottleneck.instance if topo.bottleneck_instances and r.bottleneck.instance
+                      else r.bottleneck.label)
+    p = Point(n, res.per_node, nominal.per_node, name(res), res.bottleneck.kind, name(nominal), res.method,
+              topo.describe(), result=res)
     if with_cost:
         c = network_cost(system, topo, prices)
         if c is not None:
@@ -90,7 +92,7 @@ def maxmin_rates(system, n: int, calibration: Optional[Calibration] = None, traf
     if len(src) > max_flows:
         raise UsageError(f"{len(src):,} flows at {n} nodes are too many for the max-min solver (at most "
                          f"{max_flows:,}); use fewer nodes")
-    cal = calibration.for_tech(system.tech) if calibration else {}
+    cal = system.calibrated(calibration)
     rates = np.array([r for r, _, _ in class_rates(topo, system.rates(topo, cal, payload))])
     cap = rates[topo.class_of(np.arange(topo.n_resources))]
     res = max_min(topo.paths(src, dst), cap)
@@ -102,7 +104,7 @@ def maxmin_rates(system, n: int, calibration: Optional[Calibration] = None, traf
 def curve(system, ns, calibration: Optional[Calibration] = None, traffic: Traffic = Traffic(),
           method: str = "auto", prices: Optional[dict] = None, payload: Optional[float] = None,
           with_cost: bool = True) -> Curve:
-    cal = bool(calibration) and bool(calibration.for_tech(system.tech))
+    cal = bool(system.calibrated(calibration))
     c = Curve(system.key, system.label, cal)
     for n in ns:
         p = evaluate(system, n, calibration, traffic, method, prices, payload, with_cost)

@@ -24,8 +24,8 @@ from .resources import MB, Rates
 from .topologies.base import Topology
 from .traffic import Traffic, all_pairs
 
-from .choices import METHODS
-MAX_ENUMERATED_FLOWS = 40_000_000
+from .choices import MAX_ENUMERATED_FLOWS, METHODS
+TIE = 1e-12          # loads and bounds this close are equal (sums of ECMP fractions differ in rounding)
 
 
 @dataclass
@@ -73,7 +73,7 @@ class LoadResult:
 
 def display_label(c, rates: Optional[Rates]) -> str:
     """'SCI link, dimension 1, + direction', 'B-Link', 'PCI 64-bit/66 MHz, transmit'."""
-    if c.rate is not None or rates is None or c.tech not in rates.resources:
+    if c.rate is not None or c.own is not None or rates is None or c.tech not in rates.resources:
         return c.label or c.key
     tech = rates.label(c.tech)
     return f"{tech}, {c.label}" if c.label else tech
@@ -83,8 +83,11 @@ def class_rates(topo, rates: Optional[Rates]) -> tuple:
     """(rate, nominal rate, calibrated?) per class of the topology."""
     out = []
     cal = rates.calibrated if rates is not None else {}
+    payload = rates.payload if rates is not None else None
     for c in topo.classes:
-        if c.rate is not None:
+        if c.own is not None:
+            nominal = c.own.effective(0, payload)
+        elif c.rate is not None:
             nominal = c.rate
         elif rates is None:
             raise UsageError(f"resource {c.label!r} needs a technology to give it a rate")
@@ -92,7 +95,7 @@ def class_rates(topo, rates: Optional[Rates]) -> tuple:
             nominal = rates.nominal(c.tech)
         if c.key in cal:
             out.append((float(cal[c.key]), nominal, True))
-        elif c.rate is None and c.tech in cal:
+        elif c.rate is None and c.own is None and c.tech in cal:
             out.append((float(cal[c.tech]), nominal, True))
         else:
             out.append((nominal, nominal, False))
@@ -111,20 +114,38 @@ def enumerate_loads(topo, src: np.ndarray, dst: np.ndarray, batch: int = 2_000_0
 def enumerate_alltoall(topo, batch: int = 2_000_000) -> np.ndarray:
     n = topo.n_nodes
     if n * (n - 1) > MAX_ENUMERATED_FLOWS:
-        hint = ("use --method auto (this family has an aggregated solver) or fewer nodes"
-                if type(topo).alltoall_class_loads is not Topology.alltoall_class_loads
+        aggregated = (type(topo).alltoall_class_loads is not Topology.alltoall_class_loads
+                      or type(topo).alltoall_resource_loads is not Topology.alltoall_resource_loads)
+        hint = ("use --method auto (this family has an aggregated solver) or fewer nodes" if aggregated
                 else "this topology family has no aggregated solver, use fewer nodes")
         raise UsageError(f"{n} nodes make {n * (n - 1):,} all-to-all flows, too many to enumerate; {hint}")
+    topo.check_routing(n)
     loads = np.zeros(topo.n_resources)
     per = max(1, batch // max(n - 1, 1))
-    for s0 in range(0, n, per):
-        s1 = min(n, s0 + per)
-        src = np.repeat(np.arange(s0, s1, dtype=np.int64), n - 1)
-        k = np.tile(np.arange(n - 1, dtype=np.int64), s1 - s0)
-        dst = k + (k >= src)
+    for d0 in range(0, n, per):        # by destination: a per-destination router builds each table once
+        d1 = min(n, d0 + per)
+        dst = np.repeat(np.arange(d0, d1, dtype=np.int64), n - 1)
+        k = np.tile(np.arange(n - 1, dtype=np.int64), d1 - d0)
+        src = k + (k >= dst)
         p = topo.paths(src, dst)
         loads += np.bincount(p.res, weights=p.weight, minlength=topo.n_resources)
     return loads
+
+
+def class_maxima(per_res: np.ndarray, offsets: np.ndarray) -> tuple:
+    """Per class (instances offsets[i]..offsets[i+1]-1): the largest load and the index
+    of the first instance within TIE of it (-1 for an empty class), so that counting
+    flows one by one or aggregated, whose sums differ in rounding, names the same one."""
+    C = len(offsets) - 1
+    counts = np.diff(offsets)
+    cls = np.repeat(np.arange(C), counts)
+    top = np.full(C, -np.inf)
+    np.maximum.at(top, cls, per_res)
+    hit = np.nonzero(per_res >= np.repeat(top, counts) * (1 - TIE))[0]
+    first = np.full(C, -1, np.int64)
+    c_hit, at = np.unique(cls[hit], return_index=True)
+    first[c_hit] = hit[at] - offsets[c_hit]
+    return np.where(counts > 0, top, 0.0), first
 
 
 def solve(topo, rates: Optional[Rates], traffic: Traffic = Traffic(), method: str = "auto") -> LoadResult:
@@ -133,8 +154,11 @@ def solve(topo, rates: Optional[Rates], traffic: Traffic = Traffic(), method: st
     per_res = None
     if traffic.kind == "all-to-all":
         demand = float(topo.n_nodes - 1)
-        agg = topo.alltoall_class_loads() if method == "auto" else None
-        if agg is not None:
+        whole = topo.alltoall_resource_loads() if method == "auto" else None
+        agg = topo.alltoall_class_loads() if method == "auto" and whole is None else None
+        if whole is not None:
+            per_res, used = whole
+        elif agg is not None:
             loads = np.array([agg.get(c.key, 0.0) for c in topo.classes])
             used = "symmetry" if topo.family == "torus" else "aggregation"
         else:
@@ -147,13 +171,9 @@ def solve(topo, rates: Optional[Rates], traffic: Traffic = Traffic(), method: st
         used = "enumeration"
     argmax = [None] * len(topo.classes)
     if per_res is not None:
-        loads = np.zeros(len(topo.classes))
-        for i in range(len(topo.classes)):
-            seg = per_res[topo.offsets[i]:topo.offsets[i + 1]]
-            if len(seg):
-                j = int(np.argmax(seg))
-                loads[i] = seg[j]
-                argmax[i] = topo.instance_label(int(topo.offsets[i]) + j)
+        loads, first = class_maxima(per_res, topo.offsets)
+        for i in np.nonzero(first >= 0)[0].tolist():
+            argmax[i] = topo.label_of(i, int(first[i]))
     classes = []
     for i, (c, (rate, nominal, cal)) in enumerate(zip(topo.classes, class_rates(topo, rates))):
         if rate <= 0:
@@ -163,7 +183,8 @@ def solve(topo, rates: Optional[Rates], traffic: Traffic = Traffic(), method: st
                                  cal, bound, argmax[i]))
     if demand <= 0 or not classes:
         raise UsageError("the traffic pattern sends nothing on this topology")
-    best = min(classes, key=lambda c: c.bound)
+    low = min(c.bound for c in classes)
+    best = next(c for c in classes if c.bound <= low * (1 + TIE))
     return LoadResult(topo.describe(), topo.n_nodes, traffic.describe(), used, demand,
                       best.bound, best, classes)
 

@@ -31,7 +31,7 @@ MB = 1e6  # the seeds' MB/s are decimal: 64 bit x 66.67 MHz = 533 MB/s
 KINDS = ("link", "switch_port", "adapter_bus", "host_bus")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)    # slots: networks from files hold one per link
 class Sourced:
     """A number from the catalog together with where it comes from."""
 
@@ -56,7 +56,7 @@ def packet_efficiency(payload: float, overhead: float, route_bytes_per_switch: f
     return payload / (payload + overhead + route_bytes_per_switch * switches)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TechResource:
     """One resource type of a technology (its link, adapter bus or host bus)."""
 
@@ -74,8 +74,8 @@ class TechResource:
 
     def efficiency(self, switches: int = 0, payload: Optional[float] = None) -> float:
         """Packet efficiency; `payload` overrides the catalog payload (e.g. a message size)."""
-        if self.efficiency_value is not None and payload is None:
-            return float(self.efficiency_value)
+        if self.efficiency_value is not None and (payload is None or self.overhead is None):
+            return float(self.efficiency_value)   # not a payload/overhead format: a payload cannot change it
         if self.payload is None and payload is None:
             return 1.0
         if payload is not None and not (math.isfinite(payload) and payload > 0):

@@ -22,6 +22,10 @@ class Traffic:
     def __post_init__(self):
         if self.kind not in PATTERNS:
             raise UsageError(f"unknown traffic pattern {self.kind!r}: choose one of {', '.join(PATTERNS)}")
+        if self.target < 0:
+            raise UsageError(f"--hotspot-target must be a node number (0 or more), got {self.target}")
+        if not 0 <= self.seed < 2 ** 63:
+            raise UsageError(f"--seed must be a non-negative integer below 2^63, got {self.seed}")
 
     def describe(self) -> str:
         return {"all-to-all": "uniform all-to-all (every node sends one message to every other node)",

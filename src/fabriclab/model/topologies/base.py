@@ -17,14 +17,15 @@ import numpy as np
 from ...errors import UsageError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)    # slots: networks from files have two per link
 class ResourceClass:
     key: str        # unique in the topology: "link.d0+", "up.2", "adapter_bus"
     label: str      # qualifier after the technology's name: "dimension 1, + direction"
     kind: str       # link | switch_port | adapter_bus | host_bus
     tech: str       # technology resource that gives the rate: link, adapter_bus, host_bus
     count: int      # number of instances
-    rate: Optional[float] = None   # bytes/s, when the topology itself fixes it (custom files)
+    rate: Optional[float] = None   # bytes/s, when the topology itself fixes it
+    own: Optional[object] = None   # its own TechResource (rate and packet format), networks from files
 
 
 @dataclass
@@ -92,6 +93,7 @@ class Topology(ABC):
     n_nodes: int
     classes: list
     node_model: NodeModel = NodeModel()
+    bottleneck_instances = False     # name the most loaded instance, not its class, as the bottleneck
 
     # --- resource numbering -------------------------------------------------
     def _finish(self) -> None:
@@ -115,8 +117,12 @@ class Topology(ABC):
 
     def instance_label(self, res: int) -> str:
         ci = int(self.class_of(np.array([res]))[0])
+        return self.label_of(ci, res - int(self.offsets[ci]))
+
+    def label_of(self, ci: int, k: int) -> str:
+        """Instance k of class ci in words."""
         c = self.classes[ci]
-        return f"{c.label or c.key} #{res - int(self.offsets[ci])}"
+        return f"{c.label or c.key} #{k}"
 
     # --- node-internal resources on a path ----------------------------------
     def node_columns(self, flow: np.ndarray, src: np.ndarray, dst: np.ndarray) -> list:
@@ -150,6 +156,15 @@ class Topology(ABC):
     @abstractmethod
     def paths(self, src: np.ndarray, dst: np.ndarray) -> Paths:
         """The routes of the flows src[i] -> dst[i] over this topology's resources."""
+
+    def check_routing(self, n_destinations: int) -> None:
+        """Refuse, before any work, routing flows to this many destinations when it
+        would take too long (networks from files build a table per destination)."""
+
+    def alltoall_resource_loads(self) -> Optional[tuple]:
+        """(exact load of every resource instance under all-to-all, how it was
+        counted), without listing N² flows in memory; None if unavailable."""
+        return None
 
     def alltoall_class_loads(self) -> Optional[dict]:
         """Exact max load per class key for all-to-all, computed without

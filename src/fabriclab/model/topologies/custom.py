@@ -1,4 +1,4 @@
-"""A network read from a YAML or JSON file (see docs/model.md, "Custom networks").
+"""A network read from a YAML or JSON file (see docs/model.md, "Networks from a file").
 
 Example::
 
@@ -7,9 +7,15 @@ Example::
     switches: [s0, s1]           # a count (names s0..) or a list of names
     routing: d-mod-k             # or ecmp
     default_rate_MBps: 160       # for links that give no rate
+    packet: {payload_B: 4096, overhead_B: 6}   # for links that give no efficiency
+    prices: {adapter: myrinet-nic, switch: myrinet-switch16, cable: myrinet-cable}
     links:
       - [n0, s0]                 # short form: one full-duplex cable
       - {a: s0, b: s1, count: 2, rate_MBps: 160, efficiency: 0.9}
+
+Sizes are bounded (MAX_NODES, MAX_SWITCHES, MAX_CABLES) so that a short file
+cannot ask for hours or hundreds of GB; every pair of nodes is checked for a
+route when the file is read.
 """
 
 from __future__ import annotations
@@ -20,16 +26,23 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import UsageError
+from ..choices import MAX_NODES
 from ..datafile import read_data_file
-from ..resources import MB
-from ..routing import GraphRouter
+from ..resources import MB, Sourced, TechResource
+from ..routing import GraphRouter, alltoall_by_destination, check_budget, unreachable_pair
+from ..switchroutes import SwitchRouter
 from .base import NodeModel, Paths, ResourceClass, Topology
 
-_TOP_KEYS = {"name", "nodes", "switches", "links", "routing", "transit_nodes", "default_rate_MBps"}
-_LINK_KEYS = {"a", "b", "count", "rate_MBps", "efficiency", "duplex", "name"}
+MAX_SWITCHES = 100_000
+MAX_CABLES = 500_000             # cables over all links; a file at the limit reads in ~10 s and ~1 GB
+PRICE_PARTS = ("adapter", "switch", "cable")
+_TOP_KEYS = {"name", "nodes", "switches", "links", "routing", "transit_nodes", "default_rate_MBps", "packet",
+             "prices"}
+_PACKET_KEYS = {"payload_B", "overhead_B", "max_payload_B"}
+_LINK_KEYS = {"a", "b", "count", "rate_MBps", "efficiency", "duplex", "name"} | _PACKET_KEYS
 
 
-def _names(value, prefix: str, what: str, where: str) -> list:
+def _names(value, prefix: str, what: str, where: str, limit: int) -> list:
     if value is None:
         return []
     if isinstance(value, bool):
@@ -37,12 +50,17 @@ def _names(value, prefix: str, what: str, where: str) -> list:
     if isinstance(value, int):
         if value < 0:
             raise UsageError(f"{where}: '{what}' must not be negative")
+        if value > limit:
+            raise UsageError(f"{where}: at most {limit:,} {what}, got {value:,}")
         return [f"{prefix}{i}" for i in range(value)]
     if isinstance(value, list) and all(isinstance(x, (str, int)) and not isinstance(x, bool) for x in value):
+        if len(value) > limit:
+            raise UsageError(f"{where}: at most {limit:,} {what}, got {len(value):,}")
         names = [str(x) for x in value]
-        dup = {x for x in names if names.count(x) > 1}
-        if dup:
-            raise UsageError(f"{where}: '{what}' lists {sorted(dup)[0]!r} twice")
+        if len(set(names)) < len(names):
+            seen = set()
+            dup = next(x for x in names if x in seen or seen.add(x))
+            raise UsageError(f"{where}: '{what}' lists {dup!r} twice")
         return names
     raise UsageError(f"{where}: '{what}' must be a count or a list of names")
 
@@ -55,6 +73,42 @@ def _number(value, what: str, where: str, lo: float = 0.0, strict: bool = True) 
     if value < lo or (strict and value == lo):
         raise UsageError(f"{where}: {what} must be {'greater than' if strict else 'at least'} {lo}, got {value}")
     return float(value)
+
+
+def _packet(d: dict, where: str) -> dict:
+    """payload_B and overhead_B (both), optionally max_payload_B, as Sourced numbers."""
+    given = _PACKET_KEYS & set(d)
+    if not given:
+        return {}
+    if not {"payload_B", "overhead_B"} <= given:
+        raise UsageError(f"{where}: a packet format needs both payload_B and overhead_B")
+    src = lambda k, strict: Sourced(_number(d[k], k, where, 0.0, strict), where, "")
+    out = {"payload": src("payload_B", True), "overhead": src("overhead_B", False)}
+    if "max_payload_B" in d:
+        out["max_payload"] = src("max_payload_B", True)
+    return out
+
+
+def _prices(value, where: str) -> dict:
+    """Part -> price item name (of the price list) or an inline {value, source, date}."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UsageError(f"{where}: 'prices' must map {', '.join(PRICE_PARTS)} to a price item or "
+                         "{value, source, date}")
+    out = {}
+    for part, item in value.items():
+        w = f"{where}: prices.{part}"
+        if part not in PRICE_PARTS:
+            raise UsageError(f"{w}: unknown part (known: {', '.join(PRICE_PARTS)})")
+        if isinstance(item, str):
+            out[part] = item
+        elif isinstance(item, dict) and set(item) == {"value", "source", "date"}:
+            out[part] = Sourced(_number(item["value"], "value", w, 0.0, strict=False), str(item["source"]),
+                                str(item["date"]))
+        else:
+            raise UsageError(f"{w}: a price item name or {{value, source, date}}, got {item!r}")
+    return out
 
 
 def load_network_file(path: str, node_model: NodeModel = NodeModel()) -> "CustomNetwork":
@@ -75,24 +129,32 @@ class CustomNetwork(Topology):
     """Any network of nodes and switches given as a list of links."""
 
     family = "custom"
+    bottleneck_instances = True      # a class is one link of the file: name its cable
 
     @classmethod
-    def from_dict(cls, data, where: str = "topology", node_model: NodeModel = NodeModel()) -> "CustomNetwork":
+    def from_dict(cls, data, where: str = "topology", node_model: NodeModel = NodeModel(),
+                  by_switch: bool = True) -> "CustomNetwork":
+        """The network; `by_switch=False` routes per destination node even where the
+        per-switch decomposition applies (the reference it is tested against)."""
         if not isinstance(data, dict):
             raise UsageError(f"{where}: the top level must be a mapping with 'nodes' and 'links'")
         _check_keys(data, _TOP_KEYS, ("nodes", "links"), where)
-        nodes = _names(data["nodes"], "n", "nodes", where)
-        switches = _names(data.get("switches"), "s", "switches", where)
+        nodes = _names(data["nodes"], "n", "nodes", where, MAX_NODES)
+        switches = _names(data.get("switches"), "s", "switches", where, MAX_SWITCHES)
         if len(nodes) < 2:
             raise UsageError(f"{where}: a network needs at least 2 nodes, got {len(nodes)}")
-        index = {}
-        for i, nm in enumerate(nodes + switches):
+        index = {nm: i for i, nm in enumerate(nodes)}
+        for i, nm in enumerate(switches):
             if nm in index:
                 raise UsageError(f"{where}: name {nm!r} is used for a node and a switch")
-            index[nm] = i
+            index[nm] = len(nodes) + i
         default_rate = data.get("default_rate_MBps")
         if default_rate is not None:
             default_rate = _number(default_rate, "default_rate_MBps", where)
+        packet = data.get("packet", {})
+        if not isinstance(packet, dict) or set(packet) - _PACKET_KEYS:
+            raise UsageError(f"{where}: 'packet' must be a mapping of {', '.join(sorted(_PACKET_KEYS))}")
+        packet = _packet(packet, f"{where}: packet")
         links = data["links"]
         if not isinstance(links, list) or not links:
             raise UsageError(f"{where}: 'links' must be a non-empty list")
@@ -101,8 +163,9 @@ class CustomNetwork(Topology):
         net.node_names, net.switch_names = nodes, switches
         net.node_model = node_model
         net.n_nodes = len(nodes)
-        classes, ch_from, ch_to, ch_res, ch_cable, cables = [], [], [], [], [], 0
-        offset = 0
+        net.price_items = _prices(data.get("prices"), where)
+        classes, ends, counts, halves, link_names = [], [], [], [], []
+        cables = 0
         for i, ln in enumerate(links):
             w = f"{where}: links[{i}]"
             if isinstance(ln, list):
@@ -121,74 +184,114 @@ class CustomNetwork(Topology):
             count = ln.get("count", 1)
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
                 raise UsageError(f"{w}: count must be a positive integer, got {count!r}")
+            cables += count
+            if cables > MAX_CABLES:
+                raise UsageError(f"{w}: more than {MAX_CABLES:,} cables in all (the model's limit for a file)")
             rate = ln.get("rate_MBps", default_rate)
             if rate is None:
                 raise UsageError(f"{w}: no rate_MBps and no default_rate_MBps")
             rate = _number(rate, "rate_MBps", w)
-            eff = _number(ln.get("efficiency", 1.0), "efficiency", w)
-            if eff > 1:
-                raise UsageError(f"{w}: efficiency must be at most 1, got {eff}")
+            fmt = _packet(ln, w)
+            eff = None
+            if "efficiency" in ln:
+                if fmt:
+                    raise UsageError(f"{w}: give efficiency or a packet format (payload_B, overhead_B), not both")
+                eff = _number(ln["efficiency"], "efficiency", w)
+                if eff > 1:
+                    raise UsageError(f"{w}: efficiency must be at most 1, got {eff}")
+            elif not fmt:
+                fmt = packet
             duplex = ln.get("duplex", "full")
             if duplex not in ("full", "half"):
                 raise UsageError(f"{w}: duplex must be 'full' or 'half', got {duplex!r}")
             label = str(ln.get("name", f"{ea}-{eb}"))
-            ia, ib = index[ea], index[eb]
+            own = TechResource(label, f"link {label}", "link", Sourced(rate * MB, w, ""), duplex,
+                               fmt.get("payload"), fmt.get("overhead"), None,
+                               None if eff is None else Sourced(eff, w, ""), None, fmt.get("max_payload"))
             if duplex == "full":
                 classes.append(ResourceClass(f"links[{i}].ab", f"link {label} ({ea}→{eb})", "link", "link",
-                                             count, rate * MB * eff))
+                                             count, own=own))
                 classes.append(ResourceClass(f"links[{i}].ba", f"link {label} ({eb}→{ea})", "link", "link",
-                                             count, rate * MB * eff))
-                for c in range(count):
-                    ch_from += [ia, ib]
-                    ch_to += [ib, ia]
-                    ch_res += [offset + c, offset + count + c]
-                    ch_cable += [(i, c), (i, c)]
-                offset += 2 * count
+                                             count, own=own))
             else:
                 classes.append(ResourceClass(f"links[{i}]", f"half-duplex link {label}", "link", "link",
-                                             count, rate * MB * eff))
-                for c in range(count):
-                    ch_from += [ia, ib]
-                    ch_to += [ib, ia]
-                    ch_res += [offset + c, offset + c]
-                    ch_cable += [(i, c), (i, c)]
-                offset += count
-            cables += count
+                                             count, own=own))
+            ends.append((index[ea], index[eb]))
+            counts.append(count)
+            halves.append(duplex == "half")
+            link_names.append(label)
         transit = data.get("transit_nodes", False)
         if not isinstance(transit, bool):
             raise UsageError(f"{where}: transit_nodes must be true or false")
         routing = data.get("routing", "d-mod-k")
         if routing not in ("d-mod-k", "ecmp"):
             raise UsageError(f"{where}: routing must be 'd-mod-k' or 'ecmp', got {routing!r}")
-        net.routing = routing
+        net.routing, net.cables, net.link_names = routing, cables, link_names
         net.classes = classes + node_model.classes(len(nodes))
         net._finish()
-        net.cables = cables
-        net.links = links
-        net.default_rate_MBps = default_rate
-        net.channel_cable = ch_cable        # channel -> (link index, cable of its count): the testbed's veths
-        net.router = GraphRouter(len(nodes) + len(switches), len(nodes), ch_from, ch_to, ch_res,
-                                 routing, transit)
-        # every node must reach every other node
-        for d in range(len(nodes)):
-            dist = net.router.table(d)[0]
-            miss = np.nonzero(dist[: len(nodes)] < 0)[0]
-            if len(miss):
-                raise UsageError(f"{where}: node {nodes[int(miss[0])]!r} cannot reach node {nodes[d]!r}")
-            if d >= 64:
-                break  # connectivity of the first 64 destinations suffices to catch islands cheaply
+        ch_from, ch_to, ch_res = _channels(np.array(ends, np.int64).reshape(-1, 2), np.array(counts, np.int64),
+                                           np.array(halves, bool))
+        pair = unreachable_pair(len(index), len(nodes), ch_from[::2], ch_to[::2], transit)
+        if pair is not None:
+            a, b = (nodes[x] for x in pair)
+            lonely = [nodes[x] for x in pair if not np.any(ch_from == x)]
+            raise UsageError(f"{where}: node {a!r} cannot reach node {b!r}"
+                             + (f" ({lonely[0]!r} has no links)" if lonely else ""))
+        net.router = GraphRouter(len(index), len(nodes), ch_from, ch_to, ch_res, routing, transit,
+                                 names=nodes + switches)
+        net.fast = SwitchRouter.for_graph(net.router) if by_switch else None
+        # For the testbed: the file's links, and each channel's cable (link index, which of its count).
+        net.links, net.default_rate_MBps = links, default_rate
+        net.channel_cable = [(i, c) for i, n in enumerate(counts) for c in range(n) for _ in (0, 1)]
         return net
 
     def describe(self) -> str:
         return (f"{self.name}: {self.n_nodes} nodes, {len(self.switch_names)} switches, "
                 f"{self.cables} cables, {self.routing} routing")
 
+    def label_of(self, ci: int, k: int) -> str:
+        c = self.classes[ci]
+        return c.label if c.count == 1 else f"{c.label}, cable {k + 1} of {c.count}"
+
     def paths(self, src, dst) -> Paths:
         src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
         flow = np.arange(len(src), dtype=np.int64)
-        cols = self.node_columns(flow, src, dst) + self.router.paths(src, dst)
+        router = self.fast or self.router
+        cols = self.node_columns(flow, src, dst) + router.paths(src, dst)
         return Paths.from_columns(cols, len(src))
+
+    def check_routing(self, n_destinations: int) -> None:
+        if self.fast is None:
+            check_budget(n_destinations, self.router.V + len(self.router.src), "one per destination node")
+
+    def alltoall_resource_loads(self):
+        """Aggregated per attachment switch (switchroutes.py) when every node hangs off one
+        switch; otherwise every flow, one destination (one routing table) at a time."""
+        n, R = self.n_nodes, self.n_resources
+        if self.fast is not None:
+            loads, used = self.fast.alltoall_loads(R), "aggregation"
+        else:
+            loads, used = alltoall_by_destination(self.router, R), "aggregation per destination"
+        for key, load in self.node_loads_alltoall(n).items():
+            i = self._class_index[key]
+            loads[self.offsets[i]:self.offsets[i + 1]] = load
+        return loads, used
 
     def inventory(self) -> dict:
         return {"adapters": self.n_nodes, "switches": len(self.switch_names), "enclosures": 0,
                 "cables": self.cables}
+
+
+def _channels(ends: np.ndarray, counts: np.ndarray, half: np.ndarray) -> tuple:
+    """Two channels per cable (a->b, then b->a), cables in file order; the resource
+    of each: its direction's instance, or the one shared instance of a half-duplex cable."""
+    link = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    first = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+    cable = np.arange(len(link), dtype=np.int64) - first[link]
+    per_link = np.where(half, 1, 2) * counts           # resource instances of each link
+    offset = np.concatenate(([0], np.cumsum(per_link)[:-1])).astype(np.int64)
+    r_ab = offset[link] + cable
+    r_ba = np.where(half[link], r_ab, r_ab + counts[link])
+    a, b = ends[link, 0], ends[link, 1]
+    inter = lambda x, y: np.stack((x, y), 1).reshape(-1)
+    return inter(a, b), inter(b, a), inter(r_ab, r_ba)

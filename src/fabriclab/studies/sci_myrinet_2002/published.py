@@ -16,6 +16,14 @@ is the exact computation of loads.py. Differences:
   switch on average (seed 001 §4.1). The Clos64 is taken at its word: "full
   link bandwidth to all" (§4.1) and "full bisection bandwidth is always
   maintained" (Fig. 9), i.e. B_eff at every size.
+* Eq. 10 is capped at B_eff. Every node has "the full link bandwidth
+  available to them via a port on the non-blocking crossbar switch", which is
+  "restricted, though, when multiple switches are connected together with too
+  few links" (§4.1): the switch-to-switch links can only lower a node's
+  bandwidth. Uncapped, Eq. 10 exceeds the link wherever the inter-switch
+  ports outnumber the nodes' demand (j·S > N·h: a 4-cable ring of three
+  partly filled switches gives 1.41 B_eff at 17 nodes), which contradicts
+  "Clos64 ... remains the leader" (§5).
 For SCI tori (Eq. 1, 2, 4, 5) the published formulas are exact for
 dimension-order routing; the tests check them against counting.
 """
@@ -119,7 +127,7 @@ def myrinet(topology: str, n: int, b_gross: float, message: float = 4096.0,
     if s == 1:
         return MyrinetPoint(n, s, k, 0.0, 0.0, b_eff, None, b_eff)
     hot = hot_link(n, k, h, j, s)
-    sw2sw = (n - k) / hot * b_eff                    # Eq. 10
+    sw2sw = min(b_eff, (n - k) / hot * b_eff)        # Eq. 10, never above the node's own link (§4.1)
     local = b_eff                                    # Eq. 11: same-switch links are dedicated
     overall = ((n - k) * sw2sw + (k - 1) * local) / (n - 1)   # Eq. 12
     return MyrinetPoint(n, s, k, j, h, b_eff, sw2sw, overall)

@@ -90,6 +90,9 @@ def _mb(points, attr="per_node"):
 def draw(st: Study, outdir: Path, fmt: str = "png") -> dict:
     out = {}
     note_pub = "solid: exact model; dashed: the seed's formulas as published (approximations included)"
+    # published.py caps Eq. 10 at the node's link, as seed 001 §4.1 says; without it the 4-cable
+    # ring of 3 switches would be drawn above its own link at 17-23 nodes
+    note_cap = "; as published, Eq. 10 capped at the node's link rate (§4.1: switch links only restrict)"
     sci_labels = {"sci-ring": "Ring", "sci-2d": "2D torus", "sci-3d": "3D torus", "sci-4d": "4D torus"}
 
     def sci_fig(num, which, title):
@@ -129,7 +132,7 @@ def draw(st: Study, outdir: Path, fmt: str = "png") -> dict:
                              dashed=True, group=g))
     out["9"] = figure(series, outdir / f"figure9.{fmt}",
                       "Fig. 9: Myrinet switch-to-switch available bandwidth per node (nominal)",
-                      "Bandwidth per node (MB/s)", note=note_pub + "; exact curves capped at 400 MB/s for display")
+                      "Bandwidth per node (MB/s)", note=note_pub + note_cap + "; exact curves capped at 400 MB/s for display")
     series = []
     for g, key in enumerate(MYRINET):
         lab = system(key).label
@@ -138,7 +141,7 @@ def draw(st: Study, outdir: Path, fmt: str = "png") -> dict:
         series.append(Series(lab + " (as published)", [p.n for p in pub], [p.overall / MB for p in pub],
                              dashed=True, group=g))
     out["10"] = figure(series, outdir / f"figure10.{fmt}", "Fig. 10: Myrinet overall available bandwidth per node (nominal)",
-                       "Bandwidth per node (MB/s)", note=note_pub)
+                       "Bandwidth per node (MB/s)", note=note_pub + note_cap)
     series = []
     for g, key in enumerate(("sci-2d", "sci-ring") + MYRINET):
         c = st.calibrated[key]
@@ -148,7 +151,7 @@ def draw(st: Study, outdir: Path, fmt: str = "png") -> dict:
             series.append(Series(c.label + " (as published)", [p.n for p in pub], [p.overall / MB for p in pub],
                                  dashed=True, group=g))
     out["13"] = figure(series, outdir / f"figure13.{fmt}", "Fig. 13: projected available bandwidth per node (calibrated)",
-                       "Bandwidth per node (MB/s)", note=note_pub + "; rates: SCI link 390, B-Link 360, Myrinet 144 MB/s")
+                       "Bandwidth per node (MB/s)", note=note_pub + note_cap + "; rates: SCI link 390, B-Link 360, Myrinet 144 MB/s")
     series = []
     for g, key in enumerate(("sci-2d", "sci-ring") + MYRINET):
         c = st.calibrated[key]
