@@ -127,7 +127,7 @@ def cmd_validate(args) -> int:
         senders, receivers = [s for s, _ in pairs], [d for _, d in pairs]
         sat = _measure(["message.saturation", "--testbed", name, "--hosts", ",".join(senders + receivers),
                         "-n", str(2 * len(pairs)), "-s", SAT_SIZE, "-p", f"window={SAT_WINDOW}",
-                        "--active", f"1:{len(pairs)}", "-L", "1", *mpi], out.with_name(out.stem + "-saturation.json"))
+                        "--active", f"1:{len(pairs)}", "-L", "2", *mpi], out.with_name(out.stem + "-saturation.json"))
         rate, lo, hi, active = v.plateau_rate(rows(sat))
         cls = v.cable_class(net, b.link)
         nominal, nominal_label = v.predict(data, args.file)
@@ -139,7 +139,7 @@ def cmd_validate(args) -> int:
         if both:
             hosts = [s_ for s_, _ in both] + [d for _, d in both]
             bidoc = _measure(["message.bibw", "--testbed", name, "--hosts", ",".join(hosts), "-n", str(len(hosts)),
-                              "-s", SAT_SIZE, "-p", f"window={SAT_WINDOW}", "-L", "1", *mpi],
+                              "-s", SAT_SIZE, "-p", f"window={SAT_WINDOW}", "-L", "2", *mpi],
                              out.with_name(out.stem + "-bidirectional.json"))
             bi = v.bidirectional_rate(rows(bidoc))
         cal_rate = bi[0] if bi else rate
@@ -149,7 +149,7 @@ def cmd_validate(args) -> int:
               + f", against {b.rate_Bps / MB:g} MB/s nominal; calibrated prediction {predicted / MB:.2f} MB/s per "
               f"node ({label}); measuring all-to-all on {net.n_nodes} hosts ...", file=sys.stderr)
         a2a = _measure(["message.alltoall", "--testbed", name, "-n", str(net.n_nodes), "-s", args.sizes,
-                        "-L", "2", *mpi], out)
+                        "-L", "3", *mpi], out)
         measured = v.per_node(rows(a2a), net.n_nodes)
         sizes = sorted(measured)
         table = [{"size": s, "measured_Bps": measured[s], "predicted_Bps": predicted,
