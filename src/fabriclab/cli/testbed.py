@@ -84,12 +84,15 @@ def cmd_exec(args) -> int:
 # 1 MiB per sample, a few hundredths of a second on a cable of tens of MB/s.
 SAT_SIZE, SAT_WINDOW = "64K", 16
 FAST = ["--point-time", "1", "-q"]
+# The calibrating rate decides every prediction: its points get longer (TCP's share of a
+# cable loaded both ways swings by 10-20% over a second here).
+CALIBRATE = ["--point-time", "3"]
 
 
 def _measure(argv: list[str], out: Path) -> dict:
     """One `fabriclab run` across the testbed (a process of its own); its document."""
     from .. import schema
-    rc = subprocess.call([sys.executable, "-m", "fabriclab.cli", "run", *argv, "-o", str(out), *FAST])
+    rc = subprocess.call([sys.executable, "-m", "fabriclab.cli", "run", *FAST, *argv, "-o", str(out)])
     if rc != 0 or not out.exists():
         raise UsageError(f"validate: the run `fabriclab run {' '.join(argv)}` failed (exit {rc}); see {out}")
     return schema.load(out)
@@ -127,7 +130,8 @@ def cmd_validate(args) -> int:
         senders, receivers = [s for s, _ in pairs], [d for _, d in pairs]
         sat = _measure(["message.saturation", "--testbed", name, "--hosts", ",".join(senders + receivers),
                         "-n", str(2 * len(pairs)), "-s", SAT_SIZE, "-p", f"window={SAT_WINDOW}",
-                        "--active", f"1:{len(pairs)}", "-L", "2", *mpi], out.with_name(out.stem + "-saturation.json"))
+                        "--active", f"1:{len(pairs)}", "-L", "2", *CALIBRATE, *mpi],
+                       out.with_name(out.stem + "-saturation.json"))
         rate, lo, hi, active = v.plateau_rate(rows(sat))
         cls = v.cable_class(net, b.link)
         nominal, nominal_label = v.predict(data, args.file)
@@ -139,7 +143,7 @@ def cmd_validate(args) -> int:
         if both:
             hosts = [s_ for s_, _ in both] + [d for _, d in both]
             bidoc = _measure(["message.bibw", "--testbed", name, "--hosts", ",".join(hosts), "-n", str(len(hosts)),
-                              "-s", SAT_SIZE, "-p", f"window={SAT_WINDOW}", "-L", "2", *mpi],
+                              "-s", SAT_SIZE, "-p", f"window={SAT_WINDOW}", "-L", "3", *CALIBRATE, *mpi],
                              out.with_name(out.stem + "-bidirectional.json"))
             bi = v.bidirectional_rate(rows(bidoc))
         cal_rate = bi[0] if bi else rate
