@@ -181,3 +181,13 @@ def test_counters_on_one_host_see_the_bypass(tmp_path):
     ends = [r for r in doc["records"] if r["kind"] == "launch_end"]
     assert ends and all(set(e["counters"]) == {doc["header"]["hosts"][0]} for e in ends)
     assert any(d["code"] == "fabric-bypassed" for d in doc["records"] if d["kind"] == "diagnostic")
+
+
+def test_alltoall_schedules_move_the_right_bytes(tmp_path):
+    """The library's, the pairwise and the all-at-once all-to-all, validated byte by byte."""
+    out = tmp_path / "a.json"
+    assert main(["run", "message.alltoall", "-p", "variant=collective,pairwise,concurrent", "-n", "4", "-s", "8,64K",
+                 "--validate", "--bind", "none", "-o", str(out), *FAST]) == 0
+    pts = schema.points(schema.load(out))
+    assert {p["variant"] for p in pts} == {"", "variant=pairwise", "variant=concurrent"}   # "": the default
+    assert all(p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0 for p in pts)

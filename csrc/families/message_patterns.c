@@ -33,6 +33,8 @@
 enum { K_BIBW, K_HOTSPOT, K_SATURATION, K_ALLTOALL, K_BISECTION };
 enum { TAG_PAT_DATA = 301, TAG_PAT_ACK = 302 };
 
+enum { SCHED_COLLECTIVE, SCHED_PAIRWISE, SCHED_CONCURRENT };
+
 typedef struct {
     int kind;
     char role;          /* FL_* role letter of this rank */
@@ -40,7 +42,7 @@ typedef struct {
     int nranks, rank;
     int count;          /* bytes of one message (alltoall: of one block) */
     int window;         /* messages per flow per window; 1 for alltoall */
-    int pairwise;       /* alltoall: explicit shifted schedule */
+    int pairwise;       /* alltoall: the schedule, SCHED_* */
     int64_t buffers;    /* send (and pair receive) slots ops rotate through */
     int64_t rslots;     /* hotspot target: receive slots per sender; alltoall: arrays */
     int64_t next;       /* ops run so far in this point: op i uses slot (next + i) */
@@ -199,11 +201,12 @@ static int pat_setup(int kind, const fl_ctx *ctx, const fl_point *pt, void **sta
     case FL_BOTH:
         if (kind == K_ALLTOALL) {
             const char *variant = fl_param(ctx->opts, "variant", "collective");
-            s->pairwise = strcmp(variant, "pairwise") == 0;
+            s->pairwise = strcmp(variant, "pairwise") == 0 ? SCHED_PAIRWISE
+                          : strcmp(variant, "concurrent") == 0 ? SCHED_CONCURRENT : SCHED_COLLECTIVE;
             s->rslots = share_slots(pt->buffers, n);
             s->sbuf = fl_alloc(region(s->rslots, unit));
             s->rbuf = fl_alloc(region(s->rslots, unit));
-            s->req = fl_alloc(sizeof *s->req * 2);
+            s->req = fl_alloc(sizeof *s->req * 2 * (size_t)n);
             shape->sent_bytes = shape->recv_bytes = (int64_t)(n - 1) * size;
             shape->messages = n - 1;
         } else {
@@ -374,17 +377,35 @@ static double hotspot_measure(const fl_ctx *ctx, void *state, int64_t iters)
 }
 
 /* alltoall: one op = one personalized exchange of `count` bytes with every
- * other rank; the self block moves too (collective) but is not counted. */
+ * other rank; the self block moves too (collective) but is not counted.
+ * Schedules: the library's MPI_Alltoall; an explicit shifted pairwise
+ * exchange, one partner at a time; or every message at once (all receives
+ * and sends posted, then one wait): the traffic the network model assumes. */
 static double alltoall_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
     pat_state *s = state;
     MPI_Comm comm = ctx->comm;
     const int c = s->count, n = s->nranks, me = s->rank;
     double t0 = fl_now();
-    if (!s->pairwise)
+    if (s->pairwise == SCHED_COLLECTIVE)
         for (int64_t i = 0; i < iters; i++)
             MPI_Alltoall(array(s, s->sbuf, i), c, MPI_BYTE, array(s, s->rbuf, i), c, MPI_BYTE,
                          comm);
+    else if (s->pairwise == SCHED_CONCURRENT)
+        for (int64_t i = 0; i < iters; i++) {
+            char *sa = array(s, s->sbuf, i), *ra = array(s, s->rbuf, i);
+            for (int k = 1; k < n; k++) {
+                int src = (me - k + n) % n;
+                MPI_Irecv(ra + (size_t)src * (size_t)c, c, MPI_BYTE, src, TAG_PAT_DATA, comm,
+                          &s->req[k - 1]);
+            }
+            for (int k = 1; k < n; k++) { /* shifted: no rank is everyone's first target */
+                int dst = (me + k) % n;
+                MPI_Isend(sa + (size_t)dst * (size_t)c, c, MPI_BYTE, dst, TAG_PAT_DATA, comm,
+                          &s->req[n - 1 + k - 1]);
+            }
+            MPI_Waitall(2 * (n - 1), s->req, MPI_STATUSES_IGNORE);
+        }
     else
         for (int64_t i = 0; i < iters; i++) {
             char *sa = array(s, s->sbuf, i), *ra = array(s, s->rbuf, i);
