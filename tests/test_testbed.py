@@ -191,3 +191,16 @@ def test_alltoall_schedules_move_the_right_bytes(tmp_path):
     pts = schema.points(schema.load(out))
     assert {p["variant"] for p in pts} == {"", "variant=pairwise", "variant=concurrent"}   # "": the default
     assert all(p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0 for p in pts)
+
+
+def test_validate_on_real_hosts_without_a_testbed(tmp_path, capsys):
+    """--hosts: the file's nodes stand for real hosts (here all this machine): no namespace is made,
+    the runs go to those hosts with --counters, and the disagreement is named."""
+    out = tmp_path / "real.json"
+    rc = main(["testbed", "validate", TWO, "--hosts", ",".join(["localhost"] * 8), "-s", "16K", "-o", str(out)])
+    v = json.loads(out.read_text())["validation"]
+    assert v["testbed"] is None and v["hosts"]["h7"] == "localhost" and netns.namespaces("twoswitches") == []
+    sat = schema.load(v["saturation"]["run"])
+    assert "--counters" in sat["header"]["argv"] and "--testbed" not in sat["header"]["argv"]
+    assert rc == 1 and "disagrees by" in capsys.readouterr().out     # shared memory is no 20 MB/s trunk
+    assert main(["testbed", "validate", TWO, "--hosts", "a,b"]) == 2

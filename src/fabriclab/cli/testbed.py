@@ -109,17 +109,30 @@ def cmd_validate(args) -> int:
     from ..report.tables import rows
     from ..testbed import netns, plan as tplan, validate as v
     from ..units import fmt_bytes
-    netns.require_root()
     data = read_data_file(args.file, "network file")
     net = CustomNetwork.from_dict(data, where=args.file)
     name = args.name or default_name(args.file)
-    p = tplan.make(net, name, source=args.file)
+    real = [h for h in (args.hosts or "").split(",") if h]
+    if real and len(real) != net.n_nodes:
+        raise UsageError(f"--hosts names {len(real)} hosts for the file's {net.n_nodes} nodes "
+                         f"({', '.join(net.node_names)}), in that order")
+    if not real:
+        netns.require_root()
+        p = tplan.make(net, name, source=args.file)
+    on = dict(zip(net.node_names, real))
+
+    def where(hosts: list[str]) -> list[str]:
+        """Run options that put one rank on each of these file nodes: testbed hosts,
+        or the real hosts they stand for (their counters read through the launcher)."""
+        if real:
+            return ["--hosts", ",".join(on[h] for h in hosts), "--counters"]
+        return ["--testbed", name, "--hosts", ",".join(hosts)]
     b = v.bottleneck(net)
     pairs = v.saturation_pairs(net, b.channel)
     out = Path(args.output or f"results/validate-{name}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     mpi = ["--mpi-home", args.mpi_home] if args.mpi_home else []
-    brought = name not in netns.names()
+    brought = not real and name not in netns.names()
     t0 = time.monotonic()
     if brought:
         netns.up(p)
@@ -128,7 +141,7 @@ def cmd_validate(args) -> int:
               f"busiest cable); saturating it with {len(pairs)} pairs: "
               + ", ".join(f"{s}->{d}" for s, d in pairs), file=sys.stderr)
         senders, receivers = [s for s, _ in pairs], [d for _, d in pairs]
-        sat = _measure(["message.saturation", "--testbed", name, "--hosts", ",".join(senders + receivers),
+        sat = _measure(["message.saturation", *where(senders + receivers),
                         "-n", str(2 * len(pairs)), "-s", SAT_SIZE, "-p", f"window={SAT_WINDOW}",
                         "--active", f"1:{len(pairs)}", "-L", "2", *CALIBRATE, *mpi],
                        out.with_name(out.stem + "-saturation.json"))
@@ -141,7 +154,7 @@ def cmd_validate(args) -> int:
         bi = None
         if both:
             hosts = [s_ for s_, _ in both] + [d for _, d in both]
-            bidoc = _measure(["message.bibw", "--testbed", name, "--hosts", ",".join(hosts), "-n", str(len(hosts)),
+            bidoc = _measure(["message.bibw", *where(hosts), "-n", str(len(hosts)),
                               "-s", SAT_SIZE, "-p", f"window={SAT_WINDOW}", "-L", "3", *CALIBRATE, *mpi],
                              out.with_name(out.stem + "-bidirectional.json"))
             bi = v.bidirectional_rate(rows(bidoc))
@@ -154,7 +167,8 @@ def cmd_validate(args) -> int:
               f"node ({label}); measuring all-to-all on {net.n_nodes} hosts ...", file=sys.stderr)
         # Every message in flight at once: the traffic the model describes (docs/model.md §1);
         # MPI_Alltoall's own phases load different cables one after another.
-        a2a = _measure(["message.alltoall", "-p", "variant=concurrent", "--testbed", name, "-n", str(net.n_nodes),
+        a2a = _measure(["message.alltoall", "-p", "variant=concurrent", *where(list(net.node_names)),
+                        "-n", str(net.n_nodes),
                         "-s", args.sizes, "-L", "3", *mpi], out)
         measured = v.per_node(rows(a2a), net.n_nodes)
         sizes = sorted(measured)
@@ -163,7 +177,8 @@ def cmd_validate(args) -> int:
         top = table[-1]
         doc = dict(a2a)
         doc["validation"] = {
-            "network": args.file, "testbed": name, "bottleneck": b.label, "bottleneck_load": b.load,
+            "network": args.file, "testbed": None if real else name, "hosts": on or None,
+            "bottleneck": b.label, "bottleneck_load": b.load,
             "pairs": pairs, "saturation": {"rate_Bps": rate, "ci_Bps": [lo, hi], "active": active,
                                            "run": str(out.with_name(out.stem + "-saturation.json"))},
             "bidirectional": None if not bi else {
@@ -220,6 +235,10 @@ def register(sub) -> None:
     q.add_argument("-o", "--output", metavar="PATH", help="The validation document. Default: "
                    "results/validate-NAME.json.")
     q.add_argument("--keep", action="store_true", help="Leave the testbed up afterwards. Default: off.")
+    q.add_argument("--hosts", metavar="H1,H2,...",
+                   help="Validate on a real cluster instead: the hosts that the file's nodes stand for, in the "
+                        "file's order (no testbed is brought up; counters are read through the launcher). "
+                        "Default: the emulated testbed.")
     q.add_argument("--mpi-home", metavar="DIR", help="The MPI to measure with (as `fabriclab run`). "
                    "Default: MPICH from PyPI.")
     q.set_defaults(func=cmd_validate)

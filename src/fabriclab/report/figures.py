@@ -562,7 +562,8 @@ def validation(runs: list) -> list[Figure]:
         if not v:
             continue
         xs = [r["size"] for r in v["per_size"]]
-        fig = Figure(f"validation{suffix}", f"{pre}Model vs measurement: all-to-all on {v['testbed']}", SIZE,
+        on = v["testbed"] or v["network"]
+        fig = Figure(f"validation{suffix}", f"{pre}Model vs measurement: all-to-all on {on}", SIZE,
                      Axis("bandwidth per node (MB/s)"),
                      [Series("measured", xs, [r["measured_Bps"] / 1e6 for r in v["per_size"]]),
                       Series(f"calibrated model ({v['predicted_bottleneck']})", xs,
