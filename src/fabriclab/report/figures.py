@@ -48,9 +48,12 @@ class RunView:
         return int(self.doc["header"].get("nranks") or 2)
 
     def benches(self) -> list[str]:
-        """The run's benchmarks in the registry's order (levels, then patterns), others after."""
-        order = {b: i for i, b in enumerate(REGISTRY)}
-        return sorted(dict.fromkeys(r["bench"] for r in self.rows), key=lambda b: (order.get(b, len(order)), b))
+        return in_registry_order(r["bench"] for r in self.rows)
+
+
+def in_registry_order(benches) -> list[str]:
+    """Benchmarks once each in the registry's order (levels, then patterns), others after."""
+    return sorted(dict.fromkeys(benches), key=lambda b: (_order(b), b))
 
 
 # ---- metrics: what a y axis can show, from a row ------------------------------------------
@@ -108,10 +111,6 @@ XAXES = {
 }
 
 
-def _x(r: dict, x: str):
-    return r[x]
-
-
 def _converged(r: dict) -> bool:
     return r.get("stop") in ("converged", "imported")
 
@@ -119,8 +118,8 @@ def _converged(r: dict) -> bool:
 def series_of(label: str, rs: list, metric: str, x: str, color=None, intervals: bool = True) -> Series:
     """One curve: rows sorted along x, with the metric's interval and spread."""
     m = METRICS[metric]
-    rs = sorted(rs, key=lambda r: _x(r, x) if _x(r, x) is not None else -1)
-    s = Series(label, [_x(r, x) for r in rs], [m.value(r) for r in rs], color=color,
+    rs = sorted(rs, key=lambda r: r[x] if r[x] is not None else -1)
+    s = Series(label, [r[x] for r in rs], [m.value(r) for r in rs], color=color,
                hollow=[not _converged(r) for r in rs])
     if intervals and m.band:
         # With n <= 5 the 95% interval of a median is [min, max]: no band (the tables print n=).

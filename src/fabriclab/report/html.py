@@ -19,7 +19,7 @@ from ..units import fmt_bytes, fmt_rate, fmt_time
 from . import figures, svg
 from .figure import Figure
 from .summary import warning_groups
-from .tables import group_name
+from .tables import _first_line, group_name
 
 CSS = """
 body{font:14px/1.45 "DejaVu Sans",Helvetica,Arial,sans-serif;margin:0 auto;max-width:1320px;padding:0 18px 40px;
@@ -67,10 +67,6 @@ def _figs(figs: list) -> str:
     return '<div class="figs">' + "\n".join(figure_html(f) for f in figs) + "</div>"
 
 
-def _first_line(text) -> str:
-    return " ".join(str(text).splitlines()[0].split()) if text else ""
-
-
 def _hosts(h: dict) -> str:
     hosts = h.get("hosts") or []
     if hosts:
@@ -93,8 +89,7 @@ def run_facts(name: str, doc: dict) -> list[tuple[str, str]]:
     mpi = h.get("mpi", {})
     hello = next((r.get("hello") for r in doc["records"] if r.get("kind") == "launch" and r.get("hello")), {})
     plan = h.get("plan") or {}
-    benches = figures.RunView(name, doc, [{"bench": r["bench"]} for r in doc["records"]
-                                          if r.get("kind") == "point"]).benches()
+    benches = figures.in_registry_order(r["bench"] for r in doc["records"] if r.get("kind") == "point")
     facts = [("run", f"{name} (id {h.get('run_id', '?')}), fabriclab {h.get('fabriclab_version', '?')}"),
              ("status", f.get("status", "?") + (f": {f['error']}" if f.get("error") else "")),
              ("started", str(h.get("start_time") or h.get("started") or "?")),
@@ -225,7 +220,7 @@ def render(named_docs: list[tuple[str, dict]], wire_Bps: float | None = None, wi
     runs = [figures.RunView.of(name, doc) for name, doc in named_docs]
     title = "fabriclab report: " + ", ".join(r.name for r in runs)
     views = figures.views(runs)
-    benches = figures.RunView("", {}, [{"bench": b} for run in runs for b in run.benches()]).benches()
+    benches = figures.in_registry_order(b for run in runs for b in run.benches())
     nav = ['<a href="#runs">runs</a>', '<a href="#warnings">warnings</a>', '<a href="#ladder">levels</a>']
     nav += [f'<a href="#view-{v.key}">{escape(v.key)}</a>' for v, _ in views]
     nav += ['<a href="#compare">compare</a>'] if len(runs) == 2 else []

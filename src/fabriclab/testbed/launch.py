@@ -32,7 +32,7 @@ def testbed_spec(args, m):
         names = [state["hosts"][i % len(state["hosts"])] for i in range(args.ranks)]
     ips = ",".join(state["addresses"][h] for h in names)
     spec = make_spec("mpiexec", m.mpiexec, m.flavour, args.ranks, ips, None, args.ppn, args.launcher_arg, "none")
-    return replace(spec, agent=state["agent"], prefix=tuple(netns.shell_prefix(state, names[0])), iface=IFACE)
+    return replace(spec, agent=state["agent"], prefix=tuple(netns.exec_argv(state, names[0], [])), iface=IFACE)
 
 
 class TestbedWatch(Watch):

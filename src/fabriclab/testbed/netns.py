@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import signal
 import subprocess
 import time
@@ -247,11 +246,6 @@ def exec_argv(state: dict, host: str, argv: list[str]) -> list[str]:
             'hostname "$0" && exec "$@"', host, *argv]
 
 
-def shell_prefix(state: dict, host: str) -> list[str]:
-    """A prefix that runs the rest of a command line inside HOST (for mpiexec)."""
-    return exec_argv(state, host, [])
-
-
 def counters(state: dict) -> dict:
     """Bytes and packets each host sent and received on its cables: {host: {tx_bytes, rx_bytes, ...}}."""
     out = {}
@@ -289,6 +283,3 @@ def describe(state: dict) -> str:
     lines.append(f"agent: {state['agent']}   exec: fabriclab testbed exec {state['name']} HOST -- CMD")
     return "\n".join(lines)
 
-
-def quote(argv: list[str]) -> str:
-    return " ".join(shlex.quote(a) for a in argv)

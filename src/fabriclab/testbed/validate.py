@@ -31,13 +31,14 @@ class Bottleneck:
     rate_Bps: float       # nominal
 
 
-def _link(data: dict, i: int) -> dict:
-    ln = data["links"][i]
+def _link(links: list, i: int) -> dict:
+    """Link i of a file's links, the short form [a, b] as a mapping."""
+    ln = links[i]
     return {"a": ln[0], "b": ln[1]} if isinstance(ln, list) else ln
 
 
 def _trunk(net: CustomNetwork, i: int) -> bool:
-    ln = _link({"links": net.links}, i)
+    ln = _link(net.links, i)
     hosts = set(net.node_names)
     return str(ln["a"]) not in hosts and str(ln["b"]) not in hosts
 
@@ -76,7 +77,7 @@ def bottleneck(net: CustomNetwork, result=None) -> Bottleneck:
 
 def _forward(net: CustomNetwork, c: int, i: int) -> bool:
     """Whether channel c goes from the link's endpoint a to b."""
-    ln = _link({"links": net.links}, i)
+    ln = _link(net.links, i)
     names = list(net.node_names) + list(net.switch_names)
     return names[int(net.router.src[c])] == str(ln["a"])
 
@@ -108,7 +109,7 @@ def saturation_pairs(net: CustomNetwork, channel: int, both: bool = False) -> li
 def cable_class(net: CustomNetwork, i: int) -> list[int]:
     """Links of the same class as link i: between switches, at the same rate."""
     def rate(j):
-        ln = _link({"links": net.links}, j)
+        ln = _link(net.links, j)
         return float(ln.get("rate_MBps", net.default_rate_MBps or 0)) * float(ln.get("efficiency", 1.0))
     return [j for j in trunks(net) if abs(rate(j) - rate(i)) <= 1e-9 * max(rate(i), 1)]
 
@@ -118,7 +119,7 @@ def calibrated(data: dict, links: list[int], rate_Bps: float) -> dict:
     (efficiency 1: the measurement already is payload throughput)."""
     out = copy.deepcopy(data)
     for i in links:
-        ln = _link(out, i)
+        ln = _link(out["links"], i)
         ln.update(rate_MBps=rate_Bps / MB, efficiency=1.0)
         out["links"][i] = ln
     return out
@@ -143,10 +144,8 @@ def plateau_rate(rows: list[dict]) -> tuple[float, float, float, int]:
         raise UsageError("the saturation run has no message.saturation points")
     size = max(r["size"] for r in pts)
     best = max((r for r in pts if r["size"] == size), key=lambda r: r["aggregate_bandwidth_Bps"])
-    v, med = best["aggregate_bandwidth_Bps"], best["median_s"]
-    lo = v * med / best["ci_high_s"] if best.get("ci_high_s") else v
-    hi = v * med / best["ci_low_s"] if best.get("ci_low_s") else v
-    return v, lo, hi, best["active"]
+    v = best["aggregate_bandwidth_Bps"]
+    return (v, *_interval(best, v), best["active"])
 
 
 def bidirectional_rate(rows: list[dict]) -> tuple[float, float, float]:
@@ -156,10 +155,15 @@ def bidirectional_rate(rows: list[dict]) -> tuple[float, float, float]:
     if not pts:
         raise UsageError("the bidirectional saturation run has no message.bibw points")
     best = max(pts, key=lambda r: r["bandwidth_Bps"])
-    v, med = best["bandwidth_Bps"] / 2, best["median_s"]
-    lo = v * med / best["ci_high_s"] if best.get("ci_high_s") else v
-    hi = v * med / best["ci_low_s"] if best.get("ci_low_s") else v
-    return v, lo, hi
+    v = best["bandwidth_Bps"] / 2
+    return (v, *_interval(best, v))
+
+
+def _interval(r: dict, rate: float) -> tuple[float, float]:
+    """A rate's 95% interval from its point's interval of the time per op."""
+    lo = rate * r["median_s"] / r["ci_high_s"] if r.get("ci_high_s") else rate
+    hi = rate * r["median_s"] / r["ci_low_s"] if r.get("ci_low_s") else rate
+    return lo, hi
 
 
 def per_node(rows: list[dict], nranks: int) -> dict:
