@@ -4,7 +4,8 @@
 # second-MPI integration tests, Debian's python3-simgrid for the model's
 # cross-check, Debian's chromium to check the HTML report in a browser, and
 # Debian's Slurm and munge (with PMIx for srun --mpi=pmix) for the tests that
-# run under a real two-node Slurm on this machine (tests/slurmbed.py).
+# run under a real two-node Slurm on this machine (tests/support/slurmbed.py).
+# `make unit` runs the unit tests alone: no MPI launched, no root, no apt.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -13,7 +14,7 @@ SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBS   := python3-simgrid chromium slurmctld slurmd slurm-client munge libpmix2 libpmix-dev
 BENCH_DEBS := iperf3 sockperf
 
-.PHONY: run test bench venv openmpi debs bench-debs clean
+.PHONY: run test unit bench venv openmpi debs bench-debs clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +48,9 @@ run: venv
 
 test: venv openmpi debs
 	FABRICLAB_OPENMPI_HOME=$(CURDIR)/$(OMPI) $(PY) -m pytest -q -ra
+
+unit: venv
+	$(PY) -m pytest -q -ra -m unit tests/unit
 
 bench: venv openmpi bench-debs
 	for b in bench/*.py; do $(PY) $$b || exit 1; done

@@ -1,10 +1,23 @@
+"""Shared fixtures. Tests live in two folders: unit/ (no MPI, no root, no
+browser: `make unit`) and integration/ (real MPI ranks, root, Chromium,
+SimGrid, Slurm: marked `integration` here by their folder). Helper modules
+for both (a browser driver, an HTML checker, a two-node Slurm) are in
+support/, fixtures' executables in fakes/, recorded outputs in data/."""
 import os
 import sys
 from pathlib import Path
 
 import pytest
 
-FAKES = Path(__file__).parent / "fakes"
+TESTS = Path(__file__).parent
+FAKES = TESTS / "fakes"
+sys.path.insert(0, str(TESTS / "support"))
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        where = "integration" if (TESTS / "integration") in Path(str(item.fspath)).parents else "unit"
+        item.add_marker(getattr(pytest.mark, where))
 
 
 @pytest.fixture

@@ -58,7 +58,7 @@ class PageCheck:
 
 def output_dir():
     """Where tests keep their screenshots: $FABRICLAB_TEST_OUTPUT, else build/test-output."""
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     out = Path(os.environ.get("FABRICLAB_TEST_OUTPUT") or repo / "build" / "test-output")
     out.mkdir(parents=True, exist_ok=True)
     return out

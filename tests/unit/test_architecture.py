@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-PKG = Path(__file__).resolve().parents[1] / "src" / "fabriclab"
+PKG = Path(__file__).resolve().parents[2] / "src" / "fabriclab"
 
 # What each wing may import. Base modules (errors, units, schema, the package
 # itself) are open to all.

@@ -10,7 +10,7 @@ from fabriclab.errors import UsageError
 from fabriclab.model.topologies.custom import CustomNetwork, load_network_file
 from fabriclab.testbed import netns, plan as tplan, validate
 
-EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples" / "testbeds").glob("*.yaml"))
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "testbeds").glob("*.yaml"))
 
 
 def test_examples_are_shipped():

@@ -1,4 +1,4 @@
-"""fabriclab under a real Slurm (tests/slurmbed.py: two slurmd nodes n1 and n2
+"""fabriclab under a real Slurm (tests/support/slurmbed.py: two slurmd nodes n1 and n2
 on this machine), with MPICH and Open MPI from PyPI, run as a user would:
 `salloc -N 2 -n 2 fabriclab run ...`.
 

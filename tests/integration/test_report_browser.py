@@ -11,7 +11,6 @@ import pytest
 from fabriclab import schema
 from fabriclab.cli import main
 
-sys.path.insert(0, str(Path(__file__).parent))
 from browser import check_page, output_dir  # noqa: E402
 from htmlcheck import check_html  # noqa: E402
 

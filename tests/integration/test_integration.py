@@ -17,7 +17,7 @@ from fabriclab.measure.benchmarks import LEVELS, REGISTRY
 from fabriclab.cli import main
 
 pytestmark = pytest.mark.integration
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _home(flavour: str) -> str:

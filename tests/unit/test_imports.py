@@ -17,7 +17,7 @@ from fabriclab.measure import imports
 from fabriclab.measure.imports import imb, osu
 from fabriclab.measure.runner import derive
 
-DATA = Path(__file__).parent / "data" / "imports"
+DATA = Path(__file__).parents[1] / "data" / "imports"
 
 
 def load(name: str, tool: str) -> dict:

@@ -17,7 +17,7 @@ from fabriclab.cli import main
 from fabriclab.testbed import netns
 
 pytestmark = pytest.mark.integration
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TWO = str(REPO / "examples" / "testbeds" / "two-switches.yaml")
 FAST = ["--point-time", "0.2", "--min-samples", "5", "--warmup", "2", "-t", "30", "-L", "1", "-q"]
 

@@ -13,10 +13,9 @@ from fabriclab.cli import main
 from fabriclab.report import figures, html, svg
 from fabriclab.report.figure import Axis, Figure, Mark, Series
 
-sys.path.insert(0, str(Path(__file__).parent))
 from htmlcheck import check_html  # noqa: E402
 
-FAKES = Path(__file__).parent / "fakes"
+FAKES = Path(__file__).parents[1] / "fakes"
 PATTERNS = ("message.hotspot", "message.saturation", "message.alltoall", "message.bisection", "deposit.hotspot_put",
             "deposit.hotspot_get", "message.bibw", "deposit.put_bibw", "message.stream", "deposit.put_bw")
 
@@ -237,7 +236,7 @@ def test_svg_bars_and_escaping():
 
 
 def test_imported_results_report_and_plot_beside_a_run(runs, tmp_path):
-    data = Path(__file__).parent / "data" / "imports"
+    data = Path(__file__).parents[1] / "data" / "imports"
     osu = tmp_path / "osu.json"
     assert main(["import", str(data / "osu_latency_v5.txt"), "--from", "osu", "-o", str(osu)]) == 0
     page = tmp_path / "osu.html"
