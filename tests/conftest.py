@@ -20,13 +20,23 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(getattr(pytest.mark, where))
 
 
-@pytest.fixture
-def fake_core(tmp_path):
-    """An executable fake core (runs with this Python) and the fake launcher."""
-    exe = tmp_path / "fakecore"
+def _fake(folder: Path) -> dict:
+    exe = folder / "fakecore"
     exe.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKES / 'fakecore.py'} \"$@\"\n")
     exe.chmod(0o755)
     return {"core": str(exe), "mpiexec": str(FAKES / "mpiexec")}
+
+
+@pytest.fixture
+def fake_core(tmp_path):
+    """An executable fake core (runs with this Python) and the fake launcher."""
+    return _fake(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def fake_core_module(tmp_path_factory):
+    """The fake core, once for a module's tests."""
+    return _fake(tmp_path_factory.mktemp("fake"))
 
 
 @pytest.fixture(autouse=True)

@@ -116,3 +116,34 @@ def test_fast_commands_load_nothing_heavy(argv):
             "if m in sys.modules), file=sys.stderr)")
     p = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=60)
     assert p.stderr.strip().splitlines()[-1:] in ([], [""]), p.stderr
+
+
+# The fields from which a point's figures are derived; only its record does the arithmetic.
+OP_FIELDS = {"legs_per_op", "bytes_per_op", "messages_per_op"}
+OWNER = PKG / "schema" / "records.py"
+
+
+def _op_field(node) -> str | None:
+    if isinstance(node, ast.Attribute) and node.attr in OP_FIELDS:
+        return node.attr
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value in OP_FIELDS:
+        return node.slice.value
+    if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "get" and node.args \
+            and isinstance(node.args[0], ast.Constant) and node.args[0].value in OP_FIELDS:
+        return node.args[0].value
+    return None
+
+
+def test_derived_figures_are_computed_by_the_point_record_only():
+    """Latency (t / legs), bandwidth (bytes / t) and message rate are the point
+    record's (schema/records.py): no reader divides or scales by these fields itself."""
+    bad = []
+    for path in PKG.rglob("*.py"):
+        if path == OWNER or "model" in path.relative_to(PKG).parts[:1]:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mult)):
+                name = _op_field(node.left) or _op_field(node.right)
+                if name:
+                    bad.append(f"{path.relative_to(PKG)}:{node.lineno} computes with {name}")
+    assert not bad, bad

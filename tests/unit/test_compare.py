@@ -19,7 +19,7 @@ def _doc(points):
         for k, launch in enumerate(sets):
             rec = {"bench": bench, "size": size, "stride": 1, "bytes_per_op": size, "legs_per_op": 1,
                    "samples": list(launch), "launch": k}
-            derive(rec)
+            rec = derive(rec).to_dict()
             recs.append({"kind": "point", **rec})
     return document({"kind": "header"}, recs, {"status": "complete"})
 
@@ -52,7 +52,7 @@ def test_ab_shift_with_launch_noise_is_detected():
 
 
 def test_single_launch_runs_say_their_verdicts_ignore_launches():
-    from fabriclab.analysis.compare import format_changes
+    from fabriclab.report.changes import format_changes
     base = _doc({("message.pingpong", 8): [1e-6, 1.01e-6] * 20})
     new = _doc({("message.pingpong", 8): [1e-6, 1.01e-6] * 20})
     text = format_changes(compare(base, new), "table", "a", "b")

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from fabriclab import schema
-from fabriclab.analysis.compare import compare, format_changes
+from fabriclab.analysis.compare import compare
+from fabriclab.report.changes import format_changes
 from fabriclab.analysis.merge import merged, stored
 from fabriclab.cli import main
 from fabriclab.errors import UsageError
@@ -217,10 +218,10 @@ def test_schema_accepts_points_without_samples_only_when_imported(tmp_path):
 
 def test_imported_point_merges_to_itself():
     doc = load("osu_latency_v5.txt", "osu")
-    m = merged(doc)  # as stored
+    m = [x.to_dict(stored=True) for x in merged(doc)]  # as stored
     again = merged({k: v for k, v in doc.items() if k != "merged"})  # as computed
     assert m == stored({k: v for k, v in doc.items() if k != "merged"})["merged"]
-    p = next(x for x in again if x["size"] == 8)
+    p = next(x for x in again if x.size == 8).to_dict()
     assert p["launches"] == [{"launch": 0, "median": pytest.approx(3.2e-6), "n": None, "stop": "imported"}]
     assert p["spread"] == {"within_rel": None, "between_rel": None, "max_min_ratio": None, "launch_medians": None}
     assert p["summary"]["ci_low"] is None and p["diagnostics"] == [] and p["stop"] == "imported"
@@ -234,7 +235,7 @@ def test_a_point_printed_twice_is_two_launches(tmp_path):
     f.write_text(first + "\n" + second)
     doc = imports.load(f, "osu")
     assert [(p["size"], p["launch"]) for p in schema.points(doc)] == [(8, 0), (64, 0), (8, 1), (64, 1)]
-    p = next(x for x in merged(doc) if x["size"] == 8)
+    p = next(x for x in merged(doc) if x.size == 8).to_dict()
     assert [x["median"] for x in p["launches"]] == pytest.approx([3.2e-6, 4.0e-6])
     assert p["summary"]["median"] == pytest.approx(3.6e-6) and p["latency_s"] == pytest.approx(1.8e-6)
 
@@ -246,7 +247,7 @@ def _own_pingpong(sizes, median):
             rec = {"bench": "message.pingpong", "variant": "", "size": size, "stride": 1, "conns": 1,
                    "bytes_per_op": 2 * size, "legs_per_op": 2, "samples": [median * (1 + 0.01 * (i % 3)) for i in range(30)],
                    "launch": k}
-            derive(rec)
+            rec = derive(rec).to_dict()
             recs.append({"kind": "point", **rec})
     return schema.document({"kind": "header", "run_id": "own"}, recs, {"status": "complete"})
 
@@ -282,7 +283,7 @@ def test_tables_and_summary_read_imported_points():
     for fmt in ("table", "md", "csv", "json"):
         tables.format_doc(doc, fmt)
     rows = tables.rows(doc)
-    assert all(r["ci_low_s"] is None and r["stop"] == "imported" for r in rows)
+    assert all(r.ci_low_s is None and r.stop == "imported" for r in rows)
     assert {r[4] for r in summary.benchmark_rows(doc)} == {"imported"}
     d = tables.derived(doc, rows)
     assert d["message.pingpong"]["peak_bandwidth_Bps"] == pytest.approx(1024 / 6.68e-6)
@@ -349,3 +350,26 @@ def test_cli_wrong_tool_hints_the_right_one(capsys):
     assert "--from osu" in capsys.readouterr().err
     assert main(["import", str(DATA / "osu_bw_v7.txt"), "--from", "nccl"]) == 2
     assert main(["import", str(DATA / "osu_bw_v7.txt")]) == 2
+
+
+OSU_LAT = "# OSU MPI Latency Test v7.3\n# Size       Avg Latency(us)\n{size}    {value}\n"
+IMB_PP = ("# Benchmarking PingPong\n# #processes = {nprocs}\n#-----\n"
+          "       #bytes #repetitions      t[usec]   Mbytes/sec\n            {size}  {reps}  1.56  0.00\n")
+
+
+@pytest.mark.parametrize("tool,text,msg", [
+    ("osu", OSU_LAT.format(size="9" * 5000, value="1.6"), "digits"),
+    ("osu", OSU_LAT.format(size=10 ** 32, value="1.6"), "beyond any transfer"),
+    ("osu", OSU_LAT.format(size=8, value="2e302"), "outside what a machine measures"),
+    ("osu", OSU_LAT.format(size=8, value="1e-320"), "outside what a machine measures"),
+    ("imb", IMB_PP.format(nprocs="9" * 4400, size=8, reps=1000), "digits"),
+    ("imb", IMB_PP.format(nprocs=10 ** 23, size=8, reps=1000), "processes is beyond any job"),
+    ("imb", IMB_PP.format(nprocs=2, size=8, reps="7" * 4400), "digits"),
+])
+def test_impossible_printed_figures_are_refused(tmp_path, capsys, tool, text, msg):
+    f = tmp_path / "out.txt"
+    f.write_text(text)
+    assert main(["import", str(f), "--from", tool, "-o", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert msg in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not (tmp_path / "r.json").exists()

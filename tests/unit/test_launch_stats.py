@@ -162,9 +162,14 @@ def test_far_apart_tight_launches_are_unstable():
     assert L.unstable(launches)
 
 
-def test_degenerate_intervals():
+def test_degenerate_intervals_are_no_evidence():
+    """An interval of no width (one sample, identical samples) cannot say two launches disagree."""
     assert not L.unstable([[1.0] * 20, [1.0] * 20])
-    assert L.unstable([[1.0] * 20, [1.001] * 20])
+    assert not L.unstable([[1.0] * 20, [1.001] * 20])
+    assert not L.unstable([[1.0], [1.0006], [0.9998], [1.0003], [1.0001]])  # one sample per launch
+    # the launches with an interval still decide
+    assert L.unstable([[1.0], [1.0, 1.01, 1.02], [2.0, 2.01, 2.02]])
+    assert not L.unstable([[5.0], [1.0, 1.01, 1.02], [1.0, 1.015, 1.03]])
 
 
 def test_pairwise_overlap_is_common_overlap():

@@ -95,7 +95,7 @@ def _pattern_point():
 
 def test_per_rank_aggregate_and_fairness():
     rec = _pattern_point()
-    derive(rec, ["h0", "h0", "h1", "h1"])
+    rec = derive(rec, ["h0", "h0", "h1", "h1"]).to_dict()
     by = {r["rank"]: r for r in rec["ranks"]}
     assert set(by) == {0, 1, 2}  # the idle rank is not listed
     assert by[0]["role"] == "target" and by[0]["bandwidth_Bps"] == pytest.approx(2000 / 2e-6)
@@ -109,16 +109,16 @@ def test_per_rank_aggregate_and_fairness():
 
 
 def test_fairness_extremes():
-    assert ranks.fairness([3.0, 3.0, 3.0])["jain"] == pytest.approx(1.0)
+    assert ranks.fairness([3.0, 3.0, 3.0]).jain == pytest.approx(1.0)
     one = ranks.fairness([5.0, 0.0, 0.0, 0.0])
-    assert one["jain"] == pytest.approx(0.25) and one["min_max_ratio"] == 0
+    assert one.jain == pytest.approx(0.25) and one.min_max_ratio == 0
     assert ranks.fairness([]) is None and ranks.fairness([0.0]) is None
 
 
 def test_passive_target_has_no_figures():
     rec = _pattern_point()
     rec["rank_samples"][0] = None
-    derive(rec)
+    rec = derive(rec).to_dict()
     target = next(r for r in rec["ranks"] if r["role"] == "target")
     assert target["median_s"] is None and target["bandwidth_Bps"] is None
 
@@ -309,8 +309,8 @@ def test_stored_merged_points_match_a_fresh_merge(fake_core, tmp_path):
     fresh = {k: v for k, v in doc.items() if k != "merged"}
     assert rows(doc) == rows(fresh)
     m = merged(fresh)
-    assert all(len(p["launches"]) == 3 for p in m) and len(m) == 2 + 3 * 2
-    assert "samples" not in doc["merged"][0] and "samples" in m[0]
+    assert all(len(p.launches) == 3 for p in m) and len(m) == 2 + 3 * 2
+    assert "samples" not in doc["merged"][0] and m[0].samples
     again = schema.load(out.with_suffix(".ndjson"))  # a stream has no stored merge: merged when read
     assert rows(again) == rows(doc)
 

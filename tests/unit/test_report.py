@@ -94,7 +94,7 @@ def test_patterns_report(runs):
     assert [s.label for s in hs.series] == ["aggregate", "per sender (mean)", "slowest sender"]
     agg, per, slow = hs.series
     from fabriclab.analysis.merge import merged
-    pts = {p["active"]: p for p in merged(run.doc) if p["bench"] == "message.hotspot" and p["size"] == 1 << 20}
+    pts = {p.active: p.to_dict() for p in merged(run.doc) if p.bench == "message.hotspot" and p.size == 1 << 20}
     for a, m, lo in zip(per.x, per.y, slow.y):
         senders = [r["bandwidth_Bps"] / 1e6 for r in pts[a]["ranks"] if r["role"] == "sender"]
         assert len(senders) == a and m == pytest.approx(sum(senders) / a) and lo == pytest.approx(min(senders))
@@ -102,9 +102,9 @@ def test_patterns_report(runs):
     fair = figures.fairness([run])[0]
     assert not fair.y.log and all(0 < v <= 1 for s in fair.series for v in s.y)
     a2a = figures.alltoall([run])[0]
-    row = next(r for r in run.rows if r["bench"] == "message.alltoall" and r["size"] == 1 << 20)
+    row = next(r for r in run.rows if r.bench == "message.alltoall" and r.size == 1 << 20)
     s = next(s for s in a2a.series if s.label == "message.alltoall")
-    assert s.y[s.x.index(1 << 20)] == pytest.approx(row["bandwidth_Bps"] / 4 / 1e6)
+    assert s.y[s.x.index(1 << 20)] == pytest.approx(row.bandwidth_Bps / 4 / 1e6)
 
 
 def test_two_runs_overlay_and_compare(runs):
@@ -120,7 +120,7 @@ def test_two_runs_overlay_and_compare(runs):
     lat = figures.per_benchmark([run_a, run_b], "message.pingpong")[0]
     assert [s.label for s in lat.series] == ["a", "b"]
     eff = [f for f in figures.ladder([run_a], 1e9, "x") if f.id == "efficiency"][0]
-    best = max(r["bandwidth_Bps"] for r in run_a.rows)
+    best = max(r.bandwidth_Bps for r in run_a.rows)
     assert dict(eff.bars)["message"] == pytest.approx(best / 1e9 * 100)
     assert "fig-efficiency" in text and "--wire-rate 1000 MB/s" in text
 
@@ -163,7 +163,7 @@ def test_plot_svg_and_png(runs, tmp_path):
     # One curve per working set when x is the stride.
     run = figures.RunView.of("s", schema.load(runs["suite"]))
     fig = figures.sweep([run], ["memory.strided_store"], "bandwidth", "stride")
-    sizes = {r["size"] for r in run.rows if r["bench"] == "memory.strided_store"}
+    sizes = {r.size for r in run.rows if r.bench == "memory.strided_store"}
     assert len(fig.series) == len(sizes) and all(s.x == sorted(s.x) for s in fig.series)
 
 
@@ -251,3 +251,13 @@ def test_imported_results_report_and_plot_beside_a_run(runs, tmp_path):
     assert not any(s.hollow)  # imported points are not "unconverged"
     assert s.y[s.x.index(8)] == pytest.approx(1.6, rel=0.05)  # osu_latency's 8-byte row, in microseconds
     assert main(["plot", str(osu), str(runs["suite"]), "message.pingpong", "-o", str(tmp_path / "o.svg")]) == 0
+
+
+def test_views_come_from_the_benchmark_facts():
+    """A benchmark joins a view by naming it; every view named exists and shows something."""
+    from fabriclab.measure.benchmarks import REGISTRY
+    keys = {v.key for v in figures.VIEWS}
+    named = {k for b in REGISTRY.values() for k in b.views}
+    assert named == keys
+    assert all(v.benches for v in figures.VIEWS)
+    assert figures.VIEWS[0].benches == tuple(b.name for b in REGISTRY.values() if "strided" in b.views)

@@ -10,7 +10,7 @@ from fabriclab.measure.runner import derive
 def _point(size=8, samples=(1e-6, 1.1e-6, 1.2e-6)):
     rec = {"bench": "message.pingpong", "size": size, "stride": 1, "bytes_per_op": 2 * size,
            "legs_per_op": 2, "samples": list(samples), "stop": "converged", "batch": 4}
-    derive(rec)
+    rec = derive(rec).to_dict()
     return rec
 
 

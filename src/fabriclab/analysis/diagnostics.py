@@ -12,8 +12,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, List, Mapping, Optional
 
-if TYPE_CHECKING:  # a type only: reading results must not load numpy
-    from .stats import Summary
+if TYPE_CHECKING:
+    from ..schema.records import Summary
 
 UNSTABLE_POINT = "unstable-point"
 TOO_FEW_SAMPLES = "too-few-samples"
@@ -76,11 +76,12 @@ def check_point(record: Mapping, summary: "Summary", target_ci: float) -> List[D
     target_ci is the relative CI half-width the run asked for (--target-ci)."""
     if not (target_ci > 0 and math.isfinite(target_ci)):
         raise ValueError(f"target_ci must be a positive number, got {target_ci!r}")
-    where = dict(bench=record.get("bench"), size=record.get("size"), stride=record.get("stride"))
+    get = record.get if isinstance(record, Mapping) else lambda k: getattr(record, k, None)  # a typed Point
+    where = dict(bench=get("bench"), size=get("size"), stride=get("stride"))
     out: List[Diagnostic] = []
     n = summary.n
 
-    validation = record.get("validation") or {}
+    validation = get("validation") or {}
     errors = int(validation.get("errors", 0) or 0)
     if errors > 0:
         checked = validation.get("checked_bytes", "?")
@@ -91,7 +92,7 @@ def check_point(record: Mapping, summary: "Summary", target_ci: float) -> List[D
             "library is broken for this transfer. The timings of this point are "
             "invalid; report the failure, not the numbers.", **where))
 
-    if record.get("stop") == "time_cap":
+    if get("stop") == "time_cap":
         out.append(Diagnostic(
             TIME_CAP,
             f"stopped at the --point-time cap after {n} samples, median known to "

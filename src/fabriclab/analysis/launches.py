@@ -199,12 +199,17 @@ def unstable(launches: Sequence[ArrayLike], confidence: float = 0.95) -> bool:
     upper bound (on a line this is the same as some two of them being
     disjoint). Launches that measure one distribution trip this rarely (about
     3% of the time for 5 launches at 95%); it says nothing about how large
-    the disagreement is (see `spread`). Always False for a single launch."""
+    the disagreement is (see `spread`). Launches whose interval has no width
+    (one sample each, or identical samples) are left out: with fewer than two
+    left, there is no evidence, and the rule does not fire."""
     stats._check_confidence(confidence)
     xs = _as_launches(launches)
-    if len(xs) < 2:
-        return False
     bounds = np.array([stats.median_ci(x, confidence) for x in xs])
+    # A launch whose interval has no width (one sample, or all samples equal)
+    # says nothing about its own spread: it is no evidence of disagreement.
+    bounds = bounds[bounds[:, 1] > bounds[:, 0]]
+    if len(bounds) < 2:
+        return False
     return bool(bounds[:, 0].max() > bounds[:, 1].min())
 
 

@@ -2,12 +2,12 @@
 
 A run stores one point record per launch (each with its own samples and
 summary, streamed as it completes). Readers want one figure per point: its
-merged record has the launches' samples pooled, a `launches` block (per
-launch: median, n, stop reason), the within- and between-launch spread, and
-a median with a 95% interval from the two-level bootstrap of
-analysis/launches.py, so that the interval covers launch-to-launch variation
-(docs/statistics.md). A point measured once merges to itself, with a
-one-entry `launches` block.
+merged record (schema.records.MergedPoint) has the launches' samples pooled,
+what each launch gave (median, n, stop reason), the within- and
+between-launch spread, and a median with a 95% interval from the two-level
+bootstrap of analysis/launches.py, so that the interval covers
+launch-to-launch variation (docs/statistics.md). A point measured once
+merges to itself, with one launch.
 
 An imported point (another tool's figure, no samples) has nothing to
 bootstrap: it merges to itself, its spread and interval unknown (None); one
@@ -16,43 +16,51 @@ printed twice (outputs concatenated) takes the median of its figures."""
 from __future__ import annotations
 
 import statistics
+from dataclasses import fields
 
-from ..schema import SUMMARY_KEYS, imported, point_key, points
+from ..schema import points
+from ..schema.records import LaunchSummary, MergedPoint, Point, Spread, Summary
 from . import diagnostics, ranks
 
-# Fields that differ from launch to launch; the merged record recomputes them.
-PER_LAUNCH = ("samples", "summary", "rank_samples", "launch", "elapsed_s", "stop", "warmup", "batch",
-              "validation", "diagnostics", "ranks", "fairness", "aggregate_bandwidth_Bps", "message_rate_per_s",
-              "latency_s", "bandwidth_Bps")
+# What a merged point takes from its first launch's record as it is; the
+# rest differs from launch to launch and is recomputed.
+SHARED = ("bench", "variant", "size", "stride", "conns", "active", "bytes_per_op", "legs_per_op", "concurrent",
+          "params", "cache", "buffers", "info", "imported", "roles", "peers", "rank_sent_bytes",
+          "rank_recv_bytes", "messages_per_op", "extra")
+assert set(SHARED) <= {f.name for f in fields(Point)}
 
 
 def groups(doc: dict) -> dict:
-    """Point records by key (benchmark, variant, axes), each in launch order;
-    the keys in the order the benchmarks first ran, then by their axes (a
-    launch may have run the sizes shuffled)."""
+    """Point records by key (benchmark, variant, axes), each typed and in
+    launch order; the keys in the order the benchmarks first ran, then by
+    their axes (a launch may have run the sizes shuffled)."""
     out: dict = {}
     first: dict = {}
-    for p in points(doc):
-        key = point_key(p)
-        out.setdefault(key, []).append(p)
-        first.setdefault(key[:2], len(first))
+    for i, r in enumerate(points(doc)):
+        p = Point.from_dict(r, f"point record {i}")
+        out.setdefault(p.key, []).append(p)
+        first.setdefault(p.key[:2], len(first))
     for ps in out.values():
-        ps.sort(key=lambda p: p.get("launch", 0))
+        ps.sort(key=lambda p: p.launch or 0)
     order = sorted(out, key=lambda k: (first[k[:2]], k[5] is not None, k[5] or 0, k[4], k[3], k[2]))
     return {k: out[k] for k in order}
 
 
-def _validation(ps: list[dict]):
-    vals = [p.get("validation") for p in ps]
+def _shared(p: Point) -> dict:
+    return {k: getattr(p, k) for k in SHARED}
+
+
+def _validation(ps: list[Point]):
+    vals = [p.validation for p in ps]
     if all(v is None for v in vals):
         return None
     return {"checked_bytes": sum((v or {}).get("checked_bytes", 0) for v in vals),
             "errors": sum((v or {}).get("errors", 0) for v in vals)}
 
 
-def _rank_samples(ps: list[dict]) -> list:
+def _rank_samples(ps: list[Point]) -> list:
     """Each rank's samples over all launches (None for a rank that timed nothing)."""
-    per = [p["rank_samples"] for p in ps]
+    per = [p.rank_samples for p in ps]
     out = []
     for q in range(len(per[0])):
         pooled = [x for launch in per if launch[q] for x in launch[q]]
@@ -60,74 +68,57 @@ def _rank_samples(ps: list[dict]) -> list:
     return out
 
 
-def merge_imported(ps: list[dict]) -> dict:
+def _launches(ps: list[Point], stop: str | None = None) -> list[LaunchSummary]:
+    return [LaunchSummary(p.launch or 0, p.summary.median, p.summary.n, stop or p.stop) for p in ps]
+
+
+def merge_imported(ps: list[Point]) -> MergedPoint:
     """The merged record of an imported point: its figure, no interval."""
-    m = {k: v for k, v in ps[0].items() if k not in PER_LAUNCH}
-    meds = [p["summary"]["median"] for p in ps]
-    ns = [p["summary"]["n"] for p in ps]
-    med = statistics.median(meds)
-    summ = dict.fromkeys(SUMMARY_KEYS)
-    summ.update(n=sum(ns) if None not in ns else None, median=med,
-                mean=statistics.fmean(p["summary"]["mean"] for p in ps))
-    m.update(samples=[], summary=summ, stop="imported", batch=None, validation=None, diagnostics=[],
-             launches=[{"launch": p.get("launch", 0), "median": p["summary"]["median"], "n": p["summary"]["n"],
-                        "stop": "imported"} for p in ps],
-             spread={"within_rel": None, "between_rel": None, "max_min_ratio": None, "launch_medians": None},
-             latency_s=med if m.get("concurrent") else med / max(1, m.get("legs_per_op", 1)),
-             bandwidth_Bps=m["bytes_per_op"] / med if med > 0 and m["bytes_per_op"] > 0 else None)
-    return m
+    med = statistics.median(p.summary.median for p in ps)
+    ns = [p.summary.n for p in ps]
+    means = [p.summary.mean for p in ps]
+    summ = Summary(median=med, n=sum(ns) if None not in ns else None, confidence=None,
+                   mean=statistics.fmean(means) if None not in means else None)
+    return MergedPoint(**_shared(ps[0]), summary=summ, launch=None, stop="imported", launches=_launches(ps, "imported"),
+                       spread=Spread())
 
 
-def merge(ps: list[dict], hosts: list | None = None) -> dict:
+def merge(ps: list[Point], hosts: list | None = None) -> MergedPoint:
     """The merged record of one point's launches (ps: its per-launch records)."""
-    if any(imported(p) for p in ps):
+    if any(p.is_imported for p in ps):
         return merge_imported(ps)
     from . import launches, stats  # numpy: only when a merge is computed, not read back
-    m = {k: v for k, v in ps[0].items() if k not in PER_LAUNCH}
-    sets = [p["samples"] for p in ps]
+    sets = [p.samples for p in ps]
     pooled = [x for s in sets for x in s]
-    summ = stats.summarize(pooled).to_dict()
     med, lo, hi = launches.hierarchical_ci(sets)
-    summ.update(median=med, ci_low=lo, ci_high=hi, ci_rel=(hi - lo) / 2 / med if med > 0 else None)
-    m["samples"] = pooled
-    m["summary"] = summ
-    m["launches"] = [{"launch": p.get("launch", 0), "median": p["summary"]["median"], "n": p["summary"]["n"],
-                      "stop": p.get("stop")} for p in ps]
-    m["spread"] = launches.spread(sets)
-    m["stop"] = ps[0].get("stop") if len({p.get("stop") for p in ps}) == 1 else "mixed"
-    m["batch"] = ps[0].get("batch")
-    m["validation"] = _validation(ps)
-    legs = max(1, m.get("legs_per_op", 1))
-    m["latency_s"] = med if m.get("concurrent") else med / legs
-    m["bandwidth_Bps"] = m["bytes_per_op"] / med if med > 0 else None
-    if "rank_samples" in ps[0]:
-        m["rank_samples"] = _rank_samples(ps)
+    summ = stats.summarize(pooled).replace(median=med, ci_low=lo, ci_high=hi,
+                                           ci_rel=(hi - lo) / 2 / med if med > 0 else None)
+    m = MergedPoint(**_shared(ps[0]), summary=summ, launch=None, samples=pooled, launches=_launches(ps),
+                    spread=Spread(**launches.spread(sets)), batch=ps[0].batch, validation=_validation(ps),
+                    stop=ps[0].stop if len({p.stop for p in ps}) == 1 else "mixed")
+    if ps[0].is_pattern:
+        m.rank_samples = _rank_samples(ps)
         ranks.summarize_point(m, hosts)
-    diags = {(d["code"], d["message"]): d for p in ps for d in p.get("diagnostics", [])}
+    diags = {(d["code"], d["message"]): d for p in ps for d in p.diagnostics}
     if launches.unstable(sets):
-        d = diagnostics.unstable_across_launches(m["spread"], len(sets))
-        where = dict(bench=m["bench"], size=m["size"], stride=m["stride"])
-        diags[(d.code, d.message)] = {**d.to_dict(), **where}
-    m["diagnostics"] = list(diags.values())
+        d = diagnostics.unstable_across_launches(m.spread.to_dict(), len(sets))
+        diags[(d.code, d.message)] = {**d.to_dict(), "bench": m.bench, "size": m.size, "stride": m.stride}
+    m.diagnostics = list(diags.values())
     return m
 
 
-def merged(doc: dict) -> list[dict]:
+def merged(doc: dict) -> list[MergedPoint]:
     """Every point of a run, its launches merged, in the order first measured.
 
     A finished run stores them in its document (`merged`, see stored()), so
     reading it costs nothing; a stream is merged when read."""
     if isinstance(doc.get("merged"), list):
-        return doc["merged"]
+        return [MergedPoint.from_dict(m, f"merged point {i}") for i, m in enumerate(doc["merged"])]
     hosts = doc.get("header", {}).get("hosts")
     return [merge(ps, hosts) for ps in groups(doc).values()]
-
-
-# Bulky fields the stored merged points leave out: the records keep them.
-NOT_STORED = ("samples", "rank_samples")
 
 
 def stored(doc: dict) -> dict:
     """What a run stores beside its records: its merged points, without the
     pooled samples (StreamWriter.close's derive)."""
-    return {"merged": [{k: v for k, v in m.items() if k not in NOT_STORED} for m in merged(doc)]}
+    return {"merged": [m.to_dict(stored=True) for m in merged(doc)]}

@@ -17,49 +17,43 @@ from __future__ import annotations
 import math
 import statistics
 
-ROLE_NAMES = {"s": "sender", "r": "receiver", "t": "target", "b": "both", "i": "idle"}
+from ..schema.records import ROLE_NAMES, Fairness, Point, RankFigures
+
 DRIVERS = ("s", "b")  # roles whose bandwidth is the pattern's per-process figure
 PLATEAU_GAIN = 0.02   # saturation: one more pair gains less than this
 
 
-def per_rank(rec: dict, hosts: list | None = None) -> list[dict]:
-    """{rank, host, role, median_s, bandwidth_Bps} for every rank that takes part.
+def per_rank(p: Point, hosts: list | None = None) -> list[RankFigures]:
+    """The figures of every rank that takes part (idle ranks do not).
 
     Senders and both-way ranks count the bytes they send; receivers and
     targets the bytes they receive. A rank that times nothing (a passive
     target) has no median and no bandwidth."""
     out = []
-    roles, samples = rec["roles"], rec["rank_samples"]
-    for q, role in enumerate(roles):
+    for q, role in enumerate(p.roles):
         if role == "i":
             continue
-        x = samples[q]
+        x = p.rank_samples[q]
         med = statistics.median(x) if x else None
-        nbytes = rec["rank_sent_bytes"][q] if role in DRIVERS else rec["rank_recv_bytes"][q]
+        nbytes = p.rank_sent_bytes[q] if role in DRIVERS else p.rank_recv_bytes[q]
         bw = nbytes / med if med and med > 0 else None
-        out.append({"rank": q, "host": hosts[q] if hosts and q < len(hosts) else None,
-                    "role": ROLE_NAMES[role], "median_s": med, "bandwidth_Bps": bw})
+        out.append(RankFigures(q, ROLE_NAMES[role], hosts[q] if hosts and q < len(hosts) else None, med, bw))
     return out
 
 
-def fairness(bandwidths: list[float]) -> dict | None:
+def fairness(bandwidths: list[float]) -> Fairness | None:
     """min/max ratio and Jain's index of the given per-rank bandwidths."""
     x = [b for b in bandwidths if b is not None and math.isfinite(b)]
     if not x or max(x) <= 0:
         return None
     s, s2 = sum(x), sum(v * v for v in x)
-    return {"n": len(x), "min_max_ratio": min(x) / max(x), "jain": s * s / (len(x) * s2)}
+    return Fairness(len(x), min(x) / max(x), s * s / (len(x) * s2))
 
 
-def summarize_point(rec: dict, hosts: list | None = None) -> None:
-    """Adds ranks, aggregate_bandwidth_Bps, fairness and message_rate_per_s to a pattern point."""
-    med = rec["summary"]["median"]
-    ranks = per_rank(rec, hosts)
-    rec["ranks"] = ranks
-    rec["aggregate_bandwidth_Bps"] = rec["bytes_per_op"] / med if med > 0 else None
-    rec["fairness"] = fairness([r["bandwidth_Bps"] for r in ranks if r["role"] in ("sender", "both")])
-    msgs = rec.get("messages_per_op") or 0
-    rec["message_rate_per_s"] = msgs / med if med > 0 and msgs else None
+def summarize_point(p: Point, hosts: list | None = None) -> None:
+    """Sets a pattern point's per-rank figures and the fairness among its senders."""
+    p.ranks = per_rank(p, hosts)
+    p.fairness = fairness(p.sender_bandwidths())
 
 
 def plateau(actives: list[int], rates: list[float], gain: float = PLATEAU_GAIN) -> dict | None:

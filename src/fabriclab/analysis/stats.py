@@ -18,11 +18,12 @@ References
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
 from statistics import NormalDist
-from typing import Any, Sequence, Tuple, Union
+from typing import Sequence, Tuple, Union
 
 import numpy as np
+
+from ..schema.records import Summary
 
 MAD_TO_SIGMA = 1.4826  # 1 / Phi^-1(3/4): MAD -> standard deviation for normal data
 MEANAD_TO_SIGMA = 1.253314  # sqrt(pi / 2): mean absolute deviation -> standard deviation
@@ -151,58 +152,6 @@ def _rel_half_width(lo: float, hi: float, median: float) -> float:
     if median == 0.0:
         return 0.0 if half == 0.0 else math.inf
     return half / median
-
-
-@dataclass(frozen=True)
-class Summary:
-    """Summary of one measured point; every time is in seconds per operation.
-
-    ci_rel is the CI half-width divided by the median (the quantity the core's
-    stopping rule compares with --target-ci); mad is the unscaled median
-    absolute deviation; outliers counts |modified z| > 3.5."""
-
-    n: int
-    median: float
-    ci_low: float
-    ci_high: float
-    ci_rel: float
-    p5: float
-    p25: float
-    p75: float
-    p95: float
-    p99: float
-    min: float
-    max: float
-    mean: float
-    stdev: float
-    mad: float
-    outliers: int
-    confidence: float = 0.95
-
-    def to_dict(self) -> dict:
-        """Plain JSON-safe dict; an infinite ci_rel is stored as None (JSON has no inf)."""
-        d = asdict(self)
-        if math.isinf(d["ci_rel"]):
-            d["ci_rel"] = None
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Summary":
-        """Inverse of to_dict; unknown keys are ignored, missing ones raise ValueError."""
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            if f.name not in d:
-                if f.name == "confidence":
-                    continue
-                raise ValueError(f"summary lacks field {f.name!r}")
-            v = d[f.name]
-            if f.name == "ci_rel" and v is None:
-                v = math.inf
-            try:
-                values[f.name] = int(v) if f.name in ("n", "outliers") else float(v)
-            except (TypeError, ValueError):
-                raise ValueError(f"summary field {f.name!r} is not a number: {v!r}") from None
-        return cls(**values)
 
 
 def summarize(samples: ArrayLike, confidence: float = 0.95) -> Summary:

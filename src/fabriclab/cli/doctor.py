@@ -14,10 +14,9 @@ def _line(ok: bool, what: str, detail: str) -> None:
 
 
 def doctor(args) -> int:
-    from ..analysis import stats
     from ..measure import protocol
     from ..measure.launch import command, wrong_world
-    from ..measure.runner import Launch
+    from ..measure.runner import Launch, derive
     from ..units import fmt_time
     try:
         m, spec = resolve_launch(args)
@@ -66,7 +65,7 @@ def doctor(args) -> int:
     lib = " ".join(hello["mpi_library"].splitlines()[0].split()) if hello.get("mpi_library") else "?"
     hosts = sorted(set(hello.get("hosts", [])))
     _line(True, "launch", f"{hello.get('ranks')} ranks on {', '.join(hosts)}; {lib}")
-    med = stats.summarize(points[0]["samples"]).median / max(1, points[0].get("legs_per_op", 1))
+    med = derive(points[0]).latency_s
     vals = [x.get("validation") or {} for x in points]
     errors = sum(v.get("errors", 1) for v in vals)
     checked = sum(v.get("checked_bytes", 0) for v in vals)

@@ -38,10 +38,10 @@ class Progress:
         fill = int(width * self.done / self.total)
         eta = self.eta()
         what = ""
-        if rec is not None:
-            figure = rec.get("bandwidth_Bps") if rec.get("bytes_per_op") else None
-            what = (f"{fmt_bytes(rec['size'])}" + (f"/s{rec['stride']}" if rec.get("stride", 1) > 1 else "")
-                    + ": " + (fmt_rate(figure) if figure else fmt_time(rec["latency_s"])))
+        if rec is not None:  # the point just measured (schema.records.Point)
+            figure = rec.bandwidth_Bps
+            what = (f"{fmt_bytes(rec.size)}" + (f"/s{rec.stride}" if rec.stride > 1 else "")
+                    + ": " + (fmt_rate(figure) if figure else fmt_time(rec.latency_s)))
         line = (f"\r[{'#' * fill}{'.' * (width - fill)}] {self.done}/{self.total} "
                 f"ETA {fmt_time(eta) if eta is not None else '?':>8}  {bench} {what}")
         self.stream.write(line[:118].ljust(118))

@@ -46,7 +46,8 @@ def register_show(sub) -> None:
 
 def cmd_compare(args) -> int:
     from .. import schema
-    from ..analysis.compare import compare, format_changes
+    from ..analysis.compare import compare
+    from ..report.changes import format_changes
     base, new = schema.load(args.base), schema.load(args.new)
     changes = compare(base, new, args.alpha, args.threshold)
     write_out(format_changes(changes, args.format, args.base, args.new), args.output)

@@ -106,7 +106,7 @@ def cmd_validate(args) -> int:
     from ..model.datafile import read_data_file
     from ..model.resources import MB
     from ..model.topologies.custom import CustomNetwork
-    from ..report.tables import rows
+    from ..analysis.merge import merged
     from ..testbed import netns, plan as tplan, validate as v
     from ..units import fmt_bytes
     data = read_data_file(args.file, "network file")
@@ -145,7 +145,7 @@ def cmd_validate(args) -> int:
                         "-n", str(2 * len(pairs)), "-s", SAT_SIZE, "-p", f"window={SAT_WINDOW}",
                         "--active", f"1:{len(pairs)}", "-L", "2", *CALIBRATE, *mpi],
                        out.with_name(out.stem + "-saturation.json"))
-        rate, lo, hi, active = v.plateau_rate(rows(sat))
+        rate, lo, hi, active = v.plateau_rate(merged(sat))
         cls = v.cable_class(net, b.link)
         nominal, nominal_label = v.predict(data, args.file)
         # Also measured, not used to calibrate: the cable's rate per direction while both
@@ -157,7 +157,7 @@ def cmd_validate(args) -> int:
             bidoc = _measure(["message.bibw", *where(hosts), "-n", str(len(hosts)),
                               "-s", SAT_SIZE, "-p", f"window={SAT_WINDOW}", "-L", "3", *CALIBRATE, *mpi],
                              out.with_name(out.stem + "-bidirectional.json"))
-            bi = v.bidirectional_rate(rows(bidoc))
+            bi = v.bidirectional_rate(merged(bidoc))
         cal_rate = rate
         predicted, label = v.predict(v.calibrated(data, cls, cal_rate), args.file)
         both_ways = v.predict(v.calibrated(data, cls, bi[0]), args.file)[0] if bi else None
@@ -170,7 +170,7 @@ def cmd_validate(args) -> int:
         a2a = _measure(["message.alltoall", "-p", "variant=concurrent", *where(list(net.node_names)),
                         "-n", str(net.n_nodes),
                         "-s", args.sizes, "-L", "3", *mpi], out)
-        measured = v.per_node(rows(a2a), net.n_nodes)
+        measured = v.per_node(merged(a2a), net.n_nodes)
         sizes = sorted(measured)
         table = [{"size": s, "measured_Bps": measured[s], "predicted_Bps": predicted,
                   "ratio": measured[s] / predicted, "verdict": v.verdict(predicted, measured[s])} for s in sizes]

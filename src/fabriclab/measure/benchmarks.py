@@ -52,7 +52,6 @@ SOCKET = dict(iface="", addr="", nodelay=1, sndbuf=0, rcvbuf=0)
 # on MPI_Test, the busy-polling analogue of seed 002's polling completion.
 COMPLETION = "wait|test"
 
-AXES = ("size", "stride", "active", "conns")
 # The default suite runs the VI Architecture experiments (seed 002) at short
 # sweeps, each with both ways of finding completions; polling, blocking and
 # epoll request/response at the same sizes.
@@ -83,6 +82,12 @@ class Bench:
     # In the default suite with these overrides of the sweeps (and "params":
     # parameter values, "a,b" for a variant each); None: run only when named.
     suite: dict | None = field(default_factory=dict)
+    # The report's views across benchmarks that show it (report/figures.py VIEWS).
+    views: tuple = ()
+    # A memory copy: "contiguous" (the bound of strided copies) or "strided" (read against it).
+    copy: str | None = None
+    # What SIZE is, as the x axis of its figures says.
+    size_label: str = "message size"
 
     def for_suite(self) -> "Bench":
         """This benchmark with the default suite's (shorter) sweeps."""
@@ -144,78 +149,92 @@ def _b(name, summary, metric, **kw) -> Bench:
 
 STRIDED = ("size", "stride")
 WINDOW = {"window": 64}
+HOTSPOT_VIEWS = ("hotspot", "fairness")
 SYNC = {"sync": "flush|fence"}
 
 REGISTRY: dict[str, Bench] = {b.name: b for b in [
     # ---- memory: one process copies (rank 0; others idle)
-    _b("memory.memcpy", "libc memcpy of SIZE bytes (reference)", "bandwidth", sizes=MEMORY_SIZES, min_ranks=1),
+    _b("memory.memcpy", "libc memcpy of SIZE bytes (reference)", "bandwidth", sizes=MEMORY_SIZES, min_ranks=1,
+       copy="contiguous", size_label="copy size"),
     _b("memory.copy", "8-byte word copy loop, contiguous loads and stores", "bandwidth", sizes=MEMORY_SIZES,
-       min_ranks=1, params={"stores": "auto|nt|normal"}),
+       min_ranks=1, params={"stores": "auto|nt|normal"}, copy="contiguous", size_label="copy size"),
     _b("memory.strided_store", "ECT: contiguous loads, stores at a stride of S words", "bandwidth",
        sizes="32K,512K,64M", axes=STRIDED, strides=STRIDES, min_ranks=1, params={"stores": "auto|nt|normal"},
-       suite=ECT_SUITE),
+       suite=ECT_SUITE, views=("strided",), copy="strided", size_label="copy size"),
     _b("memory.strided_load", "ECT: loads at a stride of S words, contiguous stores", "bandwidth",
        sizes="32K,512K,64M", axes=STRIDED, strides=STRIDES, min_ranks=1, params={"stores": "auto|nt|normal"},
-       suite=ECT_SUITE),
+       suite=ECT_SUITE, views=("strided",), copy="strided", size_label="copy size"),
     # ---- deposit: one-sided, origin rank 0 and target rank 1, or a pattern
     _b("deposit.put_lat", "MPI_Put of SIZE bytes then completion (flush or fence)", "latency", params=SYNC),
     _b("deposit.get_lat", "MPI_Get of SIZE bytes then completion (flush or fence)", "latency", params=SYNC),
-    _b("deposit.put_bw", "a window of MPI_Put then one completion", "bandwidth", params={**SYNC, **WINDOW}),
+    _b("deposit.put_bw", "a window of MPI_Put then one completion", "bandwidth", params={**SYNC, **WINDOW},
+       views=("bidirectional",)),
     _b("deposit.get_bw", "a window of MPI_Get then one completion", "bandwidth", params={**SYNC, **WINDOW}),
     _b("deposit.strided_direct", "strided deposit with a vector-datatype MPI_Put", "bandwidth",
-       sizes="4K,256K", axes=STRIDED, strides=STRIDES, params=SYNC),
+       sizes="4K,256K", axes=STRIDED, strides=STRIDES, params=SYNC, views=("strided",)),
     _b("deposit.strided_packed", "strided deposit by buffer packing: contiguous put, unpack at the target",
-       "bandwidth", sizes="4K,256K", axes=STRIDED, strides=STRIDES, params={"sync": "fence|flush"}),
+       "bandwidth", sizes="4K,256K", axes=STRIDED, strides=STRIDES, params={"sync": "fence|flush"},
+       views=("strided",)),
     _b("deposit.strided_shm", "strided deposit by direct stores into a shared-memory window", "bandwidth",
-       sizes="4K,256K", axes=STRIDED, strides=STRIDES),
+       sizes="4K,256K", axes=STRIDED, strides=STRIDES, views=("strided",)),
     _b("deposit.put_bibw", "both ranks of a pair put a window into each other at once", "bandwidth",
-       concurrent=True, pattern="bipairs", params={"window": 64}, suite=None),
+       concurrent=True, pattern="bipairs", params={"window": 64}, suite=None, views=("bidirectional",)),
     _b("deposit.hotspot_put", "ACTIVE ranks put windows into rank 0 at once (hotspot write)", "bandwidth",
-       axes=("size", "active"), pattern="hotspot", params={"window": 64}, suite=None),
+       axes=("size", "active"), pattern="hotspot", params={"window": 64}, suite=None, views=HOTSPOT_VIEWS),
     _b("deposit.hotspot_get", "ACTIVE ranks get windows from rank 0 at once (hotspot read)", "bandwidth",
-       axes=("size", "active"), pattern="hotspot", params={"window": 64}, suite=None),
+       axes=("size", "active"), pattern="hotspot", params={"window": 64}, suite=None, views=HOTSPOT_VIEWS),
     # ---- message: two-sided MPI
     _b("message.pingpong", "MPI_Send/MPI_Recv round trip between two ranks", "latency", legs=2,
        params={"completion": COMPLETION}, suite={"params": {"completion": "wait,test"}}),
     _b("message.stream", "a window of MPI_Isend to pre-posted receives, acked per window", "bandwidth",
-       params={**WINDOW, "completion": COMPLETION}),
+       params={**WINDOW, "completion": COMPLETION}, views=("postal", "bidirectional")),
     _b("message.postal_restricted", "restricted postal semantics: receives posted before the sends",
-       "bandwidth", params={**WINDOW, "mode": "ready|ssend"}),
+       "bandwidth", params={**WINDOW, "mode": "ready|ssend"}, views=("postal",)),
     _b("message.postal_full", "full postal semantics: sends posted before the receives (library buffers)",
-       "bandwidth", params=WINDOW),
+       "bandwidth", params=WINDOW, views=("postal",)),
     _b("message.bibw", "both ranks of a pair stream a window at each other at once", "bandwidth",
-       concurrent=True, pattern="bipairs", params=WINDOW, suite={"sizes": "0:4M:x4"}),
+       concurrent=True, pattern="bipairs", params=WINDOW, suite={"sizes": "0:4M:x4"}, views=("bidirectional",)),
     _b("message.hotspot", "ACTIVE ranks stream windows to rank 0 at once (hotspot write)", "bandwidth",
-       axes=("size", "active"), pattern="hotspot", params=WINDOW, suite=None),
+       axes=("size", "active"), pattern="hotspot", params=WINDOW, suite=None, views=HOTSPOT_VIEWS),
     _b("message.saturation", "ACTIVE pairs (i, i+N/2) stream at once; the plateau is the link's rate",
-       "bandwidth", axes=("size", "active"), pattern="pairs", params=WINDOW, suite=None),
+       "bandwidth", axes=("size", "active"), pattern="pairs", params=WINDOW, suite=None,
+       views=("saturation", "fairness")),
     _b("message.alltoall", "all-to-all personalized exchange: SIZE bytes to every other rank", "bandwidth",
        concurrent=True, pattern="all", min_ranks=2, params={"variant": "collective|pairwise|concurrent"},
-       suite=None),
+       suite=None, views=("alltoall", "validation")),
     _b("message.bisection", "a seeded random perfect matching; every pair streams both ways at once",
-       "bandwidth", concurrent=True, pattern="bisection", params={**WINDOW, "seed": 1}, suite=None),
+       "bandwidth", concurrent=True, pattern="bisection", params={**WINDOW, "seed": 1}, suite=None,
+       views=("alltoall",)),
     _b("message.conns", "CONNS receives on CONNS tags, completed by MPI_Waitany or a round-robin MPI_Test",
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS, params={"check": "waitany|scan"},
-       suite={**CONNS_SUITE, "params": {"check": "waitany,scan"}}),
+       suite={**CONNS_SUITE, "params": {"check": "waitany,scan"}}, views=("via-conns",)),
     _b("message.scatter", "32 segments of SIZE bytes at a stride in the receiver: datatype or unpack",
        "bandwidth", sizes=SEGMENT_SIZES, params={"mode": "datatype|copy", "segments": 32, **WINDOW},
-       suite={"sizes": "8,64,1K", "params": {"mode": "datatype,copy"}}),
+       suite={"sizes": "8,64,1K", "params": {"mode": "datatype,copy"}}, views=("via-scatter",),
+       size_label="segment size"),
     # ---- tcp: sockets between ranks 0 and 1
     _b("tcp.rr_poll", "TCP request/response, busy-polling receive", "latency", legs=2, params=SOCKET,
-       suite=RR_SUITE),
+       suite=RR_SUITE, views=("via-latency",)),
     _b("tcp.rr_block", "TCP request/response, blocking receive", "latency", legs=2, params=SOCKET,
-       suite=RR_SUITE),
+       suite=RR_SUITE, views=("via-latency",)),
     _b("tcp.rr_epoll", "TCP request/response, receive after blocking in epoll_wait", "latency", legs=2,
-       params=SOCKET, suite=RR_SUITE),
+       params=SOCKET, suite=RR_SUITE, views=("via-latency",)),
     _b("tcp.stream", "TCP streaming, SIZE bytes per send", "bandwidth", sizes="1:4M:x2",
        params={**SOCKET, "burst": "32M"}, suite={"sizes": "64:4M:x4"}),
     _b("tcp.conns", "TCP stream round-robin over CONNS connections; completion by epoll or a scan",
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS,
-       params={**SOCKET, "check": "epoll|scan"}, suite={**CONNS_SUITE, "params": {"check": "epoll,scan"}}),
+       params={**SOCKET, "check": "epoll|scan"}, suite={**CONNS_SUITE, "params": {"check": "epoll,scan"}},
+       views=("via-conns",)),
     _b("tcp.scatter", "TCP messages of 32 segments of SIZE bytes: readv into place or receive and copy",
        "bandwidth", sizes=SEGMENT_SIZES, params={**SOCKET, "mode": "iovec|copy", "segments": 32},
-       suite={"sizes": "8,64,1K", "params": {"mode": "iovec,copy"}}),
+       suite={"sizes": "8,64,1K", "params": {"mode": "iovec,copy"}}, views=("via-scatter",),
+       size_label="segment size"),
 ]}
+
+
+def in_view(key: str) -> tuple:
+    """The benchmarks a report view shows, in registry order."""
+    return tuple(b.name for b in REGISTRY.values() if key in b.views)
 
 
 def suite() -> list[Bench]:

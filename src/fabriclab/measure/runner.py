@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from ..analysis import diagnostics, ranks, stats
 from ..schema import StreamWriter
+from ..schema.records import Point
 from . import protocol, sysinfo
 from .launch import LaunchSpec, command, wrong_world
 from .plan import Job, Plan
@@ -31,22 +32,17 @@ class Outcome:
     diagnostics: list
 
 
-def derive(rec: dict, hosts: list | None = None) -> stats.Summary:
-    """Summary of the per-op samples plus the figures a reader wants first.
-
-    The point says how its time becomes figures: a sequential op is
-    legs_per_op one-way transfers in a row (latency = median / legs); a
-    concurrent op's transfers overlap (latency = the op's median). Bandwidth
-    is all payload bytes of the op over its median. Pattern points also get
-    their per-rank figures (analysis/ranks.py)."""
+def derive(rec: dict, hosts: list | None = None) -> Point:
+    """A launch's point record from the core's point line (with what the run
+    adds: params, cache state, variant, launch): its summary (Python owns the
+    statistics) and, for a pattern, every rank's figures (analysis/ranks.py).
+    How its time becomes latency and bandwidth is the record's own
+    (schema/records.py). ValueError for samples or fields no reader can use."""
     summ = stats.summarize(rec["samples"])
-    med, legs = summ.median, max(1, rec.get("legs_per_op", 1))
-    rec["summary"] = summ.to_dict()
-    rec["latency_s"] = med if rec.get("concurrent") else med / legs
-    rec["bandwidth_Bps"] = rec["bytes_per_op"] / med if med > 0 else None
-    if "rank_samples" in rec:
-        ranks.summarize_point(rec, hosts)
-    return summ
+    p = Point.from_dict({**rec, "summary": summ.to_dict()}, "the core's point")
+    if p.is_pattern:
+        ranks.summarize_point(p, hosts)
+    return p
 
 
 class Launch:
@@ -183,6 +179,7 @@ class _Reading:
     timer: dict = field(default_factory=dict)
     end: dict = field(default_factory=dict)
     spec: LaunchSpec | None = None
+    points: list = field(default_factory=list)   # the Points of this launch, as streamed
 
     def wrong_world(self, ranks) -> str | None:
         """An error line when the core's world is not the ranks launched (N
@@ -205,7 +202,6 @@ def _launch(job: Job, k: int, plan: Plan, core_path: str, spec: LaunchSpec, writ
     """One launch of the core for one job; an error line or None."""
     argv, env = command(spec, protocol.job_argv(core_path, job, plan.sampling, plan.validate))
     before = sysinfo.noise()
-    first = len(writer.records)
     token = watch.before()
     launch = Launch(argv, env)
     r = _Reading(job, k, plan, writer, progress, diags,
@@ -232,9 +228,8 @@ def _launch(job: Job, k: int, plan: Plan, core_path: str, spec: LaunchSpec, writ
     if noise["steal_fraction"]:
         diags.append(replace(diagnostics.steal(noise["steal_fraction"]), bench=job.bench.name))
     if "wire_bytes" in fabric:
-        # Each timed op moved bytes_per_op of payload: a lower bound on what the wire must carry.
-        payload = sum(len(p["samples"]) * p.get("batch", 1) * p["bytes_per_op"] for p in writer.records[first:]
-                      if p["kind"] == "point")
+        # The timed payload is a lower bound on what the wire must carry.
+        payload = sum(p.payload_bytes for p in r.points)
         if payload > (1 << 20) and fabric["wire_bytes"] < BYPASS_SHARE * payload:
             d = replace(diagnostics.fabric_bypassed(fabric["wire_bytes"], payload,
                                                     fabric.get("fabric", "the fabric")), bench=job.bench.name)
@@ -260,19 +255,20 @@ def _point(r: _Reading, msg: protocol.Point, where: str) -> str | None:
     rec.update(params={**job.bench.defaults, **job.params}, cache=r.plan.cache, variant=job.variant,
                launch=r.launch)
     try:
-        summ = derive(rec, r.hosts)
+        p = derive(rec, r.hosts)
     except (ValueError, KeyError, TypeError) as e:  # no samples, negative ones, a torn record
         return f"{job.bench.name}{where}: the core sent an unusable point ({e})"
-    found = diagnostics.check_point(rec, summ, r.plan.sampling.target_ci)
+    found = diagnostics.check_point(p, p.summary, r.plan.sampling.target_ci)
     if r.timer:
-        found += [replace(d, bench=rec["bench"], size=rec["size"], stride=rec["stride"]) for d in
+        found += [replace(d, bench=p.bench, size=p.size, stride=p.stride) for d in
                   diagnostics.check_timer(r.timer.get("overhead_s", 0.0), r.timer.get("resolution_s", 0.0),
-                                          summ.median * rec.get("batch", 1))]
-    rec["diagnostics"] = [d.to_dict() for d in found]
+                                          p.summary.median * (p.batch or 1))]
+    p.diagnostics = [d.to_dict() for d in found]
     r.diags.extend(found)
-    r.writer.add("point", rec)
+    r.writer.add("point", p)
+    r.points.append(p)
     if r.progress:
-        r.progress.advance(job.bench.name, rec)
+        r.progress.advance(job.bench.name, p)
     return None
 
 

@@ -17,12 +17,9 @@ from .tables import derived, group_name, rows
 MB = 1e6
 
 
-def _interval(r: dict, rate: float) -> list[float]:
-    """The rate's 95% interval from its point's interval of the time per op."""
-    med = r["median_s"]
-    lo = rate * med / r["ci_high_s"] if r.get("ci_high_s") else rate
-    hi = rate * med / r["ci_low_s"] if r.get("ci_low_s") else rate
-    return [round(lo / MB, 3), round(hi / MB, 3)]
+def _interval(r, rate: float) -> list[float]:
+    """The rate's 95% interval (MB/s) from its point's interval of the time per op."""
+    return [round(x / MB, 3) for x in r.point.interval(rate)]
 
 
 def measurement(doc: dict, stream: bool = False) -> dict:
@@ -31,25 +28,25 @@ def measurement(doc: dict, stream: bool = False) -> dict:
     rs = rows(doc)
     hosts = ",".join(dict.fromkeys(h.get("hosts") or [])) or (h.get("host") or {}).get("hostname", "?")
     date = str(h.get("start_time") or "")[:10]
-    sat = [r for r in rs if r["bench"] == "message.saturation" and r["aggregate_bandwidth_Bps"]]
+    sat = [r for r in rs if r.bench == "message.saturation" and r.aggregate_bandwidth_Bps]
     if sat:
-        size = max(r["size"] for r in sat)
-        name = group_name("message.saturation", sat[0]["variant"])
+        size = max(r.size for r in sat)
+        name = group_name("message.saturation", sat[0].variant)
         p = derived(doc, rs).get(name, {}).get("saturation", {}).get(size)
         if not p:
             raise UsageError("the run's message.saturation points have no plateau to calibrate from")
-        r = next(x for x in sat if x["size"] == size and x["active"] == p["active"])
+        r = next(x for x in sat if x.size == size and x.active == p["active"])
         rate = p["rate_Bps"]
         how = (f"message.saturation at {fmt_bytes(size)}: plateau from {p['active']} active pairs"
                if p["reached"] else f"message.saturation at {fmt_bytes(size)}: not saturated, highest at "
                                     f"{p['active']} active pairs (a lower bound)")
     elif stream:
-        st = [r for r in rs if r["bench"] == "message.stream" and r["bandwidth_Bps"]]
+        st = [r for r in rs if r.bench == "message.stream" and r.bandwidth_Bps]
         if not st:
             raise UsageError("the run has neither message.saturation nor message.stream points to calibrate from")
-        r = max(st, key=lambda x: x["bandwidth_Bps"])
-        rate = r["bandwidth_Bps"]
-        how = f"message.stream peak at {fmt_bytes(r['size'])} (one stream)"
+        r = max(st, key=lambda x: x.bandwidth_Bps)
+        rate = r.bandwidth_Bps
+        how = f"message.stream peak at {fmt_bytes(r.size)} (one stream)"
     else:
         raise UsageError("the run has no message.saturation points (run `fabriclab run message.saturation` "
                          "across the resource, or give --stream to use message.stream's peak)")

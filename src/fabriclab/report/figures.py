@@ -19,14 +19,15 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..analysis import fit
-from ..measure.benchmarks import LEVELS, REGISTRY
+from ..measure.benchmarks import LEVELS, REGISTRY, in_view
 from ..units import fmt_bytes, fmt_rate
 from .figure import Axis, Figure, Mark, Series, slug
-from .tables import derived, group_name, rows
+from ..schema.records import AXES
+from .rows import Row, rows
+from .tables import derived, group_name
 
 SIZE = Axis("message size (bytes)", log=True, kind="size")
 # Where a benchmark's size is not a message's.
-SIZE_LABELS = {"message.scatter": "segment size (bytes)", "tcp.scatter": "segment size (bytes)"}
 MAX_SERIES = 8
 
 
@@ -48,7 +49,7 @@ class RunView:
         return int(self.doc["header"].get("nranks") or 2)
 
     def benches(self) -> list[str]:
-        return in_registry_order(r["bench"] for r in self.rows)
+        return in_registry_order(r.bench for r in self.rows)
 
 
 def in_registry_order(benches) -> list[str]:
@@ -58,19 +59,22 @@ def in_registry_order(benches) -> list[str]:
 
 # ---- metrics: what a y axis can show, from a row ------------------------------------------
 
-def _per(r: dict) -> int:
-    """Transfers a sample's time covers in a row (a concurrent op's transfers overlap)."""
-    return 1 if r["concurrent"] else max(1, r["legs_per_op"] or 1)
+def _us(t):
+    return None if t is None else t * 1e6
 
 
-def _inv(r: dict, key: str):
-    t = r.get(key)
-    return r["bytes_per_op"] / t / 1e6 if t and r["bytes_per_op"] else None
+def _mbps(bps):
+    return None if bps is None else bps * 1e-6
 
 
-def _scaled(r: dict, key: str, k: float):
-    v = r.get(key)
-    return v * k if v is not None else None
+def _transfer_us(r: Row, t):
+    """A time statistic of the op as microseconds per transfer (the point's own rule)."""
+    return _us(r.per_transfer(t))
+
+
+def _rate_mbps(r: Row, t):
+    """A time statistic of the op as MB/s of its payload (the point's own rule)."""
+    return _mbps(r.rate(t))
 
 
 @dataclass(frozen=True)
@@ -83,23 +87,18 @@ class Metric:
 
 METRICS = {
     "latency": Metric(Axis("time per transfer (\u00b5s)"),
-                      lambda r: _scaled(r, "median_s", 1e6 / _per(r)),
-                      lambda r: (_scaled(r, "ci_low_s", 1e6 / _per(r)), _scaled(r, "ci_high_s", 1e6 / _per(r))),
-                      lambda r: (_scaled(r, "p5_s", 1e6 / _per(r)), _scaled(r, "p95_s", 1e6 / _per(r)))),
+                      lambda r: _transfer_us(r, r.median_s),
+                      lambda r: (_transfer_us(r, r.ci_low_s), _transfer_us(r, r.ci_high_s)),
+                      lambda r: (_transfer_us(r, r.p5_s), _transfer_us(r, r.p95_s))),
     "bandwidth": Metric(Axis("bandwidth (MB/s, 10^6 payload bytes/s)"),
-                        lambda r: _inv(r, "median_s"),
-                        lambda r: (_inv(r, "ci_high_s"), _inv(r, "ci_low_s")),
-                        lambda r: (_inv(r, "p95_s"), _inv(r, "p5_s"))),
-    "aggregate": Metric(Axis("aggregate bandwidth (MB/s)"),
-                        lambda r: _scaled(r, "aggregate_bandwidth_Bps", 1e-6)),
-    "per-process": Metric(Axis("mean sender's bandwidth (MB/s)"),
-                          lambda r: _scaled(r, "rank_bandwidth_mean_Bps", 1e-6)),
-    "slowest": Metric(Axis("slowest sender's bandwidth (MB/s)"),
-                      lambda r: _scaled(r, "rank_bandwidth_min_Bps", 1e-6)),
-    "fairness": Metric(Axis("Jain fairness index (1 = equal shares)", log=False),
-                       lambda r: r.get("fairness_jain")),
-    "message-rate": Metric(Axis("message rate (10^6 messages/s)"),
-                           lambda r: _scaled(r, "message_rate_per_s", 1e-6)),
+                        lambda r: _rate_mbps(r, r.median_s),
+                        lambda r: (_rate_mbps(r, r.ci_high_s), _rate_mbps(r, r.ci_low_s)),
+                        lambda r: (_rate_mbps(r, r.p95_s), _rate_mbps(r, r.p5_s))),
+    "aggregate": Metric(Axis("aggregate bandwidth (MB/s)"), lambda r: _mbps(r.aggregate_bandwidth_Bps)),
+    "per-process": Metric(Axis("mean sender's bandwidth (MB/s)"), lambda r: _mbps(r.rank_bandwidth_mean_Bps)),
+    "slowest": Metric(Axis("slowest sender's bandwidth (MB/s)"), lambda r: _mbps(r.rank_bandwidth_min_Bps)),
+    "fairness": Metric(Axis("Jain fairness index (1 = equal shares)", log=False), lambda r: r.fairness_jain),
+    "message-rate": Metric(Axis("message rate (10^6 messages/s)"), lambda r: _mbps(r.message_rate_per_s)),
 }
 
 # What an x axis can be, and its label with unit.
@@ -109,29 +108,23 @@ XAXES = {
     "active": Axis("active senders or pairs (count)", log=False, kind="count"),
     "conns": Axis("connections (count)", log=True, kind="pow2"),
 }
-
-
-def _converged(r: dict) -> bool:
-    return r.get("stop") in ("converged", "imported")
+assert set(XAXES) == set(AXES), "every axis of a point can be a figure's x axis"
 
 
 def series_of(label: str, rs: list, metric: str, x: str, color=None, intervals: bool = True) -> Series:
     """One curve: rows sorted along x, with the metric's interval and spread."""
     m = METRICS[metric]
-    rs = sorted(rs, key=lambda r: r[x] if r[x] is not None else -1)
-    s = Series(label, [r[x] for r in rs], [m.value(r) for r in rs], color=color,
-               hollow=[not _converged(r) for r in rs])
+    rs = sorted(rs, key=lambda r: r.axes[x] if r.axes[x] is not None else -1)
+    s = Series(label, [r.axes[x] for r in rs], [m.value(r) for r in rs], color=color,
+               hollow=[not r.converged for r in rs])
     if intervals and m.band:
         # With n <= 5 the 95% interval of a median is [min, max]: no band (the tables print n=).
-        pairs = [m.band(r) if (r.get("n") or 0) > 5 else (None, None) for r in rs]
+        pairs = [m.band(r) if (r.n or 0) > 5 else (None, None) for r in rs]
         s.band = ([p[0] for p in pairs], [p[1] for p in pairs])
     if intervals and m.spread:
         pairs = [m.spread(r) for r in rs]
         s.spread = ([p[0] for p in pairs], [p[1] for p in pairs])
     return s
-
-
-AXES_OF = ("size", "stride", "conns", "active")
 
 
 def sweep(runs: list, benches: list, metric: str, x: str, where: Callable | None = None,
@@ -142,16 +135,17 @@ def sweep(runs: list, benches: list, metric: str, x: str, where: Callable | None
     curves: dict = {}
     for i, run in enumerate(runs):
         for r in run.rows:
-            if r["bench"] not in benches or (where and not where(r)) or r.get(x) is None:
+            at = r.axes
+            if r.bench not in benches or (where and not where(r)) or at[x] is None:
                 continue
-            if xaxis.log and r[x] <= 0:
+            if xaxis.log and at[x] <= 0:
                 continue
-            others = tuple((a, r[a]) for a in AXES_OF if a != x)
-            curves.setdefault((i, r["bench"], r["variant"]), {}).setdefault(others, []).append(r)
+            others = tuple((a, at[a]) for a in AXES if a != x)
+            curves.setdefault((i, r.bench, r.variant), {}).setdefault(others, []).append(r)
     # Axes other than x that vary within a curve's rows split it into several.
     out = []
     for (i, bench, variant), by in sorted(curves.items(), key=lambda kv: (kv[0][0], _order(kv[0][1]))):
-        varying = [a for a in AXES_OF if a != x and len({dict(k)[a] for k in by}) > 1]
+        varying = [a for a in AXES if a != x and len({dict(k)[a] for k in by}) > 1]
         for others, rs in by.items():
             o = dict(others)
             parts = [variant_name(bench, variant, [k[2] for k in curves if k[1] == bench])]
@@ -194,10 +188,10 @@ def _main_line(rs: list) -> list:
     connection count, the most active senders."""
     if not rs:
         return []
-    stride = min(r["stride"] for r in rs)
-    conns = rs[0]["conns"]
-    top = max((r["active"] for r in rs if r["active"] is not None), default=None)
-    return [r for r in rs if r["stride"] == stride and r["conns"] == conns and r["active"] == top]
+    stride = min(r.stride for r in rs)
+    conns = rs[0].conns
+    top = max((r.active for r in rs if r.active is not None), default=None)
+    return [r for r in rs if r.stride == stride and r.conns == conns and r.active == top]
 
 
 STATS_NOTE = ("line: median; dark band: its 95% interval over launches; light band: p5..p95 of the samples; "
@@ -207,12 +201,12 @@ STATS_NOTE = ("line: median; dark band: its 95% interval over launches; light ba
 def per_benchmark(runs: list, bench: str) -> list[Figure]:
     """Latency and bandwidth vs size, with the fit, its residuals and the half-peak size."""
     figs = []
-    variants = list(dict.fromkeys(r["variant"] for run in runs for r in run.rows if r["bench"] == bench))
+    variants = list(dict.fromkeys(r.variant for run in runs for r in run.rows if r.bench == bench))
     for variant in variants:
         name = group_name(bench, variant)
-        lines = [(run, _main_line([r for r in run.rows if r["bench"] == bench and r["variant"] == variant]))
+        lines = [(run, _main_line([r for r in run.rows if r.bench == bench and r.variant == variant]))
                  for run in runs]
-        lines = [(run, [r for r in line if r["size"] > 0]) for run, line in lines]
+        lines = [(run, [r for r in line if r.size > 0]) for run, line in lines]
         if max((len(line) for _, line in lines), default=0) < 2:
             other = _other_axes(runs, bench, variant)
             figs += other
@@ -221,10 +215,10 @@ def per_benchmark(runs: list, bench: str) -> list[Figure]:
         base = slug(name)
         drawn = [(run, line) for run, line in lines if line]
         one = len(drawn) == 1                     # one run's curve: its fit, marks and intervals
-        active = {r["active"] for _, line in drawn for r in line}
+        active = {r.active for _, line in drawn for r in line}
         at = f" ({active.pop()} active)" if len(active) == 1 and None not in active else ""
         if REGISTRY.get(bench) and REGISTRY[bench].has_stride:
-            at += f" (stride {min(r['stride'] for _, line in drawn for r in line)})"
+            at += f" (stride {min(r.stride for _, line in drawn for r in line)})"
         name = variant_name(bench, variant, variants)
         lat = Figure(f"{base}-latency", f"{name}: time per transfer vs size{at}", SIZE, METRICS["latency"].axis,
                      note=STATS_NOTE)
@@ -244,9 +238,9 @@ def per_benchmark(runs: list, bench: str) -> list[Figure]:
         figs += [lat, bw]
         if one and "hockney_latency_s" in d:
             figs.append(_hockney(lat, drawn[0][1], d, base, name))
-        label = SIZE_LABELS.get(bench)
+        b = REGISTRY.get(bench)
         for fig in (lat, bw):
-            fig.x = replace(fig.x, label=label) if label else fig.x
+            fig.x = replace(fig.x, label=f"{b.size_label} (bytes)") if b else fig.x
     return figs
 
 
@@ -258,7 +252,7 @@ def _other_axes(runs: list, bench: str, variant: str) -> list[Figure]:
     for axis in (b.axes if b else ()):
         if axis == "size":
             continue
-        fig = sweep(runs, [bench], metric, axis, where=lambda r: r["variant"] == variant,
+        fig = sweep(runs, [bench], metric, axis, where=lambda r: r.variant == variant,
                     fid=f"{slug(group_name(bench, variant))}-{metric}-vs-{axis}",
                     title=f"{group_name(bench, variant)}: {metric} vs {axis}", note=STATS_NOTE)
         if max((len([y for y in s.y if y is not None]) for s in fig.series), default=0) >= 2:
@@ -271,11 +265,11 @@ def _hockney(lat: Figure, line: list, d: dict, base: str, name: str) -> Figure:
     latency figure and returns the figure of its residuals."""
     alpha, rinf = d["hockney_latency_s"], d["hockney_rinf_Bps"]
     h = fit.HockneyFit(alpha, rinf, alpha * rinf, float("nan"), len(line))
-    xs = sorted(r["size"] for r in line)
+    xs = sorted(r.size for r in line)
     lat.series.append(Series(f"Hockney fit: {d['hockney_latency_s'] * 1e6:.3g} \u00b5s + n / "
                              f"{fmt_rate(d['hockney_rinf_Bps'])}", xs, [h.predict(n) * 1e6 for n in xs],
                              dashed=True, markers=False, color=6))
-    meas = {r["size"]: METRICS["latency"].value(r) for r in line}
+    meas = {r.size: METRICS["latency"].value(r) for r in line}
     res = [(meas[n] / (h.predict(n) * 1e6) - 1) * 100 for n in xs]
     return Figure(f"{base}-residuals", f"{name}: Hockney fit residuals", SIZE,
                   Axis("(measured - fit) / fit (%)", log=False),
@@ -291,10 +285,6 @@ def _measured(runs: list, benches) -> list[str]:
     return [b for b in benches if b in have]
 
 
-STRIDED = ("memory.strided_store", "memory.strided_load", "deposit.strided_direct", "deposit.strided_packed",
-           "deposit.strided_shm")
-
-
 def _pick(values: list, k: int) -> list:
     """Up to k values spread evenly over a sorted list (its ends included)."""
     vs = sorted(set(values))
@@ -303,24 +293,29 @@ def _pick(values: list, k: int) -> list:
     return [vs[round(i * (len(vs) - 1) / (k - 1))] for i in range(k)]
 
 
+def _copy(bench: str) -> str | None:
+    b = REGISTRY.get(bench)
+    return b.copy if b else None
+
+
 def strided(runs: list) -> list[Figure]:
     """Throughput vs stride, one curve per mode (local copy, direct, packed,
     shared-memory window), one figure per working set (seed 000 Fig. 9-11)."""
-    benches = _measured(runs, STRIDED)
+    benches = _measured(runs, in_view("strided"))
     sizes = []
     for level in dict.fromkeys(b.split(".", 1)[0] for b in benches):   # working sets of each level
-        sizes += _pick([r["size"] for run in runs for r in run.rows
-                        if r["bench"] in benches and r["bench"].startswith(level + ".") and r["size"] > 0], 3)
+        sizes += _pick([r.size for run in runs for r in run.rows
+                        if r.bench in benches and r.bench.startswith(level + ".") and r.size > 0], 3)
     figs = []
     for size in sorted(set(sizes)):
-        fig = sweep(runs, benches, "bandwidth", "stride", where=lambda r, s=size: r["size"] == s,
+        fig = sweep(runs, benches, "bandwidth", "stride", where=lambda r, s=size: r.size == s,
                     title=f"Strided transfers of {fmt_bytes(size)}: throughput vs stride",
                     fid=f"strided-{size}", note="payload bytes (the strided elements) per second; "
                     "memory.*: local copy, deposit.strided_direct: one put per element, "
                     "strided_packed: pack, put, unpack, strided_shm: stores through a shared-memory window")
         best = _best_copy(runs[0], size)
         strides = sorted({x for s in fig.series for x in s.x})
-        if best and strides and any(s.label.startswith("memory.") for s in fig.series):
+        if best and strides and any(REGISTRY[b].copy for b in benches):
             fig.series.append(Series("best contiguous copy", strides, [best / 1e6] * len(strides), dashed=True,
                                      markers=False, color=6))
         if not fig.empty():
@@ -333,8 +328,8 @@ def _best_copy(run: RunView, size: int) -> float | None:
     between the copy sizes measured around it (the bound of strided copies)."""
     best: dict = {}
     for r in run.rows:
-        if r["bench"] in ("memory.copy", "memory.memcpy") and r["bandwidth_Bps"] and r["size"] > 0:
-            best[r["size"]] = max(best.get(r["size"], 0.0), r["bandwidth_Bps"])
+        if _copy(r.bench) == "contiguous" and r.bandwidth_Bps and r.size > 0:
+            best[r.size] = max(best.get(r.size, 0.0), r.bandwidth_Bps)
     if size in best:
         return best[size]
     lo = max((k for k in best if k < size), default=None)
@@ -350,14 +345,14 @@ def _pair_view(runs: list, benches: tuple, title: str, fid: str, note: str, metr
     if len(have) < 2:          # a view compares benchmarks; one benchmark's runs overlay in its own figures
         return []
     main = {id(r) for run in runs for bench in have
-            for variant in dict.fromkeys(r["variant"] for r in run.rows if r["bench"] == bench)
-            for r in _main_line([r for r in run.rows if r["bench"] == bench and r["variant"] == variant])}
+            for variant in dict.fromkeys(r.variant for r in run.rows if r.bench == bench)
+            for r in _main_line([r for r in run.rows if r.bench == bench and r.variant == variant])}
     fig = sweep(runs, have, metric, "size", where=lambda r: id(r) in main, title=title, fid=fid, note=note)
     return [] if fig.empty() else [fig]
 
 
 def postal(runs: list) -> list[Figure]:
-    return _pair_view(runs, ("message.postal_restricted", "message.postal_full", "message.stream"),
+    return _pair_view(runs, in_view("postal"),
                       "Postal semantics: restricted vs full", "postal",
                       "restricted: the receive is posted before the message arrives (ready or synchronous send); "
                       "full: the library buffers whatever arrives (seed 000 Fig. 13-14)")
@@ -365,15 +360,12 @@ def postal(runs: list) -> list[Figure]:
 
 def bidirectional(runs: list) -> list[Figure]:
     out = []
-    for level, pair in (("message", ("message.stream", "message.bibw")),
-                        ("deposit", ("deposit.put_bw", "deposit.put_bibw"))):
+    for level in LEVELS:
+        pair = tuple(b for b in in_view("bidirectional") if b.startswith(level + "."))
         out += _pair_view(runs, pair, f"{level}: unidirectional vs bidirectional bandwidth", f"bidir-{level}",
                           "bidirectional: both ranks send at once; bandwidth counts the payload of both directions "
                           "(seed 004 Fig. 4-5)")
     return out
-
-
-HOTSPOT = ("message.hotspot", "deposit.hotspot_put", "deposit.hotspot_get")
 
 
 def _each_run(runs: list, benches) -> list:
@@ -386,11 +378,11 @@ def _each_run(runs: list, benches) -> list:
 def hotspot(runs: list) -> list[Figure]:
     """Aggregate, per-sender and slowest-sender bandwidth vs active senders, at the largest size."""
     figs = []
-    for suffix, pre, (run,) in _each_run(runs, HOTSPOT):
-        for bench in _measured([run], HOTSPOT):
-            rs = [r for r in run.rows if r["bench"] == bench and r["active"] is not None]
-            for size in _pick([r["size"] for r in rs if r["size"] > 0], 2)[-1:]:
-                at = [r for r in rs if r["size"] == size]
+    for suffix, pre, (run,) in _each_run(runs, in_view("hotspot")):
+        for bench in _measured([run], in_view("hotspot")):
+            rs = [r for r in run.rows if r.bench == bench and r.active is not None]
+            for size in _pick([r.size for r in rs if r.size > 0], 2)[-1:]:
+                at = [r for r in rs if r.size == size]
                 fig = Figure(f"hotspot-{slug(bench)}-{size}{suffix}",
                              f"{pre}{bench} at {fmt_bytes(size)}: bandwidth vs active senders",
                              XAXES["active"], Axis("bandwidth (MB/s)"),
@@ -409,19 +401,21 @@ def hotspot(runs: list) -> list[Figure]:
 def saturation(runs: list) -> list[Figure]:
     """Aggregate bandwidth vs active pairs, one curve per size, the plateau marked (seed 001 Fig. 12)."""
     figs = []
-    for suffix, pre, one in _each_run(runs, ("message.saturation",)):
-        fig = sweep(one, ["message.saturation"], "aggregate", "active", title=f"{pre}Link saturation: aggregate "
+    benches = in_view("saturation")
+    for suffix, pre, one in _each_run(runs, benches):
+        fig = sweep(one, list(benches), "aggregate", "active", title=f"{pre}Link saturation: aggregate "
                     "bandwidth vs active pairs", fid=f"saturation{suffix}",
                     note="pairs stream at once; the plateau is the first count after which one more pair gains "
                          "less than 2% (seed 001 Fig. 12)")
         for name, d in one[0].derived.items():
-            if name.startswith("message.saturation"):
+            bench = name.split(" ", 1)[0]
+            if bench in benches:
                 for size, p in list(d.get("saturation", {}).items())[-1:]:
                     if p["reached"]:
                         # A plateau holds its rate with more pairs; a curve that falls after it peaked.
-                        after = [r["aggregate_bandwidth_Bps"] for r in one[0].rows
-                                 if r["bench"] == "message.saturation" and r["size"] == size
-                                 and (r["active"] or 0) > p["active"] and r["aggregate_bandwidth_Bps"]]
+                        after = [r.aggregate_bandwidth_Bps for r in one[0].rows
+                                 if r.bench == bench and r.size == size
+                                 and (r.active or 0) > p["active"] and r.aggregate_bandwidth_Bps]
                         word = "plateau" if all(v >= 0.95 * p["rate_Bps"] for v in after) else "peak"
                         fig.marks.append(Mark(p["active"], f"{word} at {fmt_bytes(size)}: "
                                                           f"{fmt_rate(p['rate_Bps'])}"))
@@ -432,7 +426,7 @@ def saturation(runs: list) -> list[Figure]:
 
 def alltoall(runs: list) -> list[Figure]:
     """Per-node bandwidth vs size of all-to-all and bisection exchanges."""
-    have = _measured(runs, ("message.alltoall", "message.bisection"))
+    have = _measured(runs, in_view("alltoall"))
     if not have:
         return []
     fig = Figure("alltoall", "All-to-all and bisection: bandwidth per rank vs size", SIZE,
@@ -441,22 +435,22 @@ def alltoall(runs: list) -> list[Figure]:
                       "(the model's per-node bandwidth, with one rank per node)")
     for i, run in enumerate(runs):
         for bench in have:
-            for variant in dict.fromkeys(r["variant"] for r in run.rows if r["bench"] == bench):
-                rs = sorted((r for r in run.rows if r["bench"] == bench and r["variant"] == variant
-                             and r["size"] > 0), key=lambda r: r["size"])
+            for variant in dict.fromkeys(r.variant for r in run.rows if r.bench == bench):
+                rs = sorted((r for r in run.rows if r.bench == bench and r.variant == variant
+                             and r.size > 0), key=lambda r: r.size)
                 label = (f"{run.name} " if len(runs) > 1 else "") + group_name(bench, variant)
-                fig.series.append(Series(label, [r["size"] for r in rs],
-                                         [r["bandwidth_Bps"] / run.nranks / 1e6 if r["bandwidth_Bps"] else None
-                                          for r in rs], hollow=[not _converged(r) for r in rs]))
+                fig.series.append(Series(label, [r.size for r in rs],
+                                         [r.bandwidth_Bps / run.nranks / 1e6 if r.bandwidth_Bps else None
+                                          for r in rs], hollow=[not r.converged for r in rs]))
     return [] if fig.empty() else [fig]
 
 
 def fairness(runs: list) -> list[Figure]:
     figs = []
-    for suffix, pre, one in _each_run(runs, HOTSPOT + ("message.saturation",)):
-        have = _measured(one, HOTSPOT + ("message.saturation",))
-        top = max(r["size"] for r in one[0].rows if r["bench"] in have)
-        fig = sweep(one, have, "fairness", "active", where=lambda r, t=top: r["size"] == t,
+    for suffix, pre, one in _each_run(runs, in_view("fairness")):
+        have = _measured(one, in_view("fairness"))
+        top = max(r.size for r in one[0].rows if r.bench in have)
+        fig = sweep(one, have, "fairness", "active", where=lambda r, t=top: r.size == t,
                     title=f"{pre}Fairness among senders at {fmt_bytes(top)}", fid=f"fairness{suffix}",
                     note="Jain's index (sum x)^2 / (n sum x^2) of the senders' bandwidths (Jain, Chiu & Hawe "
                          "1984): 1 when all get the same share, 1/n when one gets all")
@@ -466,7 +460,7 @@ def fairness(runs: list) -> list[Figure]:
 
 
 def via_latency(runs: list) -> list[Figure]:
-    return _pair_view(runs, ("tcp.rr_poll", "tcp.rr_block", "tcp.rr_epoll"),
+    return _pair_view(runs, in_view("via-latency"),
                       "Request/response: polling vs blocking vs epoll", "via-latency",
                       "seed 002 (VI Architecture): busy-polling completion against blocking reads and epoll",
                       metric="latency")
@@ -474,8 +468,9 @@ def via_latency(runs: list) -> list[Figure]:
 
 def via_conns(runs: list) -> list[Figure]:
     figs = []
-    for bench, how in (("tcp.conns", "epoll vs scan"), ("message.conns", "waitany vs scan")):
-        if _measured(runs, (bench,)):
+    for bench in _measured(runs, in_view("via-conns")):
+        how = " vs ".join(str(REGISTRY[bench].params.get("check", "")).split("|"))
+        if how:
             fig = sweep(runs, [bench], "bandwidth", "conns", title=f"{bench}: throughput vs connections ({how})",
                         fid=f"via-conns-{slug(bench)}",
                         note="seed 002 Table 2: finding the ready connection by one wait call vs scanning them all")
@@ -485,7 +480,7 @@ def via_conns(runs: list) -> list[Figure]:
 
 
 def via_scatter(runs: list) -> list[Figure]:
-    figs = _pair_view(runs, ("tcp.scatter", "message.scatter"),
+    figs = _pair_view(runs, in_view("via-scatter"),
                       "Scatter: throughput vs segment size, transport vs program", "via-scatter",
                       "size = one segment; iovec/datatype: the transport gathers the segments, copy: the program "
                       "packs them first (seed 002)")
@@ -496,27 +491,36 @@ def via_scatter(runs: list) -> list[Figure]:
 
 # ---- the level ladder and efficiency (seed 000 Fig. 15-16) ---------------------------------------
 
-def ladder_rows(run: RunView) -> list[dict]:
+@dataclass(frozen=True)
+class Rung:
+    """One level of the ladder: its best throughput and lowest latency, and where."""
+    level: str
+    best_Bps: float | None
+    best_bench: str
+    best_size: int | None
+    latency_s: float | None
+    latency_bench: str
+    latency_size: int | None
+
+
+def ladder_rows(run: RunView) -> list[Rung]:
     """Per level: its best throughput and lowest latency, and which benchmark
     gave them. Only two-rank transfers count (one stream, one direction): a
     bidirectional or many-rank aggregate is not one path's throughput."""
     out = []
     for level in LEVELS:
-        rs = [r for r in run.rows if r["bench"].split(".", 1)[0] == level and not r["concurrent"]
-              and (REGISTRY[r["bench"]].pattern is None if r["bench"] in REGISTRY else r["active"] is None)]
+        rs = [r for r in run.rows if r.bench.split(".", 1)[0] == level and not r.concurrent
+              and (REGISTRY[r.bench].pattern is None if r.bench in REGISTRY else r.active is None)]
         if not rs:
             continue
-        bw = max((r for r in rs if r["bandwidth_Bps"]), key=lambda r: r["bandwidth_Bps"], default=None)
-        lat_rs = [r for r in rs if r["bench"] in REGISTRY and REGISTRY[r["bench"]].metric == "latency"
-                  and r["latency_s"] is not None]
-        small = min((r["size"] for r in lat_rs), default=None)
-        lat = min((r for r in lat_rs if r["size"] == small), key=lambda r: r["latency_s"], default=None)
-        out.append({"level": level, "best_Bps": bw["bandwidth_Bps"] if bw else None,
-                    "best_bench": group_name(bw["bench"], bw["variant"]) if bw else "-",
-                    "best_size": bw["size"] if bw else None,
-                    "latency_s": lat["latency_s"] if lat else None,
-                    "latency_bench": group_name(lat["bench"], lat["variant"]) if lat else "-",
-                    "latency_size": small})
+        bw = max((r for r in rs if r.bandwidth_Bps), key=lambda r: r.bandwidth_Bps, default=None)
+        lat_rs = [r for r in rs if r.bench in REGISTRY and REGISTRY[r.bench].metric == "latency"
+                  and r.latency_s is not None]
+        small = min((r.size for r in lat_rs), default=None)
+        lat = min((r for r in lat_rs if r.size == small), key=lambda r: r.latency_s, default=None)
+        out.append(Rung(level, bw.bandwidth_Bps if bw else None, group_name(bw.bench, bw.variant) if bw else "-",
+                        bw.size if bw else None, lat.latency_s if lat else None,
+                        group_name(lat.bench, lat.variant) if lat else "-", small))
     return out
 
 
@@ -527,16 +531,16 @@ def ladder(runs: list, wire_Bps: float | None = None, wire_text: str = "", wire_
         return []
     of = f" ({runs[0].name})" if len(runs) > 1 else ""
     figs = [Figure("ladder-bandwidth", f"Best throughput per level{of}", Axis("level", log=False),
-                   Axis("best bandwidth (MB/s)", log=False), bars=[(r["level"], (r["best_Bps"] or 0) / 1e6)
+                   Axis("best bandwidth (MB/s)", log=False), bars=[(r.level, (r.best_Bps or 0) / 1e6)
                                                                    for r in lad],
                    note="the fastest point of each level's two-rank, one-direction benchmarks (seed 000 Fig. 15)"),
             Figure("ladder-latency", f"Lowest latency per level{of}", Axis("level", log=False),
                    Axis("time per transfer at the smallest size (\u00b5s)"),
-                   bars=[(r["level"], r["latency_s"] * 1e6 if r["latency_s"] is not None else None) for r in lad],
+                   bars=[(r.level, r.latency_s * 1e6 if r.latency_s is not None else None) for r in lad],
                    note="the lowest one-way time of each level's latency benchmarks at their smallest size "
                         "(the table names it); memory has no latency benchmark")]
     if wire_Bps:
-        bars = [(r["level"], (r["best_Bps"] or 0) / wire_Bps * 100) for r in lad if r["level"] != "memory"]
+        bars = [(r.level, (r.best_Bps or 0) / wire_Bps * 100) for r in lad if r.level != "memory"]
         vals = [v for _, v in bars if v > 0]
         hosts = set(runs[0].doc["header"].get("hosts") or [])
         one_host = len(hosts) <= 1
@@ -556,7 +560,7 @@ def validation(runs: list) -> list[Figure]:
     per-node all-to-all bandwidth by size beside the calibrated and the
     nominal prediction."""
     figs = []
-    for suffix, pre, (run,) in _each_run(runs, ("message.alltoall",)):
+    for suffix, pre, (run,) in _each_run(runs, in_view("validation")):
         v = run.doc.get("validation")
         if not v:
             continue
@@ -580,25 +584,30 @@ def validation(runs: list) -> list[Figure]:
 
 @dataclass(frozen=True)
 class View:
+    """A figure across benchmarks; which benchmarks it shows is theirs to
+    declare (measure/benchmarks.py `views`): a new benchmark joins a view by
+    naming it. The view is drawn when its builder finds something to compare."""
     key: str
     title: str
-    benches: tuple          # the view shows when any of these was measured
     build: Callable
+
+    @property
+    def benches(self) -> tuple:
+        return in_view(self.key)
 
 
 VIEWS = (
-    View("strided", "Strided transfers", STRIDED, strided),
-    View("postal", "Postal semantics", ("message.postal_restricted", "message.postal_full"), postal),
-    View("bidirectional", "Unidirectional vs bidirectional", ("message.bibw", "deposit.put_bibw"), bidirectional),
-    View("hotspot", "Hotspot", HOTSPOT, hotspot),
-    View("saturation", "Link saturation", ("message.saturation",), saturation),
-    View("alltoall", "All-to-all and bisection", ("message.alltoall", "message.bisection"), alltoall),
-    View("fairness", "Fairness", HOTSPOT + ("message.saturation",), fairness),
-    View("via-latency", "VI Architecture: completion by polling, blocking, epoll",
-         ("tcp.rr_poll", "tcp.rr_block", "tcp.rr_epoll"), via_latency),
-    View("via-conns", "VI Architecture: many connections", ("tcp.conns", "message.conns"), via_conns),
-    View("via-scatter", "VI Architecture: scatter", ("tcp.scatter", "message.scatter"), via_scatter),
-    View("validation", "The model against measurement", ("message.alltoall",), validation),
+    View("strided", "Strided transfers", strided),
+    View("postal", "Postal semantics", postal),
+    View("bidirectional", "Unidirectional vs bidirectional", bidirectional),
+    View("hotspot", "Hotspot", hotspot),
+    View("saturation", "Link saturation", saturation),
+    View("alltoall", "All-to-all and bisection", alltoall),
+    View("fairness", "Fairness", fairness),
+    View("via-latency", "VI Architecture: completion by polling, blocking, epoll", via_latency),
+    View("via-conns", "VI Architecture: many connections", via_conns),
+    View("via-scatter", "VI Architecture: scatter", via_scatter),
+    View("validation", "The model against measurement", validation),
 )
 
 def memory_figures(runs: list, bench: str) -> list[Figure]:
@@ -608,8 +617,6 @@ def memory_figures(runs: list, bench: str) -> list[Figure]:
     figs = per_benchmark(runs, bench)
     caches = (runs[0].doc["header"].get("host") or {}).get("caches") or {}
     for fig in figs:
-        if fig.x.kind == "size":
-            fig.x = replace(fig.x, label="copy size (bytes)")
         if fig.id.endswith(("-latency", "-bandwidth")):
             # The working set is source and destination: it leaves a cache of C bytes at size C / 2.
             fig.marks += [Mark(c / 2, f"{name} / 2") for name, c in caches.items() if c]

@@ -74,7 +74,7 @@ def _hosts(h: dict) -> str:
         for x in hosts:
             counts[x] = counts.get(x, 0) + 1
         return ", ".join(f"{k} ({v} ranks)" for k, v in counts.items())
-    return h.get("host", {}).get("hostname", "?")
+    return (h.get("host") or {}).get("hostname", "?")
 
 
 def _launch_command(doc: dict) -> str:
@@ -85,8 +85,8 @@ def _launch_command(doc: dict) -> str:
 def run_facts(name: str, doc: dict) -> list[tuple[str, str]]:
     """What ran, where and how: the facts a reader checks before any figure."""
     h, f = doc["header"], doc["footer"]
-    host = h.get("host", {})
-    mpi = h.get("mpi", {})
+    host = (h.get("host") or {})
+    mpi = (h.get("mpi") or {})
     hello = next((r.get("hello") for r in doc["records"] if r.get("kind") == "launch" and r.get("hello")), {})
     plan = h.get("plan") or {}
     benches = figures.in_registry_order(r["bench"] for r in doc["records"] if r.get("kind") == "point")
@@ -116,7 +116,7 @@ def _diagnostics(doc: dict) -> list[Diagnostic]:
     """Each warning once: the run's diagnostic records and every merged point's."""
     seen, out = set(), []
     dicts = [r for r in doc["records"] if r.get("kind") == "diagnostic"]
-    dicts += [d for p in merged(doc) for d in p.get("diagnostics", [])]
+    dicts += [d for p in merged(doc) for d in p.diagnostics]
     for d in dicts:
         key = (d.get("code"), d.get("message"), d.get("bench"), d.get("size"), d.get("stride"))
         if key not in seen:
@@ -163,16 +163,16 @@ def _ladder(runs: list, wire_Bps, wire_text, wire_name) -> list[str]:
     for run in runs:
         pre = f"{run.name}: " if len(runs) > 1 else ""
         head += [pre + "best throughput", pre + "by", pre + "lowest latency", pre + "by"]
-    levels = list(dict.fromkeys(r["level"] for run in runs for r in figures.ladder_rows(run)))
+    levels = list(dict.fromkeys(r.level for run in runs for r in figures.ladder_rows(run)))
     body = []
     for level in levels:
         row = [level]
         for run in runs:
-            r = next((x for x in figures.ladder_rows(run) if x["level"] == level), None)
-            row += ([fmt_rate(r["best_Bps"]) if r["best_Bps"] else "-",
-                     f"{r['best_bench']} at {fmt_bytes(r['best_size'])}" if r["best_size"] is not None else "-",
-                     fmt_time(r["latency_s"]) if r["latency_s"] is not None else "-",
-                     f"{r['latency_bench']} at {fmt_bytes(r['latency_size'])}" if r["latency_s"] is not None
+            r = next((x for x in figures.ladder_rows(run) if x.level == level), None)
+            row += ([fmt_rate(r.best_Bps) if r.best_Bps else "-",
+                     f"{r.best_bench} at {fmt_bytes(r.best_size)}" if r.best_size is not None else "-",
+                     fmt_time(r.latency_s) if r.latency_s is not None else "-",
+                     f"{r.latency_bench} at {fmt_bytes(r.latency_size)}" if r.latency_s is not None
                      else "-"] if r else ["-"] * 4)
         body.append(row)
     out.append(_table(head, body))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..measure.benchmarks import REGISTRY
 from ..units import fmt_bytes, fmt_rate, fmt_time
+from . import escape
 from .tables import derived, group_name, header_lines, rows
 
 # Warnings that describe a noisy machine rather than a point: counted, never
@@ -22,18 +23,18 @@ def benchmark_rows(doc: dict) -> list[list[str]]:
     der = derived(doc, rs)
     by: dict[str, list[dict]] = {}
     for r in rs:
-        by.setdefault(group_name(r["bench"], r["variant"]), []).append(r)
+        by.setdefault(group_name(r.bench, r.variant), []).append(r)
     out = []
     order = {b: i for i, b in enumerate(REGISTRY)}     # levels in order, whatever order the launches ran
-    for name, group in sorted(by.items(), key=lambda kv: (order.get(kv[1][0]["bench"], len(order)), kv[0])):
-        smallest = min(group, key=lambda r: (r["size"], r["stride"], r["conns"], -(r["active"] or 0)))
+    for name, group in sorted(by.items(), key=lambda kv: (order.get(kv[1][0].bench, len(order)), kv[0])):
+        smallest = min(group, key=lambda r: (r.size, r.stride, r.conns, -(r.active or 0)))
         d = der.get(name, {})
-        peak = max((r for r in group if r["bandwidth_Bps"]), key=lambda r: r["bandwidth_Bps"], default=None)
-        converged = sum(r["stop"] == "converged" for r in group)
-        imported = all(r["stop"] == "imported" for r in group)
-        warned = sum(bool(r["warnings"]) for r in group)
-        out.append([name, f"{fmt_time(smallest['latency_s'])} at {fmt_bytes(smallest['size'])}",
-                    f"{fmt_rate(peak['bandwidth_Bps'])} at {fmt_bytes(peak['size'])}" if peak else "-",
+        peak = max((r for r in group if r.bandwidth_Bps), key=lambda r: r.bandwidth_Bps, default=None)
+        converged = sum(r.stop == "converged" for r in group)
+        imported = all(r.stop == "imported" for r in group)
+        warned = sum(bool(r.warnings) for r in group)
+        out.append([name, f"{fmt_time(smallest.latency_s)} at {fmt_bytes(smallest.size)}",
+                    f"{fmt_rate(peak.bandwidth_Bps)} at {fmt_bytes(peak.size)}" if peak else "-",
                     fmt_bytes(d["half_peak_size"]) if d.get("half_peak_size") else "-",
                     "imported" if imported else f"{converged}/{len(group)}",
                     f"{warned} with warnings" if warned else "ok"])
@@ -63,6 +64,7 @@ def warning_lines(diags: list) -> list[str]:
 
 
 def _table(head: list[str], body: list[list[str]]) -> list[str]:
+    body = [[escape.terminal(c) for c in r] for r in body]
     widths = [max(len(head[i]), *(len(r[i]) for r in body)) if body else len(head[i]) for i in range(len(head))]
     fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
     return [fmt(head)] + [fmt(r) for r in body]
@@ -71,7 +73,7 @@ def _table(head: list[str], body: list[list[str]]) -> list[str]:
 def summary(doc: dict, diags: list, paths: dict) -> str:
     """The text printed at the end of a run."""
     head = ["benchmark", "latency (smallest)", "peak bandwidth", "half-peak", "converged", "status"]
-    lines = header_lines(doc) + [""] + _table(head, benchmark_rows(doc)) + [""]
+    lines = [escape.terminal(ln) for ln in header_lines(doc)] + [""] + _table(head, benchmark_rows(doc)) + [""]
     lines += warning_lines(diags)
     lines += [f"result {paths['result']}  (stream {paths['stream']})",
               f"figures: fabriclab report {paths['result']}   tables: fabriclab show {paths['result']}   "

@@ -1,7 +1,7 @@
-"""Rows, derived figures and exporters (table, md, csv, json) for a run document.
+"""Derived figures and exporters (table, md, csv, json) for a run document.
 
-Every format is built from the same row type (`ROW_FIELDS`), so CSV and JSON
-cannot drift apart. Units are SI in rows; the table and md formats scale them
+Every format is built from the same row type (report/rows.py), so CSV and
+JSON cannot drift apart. Units are SI in rows; the table and md formats scale them
 for reading and say the unit in the column title. Pattern points add their
 aggregate bandwidth, fairness and message rate; the JSON format also carries
 each point's per-rank figures."""
@@ -14,77 +14,10 @@ import json
 
 from ..analysis import fit, ranks
 from ..analysis.merge import merged
-from . import FORMATS
 from ..measure.benchmarks import REGISTRY
 from ..units import fmt_bytes, fmt_time
-
-ROW_FIELDS = ("bench", "variant", "size", "stride", "conns", "active", "n", "median_s", "ci_low_s", "ci_high_s",
-              "ci_rel", "p5_s", "p25_s", "p75_s", "p95_s", "p99_s", "min_s", "max_s", "mean_s", "stdev_s",
-              "latency_s", "bandwidth_Bps", "bytes_per_op", "legs_per_op", "concurrent",
-              "aggregate_bandwidth_Bps", "rank_bandwidth_min_Bps", "rank_bandwidth_mean_Bps",
-              "rank_bandwidth_max_Bps", "fairness_jain",
-              "fairness_min_max", "message_rate_per_s", "vs_best_copy", "launches", "within_launch_rel",
-              "between_launch_rel", "cache", "buffers", "batch", "stop",
-              "validation_errors", "warnings")
-
-
-def _rank_bw(r: dict, pick) -> float | None:
-    bws = [x["bandwidth_Bps"] for x in r.get("ranks") or [] if x["role"] in ("sender", "both")
-           and x["bandwidth_Bps"] is not None]
-    return pick(bws) if bws else None
-
-
-# ECT (seed 000): strided copies are read against the best contiguous copy of
-# the same working set, the bound every packing mode lives under.
-CONTIGUOUS_COPIES = ("memory.memcpy", "memory.copy")
-STRIDED_COPIES = ("memory.strided_store", "memory.strided_load")
-
-
-def _best_copies(pts: list[dict]) -> dict:
-    """(size, cache) -> the best contiguous copy bandwidth measured in the run."""
-    best: dict = {}
-    for r in pts:
-        if r["bench"] in CONTIGUOUS_COPIES and r.get("bandwidth_Bps"):
-            key = (r["size"], r.get("cache"))
-            best[key] = max(best.get(key, 0.0), r["bandwidth_Bps"])
-    return best
-
-
-def rows(doc: dict) -> list[dict]:
-    """One row per point, its launches merged (analysis/merge.py)."""
-    out = []
-    pts = merged(doc)
-    best = _best_copies(pts)
-    for r in pts:
-        s = r["summary"]
-        val = r.get("validation")
-        fair = r.get("fairness") or {}
-        out.append({
-            "bench": r["bench"], "variant": r.get("variant", ""), "size": r["size"], "stride": r["stride"],
-            "conns": r.get("conns", 1), "active": r.get("active"), "n": s["n"],
-            "median_s": s["median"], "ci_low_s": s["ci_low"], "ci_high_s": s["ci_high"],
-            "ci_rel": s["ci_rel"], "p5_s": s["p5"], "p25_s": s["p25"], "p75_s": s["p75"],
-            "p95_s": s["p95"], "p99_s": s["p99"], "min_s": s["min"], "max_s": s["max"],
-            "mean_s": s["mean"], "stdev_s": s["stdev"], "latency_s": r["latency_s"],
-            "bandwidth_Bps": r["bandwidth_Bps"], "bytes_per_op": r["bytes_per_op"],
-            "legs_per_op": r["legs_per_op"], "concurrent": bool(r.get("concurrent", False)),
-            "aggregate_bandwidth_Bps": r.get("aggregate_bandwidth_Bps"),
-            "rank_bandwidth_min_Bps": _rank_bw(r, min), "rank_bandwidth_max_Bps": _rank_bw(r, max),
-            "rank_bandwidth_mean_Bps": _rank_bw(r, lambda xs: sum(xs) / len(xs)),
-            "fairness_jain": fair.get("jain"), "fairness_min_max": fair.get("min_max_ratio"),
-            "message_rate_per_s": r.get("message_rate_per_s"),
-            "vs_best_copy": (r["bandwidth_Bps"] / best[(r["size"], r.get("cache"))]
-                             if r["bench"] in STRIDED_COPIES and r["bandwidth_Bps"]
-                             and best.get((r["size"], r.get("cache"))) else None),
-            "launches": len(r["launches"]), "within_launch_rel": r["spread"]["within_rel"],
-            "between_launch_rel": r["spread"]["between_rel"] if len(r["launches"]) > 1 else None,
-            "cache": r.get("cache"),
-            "buffers": r.get("buffers"), "batch": r.get("batch"), "stop": r.get("stop"),
-            "validation_errors": None if val is None else val.get("errors"),
-            "warnings": " ".join(d["code"] for d in r.get("diagnostics", [])),
-        })
-    return out
-
+from . import FORMATS, escape
+from .rows import ROW_FIELDS, rows
 
 def group_name(bench: str, variant: str) -> str:
     return f"{bench} [{variant}]" if variant else bench
@@ -93,7 +26,7 @@ def group_name(bench: str, variant: str) -> str:
 def _groups(rs: list[dict]) -> dict:
     by: dict[str, list[dict]] = {}
     for r in rs:
-        by.setdefault(group_name(r["bench"], r["variant"]), []).append(r)
+        by.setdefault(group_name(r.bench, r.variant), []).append(r)
     return by
 
 
@@ -104,20 +37,20 @@ def derived(doc: dict, rs: list | None = None) -> dict:
     pairs at each size."""
     out = {}
     for name, rs in _groups(rs if rs is not None else rows(doc)).items():
-        bench = REGISTRY.get(rs[0]["bench"])
-        top = max((r["active"] for r in rs if r["active"] is not None), default=None)
-        line = [r for r in rs if r["stride"] == 1 and r["conns"] == rs[0]["conns"] and r["active"] == top
-                and r["size"] > 0 and r["bandwidth_Bps"]]
+        bench = REGISTRY.get(rs[0].bench)
+        top = max((r.active for r in rs if r.active is not None), default=None)
+        line = [r for r in rs if r.stride == 1 and r.conns == rs[0].conns and r.active == top
+                and r.size > 0 and r.bandwidth_Bps]
         d = {}
         if len(line) >= 2:
-            sizes = [r["size"] for r in line]
-            bws = [r["bandwidth_Bps"] for r in line]
+            sizes = [r.size for r in line]
+            bws = [r.bandwidth_Bps for r in line]
             peak, at = fit.peak_bandwidth(sizes, bws)
             d = {"peak_bandwidth_Bps": peak, "peak_at_size": at, "half_peak_size": fit.half_peak_size(sizes, bws)}
             # Hockney and LogGP describe one transfer's time; for pipelined (streaming)
             # kernels the per-op time is a gap between messages, so they are not fitted.
             if bench is not None and bench.metric == "latency" and not bench.concurrent:
-                times = [r["latency_s"] for r in line]
+                times = [r.latency_s for r in line]
                 try:
                     h = fit.hockney(sizes, times)
                     g = fit.loggp(sizes, times)
@@ -127,9 +60,9 @@ def derived(doc: dict, rs: list | None = None) -> dict:
                     pass
         if bench is not None and bench.pattern == "pairs":
             sat = {}
-            for size in sorted({r["size"] for r in rs}):
-                at = [r for r in rs if r["size"] == size and r["active"] is not None]
-                p = ranks.plateau([r["active"] for r in at], [r["aggregate_bandwidth_Bps"] for r in at])
+            for size in sorted({r.size for r in rs}):
+                at = [r for r in rs if r.size == size and r.active is not None]
+                p = ranks.plateau([r.active for r in at], [r.aggregate_bandwidth_Bps for r in at])
                 if p:
                     sat[size] = p
             if sat:
@@ -146,15 +79,15 @@ def _fmt_mbps(x) -> str:
 def _table_blocks(all_rows: list):
     """(title, header, body rows) per benchmark variant, with scaled units."""
     for name, rs in _groups(all_rows).items():
-        legs = rs[0]["legs_per_op"] or 1
-        concurrent = rs[0]["concurrent"]
-        strided = any(r["stride"] != 1 for r in rs)
-        conns = any(r["conns"] != 1 for r in rs)
-        pattern = any(r["active"] is not None for r in rs)
-        ect = any(r["vs_best_copy"] is not None for r in rs)
-        multi = any(r["launches"] > 1 for r in rs)
+        legs = rs[0].legs_per_op or 1
+        concurrent = rs[0].concurrent
+        strided = any(r.stride != 1 for r in rs)
+        conns = any(r.conns != 1 for r in rs)
+        pattern = any(r.active is not None for r in rs)
+        ect = any(r.vs_best_copy is not None for r in rs)
+        multi = any(r.launches > 1 for r in rs)
         # Imported points hold another tool's figure and nothing else: no interval, percentiles or ranks.
-        imported = all(r["stop"] == "imported" for r in rs)
+        imported = all(r.imported for r in rs)
         ranked = pattern and not imported
         head = (["size"] + (["stride"] if strided else []) + (["conns"] if conns else [])
                 + (["active"] if pattern else [])
@@ -165,27 +98,28 @@ def _table_blocks(all_rows: list):
                 + ["stop", "warnings"])
         body = []
         for r in rs:
-            per = 1 if concurrent else legs
-            t = lambda k: "-" if r[k] is None else fmt_time(r[k] / per, 4)  # noqa: E731 - per-transfer time
-            n = "-" if r["n"] is None else str(r["n"])
+            def t(key, r=r):  # a time statistic of the op, as the time of one transfer
+                v = getattr(r, key)
+                return "-" if v is None else fmt_time(r.per_transfer(v), 4)
+            n = "-" if r.n is None else str(r.n)
             # With n <= 5 the 95% CI of the median is [min, max]: no interval worth printing.
-            ci = f"+-{r['ci_rel'] * 100:.1f}%" if r["ci_rel"] is not None and r["n"] > 5 else f"n={n}"
-            row = ([fmt_bytes(r["size"])] + ([str(r["stride"])] if strided else [])
-                   + ([str(r["conns"])] if conns else [])
-                   + (["-" if r["active"] is None else str(r["active"])] if pattern else [])
+            ci = f"+-{r.ci_rel * 100:.1f}%" if r.ci_rel is not None and r.n > 5 else f"n={n}"
+            row = ([fmt_bytes(r.size)] + ([str(r.stride)] if strided else [])
+                   + ([str(r.conns)] if conns else [])
+                   + (["-" if r.active is None else str(r.active)] if pattern else [])
                    + ([t("median_s"), n] if imported else
                       [t("median_s"), ci, t("p5_s"), t("p99_s"), t("min_s"), t("max_s"), n])
-                   + [_fmt_mbps(r["bandwidth_Bps"])])
+                   + [_fmt_mbps(r.bandwidth_Bps)])
             if ranked:
-                row += [f"{_fmt_mbps(r['rank_bandwidth_min_Bps'])}..{_fmt_mbps(r['rank_bandwidth_max_Bps'])}",
-                        f"{r['fairness_jain']:.3f}" if r["fairness_jain"] is not None else "-",
-                        f"{r['message_rate_per_s'] / 1e6:.3g}" if r["message_rate_per_s"] else "-"]
+                row += [f"{_fmt_mbps(r.rank_bandwidth_min_Bps)}..{_fmt_mbps(r.rank_bandwidth_max_Bps)}",
+                        f"{r.fairness_jain:.3f}" if r.fairness_jain is not None else "-",
+                        f"{r.message_rate_per_s / 1e6:.3g}" if r.message_rate_per_s else "-"]
             if ect:
-                row.append(f"{r['vs_best_copy']:.3f}" if r["vs_best_copy"] is not None else "-")
+                row.append(f"{r.vs_best_copy:.3f}" if r.vs_best_copy is not None else "-")
             if multi:
-                row += [str(r["launches"]), f"+-{r['between_launch_rel'] * 100:.1f}%"
-                        if r["between_launch_rel"] is not None else "-"]
-            body.append(row + [r["stop"] or "", r["warnings"] or ""])
+                row += [str(r.launches), f"+-{r.between_launch_rel * 100:.1f}%"
+                        if r.between_launch_rel is not None else "-"]
+            body.append(row + [r.stop or "", r.warnings or ""])
         if concurrent:
             note = "time per op, all transfers at once; MB/s = all ranks' payload"
         else:
@@ -238,12 +172,12 @@ def header_lines(doc: dict) -> list[str]:
     if "imported" in h:
         return [f"fabriclab {h.get('fabriclab_version', '?')} run {h.get('run_id', '')}: status {f.get('status')}",
                 *_imported_lines(h)]
-    mpi = h.get("mpi", {})
+    mpi = (h.get("mpi") or {})
     cache = (h.get("plan") or {}).get("cache") or {}
     lines = [f"fabriclab {h.get('fabriclab_version', '?')} run {h.get('run_id', '')}: status {f.get('status')}",
-             f"host {h.get('host', {}).get('hostname', '?')}, {h.get('host', {}).get('cpu_model', '?')} "
-             f"x{h.get('host', {}).get('cpu_count', '?')}; MPI {_first_line(mpi.get('library')) or mpi.get('header_version', '?')}; "
-             f"{h.get('nranks', '?')} ranks via {h.get('launcher', {}).get('launcher', '?')}"
+             f"host {(h.get('host') or {}).get('hostname', '?')}, {(h.get('host') or {}).get('cpu_model', '?')} "
+             f"x{(h.get('host') or {}).get('cpu_count', '?')}; MPI {_first_line(mpi.get('library')) or mpi.get('header_version', '?')}; "
+             f"{h.get('nranks', '?')} ranks via {(h.get('launcher') or {}).get('launcher', '?')}"
              + (f"; cache {cache['state']}" if cache.get("state") else "")]
     placement = h.get("placement") or {}
     if placement.get("oversubscribed"):
@@ -255,10 +189,10 @@ def header_lines(doc: dict) -> list[str]:
 
 
 def _json(doc: dict) -> str:
-    per_rank = [{"bench": p["bench"], "variant": p.get("variant", ""), "size": p["size"], "active": p.get("active"),
-                 "ranks": p["ranks"]} for p in merged(doc) if "ranks" in p]
+    per_rank = [{"bench": p.bench, "variant": p.variant, "size": p.size, "active": p.active,
+                 "ranks": [x.to_dict() for x in p.ranks]} for p in merged(doc) if p.ranks is not None]
     rs = rows(doc)
-    return json.dumps({"header": doc["header"], "footer": doc["footer"], "rows": rs,
+    return json.dumps({"header": doc["header"], "footer": doc["footer"], "rows": [r.to_dict() for r in rs],
                        "derived": derived(doc, rs), "ranks": per_rank}, indent=1) + "\n"
 
 
@@ -266,30 +200,34 @@ def _csv(doc: dict) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=ROW_FIELDS, lineterminator="\n")
     w.writeheader()
-    w.writerows(rows(doc))
+    w.writerows(r.to_dict() for r in rows(doc))
     return buf.getvalue()
 
 
 def _md(doc: dict) -> str:
+    """Markdown: every value from the document escaped (report/escape.py)."""
     rs = rows(doc)
-    out = ["# fabriclab run", ""] + [f"- {ln}" for ln in header_lines(doc)] + [""]
+    row = lambda cells: "| " + " | ".join(escape.markdown(c) for c in cells) + " |"  # noqa: E731
+    out = ["# fabriclab run", ""] + [f"- {escape.markdown(ln)}" for ln in header_lines(doc)] + [""]
     for title, head, body in _table_blocks(rs):
-        out += [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        out += ["| " + " | ".join(row) + " |" for row in body] + [""]
-    out += ["## Derived", ""] + [f"- {ln}" for ln in _derived_lines(doc, rs)]
+        out += [f"## {escape.markdown(title)}", "", row(head), "|" + "---|" * len(head)]
+        out += [row(r) for r in body] + [""]
+    out += ["## Derived", ""] + [f"- {escape.markdown(ln)}" for ln in _derived_lines(doc, rs)]
     return "\n".join(out) + "\n"
 
 
 def _table(doc: dict) -> str:
+    """Aligned text: control characters from the document made visible."""
     rs = rows(doc)
-    out = header_lines(doc) + [""]
+    out = [escape.terminal(ln) for ln in header_lines(doc)] + [""]
     for title, head, body in _table_blocks(rs):
-        widths = [max(len(head[i]), *(len(row[i]) for row in body)) for i in range(len(head))]
-        out.append(title)
+        body = [[escape.terminal(c) for c in r] for r in body]
+        widths = [max(len(head[i]), *(len(r[i]) for r in body)) for i in range(len(head))]
+        out.append(escape.terminal(title))
         out.append("  ".join(h.rjust(w) for h, w in zip(head, widths)))
-        out += ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in body]
+        out += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in body]
         out.append("")
-    out += _derived_lines(doc, rs)
+    out += [escape.terminal(ln) for ln in _derived_lines(doc, rs)]
     return "\n".join(out) + "\n"
 
 

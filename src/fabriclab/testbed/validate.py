@@ -136,37 +136,30 @@ def verdict(predicted: float, measured: float) -> str:
     return "agrees" if abs(r - 1) <= TOLERANCE else ("slower" if r < 1 else "faster")
 
 
-def plateau_rate(rows: list[dict]) -> tuple[float, float, float, int]:
+def plateau_rate(points: list) -> tuple[float, float, float, int]:
     """(rate, low, high, active) of the saturation curve: the highest aggregate
-    throughput with its interval, from the rows of message.saturation."""
-    pts = [r for r in rows if r["bench"] == "message.saturation" and r.get("aggregate_bandwidth_Bps")]
+    throughput with its interval, from the merged points of message.saturation."""
+    pts = [p for p in points if p.bench == "message.saturation" and p.aggregate_bandwidth_Bps]
     if not pts:
         raise UsageError("the saturation run has no message.saturation points")
-    size = max(r["size"] for r in pts)
-    best = max((r for r in pts if r["size"] == size), key=lambda r: r["aggregate_bandwidth_Bps"])
-    v = best["aggregate_bandwidth_Bps"]
-    return (v, *_interval(best, v), best["active"])
+    size = max(p.size for p in pts)
+    best = max((p for p in pts if p.size == size), key=lambda p: p.aggregate_bandwidth_Bps)
+    v = best.aggregate_bandwidth_Bps
+    return (v, *best.interval(v), best.active)
 
 
-def bidirectional_rate(rows: list[dict]) -> tuple[float, float, float]:
+def bidirectional_rate(points: list) -> tuple[float, float, float]:
     """(rate, low, high) per direction of a cable loaded both ways by
     message.bibw pairs across it: half of all payload over the op's time."""
-    pts = [r for r in rows if r["bench"] == "message.bibw" and r.get("bandwidth_Bps")]
+    pts = [p for p in points if p.bench == "message.bibw" and p.bandwidth_Bps]
     if not pts:
         raise UsageError("the bidirectional saturation run has no message.bibw points")
-    best = max(pts, key=lambda r: r["bandwidth_Bps"])
-    v = best["bandwidth_Bps"] / 2
-    return (v, *_interval(best, v))
+    best = max(pts, key=lambda p: p.bandwidth_Bps)
+    v = best.bandwidth_Bps / 2
+    return (v, *best.interval(v))
 
 
-def _interval(r: dict, rate: float) -> tuple[float, float]:
-    """A rate's 95% interval from its point's interval of the time per op."""
-    lo = rate * r["median_s"] / r["ci_high_s"] if r.get("ci_high_s") else rate
-    hi = rate * r["median_s"] / r["ci_low_s"] if r.get("ci_low_s") else rate
-    return lo, hi
-
-
-def per_node(rows: list[dict], nranks: int) -> dict:
+def per_node(points: list, nranks: int) -> dict:
     """Measured per-node all-to-all bandwidth by size: all payload over the op's time, per rank."""
-    return {r["size"]: r["bandwidth_Bps"] / nranks for r in rows
-            if r["bench"] == "message.alltoall" and r.get("bandwidth_Bps") and r["size"] > 0}
+    return {p.size: p.bandwidth_Bps / nranks for p in points
+            if p.bench == "message.alltoall" and p.bandwidth_Bps and p.size > 0}

@@ -17,11 +17,13 @@ from pathlib import Path
 from ... import __version__
 from ...analysis.merge import stored
 from ...errors import UsageError
-from ...schema import SUMMARY_KEYS, document
+from ...schema import document
+from ...schema.records import Point, Summary
 from ..benchmarks import REGISTRY
 from ..patterns import max_active
 from . import imb, osu
-from .printed import Printed, Parsed
+from .printed import Parsed, Printed, check_physical
+from ...schema.fields import MAX_RANKS
 
 IMPORTERS = {"osu": osu.parse, "imb": imb.parse}
 TOOLS = {"osu": "OSU Micro-Benchmarks", "imb": "Intel MPI Benchmarks"}
@@ -55,21 +57,14 @@ def active(f: Printed) -> int | None:
     return None if f.nprocs == 2 else f.nprocs
 
 
-def point(f: Printed, launch: int = 0) -> dict:
-    """The point record of one imported figure."""
-    med = f.median_s
-    summ = dict.fromkeys(SUMMARY_KEYS)
-    summ.update(n=f.n, median=med, mean=med)
-    return {
-        "kind": "point", "bench": f.bench, "variant": f.variant, "size": f.size, "stride": 1, "conns": 1,
-        "active": active(f), "launch": launch, "bytes_per_op": f.bytes_per_op, "legs_per_op": f.legs,
-        "concurrent": f.concurrent, "samples": [], "stop": "imported", "summary": summ,
-        "latency_s": med if f.concurrent else med / f.legs,
-        "bandwidth_Bps": f.bytes_per_op / med if med > 0 and f.size > 0 else None,
-        "diagnostics": [],
-        "imported": {"benchmark": f.benchmark, "value": f.value, "unit": f.unit, "column": f.column,
-                     "row": f.row},
-    }
+def point(f: Printed, launch: int = 0) -> Point:
+    """The point record of one imported figure: the tool's figure as the time
+    of one op, no samples; its latency and bandwidth follow as for any point."""
+    return Point(bench=f.bench, variant=f.variant, size=f.size, active=active(f), launch=launch,
+                 bytes_per_op=f.bytes_per_op, legs_per_op=f.legs, concurrent=f.concurrent, samples=[],
+                 stop="imported", summary=Summary(median=f.median_s, n=f.n, mean=f.median_s, confidence=None),
+                 imported={"benchmark": f.benchmark, "value": f.value, "unit": f.unit, "column": f.column,
+                           "row": f.row})
 
 
 def build(parsed: Parsed, tool: str, source: str, data: bytes, mtime: float, argv: list | None = None) -> dict:
@@ -79,10 +74,9 @@ def build(parsed: Parsed, tool: str, source: str, data: bytes, mtime: float, arg
     seen: dict = {}
     records = []
     for f in parsed.figures:
-        rec = point(f)
-        key = (rec["bench"], rec["variant"], rec["size"], rec["active"])
-        rec["launch"] = seen[key] = seen.get(key, -1) + 1
-        records.append(rec)
+        p = point(f)
+        p.launch = seen[p.key] = seen.get(p.key, -1) + 1
+        records.append({"kind": "point", **p.to_dict()})
     records += [{"kind": "skip", "bench": bench, "size": size, "stride": 1, "reason": reason}
                 for bench, size, reason in parsed.skips]
     header = {
@@ -101,7 +95,14 @@ def load(path: str | Path, tool: str, argv: list | None = None) -> dict:
     if tool not in IMPORTERS:
         raise UsageError(f"unknown tool {tool!r}: fabriclab imports {', '.join(IMPORTERS)}")
     data, text = read(path)
-    parsed = IMPORTERS[tool](text, str(path))
+    try:
+        parsed = IMPORTERS[tool](text, str(path))
+    except UsageError as e:  # say which file, where the parser could not
+        raise (e if str(e).startswith(str(path)) else UsageError(f"{path}: {e}")) from None
+    for f in parsed.figures:
+        check_physical(f, str(path))
+    if parsed.nranks is not None and parsed.nranks > MAX_RANKS:
+        raise UsageError(f"{path}: {parsed.nranks} processes is beyond any job (at most {MAX_RANKS})")
     doc = build(parsed, tool, str(path), data, Path(path).stat().st_mtime, argv)
     doc.update(stored(doc))
     return doc

@@ -95,9 +95,9 @@ def parse(text: str, source: str = "input") -> Parsed:
         elif blk is None:
             continue
         elif (m := NPROCS.match(s)):
-            blk.nprocs = int(m["n"])
+            blk.nprocs = integer(m["n"])
         elif (m := WAITING.match(s)):
-            blk.waiting = int(m["n"])
+            blk.waiting = integer(m["n"])
         elif s.startswith("#bytes") or s.startswith("#repetitions") or s.startswith("Group"):
             blk.columns = s.split()
         elif blk.columns and blk.supported and s[0].isdigit():

@@ -8,6 +8,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ...errors import UsageError
+from ...schema.fields import MAX_BYTES, MAX_COUNT, MAX_RANKS, MAX_SECONDS
+
+MIN_TIME_S = 1e-12  # one op in under a picosecond: a misprint, not a measurement
+
 
 @dataclass(frozen=True)
 class Printed:
@@ -54,4 +59,26 @@ def number(text: str) -> float | None:
 
 
 def integer(text: str) -> int | None:
-    return int(text) if re.fullmatch(r"\d+", text) else None
+    """A printed count, or None for a word; UsageError for more digits than
+    any count a benchmark prints (int() refuses 4,300 and more)."""
+    if not re.fullmatch(r"\d+", text):
+        return None
+    if len(text) > 40:
+        raise UsageError(f"a printed number of {len(text)} digits ({text[:12]}...) is beyond any size or count")
+    return int(text)
+
+
+def check_physical(f: Printed, where: str) -> None:
+    """UsageError for a figure no machine can print: sizes and process counts
+    beyond the schema's bounds (schema/fields.py), or a time per op below a
+    picosecond or above the bound (a zero or denormal time becomes no figure)."""
+    what = f"{where}: {f.benchmark} at size {f.size}"
+    if f.size > MAX_BYTES or f.bytes_per_op > MAX_BYTES:
+        raise UsageError(f"{what}: {f.bytes_per_op} bytes per operation is beyond any transfer (at most 2^50)")
+    if not 1 <= f.nprocs <= MAX_RANKS:
+        raise UsageError(f"{what}: {f.nprocs} processes is beyond any job (at most {MAX_RANKS})")
+    if not MIN_TIME_S <= f.median_s <= MAX_SECONDS:
+        raise UsageError(f"{what}: the printed {f.value:g} {f.unit} is {f.median_s:.3g} s per operation, outside "
+                         f"what a machine measures ({MIN_TIME_S:g} to {MAX_SECONDS:g} s)")
+    if f.n is not None and f.n > MAX_COUNT:
+        raise UsageError(f"{what}: {f.n} repetitions is beyond any run")

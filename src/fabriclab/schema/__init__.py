@@ -36,18 +36,19 @@ History of SCHEMA_VERSION:
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 
-from .errors import UsageError
+from ..errors import UsageError
+from . import check
+from .check import RECORD_KINDS, STATUSES
+from .records import AXES, KEY_FIELDS, SUMMARY_KEYS, Point, point_key
+
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "RECORD_KINDS", "STATUSES", "AXES", "KEY_FIELDS", "SUMMARY_KEYS", "Point",
+           "StreamWriter", "document", "write_document", "load", "validate", "points", "point_key"]
 
 SCHEMA = "fabriclab.run"
 SCHEMA_VERSION = 5
-RECORD_KINDS = ("launch", "point", "skip", "diagnostic", "launch_end")
-SUMMARY_KEYS = ("n", "median", "ci_low", "ci_high", "ci_rel", "p5", "p25", "p75", "p95", "p99",
-                "min", "max", "mean", "stdev")
-STATUSES = ("complete", "interrupted", "failed", "incomplete")
 
 
 class StreamWriter:
@@ -68,10 +69,11 @@ class StreamWriter:
         self._f.write(json.dumps(obj, allow_nan=False, separators=(",", ":")) + "\n")
         self._f.flush()
 
-    def add(self, kind: str, record: dict) -> None:
+    def add(self, kind: str, record) -> None:
+        """Streams one record (a mapping, or a typed record that writes itself)."""
         if kind not in RECORD_KINDS:
             raise ValueError(f"unknown record kind {kind}")
-        rec = {"kind": kind, **record}
+        rec = {"kind": kind, **(record.to_dict() if hasattr(record, "to_dict") else record)}
         self.records.append(rec)
         self._write(rec)
 
@@ -123,14 +125,22 @@ def load(path: str | Path) -> dict:
             doc = json.loads(text)
         except json.JSONDecodeError as e:
             raise UsageError(f"{path} is not a fabriclab result: {e.msg} at line {e.lineno}") from None
+        except (ValueError, RecursionError) as e:  # an integer of thousands of digits, nesting too deep
+            raise UsageError(f"{path} is not a fabriclab result: {_why(e)}") from None
     validate(doc, path)
     return doc
+
+
+def _why(e: Exception) -> str:
+    if isinstance(e, RecursionError):
+        return "nested too deeply"
+    return "an integer of more than 4300 digits" if "digits" in str(e) else str(e).split(":")[0]
 
 
 def _first_line_kind(text: str):
     try:
         first = json.loads(text.lstrip().split("\n", 1)[0])
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         return None
     return first.get("kind") if isinstance(first, dict) else None
 
@@ -147,6 +157,8 @@ def _from_stream(text: str, path) -> dict:
             if i == len(lines) - 1:
                 break  # a torn last line from a killed writer
             raise UsageError(f"{path}: line {i + 1} is not JSON") from None
+        except (ValueError, RecursionError) as e:
+            raise UsageError(f"{path}: line {i + 1}: {_why(e)}") from None
         if not isinstance(obj, dict):
             raise UsageError(f"{path}: line {i + 1} is not a JSON object")
         objs.append(obj)
@@ -162,65 +174,11 @@ def _from_stream(text: str, path) -> dict:
 
 
 def validate(doc: dict, path="document") -> None:
-    """Structural checks; raises UsageError naming the first problem."""
-    def bad(msg):
-        raise UsageError(f"{path} is not a valid fabriclab result: {msg}")
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        bad("missing schema 'fabriclab.run'")
-    v = doc.get("schema_version")
-    if not isinstance(v, int) or v > SCHEMA_VERSION:
-        bad(f"schema_version {v!r} is not supported (this fabriclab reads up to {SCHEMA_VERSION})")
-    for key in ("header", "footer"):
-        if not isinstance(doc.get(key), dict):
-            bad(f"no {key}")
-    if doc["footer"].get("status") not in STATUSES:
-        bad(f"footer status {doc['footer'].get('status')!r}")
-    if not isinstance(doc.get("records"), list):
-        bad("no records list")
-    from_tool = "imported" in doc["header"]  # fabriclab import: figures, no samples
-    for i, r in enumerate(doc["records"]):
-        if r.get("kind") not in RECORD_KINDS:
-            bad(f"record {i} has unknown kind {r.get('kind')!r}")
-        if r["kind"] == "point":
-            for field in ("bench", "size", "stride", "bytes_per_op", "legs_per_op", "samples", "summary",
-                          "latency_s", "bandwidth_Bps"):
-                if field not in r:
-                    bad(f"point record {i} lacks {field!r}")
-            summ = r["summary"]
-            missing = [k for k in SUMMARY_KEYS if not isinstance(summ, dict) or k not in summ]
-            if missing:
-                bad(f"point record {i} has a summary without {missing[0]!r}")
-            s = r["samples"]
-            if from_tool and s == []:
-                if not _durations([summ["median"]]):
-                    bad(f"imported point record {i} ({r['bench']} size {r['size']}) has no time per op")
-            elif not _durations(s):
-                bad(f"point record {i} ({r['bench']} size {r['size']}) has empty or non-finite samples")
-            if "roles" in r:
-                per = r.get("rank_samples")
-                if not isinstance(per, list) or len(per) != len(r["roles"]) or not all(
-                        x is None or _durations(x) for x in per):
-                    bad(f"point record {i} ({r['bench']}) has rank samples that do not match its roles")
-
-
-def _durations(x) -> bool:
-    return isinstance(x, list) and bool(x) and all(
-        isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in x)
+    """Types and ranges of every field readers use (check.py); raises
+    UsageError naming the first problem."""
+    check.document(doc, path)
 
 
 def points(doc: dict) -> list[dict]:
+    """The point records of a document, as stored (Point.from_dict types them)."""
     return [r for r in doc["records"] if r.get("kind") == "point"]
-
-
-def imported(p: dict) -> bool:
-    """A point read from another tool's output: its figure, no samples (version 4)."""
-    return not p.get("samples")
-
-
-KEY_FIELDS = ("bench", "variant", "size", "stride", "conns", "active")
-
-
-def point_key(p: dict) -> tuple:
-    """What identifies a point across runs: benchmark, variant and every axis
-    (version 1 points: no variant, one connection, no active count)."""
-    return (p["bench"], p.get("variant", ""), p["size"], p["stride"], p.get("conns", 1), p.get("active"))

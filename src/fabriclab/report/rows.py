@@ -1,0 +1,138 @@
+"""The row: one merged point as tables, exporters and figures read it.
+
+Flat and in SI units (seconds, bytes, bytes per second); every format (table,
+md, csv, json) and every figure reads the same fields, so they cannot drift
+apart. Its derived figures are its point's (schema.records.Point): a row
+copies them and scales any time statistic through the point, never by its
+own arithmetic."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+from typing import Optional
+
+from ..analysis.merge import merged
+from ..measure.benchmarks import REGISTRY
+from ..schema.records import MergedPoint
+
+
+@dataclass(frozen=True)
+class Row:
+    bench: str
+    variant: str
+    size: int
+    stride: int
+    conns: int
+    active: Optional[int]
+    n: Optional[int]
+    median_s: float
+    ci_low_s: Optional[float]
+    ci_high_s: Optional[float]
+    ci_rel: Optional[float]
+    p5_s: Optional[float]
+    p25_s: Optional[float]
+    p75_s: Optional[float]
+    p95_s: Optional[float]
+    p99_s: Optional[float]
+    min_s: Optional[float]
+    max_s: Optional[float]
+    mean_s: Optional[float]
+    stdev_s: Optional[float]
+    latency_s: Optional[float]
+    bandwidth_Bps: Optional[float]
+    bytes_per_op: int
+    legs_per_op: int
+    concurrent: bool
+    aggregate_bandwidth_Bps: Optional[float]
+    rank_bandwidth_min_Bps: Optional[float]
+    rank_bandwidth_mean_Bps: Optional[float]
+    rank_bandwidth_max_Bps: Optional[float]
+    fairness_jain: Optional[float]
+    fairness_min_max: Optional[float]
+    message_rate_per_s: Optional[float]
+    vs_best_copy: Optional[float]
+    launches: int
+    within_launch_rel: Optional[float]
+    between_launch_rel: Optional[float]
+    cache: Optional[str]
+    buffers: Optional[int]
+    batch: Optional[int]
+    stop: Optional[str]
+    validation_errors: Optional[int]
+    warnings: str
+    point: MergedPoint = field(compare=False, repr=False)
+
+    @classmethod
+    def of(cls, p: MergedPoint, best_copy: Optional[float] = None) -> "Row":
+        """The row of a merged point; best_copy: the best contiguous copy of
+        the same working set, for a strided copy (ECT, seed 000)."""
+        s, fair, bws = p.summary, p.fairness, p.sender_bandwidths()
+        return cls(
+            bench=p.bench, variant=p.variant, size=p.size, stride=p.stride, conns=p.conns, active=p.active,
+            n=s.n, median_s=s.median, ci_low_s=s.ci_low, ci_high_s=s.ci_high,
+            ci_rel=None if s.ci_rel is None or math.isinf(s.ci_rel) else s.ci_rel,
+            p5_s=s.p5, p25_s=s.p25, p75_s=s.p75, p95_s=s.p95, p99_s=s.p99, min_s=s.min, max_s=s.max,
+            mean_s=s.mean, stdev_s=s.stdev, latency_s=p.latency_s, bandwidth_Bps=p.bandwidth_Bps,
+            bytes_per_op=p.bytes_per_op, legs_per_op=p.legs_per_op, concurrent=p.concurrent,
+            aggregate_bandwidth_Bps=p.aggregate_bandwidth_Bps,
+            rank_bandwidth_min_Bps=min(bws) if bws else None, rank_bandwidth_max_Bps=max(bws) if bws else None,
+            rank_bandwidth_mean_Bps=sum(bws) / len(bws) if bws else None,
+            fairness_jain=fair.jain if fair else None, fairness_min_max=fair.min_max_ratio if fair else None,
+            message_rate_per_s=p.message_rate_per_s,
+            vs_best_copy=p.bandwidth_Bps / best_copy if best_copy and p.bandwidth_Bps else None,
+            launches=len(p.launches), within_launch_rel=p.spread.within_rel,
+            between_launch_rel=p.spread.between_rel if len(p.launches) > 1 else None,
+            cache=p.cache, buffers=p.buffers, batch=p.batch, stop=p.stop,
+            validation_errors=None if p.validation is None else p.validation.get("errors"),
+            warnings=" ".join(dict.fromkeys(d["code"] for d in p.diagnostics)), point=p)
+
+    @property
+    def axes(self) -> dict:
+        return {"size": self.size, "stride": self.stride, "conns": self.conns, "active": self.active}
+
+    @property
+    def imported(self) -> bool:
+        return self.point.is_imported
+
+    @property
+    def converged(self) -> bool:
+        return self.point.converged
+
+    def per_transfer(self, t: Optional[float]) -> Optional[float]:
+        return self.point.per_transfer(t)
+
+    def rate(self, t: Optional[float]) -> Optional[float]:
+        return self.point.rate(t)
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in ROW_FIELDS}
+
+
+ROW_FIELDS = tuple(f.name for f in fields(Row) if f.name != "point")
+
+
+def _best_copies(pts: list) -> dict:
+    """(size, cache) -> the best contiguous copy bandwidth measured in the run
+    (the benchmarks whose facts say they are one: bench.copy == "contiguous")."""
+    best: dict = {}
+    for p in pts:
+        b = REGISTRY.get(p.bench)
+        if b is not None and b.copy == "contiguous" and p.bandwidth_Bps:
+            key = (p.size, p.cache)
+            best[key] = max(best.get(key, 0.0), p.bandwidth_Bps)
+    return best
+
+
+def rows(doc: dict) -> list[Row]:
+    """One row per point, its launches merged (analysis/merge.py). A strided
+    copy is read against the best contiguous copy of the same working set,
+    the bound every packing mode lives under (ECT, seed 000)."""
+    pts = merged(doc)
+    best = _best_copies(pts)
+    out = []
+    for p in pts:
+        b = REGISTRY.get(p.bench)
+        strided = b is not None and b.copy == "strided"
+        out.append(Row.of(p, best.get((p.size, p.cache)) if strided else None))
+    return out

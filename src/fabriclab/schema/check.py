@@ -1,0 +1,175 @@
+"""One validation of a run document's types and ranges, at load, for every
+reader (`show`, `compare`, `report`, `plot`, `calibrate`): a wrong type, an
+impossible value or an oversized integer is one line naming the record and
+the field, never a traceback further down."""
+
+from __future__ import annotations
+
+import math
+
+from ..errors import UsageError
+from .fields import MAX_RANKS, Fields, RecordError, durations, is_count, is_text
+from .records import LaunchRecord, MergedPoint, Point, SkipRecord, check_diagnostic, check_launch_end
+
+RECORD_KINDS = ("launch", "point", "skip", "diagnostic", "launch_end")
+STATUSES = ("complete", "interrupted", "failed", "incomplete")
+
+
+def header(h) -> None:
+    """The header fields readers use, each of its type (all optional but their types)."""
+    f = Fields(h, "header")
+    for key in ("run_id", "fabriclab_version", "start_time"):
+        f.str(key, None, none=True)
+    f.list("argv", is_text, "arguments", None, none=True)
+    f.int("nranks", None, hi=MAX_RANKS, none=True)
+    f.list("hosts", is_text, "host names", None, none=True)
+    for key in ("host", "mpi", "launcher", "core", "timer", "plan", "placement", "imported"):
+        f.obj(key, None, none=True)
+    _host(h.get("host"))
+    _named(h.get("mpi"), "header mpi", ("library", "mpi_version", "flavour", "header_version"))
+    _named(h.get("launcher"), "header launcher", ("launcher", "binding"))
+    _placement(h.get("placement"))
+    _imported(h.get("imported"))
+    if h.get("plan") is not None:
+        p = Fields(h["plan"], "header plan")
+        p.obj("cache", None, none=True)
+        p.list("jobs", lambda x: isinstance(x, dict), "jobs", None, none=True)
+
+
+def _host(host) -> None:
+    if host is None:
+        return
+    f = Fields(host, "header host")
+    for key in ("hostname", "cpu_model", "kernel", "os", "python"):
+        f.str(key, None, none=True)
+    f.int("cpu_count", None, hi=MAX_RANKS, none=True)
+    f.num("loadavg_1min", None, hi=1e6, none=True)
+    caches = f.obj("caches", None, none=True)
+    if caches:
+        c = Fields(caches, "header host caches")
+        for k in caches:
+            c.int(k, none=True)
+
+
+def _named(d, where: str, texts: tuple) -> None:
+    if d is None:
+        return
+    f = Fields(d, where)
+    for key in texts:
+        f.str(key, None, none=True)
+
+
+def _placement(d) -> None:
+    if d is None:
+        return
+    f = Fields(d, "header placement")
+    f.bool("oversubscribed", False)
+    hosts = f.obj("hosts", {}, none=True) or {}
+    for name, v in hosts.items():
+        p = Fields(v, f"header placement of host {name!r:.40}")
+        p.int("ranks", 0, hi=MAX_RANKS), p.int("cpus", None, hi=MAX_RANKS, none=True)
+
+
+def _imported(d) -> None:
+    if d is None:
+        return
+    f = Fields(d, "header imported")
+    for key in ("tool", "tool_version", "source", "sha256", "averaging"):
+        f.str(key, None, none=True)
+    f.list("benchmarks", is_text, "names", [], none=True)
+    f.list("ignored", is_text, "names", [], none=True)
+
+
+def footer(foot) -> None:
+    f = Fields(foot, "footer")
+    f.str("status", choices=STATUSES)
+    f.str("error", None, none=True)
+    f.num("duration_s", None, hi=math.inf, none=True)
+    f.int("points", None, none=True)
+
+
+def record(r, i: int, from_tool: bool) -> None:
+    """One record of its kind; points also by whether the document is imported."""
+    where = f"record {i}"
+    kind = r.get("kind") if isinstance(r, dict) else None
+    if kind not in RECORD_KINDS:
+        raise RecordError(f"{where} has unknown kind {kind!r:.40}")
+    if kind == "point":
+        _point(r, i, from_tool)
+    elif kind == "launch":
+        LaunchRecord.from_dict(r, f"launch {where}")
+    elif kind == "skip":
+        SkipRecord.from_dict(r, f"skip {where}")
+    elif kind == "launch_end":
+        check_launch_end(r, f"launch_end {where}")
+    else:
+        check_diagnostic(r, f"diagnostic {where}")
+
+
+def _point(r: dict, i: int, from_tool: bool) -> None:
+    for key in ("bench", "size", "stride", "bytes_per_op", "legs_per_op", "samples", "summary"):
+        if key not in r:
+            raise RecordError(f"point record {i} lacks {key!r}")
+    if not isinstance(r["summary"], dict) or r["summary"].get("median") is None:
+        if from_tool and r.get("samples") == []:
+            raise RecordError(f"imported point record {i} ({r['bench']!s:.40} size {r['size']!s:.24}) has no "
+                              "time per op")
+        raise RecordError(f"point record {i} has a summary without 'median'")
+    if r["samples"] == [] and not from_tool or r["samples"] != [] and not durations(r["samples"]):
+        raise RecordError(f"point record {i} ({r['bench']!s:.40} size {r['size']!s:.24}) has empty or non-finite "
+                          "samples")
+    p = Point.from_dict(r, f"point record {i}")
+    if p.is_pattern and p.rank_samples is None:
+        raise RecordError(f"point record {i} ({p.bench}) has rank samples that do not match its roles")
+
+
+def merged(ms) -> None:
+    if not isinstance(ms, list):
+        raise RecordError("merged is not a list")
+    for i, m in enumerate(ms):
+        MergedPoint.from_dict(m, f"merged point {i}")
+
+
+def validation(v) -> None:
+    """The block `testbed validate` adds (docs/testbed.md), as the report reads it."""
+    f = Fields(v, "validation")
+    f.str("network"), f.str("verdict"), f.str("predicted_bottleneck", "")
+    f.str("testbed", None, none=True)
+    for key in ("predicted_Bps", "nominal_Bps", "calibrated_rate_Bps"):
+        f.num(key, hi=math.inf)
+    f.num("tolerance", hi=1.0)
+    rows = f.list("per_size", lambda x: isinstance(x, dict), "rows", [])
+    for j, row in enumerate(rows):
+        g = Fields(row, f"validation per_size[{j}]")
+        g.int("size"), g.num("measured_Bps", hi=math.inf), g.num("ratio", hi=math.inf)
+
+
+def document(doc, path) -> None:
+    """Raises UsageError naming the first problem of the document."""
+    def bad(msg):
+        raise UsageError(f"{path} is not a valid fabriclab result: {msg}")
+    if not isinstance(doc, dict):
+        bad("not a JSON object")
+    from . import SCHEMA, SCHEMA_VERSION
+    if doc.get("schema") != SCHEMA:
+        bad("missing schema 'fabriclab.run'")
+    v = doc.get("schema_version")
+    if not is_count(v) or v > SCHEMA_VERSION:
+        bad(f"schema_version {v!r:.40} is not supported (this fabriclab reads up to {SCHEMA_VERSION})")
+    for key in ("header", "footer"):
+        if not isinstance(doc.get(key), dict):
+            bad(f"no {key}")
+    if not isinstance(doc.get("records"), list):
+        bad("no records list")
+    try:
+        header(doc["header"])
+        footer(doc["footer"])
+        from_tool = doc["header"].get("imported") is not None  # fabriclab import: figures, no samples
+        for i, r in enumerate(doc["records"]):
+            record(r, i, from_tool)
+        if "merged" in doc:
+            merged(doc["merged"])
+        if doc.get("validation") is not None:
+            validation(doc["validation"])
+    except RecordError as e:
+        bad(str(e))

@@ -1,0 +1,490 @@
+"""The typed records of a run document (docs/schema.md): a point as one
+launch measured it, a point merged over its launches, a rank's figures, and
+the launch, launch-end and skip records.
+
+A point owns its derived figures: the time of one transfer, the bandwidth,
+the aggregate bandwidth and the message rate are computed here, once, from
+its median and how its time becomes figures (IMB's scale_time/scale_bw):
+an op of a sequential benchmark is `legs_per_op` one-way transfers in a row,
+so one transfer takes t / legs (ping-pong: 2); a concurrent op moves all its
+transfers at once, so the op's time is the figure. Bandwidth is the payload
+bytes of one op over its time; an op that moves no payload (size 0) has
+none. Every record reads itself from the schema with its types and ranges
+checked (`from_dict`, fields.py) and writes itself back (`to_dict`); fields
+this version does not know are kept and written back unchanged."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields as dc_fields
+from typing import Any, Optional
+
+from .fields import MAX_BYTES, MAX_RANKS, MAX_SECONDS, Fields, RecordError, durations, is_count, is_duration, \
+    is_text
+
+# A point's axes, in the order points are keyed and sorted; with the
+# benchmark and its variant they identify a point across runs.
+AXES = ("size", "stride", "conns", "active")
+KEY_FIELDS = ("bench", "variant") + AXES
+ROLE_NAMES = {"s": "sender", "r": "receiver", "t": "target", "b": "both", "i": "idle"}
+STOPS = ("converged", "time_cap", "max_samples", "imported", "mixed")
+CACHE_STATES = ("warm", "cold")
+
+
+def point_key(p) -> tuple:
+    """What identifies a point across runs, from a record or a mapping
+    (version 1 points: no variant, one connection, no active count)."""
+    if isinstance(p, Point):
+        return p.key
+    return (p["bench"], p.get("variant", ""), p["size"], p.get("stride", 1), p.get("conns", 1), p.get("active"))
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Statistics of a point's samples, in seconds per op (docs/statistics.md).
+
+    ci_rel is the interval's half-width over the median (inf when the median
+    is 0 and the interval is not: stored as null); mad is the unscaled median
+    absolute deviation; outliers counts |modified z| > 3.5. An imported point
+    knows only its median, mean and perhaps n: the rest is None."""
+
+    median: float
+    n: Optional[int] = None
+    ci_low: Optional[float] = None
+    ci_high: Optional[float] = None
+    ci_rel: Optional[float] = None
+    p5: Optional[float] = None
+    p25: Optional[float] = None
+    p75: Optional[float] = None
+    p95: Optional[float] = None
+    p99: Optional[float] = None
+    min: Optional[float] = None
+    max: Optional[float] = None
+    mean: Optional[float] = None
+    stdev: Optional[float] = None
+    mad: Optional[float] = None
+    outliers: Optional[int] = None
+    confidence: Optional[float] = 0.95
+
+    def to_dict(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in dc_fields(self)}
+        if d["ci_rel"] is not None and math.isinf(d["ci_rel"]):
+            d["ci_rel"] = None
+        return d
+
+    @classmethod
+    def from_dict(cls, d, where: str = "summary") -> "Summary":
+        f = Fields(d, where)
+        times = {k: f.num(k, None, none=True) for k in ("ci_low", "ci_high", "p5", "p25", "p75", "p95", "p99",
+                                                        "min", "max", "mean", "stdev", "mad")}
+        ci_rel = f.num("ci_rel", None, hi=math.inf, none=True)
+        if ci_rel is None and times["ci_low"] is not None:
+            ci_rel = math.inf  # an interval about a zero median: stored as null (JSON has no inf)
+        return cls(median=f.num("median"), n=f.int("n", None, none=True), ci_rel=ci_rel,
+                   outliers=f.int("outliers", None, none=True),
+                   confidence=f.num("confidence", None, hi=1.0, none=True), **times)
+
+    def replace(self, **kw) -> "Summary":
+        return Summary(**{**self.to_dict(), **kw})
+
+
+SUMMARY_KEYS = tuple(f.name for f in dc_fields(Summary))
+
+
+@dataclass(frozen=True)
+class RankFigures:
+    """One participating rank of a pattern point: its role, its median time
+    per op on its own clock, and its bandwidth (senders and both-way ranks
+    count the bytes they send, receivers and targets what they receive)."""
+
+    rank: int
+    role: str
+    host: Optional[str] = None
+    median_s: Optional[float] = None
+    bandwidth_Bps: Optional[float] = None
+
+    def to_dict(self) -> dict:
+        return {"rank": self.rank, "host": self.host, "role": self.role, "median_s": self.median_s,
+                "bandwidth_Bps": self.bandwidth_Bps}
+
+    @classmethod
+    def from_dict(cls, d, where: str = "rank") -> "RankFigures":
+        f = Fields(d, where)
+        return cls(f.int("rank", hi=MAX_RANKS), f.str("role", choices=tuple(ROLE_NAMES.values())),
+                   f.str("host", None, none=True), f.num("median_s", None, none=True),
+                   f.num("bandwidth_Bps", None, hi=math.inf, none=True))
+
+
+@dataclass(frozen=True)
+class Fairness:
+    """Shares of the ranks that drive a pattern: min/max and Jain's index."""
+
+    n: int
+    min_max_ratio: float
+    jain: float
+
+    def to_dict(self) -> dict:
+        return {"n": self.n, "min_max_ratio": self.min_max_ratio, "jain": self.jain}
+
+    @classmethod
+    def from_dict(cls, d, where: str = "fairness") -> "Fairness":
+        f = Fields(d, where)
+        return cls(f.int("n", hi=MAX_RANKS), f.num("min_max_ratio", hi=1.0), f.num("jain", hi=1.0))
+
+
+@dataclass(frozen=True)
+class LaunchSummary:
+    """One launch's part of a merged point."""
+
+    launch: int
+    median: float
+    n: Optional[int]
+    stop: Optional[str]
+
+    def to_dict(self) -> dict:
+        return {"launch": self.launch, "median": self.median, "n": self.n, "stop": self.stop}
+
+    @classmethod
+    def from_dict(cls, d, where: str = "launch") -> "LaunchSummary":
+        f = Fields(d, where)
+        return cls(f.int("launch", 0), f.num("median"), f.int("n", None, none=True), f.str("stop", None, none=True))
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Within- and between-launch spread of a merged point (analysis/launches.py)."""
+
+    within_rel: Optional[float] = None
+    between_rel: Optional[float] = None
+    max_min_ratio: Optional[float] = None
+    launch_medians: Optional[list] = None
+
+    def to_dict(self) -> dict:
+        return {"within_rel": self.within_rel, "between_rel": self.between_rel,
+                "max_min_ratio": self.max_min_ratio, "launch_medians": self.launch_medians}
+
+    @classmethod
+    def from_dict(cls, d, where: str = "spread") -> "Spread":
+        f = Fields(d, where)
+        rel = dict(hi=math.inf, none=True)
+        return cls(f.num("within_rel", None, **rel), f.num("between_rel", None, **rel),
+                   f.num("max_min_ratio", None, **rel),
+                   f.list("launch_medians", is_duration, "durations", None, none=True))
+
+
+def _plain(x):
+    """A record (or a list of them) as JSON-ready data."""
+    if hasattr(x, "to_dict"):
+        return x.to_dict()
+    if isinstance(x, list):
+        return [_plain(v) for v in x]
+    return x
+
+
+@dataclass
+class Point:
+    """A point as one launch measured it (a `point` record).
+
+    Key: the benchmark, its variant and every axis (AXES). The op: its payload
+    bytes, its legs and whether they overlap. Pattern points (roles is not
+    None) also carry every rank's layout, bytes and samples and the per-rank
+    figures computed from them (analysis/ranks.py)."""
+
+    bench: str
+    size: int
+    bytes_per_op: int
+    summary: Summary
+    variant: str = ""
+    stride: int = 1
+    conns: int = 1
+    active: Optional[int] = None
+    legs_per_op: int = 1
+    concurrent: bool = False
+    params: dict = field(default_factory=dict)
+    cache: Optional[str] = None
+    buffers: Optional[int] = None
+    launch: Optional[int] = 0
+    warmup: Optional[int] = None
+    batch: Optional[int] = None
+    samples: list = field(default_factory=list)
+    stop: Optional[str] = None
+    elapsed_s: Optional[float] = None
+    validation: Optional[dict] = None
+    info: dict = field(default_factory=dict)
+    diagnostics: list = field(default_factory=list)
+    imported: Optional[dict] = None
+    # pattern points
+    roles: Optional[str] = None
+    peers: Optional[list] = None
+    rank_samples: Optional[list] = None
+    rank_sent_bytes: Optional[list] = None
+    rank_recv_bytes: Optional[list] = None
+    messages_per_op: Optional[int] = None
+    ranks: Optional[list] = None          # [RankFigures]
+    fairness: Optional[Fairness] = None
+    extra: dict = field(default_factory=dict)   # fields this version does not know
+
+    # ---- identity
+
+    @property
+    def key(self) -> tuple:
+        return (self.bench, self.variant, self.size, self.stride, self.conns, self.active)
+
+    @property
+    def is_pattern(self) -> bool:
+        return self.roles is not None
+
+    @property
+    def is_imported(self) -> bool:
+        """Another tool's printed figure: no samples, no interval (schema version 4)."""
+        return self.imported is not None
+
+    @property
+    def converged(self) -> bool:
+        return self.stop in ("converged", "imported")
+
+    # ---- the derived figures, computed here only
+
+    @property
+    def median_s(self) -> float:
+        return self.summary.median
+
+    def per_transfer(self, t: Optional[float]) -> Optional[float]:
+        """A time per op (any statistic of it) as the time of one transfer."""
+        if t is None:
+            return None
+        return t if self.concurrent else t / max(1, self.legs_per_op)
+
+    def rate(self, t: Optional[float]) -> Optional[float]:
+        """Payload bytes per second of an op lasting t seconds (None without payload or time)."""
+        if not t or t <= 0 or self.bytes_per_op <= 0:
+            return None
+        return self.bytes_per_op / t
+
+    @property
+    def latency_s(self) -> Optional[float]:
+        return self.per_transfer(self.summary.median)
+
+    @property
+    def bandwidth_Bps(self) -> Optional[float]:
+        return self.rate(self.summary.median)
+
+    @property
+    def aggregate_bandwidth_Bps(self) -> Optional[float]:
+        """A pattern's payload of all ranks over the slowest rank's time (its median)."""
+        return self.bandwidth_Bps if self.is_pattern else None
+
+    @property
+    def message_rate_per_s(self) -> Optional[float]:
+        med = self.summary.median
+        if not self.is_pattern or not self.messages_per_op or med <= 0:
+            return None
+        return self.messages_per_op / med
+
+    @property
+    def payload_bytes(self) -> int:
+        """Payload the timed operations moved: every sample's batch of ops (warm-up excluded)."""
+        return len(self.samples) * (self.batch or 1) * self.bytes_per_op
+
+    def interval(self, figure: float) -> tuple:
+        """The 95% interval of a figure inversely proportional to the op's time
+        (a bandwidth, a rate) from the interval of that time."""
+        s = self.summary
+        return (figure * s.median / s.ci_high if s.ci_high else figure,
+                figure * s.median / s.ci_low if s.ci_low else figure)
+
+    def sender_bandwidths(self) -> list:
+        """Bandwidths of the ranks that drive the pattern (senders, both-way ranks)."""
+        return [r.bandwidth_Bps for r in self.ranks or [] if r.role in ("sender", "both")
+                and r.bandwidth_Bps is not None]
+
+    # ---- the schema
+
+    # Written only when the point has them (pattern fields: only for patterns).
+    _OPTIONAL = ("warmup", "elapsed_s", "imported", "launch")
+    _PATTERN = ("roles", "peers", "rank_samples", "rank_sent_bytes", "rank_recv_bytes", "messages_per_op")
+
+    def to_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in ("bench", "variant", "size", "stride", "conns", "active", "params",
+                                           "cache", "buffers", "bytes_per_op", "legs_per_op", "concurrent",
+                                           "batch", "samples", "stop", "validation", "info")}
+        d.update({k: getattr(self, k) for k in self._OPTIONAL if getattr(self, k) is not None})
+        d.update(summary=self.summary.to_dict(), latency_s=self.latency_s, bandwidth_Bps=self.bandwidth_Bps,
+                 diagnostics=list(self.diagnostics))
+        if self.is_pattern:
+            d.update({k: getattr(self, k) for k in self._PATTERN})
+            d.update(ranks=_plain(self.ranks), fairness=_plain(self.fairness),
+                     aggregate_bandwidth_Bps=self.aggregate_bandwidth_Bps,
+                     message_rate_per_s=self.message_rate_per_s)
+        d.update(self.extra)
+        return d
+
+    @classmethod
+    def from_dict(cls, d, where: str = "point") -> "Point":
+        """Reads a `point` record; RecordError names the first wrong field."""
+        return cls(**_point_fields(d, where))
+
+
+# What a reader derives and so does not take from a document.
+DERIVED = ("latency_s", "bandwidth_Bps", "aggregate_bandwidth_Bps", "message_rate_per_s")
+
+
+def _point_fields(d, where: str) -> dict:
+    """The constructor arguments of a Point from its mapping, checked."""
+    f = Fields(d, where)
+    f = Fields(d, f"{where} ({d.get('bench')!s:.40} size {d.get('size')!s:.24})")
+    kw: dict[str, Any] = _key_fields(f)
+    kw.update(_op_fields(f))
+    kw.update(_sampling_fields(f, d))
+    kw.update(_pattern_fields(f, d, kw["bytes_per_op"]))
+    known = {x.name for x in dc_fields(Point)} | {"kind", "spread", "launches"} | set(DERIVED)
+    kw["extra"] = {k: v for k, v in d.items() if k not in known}
+    return kw
+
+
+def _key_fields(f: Fields) -> dict:
+    return dict(bench=f.str("bench"), variant=f.str("variant", ""), size=f.int("size", hi=MAX_BYTES),
+                stride=f.int("stride", 1, lo=1, hi=MAX_BYTES), conns=f.int("conns", 1, lo=1, hi=MAX_RANKS),
+                active=f.int("active", None, hi=MAX_RANKS, none=True))
+
+
+def _op_fields(f: Fields) -> dict:
+    return dict(bytes_per_op=f.int("bytes_per_op", hi=MAX_BYTES), legs_per_op=f.int("legs_per_op", 1, lo=1, hi=1024),
+                concurrent=f.bool("concurrent", False), params=f.obj("params", {}),
+                cache=f.str("cache", None, none=True), buffers=f.int("buffers", None, hi=MAX_BYTES, none=True),
+                info=f.obj("info", {}, none=True) or {}, imported=f.obj("imported", None, none=True))
+
+
+def _sampling_fields(f: Fields, d) -> dict:
+    samples = f.list("samples", is_duration, f"durations in seconds (0 to {MAX_SECONDS:g})", [])
+    validation = f.obj("validation", None, none=True)
+    if validation is not None:
+        v = Fields(validation, f"{f.where} validation")
+        v.int("checked_bytes", 0), v.int("errors", 0)
+    diags = f.list("diagnostics", lambda x: isinstance(x, dict) and is_text(x.get("code"))
+                   and is_text(x.get("message")), "warnings with a code and a message", [])
+    return dict(summary=Summary.from_dict(f.obj("summary"), f"{f.where} summary"), samples=samples,
+                launch=f.int("launch", 0, none=True), warmup=f.int("warmup", None, none=True),
+                batch=f.int("batch", None, none=True), stop=f.str("stop", None, none=True),
+                elapsed_s=f.num("elapsed_s", None, none=True), validation=validation, diagnostics=diags)
+
+
+def _pattern_fields(f: Fields, d, bytes_per_op: int) -> dict:
+    if d.get("roles") is None:
+        return {}
+    roles = f.str("roles")
+    if not roles or len(roles) > MAX_RANKS or set(roles) - set(ROLE_NAMES):
+        f.bad("roles", f"must be role letters ({''.join(ROLE_NAMES)}), one per rank")
+    n = len(roles)
+
+    def per_rank(key, item, what, none=False):
+        v = f.list(key, item, what, None if none else [0] * n, none=none)
+        if v is not None and len(v) != n:
+            raise RecordError(f"{f.where}: {key.replace('_', ' ')} do not match its roles ({len(v)} entries for "
+                              f"{n} ranks)")
+        return v
+
+    is_bytes = lambda x: is_count(x, MAX_BYTES)  # noqa: E731
+    ranks = f.list("ranks", lambda x: isinstance(x, dict), "rank figures", None, none=True)
+    fair = f.obj("fairness", None, none=True)
+    return dict(roles=roles, peers=per_rank("peers", lambda x: isinstance(x, int) and -1 <= x < n, "rank numbers"),
+                rank_samples=per_rank("rank_samples", lambda x: x is None or durations(x),
+                                      "lists of durations or null", none=True),
+                rank_sent_bytes=per_rank("rank_sent_bytes", is_bytes, "byte counts"),
+                rank_recv_bytes=per_rank("rank_recv_bytes", is_bytes, "byte counts"),
+                messages_per_op=f.int("messages_per_op", None, none=True),
+                ranks=None if ranks is None else [RankFigures.from_dict(r, f"{f.where} rank") for r in ranks],
+                fairness=None if fair is None else Fairness.from_dict(fair, f"{f.where} fairness"))
+
+
+@dataclass
+class MergedPoint(Point):
+    """A point merged over its launches (analysis/merge.py): the launches'
+    samples pooled, a median and interval from the two-level bootstrap, and
+    what each launch gave. A document stores it without the pooled samples."""
+
+    launches: list = field(default_factory=list)    # [LaunchSummary]
+    spread: Spread = field(default_factory=Spread)
+
+    _OPTIONAL = ("imported",)
+    NOT_STORED = ("samples", "rank_samples")
+
+    def to_dict(self, stored: bool = False) -> dict:
+        d = super().to_dict()
+        d.update(launches=_plain(self.launches), spread=self.spread.to_dict())
+        for k in self.NOT_STORED if stored else ():
+            d.pop(k, None)
+        return d
+
+    @classmethod
+    def from_dict(cls, d, where: str = "merged point") -> "MergedPoint":
+        kw = _point_fields(d, where)
+        f = Fields(d, where)
+        kw.pop("launch", None), kw.pop("warmup", None), kw.pop("elapsed_s", None)
+        launches = f.list("launches", lambda x: isinstance(x, dict), "launch summaries")
+        spread = f.obj("spread", None, none=True)
+        return cls(**kw, launch=None, launches=[LaunchSummary.from_dict(x, f"{where} launch") for x in launches],
+                   spread=Spread() if spread is None else Spread.from_dict(spread, f"{where} spread"))
+
+
+@dataclass
+class LaunchRecord:
+    """A `launch` record: one launch of the core, its command and the core's hello."""
+
+    bench: str
+    variant: str = ""
+    launch: int = 0
+    command: list = field(default_factory=list)
+    env: dict = field(default_factory=dict)
+    started: Optional[float] = None
+    hello: Optional[dict] = None
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d, where: str = "launch record") -> "LaunchRecord":
+        f = Fields(d, where)
+        hello = f.obj("hello", None, none=True)
+        if hello is not None:
+            h = Fields(hello, f"{where} hello")
+            h.int("ranks", None, lo=1, hi=MAX_RANKS, none=True)
+            h.list("hosts", is_text, "host names", None, none=True)
+            h.list("cpus", lambda x: x is None or is_count(x, MAX_RANKS), "CPU counts", None, none=True)
+            h.str("mpi_library", None, none=True)
+        return cls(f.str("bench"), f.str("variant", ""), f.int("launch", 0),
+                   f.list("command", is_text, "arguments", []), f.obj("env", {}),
+                   f.num("started", None, hi=math.inf, none=True), hello,
+                   {k: v for k, v in d.items() if k not in ("kind", "bench", "variant", "launch", "command", "env",
+                                                            "started", "hello")})
+
+
+@dataclass
+class SkipRecord:
+    """A `skip` record: a point the kernel cannot measure here, and why."""
+
+    bench: str
+    size: int
+    reason: str
+    stride: int = 1
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d, where: str = "skip record") -> "SkipRecord":
+        f = Fields(d, where)
+        return cls(f.str("bench"), f.int("size", hi=MAX_BYTES), f.str("reason", ""),
+                   f.int("stride", 1, lo=1, hi=MAX_BYTES),
+                   {k: v for k, v in d.items() if k not in ("kind", "bench", "size", "reason", "stride")})
+
+
+def check_launch_end(d, where: str = "launch_end record") -> None:
+    f = Fields(d, where)
+    f.str("bench"), f.int("launch", 0), f.obj("noise", None, none=True)
+    f.num("wire_bytes", None, hi=math.inf, none=True)
+
+
+def check_diagnostic(d, where: str = "diagnostic record") -> None:
+    f = Fields(d, where)
+    f.str("code"), f.str("message"), f.str("advice", "")
+
+
+__all__ = ["AXES", "KEY_FIELDS", "SUMMARY_KEYS", "Summary", "RankFigures", "Fairness", "LaunchSummary", "Spread",
+           "Point", "MergedPoint", "LaunchRecord", "SkipRecord", "RecordError", "point_key"]

@@ -1,0 +1,149 @@
+"""Documents a user hands in, broken or hostile: every reader (show in each
+format, compare, report, plot, calibrate) answers with exit 0 or one line and
+exit 2, never a traceback; what a document holds is escaped in every format."""
+import copy
+import json
+import random
+
+import pytest
+
+from fabriclab import schema
+from fabriclab.cli import main
+
+FORMATS = ("table", "md", "csv", "json")
+
+
+@pytest.fixture(scope="module")
+def real(fake_core_module, tmp_path_factory):
+    """A real document of the fake core: a two-rank benchmark and a pattern, two launches."""
+    out = tmp_path_factory.mktemp("doc") / "r.json"
+    assert main(["run", "message.pingpong", "message.hotspot", "-n", "4", "-s", "8,1K", "-L", "2", "--seed", "3",
+                 "--core", fake_core_module["core"], "--mpiexec", fake_core_module["mpiexec"], "-q",
+                 "-o", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def _readers(path, other, out):
+    yield ["show", str(path)]
+    for fmt in FORMATS[1:]:
+        yield ["show", str(path), "-f", fmt]
+    yield ["compare", str(other), str(path)]
+    yield ["report", str(path), "-o", str(out / "r.html")]
+
+
+def _answers_cleanly(argv, capsys) -> int:
+    """Runs one command in-process: any exception but the CLI's own is a failure."""
+    rc = main(argv)
+    err = capsys.readouterr().err
+    assert rc in (0, 2), (argv, rc, err)
+    assert "Traceback" not in err
+    if rc == 2:
+        assert len(err.strip().splitlines()) == 1 and err.startswith("fabriclab: error: "), err
+    return rc
+
+
+def _write(doc, path, nan=False):
+    path.write_text(json.dumps(doc, allow_nan=nan))
+    return path
+
+
+@pytest.mark.parametrize("mutate,words", [
+    (lambda d: d["merged"][0]["summary"].__setitem__("median", "fast"), "median must be a finite number"),
+    (lambda d: d["records"][[r["kind"] for r in d["records"]].index("point")].__setitem__("size", "8"),
+     "size must be an integer"),
+    (lambda d: d["header"].__setitem__("hosts", 5), "hosts must be a list"),
+    (lambda d: d["merged"][0].pop("summary"), "summary is missing"),
+    (lambda d: d["header"].__setitem__("nranks", 10 ** 30), "nranks must be between"),
+    (lambda d: d["merged"][1].__setitem__("bytes_per_op", 1e32), "bytes_per_op must be"),
+    (lambda d: d["merged"][1]["summary"].__setitem__("median", 2e302), "median must be between"),
+    (lambda d: d["header"]["host"].__setitem__("cpu_count", "two"), "cpu_count must be an integer"),
+    (lambda d: d["footer"].__setitem__("status", ["complete"]), "status must be text"),
+])
+def test_wrong_types_and_impossible_values_are_one_line(real, tmp_path, capsys, mutate, words):
+    doc = copy.deepcopy(real)
+    mutate(doc)
+    path = _write(doc, tmp_path / "bad.json")
+    good = _write(real, tmp_path / "good.json")
+    for argv in _readers(path, good, tmp_path):
+        assert _answers_cleanly(argv, capsys) == 2, argv
+    main(["show", str(path)])
+    assert words in capsys.readouterr().err
+
+
+def test_an_integer_of_thousands_of_digits(real, tmp_path, capsys):
+    text = json.dumps(real).replace('"nranks": 4', '"nranks": ' + "9" * 5000, 1)
+    path = tmp_path / "huge.json"
+    path.write_text(text)
+    assert main(["show", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "more than 4300 digits" in err and len(err.splitlines()) == 1
+    stream = tmp_path / "huge.ndjson"
+    stream.write_text('{"kind": "header", "schema": "fabriclab.run", "schema_version": 5}\n'
+                      '{"kind": "point", "size": ' + "7" * 5000 + "}\n")
+    assert main(["show", str(stream)]) == 2
+    assert "line 2" in capsys.readouterr().err
+
+
+HOSTILE = "<script>alert(1)</script> | [x](javascript:alert(2)) \x1b[2J\x1b]0;owned\x07"
+
+
+def test_markdown_and_text_escape_what_the_document_holds(real, tmp_path, capsys):
+    doc = copy.deepcopy(real)
+    doc["header"]["host"]["hostname"] = HOSTILE
+    doc["header"]["run_id"] = HOSTILE
+    path = _write(doc, tmp_path / "h.json")
+    assert main(["show", str(path), "-f", "md"]) == 0
+    md = capsys.readouterr().out
+    assert "<script>" not in md and "&lt;script\\>" in md
+    assert "](javascript" not in md and "\\| \\[x\\]\\(javascript" in md
+    assert "\x1b" not in md and "\\x1b" in md
+    assert main(["show", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "\x1b" not in text and "\x07" not in text and "\\x1b[2J" in text
+    assert main(["compare", str(path), str(path), "-f", "md"]) == 0
+    assert "\x1b" not in capsys.readouterr().out
+
+
+def _nodes(obj, path=()):
+    """(container, key) of every field a mutation may hit (not the elements of long sample lists)."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield obj, k
+            yield from _nodes(v, path + (k,))
+    elif isinstance(obj, list) and len(obj) <= 8:
+        for i, v in enumerate(obj):
+            yield obj, i
+            yield from _nodes(v, path + (i,))
+
+
+WEIRD = [None, True, False, 0, -1, -1e-300, 1e-320, 2 ** 63, 10 ** 25, 1e308, float("nan"), float("inf"), "",
+         "8", "fast", "<b>", [], [1], [None], {}, {"a": 1}, "\n", "x" * 300]
+
+
+def _mutant(real, rng):
+    doc = copy.deepcopy(real)
+    for _ in range(rng.randint(1, 3)):
+        nodes = list(_nodes(doc))
+        box, key = rng.choice(nodes)
+        if isinstance(box, dict) and rng.random() < 0.2:
+            del box[key]
+        else:
+            box[key] = copy.deepcopy(rng.choice(WEIRD))
+    return doc
+
+
+def test_fuzz_of_run_documents(real, tmp_path, capsys):
+    """Random type and value mutations of a real document: every reader
+    answers with exit 0 or 2 and one line, never a traceback."""
+    rng = random.Random(19)
+    good = _write(real, tmp_path / "good.json")
+    outcomes = {0: 0, 2: 0}
+    for i in range(60):
+        doc = _mutant(real, rng)
+        if i % 2:
+            doc.pop("merged", None)  # a stream's records, merged when read
+        path = _write(doc, tmp_path / f"m{i}.json", nan=True)
+        readers = list(_readers(path, good, tmp_path))
+        for argv in (readers if i % 4 == 0 else readers[:3]):  # the report, the slowest reader, on every 4th
+            outcomes[_answers_cleanly(argv, capsys)] += 1
+    assert outcomes[0] and outcomes[2]  # the mutations both pass and fail validation
