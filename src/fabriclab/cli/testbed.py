@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from ..errors import UsageError
+from .letters import adder
 
 
 def default_name(path: str) -> str:
@@ -145,10 +146,9 @@ def register(sub) -> None:
                                           "bottleneck cable, calibration, predicted vs measured all-to-all.")
     q.add_argument("file", metavar="NET.yaml")
     q.add_argument("--name", help="Use this testbed (brought up if it is not). Default: from the file name.")
-    q.add_argument("-s", "--sizes", default="16K,64K,256K", metavar="SPEC",
-                   help="All-to-all message sizes. Default: 16K,64K,256K.")
-    q.add_argument("-o", "--output", metavar="PATH", help="The validation document. Default: "
-                   "results/validate-NAME.json.")
+    add = adder(q, "testbed validate")
+    add("--sizes", default="16K,64K,256K", metavar="SPEC", help="All-to-all message sizes. Default: 16K,64K,256K.")
+    add("--output", metavar="PATH", help="The validation document. Default: results/validate-NAME.json.")
     q.add_argument("--keep", action="store_true", help="Leave the testbed up afterwards. Default: off.")
     q.add_argument("--hosts", metavar="H1,H2,...",
                    help="Validate on a real cluster instead: the hosts that the file's nodes stand for, in the "
