@@ -51,6 +51,10 @@ def test_validation_calibrates_through_the_model_and_writes_the_block_the_report
     assert [r.size for r in v.per_size] == [16384, 65536] and v.top.ratio == pytest.approx(0.95) and v.agrees
     block = json.loads((tmp_path / "v.json").read_text())["validation"]
     assert block == json.loads(json.dumps(v.to_dict())) and block["hosts"]["h7"] == "node7"
+    assert list(block) == ["network", "testbed", "hosts", "bottleneck", "bottleneck_load", "pairs", "saturation",
+                           "bidirectional", "calibrated_rate_Bps", "predicted_both_ways_Bps", "alltoall",
+                           "calibrated_links", "nominal_Bps", "nominal_bottleneck", "predicted_Bps",
+                           "predicted_bottleneck", "per_size", "tolerance", "verdict", "duration_s"]
     assert block["testbed"] is None and block["verdict"] == "agrees" and block["tolerance"] == 0.10
     run = figures.RunView("v", {"header": {}, "validation": block},
                           rows=[{"bench": "message.alltoall", "size": 16384}])
