@@ -149,16 +149,17 @@ def validate(site: Site, sizes: str, out: Path, measure: Measure, mpi_home: Opti
         netns.up(p)
     try:
         run = _Runs(site, out, sizes, measure, ["--mpi-home", mpi_home] if mpi_home else [])
-        result = _validate(site, b, run, progress)
+        result, alltoall = _validate(site, b, run, progress)
         result.duration_s = round(time.monotonic() - t0, 1)
-        write_document({**run.alltoall_doc, "validation": result.to_dict()}, out)
+        write_document({**alltoall, "validation": result.to_dict()}, out)
     finally:
         if brought and not keep:
             netns.down(site.name)
     return result
 
 
-def _validate(site: Site, b: v.Bottleneck, run: "_Runs", progress) -> Validation:
+def _validate(site: Site, b: v.Bottleneck, run: "_Runs", progress) -> tuple:
+    """(the validation but its duration, the all-to-all run's document)."""
     net, pairs = site.net, v.saturation_pairs(site.net, b.channel)
     progress(f"validate {site.name}: the model's bottleneck is {b.label} ({b.load} of the all-to-all routes cross "
              f"its busiest cable); saturating it with {len(pairs)} pairs: "
@@ -173,10 +174,10 @@ def _validate(site: Site, b: v.Bottleneck, run: "_Runs", progress) -> Validation
              + (f", both ways {bi.rate_Bps / MB:.2f} MB/s per direction ({len(bi.pairs)} pairs)" if bi else "")
              + f", against {b.rate_Bps / MB:g} MB/s nominal; calibrated prediction {predicted[0] / MB:.2f} MB/s per "
              f"node ({predicted[1]}); measuring all-to-all on {net.n_nodes} hosts ...")
-    measured = run.alltoall()
+    doc, measured = run.alltoall()
     per_size = [SizeResult(s, measured[s], predicted[0]) for s in sorted(measured)]
     return Validation(site, b, sat, bi, links, v.predict(net, site.file), predicted, both_ways, per_size, 0.0,
-                      run.out)
+                      run.out), doc
 
 
 class _Runs:
@@ -184,21 +185,18 @@ class _Runs:
 
     def __init__(self, site: Site, out: Path, sizes: str, measure: Measure, mpi: list[str]):
         self.site, self.out, self.sizes, self.measure, self.mpi = site, out, sizes, measure, mpi
-        self.alltoall_doc: dict = {}
 
-    def _run(self, argv: list[str], out: Path) -> list[dict]:
-        doc, rows = self.measure([*FAST, *argv, *self.mpi], out)
-        if out == self.out:
-            self.alltoall_doc = doc
-        return rows
+    def _run(self, argv: list[str], out: Path) -> tuple:
+        """(document, rows) of one run, FAST and the MPI options around argv."""
+        return self.measure([*FAST, *argv, *self.mpi], out)
 
     def saturation(self, pairs: list) -> Rate:
         """Senders on one side of the cable, receivers on the other, 1 to all pairs active."""
         out = self.out.with_name(self.out.stem + "-saturation.json")
         nodes = [s for s, _ in pairs] + [d for _, d in pairs]
-        rows = self._run(["message.saturation", *self.site.place(nodes), "--ranks", str(len(nodes)),
-                          "--sizes", SAT_SIZE, "--param", f"window={SAT_WINDOW}", "--active", f"1:{len(pairs)}",
-                          "--launches", "2", *CALIBRATE], out)
+        _, rows = self._run(["message.saturation", *self.site.place(nodes), "--ranks", str(len(nodes)),
+                             "--sizes", SAT_SIZE, "--param", f"window={SAT_WINDOW}", "--active",
+                             f"1:{len(pairs)}", "--launches", "2", *CALIBRATE], out)
         rate, lo, hi, active = v.plateau_rate(rows)
         return Rate(rate, lo, hi, out, pairs, active)
 
@@ -209,15 +207,16 @@ class _Runs:
             return None
         out = self.out.with_name(self.out.stem + "-bidirectional.json")
         nodes = [s for s, _ in pairs] + [d for _, d in pairs]
-        rows = self._run(["message.bibw", *self.site.place(nodes), "--ranks", str(len(nodes)),
-                          "--sizes", SAT_SIZE, "--param", f"window={SAT_WINDOW}", "--launches", "3", *CALIBRATE], out)
+        _, rows = self._run(["message.bibw", *self.site.place(nodes), "--ranks", str(len(nodes)), "--sizes",
+                             SAT_SIZE, "--param", f"window={SAT_WINDOW}", "--launches", "3", *CALIBRATE], out)
         return Rate(*v.bidirectional_rate(rows), out, pairs)
 
-    def alltoall(self) -> dict:
-        """Per-node all-to-all bandwidth by size, every message in flight at once: the
+    def alltoall(self) -> tuple:
+        """(its document, per-node all-to-all bandwidth by size), every message in flight at once: the
         traffic the model describes (docs/model.md §1); MPI_Alltoall's own phases load
         different cables one after another."""
         net = self.site.net
-        rows = self._run(["message.alltoall", "--param", "variant=concurrent", *self.site.place(list(net.node_names)),
-                          "--ranks", str(net.n_nodes), "--sizes", self.sizes, "--launches", "3"], self.out)
-        return v.per_node(rows, net.n_nodes)
+        doc, rows = self._run(["message.alltoall", "--param", "variant=concurrent",
+                               *self.site.place(list(net.node_names)), "--ranks", str(net.n_nodes),
+                               "--sizes", self.sizes, "--launches", "3"], self.out)
+        return doc, v.per_node(rows, net.n_nodes)
