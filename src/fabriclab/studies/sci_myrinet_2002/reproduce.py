@@ -92,7 +92,7 @@ NOTE_PUB = "solid: exact model; dashed: the seed's formulas as published (approx
 # ring of 3 switches would be drawn above its own link at 17-23 nodes
 NOTE_CAP = "; as published, Eq. 10 capped at the node's link rate (§4.1: switch links only restrict)"
 SCI_LABELS = {"sci-ring": "Ring", "sci-2d": "2D torus", "sci-3d": "3D torus", "sci-4d": "4D torus"}
-FIG13 = ("sci-2d", "sci-ring") + MYRINET
+CALIBRATED = ("sci-2d", "sci-ring") + MYRINET     # the systems of Figures 13-15, as drawn
 
 
 def draw(st: Study, outdir: Path, fmt: str = "png") -> dict:
@@ -163,7 +163,7 @@ def _figure10(st: Study, path: Path):
 def _figure13(st: Study, path: Path):
     """The calibrated systems' bandwidth, exact and (Myrinet) Eq. 12."""
     series = []
-    for g, key in enumerate(FIG13):
+    for g, key in enumerate(CALIBRATED):
         c = st.calibrated[key]
         series.append(Series(c.label, *_mb(c.points), group=g))
         if key in MYRINET:
@@ -177,7 +177,7 @@ def _figure13(st: Study, path: Path):
 def _costs(st: Study, attr: str) -> list:
     """One series per calibrated system of a cost attribute of its points."""
     series = []
-    for g, key in enumerate(FIG13):
+    for g, key in enumerate(CALIBRATED):
         c = st.calibrated[key]
         pts = [p for p in c.points if getattr(p, attr) is not None]
         series.append(Series(c.label, [p.n for p in pts], [getattr(p, attr) for p in pts], group=g))
