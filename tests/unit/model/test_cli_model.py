@@ -139,6 +139,10 @@ def test_topology_file_calibration_by_link_name(run_cli, tmp_path):
     (p,) = _file_curve(json.loads(out))["points"]
     assert p["per_node_bytes_per_s"] == pytest.approx(7 / 8 * 100e6)     # the trunk's own measurement wins
     assert p["nominal_bytes_per_s"] == pytest.approx(7 / 8 * 160e6)
+    rc, out = run_cli("model", "--topology-file", f, "-c", "links[8]=100", "-c", "trunk=120", "-f", "json",
+                      "--no-plot")
+    (p,) = _file_curve(json.loads(out))["points"]
+    assert p["per_node_bytes_per_s"] == pytest.approx(7 / 8 * 100e6)     # the link's index wins over its name
     assert "exceeds its rate 160 MB/s" in _one_line_error(run_cli, "--topology-file", f, "-c", "link=200", "--no-plot")
     assert "belongs to none" in _one_line_error(run_cli, "--topology-file", f, "-c", "trnk=100", "--no-plot")
     rc, out = run_cli("model", "--topology-file", f, "--system", "myrinet-clos64", "--nodes", "8", "-f", "json",
