@@ -147,3 +147,83 @@ def test_derived_figures_are_computed_by_the_point_record_only():
                 if name:
                     bad.append(f"{path.relative_to(PKG)}:{node.lineno} computes with {name}")
     assert not bad, bad
+
+
+# ---- small functions -------------------------------------------------------------------------
+# A function reads as one step of its module when it fits on a screen: at most 50 lines
+# (docs and signature included). The front ends are held to it without exception. The longer
+# functions below are algorithms that predate the rule, each with its length today as a
+# ceiling: they may shrink, never grow, and no other function may join them.
+MAX_LINES = 50
+KNOWN_LONG = {
+    "model/topologies/custom.py:from_dict": 112,       # a network file's checks, link by link
+    "model/maxmin.py:max_min": 102,                    # progressive filling, one loop
+    "report/raster.py:render_png": 67,
+    "model/routing.py:alltoall_by_destination": 61,
+    "measure/plan.py:build": 53,
+}
+
+
+def _function_lengths() -> dict[str, int]:
+    """'path:name' -> lines, for every function and method of the package (nested ones too)."""
+    out = {}
+    for path in PKG.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                key = f"{path.relative_to(PKG).as_posix()}:{node.name}"
+                out[key] = max(out.get(key, 0), node.end_lineno - node.lineno + 1)
+    return out
+
+
+def test_functions_are_small():
+    long = {k: n for k, n in _function_lengths().items() if n > MAX_LINES}
+    cli = [f"{k} ({n} lines)" for k, n in long.items() if k.startswith("cli/")]
+    assert not cli, f"front-end functions over {MAX_LINES} lines: {cli}"
+    grown = [f"{k} ({n} lines)" for k, n in long.items() if n > KNOWN_LONG.get(k, MAX_LINES)]
+    assert not grown, f"functions over {MAX_LINES} lines (or longer than their ceiling): {grown}"
+
+
+# ---- one table of option letters -------------------------------------------------------------
+def _short_literals(path: Path) -> list[str]:
+    """Short options written out in add_argument calls of a module."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_argument":
+            found += [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                      and len(a.value) == 2 and a.value[0] == "-" and a.value[1] != "-"]
+    return found
+
+
+def test_short_options_come_from_the_letters_table():
+    written = {p.name: _short_literals(p) for p in (PKG / "cli").glob("*.py") if p.name != "letters.py"}
+    assert not {k: v for k, v in written.items() if v}, written
+
+
+def _parsers(p, command="fabriclab"):
+    """(command, parser) for the top-level parser and every subcommand's, nested ones too."""
+    import argparse
+    yield command, p
+    for a in p._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for name, sub in a.choices.items():
+                yield from _parsers(sub, name if command == "fabriclab" else f"{command} {name}")
+
+
+def test_a_letter_means_one_long_option_everywhere():
+    import argparse
+    from fabriclab.cli.letters import LETTERS, RETIRED
+    from fabriclab.cli.main import parser
+    used, retired = set(), set()
+    for command, p in _parsers(parser()):
+        for a in p._actions:
+            letters = [s for s in a.option_strings if len(s) == 2 and s != "-h"]
+            longs = [s for s in a.option_strings if s.startswith("--")]
+            for letter in letters:
+                if a.help == argparse.SUPPRESS:           # a retired spelling, hidden from --help
+                    long = next(b.option_strings[-1] for b in p._actions if b.dest == a.dest and b is not a)
+                    assert RETIRED.get((command, long)) == letter, (command, letter)
+                    retired.add((command, long))
+                else:
+                    assert longs == [LETTERS.get(letter)], (command, letter, longs)
+                    used.add(letter)
+    assert used == set(LETTERS) and retired == set(RETIRED)

@@ -124,8 +124,10 @@ def test_validation_reasoning():
     assert validate.saturation_pairs(net, b.channel, both=True) == pairs
     assert validate.cable_class(net, b.link) == [b.link]
     # Seed 001 Eq. 4-5: B = (N-1) / hot x B_eff = 7 / 16 x the trunk's rate.
-    assert validate.predict(data, "x")[0] == pytest.approx(7 / 16 * 20e6)
-    assert validate.predict(validate.calibrated(data, [b.link], 16e6), "x")[0] == pytest.approx(7 / 16 * 16e6)
+    assert validate.predict(net, str(path)) == (pytest.approx(7 / 16 * 20e6), "link trunk (s0→s1)")
+    assert validate.predict(net, str(path), [b.link], 16e6)[0] == pytest.approx(7 / 16 * 16e6)
+    # calibrated as `fabriclab model` calibrates a file's link (-c 'links[I]=MBPS'), even above its rate
+    assert validate.predict(net, str(path), [b.link], 50e6)[0] == pytest.approx(7 / 16 * 50e6)
     assert validate.verdict(10.0, 9.2) == "agrees" and validate.verdict(10.0, 8.5) == "slower"
     fat = load_network_file(str(next(p for p in EXAMPLES if p.stem == "fat-tree")))
     fb = validate.bottleneck(fat)

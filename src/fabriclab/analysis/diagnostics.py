@@ -70,6 +70,18 @@ def _si_time(x: float) -> str:
     return f"{x / 1e-9:.3g} ns"
 
 
+def _validation_failed(validation: Mapping, where: dict) -> List[Diagnostic]:
+    errors = int(validation.get("errors", 0) or 0)
+    if errors <= 0:
+        return []
+    return [Diagnostic(
+        VALIDATION_FAILED,
+        f"{errors} of {validation.get('checked_bytes', '?')} checked bytes arrived different from what was sent",
+        "The data was corrupted in transit: the fabric, its driver or the MPI "
+        "library is broken for this transfer. The timings of this point are "
+        "invalid; report the failure, not the numbers.", **where)]
+
+
 def check_point(record: Mapping, summary: "Summary", target_ci: float) -> List[Diagnostic]:
     """Warnings for one `point` record (docs/core-protocol.md) and its Summary.
 
@@ -81,17 +93,7 @@ def check_point(record: Mapping, summary: "Summary", target_ci: float) -> List[D
     out: List[Diagnostic] = []
     n = summary.n
 
-    validation = get("validation") or {}
-    errors = int(validation.get("errors", 0) or 0)
-    if errors > 0:
-        checked = validation.get("checked_bytes", "?")
-        out.append(Diagnostic(
-            VALIDATION_FAILED,
-            f"{errors} of {checked} checked bytes arrived different from what was sent",
-            "The data was corrupted in transit: the fabric, its driver or the MPI "
-            "library is broken for this transfer. The timings of this point are "
-            "invalid; report the failure, not the numbers.", **where))
-
+    out += _validation_failed(get("validation") or {}, where)
     if get("stop") == "time_cap":
         out.append(Diagnostic(
             TIME_CAP,

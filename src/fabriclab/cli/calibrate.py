@@ -3,6 +3,7 @@ as the model's calibration file (`fabriclab model -C cal.yaml`)."""
 
 from __future__ import annotations
 
+from .letters import adder
 from .options import write_out
 
 
@@ -20,8 +21,9 @@ def cmd_calibrate(args) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser("calibrate", help="Turn a run's saturation points into the model's calibration file.")
+    add = adder(p, "calibrate")
     p.add_argument("file", metavar="RUN.json", help="A run with message.saturation points (or --stream).")
-    p.add_argument("-o", "--output", metavar="PATH", help="The calibration file ('-' = stdout). Default: stdout.")
+    add("--output", metavar="PATH", help="The calibration file ('-' = stdout). Default: stdout.")
     p.add_argument("--resource", default="link", metavar="NAME",
                    help="The model resource the run saturated: link, adapter_bus, host_bus. Default: link.")
     p.add_argument("--technology", metavar="NAME",

@@ -6,6 +6,7 @@ import shlex
 import time
 
 from ..errors import FabriclabError
+from .letters import adder
 from .options import add_mpi_options, core_for, resolve_launch
 
 
@@ -14,10 +15,7 @@ def _line(ok: bool, what: str, detail: str) -> None:
 
 
 def doctor(args) -> int:
-    from ..measure import protocol
-    from ..measure.launch import command, wrong_world
-    from ..measure.runner import Launch, derive
-    from ..units import fmt_time
+    """Each check one line, in order; the first failure ends it (exit 1)."""
     try:
         m, spec = resolve_launch(args)
     except FabriclabError as e:
@@ -28,21 +26,42 @@ def doctor(args) -> int:
     _line(True, "mpiexec", f"{m.mpiexec} (flavour {m.flavour})")
     plugin = f", --mpi={spec.mpi_plugin} ({spec.mpi_plugin_from})" if spec.mpi_plugin else ""
     _line(True, "launcher", f"{spec.launcher} {spec.path}, {spec.nranks} ranks{plugin}")
+    core = _core(args, m)
+    if core is None:
+        return 1
+    launched = _test_launch(args, spec, core)
+    if launched is None:
+        return 1
+    points = _check_launch(spec, *launched)
+    return 1 if points is None else _pingpong(points)
+
+
+def _core(args, m):
+    """The core to launch, built now or cached; None (said) when it cannot be had."""
     t0 = time.monotonic()
     try:
         core = core_for(args, m)
     except FabriclabError as e:
         _line(False, "core", str(e))
-        return 1
+        return None
     how = f"built in {time.monotonic() - t0:.1f} s" if core.built_now else "cached"
     _line(True, "core", f"{core.path} ({how}; sources {core.source_hash[:12]})")
+    return core
+
+
+def _test_launch(args, spec, core):
+    """(argv, core messages, exit code, stderr's last line) of the test launch, or
+    None (said) when it did not answer within --timeout."""
+    from ..measure import protocol
+    from ..measure.launch import command
+    from ..measure.runner import Launch
     argv, env = command(spec, protocol.doctor_argv(core.path))
     msgs, launch = [], Launch(argv, env)
     try:
         for line in launch.lines(args.timeout):
             if line is None:
                 _line(False, "launch", f"no answer within {args.timeout:g} s: {shlex.join(argv)}")
-                return 1
+                return None
             msg = protocol.parse_line(line)
             if msg is not None:
                 msgs.append(msg)
@@ -50,6 +69,13 @@ def doctor(args) -> int:
         stderr = launch.stderr_tail(1)
     finally:
         launch.close()
+    return argv, msgs, rc, stderr
+
+
+def _check_launch(spec, argv, msgs, rc, stderr):
+    """The test launch's points, or None (said) when it ran the wrong world or failed."""
+    from ..measure import protocol
+    from ..measure.launch import wrong_world
     hello = next((x.data for x in msgs if isinstance(x, protocol.Hello)), None)
     points = [x.data for x in msgs if isinstance(x, protocol.Point)]
     worlds = [x.data.get("ranks") if isinstance(x, protocol.Hello) else x.ranks for x in msgs
@@ -57,14 +83,21 @@ def doctor(args) -> int:
     wrong = next((n for n in worlds if isinstance(n, int) and n != spec.nranks), None)
     if wrong is not None:
         _line(False, "launch", wrong_world(spec, wrong))
-        return 1
+        return None
     if rc != 0 or not hello or len(points) != len(protocol.DOCTOR_SIZES):
         err = next((x.message for x in msgs if isinstance(x, protocol.CoreError)), None)
         _line(False, "launch", f"{shlex.join(argv)} -> exit {rc}: {err or stderr or 'no output'}")
-        return 1
+        return None
     lib = " ".join(hello["mpi_library"].splitlines()[0].split()) if hello.get("mpi_library") else "?"
     hosts = sorted(set(hello.get("hosts", [])))
     _line(True, "launch", f"{hello.get('ranks')} ranks on {', '.join(hosts)}; {lib}")
+    return points
+
+
+def _pingpong(points) -> int:
+    """The 0-byte latency and the validated round trips of the test launch."""
+    from ..measure.runner import derive
+    from ..units import fmt_time
     med = derive(points[0]).latency_s
     vals = [x.get("validation") or {} for x in points]
     errors = sum(v.get("errors", 1) for v in vals)
@@ -77,7 +110,7 @@ def doctor(args) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser("doctor", help="Check which MPI, launcher and core build fabriclab will use, and that they work.")
-    add_mpi_options(p)
-    p.add_argument("-t", "--timeout", type=float, default=60, metavar="SECONDS",
-                   help="Give up on the test launch after this many seconds. Default: 60.")
+    add_mpi_options(p, "doctor")
+    adder(p, "doctor")("--timeout", type=float, default=60, metavar="SECONDS",
+                       help="Give up on the test launch after this many seconds. Default: 60.")
     p.set_defaults(func=doctor)

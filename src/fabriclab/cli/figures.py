@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UsageError
+from .letters import adder
 from .options import write_out
 
 METRIC_CHOICES = ("latency", "bandwidth", "aggregate", "per-process", "slowest", "fairness", "message-rate")
@@ -69,8 +70,8 @@ def register_report(sub) -> None:
     p.add_argument("files", nargs="+", metavar="RUN.json",
                    help="Result documents (or NDJSON streams, or imported results); two or more are overlaid, "
                         "and two are compared point by point.")
-    p.add_argument("-o", "--output", metavar="PATH",
-                   help="The HTML file ('-' = stdout). Default: the first run's path with .html.")
+    adder(p, "report")("--output", metavar="PATH",
+                       help="The HTML file ('-' = stdout). Default: the first run's path with .html.")
     p.add_argument("--wire-rate", type=float, metavar="MBPS",
                    help="The wire rate in MB/s (10^6 B/s) for the efficiency figure. Default: none.")
     p.add_argument("--technology", metavar="NAME",
@@ -155,8 +156,8 @@ def register_plot(sub) -> None:
     p = sub.add_parser("plot", help="One figure of one or more runs, as SVG or PNG.")
     p.add_argument("items", nargs="+", metavar="RUN.json|BENCH",
                    help="Result files, then benchmarks or levels to draw (default: every benchmark measured).")
-    p.add_argument("-o", "--output", metavar="FIG.svg|FIG.png",
-                   help="The figure; its suffix picks the format. Default: RUN-<figure>.svg beside the run.")
+    adder(p, "plot")("--output", metavar="FIG.svg|FIG.png",
+                     help="The figure; its suffix picks the format. Default: RUN-<figure>.svg beside the run.")
     p.add_argument("--metric", choices=METRIC_CHOICES, metavar="METRIC",
                    help=f"The y axis: {', '.join(METRIC_CHOICES)}. Default: the benchmarks' own metric.")
     p.add_argument("--x", choices=X_CHOICES, default="size", metavar="AXIS",

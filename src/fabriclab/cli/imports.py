@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UsageError
+from .letters import adder
 
 TOOLS = ("osu", "imb")
 
@@ -51,7 +52,7 @@ def register(sub) -> None:
     p.add_argument("--from", dest="tool", choices=TOOLS, required=True, metavar="TOOL",
                    help="Which tool wrote FILE: osu (OSU Micro-Benchmarks) or imb (Intel MPI Benchmarks, "
                         "IMB-MPI1).")
-    p.add_argument("-o", "--output", metavar="RUN.json",
-                   help="Where to write the document ('-' = stdout). "
-                        "Default: results/imported-TOOL-STEM.json (STEM: FILE's name without suffix).")
+    adder(p, "import")("--output", metavar="RUN.json",
+                       help="Where to write the document ('-' = stdout). "
+                            "Default: results/imported-TOOL-STEM.json (STEM: FILE's name without suffix).")
     p.set_defaults(func=cmd_import)

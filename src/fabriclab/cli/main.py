@@ -11,6 +11,7 @@ import sys
 from .. import __version__
 from ..errors import FabriclabError, UsageError
 from . import calibrate, doctor, figures, imports, model, results, run, testbed
+from .letters import adder
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,7 +32,7 @@ def parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="fabriclab",
         description="Measure, model and compare the communication fabrics of computer clusters.")
-    p.add_argument("-V", "--version", action="version", version=f"fabriclab {__version__}")
+    adder(p, "fabriclab")("--version", action="version", version=f"fabriclab {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for register in REGISTRARS:
         register(sub)

@@ -1,5 +1,6 @@
-"""What `fabriclab model` and `fabriclab reproduce` do: call the model library
-and print its tables, plots and findings (registered by cli/model.py)."""
+"""What `fabriclab model` and `fabriclab reproduce` do: turn the options into
+the model's question (model/projection.py) or a study's run, and print the
+typed result as tables or JSON (registered by cli/model.py)."""
 
 from __future__ import annotations
 
@@ -11,21 +12,13 @@ from typing import Optional
 
 from ..errors import UsageError
 from ..units import parse_size, parse_sizes
-from ..model import crossover as X
-from ..studies.sci_myrinet_2002 import published
 from ..model.calibrate import Calibration, load_file, parse_flags
 from ..model.catalog import system, system_names, technologies
-from ..model.cost import price_list
-from ..model.choices import MAX_NODES
-from ..model.evaluate import Curve, Point, cheapest, curve, maxmin_rates
-from ..model.filesystem import FileSystem
-from ..model.loads import METHODS
-from ..model.plot import Series, figure
+from ..model.choices import DEFAULT_OUT, MAX_NODES
+from ..model.evaluate import Curve
+from ..model.projection import SCHEMA, Projection, Question, project
 from ..model.resources import MB
 from ..model.traffic import Traffic
-
-from ..model.choices import DEFAULT_OUT, DEFAULT_SYSTEMS
-SCHEMA = "fabriclab.model/1"
 
 
 # ---------------------------------------------------------------- parsing
@@ -96,149 +89,63 @@ def _curve_table(c: Curve, cost: bool) -> str:
     return head + "\n" + _table(rows, header)
 
 
-def _published_curve(key: str, ns, cal_tech: dict) -> Optional[Curve]:
-    """The seed's own formulas for the systems that have them (published.py), or None."""
-    s = system(key)
-    f = published.form(s)
-    if f is None:
-        return None
-    res = s.tech.resources
-    c = Curve(key + ":published", s.label + " (as published)", bool(cal_tech))
-    if f[0] == "sci":
-        dims = f[1]
-        bl = cal_tech.get("link", res["link"].effective())
-        bb = cal_tech.get("adapter_bus", res["adapter_bus"].effective())
-        for n in ns:
-            r = round(n ** (1.0 / dims))
-            if r >= 2 and r ** dims == n:
-                v = published.sci_bandwidth(r, dims, bl, bb)
-                c.points.append(Point(n, v["overall"], v["overall"], "as published", "", "", "published", ""))
-        return c
-    _, topo, cables, ports = f
-    for n in ns:
-        v = published.myrinet(topo, n, res["link"].gross.value, res["link"].payload.value,
-                              cal_tech.get("link"), ports=ports, cables=cables)
-        c.points.append(Point(n, v.overall, v.overall, "as published", "", "", "published", ""))
-    return c
-
-
 def model_handler(args) -> int:
     if args.list:
         return _list()
-    _positive("--target", args.target)
-    _positive("--payload", args.payload)
-    ns = parse_nodes(args.nodes)
-    cal = _calibration(args)
-    traffic = Traffic(args.traffic, args.hotspot_target, args.seed)
-    prices = price_list(args.prices)
-    # a network file is compared with the systems named by -s; alone, it is not set against the defaults
-    named = args.system or (() if args.topology_file else DEFAULT_SYSTEMS)
-    systems = [system(k) for k in named]
-    files = [FileSystem(args.topology_file)] if args.topology_file else []
-    cal.check([s.tech for s in systems], technologies(),
-              frozenset().union(*(f.resource_names() for f in files)))
-    if args.method not in METHODS:
-        raise UsageError(f"unknown method {args.method!r}")
-    sizes = {s.key: ns for s in systems} | {f.key: [f.n_nodes] for f in files}
-    systems = systems + files
-    curves = [curve(s, sizes[s.key], cal, traffic, args.method, prices, args.payload, with_cost=True)
-              for s in systems]
-    extra = [_custom(c) for s, c in zip(systems, curves) if isinstance(s, FileSystem)]
-    pubs, no_pub = [], []
-    if args.published:
-        if traffic.kind != "all-to-all":
-            raise UsageError("--published applies to all-to-all traffic only (the seed's formulas)")
-        pubs = [None if isinstance(s, FileSystem) else _published_curve(s.key, ns, s.calibrated(cal))
-                for s in systems]
-        no_pub = [s.label for s, c in zip(systems, pubs) if c is None]
-        pubs = [c for c in pubs if c is not None]
-    all_curves = [c for c in curves if c.points]
-    empty = [c.label for c in curves if not c.points]
-    segs = X.segments(all_curves)
-    words = X.sentence(segs)
-    cost_words = None
-    if args.cost:
-        costed = [c for c in all_curves if any(p.cost_per_mbps is not None for p in c.points)]
-        cost_words = X.sentence(X.segments(costed, attr="cost_per_mbps", lower_better=True)) if costed else None
-    target_rows = []
-    if args.target is not None:
-        for n in sorted({n for s in systems for n in sizes[s.key]}):
-            rows = cheapest(systems, n, args.target, cal, prices, traffic, args.method, args.payload, curves)
-            target_rows.append((n, rows[0] if rows else None))
-    mm = []
-    if args.maxmin:
-        for s in systems:
-            for n in sizes[s.key]:
-                r = maxmin_rates(s, n, cal, traffic, args.payload)
-                if r is not None:
-                    mm.append({"system": s.key, "label": s.label, "n": n, **r})
-    out = Path(args.output)
-    plot = None
-    if not args.no_plot and all_curves:
-        series = [Series(c.label + (" (calibrated)" if c.calibrated else ""), [p.n for p in c.points],
-                         [p.per_node / MB for p in c.points], group=g) for g, c in enumerate(all_curves)]
-        if cal:
-            series += [Series(c.label + " (nominal)", [p.n for p in c.points], [p.nominal / MB for p in c.points],
-                              dashed=True, group=g) for g, c in enumerate(all_curves) if c.calibrated]
-        series += [Series(c.label, [p.n for p in c.points], [p.per_node / MB for p in c.points], dashed=True,
-                          group=g) for g, c in enumerate(pubs)]
-        ys = [y for sr in series for y in sr.ys if y > 0]
-        xs = [x for sr in series for x in sr.xs]
-        plot = figure(series, out / f"model.{args.plot_format}", f"Per-node bandwidth, {traffic.describe()}",
-                      "Bandwidth per node (MB/s)", logx=max(xs) / min(xs) > 64,
-                      logy=bool(ys) and max(ys) / min(ys) > 100,
-                      note="dashed: nominal (uncalibrated) or as published" if (cal or pubs) else None)
+    p = project(_question(args))
     if args.format == "json":
-        doc = {"schema": SCHEMA, "traffic": traffic.describe(), "calibrated": bool(cal),
-               "systems": [c.to_dict() for c in curves], "published": [c.to_dict() for c in pubs],
-               "no_published_form": no_pub,
-               "custom": extra, "best": words, "segments": [s.__dict__ for s in segs],
-               "cost_effectiveness": cost_words, "plot": str(plot) if plot else None,
-               "maxmin": [{k: v for k, v in m.items() if k != "label"} for m in mm],
-               "target": None if args.target is None else [
-                   {"n": n, "target_MBps": args.target,
-                    "cheapest": None if r is None else {"system": r[1].key, "cost_usd": r[0],
-                                                        "per_node_bytes_per_s": r[2].per_node}}
-                   for n, r in target_rows]}
-        json.dump(doc, sys.stdout, indent=1)
+        json.dump(p.to_dict(), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-    print(f"Traffic: {traffic.describe()}. Bandwidth in MB/s (10^6 bytes/s) per node; "
-          f"{'calibrated rates where measured' if cal else 'nominal rates from the packet formats'}.")
-    for c in all_curves:
-        print()
-        print(_curve_table(c, args.cost))
-    for c in pubs:
-        print()
-        print(_curve_table(c, False))
-    if mm:
-        print("\nMax-min fair steady state (per-node totals, MB/s):")
-        print(_table([[m["label"], m["n"], _fmt(m["min"] / MB), _fmt(m["median"] / MB), _fmt(m["max"] / MB)]
-                      for m in mm], ["system", "N", "min", "median", "max"]))
-    if empty:
-        print("\nno configuration in this size range: " + ", ".join(empty))
-    if no_pub:
-        print("\nno 'as published' formula (only the seed's SCI and Myrinet systems have one): "
-              + ", ".join(no_pub))
-    print("\nBest per-node bandwidth: " + words + ".")
-    if cost_words:
-        print("Best cost effectiveness ($ per MB/s): " + cost_words + ".")
-    if target_rows:
-        print(f"\nCheapest system giving every node at least {args.target:g} MB/s:")
-        print(_table([[n, "none" if r is None else r[1].label, "-" if r is None else _fmt(r[0], 0),
-                       "-" if r is None else _fmt(r[2].per_node / MB)] for n, r in target_rows],
-                     ["N", "system", "cost $", "MB/s per node"]))
-    if plot:
-        print(f"\nplot: {plot}")
+    _print_curves(p, args.cost)
+    _print_summary(p)
     return 0
 
 
-def _custom(c: Curve) -> dict:
-    """The load result of a network file's one point (JSON 'custom', kept beside its curve)."""
-    p = c.points[0]
-    d = p.result.to_dict()
-    d["bottleneck"] = p.bottleneck
-    return d
+def _question(args) -> Question:
+    """The model's question from the options, each checked."""
+    from ..studies.sci_myrinet_2002.published import curve as published_curve
+    _positive("--target", args.target)
+    _positive("--payload", args.payload)
+    return Question(
+        systems=tuple(args.system or ()), topology_file=args.topology_file, nodes=tuple(parse_nodes(args.nodes)),
+        traffic=Traffic(args.traffic, args.hotspot_target, args.seed), calibration=_calibration(args),
+        prices_file=args.prices, method=args.method, payload=args.payload, cost=args.cost,
+        target_MBps=args.target, maxmin=args.maxmin, published=published_curve if args.published else None,
+        plot=None if args.no_plot else Path(args.output) / f"model.{args.plot_format}")
+
+
+def _print_curves(p: Projection, cost: bool) -> None:
+    print(f"Traffic: {p.traffic}. Bandwidth in MB/s (10^6 bytes/s) per node; "
+          f"{'calibrated rates where measured' if p.calibrated else 'nominal rates from the packet formats'}.")
+    for c in p.drawn:
+        print()
+        print(_curve_table(c, cost))
+    for c in p.published:
+        print()
+        print(_curve_table(c, False))
+    if p.maxmin:
+        print("\nMax-min fair steady state (per-node totals, MB/s):")
+        print(_table([[m.label, m.n, _fmt(m.min / MB), _fmt(m.median / MB), _fmt(m.max / MB)] for m in p.maxmin],
+                     ["system", "N", "min", "median", "max"]))
+
+
+def _print_summary(p: Projection) -> None:
+    if p.empty:
+        print("\nno configuration in this size range: " + ", ".join(p.empty))
+    if p.no_published_form:
+        print("\nno 'as published' formula (only the seed's SCI and Myrinet systems have one): "
+              + ", ".join(p.no_published_form))
+    print("\nBest per-node bandwidth: " + p.best + ".")
+    if p.cost_effectiveness:
+        print("Best cost effectiveness ($ per MB/s): " + p.cost_effectiveness + ".")
+    if p.target:
+        print(f"\nCheapest system giving every node at least {p.target[0].target_MBps:g} MB/s:")
+        print(_table([[t.n, "none" if t.system is None else t.system.label, "-" if t.system is None else _fmt(t.cost, 0),
+                       "-" if t.system is None else _fmt(t.per_node / MB)] for t in p.target],
+                     ["N", "system", "cost $", "MB/s per node"]))
+    if p.plot:
+        print(f"\nplot: {p.plot}")
 
 
 def _list() -> int:

@@ -10,12 +10,12 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..measure.launch import BINDINGS, LAUNCHERS
+from .letters import adder
 
 
-def add_mpi_options(p: argparse.ArgumentParser) -> None:
+def add_mpi_options(p: argparse.ArgumentParser, command: str) -> None:
     g = p.add_argument_group("MPI and launch")
-    g.add_argument("-n", "--ranks", type=int, default=2, metavar="N",
-                   help="Number of MPI ranks to launch. Default: 2.")
+    adder(g, command)("--ranks", type=int, default=2, metavar="N", help="Number of MPI ranks to launch. Default: 2.")
     g.add_argument("--hosts", metavar="H1,H2,...",
                    help="Comma-separated hosts for the launcher; repeat a host for more ranks on it. "
                         "Default: this machine only.")

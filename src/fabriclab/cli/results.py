@@ -4,6 +4,7 @@ or result files. They start fast: numpy loads only once a file is read."""
 from __future__ import annotations
 
 from ..report import FORMATS
+from .letters import adder
 from .options import write_out
 
 
@@ -37,10 +38,11 @@ def cmd_show(args) -> int:
 
 def register_show(sub) -> None:
     p = sub.add_parser("show", help="Show a result file (RUN.json or RUN.ndjson) as tables.")
+    add = adder(p, "show")
     p.add_argument("file", metavar="RUN.json", help="A result document or its NDJSON stream.")
-    p.add_argument("-f", "--format", choices=FORMATS, default="table", metavar="FORMAT",
-                   help="Output format: table, json, csv or md. Default: table.")
-    p.add_argument("-o", "--output", metavar="PATH", help="Write to PATH instead of stdout ('-' = stdout). Default: stdout.")
+    add("--format", choices=FORMATS, default="table", metavar="FORMAT",
+        help="Output format: table, json, csv or md. Default: table.")
+    add("--output", metavar="PATH", help="Write to PATH instead of stdout ('-' = stdout). Default: stdout.")
     p.set_defaults(func=cmd_show)
 
 
@@ -56,16 +58,17 @@ def cmd_compare(args) -> int:
 
 def register_compare(sub) -> None:
     p = sub.add_parser("compare", help="Compare two runs point by point, with significance.")
+    add = adder(p, "compare")
     p.add_argument("base", metavar="BASE.json", help="The reference run (RUN.json or RUN.ndjson).")
     p.add_argument("new", metavar="NEW.json", help="The run to judge against it.")
-    p.add_argument("-a", "--alpha", type=float, default=0.05, metavar="P",
-                   help="One minus the confidence of the ratio's interval. Default: 0.05 (95%% intervals).")
+    add("--alpha", type=float, default=0.05, metavar="P",
+        help="One minus the confidence of the ratio's interval. Default: 0.05 (95%% intervals).")
     p.add_argument("--threshold", type=float, default=0.02, metavar="FRACTION",
                    help="Smallest change worth a verdict: the interval must lie beyond 1 +- it. "
                         "Default: 0.02 (2%%).")
-    p.add_argument("-f", "--format", choices=FORMATS, default="table", metavar="FORMAT",
-                   help="Output format: table, json, csv or md. Default: table.")
-    p.add_argument("-o", "--output", metavar="PATH", help="Write to PATH instead of stdout. Default: stdout.")
+    add("--format", choices=FORMATS, default="table", metavar="FORMAT",
+        help="Output format: table, json, csv or md. Default: table.")
+    add("--output", metavar="PATH", help="Write to PATH instead of stdout. Default: stdout.")
     p.add_argument("--fail-on-slower", action="store_true",
                    help="Exit with code 1 when any point got significantly slower (for CI). Default: off.")
     p.set_defaults(func=cmd_compare)

@@ -13,6 +13,7 @@ from .. import __version__
 from ..errors import UsageError
 from ..measure.buffers import CACHE_STATES
 from ..measure.plan import Sampling
+from .letters import adder
 from .options import add_mpi_options
 
 
@@ -36,73 +37,87 @@ def _positive_int(text: str) -> int:
 
 
 def register(sub) -> None:
-    d = Sampling()
     p = sub.add_parser("run", help="Run benchmarks (default: the whole default suite) and write a result file.",
                        description="Run benchmarks. With no BENCH, runs every level's default sweep "
                                    "(at most 3 minutes on a 2-core machine; about 30-50 s on an idle one).")
+    add = adder(p, "run")
     p.add_argument("bench", nargs="*", metavar="BENCH",
                    help="Levels (memory, deposit, message, tcp) or benchmarks (message.pingpong). "
                         "Default: all. `fabriclab list` shows them.")
-    p.add_argument("-s", "--sizes", metavar="SPEC",
-                   help="Sizes in bytes: a list and/or sweeps such as 0:4M:x2 or 1K:64K:+1K (K/M/G = 1024^n). "
-                        "Default: each benchmark's own sweep (0:4M:x2 for transfers).")
-    p.add_argument("--strides", metavar="SPEC",
-                   help="Strides in 8-byte words for strided benchmarks, same syntax. Default: 1:64:x2.")
-    p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="A benchmark parameter such as window=64, sync=fence or iface=eth0; repeatable. "
-                        "Default: each benchmark's defaults, shown by `fabriclab list`.")
-    p.add_argument("-o", "--output", metavar="PATH",
-                   help="Result document path; the stream goes beside it as .ndjson. "
-                        "Default: results/fabriclab-YYYYmmdd-HHMMSS.json.")
-    p.add_argument("--validate", action="store_true",
-                   help="Fill send buffers with a pattern and check every received byte. Default: off.")
-    p.add_argument("--conns", metavar="SPEC",
-                   help="Connection counts for benchmarks with a conns axis (tcp.conns, message.conns), same "
-                        "syntax as sizes. Default: 1:128:x2.")
-    p.add_argument("--active", metavar="SPEC",
-                   help="Active senders (hotspot) or pairs (saturation) for traffic patterns: a list or MIN:MAX (every count) "
-                        "or MIN:MAX:xF. "
-                        "Default: every count from 1 to the most the ranks allow.")
-    p.add_argument("--cache", choices=CACHE_STATES, default="warm", metavar="STATE",
-                   help="warm: buffers reused op after op, cache-resident as far as their size allows (as OSU "
-                        "and IMB); cold: ops rotate through buffers of more than twice the last-level cache. "
-                        "Default: warm.")
-    g = p.add_argument_group("sampling")
-    g.add_argument("-L", "--launches", type=_positive_int, default=DEFAULT_LAUNCHES, metavar="K",
-                   help="Measure every point in K independent launches (fresh processes each), in an order "
-                        "shuffled per launch; intervals and verdicts then cover launch-to-launch variation "
-                        f"(docs/statistics.md). Default: {DEFAULT_LAUNCHES}.")
-    g.add_argument("--seed", type=_int, default=None, metavar="INT",
-                   help="Seed of the per-launch shuffle, recorded in the result. Default: drawn at random.")
-    g.add_argument("--warmup", type=int, default=d.warmup, metavar="N",
-                   help=f"Warm-up operations per point, run and discarded. Default: {d.warmup}.")
-    g.add_argument("--min-samples", type=int, default=d.min_samples, metavar="N",
-                   help=f"Fewest samples per point. Default: {d.min_samples}.")
-    g.add_argument("--max-samples", type=int, default=d.max_samples, metavar="N",
-                   help=f"Most samples per point. Default: {d.max_samples}.")
-    g.add_argument("--target-ci", type=float, default=d.target_ci, metavar="FRACTION",
-                   help="Sample until the 95%% confidence interval of the median is within this fraction "
-                        f"of it. Default: {d.target_ci}.")
-    g.add_argument("--point-time", type=float, default=d.point_time, metavar="SECONDS",
-                   help=f"Time cap per point; a point that hits it gets a warning. Default: {d.point_time}.")
-    g.add_argument("--sample-time", type=float, default=d.sample_time, metavar="SECONDS",
-                   help="Batch short operations so one sample lasts at least this long (keeps timer "
-                        f"cost under 1%%). Default: {d.sample_time}.")
-    add_mpi_options(p)
-    p.add_argument("-t", "--timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="End the run when a launch prints nothing for this long plus twice --point-time "
-                        "(a hung or dead rank). Default: 60.")
-    p.add_argument("--dry-run", action="store_true",
-                   help="Print the exact launch commands and exit without running. Default: off.")
-    p.add_argument("-q", "--quiet", action="store_true",
-                   help="No progress bar and no summary; warnings go to stderr. Default: off.")
-    p.add_argument("--counters", action="store_true",
-                   help="Read every host's network interface and InfiniBand port counters before and after each "
-                        "launch (through the launcher, one task per host) and warn when far fewer bytes left the "
-                        "hosts than the payload moved. Default: off (always on with --testbed).")
-    p.add_argument("--tables", action="store_true",
-                   help="Also print every point's table at the end, as `fabriclab show` does. Default: off.")
+    _add_points(add)
+    _add_sampling(adder(p.add_argument_group("sampling"), "run"))
+    add_mpi_options(p, "run")
+    _add_behaviour(add)
     p.set_defaults(func=cmd_run)
+
+
+def _add_points(add) -> None:
+    """Which points: sizes, strides, parameters, connections, active senders, cache state."""
+    add("--sizes", metavar="SPEC",
+        help="Sizes in bytes: a list and/or sweeps such as 0:4M:x2 or 1K:64K:+1K (K/M/G = 1024^n). "
+             "Default: each benchmark's own sweep (0:4M:x2 for transfers).")
+    add("--strides", metavar="SPEC",
+        help="Strides in 8-byte words for strided benchmarks, same syntax. Default: 1:64:x2.")
+    add("--param", action="append", default=[], metavar="KEY=VALUE",
+        help="A benchmark parameter such as window=64, sync=fence or iface=eth0; repeatable. "
+             "Default: each benchmark's defaults, shown by `fabriclab list`.")
+    add("--output", metavar="PATH",
+        help="Result document path; the stream goes beside it as .ndjson. "
+             "Default: results/fabriclab-YYYYmmdd-HHMMSS.json.")
+    add("--validate", action="store_true",
+        help="Fill send buffers with a pattern and check every received byte. Default: off.")
+    add("--conns", metavar="SPEC",
+        help="Connection counts for benchmarks with a conns axis (tcp.conns, message.conns), same "
+             "syntax as sizes. Default: 1:128:x2.")
+    add("--active", metavar="SPEC",
+        help="Active senders (hotspot) or pairs (saturation) for traffic patterns: a list or MIN:MAX (every count) "
+             "or MIN:MAX:xF. "
+             "Default: every count from 1 to the most the ranks allow.")
+    add("--cache", choices=CACHE_STATES, default="warm", metavar="STATE",
+        help="warm: buffers reused op after op, cache-resident as far as their size allows (as OSU "
+             "and IMB); cold: ops rotate through buffers of more than twice the last-level cache. "
+             "Default: warm.")
+
+
+def _add_sampling(add) -> None:
+    d = Sampling()
+    add("--launches", type=_positive_int, default=DEFAULT_LAUNCHES, metavar="K",
+        help="Measure every point in K independent launches (fresh processes each), in an order "
+             "shuffled per launch; intervals and verdicts then cover launch-to-launch variation "
+             f"(docs/statistics.md). Default: {DEFAULT_LAUNCHES}.")
+    add("--seed", type=_int, default=None, metavar="INT",
+        help="Seed of the per-launch shuffle, recorded in the result. Default: drawn at random.")
+    add("--warmup", type=int, default=d.warmup, metavar="N",
+        help=f"Warm-up operations per point, run and discarded. Default: {d.warmup}.")
+    add("--min-samples", type=int, default=d.min_samples, metavar="N",
+        help=f"Fewest samples per point. Default: {d.min_samples}.")
+    add("--max-samples", type=int, default=d.max_samples, metavar="N",
+        help=f"Most samples per point. Default: {d.max_samples}.")
+    add("--target-ci", type=float, default=d.target_ci, metavar="FRACTION",
+        help="Sample until the 95%% confidence interval of the median is within this fraction "
+             f"of it. Default: {d.target_ci}.")
+    add("--point-time", type=float, default=d.point_time, metavar="SECONDS",
+        help=f"Time cap per point; a point that hits it gets a warning. Default: {d.point_time}.")
+    add("--sample-time", type=float, default=d.sample_time, metavar="SECONDS",
+        help="Batch short operations so one sample lasts at least this long (keeps timer "
+             f"cost under 1%%). Default: {d.sample_time}.")
+
+
+def _add_behaviour(add) -> None:
+    """Timeout, dry run, quiet, counters, tables."""
+    add("--timeout", type=float, default=60.0, metavar="SECONDS",
+        help="End the run when a launch prints nothing for this long plus twice --point-time "
+             "(a hung or dead rank). Default: 60.")
+    add("--dry-run", action="store_true",
+        help="Print the exact launch commands and exit without running. Default: off.")
+    add("--quiet", action="store_true",
+        help="No progress bar and no summary; warnings go to stderr. Default: off.")
+    add("--counters", action="store_true",
+        help="Read every host's network interface and InfiniBand port counters before and after each "
+             "launch (through the launcher, one task per host) and warn when far fewer bytes left the "
+             "hosts than the payload moved. Default: off (always on with --testbed).")
+    add("--tables", action="store_true",
+        help="Also print every point's table at the end, as `fabriclab show` does. Default: off.")
 
 
 def _output_path(opt: str | None, started: datetime) -> Path:
@@ -113,14 +128,33 @@ def _output_path(opt: str | None, started: datetime) -> Path:
 
 
 def cmd_run(args) -> int:
-    from ..analysis import diagnostics, merge
-    from ..measure import build, protocol, runner, sysinfo
-    from ..measure.launch import binding, command
+    """Check everything, then build, launch, stream and summarise: each step a function."""
+    from ..analysis import merge
+    from .options import core_for
+    sampling, plan = _plan(args)
+    m, spec = _launch_spec(args)
+    if args.dry_run:
+        return _dry_run(args, m, spec, plan, sampling)
+    core = core_for(args, m)
+    started = datetime.now(timezone.utc)
+    out = _output_path(args.output, started)
+    writer, host_diags = _open_stream(args, out, started, m, spec, core, plan)
+    t0 = time.monotonic()
+    outcome = _measure(args, plan, core, spec, writer)
+    late = _enrich(writer, host_diags)
+    doc = writer.close({"status": outcome.status, "error": outcome.error,
+                        "end_time": datetime.now(timezone.utc).isoformat(),
+                        "duration_s": time.monotonic() - t0, "points": outcome.points}, derive=merge.stored)
+    _print_end(args, doc, host_diags + late + outcome.diagnostics + _across_launches(doc), out)
+    print(f"fabriclab: {outcome.points} points in {time.monotonic() - t0:.1f} s -> {out} "
+          f"(stream {out.with_suffix('.ndjson')})", file=sys.stderr)
+    return _exit_code(outcome)
+
+
+def _plan(args):
+    """(sampling, plan) from the options; the plan's notes on stderr."""
+    from ..measure import sysinfo
     from ..measure.plan import build as build_plan
-    from ..report import summary, tables as report
-    from ..schema import StreamWriter
-    from .options import core_for, resolve_launch
-    from .progress import Progress
     sampling = Sampling(args.warmup, args.min_samples, args.max_samples, args.target_ci,
                         args.point_time, args.sample_time)
     caches = sysinfo.cache_sizes()
@@ -130,19 +164,36 @@ def cmd_run(args) -> int:
                       llc_bytes=max(caches.values()) if caches else None, launches=args.launches, seed=seed)
     for note in plan.notes:
         print(f"fabriclab: {note}", file=sys.stderr)
+    return sampling, plan
+
+
+def _launch_spec(args):
+    """(MPI, launch spec) from the options, checked."""
+    from .options import resolve_launch
     m, spec = resolve_launch(args)
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
-    if args.dry_run:
-        core_path = args.core or build.planned(m).path
-        for job in plan.order(0):
-            argv, env = command(spec, protocol.job_argv(core_path, job, sampling, plan.validate))
-            prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-            print((prefix + " " if prefix else "") + shlex.join(argv))
-        return 0
-    core = core_for(args, m)
-    started = datetime.now(timezone.utc)
-    out = _output_path(args.output, started)
+    return m, spec
+
+
+def _dry_run(args, m, spec, plan, sampling) -> int:
+    """The exact launch commands of the first launch, nothing run."""
+    from ..measure import build, protocol
+    from ..measure.launch import command
+    core_path = args.core or build.planned(m).path
+    for job in plan.order(0):
+        argv, env = command(spec, protocol.job_argv(core_path, job, sampling, plan.validate))
+        prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        print((prefix + " " if prefix else "") + shlex.join(argv))
+    return 0
+
+
+def _open_stream(args, out: Path, started: datetime, m, spec, core, plan):
+    """(the stream writer with the run's header, the pre-run diagnostics of this host)."""
+    from ..analysis import diagnostics
+    from ..measure import sysinfo
+    from ..measure.launch import binding
+    from ..schema import StreamWriter
     host = sysinfo.host()
     header = {
         "run_id": out.stem, "fabriclab_version": __version__, "argv": ["fabriclab", *args.argv],
@@ -157,19 +208,30 @@ def cmd_run(args) -> int:
                                         args.ranks) if local else []
     for d in host_diags:
         writer.add("diagnostic", d.to_dict())
+    return writer, host_diags
+
+
+def _measure(args, plan, core, spec, writer):
+    """Every launch of the plan, streamed; the runner's outcome."""
+    from ..measure import runner
+    from .progress import Progress
     progress = Progress(plan.npoints, enabled=not args.quiet)
-    t0 = time.monotonic()
     try:
-        outcome = runner.run(plan, core.path, spec, writer, args.timeout, progress, _watch(args, spec))
+        return runner.run(plan, core.path, spec, writer, args.timeout, progress, _watch(args, spec))
     finally:
         progress.close()
-    late = _enrich(writer, host_diags)
-    doc = writer.close({"status": outcome.status, "error": outcome.error,
-                        "end_time": datetime.now(timezone.utc).isoformat(),
-                        "duration_s": time.monotonic() - t0, "points": outcome.points}, derive=merge.stored)
-    across = [diagnostics.Diagnostic.from_dict(d) for pt in doc.get("merged", []) for d in pt["diagnostics"]
-              if d["code"] == diagnostics.UNSTABLE_ACROSS_LAUNCHES]
-    diags = host_diags + late + outcome.diagnostics + across
+
+
+def _across_launches(doc: dict) -> list:
+    """The merged points' warnings of instability across launches."""
+    from ..analysis import diagnostics
+    return [diagnostics.Diagnostic.from_dict(d) for pt in doc.get("merged", []) for d in pt["diagnostics"]
+            if d["code"] == diagnostics.UNSTABLE_ACROSS_LAUNCHES]
+
+
+def _print_end(args, doc: dict, diags: list, out: Path) -> None:
+    """Tables (--tables) and the one-screen summary, or with --quiet the warnings on stderr."""
+    from ..report import summary, tables as report
     if args.tables and not args.quiet:
         sys.stdout.write(report.format_doc(doc, "table") + "\n")
     if not args.quiet:
@@ -177,8 +239,9 @@ def cmd_run(args) -> int:
     else:
         for line in summary.warning_lines(diags):
             print(f"fabriclab: {line}", file=sys.stderr)
-    print(f"fabriclab: {outcome.points} points in {time.monotonic() - t0:.1f} s -> {out} "
-          f"(stream {out.with_suffix('.ndjson')})", file=sys.stderr)
+
+
+def _exit_code(outcome) -> int:
     if outcome.status == "failed":
         print(f"fabriclab: error: {outcome.error}", file=sys.stderr)
         return 1

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from ..errors import UsageError
+from .letters import adder
 
 
 def default_name(path: str) -> str:
@@ -80,128 +81,43 @@ def cmd_exec(args) -> int:
     return subprocess.call(argv)
 
 
-# The saturation test streams windows of SAT_WINDOW messages of SAT_SIZE: about
-# 1 MiB per sample, a few hundredths of a second on a cable of tens of MB/s.
-SAT_SIZE, SAT_WINDOW = "64K", 16
-FAST = ["--point-time", "1", "-q"]
-# The calibrating rate decides every prediction: its points get longer (TCP's share of a
-# cable loaded both ways swings by 10-20% over a second here).
-CALIBRATE = ["--point-time", "3"]
-
-
-def _measure(argv: list[str], out: Path) -> dict:
-    """One `fabriclab run` across the testbed (a process of its own); its document."""
+def _measure(argv: list[str], out: Path) -> tuple[dict, list]:
+    """One `fabriclab run` (a process of its own): its document and merged points."""
     from .. import schema
-    rc = subprocess.call([sys.executable, "-m", "fabriclab.cli", "run", *FAST, *argv, "-o", str(out)])
+    from ..analysis.merge import merged
+    rc = subprocess.call([sys.executable, "-m", "fabriclab.cli", "run", *argv, "-o", str(out)])
     if rc != 0 or not out.exists():
         raise UsageError(f"validate: the run `fabriclab run {' '.join(argv)}` failed (exit {rc}); see {out}")
-    return schema.load(out)
+    doc = schema.load(out)
+    return doc, merged(doc)
 
 
 def cmd_validate(args) -> int:
-    """Bring the testbed up (unless it is), saturate the model's bottleneck
-    cable and calibrate, predict and measure all-to-all, print both, write
-    one document, bring down what it brought up."""
-    from .. import schema
-    from ..model.datafile import read_data_file
-    from ..model.resources import MB
-    from ..model.topologies.custom import CustomNetwork
-    from ..analysis.merge import merged
-    from ..testbed import netns, plan as tplan, validate as v
-    from ..units import fmt_bytes
-    data = read_data_file(args.file, "network file")
-    net = CustomNetwork.from_dict(data, where=args.file)
-    name = args.name or default_name(args.file)
-    real = [h for h in (args.hosts or "").split(",") if h]
-    if real and len(real) != net.n_nodes:
-        raise UsageError(f"--hosts names {len(real)} hosts for the file's {net.n_nodes} nodes "
-                         f"({', '.join(net.node_names)}), in that order")
-    if not real:
-        netns.require_root()
-        p = tplan.make(net, name, source=args.file)
-    on = dict(zip(net.node_names, real))
-
-    def where(hosts: list[str]) -> list[str]:
-        """Run options that put one rank on each of these file nodes: testbed hosts,
-        or the real hosts they stand for (their counters read through the launcher)."""
-        if real:
-            return ["--hosts", ",".join(on[h] for h in hosts), "--counters"]
-        return ["--testbed", name, "--hosts", ",".join(hosts)]
-    b = v.bottleneck(net)
-    pairs = v.saturation_pairs(net, b.channel)
-    out = Path(args.output or f"results/validate-{name}.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    mpi = ["--mpi-home", args.mpi_home] if args.mpi_home else []
-    brought = not real and name not in netns.names()
+    """The model against measurement on a testbed (testbed/validation.py); a table and a verdict."""
+    from ..testbed.validation import Site, validate
+    site = Site.of(args.file, args.name or default_name(args.file), [h for h in (args.hosts or "").split(",") if h])
+    out = Path(args.output or f"results/validate-{site.name}.json")
     t0 = time.monotonic()
-    if brought:
-        netns.up(p)
-    try:
-        print(f"validate {name}: the model's bottleneck is {b.label} ({b.load} of the all-to-all routes cross its "
-              f"busiest cable); saturating it with {len(pairs)} pairs: "
-              + ", ".join(f"{s}->{d}" for s, d in pairs), file=sys.stderr)
-        senders, receivers = [s for s, _ in pairs], [d for _, d in pairs]
-        sat = _measure(["message.saturation", *where(senders + receivers),
-                        "-n", str(2 * len(pairs)), "-s", SAT_SIZE, "-p", f"window={SAT_WINDOW}",
-                        "--active", f"1:{len(pairs)}", "-L", "2", *CALIBRATE, *mpi],
-                       out.with_name(out.stem + "-saturation.json"))
-        rate, lo, hi, active = v.plateau_rate(merged(sat))
-        cls = v.cable_class(net, b.link)
-        nominal, nominal_label = v.predict(data, args.file)
-        # Also measured, not used to calibrate: the cable's rate per direction while both
-        # directions are saturated (what it loses to the other way's acknowledgements).
-        both = v.saturation_pairs(net, b.channel, both=True)
-        bi = None
-        if both:
-            hosts = [s_ for s_, _ in both] + [d for _, d in both]
-            bidoc = _measure(["message.bibw", *where(hosts), "-n", str(len(hosts)),
-                              "-s", SAT_SIZE, "-p", f"window={SAT_WINDOW}", "-L", "3", *CALIBRATE, *mpi],
-                             out.with_name(out.stem + "-bidirectional.json"))
-            bi = v.bidirectional_rate(merged(bidoc))
-        cal_rate = rate
-        predicted, label = v.predict(v.calibrated(data, cls, cal_rate), args.file)
-        both_ways = v.predict(v.calibrated(data, cls, bi[0]), args.file)[0] if bi else None
-        print(f"validate {name}: saturation one way {rate / MB:.2f} MB/s (95% {lo / MB:.2f}..{hi / MB:.2f}) at "
-              f"{active} pairs" + (f", both ways {bi[0] / MB:.2f} MB/s per direction ({len(both)} pairs)" if bi else "")
-              + f", against {b.rate_Bps / MB:g} MB/s nominal; calibrated prediction {predicted / MB:.2f} MB/s per "
-              f"node ({label}); measuring all-to-all on {net.n_nodes} hosts ...", file=sys.stderr)
-        # Every message in flight at once: the traffic the model describes (docs/model.md §1);
-        # MPI_Alltoall's own phases load different cables one after another.
-        a2a = _measure(["message.alltoall", "-p", "variant=concurrent", *where(list(net.node_names)),
-                        "-n", str(net.n_nodes),
-                        "-s", args.sizes, "-L", "3", *mpi], out)
-        measured = v.per_node(merged(a2a), net.n_nodes)
-        sizes = sorted(measured)
-        table = [{"size": s, "measured_Bps": measured[s], "predicted_Bps": predicted,
-                  "ratio": measured[s] / predicted, "verdict": v.verdict(predicted, measured[s])} for s in sizes]
-        top = table[-1]
-        doc = dict(a2a)
-        doc["validation"] = {
-            "network": args.file, "testbed": None if real else name, "hosts": on or None,
-            "bottleneck": b.label, "bottleneck_load": b.load,
-            "pairs": pairs, "saturation": {"rate_Bps": rate, "ci_Bps": [lo, hi], "active": active,
-                                           "run": str(out.with_name(out.stem + "-saturation.json"))},
-            "bidirectional": None if not bi else {
-                "pairs": both, "rate_Bps": bi[0], "ci_Bps": [bi[1], bi[2]],
-                "run": str(out.with_name(out.stem + "-bidirectional.json"))},
-            "calibrated_rate_Bps": cal_rate, "predicted_both_ways_Bps": both_ways, "alltoall": "concurrent",
-            "calibrated_links": cls, "nominal_Bps": nominal, "nominal_bottleneck": nominal_label,
-            "predicted_Bps": predicted, "predicted_bottleneck": label, "per_size": table,
-            "tolerance": v.TOLERANCE, "verdict": top["verdict"], "duration_s": round(time.monotonic() - t0, 1)}
-        schema.write_document(doc, out)
-    finally:
-        if brought and not args.keep:
-            netns.down(name)
+    v = validate(site, args.sizes, out, _measure, args.mpi_home, args.keep,
+                 progress=lambda text: print(text, file=sys.stderr))
+    _print_validation(v, time.monotonic() - t0)
+    return 0 if v.agrees else 1
+
+
+def _print_validation(v, seconds: float) -> None:
+    from ..model.resources import MB
+    from ..testbed.validate import TOLERANCE
+    from ..units import fmt_bytes
     print(f"{'size':>8}  {'measured MB/s':>14}  {'predicted MB/s':>14}  {'ratio':>6}  verdict")
-    for r in table:
-        print(f"{fmt_bytes(r['size']):>8}  {r['measured_Bps'] / MB:14.2f}  {r['predicted_Bps'] / MB:14.2f}  "
-              f"{r['ratio']:6.3f}  {r['verdict']}")
-    what = ("within" if top["verdict"] == "agrees" else "NOT within")
-    print(f"{name}: at {fmt_bytes(top['size'])} the measured per-node all-to-all bandwidth is {what} "
-          f"{v.TOLERANCE:.0%} of the calibrated prediction (ratio {top['ratio']:.3f}); bottleneck {label}"
-          + ("" if top["verdict"] == "agrees" else f": {label} disagrees by {(top['ratio'] - 1):+.1%}")
-          + f". {time.monotonic() - t0:.0f} s; document {out}")
-    return 0 if top["verdict"] == "agrees" else 1
+    for r in v.per_size:
+        print(f"{fmt_bytes(r.size):>8}  {r.measured_Bps / MB:14.2f}  {r.predicted_Bps / MB:14.2f}  "
+              f"{r.ratio:6.3f}  {r.verdict}")
+    top, label = v.top, v.predicted[1]
+    print(f"{v.site.name}: at {fmt_bytes(top.size)} the measured per-node all-to-all bandwidth is "
+          f"{'within' if v.agrees else 'NOT within'} {TOLERANCE:.0%} of the calibrated prediction "
+          f"(ratio {top.ratio:.3f}); bottleneck {label}"
+          + ("" if v.agrees else f": {label} disagrees by {(top.ratio - 1):+.1%}")
+          + f". {seconds:.0f} s; document {v.document}")
 
 
 def register(sub) -> None:
@@ -230,10 +146,9 @@ def register(sub) -> None:
                                           "bottleneck cable, calibration, predicted vs measured all-to-all.")
     q.add_argument("file", metavar="NET.yaml")
     q.add_argument("--name", help="Use this testbed (brought up if it is not). Default: from the file name.")
-    q.add_argument("-s", "--sizes", default="16K,64K,256K", metavar="SPEC",
-                   help="All-to-all message sizes. Default: 16K,64K,256K.")
-    q.add_argument("-o", "--output", metavar="PATH", help="The validation document. Default: "
-                   "results/validate-NAME.json.")
+    add = adder(q, "testbed validate")
+    add("--sizes", default="16K,64K,256K", metavar="SPEC", help="All-to-all message sizes. Default: 16K,64K,256K.")
+    add("--output", metavar="PATH", help="The validation document. Default: results/validate-NAME.json.")
     q.add_argument("--keep", action="store_true", help="Leave the testbed up afterwards. Default: off.")
     q.add_argument("--hosts", metavar="H1,H2,...",
                    help="Validate on a real cluster instead: the hosts that the file's nodes stand for, in the "

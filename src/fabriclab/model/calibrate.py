@@ -7,9 +7,13 @@ B_eff in the model (§5). Measurements come from flags or a file:
     -c link=390                  the link of every selected technology that has one
     -c sci-d33x.adapter_bus=360  only this technology's B-Link
 
-A calibrated rate may not exceed the resource's gross rate; a common key
-that no selected technology has, or an unknown technology, is an error.
     -c catalog                   the measured values stored in the catalog
+
+A calibrated rate may not exceed the resource's gross rate (a typed rate above
+it is a typo) unless the calibration is not `capped`: a rate measured across
+the resource itself, as `fabriclab testbed validate` measures, outranks a
+nominal rate that understates it. A common key that no selected technology
+has, or an unknown technology, is an error.
 
 A file (YAML or JSON) maps technology to resource to MB/s, or resource to MB/s
 for all technologies; a value may also be {value, source, date}::
@@ -51,6 +55,7 @@ class Calibration:
     common: dict = field(default_factory=dict)
     by_tech: dict = field(default_factory=dict)
     use_catalog: bool = False
+    capped: bool = True          # refuse rates above the gross rate
 
     def __bool__(self) -> bool:
         return bool(self.common or self.by_tech or self.use_catalog)
@@ -67,7 +72,7 @@ class Calibration:
                              f"(it has: {', '.join(sorted(tech.resources))})")
         for k, v in out.items():
             gross = float(tech.resources[k].gross)
-            if v > gross * (1 + 1e-9):
+            if self.capped and v > gross * (1 + 1e-9):
                 raise UsageError(f"calibrated {tech.key}.{k} = {v / MB:g} MB/s exceeds its gross rate "
                                  f"{gross / MB:g} MB/s")
         return out
@@ -83,14 +88,16 @@ class Calibration:
         have = set().union(*(set(t.resources) for t in techs), extra)
         for k in self.common:
             if k not in have:
+                some = sorted(have)[:12] + ([f"{len(have) - 12} more"] if len(have) > 12 else [])
                 raise UsageError(f"calibration resource {k!r} belongs to none of the selected technologies "
-                                 f"or network files (they have: {', '.join(sorted(have)) or 'none'})")
+                                 f"or network files (they have: {', '.join(some) or 'none'})")
 
     def merge(self, other: "Calibration") -> "Calibration":
         by = {k: dict(v) for k, v in self.by_tech.items()}
         for k, v in other.by_tech.items():
             by.setdefault(k, {}).update(v)
-        return Calibration({**self.common, **other.common}, by, self.use_catalog or other.use_catalog)
+        return Calibration({**self.common, **other.common}, by, self.use_catalog or other.use_catalog,
+                           self.capped and other.capped)
 
 
 def parse_flags(items) -> Calibration:

@@ -11,13 +11,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import dataclass
 
 from ..analysis import fit, ranks
 from ..analysis.merge import merged
 from ..measure.benchmarks import REGISTRY
 from ..units import fmt_bytes, fmt_time
 from . import FORMATS, escape
-from .rows import ROW_FIELDS, rows
+from .rows import ROW_FIELDS, Row, rows
 
 def group_name(bench: str, variant: str) -> str:
     return f"{bench} [{variant}]" if variant else bench
@@ -76,59 +77,77 @@ def _fmt_mbps(x) -> str:
     return f"{x / 1e6:.1f}" if x else "-"
 
 
+@dataclass(frozen=True)
+class _Columns:
+    """Which optional columns a benchmark variant's table has."""
+    strided: bool
+    conns: bool
+    pattern: bool
+    ect: bool
+    multi: bool
+    imported: bool     # another tool's figures only: no interval, percentiles or ranks
+
+    @classmethod
+    def of(cls, rs: list) -> "_Columns":
+        return cls(any(r.stride != 1 for r in rs), any(r.conns != 1 for r in rs),
+                   any(r.active is not None for r in rs), any(r.vs_best_copy is not None for r in rs),
+                   any(r.launches > 1 for r in rs), all(r.imported for r in rs))
+
+    @property
+    def ranked(self) -> bool:
+        return self.pattern and not self.imported
+
+    def head(self) -> list[str]:
+        return (["size"] + (["stride"] if self.strided else []) + (["conns"] if self.conns else [])
+                + (["active"] if self.pattern else [])
+                + (["median", "n", "MB/s"] if self.imported else
+                   ["median", "95% CI", "p5", "p99", "min", "max", "n", "MB/s"])
+                + (["rank MB/s min..max", "Jain", "Mmsg/s"] if self.ranked else [])
+                + (["vs best copy"] if self.ect else []) + (["launches", "between"] if self.multi else [])
+                + ["stop", "warnings"])
+
+
+def _cells(r: Row, c: _Columns) -> list[str]:
+    """One row of the table, times per transfer (the point's own rule), rates in MB/s."""
+    def t(key):
+        v = getattr(r, key)
+        return "-" if v is None else fmt_time(r.per_transfer(v), 4)
+    n = "-" if r.n is None else str(r.n)
+    # With n <= 5 the 95% CI of the median is [min, max]: no interval worth printing.
+    ci = f"+-{r.ci_rel * 100:.1f}%" if r.ci_rel is not None and r.n > 5 else f"n={n}"
+    row = ([fmt_bytes(r.size)] + ([str(r.stride)] if c.strided else []) + ([str(r.conns)] if c.conns else [])
+           + (["-" if r.active is None else str(r.active)] if c.pattern else [])
+           + ([t("median_s"), n] if c.imported else
+              [t("median_s"), ci, t("p5_s"), t("p99_s"), t("min_s"), t("max_s"), n])
+           + [_fmt_mbps(r.bandwidth_Bps)])
+    if c.ranked:
+        row += [f"{_fmt_mbps(r.rank_bandwidth_min_Bps)}..{_fmt_mbps(r.rank_bandwidth_max_Bps)}",
+                f"{r.fairness_jain:.3f}" if r.fairness_jain is not None else "-",
+                f"{r.message_rate_per_s / 1e6:.3g}" if r.message_rate_per_s else "-"]
+    if c.ect:
+        row.append(f"{r.vs_best_copy:.3f}" if r.vs_best_copy is not None else "-")
+    if c.multi:
+        row += [str(r.launches), f"+-{r.between_launch_rel * 100:.1f}%" if r.between_launch_rel is not None else "-"]
+    return row + [r.stop or "", r.warnings or ""]
+
+
+def _note(first: Row, c: _Columns) -> str:
+    if first.concurrent:
+        note = "time per op, all transfers at once; MB/s = all ranks' payload"
+    else:
+        note = "time per transfer (one leg)" if first.legs_per_op > 1 else "time per operation"
+    if c.pattern and not first.concurrent:
+        note += "; MB/s = all ranks' payload over the slowest rank's time"
+    if c.imported:
+        note += "; imported: the tool's figure, no samples"
+    return f"{note}; MB/s = 10^6 payload bytes/s"
+
+
 def _table_blocks(all_rows: list):
     """(title, header, body rows) per benchmark variant, with scaled units."""
     for name, rs in _groups(all_rows).items():
-        legs = rs[0].legs_per_op or 1
-        concurrent = rs[0].concurrent
-        strided = any(r.stride != 1 for r in rs)
-        conns = any(r.conns != 1 for r in rs)
-        pattern = any(r.active is not None for r in rs)
-        ect = any(r.vs_best_copy is not None for r in rs)
-        multi = any(r.launches > 1 for r in rs)
-        # Imported points hold another tool's figure and nothing else: no interval, percentiles or ranks.
-        imported = all(r.imported for r in rs)
-        ranked = pattern and not imported
-        head = (["size"] + (["stride"] if strided else []) + (["conns"] if conns else [])
-                + (["active"] if pattern else [])
-                + (["median", "n", "MB/s"] if imported else
-                   ["median", "95% CI", "p5", "p99", "min", "max", "n", "MB/s"])
-                + (["rank MB/s min..max", "Jain", "Mmsg/s"] if ranked else [])
-                + (["vs best copy"] if ect else []) + (["launches", "between"] if multi else [])
-                + ["stop", "warnings"])
-        body = []
-        for r in rs:
-            def t(key, r=r):  # a time statistic of the op, as the time of one transfer
-                v = getattr(r, key)
-                return "-" if v is None else fmt_time(r.per_transfer(v), 4)
-            n = "-" if r.n is None else str(r.n)
-            # With n <= 5 the 95% CI of the median is [min, max]: no interval worth printing.
-            ci = f"+-{r.ci_rel * 100:.1f}%" if r.ci_rel is not None and r.n > 5 else f"n={n}"
-            row = ([fmt_bytes(r.size)] + ([str(r.stride)] if strided else [])
-                   + ([str(r.conns)] if conns else [])
-                   + (["-" if r.active is None else str(r.active)] if pattern else [])
-                   + ([t("median_s"), n] if imported else
-                      [t("median_s"), ci, t("p5_s"), t("p99_s"), t("min_s"), t("max_s"), n])
-                   + [_fmt_mbps(r.bandwidth_Bps)])
-            if ranked:
-                row += [f"{_fmt_mbps(r.rank_bandwidth_min_Bps)}..{_fmt_mbps(r.rank_bandwidth_max_Bps)}",
-                        f"{r.fairness_jain:.3f}" if r.fairness_jain is not None else "-",
-                        f"{r.message_rate_per_s / 1e6:.3g}" if r.message_rate_per_s else "-"]
-            if ect:
-                row.append(f"{r.vs_best_copy:.3f}" if r.vs_best_copy is not None else "-")
-            if multi:
-                row += [str(r.launches), f"+-{r.between_launch_rel * 100:.1f}%"
-                        if r.between_launch_rel is not None else "-"]
-            body.append(row + [r.stop or "", r.warnings or ""])
-        if concurrent:
-            note = "time per op, all transfers at once; MB/s = all ranks' payload"
-        else:
-            note = "time per transfer (one leg)" if legs > 1 else "time per operation"
-        if pattern and not concurrent:
-            note += "; MB/s = all ranks' payload over the slowest rank's time"
-        if imported:
-            note += "; imported: the tool's figure, no samples"
-        yield f"{name}  ({note}; MB/s = 10^6 payload bytes/s)", head, body
+        c = _Columns.of(rs)
+        yield f"{name}  ({_note(rs[0], c)})", c.head(), [_cells(r, c) for r in rs]
 
 
 def _derived_lines(doc: dict, rs: list) -> list[str]:

@@ -3,18 +3,19 @@ find the cable the model names as the bottleneck, choose sender/receiver
 pairs whose routes all cross it (the seed's Fig. 11 test), turn their
 measured saturation throughput into the cable class's rate, predict per-node
 all-to-all bandwidth with it, and set the prediction beside the measured
-all-to-all. The measuring itself is the CLI's (`fabriclab run` across the
-testbed); this module holds the reasoning around it."""
+all-to-all. This module holds the reasoning; validation.py the procedure
+that measures (`fabriclab run` across the testbed) and its typed result."""
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass
 
 from ..errors import UsageError
+from ..model.calibrate import Calibration
+from ..model.evaluate import evaluate
+from ..model.filesystem import FileSystem
 from ..model.loads import solve
-from ..model.resources import MB
 from ..model.topologies.custom import CustomNetwork
 
 TOLERANCE = 0.10          # the issue's target: measured within 10% of the calibrated prediction
@@ -114,21 +115,16 @@ def cable_class(net: CustomNetwork, i: int) -> list[int]:
     return [j for j in trunks(net) if abs(rate(j) - rate(i)) <= 1e-9 * max(rate(i), 1)]
 
 
-def calibrated(data: dict, links: list[int], rate_Bps: float) -> dict:
-    """The network file's content with the measured rate for these links
-    (efficiency 1: the measurement already is payload throughput)."""
-    out = copy.deepcopy(data)
-    for i in links:
-        ln = _link(out["links"], i)
-        ln.update(rate_MBps=rate_Bps / MB, efficiency=1.0)
-        out["links"][i] = ln
-    return out
-
-
-def predict(data: dict, where: str) -> tuple[float, str]:
-    """Per-node all-to-all bandwidth (bytes/s) and the bottleneck's label."""
-    res = solve(CustomNetwork.from_dict(data, where=where), None)
-    return res.per_node, res.bottleneck.label
+def predict(net: CustomNetwork, where: str, links: list[int] = (), rate_Bps: float | None = None) -> tuple[float, str]:
+    """Per-node all-to-all bandwidth (bytes/s) and the bottleneck's label, as
+    `fabriclab model --topology-file` computes them: nominal, or with these
+    links calibrated at a measured rate (`-c 'links[I]=MBPS'`, seed 001 §5).
+    A rate measured across the cable outranks the file's rate, even above it."""
+    cal = None
+    if rate_Bps is not None:
+        cal = Calibration(common={f"links[{i}]": rate_Bps for i in links}, capped=False)
+    p = evaluate(FileSystem(where, topo=net), net.n_nodes, cal, with_cost=False)
+    return p.per_node, p.result.bottleneck.label
 
 
 def verdict(predicted: float, measured: float) -> str:

@@ -22,7 +22,8 @@ def test_parse_nodes():
 
 
 def test_table_with_bottlenecks_and_crossover(run_cli, tmp_path):
-    rc, out = run_cli("model", "-n", "2:20", "-s", "sci-ring", "-s", "sci-2d", "-o", str(tmp_path))
+    rc, out = run_cli("model", "--nodes", "2:20", "--system", "sci-ring", "--system", "sci-2d",
+                      "--output", str(tmp_path))
     assert rc == 0
     assert "B-Link" in out and "SCI link, dimension 1" in out
     assert "Best per-node bandwidth: SCI - Ring best up to 4 nodes, then SCI - 2D torus" in out
@@ -30,8 +31,8 @@ def test_table_with_bottlenecks_and_crossover(run_cli, tmp_path):
 
 
 def test_json_output_is_complete(run_cli, tmp_path):
-    rc, out = run_cli("model", "-n", "9,16", "-s", "sci-2d", "-s", "myrinet-clos64", "-c", "catalog",
-                      "--cost", "-f", "json", "--plot-format", "svg", "-o", str(tmp_path))
+    rc, out = run_cli("model", "--nodes", "9,16", "--system", "sci-2d", "--system", "myrinet-clos64", "-c", "catalog",
+                      "--cost", "-f", "json", "--plot-format", "svg", "--output", str(tmp_path))
     doc = json.loads(out)
     assert rc == 0 and doc["schema"] == "fabriclab.model/1" and doc["calibrated"]
     sci = doc["systems"][0]["points"][0]
@@ -45,8 +46,9 @@ def test_calibration_flags_and_file(run_cli, tmp_path):
     f = tmp_path / "cal.yaml"
     f.write_text(yaml.safe_dump({"sci-d33x": {"link": 390, "adapter_bus": {"value": 360, "source": "run",
                                                                             "date": "2024"}}}))
-    rc, out1 = run_cli("model", "-n", "9", "-s", "sci-2d", "-C", str(f), "-f", "json", "--no-plot")
-    rc, out2 = run_cli("model", "-n", "9", "-s", "sci-2d", "-c", "sci-d33x.adapter_bus=360", "-c", "link=390",
+    rc, out1 = run_cli("model", "--nodes", "9", "--system", "sci-2d", "-C", str(f), "-f", "json", "--no-plot")
+    rc, out2 = run_cli("model", "--nodes", "9", "--system", "sci-2d", "-c", "sci-d33x.adapter_bus=360",
+                       "-c", "link=390",
                        "-f", "json", "--no-plot")
     a, b = json.loads(out1), json.loads(out2)
     assert a["systems"][0]["points"][0]["per_node_bytes_per_s"] == pytest.approx(144e6)
@@ -54,13 +56,15 @@ def test_calibration_flags_and_file(run_cli, tmp_path):
 
 
 def test_published_and_target(run_cli, tmp_path):
-    rc, out = run_cli("model", "-n", "9,16,32", "-s", "sci-2d", "-s", "myrinet-minimal", "-c", "catalog", "-P",
-                      "--cost", "--target", "130", "-o", str(tmp_path))
+    rc, out = run_cli("model", "--nodes", "9,16,32", "--system", "sci-2d", "--system", "myrinet-minimal",
+                      "-c", "catalog", "-P",
+                      "--cost", "--target", "130", "--output", str(tmp_path))
     assert rc == 0
     assert "(as published)" in out
     assert "Cheapest system giving every node at least 130 MB/s" in out
     assert "Best cost effectiveness" in out
-    rc, out = run_cli("model", "-n", "9,16,32", "-s", "sci-2d", "-s", "myrinet-minimal", "-c", "catalog", "-P",
+    rc, out = run_cli("model", "--nodes", "9,16,32", "--system", "sci-2d", "--system", "myrinet-minimal",
+                      "-c", "catalog", "-P",
                       "--cost", "--target", "130", "-f", "json", "--no-plot")
     doc = json.loads(out)
     pub = {c["system"]: {p["n"]: p["per_node_bytes_per_s"] for p in c["points"]} for c in doc["published"]}
@@ -76,7 +80,7 @@ def test_published_and_target(run_cli, tmp_path):
 
 
 def test_other_traffic_and_spec_systems(run_cli, tmp_path):
-    rc, out = run_cli("model", "-n", "16", "-s", "infiniband-ndr:folded-clos:oversubscription=3",
+    rc, out = run_cli("model", "--nodes", "16", "--system", "infiniband-ndr:folded-clos:oversubscription=3",
                       "-T", "permutation", "--no-plot")
     assert rc == 0 and "random permutation" in out
 
@@ -85,7 +89,7 @@ def test_topology_file(run_cli, tmp_path):
     f = tmp_path / "n.yaml"
     f.write_text(yaml.safe_dump({"nodes": 3, "switches": 1, "default_rate_MBps": 10,
                                  "links": [["n0", "s0"], ["n1", "s0"], ["n2", "s0"]]}))
-    rc, out = run_cli("model", "-n", "4", "-s", "sci-2d", "-t", str(f), "--no-plot")
+    rc, out = run_cli("model", "--nodes", "4", "--system", "sci-2d", "--topology-file", str(f), "--no-plot")
     assert rc == 0 and "n [file:" in out and "link n0-s0 (n0→s0)" in out
     assert "Best per-node bandwidth: n best up to 3 nodes, then SCI - 2D torus" in out
 
@@ -108,8 +112,9 @@ def test_topology_file_alone_is_a_system_with_cost_payload_maxmin_and_plot(run_c
     f = _two_switch_file(tmp_path, packet={"payload_B": 4096, "overhead_B": 6},
                          prices={"adapter": "myrinet-nic", "switch": "myrinet-switch16",
                                  "cable": {"value": 50, "source": "example", "date": "2024"}})
-    rc, out = run_cli("model", "-t", f, "--cost", "-M", "--target", "100", "-f", "json", "--plot-format", "svg",
-                      "-o", str(tmp_path))
+    rc, out = run_cli("model", "--topology-file", f, "--cost", "-M", "--target", "100", "-f", "json",
+                      "--plot-format", "svg",
+                      "--output", str(tmp_path))
     doc = json.loads(out)
     assert rc == 0 and len(doc["systems"]) == 1          # no default systems beside the file
     (p,) = _file_curve(doc)["points"]
@@ -123,20 +128,25 @@ def test_topology_file_alone_is_a_system_with_cost_payload_maxmin_and_plot(run_c
     assert doc["target"] == [{"n": 8, "target_MBps": 100.0, "cheapest": {
         "system": _file_curve(doc)["system"], "cost_usd": p["cost_usd"], "per_node_bytes_per_s": p["per_node_bytes_per_s"]}}]
     assert "two switches" in (tmp_path / "model.svg").read_text()
-    rc, out = run_cli("model", "-t", f, "--payload", "64", "-f", "json", "--no-plot")
+    rc, out = run_cli("model", "--topology-file", f, "--payload", "64", "-f", "json", "--no-plot")
     (q,) = _file_curve(json.loads(out))["points"]
     assert q["per_node_bytes_per_s"] == pytest.approx(7 / 8 * 160e6 * 64 / 70)
 
 
 def test_topology_file_calibration_by_link_name(run_cli, tmp_path):
     f = _two_switch_file(tmp_path)
-    rc, out = run_cli("model", "-t", f, "-c", "trunk=100", "-c", "link=150", "-f", "json", "--no-plot")
+    rc, out = run_cli("model", "--topology-file", f, "-c", "trunk=100", "-c", "link=150", "-f", "json", "--no-plot")
     (p,) = _file_curve(json.loads(out))["points"]
     assert p["per_node_bytes_per_s"] == pytest.approx(7 / 8 * 100e6)     # the trunk's own measurement wins
     assert p["nominal_bytes_per_s"] == pytest.approx(7 / 8 * 160e6)
-    assert "exceeds its rate 160 MB/s" in _one_line_error(run_cli, "-t", f, "-c", "link=200", "--no-plot")
-    assert "belongs to none" in _one_line_error(run_cli, "-t", f, "-c", "trnk=100", "--no-plot")
-    rc, out = run_cli("model", "-t", f, "-s", "myrinet-clos64", "-n", "8", "-f", "json", "--no-plot")
+    rc, out = run_cli("model", "--topology-file", f, "-c", "links[8]=100", "-c", "trunk=120", "-f", "json",
+                      "--no-plot")
+    (p,) = _file_curve(json.loads(out))["points"]
+    assert p["per_node_bytes_per_s"] == pytest.approx(7 / 8 * 100e6)     # the link's index wins over its name
+    assert "exceeds its rate 160 MB/s" in _one_line_error(run_cli, "--topology-file", f, "-c", "link=200", "--no-plot")
+    assert "belongs to none" in _one_line_error(run_cli, "--topology-file", f, "-c", "trnk=100", "--no-plot")
+    rc, out = run_cli("model", "--topology-file", f, "--system", "myrinet-clos64", "--nodes", "8", "-f", "json",
+                      "--no-plot")
     doc = json.loads(out)
     assert [c["system"] for c in doc["systems"]][0] == "myrinet-clos64" and len(doc["systems"]) == 2
     assert doc["best"].startswith("Myrinet - Clos64")
@@ -148,35 +158,35 @@ def test_list(run_cli):
 
 
 @pytest.mark.parametrize("argv,msg", [
-    (["-s", "nope"], "unknown system"),
-    (["-s", "sci-d33x:hypercube"], "unknown topology family"),
-    (["-s", "sci-d33x:torus:colour=3"], "has no parameter 'colour'"),
+    (["--system", "nope"], "unknown system"),
+    (["--system", "sci-d33x:hypercube"], "unknown topology family"),
+    (["--system", "sci-d33x:torus:colour=3"], "has no parameter 'colour'"),
     (["-c", "link"], "is not RESOURCE=MBps"),
     (["-c", "link=-4"], "must be positive"),
-    (["-c", "sci-d33x.bogus=4", "-s", "sci-2d"], "has no resource 'bogus'"),
-    (["-n", "0:4"], "between 2 and"),
-    (["-t", "/nonexistent.yaml"], "cannot read"),
-    (["-s", "myrinet-clos64", "-T", "all-to-all", "-p", "/nonexistent.yaml"], "cannot read"),
-    (["-s", "sci-d33x:torus:dims=0", "-n", "4"], "must be"),
-    (["-s", "infiniband-ndr:dragonfly:p=2,a=4,h=2,g=4"], "divide"),
-    (["-s", "infiniband-ndr:xgft:m=4/4,w=2/4", "-n", "8"], "w1 must be 1"),
-    (["-s", "sci-2d", "-c", "scix.link=390"], "unknown technology 'scix'"),
-    (["-s", "sci-2d", "-c", "lnk=390"], "'lnk' belongs to none of the selected technologies"),
-    (["-s", "qsnet-fattree", "-c", "adapter_bus=300"], "belongs to none of the selected"),
-    (["-s", "sci-2d", "-s", "myrinet-minimal", "-c", "link=390"], "exceeds its gross rate 160 MB/s"),
-    (["-s", "sci-2d", "-c", "sci-d33x.link=700"], "exceeds its gross rate"),
-    (["-s", "sci-2d", "-c", "link=inf"], "positive and finite"),
-    (["-s", "quadrics-qsnet:kary-tree:k=1", "-n", "8"], "fat-tree arity k must be between 2 and 1024"),
-    (["-s", "quadrics-qsnet:kary-tree:k=1.5", "-n", "8"], "fat-tree arity k must be an integer"),
-    (["-s", "quadrics-qsnet:kary-tree:k=0", "-n", "8"], "fat-tree arity k must be between"),
-    (["-s", "sci-d33x:torus:dims=2.5", "-n", "4"], "torus dimensions must be an integer"),
-    (["-s", "myrinet-m2l:switch-array:cables=1.5", "-n", "16"], "cables between neighbouring switches must be"),
-    (["-s", "myrinet-m2l:switch-ring:cables=0", "-n", "16"], "cables between neighbouring switches must be"),
-    (["-s", "myrinet-m2l:crossbar:ports=0", "-n", "4"], "switch ports must be at least 2"),
-    (["-s", "infiniband-ndr:dragonfly:p=0", "-n", "8"], "dragonfly nodes per router p must be at least 1"),
-    (["-s", "infiniband-ndr:folded-clos:levels=2.5", "-n", "8"], "folded Clos levels must be an integer"),
-    (["-s", "infiniband-ndr:folded-clos:oversubscription=inf", "-n", "8"], "oversubscription must be"),
-    (["-s", "sci-d33x:ring:bidirectional=3", "-n", "4"], "bidirectional must be true or false"),
+    (["-c", "sci-d33x.bogus=4", "--system", "sci-2d"], "has no resource 'bogus'"),
+    (["--nodes", "0:4"], "between 2 and"),
+    (["--topology-file", "/nonexistent.yaml"], "cannot read"),
+    (["--system", "myrinet-clos64", "-T", "all-to-all", "--prices", "/nonexistent.yaml"], "cannot read"),
+    (["--system", "sci-d33x:torus:dims=0", "--nodes", "4"], "must be"),
+    (["--system", "infiniband-ndr:dragonfly:p=2,a=4,h=2,g=4"], "divide"),
+    (["--system", "infiniband-ndr:xgft:m=4/4,w=2/4", "--nodes", "8"], "w1 must be 1"),
+    (["--system", "sci-2d", "-c", "scix.link=390"], "unknown technology 'scix'"),
+    (["--system", "sci-2d", "-c", "lnk=390"], "'lnk' belongs to none of the selected technologies"),
+    (["--system", "qsnet-fattree", "-c", "adapter_bus=300"], "belongs to none of the selected"),
+    (["--system", "sci-2d", "--system", "myrinet-minimal", "-c", "link=390"], "exceeds its gross rate 160 MB/s"),
+    (["--system", "sci-2d", "-c", "sci-d33x.link=700"], "exceeds its gross rate"),
+    (["--system", "sci-2d", "-c", "link=inf"], "positive and finite"),
+    (["--system", "quadrics-qsnet:kary-tree:k=1", "--nodes", "8"], "fat-tree arity k must be between 2 and 1024"),
+    (["--system", "quadrics-qsnet:kary-tree:k=1.5", "--nodes", "8"], "fat-tree arity k must be an integer"),
+    (["--system", "quadrics-qsnet:kary-tree:k=0", "--nodes", "8"], "fat-tree arity k must be between"),
+    (["--system", "sci-d33x:torus:dims=2.5", "--nodes", "4"], "torus dimensions must be an integer"),
+    (["--system", "myrinet-m2l:switch-array:cables=1.5", "--nodes", "16"], "cables between neighbouring switches must be"),
+    (["--system", "myrinet-m2l:switch-ring:cables=0", "--nodes", "16"], "cables between neighbouring switches must be"),
+    (["--system", "myrinet-m2l:crossbar:ports=0", "--nodes", "4"], "switch ports must be at least 2"),
+    (["--system", "infiniband-ndr:dragonfly:p=0", "--nodes", "8"], "dragonfly nodes per router p must be at least 1"),
+    (["--system", "infiniband-ndr:folded-clos:levels=2.5", "--nodes", "8"], "folded Clos levels must be an integer"),
+    (["--system", "infiniband-ndr:folded-clos:oversubscription=inf", "--nodes", "8"], "oversubscription must be"),
+    (["--system", "sci-d33x:ring:bidirectional=3", "--nodes", "4"], "bidirectional must be true or false"),
 ])
 def test_bad_input_is_one_line(run_cli, argv, msg):
     with pytest.raises(UsageError) as e:
@@ -197,13 +207,14 @@ def test_registers_both_subcommands():
 
 def test_maxmin_spread(run_cli):
     # hotspot: every sender shares the target's ejection link equally
-    rc, out = run_cli("model", "-n", "16", "-s", "myrinet-clos64", "-T", "hotspot", "-M", "-f", "json", "--no-plot")
+    rc, out = run_cli("model", "--nodes", "16", "--system", "myrinet-clos64", "-T", "hotspot", "-M", "-f", "json",
+                      "--no-plot")
     doc = json.loads(out)
     m = doc["maxmin"][0]
     assert m["min"] == pytest.approx(m["max"])
     assert m["min"] == pytest.approx(doc["systems"][0]["points"][0]["per_node_bytes_per_s"])
     # all-to-all on a linear array: nodes far from the hot cut get more than the synchronized bound
-    rc, out = run_cli("model", "-n", "40", "-s", "myrinet-minimal", "-M", "-f", "json", "--no-plot")
+    rc, out = run_cli("model", "--nodes", "40", "--system", "myrinet-minimal", "-M", "-f", "json", "--no-plot")
     doc = json.loads(out)
     m, p = doc["maxmin"][0], doc["systems"][0]["points"][0]
     assert m["min"] >= p["per_node_bytes_per_s"] * (1 - 1e-9) and m["max"] > m["min"]
@@ -211,7 +222,8 @@ def test_maxmin_spread(run_cli):
 
 @pytest.mark.parametrize("extra", [["-T", "hotspot"], ["--payload", "64"], ["-T", "permutation", "-m", "enumerate"]])
 def test_target_uses_the_same_traffic_payload_and_method(run_cli, extra):
-    rc, out = run_cli("model", "-n", "16", "-s", "myrinet-clos64", "-s", "sci-2d", "--cost", "--target", "1",
+    rc, out = run_cli("model", "--nodes", "16", "--system", "myrinet-clos64", "--system", "sci-2d", "--cost",
+                      "--target", "1",
                       "-f", "json", "--no-plot", *extra)
     doc = json.loads(out)
     t = doc["target"][0]["cheapest"]
@@ -220,8 +232,9 @@ def test_target_uses_the_same_traffic_payload_and_method(run_cli, extra):
 
 
 def test_published_skips_systems_without_a_form_and_uses_family_defaults(run_cli):
-    rc, out = run_cli("model", "-n", "32,64", "-s", "t3d-torus", "-s", "fast-ethernet", "-s", "myrinet-ring2",
-                      "-s", "myrinet-m2l:switch-ring", "-P", "-f", "json", "--no-plot")
+    rc, out = run_cli("model", "--nodes", "32,64", "--system", "t3d-torus", "--system", "fast-ethernet",
+                      "--system", "myrinet-ring2",
+                      "--system", "myrinet-m2l:switch-ring", "-P", "-f", "json", "--no-plot")
     doc = json.loads(out)
     assert rc == 0
     assert doc["no_published_form"] == ["Cray T3D - 3D torus", "Fast Ethernet - switched"]
@@ -244,16 +257,19 @@ def _one_line_error(run_cli, *argv):
 def test_non_utf8_files_are_refused_in_one_line(run_cli, tmp_path):
     f = tmp_path / "bad.yaml"
     f.write_bytes(b"nodes: 2\n\xff\xfe links: []\n")
-    assert "not UTF-8" in _one_line_error(run_cli, "--no-plot", "-s", "sci-2d", "-n", "4", "-t", str(f))
-    assert "not UTF-8" in _one_line_error(run_cli, "--no-plot", "-s", "sci-2d", "-n", "4", "-C", str(f))
-    assert "not UTF-8" in _one_line_error(run_cli, "--no-plot", "-s", "sci-2d", "-n", "4", "--cost", "-p", str(f))
+    assert "not UTF-8" in _one_line_error(run_cli, "--no-plot", "--system", "sci-2d", "--nodes", "4",
+                                          "--topology-file", str(f))
+    assert "not UTF-8" in _one_line_error(run_cli, "--no-plot", "--system", "sci-2d", "--nodes", "4", "-C", str(f))
+    assert "not UTF-8" in _one_line_error(run_cli, "--no-plot", "--system", "sci-2d", "--nodes", "4", "--cost",
+                                          "--prices", str(f))
 
 
 def test_unusable_plot_directory_is_one_line(run_cli, tmp_path):
     afile = tmp_path / "afile"
     afile.write_text("x")
     for out in (afile, afile / "sub"):
-        assert "cannot create plot directory" in _one_line_error(run_cli, "-s", "sci-2d", "-n", "4", "-o", str(out))
+        assert "cannot create plot directory" in _one_line_error(run_cli, "--system", "sci-2d", "--nodes", "4",
+                                                                 "--output", str(out))
 
 
 @pytest.mark.parametrize("key,value", [("default_rate_MBps", float("nan")), ("efficiency", float("nan")),
@@ -266,24 +282,26 @@ def test_custom_file_refuses_nan_and_inf(run_cli, tmp_path, key, value):
         d["links"][1][key] = value
     f = tmp_path / "n.yaml"
     f.write_text(yaml.safe_dump(d))
-    assert "finite" in _one_line_error(run_cli, "--no-plot", "-s", "sci-2d", "-n", "4", "-t", str(f))
+    assert "finite" in _one_line_error(run_cli, "--no-plot", "--system", "sci-2d", "--nodes", "4",
+                                       "--topology-file", str(f))
 
 
 def test_payload_nan_and_catalog_nan_are_refused(run_cli, tmp_path):
-    assert "finite" in _one_line_error(run_cli, "--no-plot", "-s", "sci-2d", "-n", "4", "--payload", "nan")
+    assert "finite" in _one_line_error(run_cli, "--no-plot", "--system", "sci-2d", "--nodes", "4", "--payload", "nan")
     from fabriclab.model.catalog import _sourced
     with pytest.raises(UsageError, match="finite"):
         _sourced({"value": float("nan"), "source": "s", "date": "d"}, "x")
 
 
 def test_enumerate_limit_names_the_aggregated_solver(run_cli):
-    msg = _one_line_error(run_cli, "--no-plot", "-s", "sci-2d", "-n", "10000", "-m", "enumerate")
+    msg = _one_line_error(run_cli, "--no-plot", "--system", "sci-2d", "--nodes", "10000", "-m", "enumerate")
     assert "--method auto" in msg and "no aggregated solver" not in msg
 
 
 def test_payload_is_clamped_to_the_format_maximum(run_cli):
     def rate(*extra):
-        rc, out = run_cli("model", "-n", "4", "-s", "pcie-gen6:crossbar", "-s", "sci-ring", "-f", "json",
+        rc, out = run_cli("model", "--nodes", "4", "--system", "pcie-gen6:crossbar", "--system", "sci-ring",
+                          "-f", "json",
                           "--no-plot", *extra)
         return [s["points"][0]["per_node_bytes_per_s"] for s in json.loads(out)["systems"]]
     assert rate("--payload", "4096") == pytest.approx(rate())     # 256 B and 128 B are the maxima
@@ -304,6 +322,6 @@ def test_payload_is_clamped_to_the_format_maximum(run_cli):
 ])
 def test_numeric_options_are_checked_exit_2(capsys, argv, msg):
     from fabriclab.cli.main import main
-    rc = main(["model", "-s", "sci-2d", "-n", "4", "--no-plot", *argv])
+    rc = main(["model", "--system", "sci-2d", "--nodes", "4", "--no-plot", *argv])
     err = capsys.readouterr().err
     assert rc == 2 and msg in err and err.count("\n") == 1

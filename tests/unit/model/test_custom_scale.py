@@ -145,7 +145,7 @@ def test_cli_refuses_a_disconnected_file_for_every_pattern(tmp_path, capsys, pat
     links = [[f"n{i}", "s0"] for i in range(65)] + [["n65", "s1"], ["n66", "s2"], ["s1", "s2"]]
     f = tmp_path / "net.yaml"
     f.write_text(yaml.safe_dump({"nodes": 67, "switches": 3, "default_rate_MBps": 1, "links": links}))
-    assert main(["model", "-t", str(f), "-T", pattern, "--no-plot"]) == 2
+    assert main(["model", "--topology-file", str(f), "-T", pattern, "--no-plot"]) == 2
     assert "node 'n0' cannot reach node 'n65'" in capsys.readouterr().err
 
 

@@ -61,7 +61,7 @@ def test_exact_myrinet_mostly_below_published_average(study):
 
 
 def test_cli_reproduce_json(run_cli, tmp_path):
-    rc, out = run_cli("reproduce", "sci-myrinet-2002", "-o", str(tmp_path), "-f", "json", "--plot-format", "svg")
+    rc, out = run_cli("reproduce", "sci-myrinet-2002", "--output", str(tmp_path), "-f", "json", "--plot-format", "svg")
     assert rc == 0
     doc = json.loads(out)
     assert len(doc["findings"]) >= 15

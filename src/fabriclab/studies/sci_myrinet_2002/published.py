@@ -35,6 +35,7 @@ from typing import Optional
 
 from ...errors import UsageError
 from ...model.closed_forms import sci_hot_blink, sci_hot_link
+from ...model.evaluate import Curve, Point
 
 _MYRINET_FORMS = {"switch-array": "minimal", "switch-ring": "ring", "clos64": "clos64"}
 
@@ -131,3 +132,39 @@ def myrinet(topology: str, n: int, b_gross: float, message: float = 4096.0,
     local = b_eff                                    # Eq. 11: same-switch links are dedicated
     overall = ((n - k) * sw2sw + (k - 1) * local) / (n - 1)   # Eq. 12
     return MyrinetPoint(n, s, k, j, h, b_eff, sw2sw, overall)
+
+
+def curve(system, ns, calibrated: dict) -> Optional[Curve]:
+    """The seed's own formulas as a model curve ("as published") at the sizes ns
+    where the system's form exists, or None when the seed has no formula for
+    it. `calibrated` maps resource names (link, adapter_bus) to measured
+    bytes/s, replacing the nominal effective rates as in seed 001 §5."""
+    f = form(system)
+    if f is None:
+        return None
+    c = Curve(system.key + ":published", system.label + " (as published)", bool(calibrated))
+    points = _sci_points(system, f[1], ns, calibrated) if f[0] == "sci" else \
+        _myrinet_points(system, f[1:], ns, calibrated)
+    c.points = [Point(n, v, v, "as published", "", "", "published", "") for n, v in points]
+    return c
+
+
+def _sci_points(system, dims: int, ns, calibrated: dict) -> list:
+    """(N, Eq. 4-5 bandwidth) at the sizes that are r^dims for some r >= 2."""
+    res = system.tech.resources
+    b_link = calibrated.get("link", res["link"].effective())
+    b_blink = calibrated.get("adapter_bus", res["adapter_bus"].effective())
+    out = []
+    for n in ns:
+        r = round(n ** (1.0 / dims))
+        if r >= 2 and r ** dims == n:
+            out.append((n, sci_bandwidth(r, dims, b_link, b_blink)["overall"]))
+    return out
+
+
+def _myrinet_points(system, shape: tuple, ns, calibrated: dict) -> list:
+    """(N, Eq. 12 bandwidth) at every size."""
+    topo, cables, ports = shape
+    link = system.tech.resources["link"]
+    return [(n, myrinet(topo, n, link.gross.value, link.payload.value, calibrated.get("link"), ports=ports,
+                        cables=cables).overall) for n in ns]

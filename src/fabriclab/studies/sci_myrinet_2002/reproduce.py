@@ -87,41 +87,54 @@ def _mb(points, attr="per_node"):
     return [p.n for p in points], [getattr(p, attr) / MB for p in points]
 
 
+NOTE_PUB = "solid: exact model; dashed: the seed's formulas as published (approximations included)"
+# published.py caps Eq. 10 at the node's link, as seed 001 §4.1 says; without it the 4-cable
+# ring of 3 switches would be drawn above its own link at 17-23 nodes
+NOTE_CAP = "; as published, Eq. 10 capped at the node's link rate (§4.1: switch links only restrict)"
+SCI_LABELS = {"sci-ring": "Ring", "sci-2d": "2D torus", "sci-3d": "3D torus", "sci-4d": "4D torus"}
+CALIBRATED = ("sci-2d", "sci-ring") + MYRINET     # the systems of Figures 13-15, as drawn
+
+
 def draw(st: Study, outdir: Path, fmt: str = "png") -> dict:
-    out = {}
-    note_pub = "solid: exact model; dashed: the seed's formulas as published (approximations included)"
-    # published.py caps Eq. 10 at the node's link, as seed 001 §4.1 says; without it the 4-cable
-    # ring of 3 switches would be drawn above its own link at 17-23 nodes
-    note_cap = "; as published, Eq. 10 capped at the node's link rate (§4.1: switch links only restrict)"
-    sci_labels = {"sci-ring": "Ring", "sci-2d": "2D torus", "sci-3d": "3D torus", "sci-4d": "4D torus"}
+    """Every figure of the study into outdir; figure number -> path (also kept in st.figures)."""
+    path = lambda num: outdir / f"figure{num}.{fmt}"
+    out = {
+        "2": _sci_figure(st, path(2), "link", "Fig. 2: SCI bandwidth per node limited by the SCI links (nominal 444 MB/s)"),
+        "3": _sci_figure(st, path(3), "blink", "Fig. 3: SCI bandwidth per node limited by the B-Link (nominal 427 MB/s)"),
+        "4": _sci_figure(st, path(4), "overall", "Fig. 4: SCI bandwidth per node, links and B-Link (nominal)"),
+        "9": _figure9(st, path(9)), "10": _figure10(st, path(10)), "13": _figure13(st, path(13)),
+        "14": _figure14(st, path(14)), "15": _figure15(st, path(15))}
+    st.figures = {k: str(v) for k, v in out.items()}
+    return st.figures
 
-    def sci_fig(num, which, title):
-        series = []
-        for g, key in enumerate(SCI):
-            c = st.sci_nominal[key]
-            xs = [p.n for p in c.points]
-            ys = []
-            for p in c.points:
-                res = p.result
-                if which == "overall":
-                    ys.append(res.per_node / MB)
-                else:
-                    ys.append(min(cl.bound for cl in res.classes
-                                  if (cl.kind == "link") == (which == "link") and cl.kind in ("link", "adapter_bus")) / MB)
-            series.append(Series(sci_labels[key], xs, ys, group=g))
-            f = SCI.index(key) + 1
-            res_ = system(key).tech.resources
-            pub = [published.sci_bandwidth(round(n ** (1 / f)), f, res_["link"].effective(),
-                                           res_["adapter_bus"].effective()) for n in xs]
-            pk = {"link": "link", "blink": "blink", "overall": "overall"}[which]
-            series.append(Series(sci_labels[key] + " (as published)", xs, [p[pk] / MB for p in pub],
-                                 dashed=True, group=g))
-        return figure(series, outdir / f"figure{num}.{fmt}", title, "Available bandwidth per node (MB/s)",
-                      logx=True, note=note_pub + "; the two coincide for SCI tori")
 
-    out["2"] = sci_fig(2, "link", "Fig. 2: SCI bandwidth per node limited by the SCI links (nominal 444 MB/s)")
-    out["3"] = sci_fig(3, "blink", "Fig. 3: SCI bandwidth per node limited by the B-Link (nominal 427 MB/s)")
-    out["4"] = sci_fig(4, "overall", "Fig. 4: SCI bandwidth per node, links and B-Link (nominal)")
+def _sci_bound(res, which: str) -> float:
+    """A nominal SCI point's per-node bandwidth: overall, or the bound of its links or of its B-Link."""
+    if which == "overall":
+        return res.per_node
+    return min(cl.bound for cl in res.classes
+               if (cl.kind == "link") == (which == "link") and cl.kind in ("link", "adapter_bus"))
+
+
+def _sci_figure(st: Study, path: Path, which: str, title: str):
+    """Figures 2-4: the exact bound (`which`: link, blink or overall) of every torus, and Eq. 4-5."""
+    series = []
+    for g, key in enumerate(SCI):
+        c = st.sci_nominal[key]
+        xs = [p.n for p in c.points]
+        series.append(Series(SCI_LABELS[key], xs, [_sci_bound(p.result, which) / MB for p in c.points], group=g))
+        f = SCI.index(key) + 1
+        res_ = system(key).tech.resources
+        pub = [published.sci_bandwidth(round(n ** (1 / f)), f, res_["link"].effective(),
+                                       res_["adapter_bus"].effective()) for n in xs]
+        series.append(Series(SCI_LABELS[key] + " (as published)", xs, [p[which] / MB for p in pub],
+                             dashed=True, group=g))
+    return figure(series, path, title, "Available bandwidth per node (MB/s)",
+                  logx=True, note=NOTE_PUB + "; the two coincide for SCI tori")
+
+
+def _figure9(st: Study, path: Path):
+    """Myrinet switch-to-switch bandwidth, exact and Eq. 10."""
     series = []
     for g, key in enumerate(MYRINET):
         lab = system(key).label
@@ -130,9 +143,12 @@ def draw(st: Study, outdir: Path, fmt: str = "png") -> dict:
         pub = [p for p in st.pub_myr[(key, False)] if p.sw2sw is not None]
         series.append(Series(lab + " (as published)", [p.n for p in pub], [p.sw2sw / MB for p in pub],
                              dashed=True, group=g))
-    out["9"] = figure(series, outdir / f"figure9.{fmt}",
-                      "Fig. 9: Myrinet switch-to-switch available bandwidth per node (nominal)",
-                      "Bandwidth per node (MB/s)", note=note_pub + note_cap + "; exact curves capped at 400 MB/s for display")
+    return figure(series, path, "Fig. 9: Myrinet switch-to-switch available bandwidth per node (nominal)",
+                  "Bandwidth per node (MB/s)", note=NOTE_PUB + NOTE_CAP + "; exact curves capped at 400 MB/s for display")
+
+
+def _figure10(st: Study, path: Path):
+    """Myrinet overall bandwidth, exact and Eq. 12."""
     series = []
     for g, key in enumerate(MYRINET):
         lab = system(key).label
@@ -140,36 +156,44 @@ def draw(st: Study, outdir: Path, fmt: str = "png") -> dict:
         pub = st.pub_myr[(key, False)]
         series.append(Series(lab + " (as published)", [p.n for p in pub], [p.overall / MB for p in pub],
                              dashed=True, group=g))
-    out["10"] = figure(series, outdir / f"figure10.{fmt}", "Fig. 10: Myrinet overall available bandwidth per node (nominal)",
-                       "Bandwidth per node (MB/s)", note=note_pub + note_cap)
+    return figure(series, path, "Fig. 10: Myrinet overall available bandwidth per node (nominal)",
+                  "Bandwidth per node (MB/s)", note=NOTE_PUB + NOTE_CAP)
+
+
+def _figure13(st: Study, path: Path):
+    """The calibrated systems' bandwidth, exact and (Myrinet) Eq. 12."""
     series = []
-    for g, key in enumerate(("sci-2d", "sci-ring") + MYRINET):
+    for g, key in enumerate(CALIBRATED):
         c = st.calibrated[key]
         series.append(Series(c.label, *_mb(c.points), group=g))
         if key in MYRINET:
             pub = st.pub_myr[(key, True)]
             series.append(Series(c.label + " (as published)", [p.n for p in pub], [p.overall / MB for p in pub],
                                  dashed=True, group=g))
-    out["13"] = figure(series, outdir / f"figure13.{fmt}", "Fig. 13: projected available bandwidth per node (calibrated)",
-                       "Bandwidth per node (MB/s)", note=note_pub + note_cap + "; rates: SCI link 390, B-Link 360, Myrinet 144 MB/s")
+    return figure(series, path, "Fig. 13: projected available bandwidth per node (calibrated)",
+                  "Bandwidth per node (MB/s)", note=NOTE_PUB + NOTE_CAP + "; rates: SCI link 390, B-Link 360, Myrinet 144 MB/s")
+
+
+def _costs(st: Study, attr: str) -> list:
+    """One series per calibrated system of a cost attribute of its points."""
     series = []
-    for g, key in enumerate(("sci-2d", "sci-ring") + MYRINET):
+    for g, key in enumerate(CALIBRATED):
         c = st.calibrated[key]
-        pts = [p for p in c.points if p.cost is not None]
-        series.append(Series(c.label, [p.n for p in pts], [p.cost for p in pts], group=g))
-    out["14"] = figure(series, outdir / f"figure14.{fmt}", "Fig. 14: total network cost vs system size (EXAMPLE prices)",
-                       "Total cost (US$)", note="prices are illustrative examples, not the seed's (see data/prices.yaml)")
-    series = []
-    for g, key in enumerate(("sci-2d", "sci-ring") + MYRINET):
-        c = st.calibrated[key]
-        pts = [p for p in c.points if p.cost_per_mbps is not None]
-        series.append(Series(c.label, [p.n for p in pts], [p.cost_per_mbps for p in pts], group=g))
-    out["15"] = figure(series, outdir / f"figure15.{fmt}",
-                       "Fig. 15: cost effectiveness, US$ per MB/s of per-node bandwidth (EXAMPLE prices)",
-                       "US$ / (MB/s) per node", ylim=(0, 80),
-                       note="total cost / (N × per-node bandwidth), calibrated exact model; example prices")
-    st.figures = {k: str(v) for k, v in out.items()}
-    return st.figures
+        pts = [p for p in c.points if getattr(p, attr) is not None]
+        series.append(Series(c.label, [p.n for p in pts], [getattr(p, attr) for p in pts], group=g))
+    return series
+
+
+def _figure14(st: Study, path: Path):
+    return figure(_costs(st, "cost"), path, "Fig. 14: total network cost vs system size (EXAMPLE prices)",
+                  "Total cost (US$)", note="prices are illustrative examples, not the seed's (see data/prices.yaml)")
+
+
+def _figure15(st: Study, path: Path):
+    return figure(_costs(st, "cost_per_mbps"), path,
+                  "Fig. 15: cost effectiveness, US$ per MB/s of per-node bandwidth (EXAMPLE prices)",
+                  "US$ / (MB/s) per node", ylim=(0, 80),
+                  note="total cost / (N × per-node bandwidth), calibrated exact model; example prices")
 
 
 def run(study: str, outdir: str, fmt: str = "png", prices_file=None) -> tuple:

@@ -1,0 +1,222 @@
+"""`fabriclab testbed validate` as a procedure with a typed result: bring the
+testbed up (unless it is, or real hosts stand for the file's nodes), saturate
+the model's bottleneck cable and calibrate with its rate, measure the cable
+loaded both ways, predict and measure all-to-all, write one document (the
+all-to-all run with a `validation` block, drawn by report/figures.py), bring
+down what it brought up. The reasoning is validate.py's.
+
+Measuring is a `fabriclab run` of its own per step, started by the caller's
+`measure(argv, out)`, which returns the run's document and its merged points
+(report/tables.py: one row per point, launches merged)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from ..errors import UsageError
+from ..model.resources import MB
+from ..model.datafile import read_data_file
+from ..model.topologies.custom import CustomNetwork
+from ..schema import write_document
+from . import validate as v
+
+# The saturation test streams windows of SAT_WINDOW messages of SAT_SIZE: about
+# 1 MiB per sample, a few hundredths of a second on a cable of tens of MB/s.
+SAT_SIZE, SAT_WINDOW = "64K", 16
+FAST = ["--point-time", "1", "-q"]
+# The calibrating rate decides every prediction: its points get longer (TCP's share of a
+# cable loaded both ways swings by 10-20% over a second here).
+CALIBRATE = ["--point-time", "3"]
+
+Measure = Callable[[list, Path], tuple]    # (run options, document path) -> (document, merged points)
+
+
+@dataclass
+class Site:
+    """Where to measure: the emulated testbed `name`, or the real hosts that the
+    file's nodes stand for (`hosts`: file node -> host, in the file's order)."""
+
+    file: str
+    net: CustomNetwork
+    name: str
+    hosts: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, file: str, name: str, hosts: list[str]) -> "Site":
+        net = CustomNetwork.from_dict(read_data_file(file, "network file"), where=file)
+        if hosts and len(hosts) != net.n_nodes:
+            raise UsageError(f"--hosts names {len(hosts)} hosts for the file's {net.n_nodes} nodes "
+                             f"({', '.join(net.node_names)}), in that order")
+        return cls(file, net, name, dict(zip(net.node_names, hosts)))
+
+    def place(self, nodes: list[str]) -> list[str]:
+        """Run options that put one rank on each of these file nodes: testbed hosts,
+        or the real hosts they stand for (their counters read through the launcher)."""
+        if self.hosts:
+            return ["--hosts", ",".join(self.hosts[h] for h in nodes), "--counters"]
+        return ["--testbed", self.name, "--hosts", ",".join(nodes)]
+
+
+@dataclass
+class Rate:
+    """A measured rate per direction with its 95% interval, and the run it comes from."""
+
+    rate_Bps: float
+    low_Bps: float
+    high_Bps: float
+    run: Path
+    pairs: list = field(default_factory=list)
+    active: Optional[int] = None              # pairs at the saturation plateau
+
+
+@dataclass
+class SizeResult:
+    size: int
+    measured_Bps: float                       # per node
+    predicted_Bps: float
+
+    @property
+    def ratio(self) -> float:
+        return self.measured_Bps / self.predicted_Bps
+
+    @property
+    def verdict(self) -> str:
+        return v.verdict(self.predicted_Bps, self.measured_Bps)
+
+    def to_dict(self) -> dict:
+        return {"size": self.size, "measured_Bps": self.measured_Bps, "predicted_Bps": self.predicted_Bps,
+                "ratio": self.ratio, "verdict": self.verdict}
+
+
+@dataclass
+class Validation:
+    site: Site
+    bottleneck: v.Bottleneck
+    saturation: Rate                          # one way: calibrates the cable class
+    bidirectional: Optional[Rate]             # both ways at once: measured, not used to calibrate
+    calibrated_links: list
+    nominal: tuple                            # (per-node bytes/s, bottleneck label)
+    predicted: tuple                          # the same, calibrated
+    predicted_both_ways_Bps: Optional[float]
+    per_size: list                            # SizeResult, ascending sizes
+    duration_s: float
+    document: Path
+
+    @property
+    def top(self) -> SizeResult:
+        """The largest size: the one the verdict rests on."""
+        return self.per_size[-1]
+
+    @property
+    def agrees(self) -> bool:
+        return self.top.verdict == "agrees"
+
+    def to_dict(self) -> dict:
+        """The document's `validation` block (read by report/figures.py)."""
+        s, bi = self.saturation, self.bidirectional
+        return {
+            "network": self.site.file, "testbed": None if self.site.hosts else self.site.name,
+            "hosts": self.site.hosts or None, "bottleneck": self.bottleneck.label,
+            "bottleneck_load": self.bottleneck.load, "pairs": [list(p) for p in s.pairs],
+            "saturation": {"rate_Bps": s.rate_Bps, "ci_Bps": [s.low_Bps, s.high_Bps], "active": s.active,
+                           "run": str(s.run)},
+            "bidirectional": None if bi is None else {
+                "pairs": [list(p) for p in bi.pairs], "rate_Bps": bi.rate_Bps, "ci_Bps": [bi.low_Bps, bi.high_Bps],
+                "run": str(bi.run)},
+            "calibrated_rate_Bps": s.rate_Bps, "predicted_both_ways_Bps": self.predicted_both_ways_Bps,
+            "alltoall": "concurrent", "calibrated_links": self.calibrated_links,
+            "nominal_Bps": self.nominal[0], "nominal_bottleneck": self.nominal[1],
+            "predicted_Bps": self.predicted[0], "predicted_bottleneck": self.predicted[1],
+            "per_size": [r.to_dict() for r in self.per_size], "tolerance": v.TOLERANCE,
+            "verdict": self.top.verdict, "duration_s": self.duration_s}
+
+
+def validate(site: Site, sizes: str, out: Path, measure: Measure, mpi_home: Optional[str] = None,
+             keep: bool = False, progress: Callable[[str], None] = lambda text: None) -> Validation:
+    """The whole procedure; the document goes to `out`, each calibrating run beside it."""
+    import time
+    from . import netns, plan
+    if not site.hosts:
+        netns.require_root()
+        p = plan.make(site.net, site.name, source=site.file)
+    b = v.bottleneck(site.net)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    brought = not site.hosts and site.name not in netns.names()
+    t0 = time.monotonic()
+    if brought:
+        netns.up(p)
+    try:
+        run = _Runs(site, out, sizes, measure, ["--mpi-home", mpi_home] if mpi_home else [])
+        result, alltoall = _validate(site, b, run, progress)
+        result.duration_s = round(time.monotonic() - t0, 1)
+        write_document({**alltoall, "validation": result.to_dict()}, out)
+    finally:
+        if brought and not keep:
+            netns.down(site.name)
+    return result
+
+
+def _validate(site: Site, b: v.Bottleneck, run: "_Runs", progress) -> tuple:
+    """(the validation but its duration, the all-to-all run's document)."""
+    net, pairs = site.net, v.saturation_pairs(site.net, b.channel)
+    progress(f"validate {site.name}: the model's bottleneck is {b.label} ({b.load} of the all-to-all routes cross "
+             f"its busiest cable); saturating it with {len(pairs)} pairs: "
+             + ", ".join(f"{s}->{d}" for s, d in pairs))
+    sat = run.saturation(pairs)
+    links = v.cable_class(net, b.link)
+    bi = run.bidirectional(v.saturation_pairs(net, b.channel, both=True))
+    predicted = v.predict(net, site.file, links, sat.rate_Bps)
+    both_ways = v.predict(net, site.file, links, bi.rate_Bps)[0] if bi else None
+    progress(f"validate {site.name}: saturation one way {sat.rate_Bps / MB:.2f} MB/s (95% {sat.low_Bps / MB:.2f}.."
+             f"{sat.high_Bps / MB:.2f}) at {sat.active} pairs"
+             + (f", both ways {bi.rate_Bps / MB:.2f} MB/s per direction ({len(bi.pairs)} pairs)" if bi else "")
+             + f", against {b.rate_Bps / MB:g} MB/s nominal; calibrated prediction {predicted[0] / MB:.2f} MB/s per "
+             f"node ({predicted[1]}); measuring all-to-all on {net.n_nodes} hosts ...")
+    doc, measured = run.alltoall()
+    per_size = [SizeResult(s, measured[s], predicted[0]) for s in sorted(measured)]
+    return Validation(site, b, sat, bi, links, v.predict(net, site.file), predicted, both_ways, per_size, 0.0,
+                      run.out), doc
+
+
+class _Runs:
+    """The three `fabriclab run`s of a validation, each a document beside `out`."""
+
+    def __init__(self, site: Site, out: Path, sizes: str, measure: Measure, mpi: list[str]):
+        self.site, self.out, self.sizes, self.measure, self.mpi = site, out, sizes, measure, mpi
+
+    def _run(self, argv: list[str], out: Path) -> tuple:
+        """(document, merged points) of one run, FAST and the MPI options around argv."""
+        return self.measure([*FAST, *argv, *self.mpi], out)
+
+    def saturation(self, pairs: list) -> Rate:
+        """Senders on one side of the cable, receivers on the other, 1 to all pairs active."""
+        out = self.out.with_name(self.out.stem + "-saturation.json")
+        nodes = [s for s, _ in pairs] + [d for _, d in pairs]
+        _, points = self._run(["message.saturation", *self.site.place(nodes), "--ranks", str(len(nodes)),
+                             "--sizes", SAT_SIZE, "--param", f"window={SAT_WINDOW}", "--active",
+                             f"1:{len(pairs)}", "--launches", "2", *CALIBRATE], out)
+        rate, lo, hi, active = v.plateau_rate(points)
+        return Rate(rate, lo, hi, out, pairs, active)
+
+    def bidirectional(self, pairs: list) -> Optional[Rate]:
+        """The cable loaded both ways: its rate per direction (what it loses to the
+        other way's acknowledgements), when pairs whose routes cross it both ways exist."""
+        if not pairs:
+            return None
+        out = self.out.with_name(self.out.stem + "-bidirectional.json")
+        nodes = [s for s, _ in pairs] + [d for _, d in pairs]
+        _, points = self._run(["message.bibw", *self.site.place(nodes), "--ranks", str(len(nodes)), "--sizes",
+                             SAT_SIZE, "--param", f"window={SAT_WINDOW}", "--launches", "3", *CALIBRATE], out)
+        return Rate(*v.bidirectional_rate(points), out, pairs)
+
+    def alltoall(self) -> tuple:
+        """(its document, per-node all-to-all bandwidth by size), every message in flight at once: the
+        traffic the model describes (docs/model.md §1); MPI_Alltoall's own phases load
+        different cables one after another."""
+        net = self.site.net
+        doc, points = self._run(["message.alltoall", "--param", "variant=concurrent",
+                               *self.site.place(list(net.node_names)), "--ranks", str(net.n_nodes),
+                               "--sizes", self.sizes, "--launches", "3"], self.out)
+        return doc, v.per_node(points, net.n_nodes)
