@@ -88,11 +88,7 @@ class CounterWatch(Watch):
         try:
             out = p.communicate(timeout=timeout)[0]
         except subprocess.TimeoutExpired:
-            try:
-                os.killpg(p.pid, signal.SIGKILL)     # the launcher's children too, or they hold the pipe
-            except ProcessLookupError:
-                pass
-            out = p.communicate()[0]             # what the hosts that answered printed
+            out = _end(p)
         return parse(out or "")
 
     def before(self):
@@ -112,6 +108,22 @@ class CounterWatch(Watch):
         first = self.read(CHECK_TIMEOUT)
         time.sleep(QUIET_S)
         return silent(self.start, first, self.read(CHECK_TIMEOUT), rank_hosts)
+
+
+def _end(p: subprocess.Popen) -> str:
+    """End a reading that ran out of time: SIGTERM first (the launcher then stops
+    what it started where it still can), SIGKILL to its process group after 3 s
+    (its children too, or they would hold the pipe); what the hosts that answered printed."""
+    for sig, wait in ((signal.SIGTERM, 3), (signal.SIGKILL, None)):
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            return p.communicate(timeout=wait)[0]
+        except subprocess.TimeoutExpired:
+            continue
+    return ""
 
 
 def silent(start: dict, first: dict, last: dict, rank_hosts: list[str]) -> str:

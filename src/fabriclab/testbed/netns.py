@@ -54,7 +54,7 @@ def _run(argv: list[str], stdin: str | None = None, phase: str = "") -> str:
 # What a line of `ip -batch` / `tc -batch` input may hold: the plan's names,
 # addresses and numbers. A quote, '#', a backslash or a control character would let
 # a name change what the line says (a newline would start a command of its own).
-BATCH_LINE = re.compile(r"[A-Za-z0-9 ./:-]+")
+BATCH_LINE = re.compile(r"[A-Za-z0-9 ./:_-]+")
 
 
 def _batch(argv: list[str], lines: list[str], phase: str) -> str:
@@ -103,24 +103,13 @@ def up(plan: Plan, progress=None) -> dict:
             sysctls = COMMON_SYSCTLS + (SWITCH_SYSCTLS if v in plan.switches else ())
             _run(["ip", "netns", "exec", plan.namespace(v), "sysctl", "-qw", *sysctls], phase=f"sysctl in {v}")
         say(f"{len(plan.cables)} cables")
-        _batch(["ip"], [f"link add {c.a_if} netns {plan.namespace(c.a)} type veth peer name {c.b_if} "
-                        f"netns {plan.namespace(c.b)}" for c in plan.cables], "veth add")
+        _batch(["ip"], cable_lines(plan), "veth add")
         say("addresses, routes, shaping")
         for v in vertices:
-            lines = ["link set lo up"]
-            for c in plan.cables:
-                if v in (c.a, c.b):
-                    dev, addr = c.end(v)
-                    if addr:
-                        lines.append(f"addr add {addr} dev {dev}")
-                    # No GSO super-packets: tbf then shapes wire-sized packets with a small bucket.
-                    lines.append(f"link set {dev} gso_max_size {GSO_MAX} up")
-            lines += [f"rule add {r}" for r in plan.rules.get(v, [])]
-            lines += [f"route add {r}" for r in plan.routes.get(v, [])]
-            _batch(["ip", "-n", plan.namespace(v)], lines, f"addresses of {v}")
-            qd = [_tbf(c.end(v)[0], c.rate_Bps) for c in plan.cables if v in (c.a, c.b)]
-            if qd:
-                _batch(["tc", "-n", plan.namespace(v)], qd, f"shaping in {v}")
+            addresses, shaping = vertex_lines(plan, v)
+            _batch(["ip", "-n", plan.namespace(v)], addresses, f"addresses of {v}")
+            if shaping:
+                _batch(["tc", "-n", plan.namespace(v)], shaping, f"shaping in {v}")
         _wait_up(plan, vertices)
         state = {**plan.to_dict(), "namespaces": {v: plan.namespace(v) for v in vertices},
                  "agent": str(d / "agent"), "created": time.time(), "up_s": None}
@@ -132,6 +121,28 @@ def up(plan: Plan, progress=None) -> dict:
     except BaseException:
         down(plan.name)
         raise
+
+
+def cable_lines(plan: Plan) -> list[str]:
+    """`ip` commands that make every cable: a veth pair, one end in each namespace."""
+    return [f"link add {c.a_if} netns {plan.namespace(c.a)} type veth peer name {c.b_if} netns {plan.namespace(c.b)}"
+            for c in plan.cables]
+
+
+def vertex_lines(plan: Plan, v: str) -> tuple[list[str], list[str]]:
+    """`ip` commands (addresses, links up, rules, routes) and `tc` commands
+    (shaping) inside one vertex's namespace."""
+    lines = ["link set lo up"]
+    for c in plan.cables:
+        if v in (c.a, c.b):
+            dev, addr = c.end(v)
+            if addr:
+                lines.append(f"addr add {addr} dev {dev}")
+            # No GSO super-packets: tbf then shapes wire-sized packets with a small bucket.
+            lines.append(f"link set {dev} gso_max_size {GSO_MAX} up")
+    lines += [f"rule add {r}" for r in plan.rules.get(v, [])]
+    lines += [f"route add {r}" for r in plan.routes.get(v, [])]
+    return lines, [_tbf(c.end(v)[0], c.rate_Bps) for c in plan.cables if v in (c.a, c.b)]
 
 
 def _wait_up(plan: Plan, vertices: list, limit: float = 10.0) -> None:
