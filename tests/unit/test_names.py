@@ -47,12 +47,12 @@ def _two(**change) -> dict:
     return data
 
 
-@pytest.mark.parametrize("bad", ["h0\n", "h0\0", "h0\r", "\u200bh0", "h\u202e0", ""])
+@pytest.mark.parametrize("bad", ["h0\n", "h0\0", "h0\r", "\u200bh0", "h\u202e0", "h0\u2028", "h\u00a00", ""])
 def test_model_refuses_control_characters_in_names(bad):
     """A newline or NUL in a node, switch or link name is refused when the file is read."""
     nodes = [bad] + [f"h{i}" for i in range(1, 8)]
     data = _two(nodes=nodes, links=[[bad, "s0"]] + _two()["links"][1:])
-    with pytest.raises(UsageError, match="node name .* is empty or holds a control character"):
+    with pytest.raises(UsageError, match="node name .* is empty or holds a character that does not print"):
         CustomNetwork.from_dict(data, where="x.yaml")
     with pytest.raises(UsageError, match="switch name"):
         CustomNetwork.from_dict(_two(switches=["s0", bad]), where="x.yaml")

@@ -46,7 +46,8 @@ def test_a_cut_trunk_names_the_ranks_whose_routes_cross_it():
     assert said == ("Ranks 0, 1 on h0, h4 stopped answering: their routes cross cable s0:p4 <-> s1:p4 "
                     "(link trunk), which is down")
     # Ranks on one side of the trunk only: their routes do not cross it.
-    assert cut_cables(st, [trunk], ["h0", "h1"]) == "Cable s0:p4 <-> s1:p4 (link trunk) is down (no rank's route crosses it)"
+    assert cut_cables(st, [trunk], ["h0", "h1"]) == \
+        "Cable s0:p4 <-> s1:p4 (link trunk) is down (no rank's route crosses it)"
     assert crossing_hosts(st["crossing"], trunk, ["h0", "h1", "h2", "h5", "h5"]) == ["h0", "h1", "h2", "h5"]
 
 

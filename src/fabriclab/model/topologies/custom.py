@@ -21,7 +21,6 @@ route when the file is read.
 from __future__ import annotations
 
 import math
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,11 +68,12 @@ def _names(value, prefix: str, what: str, where: str, limit: int) -> list:
 
 
 def _printable(name: str, what: str, where: str) -> str:
-    """A name as the file gives it, refused when empty or holding a control or
-    format character (Unicode category C: a newline, NUL, a zero-width or
-    direction-changing character): names reach tables, reports and commands."""
-    if not name or any(unicodedata.category(ch)[0] == "C" for ch in name):
-        raise UsageError(f"{where}: {what} name {name!r} is empty or holds a control character")
+    """A name as the file gives it, refused when empty or holding a character
+    that does not print (str.isprintable: Unicode categories C and Z but the
+    space; a newline, NUL, a zero-width or direction-changing character):
+    names reach tables, reports and commands."""
+    if not name or not name.isprintable():
+        raise UsageError(f"{where}: {what} name {name!r} is empty or holds a character that does not print")
     return name
 
 
@@ -162,7 +162,7 @@ def _defaults(data: dict, where: str) -> tuple[float | None, dict]:
     return default_rate, _packet(packet, f"{where}: packet")
 
 
-@dataclass
+@dataclass(slots=True)
 class _Link:
     """One entry of 'links', read: its ends (vertex indices), cables, duplex,
     label and resource classes (one per direction, or one shared when half-duplex)."""
@@ -211,7 +211,7 @@ def _link(i: int, ln, index: dict, default_rate: float | None, packet: dict, w: 
     duplex = ln.get("duplex", "full")
     if duplex not in ("full", "half"):
         raise UsageError(f"{w}: duplex must be 'full' or 'half', got {duplex!r}")
-    label = _printable(str(ln.get("name", f"{ea}-{eb}")), "link", w)
+    label = _printable(str(ln["name"]), "link", w) if "name" in ln else f"{ea}-{eb}"
     own = TechResource(label, f"link {label}", "link", Sourced(rate * MB, w, ""), duplex,
                        fmt.get("payload"), fmt.get("overhead"), None,
                        None if eff is None else Sourced(eff, w, ""), None, fmt.get("max_payload"))
