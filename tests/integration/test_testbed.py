@@ -112,6 +112,82 @@ def test_a_cut_cable_ends_the_run_and_names_the_rank(tmp_path):
         main(["testbed", "down", "cut"])
 
 
+def test_a_cut_trunk_names_the_cable_and_the_ranks_whose_routes_cross_it(tmp_path):
+    """A cable between the switches cut mid-run: every cable is checked, not only the hosts' own."""
+    assert main(["testbed", "up", TWO, "--name", "trunk"]) == 0
+    try:
+        st = netns.load("trunk")
+        trunk = next(c for c in st["cables"] if {c["a"], c["b"]} == {"s0", "s1"})
+        assert main(["run", "message.stream", "--testbed", "trunk", "--hosts", "h0,h4", "-n", "2", "-s", "8",
+                     "-o", str(tmp_path / "warm.json"), *FAST]) == 0
+        cut = subprocess.Popen(["sh", "-c", f"sleep 3; ip -n {st['namespaces'][trunk['a']]} link set "
+                                            f"{trunk['a_if']} down"])
+        out = tmp_path / "t.json"
+        t0 = time.monotonic()
+        rc = main(["run", "message.stream", "--testbed", "trunk", "--hosts", "h0,h4", "-n", "2", "-s", "1K:4M:x2",
+                   "--point-time", "1", "-t", "5", "-L", "3", "-q", "-o", str(out)])
+        cut.wait()
+        assert rc == 1 and time.monotonic() - t0 < 90
+        err = schema.load(out.with_suffix(".ndjson"))["footer"]["error"]
+        assert "message.stream" in err and "phase: measuring" in err
+        assert ("Ranks 0, 1 on h0, h4 stopped answering: their routes cross cable s0:p4 <-> s1:p4 (link trunk), "
+                "which is down") in err
+    finally:
+        main(["testbed", "down", "trunk"])
+
+
+def test_the_counters_watch_names_the_host_it_cannot_reach(tmp_path):
+    """--counters' watch (a real cluster's: no routes, no cable states) on a cut trunk, read through the
+    launcher as on a cluster: the host beyond the cut does not answer, and it says so."""
+    import argparse
+    from fabriclab.measure import counters, mpi
+    from fabriclab.testbed.launch import testbed_spec
+    assert main(["testbed", "up", TWO, "--name", "cw"]) == 0
+    try:
+        args = argparse.Namespace(testbed="cw", hosts="h0,h4", ranks=2, hostfile=None, launcher="mpiexec",
+                                  ppn=None, launcher_arg=None)
+        watch = counters.CounterWatch(testbed_spec(args, mpi.discover(None, None, None, need_compiler=False)))
+        assert sorted(watch.before()) == ["h0", "h4"]
+        st = netns.load("cw")
+        subprocess.run(["ip", "-n", st["namespaces"]["s0"], "link", "set", "p4", "down"], check=True)
+        t0 = time.monotonic()
+        assert watch.stopped(["h0", "h4"]) == "Rank 1 on h4 stopped answering: h4 did not answer the counter read"
+        assert time.monotonic() - t0 < 2 * counters.CHECK_TIMEOUT + counters.QUIET_S + 10
+    finally:      # MPICH's proxy on h4 still tries to reach h0: down ends it
+        main(["testbed", "down", "cw"])
+
+
+def _machine(names: tuple) -> dict:
+    """What a testbed of these names could leave behind: namespaces, state directories, and the
+    links of this namespace (other testbeds, up at the same time, are left out)."""
+    run = lambda *argv: subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    mine = lambda x: any(x == n or x.startswith(f"{netns.PREFIX}-{n}") for n in names)
+    state = [p.name for p in netns.STATE.iterdir() if mine(p.name)] if netns.STATE.is_dir() else []
+    return {"netns": [ln for ln in run("ip", "netns", "list").splitlines() if mine(ln.split()[0])],
+            "state": state, "links": sorted(ln.split(":")[1].strip() for ln in run("ip", "-o", "link").splitlines())}
+
+
+def test_names_with_a_newline_leave_nothing(tmp_path, capsys):
+    """A trailing newline in the testbed name or in a host name of the file: one line, exit 2, and no
+    namespace, veth, bridge or state created (the newline never reaches `ip -batch`)."""
+    net = tmp_path / "nl.yaml"
+    net.write_text(Path(TWO).read_text().replace("nodes: [h0,", 'nodes: ["h0\\n",').replace("[h0, s0]",
+                                                                                              '["h0\\n", s0]'))
+    alike = tmp_path / "alike.yaml"      # a Cyrillic а: a name for the model, no host name
+    alike.write_text(Path(TWO).read_text().replace("h1", "h\u0430"))
+    names = ("probe1", "probe1\n", "nl", "alike", "twoswitches")
+    before = _machine(names)
+    for argv, msg in ((["testbed", "up", TWO, "--name", "probe1\n"], "testbed name 'probe1\\n'"),
+                      (["testbed", "up", TWO, "--name", ""], "testbed name ''"),
+                      (["testbed", "up", str(net), "--name", "nl"], "node name 'h0\\n'"),
+                      (["testbed", "up", str(alike), "--name", "alike"], "'h\u0430' cannot be a host name")):
+        capsys.readouterr()
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and msg in err
+    assert _machine(names) == before and before["netns"] == before["state"] == []
+
+
 def test_down_cleans_a_killed_up():
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     p = subprocess.Popen([sys.executable, "-m", "fabriclab.cli", "testbed", "up", TWO, "--name", "killed"], env=env,

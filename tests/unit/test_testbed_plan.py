@@ -154,8 +154,9 @@ class _Watch:
     def after(self, token):
         return {"testbed": "fake", "counters": {"h0": {"tx_bytes": 0}}, "wire_bytes": 0}
 
-    def stopped(self):
-        return ["h0"]
+    def stopped(self, rank_hosts):
+        from fabriclab.measure.runner import ranks_on
+        return f"{ranks_on(rank_hosts, ['h0'])} stopped answering"
 
     def cleanup(self):
         pass

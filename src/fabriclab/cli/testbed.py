@@ -25,8 +25,9 @@ def load_plan(path: str, name: str):
 
 def cmd_up(args) -> int:
     from ..testbed import netns
+    from ..testbed.plan import check_name
+    name = default_name(args.file) if args.name is None else check_name(args.name)   # '' is no name
     netns.require_root()
-    name = args.name or default_name(args.file)
     p = load_plan(args.file, name)
     t0 = time.monotonic()
     state = netns.up(p, progress=lambda m: print(f"testbed {name}: {m} ...", file=sys.stderr, flush=True))

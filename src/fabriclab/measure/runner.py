@@ -121,9 +121,11 @@ class Watch:
         on the fabric) is checked against the payload the launch's points moved."""
         return {}
 
-    def stopped(self) -> list[str]:
-        """Hosts that stopped answering (asked after a hang)."""
-        return []
+    def stopped(self, rank_hosts: list[str]) -> str:
+        """Asked when a launch went silent, before its ranks are stopped: a
+        sentence naming what stopped (ranks, hosts, cables, interfaces), or ''.
+        rank_hosts[i] is rank i's host (empty if the core never said hello)."""
+        return ""
 
     def cleanup(self) -> None:
         """Remove what a launch may have left behind."""
@@ -238,14 +240,18 @@ def _launch(job: Job, k: int, plan: Plan, core_path: str, spec: LaunchSpec, writ
     return error
 
 
+def ranks_on(rank_hosts: list[str], hosts: list[str]) -> str:
+    """'Ranks 0, 1 on h0, h4' (the ranks on those hosts), or 'Host h5' where none runs."""
+    ranks = [str(i) for i, h in enumerate(rank_hosts) if h in hosts]
+    if not ranks:
+        return f"Host{'s' if len(hosts) != 1 else ''} {', '.join(hosts)}"
+    return f"Rank{'s' if len(ranks) != 1 else ''} {', '.join(ranks)} on {', '.join(hosts)}"
+
+
 def _stopped(r: _Reading, watch: Watch) -> str:
-    """Which ranks stopped answering, as far as the watch can tell."""
-    hosts = watch.stopped()
-    if not hosts or not r.hosts:
-        return ""
-    ranks = [str(i) for i, h in enumerate(r.hosts) if h in hosts]
-    return (f". Rank{'s' if len(ranks) != 1 else ''} {', '.join(ranks) or '?'} on {', '.join(hosts)} "
-            "stopped answering (a cable is down)")
+    """What stopped, as far as the watch can tell."""
+    said = watch.stopped(list(r.hosts or []))
+    return f". {said}" if said else ""
 
 
 def _point(r: _Reading, msg: protocol.Point, where: str) -> str | None:
@@ -277,8 +283,7 @@ def _read(r: _Reading, launch: Launch, timeout: float) -> str | None:
     name = r.job.bench.name
     phase, where, ended = "starting the MPI job", "", False
     for line in launch.lines(timeout):
-        if line is None:
-            launch.stop()
+        if line is None:  # the ranks run on until the watch has looked (_launch stops them)
             return (f"{name}: no output for {timeout:g} s{where} (phase: {phase}); "
                     f"a rank hung or died. Stderr: {launch.stderr_tail() or '(empty)'}")
         msg = protocol.parse_line(line)

@@ -1,6 +1,7 @@
 """Runs across a testbed: the launch spec that reaches its hosts through the
 agent, and the watch that reads the cables' counters around every launch,
-names the hosts that stopped answering, and leaves no process behind."""
+names the cut cable and the ranks whose routes cross it when a launch goes
+silent, and leaves no process behind."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import replace
 
 from ..errors import UsageError
 from ..measure.launch import make_spec
-from ..measure.runner import Watch
+from ..measure.runner import Watch, ranks_on
 from . import netns
 
 IFACE = "eth0"        # every host's first cable (plan.py names host ends eth0, eth1, ...)
@@ -53,8 +54,43 @@ class TestbedWatch(Watch):
                 "wire_bytes": sum(d["tx_bytes"] for d in delta.values()),
                 "fabric": f"testbed {self.state['name']}'s cables"}
 
-    def stopped(self) -> list[str]:
-        return netns.links_down(self.state)
+    def stopped(self, rank_hosts: list[str]) -> str:
+        """Every cable of the network checked, hosts' and switches' alike."""
+        try:
+            down = netns.cables_down(self.state)
+        except UsageError as e:
+            return f"The testbed's cables could not be checked ({e})"
+        return cut_cables(self.state, down, rank_hosts)
 
     def cleanup(self) -> None:
         netns.kill_processes(self.state["name"], netns.LAUNCHED)
+
+
+def cut_cables(state: dict, down: list[int], rank_hosts: list[str]) -> str:
+    """A sentence per cut cable (indices in state["cables"]): a host's own cable
+    names the ranks on that host; a cable between switches names the ranks
+    whose routes (the model's, recorded by the plan) cross it."""
+    if not down:
+        return f"Every cable of testbed {state['name']} is up"
+    return "; ".join(_cut(state, k, rank_hosts) for k in down)
+
+
+def _cut(state: dict, k: int, rank_hosts: list[str]) -> str:
+    c = state["cables"][k]
+    ends = f"{c['a']}:{c['a_if']} <-> {c['b']}:{c['b_if']}" + (f" ({c['label']})" if c.get("label") else "")
+    known = "crossing" in state           # a state written before the plan kept routes: the ends only
+    hosts = (crossing_hosts(state["crossing"], k, rank_hosts) if known
+             else [h for h in dict.fromkeys(rank_hosts) if h in (c["a"], c["b"])])
+    host = next((v for v in (c["a"], c["b"]) if v in hosts), None)
+    if host is not None:
+        return f"{ranks_on(rank_hosts, [host])} stopped answering: cable {ends} is down"
+    if hosts:
+        return f"{ranks_on(rank_hosts, hosts)} stopped answering: their routes cross cable {ends}, which is down"
+    return f"Cable {ends} is down" + (" (no rank's route crosses it)" if known and rank_hosts else "")
+
+
+def crossing_hosts(crossing: dict, k: int, rank_hosts: list[str]) -> list[str]:
+    """The ranks' hosts whose routes to or from another rank's host cross cable k."""
+    hosts = list(dict.fromkeys(rank_hosts))
+    hit = {h for a in hosts for b in hosts if a != b and k in crossing.get(a, {}).get(b, ()) for h in (a, b)}
+    return [h for h in hosts if h in hit]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -50,6 +51,20 @@ def _run(argv: list[str], stdin: str | None = None, phase: str = "") -> str:
     return p.stdout
 
 
+# What a line of `ip -batch` / `tc -batch` input may hold: the plan's names,
+# addresses and numbers. A quote, '#', a backslash or a control character would let
+# a name change what the line says (a newline would start a command of its own).
+BATCH_LINE = re.compile(r"[A-Za-z0-9 ./:_-]+")
+
+
+def _batch(argv: list[str], lines: list[str], phase: str) -> str:
+    """Send commands to `ip -batch -` or `tc -batch -`, each line checked whole first."""
+    bad = next((ln for ln in lines if not BATCH_LINE.fullmatch(ln)), None)
+    if bad is not None:
+        raise TestbedError(f"testbed: {phase}: refusing to send {bad!r} to {argv[0]}")
+    return _run([*argv, "-batch", "-"], "".join(ln + "\n" for ln in lines), phase)
+
+
 def namespaces(name: str | None = None) -> list[str]:
     """This machine's testbed namespaces (of one testbed, or all)."""
     out = _run(["ip", "netns", "list"], phase="listing namespaces")
@@ -73,6 +88,7 @@ def load(name: str) -> dict:
 def up(plan: Plan, progress=None) -> dict:
     """Create the testbed; on any failure, remove what was created."""
     require_root()
+    plan.check()
     if namespaces(plan.name) or state_dir(plan.name).exists():
         raise TestbedError(f"a testbed named {plan.name!r} is already up: `fabriclab testbed down {plan.name}`")
     say = progress or (lambda msg: None)
@@ -82,30 +98,18 @@ def up(plan: Plan, progress=None) -> dict:
     d.mkdir(parents=True)
     try:
         say(f"{len(vertices)} namespaces")
-        _run(["ip", "-batch", "-"], "".join(f"netns add {plan.namespace(v)}\n" for v in vertices), "netns add")
+        _batch(["ip"], [f"netns add {plan.namespace(v)}" for v in vertices], "netns add")
         for v in vertices:
             sysctls = COMMON_SYSCTLS + (SWITCH_SYSCTLS if v in plan.switches else ())
             _run(["ip", "netns", "exec", plan.namespace(v), "sysctl", "-qw", *sysctls], phase=f"sysctl in {v}")
         say(f"{len(plan.cables)} cables")
-        _run(["ip", "-batch", "-"], "".join(
-            f"link add {c.a_if} netns {plan.namespace(c.a)} type veth peer name {c.b_if} netns {plan.namespace(c.b)}\n"
-            for c in plan.cables), "veth add")
+        _batch(["ip"], cable_lines(plan), "veth add")
         say("addresses, routes, shaping")
         for v in vertices:
-            lines = ["link set lo up"]
-            for c in plan.cables:
-                if v in (c.a, c.b):
-                    dev, addr = c.end(v)
-                    if addr:
-                        lines.append(f"addr add {addr} dev {dev}")
-                    # No GSO super-packets: tbf then shapes wire-sized packets with a small bucket.
-                    lines.append(f"link set {dev} gso_max_size {GSO_MAX} up")
-            lines += [f"rule add {r}" for r in plan.rules.get(v, [])]
-            lines += [f"route add {r}" for r in plan.routes.get(v, [])]
-            _run(["ip", "-n", plan.namespace(v), "-batch", "-"], "\n".join(lines) + "\n", f"addresses of {v}")
-            qd = [_tbf(c.end(v)[0], c.rate_Bps) for c in plan.cables if v in (c.a, c.b)]
-            if qd:
-                _run(["tc", "-n", plan.namespace(v), "-batch", "-"], "\n".join(qd) + "\n", f"shaping in {v}")
+            addresses, shaping = vertex_lines(plan, v)
+            _batch(["ip", "-n", plan.namespace(v)], addresses, f"addresses of {v}")
+            if shaping:
+                _batch(["tc", "-n", plan.namespace(v)], shaping, f"shaping in {v}")
         _wait_up(plan, vertices)
         state = {**plan.to_dict(), "namespaces": {v: plan.namespace(v) for v in vertices},
                  "agent": str(d / "agent"), "created": time.time(), "up_s": None}
@@ -117,6 +121,28 @@ def up(plan: Plan, progress=None) -> dict:
     except BaseException:
         down(plan.name)
         raise
+
+
+def cable_lines(plan: Plan) -> list[str]:
+    """`ip` commands that make every cable: a veth pair, one end in each namespace."""
+    return [f"link add {c.a_if} netns {plan.namespace(c.a)} type veth peer name {c.b_if} netns {plan.namespace(c.b)}"
+            for c in plan.cables]
+
+
+def vertex_lines(plan: Plan, v: str) -> tuple[list[str], list[str]]:
+    """`ip` commands (addresses, links up, rules, routes) and `tc` commands
+    (shaping) inside one vertex's namespace."""
+    lines = ["link set lo up"]
+    for c in plan.cables:
+        if v in (c.a, c.b):
+            dev, addr = c.end(v)
+            if addr:
+                lines.append(f"addr add {addr} dev {dev}")
+            # No GSO super-packets: tbf then shapes wire-sized packets with a small bucket.
+            lines.append(f"link set {dev} gso_max_size {GSO_MAX} up")
+    lines += [f"rule add {r}" for r in plan.rules.get(v, [])]
+    lines += [f"route add {r}" for r in plan.routes.get(v, [])]
+    return lines, [_tbf(c.end(v)[0], c.rate_Bps) for c in plan.cables if v in (c.a, c.b)]
 
 
 def _wait_up(plan: Plan, vertices: list, limit: float = 10.0) -> None:
@@ -196,7 +222,7 @@ def down(name: str) -> int:
     kill_processes(name)
     found = namespaces(name)
     if found:
-        _run(["ip", "-force", "-batch", "-"], "".join(f"netns del {ns}\n" for ns in found), "netns del")
+        _batch(["ip", "-force"], [f"netns del {ns}" for ns in found], "netns del")
     d = state_dir(name)
     if d.exists():
         for f in d.iterdir():
@@ -262,14 +288,17 @@ def counters(state: dict) -> dict:
     return out
 
 
-def links_down(state: dict) -> list[str]:
-    """Hosts with a cable that is not up (cut at either end)."""
-    bad = []
-    for h in state["hosts"]:
-        text = _run(["ip", "-n", state["namespaces"][h], "-j", "link", "show"], phase=f"links of {h}")
-        if any(x.get("ifname", "").startswith("eth") and x.get("operstate") != "UP" for x in json.loads(text)):
-            bad.append(h)
-    return bad
+def cables_down(state: dict) -> list[int]:
+    """Indices (in state["cables"]) of the cables cut at either end: an end
+    that is not up, or up without carrier (its peer was set down), in any
+    namespace, hosts' and switches' alike."""
+    up = set()
+    for v, ns in state["namespaces"].items():
+        for x in json.loads(_run(["ip", "-n", ns, "-j", "link", "show"], phase=f"links of {v}")):
+            if x.get("operstate") == "UP" and "LOWER_UP" in x.get("flags", ()):
+                up.add((v, x.get("ifname", "").split("@")[0]))
+    return [k for k, c in enumerate(state["cables"])
+            if (c["a"], c["a_if"]) not in up or (c["b"], c["b_if"]) not in up]
 
 
 def describe(state: dict) -> str:

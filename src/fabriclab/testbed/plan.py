@@ -23,8 +23,10 @@ from ..errors import UsageError
 from ..model.resources import MB
 
 PREFIX = "fltb"                       # namespaces are PREFIX-NAME-VERTEX
-NAME = re.compile(r"^[a-z0-9]{1,12}$")
-VERTEX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,30}$")   # a UTS host name: no '_', no '.'
+# Whole-string patterns (fullmatch: `$` under re.match also accepts a trailing
+# newline, which would split a line of `ip -batch` input in two).
+NAME = re.compile(r"[a-z0-9]{1,12}")
+VERTEX = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,30}")   # a UTS host name: no '_', no '.'
 TABLE0 = 1000                         # routing table of source host i: TABLE0 + i
 MAX_HOSTS = 64
 
@@ -54,6 +56,7 @@ class Cable:
     a_addr: str | None   # address with prefix length on that end
     b_addr: str | None
     rate_Bps: float      # each direction, after the link's efficiency
+    label: str = ""      # the model's name of the link ("link trunk", "link trunk, cable 2 of 2")
 
     def end(self, vertex: str) -> tuple[str, str | None]:
         """(interface, address) of this cable in `vertex`."""
@@ -74,6 +77,7 @@ class Plan:
     routes: dict = field(default_factory=dict)   # vertex -> ["ip route" argument strings]
     rules: dict = field(default_factory=dict)    # vertex -> ["ip rule" argument strings]
     source: str = ""                             # the network file
+    crossing: dict = field(default_factory=dict)  # src host -> {dst host: indices of the cables its routes cross}
 
     def namespace(self, vertex: str) -> str:
         return f"{PREFIX}-{self.name}-{vertex}"
@@ -89,12 +93,27 @@ class Plan:
         return {"name": self.name, "source": self.source, "hosts": self.hosts, "switches": self.switches,
                 "addresses": self.addresses,
                 "cables": [{"link": c.link, "index": c.index, "a": c.a, "b": c.b, "a_if": c.a_if, "b_if": c.b_if,
-                            "rate_MBps": c.rate_Bps / MB} for c in self.cables]}
+                            "rate_MBps": c.rate_Bps / MB, "label": c.label} for c in self.cables],
+                "crossing": self.crossing}
+
+    def check(self) -> None:
+        """Every name that becomes part of a namespace, a command or the agent script
+        matches its whole pattern (netns.up asks again, whoever built the plan)."""
+        check_name(self.name)
+        for v in self.hosts + self.switches:
+            check_vertex(v, self.source)
 
 
-def check_name(name: str) -> str:
-    if not NAME.match(name or ""):
+def check_name(name) -> str:
+    if not isinstance(name, str) or not NAME.fullmatch(name):
         raise UsageError(f"testbed name {name!r}: use 1-12 lower-case letters and digits")
+    return name
+
+
+def check_vertex(name, source: str = "") -> str:
+    if not isinstance(name, str) or not VERTEX.fullmatch(name):
+        raise UsageError(f"{source or 'network'}: name {name!r} cannot be a host name "
+                         "(1-31 ASCII letters, digits and '-', not first)")
     return name
 
 
@@ -105,13 +124,21 @@ def make(net, name: str, source: str = "") -> Plan:
     if len(hosts) > MAX_HOSTS:
         raise UsageError(f"a testbed emulates at most {MAX_HOSTS} hosts on one machine, the file has {len(hosts)}")
     for v in hosts + switches:
-        if not VERTEX.match(v):
-            raise UsageError(f"{source}: name {v!r} cannot be a host name (letters, digits and '-' only)")
+        check_vertex(v, source)
     if getattr(net.router, "transit", None) is not None and net.router.transit[: len(hosts)].any():
         raise UsageError(f"{source}: a testbed cannot emulate hosts that forward (transit_nodes: true)")
+    plan = Plan(name, hosts, switches, _cables(net, hosts, switches, source), source=source)
+    _routes(plan, net)
+    return plan
+
+
+def _cables(net, hosts: list, switches: list, source: str) -> list[Cable]:
+    """One Cable per cable of every link (each of its `count`), interfaces
+    numbered per vertex in file order, addressed as the module says."""
     is_host = set(hosts)
     count: dict = {}
     cables, trunks = [], 0
+    names = getattr(net, "link_names", None)
     for i, ln in enumerate(net.links):
         ln = {"a": ln[0], "b": ln[1]} if isinstance(ln, list) else ln
         a, b = str(ln["a"]), str(ln["b"])
@@ -121,24 +148,23 @@ def make(net, name: str, source: str = "") -> Plan:
             raise UsageError(f"{source}: links[{i}] is half-duplex; tc shapes each direction on its own, so a "
                              "testbed emulates full-duplex cables only")
         rate = float(ln.get("rate_MBps", net_default_rate(net, source, i))) * MB * float(ln.get("efficiency", 1.0))
-        for c in range(int(ln.get("count", 1))):
+        n = int(ln.get("count", 1))
+        for c in range(n):
             ifs = []
             for v in (a, b):
-                n = count.get(v, 0)
-                count[v] = n + 1
-                ifs.append(f"eth{n}" if v in is_host else f"p{n}")
+                k = count.get(v, 0)
+                count[v] = k + 1
+                ifs.append(f"eth{k}" if v in is_host else f"p{k}")
             if a in is_host or b in is_host:
                 host, sw = (a, b) if a in is_host else (b, a)
-                hi, sj = hosts.index(host), switches.index(sw)
-                addrs = {host: host_addr(hi) + "/32", sw: router_addr(sj) + "/32"}
+                addrs = {host: host_addr(hosts.index(host)) + "/32", sw: router_addr(switches.index(sw)) + "/32"}
             else:
-                lo, hi_ = trunk_addrs(trunks)
+                lo, hi = trunk_addrs(trunks)
                 trunks += 1
-                addrs = {a: lo + "/31", b: hi_ + "/31"}
-            cables.append(Cable(i, c, a, b, ifs[0], ifs[1], addrs[a], addrs[b], rate))
-    plan = Plan(name, hosts, switches, cables, source=source)
-    _routes(plan, net)
-    return plan
+                addrs = {a: lo + "/31", b: hi + "/31"}
+            label = f"link {names[i] if names else f'{a}-{b}'}" + (f", cable {c + 1} of {n}" if n > 1 else "")
+            cables.append(Cable(i, c, a, b, ifs[0], ifs[1], addrs[a], addrs[b], rate, label))
+    return cables
 
 
 def net_default_rate(net, source: str, i: int) -> float:
@@ -149,10 +175,11 @@ def net_default_rate(net, source: str, i: int) -> float:
 
 
 def _routes(plan: Plan, net) -> None:
-    """Install every host pair's route, hop by hop, from the model's router."""
+    """Install every host pair's route, hop by hop, from the model's router,
+    and record the cables each pair's routes cross (a cut cable's victims)."""
     router = net.router
     names = plan.hosts + plan.switches
-    by_cable = {(c.link, c.index): c for c in plan.cables}
+    by_cable = {(c.link, c.index): k for k, c in enumerate(plan.cables)}
     addr = plan.addresses
     routes = {v: {} for v in names}                  # vertex -> {(table, dst): set of (via, dev)}
     ecmp = net.routing == "ecmp"
@@ -160,31 +187,40 @@ def _routes(plan: Plan, net) -> None:
         for d, dst in enumerate(plan.hosts):
             if s == d:
                 continue
+            crossed = set()
             for v, chans in _hops(router, s, d, ecmp):
                 vertex = names[v]
                 table = None if v < len(plan.hosts) else TABLE0 + s
                 hops = routes[vertex].setdefault((table, dst), set())
                 for c in chans:
-                    cab = by_cable[net.channel_cable[c]]
-                    dev = cab.end(vertex)[0]
+                    k = by_cable[net.channel_cable[c]]
+                    cab = plan.cables[k]
+                    crossed.add(k)
                     nxt = names[int(router.dst[c])]
                     via = None if nxt == dst else (router_addr(plan.switches.index(nxt)) if nxt in plan.switches
                                                    and vertex in addr else cab.peer_addr(vertex))
-                    hops.add((via, dev))
+                    hops.add((via, cab.end(vertex)[0]))
+            plan.crossing.setdefault(src, {})[dst] = sorted(crossed)
     for vertex, entries in routes.items():
-        lines = []
-        for (table, dst), hops in sorted(entries.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
-            target = f"{addr[dst]}/32"
-            nh = [f"via {via} dev {dev} onlink" if via else f"dev {dev}" for via, dev in sorted(hops, key=str)]
-            tail = f" table {table}" if table else ""
-            if len(nh) == 1:
-                lines.append(f"{target} {nh[0]}{tail}")
-            else:
-                lines.append(f"{target}{tail} " + " ".join(f"nexthop {h}" for h in nh))
-        plan.routes[vertex] = lines
+        plan.routes[vertex] = _route_lines(entries, addr)
         if vertex in plan.switches:
             plan.rules[vertex] = [f"from {addr[h]}/32 lookup {TABLE0 + i} pref {TABLE0 + i}"
                                   for i, h in enumerate(plan.hosts)]
+
+
+def _route_lines(entries: dict, addr: dict) -> list[str]:
+    """`ip route` arguments of one vertex: {(table, dst): {(via, dev)}} -> one
+    route per destination and table, multipath where there are several hops."""
+    lines = []
+    for (table, dst), hops in sorted(entries.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
+        target = f"{addr[dst]}/32"
+        nh = [f"via {via} dev {dev} onlink" if via else f"dev {dev}" for via, dev in sorted(hops, key=str)]
+        tail = f" table {table}" if table else ""
+        if len(nh) == 1:
+            lines.append(f"{target} {nh[0]}{tail}")
+        else:
+            lines.append(f"{target}{tail} " + " ".join(f"nexthop {h}" for h in nh))
+    return lines
 
 
 def _hops(router, s: int, d: int, ecmp: bool):

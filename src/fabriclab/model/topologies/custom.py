@@ -21,6 +21,7 @@ route when the file is read.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -56,13 +57,24 @@ def _names(value, prefix: str, what: str, where: str, limit: int) -> list:
     if isinstance(value, list) and all(isinstance(x, (str, int)) and not isinstance(x, bool) for x in value):
         if len(value) > limit:
             raise UsageError(f"{where}: at most {limit:,} {what}, got {len(value):,}")
-        names = [str(x) for x in value]
+        one = {"nodes": "node", "switches": "switch"}.get(what, what)
+        names = [_printable(str(x), one, where) for x in value]
         if len(set(names)) < len(names):
             seen = set()
             dup = next(x for x in names if x in seen or seen.add(x))
             raise UsageError(f"{where}: '{what}' lists {dup!r} twice")
         return names
     raise UsageError(f"{where}: '{what}' must be a count or a list of names")
+
+
+def _printable(name: str, what: str, where: str) -> str:
+    """A name as the file gives it, refused when empty or holding a character
+    that does not print (str.isprintable: Unicode categories C and Z but the
+    space; a newline, NUL, a zero-width or direction-changing character):
+    names reach tables, reports and commands."""
+    if not name or not name.isprintable():
+        raise UsageError(f"{where}: {what} name {name!r} is empty or holds a character that does not print")
+    return name
 
 
 def _number(value, what: str, where: str, lo: float = 0.0, strict: bool = True) -> float:
@@ -125,6 +137,132 @@ def _check_keys(d: dict, known: set, required: tuple, where: str) -> None:
         raise UsageError(f"{where}: {' and '.join(repr(k) for k in required)} are required")
 
 
+def _vertices(data: dict, where: str) -> tuple[list, list, dict]:
+    """Node names, switch names, and every name's vertex index (nodes first)."""
+    nodes = _names(data["nodes"], "n", "nodes", where, MAX_NODES)
+    switches = _names(data.get("switches"), "s", "switches", where, MAX_SWITCHES)
+    if len(nodes) < 2:
+        raise UsageError(f"{where}: a network needs at least 2 nodes, got {len(nodes)}")
+    index = {nm: i for i, nm in enumerate(nodes)}
+    for i, nm in enumerate(switches):
+        if nm in index:
+            raise UsageError(f"{where}: name {nm!r} is used for a node and a switch")
+        index[nm] = len(nodes) + i
+    return nodes, switches, index
+
+
+def _defaults(data: dict, where: str) -> tuple[float | None, dict]:
+    """The rate and packet format of links that give none."""
+    default_rate = data.get("default_rate_MBps")
+    if default_rate is not None:
+        default_rate = _number(default_rate, "default_rate_MBps", where)
+    packet = data.get("packet", {})
+    if not isinstance(packet, dict) or set(packet) - _PACKET_KEYS:
+        raise UsageError(f"{where}: 'packet' must be a mapping of {', '.join(sorted(_PACKET_KEYS))}")
+    return default_rate, _packet(packet, f"{where}: packet")
+
+
+@dataclass(slots=True)
+class _Link:
+    """One entry of 'links', read: its ends (vertex indices), cables, duplex,
+    label and resource classes (one per direction, or one shared when half-duplex)."""
+    ends: tuple[int, int]
+    count: int
+    half: bool
+    label: str
+    classes: list
+
+
+def _links(links, index: dict, default_rate: float | None, packet: dict, where: str) -> list[_Link]:
+    if not isinstance(links, list) or not links:
+        raise UsageError(f"{where}: 'links' must be a non-empty list")
+    out, cables = [], 0
+    for i, ln in enumerate(links):
+        w = f"{where}: links[{i}]"
+        out.append(_link(i, ln, index, default_rate, packet, w))
+        cables += out[-1].count
+        if cables > MAX_CABLES:
+            raise UsageError(f"{w}: more than {MAX_CABLES:,} cables in all (the model's limit for a file)")
+    return out
+
+
+def _link(i: int, ln, index: dict, default_rate: float | None, packet: dict, w: str) -> _Link:
+    if isinstance(ln, list):
+        if len(ln) != 2:
+            raise UsageError(f"{w}: the short form is [endpoint, endpoint]")
+        ln = {"a": ln[0], "b": ln[1]}
+    if not isinstance(ln, dict):
+        raise UsageError(f"{w}: a link is [a, b] or a mapping with 'a' and 'b'")
+    _check_keys(ln, _LINK_KEYS, ("a", "b"), w)
+    ea, eb = str(ln["a"]), str(ln["b"])
+    for e in (ea, eb):
+        if e not in index:
+            raise UsageError(f"{w}: unknown endpoint {e!r}")
+    if ea == eb:
+        raise UsageError(f"{w}: a link must join two different endpoints, got {ea!r} twice")
+    count = ln.get("count", 1)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise UsageError(f"{w}: count must be a positive integer, got {count!r}")
+    rate = ln.get("rate_MBps", default_rate)
+    if rate is None:
+        raise UsageError(f"{w}: no rate_MBps and no default_rate_MBps")
+    rate = _number(rate, "rate_MBps", w)
+    fmt, eff = _efficiency(ln, packet, w)
+    duplex = ln.get("duplex", "full")
+    if duplex not in ("full", "half"):
+        raise UsageError(f"{w}: duplex must be 'full' or 'half', got {duplex!r}")
+    label = _printable(str(ln["name"]), "link", w) if "name" in ln else f"{ea}-{eb}"
+    own = TechResource(label, f"link {label}", "link", Sourced(rate * MB, w, ""), duplex,
+                       fmt.get("payload"), fmt.get("overhead"), None,
+                       None if eff is None else Sourced(eff, w, ""), None, fmt.get("max_payload"))
+    if duplex == "full":
+        classes = [ResourceClass(f"links[{i}].ab", f"link {label} ({ea}→{eb})", "link", "link", count, own=own),
+                   ResourceClass(f"links[{i}].ba", f"link {label} ({eb}→{ea})", "link", "link", count, own=own)]
+    else:
+        classes = [ResourceClass(f"links[{i}]", f"half-duplex link {label}", "link", "link", count, own=own)]
+    return _Link((index[ea], index[eb]), count, duplex == "half", label, classes)
+
+
+def _efficiency(ln: dict, packet: dict, w: str) -> tuple[dict, float | None]:
+    """A link's packet format or its efficiency (not both); the file's packet
+    format where it gives neither."""
+    fmt = _packet(ln, w)
+    if "efficiency" not in ln:
+        return fmt or packet, None
+    if fmt:
+        raise UsageError(f"{w}: give efficiency or a packet format (payload_B, overhead_B), not both")
+    eff = _number(ln["efficiency"], "efficiency", w)
+    if eff > 1:
+        raise UsageError(f"{w}: efficiency must be at most 1, got {eff}")
+    return fmt, eff
+
+
+def _routing(data: dict, where: str) -> tuple[bool, str]:
+    transit = data.get("transit_nodes", False)
+    if not isinstance(transit, bool):
+        raise UsageError(f"{where}: transit_nodes must be true or false")
+    routing = data.get("routing", "d-mod-k")
+    if routing not in ("d-mod-k", "ecmp"):
+        raise UsageError(f"{where}: routing must be 'd-mod-k' or 'ecmp', got {routing!r}")
+    return transit, routing
+
+
+def _router(links: list[_Link], nodes: list, switches: list, routing: str, transit: bool,
+            where: str) -> GraphRouter:
+    """The channel graph's router, once every pair of nodes is known to reach each other."""
+    ch_from, ch_to, ch_res = _channels(np.array([ln.ends for ln in links], np.int64).reshape(-1, 2),
+                                       np.array([ln.count for ln in links], np.int64),
+                                       np.array([ln.half for ln in links], bool))
+    n_vertices = len(nodes) + len(switches)
+    pair = unreachable_pair(n_vertices, len(nodes), ch_from[::2], ch_to[::2], transit)
+    if pair is not None:
+        a, b = (nodes[x] for x in pair)
+        lonely = [nodes[x] for x in pair if not np.any(ch_from == x)]
+        raise UsageError(f"{where}: node {a!r} cannot reach node {b!r}"
+                         + (f" ({lonely[0]!r} has no links)" if lonely else ""))
+    return GraphRouter(n_vertices, len(nodes), ch_from, ch_to, ch_res, routing, transit, names=nodes + switches)
+
+
 class CustomNetwork(Topology):
     """Any network of nodes and switches given as a list of links."""
 
@@ -139,110 +277,24 @@ class CustomNetwork(Topology):
         if not isinstance(data, dict):
             raise UsageError(f"{where}: the top level must be a mapping with 'nodes' and 'links'")
         _check_keys(data, _TOP_KEYS, ("nodes", "links"), where)
-        nodes = _names(data["nodes"], "n", "nodes", where, MAX_NODES)
-        switches = _names(data.get("switches"), "s", "switches", where, MAX_SWITCHES)
-        if len(nodes) < 2:
-            raise UsageError(f"{where}: a network needs at least 2 nodes, got {len(nodes)}")
-        index = {nm: i for i, nm in enumerate(nodes)}
-        for i, nm in enumerate(switches):
-            if nm in index:
-                raise UsageError(f"{where}: name {nm!r} is used for a node and a switch")
-            index[nm] = len(nodes) + i
-        default_rate = data.get("default_rate_MBps")
-        if default_rate is not None:
-            default_rate = _number(default_rate, "default_rate_MBps", where)
-        packet = data.get("packet", {})
-        if not isinstance(packet, dict) or set(packet) - _PACKET_KEYS:
-            raise UsageError(f"{where}: 'packet' must be a mapping of {', '.join(sorted(_PACKET_KEYS))}")
-        packet = _packet(packet, f"{where}: packet")
-        links = data["links"]
-        if not isinstance(links, list) or not links:
-            raise UsageError(f"{where}: 'links' must be a non-empty list")
+        nodes, switches, index = _vertices(data, where)
+        default_rate, packet = _defaults(data, where)
         net = cls.__new__(cls)
         net.name = str(data.get("name", Path(where).stem))
         net.node_names, net.switch_names = nodes, switches
         net.node_model = node_model
         net.n_nodes = len(nodes)
         net.price_items = _prices(data.get("prices"), where)
-        classes, ends, counts, halves, link_names = [], [], [], [], []
-        cables = 0
-        for i, ln in enumerate(links):
-            w = f"{where}: links[{i}]"
-            if isinstance(ln, list):
-                if len(ln) != 2:
-                    raise UsageError(f"{w}: the short form is [endpoint, endpoint]")
-                ln = {"a": ln[0], "b": ln[1]}
-            if not isinstance(ln, dict):
-                raise UsageError(f"{w}: a link is [a, b] or a mapping with 'a' and 'b'")
-            _check_keys(ln, _LINK_KEYS, ("a", "b"), w)
-            ea, eb = str(ln["a"]), str(ln["b"])
-            for e in (ea, eb):
-                if e not in index:
-                    raise UsageError(f"{w}: unknown endpoint {e!r}")
-            if ea == eb:
-                raise UsageError(f"{w}: a link must join two different endpoints, got {ea!r} twice")
-            count = ln.get("count", 1)
-            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-                raise UsageError(f"{w}: count must be a positive integer, got {count!r}")
-            cables += count
-            if cables > MAX_CABLES:
-                raise UsageError(f"{w}: more than {MAX_CABLES:,} cables in all (the model's limit for a file)")
-            rate = ln.get("rate_MBps", default_rate)
-            if rate is None:
-                raise UsageError(f"{w}: no rate_MBps and no default_rate_MBps")
-            rate = _number(rate, "rate_MBps", w)
-            fmt = _packet(ln, w)
-            eff = None
-            if "efficiency" in ln:
-                if fmt:
-                    raise UsageError(f"{w}: give efficiency or a packet format (payload_B, overhead_B), not both")
-                eff = _number(ln["efficiency"], "efficiency", w)
-                if eff > 1:
-                    raise UsageError(f"{w}: efficiency must be at most 1, got {eff}")
-            elif not fmt:
-                fmt = packet
-            duplex = ln.get("duplex", "full")
-            if duplex not in ("full", "half"):
-                raise UsageError(f"{w}: duplex must be 'full' or 'half', got {duplex!r}")
-            label = str(ln.get("name", f"{ea}-{eb}"))
-            own = TechResource(label, f"link {label}", "link", Sourced(rate * MB, w, ""), duplex,
-                               fmt.get("payload"), fmt.get("overhead"), None,
-                               None if eff is None else Sourced(eff, w, ""), None, fmt.get("max_payload"))
-            if duplex == "full":
-                classes.append(ResourceClass(f"links[{i}].ab", f"link {label} ({ea}→{eb})", "link", "link",
-                                             count, own=own))
-                classes.append(ResourceClass(f"links[{i}].ba", f"link {label} ({eb}→{ea})", "link", "link",
-                                             count, own=own))
-            else:
-                classes.append(ResourceClass(f"links[{i}]", f"half-duplex link {label}", "link", "link",
-                                             count, own=own))
-            ends.append((index[ea], index[eb]))
-            counts.append(count)
-            halves.append(duplex == "half")
-            link_names.append(label)
-        transit = data.get("transit_nodes", False)
-        if not isinstance(transit, bool):
-            raise UsageError(f"{where}: transit_nodes must be true or false")
-        routing = data.get("routing", "d-mod-k")
-        if routing not in ("d-mod-k", "ecmp"):
-            raise UsageError(f"{where}: routing must be 'd-mod-k' or 'ecmp', got {routing!r}")
-        net.routing, net.cables, net.link_names = routing, cables, link_names
-        net.classes = classes + node_model.classes(len(nodes))
+        links = _links(data["links"], index, default_rate, packet, where)
+        transit, net.routing = _routing(data, where)
+        net.cables, net.link_names = sum(ln.count for ln in links), [ln.label for ln in links]
+        net.classes = [c for ln in links for c in ln.classes] + node_model.classes(len(nodes))
         net._finish()
-        ch_from, ch_to, ch_res = _channels(np.array(ends, np.int64).reshape(-1, 2), np.array(counts, np.int64),
-                                           np.array(halves, bool))
-        pair = unreachable_pair(len(index), len(nodes), ch_from[::2], ch_to[::2], transit)
-        if pair is not None:
-            a, b = (nodes[x] for x in pair)
-            lonely = [nodes[x] for x in pair if not np.any(ch_from == x)]
-            raise UsageError(f"{where}: node {a!r} cannot reach node {b!r}"
-                             + (f" ({lonely[0]!r} has no links)" if lonely else ""))
-        net.router = GraphRouter(len(index), len(nodes), ch_from, ch_to, ch_res, routing, transit,
-                                 names=nodes + switches)
+        net.router = _router(links, nodes, switches, net.routing, transit, where)
         net.fast = SwitchRouter.for_graph(net.router) if by_switch else None
         # For the testbed: the file's links, and each channel's cable (link index, which of its count).
-        net.links, net.default_rate_MBps = links, default_rate
-        net.channel_cable = [(i, c) for i, n in enumerate(counts) for c in range(n) for _ in (0, 1)]
+        net.links, net.default_rate_MBps = data["links"], default_rate
+        net.channel_cable = [(i, c) for i, ln in enumerate(links) for c in range(ln.count) for _ in (0, 1)]
         return net
 
     def describe(self) -> str:
