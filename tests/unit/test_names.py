@@ -114,3 +114,16 @@ def test_up_refuses_a_bad_or_empty_name_in_one_line(name, capsys, monkeypatch):
     assert main(["testbed", "up", str(TWO), "--name", name]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and f"testbed name {name!r}" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--testbed", "", "message.pingpong"],
+    ["run", "--testbed", "tb\n", "message.pingpong"],
+    ["testbed", "validate", "examples/testbeds/ring.yaml", "--name", ""],
+    ["testbed", "validate", "examples/testbeds/ring.yaml", "--name", "ring\n"],
+])
+def test_an_empty_or_newline_testbed_name_is_refused_everywhere(argv, capsys):
+    from fabriclab.cli import main
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "testbed name" in err and len(err.strip().splitlines()) == 1

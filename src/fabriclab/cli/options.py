@@ -13,6 +13,12 @@ from ..measure.launch import BINDINGS, LAUNCHERS
 from .letters import adder
 
 
+def testbed_name(text: str) -> str:
+    """A testbed's name as given, checked whole (testbed/plan.py): '' or a newline is refused."""
+    from ..testbed.plan import check_name  # only when the option is given
+    return check_name(text)
+
+
 def add_mpi_options(p: argparse.ArgumentParser, command: str) -> None:
     g = p.add_argument_group("MPI and launch")
     adder(g, command)("--ranks", type=int, default=2, metavar="N", help="Number of MPI ranks to launch. Default: 2.")
@@ -21,7 +27,7 @@ def add_mpi_options(p: argparse.ArgumentParser, command: str) -> None:
                         "Default: this machine only.")
     g.add_argument("--hostfile", metavar="FILE", help="A hostfile in the launcher's own format. Default: none.")
     g.add_argument("--ppn", type=int, metavar="N", help="Ranks per node. Default: the launcher decides.")
-    g.add_argument("--testbed", metavar="NAME",
+    g.add_argument("--testbed", metavar="NAME", type=testbed_name,
                    help="Run across an emulated testbed (`fabriclab testbed up`): --hosts names its hosts "
                         "(default: the first N, one rank each); MPI is forced onto TCP over the emulated "
                         "cables. Default: none.")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from .letters import adder
+from .options import testbed_name
 
 
 def default_name(path: str) -> str:
@@ -96,7 +97,8 @@ def _measure(argv: list[str], out: Path) -> tuple[dict, list]:
 def cmd_validate(args) -> int:
     """The model against measurement on a testbed (testbed/validation.py); a table and a verdict."""
     from ..testbed.validation import Site, validate
-    site = Site.of(args.file, args.name or default_name(args.file), [h for h in (args.hosts or "").split(",") if h])
+    name = default_name(args.file) if args.name is None else args.name
+    site = Site.of(args.file, name, [h for h in (args.hosts or "").split(",") if h])
     out = Path(args.output or f"results/validate-{site.name}.json")
     t0 = time.monotonic()
     v = validate(site, args.sizes, out, _measure, args.mpi_home, args.keep,
@@ -146,7 +148,8 @@ def register(sub) -> None:
     q = tsub.add_parser("validate", help="Check the model against measurement on a testbed: saturation of the "
                                           "bottleneck cable, calibration, predicted vs measured all-to-all.")
     q.add_argument("file", metavar="NET.yaml")
-    q.add_argument("--name", help="Use this testbed (brought up if it is not). Default: from the file name.")
+    q.add_argument("--name", type=testbed_name,
+                   help="Use this testbed (brought up if it is not). Default: from the file name.")
     add = adder(q, "testbed validate")
     add("--sizes", default="16K,64K,256K", metavar="SPEC", help="All-to-all message sizes. Default: 16K,64K,256K.")
     add("--output", metavar="PATH", help="The validation document. Default: results/validate-NAME.json.")
