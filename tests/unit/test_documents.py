@@ -147,3 +147,27 @@ def test_fuzz_of_run_documents(real, tmp_path, capsys):
         for argv in (readers if i % 4 == 0 else readers[:3]):  # the report, the slowest reader, on every 4th
             outcomes[_answers_cleanly(argv, capsys)] += 1
     assert outcomes[0] and outcomes[2]  # the mutations both pass and fail validation
+
+
+def test_the_quick_check_never_accepts_what_the_typed_reader_refuses(real):
+    """schema.load checks point records by quick_point and names problems with
+    from_dict: the quick check may be stricter, never looser."""
+    from fabriclab.schema.fields import RecordError
+    from fabriclab.schema.records import MergedPoint, Point, quick_merged, quick_point
+    rng = random.Random(7)
+    passed = 0
+    for i in range(400):
+        doc = _mutant(real, rng)
+        records = doc.get("records") if isinstance(doc.get("records"), list) else []
+        merged = doc.get("merged") if isinstance(doc.get("merged"), list) else []
+        for r in records:
+            if isinstance(r, dict) and r.get("kind") == "point" and quick_point(r):
+                Point.from_dict(r)  # raises RecordError if the quick check let a problem through
+                passed += 1
+        for m in merged:
+            if quick_merged(m):
+                MergedPoint.from_dict(m)
+    assert passed > 1000
+    with pytest.raises(RecordError):
+        Point.from_dict({**real["records"][2], "size": True})
+    assert not quick_point({**real["records"][2], "size": True})

@@ -9,7 +9,8 @@ import math
 
 from ..errors import UsageError
 from .fields import MAX_RANKS, Fields, RecordError, durations, is_count, is_text
-from .records import LaunchRecord, MergedPoint, Point, SkipRecord, check_diagnostic, check_launch_end
+from .records import (LaunchRecord, MergedPoint, Point, SkipRecord, check_diagnostic, check_launch_end,
+                      quick_merged, quick_point)
 
 RECORD_KINDS = ("launch", "point", "skip", "diagnostic", "launch_end")
 STATUSES = ("complete", "interrupted", "failed", "incomplete")
@@ -118,6 +119,8 @@ def _point(r: dict, i: int, from_tool: bool) -> None:
     if r["samples"] == [] and not from_tool or r["samples"] != [] and not durations(r["samples"]):
         raise RecordError(f"point record {i} ({r['bench']!s:.40} size {r['size']!s:.24}) has empty or non-finite "
                           "samples")
+    if quick_point(r):
+        return
     p = Point.from_dict(r, f"point record {i}")
     if p.is_pattern and p.rank_samples is None:
         raise RecordError(f"point record {i} ({p.bench}) has rank samples that do not match its roles")
@@ -127,7 +130,8 @@ def merged(ms) -> None:
     if not isinstance(ms, list):
         raise RecordError("merged is not a list")
     for i, m in enumerate(ms):
-        MergedPoint.from_dict(m, f"merged point {i}")
+        if not quick_merged(m):
+            MergedPoint.from_dict(m, f"merged point {i}")
 
 
 def validation(v) -> None:
