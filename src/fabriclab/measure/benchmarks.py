@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import UsageError
 from ..units import parse_size
+from . import footprint as fp
 
 LEVELS = {
     "memory": "local copy throughput of one process (ECT: contiguous and strided loads/stores)",
@@ -83,6 +84,9 @@ class Bench:
     # In the default suite with these overrides of the sweeps (and "params":
     # parameter values, "a,b" for a variant each); None: run only when named.
     suite: dict | None = field(default_factory=dict)
+    # What its kernel allocates per point and rank, and the points it skips
+    # (footprint.py); resources.py checks a run's memory with it before launching.
+    footprint: fp.Footprint | None = None
 
     def for_suite(self) -> "Bench":
         """This benchmark with the default suite's (shorter) sweeps."""
@@ -148,73 +152,83 @@ SYNC = {"sync": "flush|fence"}
 
 REGISTRY: dict[str, Bench] = {b.name: b for b in [
     # ---- memory: one process copies (rank 0; others idle)
-    _b("memory.memcpy", "libc memcpy of SIZE bytes (reference)", "bandwidth", sizes=MEMORY_SIZES, min_ranks=1),
+    _b("memory.memcpy", "libc memcpy of SIZE bytes (reference)", "bandwidth", sizes=MEMORY_SIZES, min_ranks=1,
+       footprint=fp.COPY),
     _b("memory.copy", "8-byte word copy loop, contiguous loads and stores", "bandwidth", sizes=MEMORY_SIZES,
-       min_ranks=1, params={"stores": "auto|nt|normal"}),
+       min_ranks=1, params={"stores": "auto|nt|normal"}, footprint=fp.COPY),
     _b("memory.strided_store", "ECT: contiguous loads, stores at a stride of S words", "bandwidth",
        sizes="32K,512K,64M", axes=STRIDED, strides=STRIDES, min_ranks=1, params={"stores": "auto|nt|normal"},
-       suite=ECT_SUITE),
+       suite=ECT_SUITE, footprint=fp.COPY),
     _b("memory.strided_load", "ECT: loads at a stride of S words, contiguous stores", "bandwidth",
        sizes="32K,512K,64M", axes=STRIDED, strides=STRIDES, min_ranks=1, params={"stores": "auto|nt|normal"},
-       suite=ECT_SUITE),
+       suite=ECT_SUITE, footprint=fp.COPY),
     # ---- deposit: one-sided, origin rank 0 and target rank 1, or a pattern
-    _b("deposit.put_lat", "MPI_Put of SIZE bytes then completion (flush or fence)", "latency", params=SYNC),
-    _b("deposit.get_lat", "MPI_Get of SIZE bytes then completion (flush or fence)", "latency", params=SYNC),
-    _b("deposit.put_bw", "a window of MPI_Put then one completion", "bandwidth", params={**SYNC, **WINDOW}),
-    _b("deposit.get_bw", "a window of MPI_Get then one completion", "bandwidth", params={**SYNC, **WINDOW}),
+    _b("deposit.put_lat", "MPI_Put of SIZE bytes then completion (flush or fence)", "latency", params=SYNC,
+       footprint=fp.RMA_PAIR),
+    _b("deposit.get_lat", "MPI_Get of SIZE bytes then completion (flush or fence)", "latency", params=SYNC,
+       footprint=fp.RMA_PAIR),
+    _b("deposit.put_bw", "a window of MPI_Put then one completion", "bandwidth", params={**SYNC, **WINDOW},
+       footprint=fp.RMA_PAIR),
+    _b("deposit.get_bw", "a window of MPI_Get then one completion", "bandwidth", params={**SYNC, **WINDOW},
+       footprint=fp.RMA_PAIR),
     _b("deposit.strided_direct", "strided deposit with a vector-datatype MPI_Put", "bandwidth",
-       sizes="4K,256K", axes=STRIDED, strides=STRIDES, params=SYNC),
+       sizes="4K,256K", axes=STRIDED, strides=STRIDES, params=SYNC, footprint=fp.STRIDED_DIRECT),
     _b("deposit.strided_packed", "strided deposit by buffer packing: contiguous put, unpack at the target",
-       "bandwidth", sizes="4K,256K", axes=STRIDED, strides=STRIDES, params={"sync": "fence|flush"}),
+       "bandwidth", sizes="4K,256K", axes=STRIDED, strides=STRIDES, params={"sync": "fence|flush"},
+       footprint=fp.STRIDED_PACKED),
     _b("deposit.strided_shm", "strided deposit by direct stores into a shared-memory window", "bandwidth",
-       sizes="4K,256K", axes=STRIDED, strides=STRIDES),
+       sizes="4K,256K", axes=STRIDED, strides=STRIDES, footprint=fp.STRIDED_SHM),
     _b("deposit.put_bibw", "both ranks of a pair put a window into each other at once", "bandwidth",
-       concurrent=True, pattern="bipairs", params={"window": 64}, suite=None),
+       concurrent=True, pattern="bipairs", params={"window": 64}, suite=None, footprint=fp.RMA_BIPAIRS),
     _b("deposit.hotspot_put", "ACTIVE ranks put windows into rank 0 at once (hotspot write)", "bandwidth",
-       axes=("size", "active"), pattern="hotspot", params={"window": 64}, suite=None),
+       axes=("size", "active"), pattern="hotspot", params={"window": 64}, suite=None,
+       footprint=fp.RMA_HOTSPOT_PUT),
     _b("deposit.hotspot_get", "ACTIVE ranks get windows from rank 0 at once (hotspot read)", "bandwidth",
-       axes=("size", "active"), pattern="hotspot", params={"window": 64}, suite=None),
+       axes=("size", "active"), pattern="hotspot", params={"window": 64}, suite=None,
+       footprint=fp.RMA_HOTSPOT_GET),
     # ---- message: two-sided MPI
     _b("message.pingpong", "MPI_Send/MPI_Recv round trip between two ranks", "latency", legs=2,
-       params={"completion": COMPLETION}, suite={"params": {"completion": "wait,test"}}),
+       params={"completion": COMPLETION}, suite={"params": {"completion": "wait,test"}}, footprint=fp.MPI_PAIR),
     _b("message.stream", "a window of MPI_Isend to pre-posted receives, acked per window", "bandwidth",
-       params={**WINDOW, "completion": COMPLETION}),
+       params={**WINDOW, "completion": COMPLETION}, footprint=fp.MPI_PAIR),
     _b("message.postal_restricted", "restricted postal semantics: receives posted before the sends",
-       "bandwidth", params={**WINDOW, "mode": "ready|ssend"}),
+       "bandwidth", params={**WINDOW, "mode": "ready|ssend"}, footprint=fp.MPI_PAIR),
     _b("message.postal_full", "full postal semantics: sends posted before the receives (library buffers)",
-       "bandwidth", params=WINDOW),
+       "bandwidth", params=WINDOW, footprint=fp.MPI_POSTAL_FULL),
     _b("message.bibw", "both ranks of a pair stream a window at each other at once", "bandwidth",
-       concurrent=True, pattern="bipairs", params=WINDOW, suite={"sizes": "0:4M:x4"}),
+       concurrent=True, pattern="bipairs", params=WINDOW, suite={"sizes": "0:4M:x4"}, footprint=fp.MPI_BOTH),
     _b("message.hotspot", "ACTIVE ranks stream windows to rank 0 at once (hotspot write)", "bandwidth",
-       axes=("size", "active"), pattern="hotspot", params=WINDOW, suite=None),
+       axes=("size", "active"), pattern="hotspot", params=WINDOW, suite=None, footprint=fp.MPI_HOTSPOT),
     _b("message.saturation", "ACTIVE pairs (i, i+N/2) stream at once; the plateau is the link's rate",
-       "bandwidth", axes=("size", "active"), pattern="pairs", params=WINDOW, suite=None),
+       "bandwidth", axes=("size", "active"), pattern="pairs", params=WINDOW, suite=None, footprint=fp.MPI_PAIRS),
     _b("message.alltoall", "all-to-all personalized exchange: SIZE bytes to every other rank", "bandwidth",
        concurrent=True, pattern="all", min_ranks=2, params={"variant": "collective|pairwise|concurrent"},
-       suite=None),
+       suite=None, footprint=fp.MPI_ALLTOALL),
     _b("message.bisection", "a seeded random perfect matching; every pair streams both ways at once",
-       "bandwidth", concurrent=True, pattern="bisection", params={**WINDOW, "seed": 1}, suite=None),
+       "bandwidth", concurrent=True, pattern="bisection", params={**WINDOW, "seed": 1}, suite=None,
+       footprint=fp.MPI_BOTH),
     _b("message.conns", "CONNS receives on CONNS tags, completed by MPI_Waitany or a round-robin MPI_Test",
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS, params={"check": "waitany|scan"},
-       suite={**CONNS_SUITE, "params": {"check": "waitany,scan"}}),
+       suite={**CONNS_SUITE, "params": {"check": "waitany,scan"}}, footprint=fp.MPI_PAIR),
     _b("message.scatter", "32 segments of SIZE bytes at a stride in the receiver: datatype or unpack",
        "bandwidth", sizes=SEGMENT_SIZES, params={"mode": "datatype|copy", "segments": 32, **WINDOW},
-       suite={"sizes": "8,64,1K", "params": {"mode": "datatype,copy"}}),
+       suite={"sizes": "8,64,1K", "params": {"mode": "datatype,copy"}}, footprint=fp.MPI_SCATTER),
     # ---- tcp: sockets between ranks 0 and 1
     _b("tcp.rr_poll", "TCP request/response, busy-polling receive", "latency", legs=2, params=SOCKET,
-       suite=RR_SUITE),
+       suite=RR_SUITE, footprint=fp.TCP_RR),
     _b("tcp.rr_block", "TCP request/response, blocking receive", "latency", legs=2, params=SOCKET,
-       suite=RR_SUITE),
+       suite=RR_SUITE, footprint=fp.TCP_RR),
     _b("tcp.rr_epoll", "TCP request/response, receive after blocking in epoll_wait", "latency", legs=2,
-       params=SOCKET, suite=RR_SUITE),
+       params=SOCKET, suite=RR_SUITE, footprint=fp.TCP_RR),
     _b("tcp.stream", "TCP streaming, SIZE bytes per send", "bandwidth", sizes="1:4M:x2",
-       params={**SOCKET, "burst": "32M"}, suite={"sizes": "64:4M:x4"}),
+       params={**SOCKET, "burst": "32M"}, suite={"sizes": "64:4M:x4"}, footprint=fp.TCP_STREAM),
     _b("tcp.conns", "TCP stream round-robin over CONNS connections; completion by epoll or a scan",
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS,
-       params={**SOCKET, "check": "epoll|scan"}, suite={**CONNS_SUITE, "params": {"check": "epoll,scan"}}),
+       params={**SOCKET, "check": "epoll|scan"}, suite={**CONNS_SUITE, "params": {"check": "epoll,scan"}},
+       footprint=fp.TCP_CONNS),
     _b("tcp.scatter", "TCP messages of 32 segments of SIZE bytes: readv into place or receive and copy",
        "bandwidth", sizes=SEGMENT_SIZES, params={**SOCKET, "mode": "iovec|copy", "segments": 32},
-       suite={"sizes": "8,64,1K", "params": {"mode": "iovec,copy"}}),
+       suite={"sizes": "8,64,1K", "params": {"mode": "iovec,copy"}}, footprint=fp.TCP_SCATTER),
 ]}
 
 
