@@ -102,6 +102,9 @@ def register(sub) -> None:
                         "hosts than the payload moved. Default: off (always on with --testbed).")
     p.add_argument("--tables", action="store_true",
                    help="Also print every point's table at the end, as `fabriclab show` does. Default: off.")
+    p.add_argument("--force", action="store_true",
+                   help="Run even when a point needs more memory than a host has available (the estimate is "
+                        "checked before anything is built or launched). Default: off.")
     p.set_defaults(func=cmd_run)
 
 
@@ -114,7 +117,7 @@ def _output_path(opt: str | None, started: datetime) -> Path:
 
 def cmd_run(args) -> int:
     from ..analysis import diagnostics, merge
-    from ..measure import build, protocol, runner, sysinfo
+    from ..measure import build, protocol, resources, runner, sysinfo
     from ..measure.launch import binding, command
     from ..measure.plan import build as build_plan
     from ..report import summary, tables as report
@@ -133,6 +136,8 @@ def cmd_run(args) -> int:
     m, spec = resolve_launch(args)
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
+    for note in resources.check(plan, spec, force=args.force or args.dry_run):
+        print(f"fabriclab: {note}", file=sys.stderr)
     if args.dry_run:
         core_path = args.core or build.planned(m).path
         for job in plan.order(0):
