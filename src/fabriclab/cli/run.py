@@ -180,7 +180,7 @@ def cmd_run(args) -> int:
     if not args.quiet:
         sys.stdout.write(summary.summary(doc, diags, {"result": str(out), "stream": str(out.with_suffix(".ndjson"))}))
     else:
-        for line in summary.warning_lines(diags):
+        for line in report.skip_lines(doc) + summary.warning_lines(diags):
             print(f"fabriclab: {line}", file=sys.stderr)
     print(f"fabriclab: {outcome.points} points in {time.monotonic() - t0:.1f} s -> {out} "
           f"(stream {out.with_suffix('.ndjson')})", file=sys.stderr)

@@ -254,12 +254,40 @@ def header_lines(doc: dict) -> list[str]:
     return lines
 
 
+def skipped(doc: dict) -> list[dict]:
+    """The points a kernel skipped, once each however many launches skipped
+    them, grouped by benchmark variant and reason: {bench, reason, where}."""
+    groups: dict = {}
+    for r in doc["records"]:
+        if r.get("kind") == "skip":
+            key = (group_name(r.get("bench", "?"), r.get("variant", "")), str(r.get("reason") or "no reason given"))
+            point = (r.get("size", 0), r.get("stride", 1), r.get("conns", 1), r.get("active"))
+            groups.setdefault(key, {})[point] = None
+    return [{"bench": bench, "reason": reason, "where": [_at(*p) for p in sorted(pts, key=_order)]}
+            for (bench, reason), pts in groups.items()]
+
+
+def _order(point: tuple) -> tuple:
+    return tuple(-1 if x is None else x for x in point)
+
+
+def _at(size, stride, conns, active) -> str:
+    return (fmt_bytes(size) + (f" stride {stride}" if stride != 1 else "") + (f" conns {conns}" if conns != 1 else "")
+            + (f" active {active}" if active is not None else ""))
+
+
+def skip_lines(doc: dict) -> list[str]:
+    """One line per skipped group: which points and why."""
+    return [f"skipped: {g['bench']} at {', '.join(g['where'])} ({len(g['where'])} point"
+            f"{'s' if len(g['where']) != 1 else ''}): {g['reason']}" for g in skipped(doc)]
+
+
 def _json(doc: dict) -> str:
     per_rank = [{"bench": p["bench"], "variant": p.get("variant", ""), "size": p["size"], "active": p.get("active"),
                  "ranks": p["ranks"]} for p in merged(doc) if "ranks" in p]
     rs = rows(doc)
     return json.dumps({"header": doc["header"], "footer": doc["footer"], "rows": rs,
-                       "derived": derived(doc, rs), "ranks": per_rank}, indent=1) + "\n"
+                       "derived": derived(doc, rs), "ranks": per_rank, "skipped": skipped(doc)}, indent=1) + "\n"
 
 
 def _csv(doc: dict) -> str:
@@ -276,6 +304,8 @@ def _md(doc: dict) -> str:
     for title, head, body in _table_blocks(rs):
         out += [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         out += ["| " + " | ".join(row) + " |" for row in body] + [""]
+    skips = skip_lines(doc)
+    out += (["## Skipped", ""] + [f"- {ln}" for ln in skips] + [""]) if skips else []
     out += ["## Derived", ""] + [f"- {ln}" for ln in _derived_lines(doc, rs)]
     return "\n".join(out) + "\n"
 
@@ -289,7 +319,7 @@ def _table(doc: dict) -> str:
         out.append("  ".join(h.rjust(w) for h, w in zip(head, widths)))
         out += ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in body]
         out.append("")
-    out += _derived_lines(doc, rs)
+    out += skip_lines(doc) + _derived_lines(doc, rs)
     return "\n".join(out) + "\n"
 
 
