@@ -192,10 +192,15 @@ MPI_POSTAL_FULL = Footprint({"s": lambda at: 2 * at.slots,
 MPI_BOTH = Footprint({"b": lambda at: 2 * at.slots}, mpi_count())
 MPI_PAIRS = Footprint({"s": lambda at: at.slots, "r": lambda at: at.slots}, mpi_count())
 MPI_HOTSPOT = Footprint({"s": lambda at: at.slots, "t": lambda at: shared(at, at.senders)}, mpi_count())
-# Send and receive arrays of N blocks, ceil(buffers / N) of each; MPI_Alltoall
-# may also take a scratch array (Bruck's algorithm for short blocks).
+# Send and receive arrays of N blocks, ceil(buffers / N) of each. MPI_Alltoall
+# may add a scratch array of N blocks: Bruck's algorithm, the one of MPICH's
+# and Open MPI's that takes one, serves blocks of at most 256 and 200 bytes by
+# default (MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE; coll_tuned's decision), so
+# blocks are counted up to BRUCK_MAX.
+BRUCK_MAX = 64 << 10
 MPI_ALLTOALL = Footprint({"b": lambda at: 2 * shared(at, at.nranks) + (
-    at.nranks * at.size if at.params.get("variant", "collective") == "collective" else 0)}, mpi_count())
+    at.nranks * min(at.size, BRUCK_MAX) if at.params.get("variant", "collective") == "collective" else 0)},
+    mpi_count())
 
 
 def _scatter_receiver(at: At, staged: bool) -> int:
