@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from .. import outputs
 from ..errors import UsageError
 from ..units import parse_size, parse_sizes
 from ..model import crossover as X
@@ -125,6 +126,8 @@ def _published_curve(key: str, ns, cal_tech: dict) -> Optional[Curve]:
 def model_handler(args) -> int:
     if args.list:
         return _list()
+    if not args.no_plot:
+        outputs.directory(args.output, "plot directory")
     _positive("--target", args.target)
     _positive("--payload", args.payload)
     ns = parse_nodes(args.nodes)
@@ -256,7 +259,7 @@ def _list() -> int:
 
 def reproduce_handler(args) -> int:
     from ..studies.sci_myrinet_2002.reproduce import run
-    outdir = Path(args.output) if args.output else Path(DEFAULT_OUT) / args.study
+    outdir = outputs.directory(args.output or Path(DEFAULT_OUT) / args.study, "figure directory")
     st, found = run(args.study, str(outdir), args.plot_format, args.prices)
     if args.format == "json":
         json.dump({"schema": SCHEMA, "study": args.study, "figures": st.figures,

@@ -9,7 +9,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, outputs
 from ..errors import UsageError
 from ..measure.buffers import CACHE_STATES
 from ..measure.plan import Sampling
@@ -145,6 +145,7 @@ def cmd_run(args) -> int:
             prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
             print((prefix + " " if prefix else "") + shlex.join(argv))
         return 0
+    outputs.document(_output_path(args.output, datetime.now(timezone.utc)), given=args.output)
     core = core_for(args, m)
     started = datetime.now(timezone.utc)
     out = _output_path(args.output, started)

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from .. import outputs
 from ..errors import UsageError
 
 
@@ -129,7 +130,7 @@ def cmd_validate(args) -> int:
         return ["--testbed", name, "--hosts", ",".join(hosts)]
     b = v.bottleneck(net)
     pairs = v.saturation_pairs(net, b.channel)
-    out = Path(args.output or f"results/validate-{name}.json")
+    out = outputs.document(Path(args.output or f"results/validate-{name}.json"), given=args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     mpi = ["--mpi-home", args.mpi_home] if args.mpi_home else []
     brought = not real and name not in netns.names()
