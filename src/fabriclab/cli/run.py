@@ -189,8 +189,8 @@ def cmd_run(args) -> int:
         print(f"fabriclab: error: {outcome.error}", file=sys.stderr)
         return 1
     if outcome.status == "interrupted":
-        print("fabriclab: interrupted; the completed points are saved", file=sys.stderr)
-        return 130
+        print(f"fabriclab: {outcome.error}; the completed points are saved", file=sys.stderr)
+        return 128 + (outcome.signal or 2)   # the shell's code for death by that signal: 130, 143
     return 0
 
 

@@ -13,6 +13,7 @@ import selectors
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field, replace
 
@@ -29,6 +30,24 @@ class Outcome:
     error: str | None
     points: int
     diagnostics: list
+    signal: int | None = None   # what interrupted it: SIGINT (Ctrl-C) or SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during a run (`timeout`, a batch system's time limit or
+    preemption): the run ends as it does on Ctrl-C, its points kept."""
+
+
+def _terminated(signum, frame):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)   # a second one must not cut the cleanup short
+    raise Terminated()
+
+
+def _catch_sigterm():
+    """Turn SIGTERM into Terminated for the run; returns the handler to restore."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _terminated)
 
 
 def derive(rec: dict, hosts: list | None = None) -> stats.Summary:
@@ -140,7 +159,7 @@ BYPASS_SHARE = 0.5
 def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, timeout: float,
         progress=None, watch: Watch | None = None) -> Outcome:
     """Run every job in each of the plan's launches; stop at the first
-    failure. Ctrl-C ends the run as 'interrupted'.
+    failure. Ctrl-C or SIGTERM ends the run as 'interrupted'.
 
     A launch may stay silent for `timeout` plus twice the point time cap: one
     point prints nothing between its begin and point lines. Around every
@@ -149,7 +168,8 @@ def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, time
     diags: list = []
     status, error = "complete", None
     silence = timeout + 2 * plan.sampling.point_time
-    job, k = None, 0
+    job, k, sig = None, 0, None
+    previous = _catch_sigterm()
     try:
         for k in range(plan.launches):
             for job in plan.order(k):
@@ -160,11 +180,16 @@ def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, time
             if error:
                 status = "failed"
                 break
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         where = f"{job.bench.name}, launch {k + 1} of {plan.launches}" if job else "start-up"
-        status, error = "interrupted", f"interrupted during {where}"
+        sig = signal.SIGTERM if isinstance(e, Terminated) else signal.SIGINT
+        how = "terminated (SIGTERM)" if sig == signal.SIGTERM else "interrupted"
+        status, error = "interrupted", f"{how} during {where}"
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     done = sum(1 for r in writer.records if r["kind"] == "point")
-    return Outcome(status, error, done, diags)
+    return Outcome(status, error, done, diags, sig)
 
 
 @dataclass
