@@ -8,7 +8,9 @@ the benchmark's footprint (its `limit`, the real kernel's reasons).
 
 FAKECORE_MODE selects a behaviour: "ok" (default), "hang:N" (stop answering
 after N points), "die:N" (exit 1 after N points), "error" (an error line),
-"nosamples:N" (point N has no samples)."""
+"nosamples:N" (point N has no samples), "killed:N" (after N points, print
+the launcher's report of a killed rank from the file FAKECORE_REPORT, on
+stdout for a .stdout file, else on stderr, and exit 137)."""
 import json
 import os
 import sys
@@ -74,9 +76,13 @@ def main(argv):
         for conns in ints(opts["--conns"]):
             for stride in ints(opts["--strides"]):
                 for size, nbuf in zip(sizes, buffers):
-                    if mode in ("hang", "die") and n == int(arg):
+                    if mode in ("hang", "die", "killed") and n == int(arg):
                         if mode == "hang":
                             time.sleep(3600)
+                        if mode == "killed":
+                            report = os.environ["FAKECORE_REPORT"]
+                            (sys.stdout if report.endswith(".stdout") else sys.stderr).write(open(report).read())
+                            return 137
                         return 1
                     where = {"bench": bench, "size": size, "stride": stride, "conns": conns}
                     if lay:

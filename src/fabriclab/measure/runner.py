@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import selectors
 import signal
+from collections import deque
 import subprocess
 import tempfile
 import threading
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from ..analysis import diagnostics, ranks, stats
 from ..schema import StreamWriter
-from . import protocol, sysinfo
+from . import failures, protocol, sysinfo
 from .launch import LaunchSpec, command, wrong_world
 from .plan import Job, Plan
 
@@ -77,6 +78,7 @@ class Launch:
                                      start_new_session=True, bufsize=0)
         self.sel = selectors.DefaultSelector()
         self.sel.register(self.proc.stdout, selectors.EVENT_READ)
+        self.stray: deque = deque(maxlen=40)   # stdout lines that are not the core's: the launcher's reports
 
     def lines(self, silence: float):
         """Yield stdout lines; yields None when nothing came for `silence` seconds.
@@ -109,6 +111,12 @@ class Launch:
                     break
                 except subprocess.TimeoutExpired:
                     continue
+
+    def said(self, hosts: list | None = None) -> str:
+        """After a failure: the dead rank the launcher reports (failures.py), else stderr's last lines."""
+        self.err.seek(0)
+        return failures.killed("\n".join(self.stray), self.err.read(), hosts) or \
+            f"stderr: {self.stderr_tail() or '(empty)'}"
 
     def stderr_tail(self, n: int = 5) -> str:
         self.err.seek(0)
@@ -245,8 +253,7 @@ def _launch(job: Job, k: int, plan: Plan, core_path: str, spec: LaunchSpec, writ
             r.stream_launch()
         rc = launch.finish(grace=0 if error else 30)
         if error is None and rc != 0:
-            error = (f"{job.bench.name}: the MPI job exited with code {rc}; "
-                     f"stderr: {launch.stderr_tail() or '(empty)'}")
+            error = f"{job.bench.name}: the MPI job exited with code {rc}; {launch.said(r.hosts)}"
     finally:
         launch.close()
         watch.cleanup()
@@ -311,7 +318,9 @@ def _read(r: _Reading, launch: Launch, timeout: float) -> str | None:
             return (f"{name}: no output for {timeout:g} s{where} (phase: {phase}); "
                     f"a rank hung or died. Stderr: {launch.stderr_tail() or '(empty)'}")
         msg = protocol.parse_line(line)
-        if isinstance(msg, protocol.Hello):
+        if msg is None and line.strip():
+            launch.stray.append(line)
+        elif isinstance(msg, protocol.Hello):
             phase = "measuring"
             r.record["hello"] = msg.data
             r.stream_launch()
@@ -335,6 +344,5 @@ def _read(r: _Reading, launch: Launch, timeout: float) -> str | None:
             ended = True
             r.end.update(msg.data)
     if not ended:
-        return (f"{name}: the MPI job ended early{where} (phase: {phase}); "
-                f"stderr: {launch.stderr_tail() or '(empty)'}")
+        return f"{name}: the MPI job ended early{where} (phase: {phase}); {launch.said(r.hosts)}"
     return None
