@@ -84,6 +84,14 @@ def test_tcp_footprints_add_what_the_sockets_may_queue():
     assert REGISTRY["tcp.scatter"].footprint.bytes("r", scatter) == 2 * 256 * 2 + 256 + 2 * 128 * 256
 
 
+def test_socket_limits_follow_the_parameters(monkeypatch, tmp_path):
+    for name, line in (("tcp_wmem", "4096 16384 4194304"), ("tcp_rmem", "4096 131072 33554432")):
+        (tmp_path / name).write_text(line + "\n")
+    monkeypatch.setattr(resources, "SYSCTL", tmp_path)
+    assert resources.sock_limits({"sndbuf": "0", "rcvbuf": "0"}) == (4 * M, 32 * M)
+    assert resources.sock_limits({"sndbuf": "256K", "rcvbuf": "0"}) == (512 * K, 32 * M)   # the kernel doubles it
+
+
 def test_every_benchmark_declares_a_footprint():
     assert [b.name for b in REGISTRY.values() if not isinstance(b.footprint, fp.Footprint)] == []
 

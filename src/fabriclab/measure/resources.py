@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from ..units import fmt_bytes
+from ..units import fmt_bytes, parse_size
 from .footprint import At
 from .launch import LaunchSpec
 from .plan import Job, Plan
@@ -132,7 +132,7 @@ def sock_limits(params: dict) -> tuple[int, int]:
     autotuning maximum of tcp_wmem and tcp_rmem."""
     out = []
     for key, name, default in (("sndbuf", "tcp_wmem", 4 << 20), ("rcvbuf", "tcp_rmem", 6 << 20)):
-        given = int(params.get(key) or 0)
+        given = parse_size(str(params.get(key) or 0), key)
         if given > 0:
             out.append(2 * given)
             continue
