@@ -63,7 +63,7 @@ def body() -> None:
             ok &= c.verdict(total < TARGET_S, f"{what}: under {TARGET_S * 1e3:.0f} ms",
                             f"memory estimate {c.median(times) * 1e3:.2f} ms ({c.spread([t * 1e3 for t in times])} "
                             f"ms) over {est.points} points, output path {c.median(paths) * 1e3:.2f} ms; largest "
-                            f"point {est.peak.bench} {est.peak.where}: {resources.amount(est.peak.host_bytes)} "
+                            f"point {est.peak.bench} at {est.peak.where}: {resources.amount(est.peak.host_bytes)} "
                             f"on {est.peak.host_ranks} ranks of one host")
 
 

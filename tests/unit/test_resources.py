@@ -150,7 +150,7 @@ def test_estimate_sums_the_ranks_of_the_fullest_host():
     assert two_hosts.peak.host_ranks == 2 and two_hosts.peak.host_bytes == 2 * rank + rank0
     # hotspot: the target's regions and every sender's, on one host
     est = resources.estimate(plan(["message.hotspot"], "1M", n=4, active="3"), spec(4))
-    assert est.peak.where == "at 1M active 3"
+    assert est.peak.where == "1M active 3"
     assert est.peak.host_bytes - rank0 == 3 * M + 3 * (1 * M) + 4 * base
 
 

@@ -16,7 +16,7 @@ ranks of each host and compares the largest point with the memory there.
 `limit` says which points the kernel skips without allocating, with the
 core's reason: an MPI count is a C int, so sizes above INT_MAX bytes cannot
 travel in one message (MPI-3.1 sec. 3.2.2: `int count`); strided deposits
-need whole 8-byte words; the TCP stream and scatter need a payload."""
+need whole 8-byte words; the TCP stream, connections and scatter need a payload."""
 
 from __future__ import annotations
 

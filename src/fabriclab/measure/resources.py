@@ -19,7 +19,7 @@ point can be measured is refused."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
@@ -48,7 +48,6 @@ class Placement:
     groups: tuple | None        # rank numbers per host when known, else None
     per_host: int               # the most ranks one host may hold
     local: bool                 # every host is this one
-    hosts: int | None = None    # how many hosts, when known
 
     def assumption(self) -> str:
         if self.local:
@@ -62,7 +61,7 @@ class Placement:
 def placement(spec: LaunchSpec) -> Placement:
     n = spec.nranks
     if spec.agent or (spec.launcher == "mpiexec" and not spec.hosts and not spec.hostfile):
-        return Placement((tuple(range(n)),), n, True, 1)
+        return Placement((tuple(range(n)),), n, True)
     if spec.ppn:
         return Placement(None, min(spec.ppn, n), False)
     if spec.hosts and spec.launcher == "mpiexec":
@@ -71,8 +70,7 @@ def placement(spec: LaunchSpec) -> Placement:
         groups: dict[str, list[int]] = {}
         for r in range(n):
             groups.setdefault(slots[r % len(slots)], []).append(r)
-        return Placement(tuple(tuple(g) for g in groups.values()), max(map(len, groups.values())), False,
-                         len(groups))
+        return Placement(tuple(tuple(g) for g in groups.values()), max(map(len, groups.values())), False)
     return Placement(None, n, False)
 
 
@@ -81,7 +79,7 @@ class Need:
     """The memory of one point on its fullest host."""
     bench: str
     variant: str
-    where: str                  # "at 4 MiB", "at 4 MiB stride 8 active 3"
+    where: str                  # "4M", "4M stride 8", "1M active 3"
     host_bytes: int
     host_ranks: int
     rank_bytes: int             # the largest rank's, MPI and core included
@@ -91,10 +89,10 @@ class Need:
 class Estimate:
     peak: Need | None = None
     points: int = 0             # points the kernels can carry
-    skips: dict | None = None   # (bench, reason) -> sizes the kernel skips
+    skips: dict = field(default_factory=dict)   # (bench, reason) -> where the kernel skips
 
 
-def _roles(job: Job, layout, nranks: int) -> str:
+def _roles(layout, nranks: int) -> str:
     """The role of every rank: the layout's, else rank 0 `s`, rank 1 `r`, the rest idle."""
     if layout is not None:
         return layout.roles
@@ -144,7 +142,7 @@ def sock_limits(params: dict) -> tuple[int, int]:
 
 
 def _where(at: At, job: Job, layout) -> str:
-    text = f"at {fmt_bytes(at.size)}"
+    text = fmt_bytes(at.size)
     if job.bench.has_stride:
         text += f" stride {at.stride}"
     if "conns" in job.bench.axes:
@@ -165,7 +163,7 @@ def _job(job: Job, plan: Plan, place: Placement, nranks: int, est: Estimate) -> 
     rank0 = plan.sampling.max_samples * (SAMPLE_BYTES + (RANK_SAMPLE_BYTES * nranks if job.bench.pattern else 0))
     buffers = job.buffers or (1,) * len(job.sizes)
     for layout in job.layouts or (None,):
-        roles = _roles(job, layout, nranks)
+        roles = _roles(layout, nranks)
         counts = _counts(roles, place)
         present = set(roles)
         for conns in job.conns:
@@ -175,7 +173,7 @@ def _job(job: Job, plan: Plan, place: Placement, nranks: int, est: Estimate) -> 
                             plan.sampling.sample_time, snd, rcv)
                     reason = fp.limit(at)
                     if reason:
-                        est.skips.setdefault((job.bench.name, reason), set()).add(size)
+                        est.skips.setdefault((job.bench.name, reason), {})[_where(at, job, layout)] = None
                         continue
                     est.points += 1
                     per_role = {r: fp.bytes(r, at) + base for r in present}
@@ -189,7 +187,7 @@ def _job(job: Job, plan: Plan, place: Placement, nranks: int, est: Estimate) -> 
 def estimate(plan: Plan, spec: LaunchSpec) -> Estimate:
     """The skips and the largest point per host of a plan, as `spec` places its ranks."""
     place = placement(spec)
-    est = Estimate(skips={})
+    est = Estimate()
     for job in plan.jobs:
         _job(job, plan, place, spec.nranks, est)
     return est
@@ -207,8 +205,7 @@ def available() -> int | None:
 
 
 def skip_notes(est: Estimate) -> list[str]:
-    return [f"{bench} skips {', '.join(fmt_bytes(s) for s in sorted(sizes))}: {reason}"
-            for (bench, reason), sizes in est.skips.items()]
+    return [f"{bench} skips {', '.join(where)}: {reason}" for (bench, reason), where in est.skips.items()]
 
 
 def amount(n: int) -> str:
@@ -225,7 +222,7 @@ def memory_line(need: Need, avail: int, place: Placement) -> str:
     name = f"{need.bench} [{need.variant}]" if need.variant else need.bench
     ranks = f"{need.host_ranks} rank{'s' if need.host_ranks != 1 else ''}"
     where = "this host" if place.local else "one host"
-    text = (f"{name} {need.where} needs about {amount(need.host_bytes)} of memory on {where} ({ranks}, "
+    text = (f"{name} at {need.where} needs about {amount(need.host_bytes)} of memory on {where} ({ranks}, "
             f"the largest {amount(need.rank_bytes)} with the MPI library), more than the "
             f"{amount(avail)} available here (MemAvailable)")
     more = place.assumption()
