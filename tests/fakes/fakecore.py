@@ -3,17 +3,21 @@
 
 It knows nothing of its own: how a benchmark's time becomes figures (legs,
 concurrency) comes from the registry's facts, as the real core's does, and
-the rank layouts of a pattern from --layouts.
+the rank layouts of a pattern from --layouts, and the points it skips from
+the benchmark's footprint (its `limit`, the real kernel's reasons).
 
 FAKECORE_MODE selects a behaviour: "ok" (default), "hang:N" (stop answering
 after N points), "die:N" (exit 1 after N points), "error" (an error line),
-"nosamples:N" (point N has no samples)."""
+"nosamples:N" (point N has no samples), "killed:N" (after N points, print
+the launcher's report of a killed rank from the file FAKECORE_REPORT, on
+stdout for a .stdout file, else on stderr, and exit 137)."""
 import json
 import os
 import sys
 import time
 
 from fabriclab.measure.benchmarks import REGISTRY
+from fabriclab.measure.footprint import At
 
 NRANKS = int(os.environ.get("FAKECORE_RANKS", "2"))
 
@@ -44,12 +48,15 @@ def main(argv):
     bench = argv[0]
     facts = REGISTRY[bench]
     opts = {"--sizes": "0", "--strides": "1", "--conns": "1"}
+    params = dict(facts.defaults)
     i = 1
     while i < len(argv):
         if argv[i] == "--validate":
             opts["--validate"] = True
             i += 1
         else:
+            if argv[i] == "--param":
+                params.update([argv[i + 1].split("=", 1)])
             opts[argv[i]] = argv[i + 1]
             i += 2
     mode, _, arg = os.environ.get("FAKECORE_MODE", "ok").partition(":")
@@ -69,14 +76,22 @@ def main(argv):
         for conns in ints(opts["--conns"]):
             for stride in ints(opts["--strides"]):
                 for size, nbuf in zip(sizes, buffers):
-                    if mode in ("hang", "die") and n == int(arg):
+                    if mode in ("hang", "die", "killed") and n == int(arg):
                         if mode == "hang":
                             time.sleep(3600)
+                        if mode == "killed":
+                            report = os.environ["FAKECORE_REPORT"]
+                            (sys.stdout if report.endswith(".stdout") else sys.stderr).write(open(report).read())
+                            return 137
                         return 1
                     where = {"bench": bench, "size": size, "stride": stride, "conns": conns}
                     if lay:
                         where["active"] = lay[0]
                     emit({"type": "begin", **where})
+                    reason = facts.footprint.limit(At(size, nbuf, stride, conns, nranks, params=params))
+                    if reason:
+                        emit({"type": "skip", **where, "reason": reason})
+                        continue
                     base = 1e-6 * legs + size / 5e9 * legs  # Hockney: 1 us + n / 5 GB/s per leg
                     samples = [base * (1 + 0.001 * ((k * 7) % 5)) for k in range(20)]
                     if mode == "nosamples" and n == int(arg):

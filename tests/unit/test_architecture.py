@@ -11,9 +11,9 @@ import pytest
 
 PKG = Path(__file__).resolve().parents[2] / "src" / "fabriclab"
 
-# What each wing may import. Base modules (errors, units, schema, the package
+# What each wing may import. Base modules (errors, units, schema, outputs, the package
 # itself) are open to all.
-BASE = {"errors", "units", "schema", ""}
+BASE = {"errors", "units", "schema", "outputs", ""}
 ALLOWED = {
     "analysis": set(),
     "model": set(),

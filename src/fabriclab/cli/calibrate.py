@@ -4,13 +4,14 @@ as the model's calibration file (`fabriclab model -C cal.yaml`)."""
 from __future__ import annotations
 
 from .letters import adder
-from .options import write_out
+from .options import checked_output, write_out
 
 
 def cmd_calibrate(args) -> int:
     import yaml
     from .. import schema
     from ..report.calibration import calibration
+    checked_output(args.output)
     doc = schema.load(args.file)
     cal = calibration(doc, args.resource, args.technology, args.stream)
     text = (f"# fabriclab calibration from {args.file}: measured saturation throughput in MB/s (10^6 B/s)\n"

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from .. import outputs
 from ..errors import UsageError
 from .letters import adder
 from .options import write_out
@@ -46,18 +47,12 @@ def _wire(args) -> tuple[float | None, str, str]:
     return None, "", ""
 
 
-def _writable(path: str) -> None:
-    parent = Path(path).resolve().parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK) or (Path(path).is_dir()):
-        raise UsageError(f"cannot write {path}: no such directory or not writable")
-
-
 def cmd_report(args) -> int:
     from ..report import html
     wire, wire_text, wire_name = _wire(args)
     out = args.output or str(Path(args.files[0]).with_suffix(".html"))
     if out != "-":
-        _writable(out)
+        outputs.file(out, stream=True)
     runs = _load_runs(args.files)
     write_out(html.render(runs, wire, wire_text, wire_name), out)
     if out != "-":
@@ -141,7 +136,7 @@ def cmd_plot(args) -> int:
         print(f"plot: {fig.note.strip(' ()')}; name fewer benchmarks to see the rest", file=sys.stderr)
     if not out:
         out = str(Path(files[0]).with_name(f"{Path(files[0]).stem}-{fig.id}.svg"))
-    _writable(out)
+    outputs.file(out, stream=True)
     if out.lower().endswith(".png"):
         from ..report.raster import render_png
         render_png(fig, out)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .. import outputs
 from ..errors import UsageError
 from .letters import adder
 
@@ -24,6 +25,7 @@ def cmd_import(args) -> int:
 
     from ..measure import imports
     from ..schema import write_document
+    out = None if args.output == "-" else outputs.file(args.output or default_output(args.file, args.tool))
     doc = imports.load(args.file, args.tool, ["fabriclab", *args.argv])
     imp = doc["header"]["imported"]
     npts = doc["footer"]["points"]
@@ -31,7 +33,6 @@ def cmd_import(args) -> int:
         sys.stdout.write(json.dumps(doc, indent=1, allow_nan=False) + "\n")
         where = "stdout"
     else:
-        out = Path(args.output) if args.output else default_output(args.file, args.tool)
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
             write_document(doc, out)

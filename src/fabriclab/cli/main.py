@@ -1,7 +1,7 @@
 """fabriclab's command line: `main(argv) -> int` wires the parts together.
 
 Exit codes: 0 ok, 1 a failed run, 2 bad input (one line, never a traceback),
-130 interrupted."""
+130 interrupted (Ctrl-C), 143 terminated (SIGTERM, `run` only)."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from .. import outputs
 from ..errors import UsageError
 from ..units import parse_size, parse_sizes
 from ..model.calibrate import Calibration, load_file, parse_flags
@@ -92,6 +93,8 @@ def _curve_table(c: Curve, cost: bool) -> str:
 def model_handler(args) -> int:
     if args.list:
         return _list()
+    if not args.no_plot:
+        outputs.directory(args.output, "plot directory")
     p = project(_question(args))
     if args.format == "json":
         json.dump(p.to_dict(), sys.stdout, indent=1)
@@ -163,7 +166,7 @@ def _list() -> int:
 
 def reproduce_handler(args) -> int:
     from ..studies.sci_myrinet_2002.reproduce import run
-    outdir = Path(args.output) if args.output else Path(DEFAULT_OUT) / args.study
+    outdir = outputs.directory(args.output or Path(DEFAULT_OUT) / args.study, "figure directory")
     st, found = run(args.study, str(outdir), args.plot_format, args.prices)
     if args.format == "json":
         json.dump({"schema": SCHEMA, "study": args.study, "figures": st.figures,

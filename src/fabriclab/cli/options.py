@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from .. import outputs
 from ..errors import UsageError
 from ..measure.launch import BINDINGS, LAUNCHERS
 from .letters import adder
@@ -79,6 +80,12 @@ def core_for(args, m):
             raise UsageError(f"--core {args.core} is not an executable file")
         return build.Core(os.path.abspath(args.core), "", "prebuilt", False)
     return build.ensure_core(m, args.rebuild)
+
+
+def checked_output(path: str | None) -> None:
+    """An -o PATH of text output checked before any work (outputs.py); None or '-' is stdout."""
+    if path and path != "-":
+        outputs.file(path, stream=True)
 
 
 def write_out(text: str, path: str | None) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..report import FORMATS
 from .letters import adder
-from .options import write_out
+from .options import checked_output, write_out
 
 
 def cmd_list(args) -> int:
@@ -31,6 +31,7 @@ def register_list(sub) -> None:
 def cmd_show(args) -> int:
     from .. import schema
     from ..report import tables
+    checked_output(args.output)
     doc = schema.load(args.file)
     write_out(tables.format_doc(doc, args.format), args.output)
     return 0
@@ -50,6 +51,7 @@ def cmd_compare(args) -> int:
     from .. import schema
     from ..analysis.compare import compare
     from ..report.changes import format_changes
+    checked_output(args.output)
     base, new = schema.load(args.base), schema.load(args.new)
     changes = compare(base, new, args.alpha, args.threshold)
     write_out(format_changes(changes, args.format, args.base, args.new), args.output)

@@ -9,7 +9,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, outputs
 from ..errors import UsageError
 from ..measure.buffers import CACHE_STATES
 from ..measure.plan import Sampling
@@ -118,6 +118,9 @@ def _add_behaviour(add) -> None:
              "hosts than the payload moved. Default: off (always on with --testbed).")
     add("--tables", action="store_true",
         help="Also print every point's table at the end, as `fabriclab show` does. Default: off.")
+    add("--force", action="store_true",
+        help="Run even when a point needs more memory than a host has available (the estimate is "
+             "checked before anything is built or launched). Default: off.")
 
 
 def _output_path(opt: str | None, started: datetime) -> Path:
@@ -133,8 +136,10 @@ def cmd_run(args) -> int:
     from .options import core_for
     sampling, plan = _plan(args)
     m, spec = _launch_spec(args)
+    _check_resources(args, plan, spec)
     if args.dry_run:
         return _dry_run(args, m, spec, plan, sampling)
+    outputs.document(_output_path(args.output, datetime.now(timezone.utc)), given=args.output)
     core = core_for(args, m)
     started = datetime.now(timezone.utc)
     out = _output_path(args.output, started)
@@ -174,6 +179,13 @@ def _launch_spec(args):
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
     return m, spec
+
+
+def _check_resources(args, plan, spec) -> None:
+    """Memory per host and what the levels can carry, before anything is built (measure/resources.py)."""
+    from ..measure import resources
+    for note in resources.check(plan, spec, force=args.force or args.dry_run):
+        print(f"fabriclab: {note}", file=sys.stderr)
 
 
 def _dry_run(args, m, spec, plan, sampling) -> int:
@@ -237,7 +249,7 @@ def _print_end(args, doc: dict, diags: list, out: Path) -> None:
     if not args.quiet:
         sys.stdout.write(summary.summary(doc, diags, {"result": str(out), "stream": str(out.with_suffix(".ndjson"))}))
     else:
-        for line in summary.warning_lines(diags):
+        for line in report.skip_lines(doc) + summary.warning_lines(diags):
             print(f"fabriclab: {line}", file=sys.stderr)
 
 
@@ -246,8 +258,8 @@ def _exit_code(outcome) -> int:
         print(f"fabriclab: error: {outcome.error}", file=sys.stderr)
         return 1
     if outcome.status == "interrupted":
-        print("fabriclab: interrupted; the completed points are saved", file=sys.stderr)
-        return 130
+        print(f"fabriclab: {outcome.error}; the completed points are saved", file=sys.stderr)
+        return 128 + (outcome.signal or 2)   # the shell's code for death by that signal: 130, 143
     return 0
 
 

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from .. import outputs
 from ..errors import UsageError
 from .letters import adder
 from .options import testbed_name
@@ -99,7 +100,7 @@ def cmd_validate(args) -> int:
     from ..testbed.validation import Site, validate
     name = default_name(args.file) if args.name is None else args.name
     site = Site.of(args.file, name, [h for h in (args.hosts or "").split(",") if h])
-    out = Path(args.output or f"results/validate-{site.name}.json")
+    out = outputs.document(Path(args.output or f"results/validate-{site.name}.json"), given=args.output)
     t0 = time.monotonic()
     v = validate(site, args.sizes, out, _measure, args.mpi_home, args.keep,
                  progress=lambda text: print(text, file=sys.stderr))

@@ -9,17 +9,19 @@ point and the phase; completed records stay valid on disk."""
 from __future__ import annotations
 
 import os
+from collections import deque
 import selectors
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field, replace
 
 from ..analysis import diagnostics, ranks, stats
 from ..schema import StreamWriter
 from ..schema.records import Point
-from . import protocol, sysinfo
+from . import failures, protocol, sysinfo
 from .launch import LaunchSpec, command, wrong_world
 from .plan import Job, Plan
 
@@ -30,6 +32,24 @@ class Outcome:
     error: str | None
     points: int
     diagnostics: list
+    signal: int | None = None   # what interrupted it: SIGINT (Ctrl-C) or SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during a run (`timeout`, a batch system's time limit or
+    preemption): the run ends as it does on Ctrl-C, its points kept."""
+
+
+def _terminated(signum, frame):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)   # a second one must not cut the cleanup short
+    raise Terminated()
+
+
+def _catch_sigterm():
+    """Turn SIGTERM into Terminated for the run; returns the handler to restore."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _terminated)
 
 
 def derive(rec: dict, hosts: list | None = None) -> Point:
@@ -54,6 +74,7 @@ class Launch:
                                      start_new_session=True, bufsize=0)
         self.sel = selectors.DefaultSelector()
         self.sel.register(self.proc.stdout, selectors.EVENT_READ)
+        self.stray: deque = deque(maxlen=40)   # stdout lines that are not the core's: the launcher's reports
 
     def lines(self, silence: float):
         """Yield stdout lines; yields None when nothing came for `silence` seconds.
@@ -86,6 +107,12 @@ class Launch:
                     break
                 except subprocess.TimeoutExpired:
                     continue
+
+    def said(self, hosts: list | None = None) -> str:
+        """After a failure: the dead rank the launcher reports (failures.py), else stderr's last lines."""
+        self.err.seek(0)
+        return failures.killed("\n".join(self.stray), self.err.read(), hosts) or \
+            f"stderr: {self.stderr_tail() or '(empty)'}"
 
     def stderr_tail(self, n: int = 5) -> str:
         self.err.seek(0)
@@ -138,7 +165,7 @@ BYPASS_SHARE = 0.5
 def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, timeout: float,
         progress=None, watch: Watch | None = None) -> Outcome:
     """Run every job in each of the plan's launches; stop at the first
-    failure. Ctrl-C ends the run as 'interrupted'.
+    failure. Ctrl-C or SIGTERM ends the run as 'interrupted'.
 
     A launch may stay silent for `timeout` plus twice the point time cap: one
     point prints nothing between its begin and point lines. Around every
@@ -147,7 +174,8 @@ def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, time
     diags: list = []
     status, error = "complete", None
     silence = timeout + 2 * plan.sampling.point_time
-    job, k = None, 0
+    job, k, sig = None, 0, None
+    previous = _catch_sigterm()
     try:
         for k in range(plan.launches):
             for job in plan.order(k):
@@ -158,11 +186,16 @@ def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, time
             if error:
                 status = "failed"
                 break
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         where = f"{job.bench.name}, launch {k + 1} of {plan.launches}" if job else "start-up"
-        status, error = "interrupted", f"interrupted during {where}"
+        sig = signal.SIGTERM if isinstance(e, Terminated) else signal.SIGINT
+        how = "terminated (SIGTERM)" if sig == signal.SIGTERM else "interrupted"
+        status, error = "interrupted", f"{how} during {where}"
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     done = sum(1 for r in writer.records if r["kind"] == "point")
-    return Outcome(status, error, done, diags)
+    return Outcome(status, error, done, diags, sig)
 
 
 @dataclass
@@ -218,8 +251,7 @@ def _launch(job: Job, k: int, plan: Plan, core_path: str, spec: LaunchSpec, writ
             r.stream_launch()
         rc = launch.finish(grace=0 if error else 30)
         if error is None and rc != 0:
-            error = (f"{job.bench.name}: the MPI job exited with code {rc}; "
-                     f"stderr: {launch.stderr_tail() or '(empty)'}")
+            error = f"{job.bench.name}: the MPI job exited with code {rc}; {launch.said(r.hosts)}"
     finally:
         launch.close()
         watch.cleanup()
@@ -287,7 +319,9 @@ def _read(r: _Reading, launch: Launch, timeout: float) -> str | None:
             return (f"{name}: no output for {timeout:g} s{where} (phase: {phase}); "
                     f"a rank hung or died. Stderr: {launch.stderr_tail() or '(empty)'}")
         msg = protocol.parse_line(line)
-        if isinstance(msg, protocol.Hello):
+        if msg is None and line.strip():
+            launch.stray.append(line)
+        elif isinstance(msg, protocol.Hello):
             phase = "measuring"
             r.record["hello"] = msg.data
             r.stream_launch()
@@ -311,6 +345,5 @@ def _read(r: _Reading, launch: Launch, timeout: float) -> str | None:
             ended = True
             r.end.update(msg.data)
     if not ended:
-        return (f"{name}: the MPI job ended early{where} (phase: {phase}); "
-                f"stderr: {launch.stderr_tail() or '(empty)'}")
+        return f"{name}: the MPI job ended early{where} (phase: {phase}); {launch.said(r.hosts)}"
     return None

@@ -19,7 +19,7 @@ from ..units import fmt_bytes, fmt_rate, fmt_time
 from . import figures, svg
 from .figure import Figure
 from .summary import warning_groups
-from .tables import _first_line, group_name
+from .tables import _first_line, group_name, skipped
 
 CSS = """
 body{font:14px/1.45 "DejaVu Sans",Helvetica,Arial,sans-serif;margin:0 auto;max-width:1320px;padding:0 18px 40px;
@@ -151,7 +151,18 @@ def _header(runs: list) -> list[str]:
         out.append(_table(["kind", "count", "where", "what (first instance)", "advice"],
                           [[g["code"], g["count"], g["where"] or "whole run", g["message"], g["advice"]]
                            for g in groups], nums={1}))
-    return out
+    return out + _skipped(runs)
+
+
+def _skipped(runs: list) -> list[str]:
+    """The points a kernel skipped (a size an MPI count cannot carry, a layout
+    it cannot follow), so that a missing curve is explained where it is missed."""
+    rows = [[run.name, g["bench"], ", ".join(g["where"]), len(g["where"]), g["reason"]]
+            for run in runs for g in skipped(run.doc)]
+    if not rows:
+        return []
+    return ['<h2 id="skipped">Skipped points</h2>',
+            _table(["run", "benchmark", "points", "count", "why"], rows, nums={3})]
 
 
 def _ladder(runs: list, wire_Bps, wire_text, wire_name) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..measure.benchmarks import REGISTRY
 from ..units import fmt_bytes, fmt_rate, fmt_time
 from . import escape
-from .tables import derived, group_name, header_lines, rows
+from .tables import derived, group_name, header_lines, rows, skip_lines
 
 # Warnings that describe a noisy machine rather than a point: counted, never
 # listed point by point.
@@ -74,7 +74,7 @@ def summary(doc: dict, diags: list, paths: dict) -> str:
     """The text printed at the end of a run."""
     head = ["benchmark", "latency (smallest)", "peak bandwidth", "half-peak", "converged", "status"]
     lines = [escape.terminal(ln) for ln in header_lines(doc)] + [""] + _table(head, benchmark_rows(doc)) + [""]
-    lines += warning_lines(diags)
+    lines += [escape.terminal(ln) for ln in skip_lines(doc)] + warning_lines(diags)
     lines += [f"result {paths['result']}  (stream {paths['stream']})",
               f"figures: fabriclab report {paths['result']}   tables: fabriclab show {paths['result']}   "
               f"compare: fabriclab compare BASE.json {paths['result']}"]

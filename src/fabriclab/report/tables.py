@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ..analysis import fit, ranks
 from ..analysis.merge import merged
 from ..measure.benchmarks import REGISTRY
+from ..schema.records import SkipRecord
 from ..units import fmt_bytes, fmt_time
 from . import FORMATS, escape
 from .rows import ROW_FIELDS, Row, rows
@@ -207,12 +208,40 @@ def header_lines(doc: dict) -> list[str]:
     return lines
 
 
+def skipped(doc: dict) -> list[dict]:
+    """The points a kernel skipped, once each however many launches skipped
+    them, grouped by benchmark variant and reason: {bench, reason, where}."""
+    groups: dict = {}
+    for r in doc["records"]:
+        if r.get("kind") == "skip":
+            s = SkipRecord.from_dict(r)
+            key = (group_name(s.bench, s.variant), s.reason or "no reason given")
+            groups.setdefault(key, {})[(s.size, s.stride, s.conns, s.active)] = None
+    return [{"bench": bench, "reason": reason, "where": [_at(*p) for p in sorted(pts, key=_order)]}
+            for (bench, reason), pts in groups.items()]
+
+
+def _order(point: tuple) -> tuple:
+    return tuple(-1 if x is None else x for x in point)
+
+
+def _at(size, stride, conns, active) -> str:
+    return (fmt_bytes(size) + (f" stride {stride}" if stride != 1 else "") + (f" conns {conns}" if conns != 1 else "")
+            + (f" active {active}" if active is not None else ""))
+
+
+def skip_lines(doc: dict) -> list[str]:
+    """One line per skipped group: which points and why."""
+    return [f"skipped: {g['bench']} at {', '.join(g['where'])} ({len(g['where'])} point"
+            f"{'s' if len(g['where']) != 1 else ''}): {g['reason']}" for g in skipped(doc)]
+
+
 def _json(doc: dict) -> str:
     per_rank = [{"bench": p.bench, "variant": p.variant, "size": p.size, "active": p.active,
                  "ranks": [x.to_dict() for x in p.ranks]} for p in merged(doc) if p.ranks is not None]
     rs = rows(doc)
     return json.dumps({"header": doc["header"], "footer": doc["footer"], "rows": [r.to_dict() for r in rs],
-                       "derived": derived(doc, rs), "ranks": per_rank}, indent=1) + "\n"
+                       "derived": derived(doc, rs), "ranks": per_rank, "skipped": skipped(doc)}, indent=1) + "\n"
 
 
 def _csv(doc: dict) -> str:
@@ -231,6 +260,8 @@ def _md(doc: dict) -> str:
     for title, head, body in _table_blocks(rs):
         out += [f"## {escape.markdown(title)}", "", row(head), "|" + "---|" * len(head)]
         out += [row(r) for r in body] + [""]
+    skips = skip_lines(doc)
+    out += (["## Skipped", ""] + [f"- {escape.markdown(ln)}" for ln in skips] + [""]) if skips else []
     out += ["## Derived", ""] + [f"- {escape.markdown(ln)}" for ln in _derived_lines(doc, rs)]
     return "\n".join(out) + "\n"
 
@@ -246,7 +277,7 @@ def _table(doc: dict) -> str:
         out.append("  ".join(h.rjust(w) for h, w in zip(head, widths)))
         out += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in body]
         out.append("")
-    out += [escape.terminal(ln) for ln in _derived_lines(doc, rs)]
+    out += [escape.terminal(ln) for ln in skip_lines(doc) + _derived_lines(doc, rs)]
     return "\n".join(out) + "\n"
 
 

