@@ -92,22 +92,13 @@ int64_t fl_check(const void *buf, size_t n, uint64_t seed)
 int fl_parse_int(const char *s, int64_t *out)
 {
     char *end;
+    if (!((*s >= '0' && *s <= '9') || (*s == '-' && s[1] >= '0' && s[1] <= '9')))
+        return -1; /* strtoll would skip spaces and take a '+' */
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (end == s || errno == ERANGE)
+    if (*end != '\0' || errno == ERANGE)
         return -1;
-    int shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    default: break;
-    }
-    if (*end != '\0')
-        return -1;
-    if (v > (INT64_MAX >> shift) || v < (INT64_MIN >> shift))
-        return -1;
-    *out = (int64_t)v * ((int64_t)1 << shift);
+    *out = (int64_t)v;
     return 0;
 }
 

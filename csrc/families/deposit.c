@@ -33,7 +33,6 @@ typedef struct {
     int shm_ok;        /* K_SHM: ranks 0 and 1 share memory */
     MPI_Comm pair;     /* ranks 0 and 1; MPI_COMM_NULL on other ranks */
     MPI_Comm shm;      /* K_SHM: the pair as a shared-memory communicator */
-    char err[FL_NOTE_LEN];
 } dep_run;
 
 /* One point. */
@@ -74,20 +73,10 @@ static int dep_init(const fl_ctx *ctx, int kind, void **bench_state)
     r->kind = kind;
     r->pair = r->shm = MPI_COMM_NULL;
     r->window = 1;
-    const char *sync = fl_param(ctx->opts, "sync", kind == K_PACKED ? "fence" : "flush");
-    if (strcmp(sync, "flush") == 0)
-        r->sync = SYNC_FLUSH;
-    else if (strcmp(sync, "fence") == 0)
-        r->sync = SYNC_FENCE;
-    else
-        snprintf(r->err, sizeof r->err, "sync must be flush or fence, not '%.100s'", sync);
-    if (kind == K_PUT_BW || kind == K_GET_BW) {
-        int64_t w = fl_param_int(ctx->opts, "window", 64);
-        if (w < 1 || w > 1 << 20)
-            snprintf(r->err, sizeof r->err, "window must be 1..1048576, not %lld", (long long)w);
-        else
-            r->window = (int)w;
-    }
+    const char *sync = fl_param(ctx->opts, "sync", "flush");
+    r->sync = strcmp(sync, "fence") == 0 ? SYNC_FENCE : SYNC_FLUSH;
+    if (kind == K_PUT_BW || kind == K_GET_BW)
+        r->window = (int)fl_param_int(ctx->opts, "window", 64);
     MPI_Comm_split(ctx->comm, ctx->rank < 2 ? 0 : MPI_UNDEFINED, ctx->rank, &r->pair);
     if (kind == K_SHM) {
         /* The pair can map each other's memory only if the shared-memory split
@@ -184,10 +173,6 @@ static int dep_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
 {
     const dep_run *r = bench_state;
     int kind = r->kind;
-    if (r->err[0]) {
-        snprintf(shape->note, sizeof shape->note, "deposit: %.200s", r->err);
-        return FL_ERROR;
-    }
     if (kind == K_SHM && !r->shm_ok) {
         snprintf(shape->note, sizeof shape->note,
                  "ranks 0 and 1 do not share a node: no shared-memory window");

@@ -88,8 +88,8 @@ static int dp_setup(const fl_ctx *ctx, int kind, const fl_point *pt, void **stat
     const int me = ctx->rank;
     int64_t window = fl_param_int(ctx->opts, "window", 64);
     const char *fault = !l ? "no layout" : layout_fault(l, ctx->nranks, kind);
-    if (fault || window < 1 || window > 1 << 20) {
-        snprintf(shape->note, FL_NOTE_LEN, "deposit: %s", fault ? fault : "window must be 1..2^20");
+    if (fault) {
+        snprintf(shape->note, FL_NOTE_LEN, "deposit: %s", fault);
         return FL_ERROR;
     }
     const char role = l->role[me];

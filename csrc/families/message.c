@@ -38,11 +38,6 @@ static int setup_common(const fl_ctx *ctx, const fl_point *pt, void **state,
         snprintf(shape->note, FL_NOTE_LEN, "size above INT_MAX bytes (MPI int count)");
         return FL_SKIP;
     }
-    if (window < 1 || window > 1 << 20) {
-        snprintf(shape->note, FL_NOTE_LEN, "window must be 1..2^20, got %lld",
-                 (long long)window);
-        return FL_ERROR;
-    }
     if (pt->buffers < 1 || (pt->size > 0 && pt->buffers > INT64_MAX / pt->size)) {
         snprintf(shape->note, FL_NOTE_LEN, "buffers must be >= 1 and fit in memory, got %lld",
                  (long long)pt->buffers);

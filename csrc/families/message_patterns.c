@@ -168,10 +168,6 @@ static int pat_setup(int kind, const fl_ctx *ctx, const fl_point *pt, void **sta
         return FL_SKIP;
     }
     int64_t window = kind == K_ALLTOALL ? 1 : fl_param_int(ctx->opts, "window", 64);
-    if (window < 1 || window > 1 << 20) {
-        snprintf(shape->note, FL_NOTE_LEN, "window must be 1..2^20, got %lld", (long long)window);
-        return FL_ERROR;
-    }
     int64_t unit = kind == K_ALLTOALL ? (int64_t)n * pt->size : pt->size;
     if (pt->buffers < 1 || (unit > 0 && pt->buffers > INT64_MAX / unit)) {
         snprintf(shape->note, FL_NOTE_LEN, "buffers must be >= 1 and fit in memory, got %lld",

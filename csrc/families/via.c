@@ -76,11 +76,6 @@ int scatter_segments(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape,
                             int64_t *segments)
 {
     *segments = fl_param_int(ctx->opts, "segments", 32);
-    if (*segments < 1 || *segments > INT_MAX) {
-        snprintf(shape->note, FL_NOTE_LEN, "segments must be 1..%d, got %lld", INT_MAX,
-                 (long long)*segments);
-        return FL_ERROR;
-    }
     if (pt->size == 0) {
         snprintf(shape->note, FL_NOTE_LEN, "no payload to scatter");
         return FL_SKIP;

@@ -175,10 +175,6 @@ static int mscatter_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void 
     int st = scatter_segments(ctx, pt, shape, &segments);
     if (st != FL_OK)
         return st;
-    if (window < 1 || window > 1 << 20) {
-        snprintf(shape->note, FL_NOTE_LEN, "window must be 1..2^20, got %lld", (long long)window);
-        return FL_ERROR;
-    }
     ms_state *s = fl_alloc(sizeof *s);
     s->role = ctx->rank < 2 ? ctx->rank : IDLE;
     s->copy = strcmp(fl_param(ctx->opts, "mode", "datatype"), "copy") == 0;
