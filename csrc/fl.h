@@ -173,15 +173,19 @@ const fl_bench *fl_find_bench(const char *name, const char **why);
 void fl_list_benches(void);
 extern const fl_facts fl_facts_table[]; /* fl_facts.h, ended by name == NULL */
 
-/* Families: each exports a table ended by an entry with name == NULL. */
+/* Families: each file exports a table ended by an entry with name == NULL
+ * (csrc/README.md maps every benchmark to its file and functions). */
 extern const fl_kernel fl_memory_kernels[];
 extern const fl_kernel fl_deposit_kernels[];
+extern const fl_kernel fl_deposit_strided_kernels[];
 extern const fl_kernel fl_deposit_pattern_kernels[];
 extern const fl_kernel fl_message_kernels[];
 extern const fl_kernel fl_message_pattern_kernels[];
+extern const fl_kernel fl_message_conns_kernels[];
+extern const fl_kernel fl_message_scatter_kernels[];
 extern const fl_kernel fl_tcp_kernels[];
-extern const fl_kernel fl_via_tcp_kernels[];
-extern const fl_kernel fl_via_message_kernels[];
+extern const fl_kernel fl_tcp_conns_kernels[];
+extern const fl_kernel fl_tcp_scatter_kernels[];
 
 /* util.c */
 double fl_now(void);                           /* monotonic seconds */

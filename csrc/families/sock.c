@@ -119,6 +119,25 @@ void sock_nonblock(int fd)
         sock_fail(fd, "fcntl");
 }
 
+void sock_burst(const sock_link *l, const sock_params *p, int on)
+{
+    if (!p->nodelay)
+        for (int k = 0; k < l->n; k++)
+            sock_nagle(l->fd[k], on);
+}
+
+void sock_ack_wait(const sock_link *l)
+{
+    char ack;
+    sock_recv_poll(l->fd[0], &ack, 1);
+}
+
+void sock_ack_send(const sock_link *l)
+{
+    char ack = 0;
+    sock_send_all(l->fd[0], &ack, 1);
+}
+
 /* ---- connecting ---- */
 
 static int sock_err(int fd, char *reason, const char *what)

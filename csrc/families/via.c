@@ -16,8 +16,8 @@
  *   560 at best.
  *
  * Every measure call ends with an ack from the receiver, so the sender's
- * time covers delivery. The kernels are in via_tcp.c and via_message.c; this
- * file holds what they share. */
+ * time covers delivery. The kernels are in message_conns.c, message_scatter.c,
+ * tcp_conns.c and tcp_scatter.c; this file holds what they share. */
 #include "via.h"
 
 #include <limits.h>
