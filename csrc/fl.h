@@ -160,7 +160,7 @@ enum { FL_OPTS_RUN = 0, FL_OPTS_LIST = 1, FL_OPTS_BAD = 2 };
 int fl_opts_parse(int argc, char **argv, fl_opts *o, const char **bench,
                   char *err, size_t errlen);
 /* Checks --param keys and values against the benchmark's rules and fills in
- * defaults, so that fl_param finds every key with a valid value; checks
+ * defaults, so that fl_param finds every listed key with a valid value; checks
  * strides, min_ranks and even_ranks. */
 int fl_opts_bind(const fl_bench *b, fl_opts *o, char *err, size_t errlen);
 void fl_opts_free(fl_opts *o);
@@ -193,10 +193,15 @@ void *fl_alloc(size_t bytes);                  /* page-aligned, zeroed and touch
 void fl_free(void *p);
 void fl_fill(void *buf, size_t n, uint64_t seed);                 /* deterministic pattern */
 int64_t fl_check(const void *buf, size_t n, uint64_t seed);       /* bytes differing from pattern */
-/* The value given, else the default from the bench's params string (filled in
- * by fl_opts_bind); dflt only for a key the params string does not list. */
-const char *fl_param(const fl_opts *o, const char *key, const char *dflt);
-int64_t fl_param_int(const fl_opts *o, const char *key, int64_t dflt); /* decimal */
+/* Params: opts.c has checked every value against its rule and filled in the
+ * defaults, so each key the benchmark's facts list is present and valid, and
+ * no kernel repeats a default. fl_param and fl_param_int end the run for a
+ * key the facts do not list (a kernel bug); fl_param_find returns NULL for
+ * it, and fl_param_is 0. */
+const char *fl_param(const fl_opts *o, const char *key);
+int64_t fl_param_int(const fl_opts *o, const char *key); /* decimal */
+const char *fl_param_find(const fl_opts *o, const char *key);
+int fl_param_is(const fl_opts *o, const char *key, const char *value);
 _Noreturn void fl_die(const char *fmt, ...) FL_PRINTF(1, 2); /* error line, then MPI_Abort(3) */
 int fl_peer(const fl_ctx *ctx);                /* pairwise partner: rank ^ 1, or -1 if none */
 /* Bytes to ask MPI_Win_allocate for: whole pages, at least one. With MPICH

@@ -323,7 +323,7 @@ int fl_opts_bind(const fl_bench *b, fl_opts *o, char *err, size_t errlen)
             return bad_value(b, r, o->params[i].value, err, errlen);
     }
     for (const fl_param_rule *r = f->rules; r->key; r++)
-        if (!fl_param(o, r->key, NULL)) {
+        if (!fl_param_find(o, r->key)) {
             if (o->nparams == FL_MAX_PARAMS)
                 return BAD("%s: more than %d params", b->name, FL_MAX_PARAMS);
             set_param(o, dup_n(r->key, strlen(r->key)), dup_n(r->dflt, strlen(r->dflt)));

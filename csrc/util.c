@@ -102,23 +102,35 @@ int fl_parse_int(const char *s, int64_t *out)
     return 0;
 }
 
-const char *fl_param(const fl_opts *o, const char *key, const char *dflt)
+const char *fl_param_find(const fl_opts *o, const char *key)
 {
     for (int i = 0; i < o->nparams; i++)
         if (strcmp(o->params[i].key, key) == 0)
             return o->params[i].value;
-    return dflt;
+    return NULL;
 }
 
-int64_t fl_param_int(const fl_opts *o, const char *key, int64_t dflt)
+const char *fl_param(const fl_opts *o, const char *key)
 {
-    const char *v = fl_param(o, key, NULL);
-    int64_t x;
+    const char *v = fl_param_find(o, key);
     if (!v)
-        return dflt;
+        fl_die("param %s is not among the benchmark's facts", key);
+    return v;
+}
+
+int64_t fl_param_int(const fl_opts *o, const char *key)
+{
+    const char *v = fl_param(o, key);
+    int64_t x;
     if (fl_parse_int(v, &x) != 0)
         fl_die("param %s=%s is not an integer", key, v);
     return x;
+}
+
+int fl_param_is(const fl_opts *o, const char *key, const char *value)
+{
+    const char *v = fl_param_find(o, key);
+    return v && strcmp(v, value) == 0;
 }
 
 /* Any rank may fail alone: it reports and aborts the whole job, so no peer is

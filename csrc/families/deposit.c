@@ -32,8 +32,8 @@ dep_run *dep_new_run(const fl_ctx *ctx)
     if (!r)
         fl_die("deposit: out of memory");
     r->pair = r->shm = MPI_COMM_NULL;
-    r->sync = strcmp(fl_param(ctx->opts, "sync", "flush"), "fence") == 0 ? SYNC_FENCE : SYNC_FLUSH;
-    r->window = (int)fl_param_int(ctx->opts, "window", 1);
+    r->sync = fl_param_is(ctx->opts, "sync", "fence") ? SYNC_FENCE : SYNC_FLUSH;
+    r->window = fl_param_find(ctx->opts, "window") ? (int)fl_param_int(ctx->opts, "window") : 1;
     MPI_Comm_split(ctx->comm, ctx->rank < 2 ? 0 : MPI_UNDEFINED, ctx->rank, &r->pair);
     return r;
 }
@@ -202,7 +202,7 @@ static int rma_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt, v
     if (st != FL_OK)
         return st;
     shape->timed = s->active;
-    if (fl_param(ctx->opts, "window", NULL)) /* the bw kernels */
+    if (fl_param_find(ctx->opts, "window")) /* the bw kernels */
         snprintf(shape->info, sizeof shape->info,
                  "{\"sync\":\"%s\",\"window\":%d,\"buffers\":%lld}", dep_sync_name(r), s->window,
                  (long long)s->buffers);

@@ -116,7 +116,7 @@ static int dp_begin(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape,
         fl_die("deposit: out of memory");
     s->peer = -1;
     s->count = (int)size;
-    s->window = (int)fl_param_int(ctx->opts, "window", 64);
+    s->window = (int)fl_param_int(ctx->opts, "window");
     s->size = size;
     s->buffers = nb;
     s->win = MPI_WIN_NULL;

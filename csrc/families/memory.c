@@ -322,10 +322,9 @@ static void mem_fini(const fl_ctx *ctx, void *bench_state)
 /* stores=auto|nt|normal -> 1 for non-temporal stores at this many bytes. */
 static int want_nt(const fl_ctx *ctx, const mem_run *r, size_t bytes)
 {
-    const char *stores = fl_param(ctx->opts, "stores", "auto");
-    if (!HAVE_NT || strcmp(stores, "normal") == 0)
+    if (!HAVE_NT || fl_param_is(ctx->opts, "stores", "normal"))
         return 0;
-    if (strcmp(stores, "nt") == 0)
+    if (fl_param_is(ctx->opts, "stores", "nt"))
         return 1;
     return r->nt_threshold >= 0 && (int64_t)bytes >= r->nt_threshold;
 }

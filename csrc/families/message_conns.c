@@ -36,7 +36,7 @@ static int conns_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **s
     conns_state *s = fl_alloc(sizeof *s);
     s->role = ctx->rank < 2 ? ctx->rank : IDLE;
     s->conns = (int)pt->conns;
-    s->scan = strcmp(fl_param(ctx->opts, "check", "waitany"), "scan") == 0;
+    s->scan = fl_param_is(ctx->opts, "check", "scan");
     if (s->role != IDLE) {
         s->peer = fl_peer(ctx);
         s->count = (int)pt->size;

@@ -198,7 +198,7 @@ static int pat_begin(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape,
 static int windowed_setup(const fl_ctx *ctx, const fl_point *pt, void **state, fl_shape *shape,
                           const char *(*fault)(const fl_layout *, int), pat_state **out)
 {
-    const int64_t window = fl_param_int(ctx->opts, "window", 64), size = pt->size;
+    const int64_t window = fl_param_int(ctx->opts, "window"), size = pt->size;
     pat_state *s;
     int st = pat_begin(ctx, pt, shape, fault, window, size, &s);
     if (st != FL_OK)
@@ -290,10 +290,10 @@ static int alltoall_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void 
     (void)bs;
     if (st != FL_OK)
         return st;
-    const char *variant = fl_param(ctx->opts, "variant", "collective");
-    s->schedule = strcmp(variant, "pairwise") == 0     ? SCHED_PAIRWISE
-                  : strcmp(variant, "concurrent") == 0 ? SCHED_CONCURRENT
-                                                       : SCHED_COLLECTIVE;
+    const char *variant = fl_param(ctx->opts, "variant");
+    s->schedule = fl_param_is(ctx->opts, "variant", "pairwise")     ? SCHED_PAIRWISE
+                  : fl_param_is(ctx->opts, "variant", "concurrent") ? SCHED_CONCURRENT
+                                                                    : SCHED_COLLECTIVE;
     s->rslots = share_slots(pt->buffers, n);
     s->sbuf = fl_alloc(region(s->rslots, unit));
     s->rbuf = fl_alloc(region(s->rslots, unit));

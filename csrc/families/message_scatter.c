@@ -24,13 +24,13 @@ static int scatter_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void *
                          fl_shape *shape)
 {
     (void)bs;
-    int64_t segments, window = fl_param_int(ctx->opts, "window", 64);
+    int64_t segments, window = fl_param_int(ctx->opts, "window");
     int st = scatter_segments(ctx, pt, shape, &segments);
     if (st != FL_OK)
         return st;
     scatter_state *s = fl_alloc(sizeof *s);
     s->role = ctx->rank < 2 ? ctx->rank : IDLE;
-    s->copy = strcmp(fl_param(ctx->opts, "mode", "datatype"), "copy") == 0;
+    s->copy = fl_param_is(ctx->opts, "mode", "copy");
     s->window = (int)window;
     s->segments = segments;
     s->seg = pt->size;

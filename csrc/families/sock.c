@@ -28,11 +28,11 @@
 
 void sock_params_get(const fl_opts *o, sock_params *p)
 {
-    p->addr = fl_param(o, "addr", "");
-    p->iface = fl_param(o, "iface", "");
-    p->nodelay = fl_param_int(o, "nodelay", 1) != 0;
-    p->sndbuf = (int)fl_param_int(o, "sndbuf", 0);
-    p->rcvbuf = (int)fl_param_int(o, "rcvbuf", 0);
+    p->addr = fl_param(o, "addr");
+    p->iface = fl_param(o, "iface");
+    p->nodelay = fl_param_int(o, "nodelay") != 0;
+    p->sndbuf = (int)fl_param_int(o, "sndbuf");
+    p->rcvbuf = (int)fl_param_int(o, "rcvbuf");
 }
 
 /* ---- byte movers ---- */

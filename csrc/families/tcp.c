@@ -173,7 +173,7 @@ static int stream_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt
     }
     /* One ack per sample costs a round trip and drains the pipeline, so a
      * sample streams at least `burst` bytes (iperf3 reports seconds). */
-    int64_t burst = fl_param_int(ctx->opts, "burst", 32 << 20);
+    int64_t burst = fl_param_int(ctx->opts, "burst");
     int64_t ops = burst > pt->size ? (burst + pt->size - 1) / pt->size : 1;
     char extra[128];
     shape->bytes_per_op = pt->size;

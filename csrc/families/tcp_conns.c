@@ -70,7 +70,7 @@ static int conns_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **s
     }
     s->role = s->link.role;
     s->conns = (int)pt->conns;
-    s->scan = strcmp(fl_param(ctx->opts, "check", "epoll"), "scan") == 0;
+    s->scan = fl_param_is(ctx->opts, "check", "scan");
     s->size = pt->size;
     s->buffers = pt->buffers;
     if (s->role == SENDER)

@@ -47,7 +47,7 @@ static int scatter_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void *
     s->size = pt->size;
     s->msg = segments * pt->size;
     s->buffers = message_slots(pt->buffers, segments);
-    s->copy = strcmp(fl_param(ctx->opts, "mode", "iovec"), "copy") == 0;
+    s->copy = fl_param_is(ctx->opts, "mode", "copy");
     if (s->role == SENDER)
         s->sbuf = fl_alloc((size_t)(s->msg * s->buffers));
     if (s->role == RECEIVER) {

@@ -75,7 +75,7 @@ void unpack(char *region, const char *stage, int64_t segments, int64_t b)
 int scatter_segments(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape,
                             int64_t *segments)
 {
-    *segments = fl_param_int(ctx->opts, "segments", 32);
+    *segments = fl_param_int(ctx->opts, "segments");
     if (pt->size == 0) {
         snprintf(shape->note, FL_NOTE_LEN, "no payload to scatter");
         return FL_SKIP;
