@@ -2,8 +2,8 @@
 
 Each entry names a kernel of the C core and says everything else about it:
 its summary, the figure that leads its table (`metric`), its axes, its
-parameters (`Param`: default and the values accepted), the ranks it needs, how its
-time becomes figures (`legs`, `concurrent`), the rank layout of a traffic
+parameters (`Param`: a default and the values accepted), the ranks it needs,
+how its time becomes figures (`legs`, `concurrent`), the rank layout of a traffic
 pattern (`pattern`) and its default sweep. The core is compiled with these
 facts (build.py generates its table from REGISTRY, parameter rules
 included), so the two cannot drift; `fabriclab-core --list` prints them back
@@ -35,7 +35,6 @@ LEVELS = {
     "tcp": "TCP/IP sockets between ranks: request/response (busy-poll, blocking, epoll), streaming, "
            "many connections, scatter",
 }
-
 
 
 @dataclass(frozen=True)
