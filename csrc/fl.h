@@ -100,13 +100,25 @@ typedef struct {
 enum { FL_OK = 0, FL_SKIP = 1, FL_ERROR = -1 };
 enum { FL_AXIS_SIZE = 1, FL_AXIS_STRIDE = 2, FL_AXIS_ACTIVE = 4, FL_AXIS_CONNS = 8 };
 
+/* What one --param accepts (benchmarks.Param): one of the listed choices,
+ * a decimal integer in lo..hi, or (neither) any text. Python sends only
+ * values that pass; fl_opts_bind checks them again. */
+typedef struct {
+    const char *key;
+    const char *dflt;    /* as the core receives values: "64", "flush" */
+    const char *choices; /* "flush|fence", or NULL */
+    int integer;
+    int64_t lo, hi;
+} fl_param_rule;
+
 /* The facts of a benchmark, generated from fabriclab's registry
  * (src/fabriclab/measure/benchmarks.py) into fl_facts.h at build time: they
  * are written once, in Python, and compiled in. */
 typedef struct {
     const char *name;
     const char *summary;
-    const char *params;  /* accepted params with defaults, "window=64 sync=flush|fence" */
+    const char *params;  /* for --list: "window=64 sync=flush|fence" */
+    const fl_param_rule *rules; /* one per param, ended by key == NULL */
     int min_ranks;
     int even_ranks;      /* pair patterns split the ranks in halves */
     unsigned axes;       /* FL_AXIS_* */
@@ -147,8 +159,9 @@ typedef struct fl_bench {
 enum { FL_OPTS_RUN = 0, FL_OPTS_LIST = 1, FL_OPTS_BAD = 2 };
 int fl_opts_parse(int argc, char **argv, fl_opts *o, const char **bench,
                   char *err, size_t errlen);
-/* Checks --param keys and values against b->params and fills in defaults, so
- * that fl_param finds every key; checks strides and min_ranks. */
+/* Checks --param keys and values against the benchmark's rules and fills in
+ * defaults, so that fl_param finds every listed key with a valid value; checks
+ * strides, min_ranks and even_ranks. */
 int fl_opts_bind(const fl_bench *b, fl_opts *o, char *err, size_t errlen);
 void fl_opts_free(fl_opts *o);
 
@@ -160,15 +173,19 @@ const fl_bench *fl_find_bench(const char *name, const char **why);
 void fl_list_benches(void);
 extern const fl_facts fl_facts_table[]; /* fl_facts.h, ended by name == NULL */
 
-/* Families: each exports a table ended by an entry with name == NULL. */
+/* Families: each file exports a table ended by an entry with name == NULL
+ * (csrc/README.md maps every benchmark to its file and functions). */
 extern const fl_kernel fl_memory_kernels[];
 extern const fl_kernel fl_deposit_kernels[];
+extern const fl_kernel fl_deposit_strided_kernels[];
 extern const fl_kernel fl_deposit_pattern_kernels[];
 extern const fl_kernel fl_message_kernels[];
 extern const fl_kernel fl_message_pattern_kernels[];
+extern const fl_kernel fl_message_conns_kernels[];
+extern const fl_kernel fl_message_scatter_kernels[];
 extern const fl_kernel fl_tcp_kernels[];
-extern const fl_kernel fl_via_tcp_kernels[];
-extern const fl_kernel fl_via_message_kernels[];
+extern const fl_kernel fl_tcp_conns_kernels[];
+extern const fl_kernel fl_tcp_scatter_kernels[];
 
 /* util.c */
 double fl_now(void);                           /* monotonic seconds */
@@ -176,10 +193,15 @@ void *fl_alloc(size_t bytes);                  /* page-aligned, zeroed and touch
 void fl_free(void *p);
 void fl_fill(void *buf, size_t n, uint64_t seed);                 /* deterministic pattern */
 int64_t fl_check(const void *buf, size_t n, uint64_t seed);       /* bytes differing from pattern */
-/* The value given, else the default from the bench's params string (filled in
- * by fl_opts_bind); dflt only for a key the params string does not list. */
-const char *fl_param(const fl_opts *o, const char *key, const char *dflt);
-int64_t fl_param_int(const fl_opts *o, const char *key, int64_t dflt); /* accepts K/M/G */
+/* Params: opts.c has checked every value against its rule and filled in the
+ * defaults, so each key the benchmark's facts list is present and valid, and
+ * no kernel repeats a default. fl_param and fl_param_int end the run for a
+ * key the facts do not list (a kernel bug); fl_param_find returns NULL for
+ * it, and fl_param_is 0. */
+const char *fl_param(const fl_opts *o, const char *key);
+int64_t fl_param_int(const fl_opts *o, const char *key); /* decimal */
+const char *fl_param_find(const fl_opts *o, const char *key);
+int fl_param_is(const fl_opts *o, const char *key, const char *value);
 _Noreturn void fl_die(const char *fmt, ...) FL_PRINTF(1, 2); /* error line, then MPI_Abort(3) */
 int fl_peer(const fl_ctx *ctx);                /* pairwise partner: rank ^ 1, or -1 if none */
 /* Bytes to ask MPI_Win_allocate for: whole pages, at least one. With MPICH
@@ -197,7 +219,9 @@ static inline char *fl_slot(char *base, int64_t size, int64_t buffers, int64_t i
 {
     return base + (size_t)(i % buffers) * (size_t)size;
 }
-int fl_parse_int(const char *s, int64_t *out); /* whole string, K/M/G = 2^10/20/30; 0 or -1 */
+/* The whole string as a decimal integer (digits, an optional leading '-'):
+ * 0, or -1. No suffixes: Python sends plain integers (docs/core-protocol.md). */
+int fl_parse_int(const char *s, int64_t *out);
 
 /* output.c: JSON lines on stdout, rank 0 only (the caller checks rank) */
 void fl_emit(const char *json_line);           /* writes one line and flushes */

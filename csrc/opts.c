@@ -1,6 +1,8 @@
 /* The command line of docs/core-protocol.md. One option table serves every
  * benchmark; family knobs arrive as --param key=value and are checked against
- * the benchmark's "params" string, which also holds their defaults. */
+ * the benchmark's parameter rules (generated from fabriclab's registry into
+ * fl_facts.h), which also hold their defaults. Numbers are plain decimal
+ * integers: Python expands suffixes and ranges. */
 #include "fl.h"
 #include "fl_facts.h"
 
@@ -213,32 +215,20 @@ int fl_opts_parse(int argc, char **argv, fl_opts *o, const char **bench,
     return FL_OPTS_RUN;
 }
 
-/* One "key=default" item of a params string; "a|b|c" lists the accepted
- * values and the first is the default. */
-typedef struct {
-    char key[64], value[192];
-} spec_item;
-
-static int next_spec(const char **spec, spec_item *it)
+static const fl_param_rule *find_rule(const fl_facts *f, const char *key)
 {
-    while (**spec == ' ')
-        (*spec)++;
-    if (!**spec)
-        return 0;
-    size_t n = strcspn(*spec, " ");
-    size_t k = strcspn(*spec, "= ");
-    snprintf(it->key, sizeof it->key, "%.*s", (int)(k < n ? k : n), *spec);
-    snprintf(it->value, sizeof it->value, "%.*s", k < n ? (int)(n - k - 1) : 0,
-             k < n ? *spec + k + 1 : "");
-    *spec += n;
-    return 1;
+    for (const fl_param_rule *r = f->rules; r->key; r++)
+        if (strcmp(r->key, key) == 0)
+            return r;
+    return NULL;
 }
 
-static int value_fits(const char *spec_value, const char *v)
+/* The rule's test: a listed choice, a decimal integer in range, or any text. */
+static int value_fits(const fl_param_rule *r, const char *v)
 {
     int64_t x;
-    if (strchr(spec_value, '|')) {
-        for (const char *a = spec_value; *a;) {
+    if (r->choices) {
+        for (const char *a = r->choices; *a;) {
             size_t n = strcspn(a, "|");
             if (strlen(v) == n && strncmp(a, v, n) == 0)
                 return 1;
@@ -246,9 +236,18 @@ static int value_fits(const char *spec_value, const char *v)
         }
         return 0;
     }
-    if (fl_parse_int(spec_value, &x) == 0) /* an integer default takes integers */
-        return fl_parse_int(v, &x) == 0;
+    if (r->integer)
+        return fl_parse_int(v, &x) == 0 && x >= r->lo && x <= r->hi;
     return 1;
+}
+
+static int bad_value(const fl_bench *b, const fl_param_rule *r, const char *v, char *err,
+                     size_t errlen)
+{
+    if (r->choices)
+        return BAD("%s: param %s=%s is not one of %s", b->name, r->key, v, r->choices);
+    return BAD("%s: param %s=%s is not a decimal integer in %lld..%lld", b->name, r->key, v,
+               (long long)r->lo, (long long)r->hi);
 }
 
 /* One layout "A:r0,r1,..." where each rank's entry is a role letter and an
@@ -314,27 +313,20 @@ static int parse_layouts(fl_opts *o, int nranks, char *err, size_t errlen)
 int fl_opts_bind(const fl_bench *b, fl_opts *o, char *err, size_t errlen)
 {
     const fl_facts *f = b->facts;
-    const char *spec = f->params;
-    spec_item it;
 
     for (int i = 0; i < o->nparams; i++) {
-        const char *s = spec;
-        int known = 0;
-        while (!known && next_spec(&s, &it))
-            known = strcmp(it.key, o->params[i].key) == 0;
-        if (!known)
+        const fl_param_rule *r = find_rule(f, o->params[i].key);
+        if (!r)
             return BAD("%s has no param '%s' (accepted: %s)", b->name,
-                       o->params[i].key, *spec ? spec : "none");
-        if (!value_fits(it.value, o->params[i].value))
-            return BAD("%s: param %s=%s does not fit '%s'", b->name, it.key,
-                       o->params[i].value, it.value);
+                       o->params[i].key, *f->params ? f->params : "none");
+        if (!value_fits(r, o->params[i].value))
+            return bad_value(b, r, o->params[i].value, err, errlen);
     }
-    for (const char *s = spec; next_spec(&s, &it);)
-        if (!fl_param(o, it.key, NULL)) {
+    for (const fl_param_rule *r = f->rules; r->key; r++)
+        if (!fl_param_find(o, r->key)) {
             if (o->nparams == FL_MAX_PARAMS)
                 return BAD("%s: more than %d params", b->name, FL_MAX_PARAMS);
-            set_param(o, dup_n(it.key, strlen(it.key)),
-                      dup_n(it.value, strcspn(it.value, "|")));
+            set_param(o, dup_n(r->key, strlen(r->key)), dup_n(r->dflt, strlen(r->dflt)));
         }
 
     if (!(f->axes & FL_AXIS_STRIDE) && (o->nstrides != 1 || o->strides[0] != 1))

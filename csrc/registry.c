@@ -1,7 +1,7 @@
 /* The benchmark registry is data: each family exports a table of kernels,
  * and the facts (summary, params, ranks, axes, timing) come from fl_facts.h,
  * generated from fabriclab's registry at build time. This file only lists
- * the tables and joins the two by name. Adding a family means one line below. */
+ * the tables and joins the two by name. Adding a kernel file means one line below. */
 #include "fl.h"
 #define FL_FACTS_TABLE /* this file defines the table; others see the defaults only */
 #include "fl_facts.h"
@@ -11,12 +11,15 @@
 static const fl_kernel *const families[] = {
     fl_memory_kernels,
     fl_deposit_kernels,
+    fl_deposit_strided_kernels,
     fl_deposit_pattern_kernels,
     fl_message_kernels,
     fl_message_pattern_kernels,
+    fl_message_conns_kernels,
+    fl_message_scatter_kernels,
     fl_tcp_kernels,
-    fl_via_tcp_kernels,
-    fl_via_message_kernels,
+    fl_tcp_conns_kernels,
+    fl_tcp_scatter_kernels,
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 

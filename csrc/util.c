@@ -92,42 +92,45 @@ int64_t fl_check(const void *buf, size_t n, uint64_t seed)
 int fl_parse_int(const char *s, int64_t *out)
 {
     char *end;
+    if (!((*s >= '0' && *s <= '9') || (*s == '-' && s[1] >= '0' && s[1] <= '9')))
+        return -1; /* strtoll would skip spaces and take a '+' */
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (end == s || errno == ERANGE)
+    if (*end != '\0' || errno == ERANGE)
         return -1;
-    int shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    default: break;
-    }
-    if (*end != '\0')
-        return -1;
-    if (v > (INT64_MAX >> shift) || v < (INT64_MIN >> shift))
-        return -1;
-    *out = (int64_t)v * ((int64_t)1 << shift);
+    *out = (int64_t)v;
     return 0;
 }
 
-const char *fl_param(const fl_opts *o, const char *key, const char *dflt)
+const char *fl_param_find(const fl_opts *o, const char *key)
 {
     for (int i = 0; i < o->nparams; i++)
         if (strcmp(o->params[i].key, key) == 0)
             return o->params[i].value;
-    return dflt;
+    return NULL;
 }
 
-int64_t fl_param_int(const fl_opts *o, const char *key, int64_t dflt)
+const char *fl_param(const fl_opts *o, const char *key)
 {
-    const char *v = fl_param(o, key, NULL);
-    int64_t x;
+    const char *v = fl_param_find(o, key);
     if (!v)
-        return dflt;
+        fl_die("param %s is not among the benchmark's facts", key);
+    return v;
+}
+
+int64_t fl_param_int(const fl_opts *o, const char *key)
+{
+    const char *v = fl_param(o, key);
+    int64_t x;
     if (fl_parse_int(v, &x) != 0)
         fl_die("param %s=%s is not an integer", key, v);
     return x;
+}
+
+int fl_param_is(const fl_opts *o, const char *key, const char *value)
+{
+    const char *v = fl_param_find(o, key);
+    return v && strcmp(v, value) == 0;
 }
 
 /* Any rank may fail alone: it reports and aborts the whole job, so no peer is

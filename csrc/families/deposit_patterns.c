@@ -28,18 +28,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { P_BIBW, P_HOT_PUT, P_HOT_GET };
-
 typedef struct {
-    int kind;
     int active;        /* an origin: runs the timed loop */
-    int target;        /* a hotspot target: passive, exposes the shared memory */
+    int get;           /* origins read (MPI_Get) instead of writing */
     int peer;          /* the rank it puts to or gets from; -1 none */
     int count, window;
     int64_t size, buffers, next; /* next: slot of the next op */
     MPI_Aint region;   /* the peer's displacement of this origin's slots */
     char *local;       /* this origin's slots: put source, or get destination */
-    char *land;        /* bibw: the slots the peer's puts land in */
+    char *dest;        /* where this origin's data lands, checked by verify; or NULL */
+    int serves;        /* a hotspot_get target: its slots are the source */
+    int collects;      /* a hotspot_put target: one region per sender, checked by verify */
     MPI_Win win;
     char *wbase;
     const fl_layout *layout; /* the point's layout: a put target checks each sender */
@@ -61,10 +60,10 @@ static int senders_of(const fl_layout *l, int nranks, int target, int rank, int 
     return n;
 }
 
-/* Roles the kernel does not follow are an error on every rank alike (the
- * layout is the same everywhere): pairs must be mutual, senders must
- * address a target. */
-static const char *layout_fault(const fl_layout *l, int nranks, int kind)
+/* Roles the kernels do not follow are an error on every rank alike (the
+ * layout is the same everywhere): put_bibw's pairs must be mutual, and
+ * hotspot senders must address a target. */
+static const char *pairs_fault(const fl_layout *l, int nranks)
 {
     for (int q = 0; q < nranks; q++) {
         int p = l->peer[q];
@@ -73,32 +72,38 @@ static const char *layout_fault(const fl_layout *l, int nranks, int kind)
             continue;
         if (p < 0 || p >= nranks || p == q)
             return "an active rank has no valid peer";
-        if (kind == P_BIBW && (r != FL_BOTH || l->role[p] != FL_BOTH || l->peer[p] != q))
+        if (r != FL_BOTH || l->role[p] != FL_BOTH || l->peer[p] != q)
             return "put_bibw needs mutual pairs of role 'b'";
-        if (kind != P_BIBW && (r != FL_SENDER || l->role[p] != FL_TARGET))
+    }
+    return NULL;
+}
+
+static const char *hotspot_fault(const fl_layout *l, int nranks)
+{
+    for (int q = 0; q < nranks; q++) {
+        int p = l->peer[q];
+        char r = l->role[q];
+        if (r == FL_IDLE || r == FL_TARGET)
+            continue;
+        if (p < 0 || p >= nranks || p == q)
+            return "an active rank has no valid peer";
+        if (r != FL_SENDER || l->role[p] != FL_TARGET)
             return "hotspot senders must address a target rank";
     }
     return NULL;
 }
 
-static int dp_setup(const fl_ctx *ctx, int kind, const fl_point *pt, void **state,
-                    fl_shape *shape)
+/* The state of a point whose layout passes `fault`, or an error or skip. */
+static int dp_begin(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape,
+                    const char *(*fault)(const fl_layout *, int), dp_state **out)
 {
     const fl_layout *l = pt->layout;
-    const int me = ctx->rank;
-    int64_t window = fl_param_int(ctx->opts, "window", 64);
-    const char *fault = !l ? "no layout" : layout_fault(l, ctx->nranks, kind);
-    if (fault || window < 1 || window > 1 << 20) {
-        snprintf(shape->note, FL_NOTE_LEN, "deposit: %s", fault ? fault : "window must be 1..2^20");
+    const char *why = !l ? "no layout" : fault(l, ctx->nranks);
+    if (why) {
+        snprintf(shape->note, FL_NOTE_LEN, "deposit: %s", why);
         return FL_ERROR;
     }
-    const char role = l->role[me];
     const int64_t size = pt->size, nb = pt->buffers;
-    int nsend = 0, before = 0; /* a target's senders; a sender's place among its target's */
-    if (kind != P_BIBW && role == FL_TARGET)
-        nsend = senders_of(l, ctx->nranks, me, me, NULL);
-    else if (kind != P_BIBW && role == FL_SENDER)
-        senders_of(l, ctx->nranks, l->peer[me], me, &before);
     /* the largest region any rank exposes: a target's, one slot set per sender */
     if (size > INT_MAX || nb < 1 ||
         (size > 0 && nb > (int64_t)(PTRDIFF_MAX / 4) / size / (ctx->nranks + 1))) {
@@ -106,91 +111,133 @@ static int dp_setup(const fl_ctx *ctx, int kind, const fl_point *pt, void **stat
                  (long long)size, (long long)nb);
         return FL_SKIP;
     }
-
     dp_state *s = calloc(1, sizeof *s);
     if (!s)
         fl_die("deposit: out of memory");
-    s->kind = kind;
     s->peer = -1;
     s->count = (int)size;
-    s->window = (int)window;
+    s->window = (int)fl_param_int(ctx->opts, "window");
     s->size = size;
     s->buffers = nb;
     s->win = MPI_WIN_NULL;
     s->layout = l;
     s->nranks = ctx->nranks;
-    const MPI_Aint slots = (MPI_Aint)(size * nb);
-    MPI_Aint wb = 0;
-    if (kind == P_BIBW && role == FL_BOTH) {
-        wb = 2 * slots; /* landing slots, then source slots */
-        s->active = 1;
-    } else if (kind != P_BIBW && role == FL_SENDER) {
-        wb = slots; /* put source, or get destination */
-        s->active = 1;
-        if (kind == P_HOT_PUT)
-            s->region = (MPI_Aint)before * slots;
-    } else if (kind != P_BIBW && role == FL_TARGET) {
-        s->target = 1;
-        wb = kind == P_HOT_PUT ? (MPI_Aint)nsend * slots : slots;
-    }
-    if (s->active)
-        s->peer = l->peer[me];
+    *out = s;
+    return FL_OK;
+}
 
-    wb = fl_win_bytes(wb);
+/* Every rank's window of `bytes` (idle ranks expose one page), faulted in,
+ * and the shared lock of the whole point: origins need it for
+ * put/get/flush, targets so that MPI_Win_sync is valid in verify. */
+static void dp_window(const fl_ctx *ctx, dp_state *s, MPI_Aint bytes, fl_shape *shape)
+{
+    MPI_Aint wb = fl_win_bytes(bytes);
     MPI_Win_allocate(wb, 1, MPI_INFO_NULL, ctx->comm, &s->wbase, &s->win);
-    memset(s->wbase, 0, (size_t)wb); /* fault the pages in before timing */
-    s->local = kind == P_BIBW && s->active ? s->wbase + slots : s->wbase;
-    s->land = s->wbase;
-    /* Every rank holds the shared lock for the whole point: origins need it
-     * for put/get/flush, targets so that MPI_Win_sync is valid in verify. */
+    memset(s->wbase, 0, (size_t)wb);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, s->win);
-
     shape->timed = s->active;
-    shape->batch_multiple = window; /* samples time whole windows */
+    shape->batch_multiple = s->window; /* samples time whole windows */
+}
+
+/* put_bibw: a pair's ranks put into each other; each window holds the
+ * landing slots, then the source slots. */
+static int put_bibw_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
+                          fl_shape *shape)
+{
+    dp_state *s;
+    int st = dp_begin(ctx, pt, shape, pairs_fault, &s);
+    (void)bs;
+    if (st != FL_OK)
+        return st;
+    const MPI_Aint slots = (MPI_Aint)(s->size * s->buffers);
+    s->active = pt->layout->role[ctx->rank] == FL_BOTH;
+    dp_window(ctx, s, s->active ? 2 * slots : 0, shape);
+    if (s->active) {
+        s->peer = pt->layout->peer[ctx->rank];
+        s->local = s->wbase + slots;
+        s->dest = s->wbase;
+        shape->sent_bytes = shape->recv_bytes = s->size;
+        shape->messages = 1;
+    }
+    snprintf(shape->info, FL_INFO_LEN, "{\"sync\":\"flush\",\"window\":%d,\"buffers\":%lld}",
+             s->window, (long long)s->buffers);
+    *state = s;
+    return FL_OK;
+}
+
+/* hotspot_put, hotspot_get: senders put into (get from) rank 0. A put
+ * target holds one region per sender, in the senders' rank order; a get
+ * target one shared region. */
+static int hotspot_setup(const fl_ctx *ctx, const fl_point *pt, void **state, fl_shape *shape,
+                         int get)
+{
+    dp_state *s;
+    int st = dp_begin(ctx, pt, shape, hotspot_fault, &s);
+    if (st != FL_OK)
+        return st;
+    const fl_layout *l = pt->layout;
+    const int me = ctx->rank;
+    const char role = l->role[me];
+    const MPI_Aint slots = (MPI_Aint)(s->size * s->buffers);
+    MPI_Aint wb = 0;
+    s->get = get;
+    if (role == FL_SENDER) {
+        int before = 0; /* its place among its target's senders */
+        senders_of(l, ctx->nranks, l->peer[me], me, &before);
+        s->active = 1;
+        s->peer = l->peer[me];
+        s->region = get ? 0 : (MPI_Aint)before * slots;
+        wb = slots; /* put source, or get destination */
+    } else if (role == FL_TARGET) {
+        int nsend = senders_of(l, ctx->nranks, me, me, NULL);
+        s->serves = get;
+        s->collects = !get;
+        wb = get ? slots : (MPI_Aint)nsend * slots;
+        shape->recv_bytes = get ? 0 : (int64_t)nsend * s->size; /* every sender's puts land here */
+    }
+    dp_window(ctx, s, wb, shape);
+    s->local = s->wbase;
     if (s->active) {
         /* Every origin moves `size` payload bytes and issues one message per
          * op. For gets the reader counts the bytes it pulls as its moved
          * payload (sent_bytes) as well as its received bytes, and the target
          * reports none: the aggregate (sum of sent_bytes) then counts every
          * payload byte once, as it does for puts. */
-        shape->sent_bytes = size;
+        s->dest = get ? s->local : NULL;
+        shape->sent_bytes = s->size;
         shape->messages = 1;
-        shape->recv_bytes = kind == P_HOT_PUT ? 0 : size;
-    } else if (kind == P_HOT_PUT && role == FL_TARGET) {
-        shape->recv_bytes = (int64_t)nsend * size; /* every sender's puts land here */
+        shape->recv_bytes = get ? s->size : 0;
     }
-    snprintf(shape->info, FL_INFO_LEN, "{\"sync\":\"flush\",\"window\":%lld,\"buffers\":%lld%s}",
-             (long long)window, (long long)nb,
-             kind == P_HOT_GET ? ",\"source\":\"shared\"" :
-             kind == P_HOT_PUT ? ",\"regions\":\"per_sender\"" : "");
+    snprintf(shape->info, FL_INFO_LEN, "{\"sync\":\"flush\",\"window\":%d,\"buffers\":%lld%s}",
+             s->window, (long long)s->buffers,
+             get ? ",\"source\":\"shared\"" : ",\"regions\":\"per_sender\"");
     *state = s;
     return FL_OK;
 }
 
-#define DP_SETUP(fn, kind)                                                              \
-    static int fn(const fl_ctx *c, void *b, const fl_point *p, void **st, fl_shape *sh) \
-    {                                                                                   \
-        (void)b;                                                                        \
-        return dp_setup(c, kind, p, st, sh);                                            \
-    }
-DP_SETUP(setup_bibw, P_BIBW)
-DP_SETUP(setup_hot_put, P_HOT_PUT)
-DP_SETUP(setup_hot_get, P_HOT_GET)
-
-/* An origin: windows of puts (or gets), each completed by MPI_Win_flush. */
-static double dp_measure(const fl_ctx *ctx, void *state, int64_t iters)
+static int hotspot_put_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
+                             fl_shape *shape)
 {
-    dp_state *s = state;
-    (void)ctx;
-    if (!s->active)
-        return 0.0;
-    const int w = s->window, count = s->count, peer = s->peer, get = s->kind == P_HOT_GET;
+    (void)bs;
+    return hotspot_setup(ctx, pt, state, shape, 0);
+}
+
+static int hotspot_get_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
+                             fl_shape *shape)
+{
+    (void)bs;
+    return hotspot_setup(ctx, pt, state, shape, 1);
+}
+
+/* An origin's ops: windows of puts (or gets), each completed by MPI_Win_flush. */
+static inline void windows(dp_state *s, int64_t iters, int get)
+{
+    const int w = s->window, count = s->count, peer = s->peer;
     const int64_t nb = s->buffers;
     const MPI_Aint region = s->region;
     int64_t b = s->next;
     char *local = s->local;
     MPI_Win win = s->win;
-    double t0 = fl_now();
     for (int64_t done = 0; done < iters;) {
         int64_t k = iters - done < w ? iters - done : w;
         for (int64_t j = 0; j < k; j++) {
@@ -205,15 +252,37 @@ static double dp_measure(const fl_ctx *ctx, void *state, int64_t iters)
         MPI_Win_flush(peer, win);
         done += k;
     }
-    double t = fl_now() - t0;
     s->next = b;
-    return t;
+}
+
+/* put_bibw, hotspot_put: origins put; targets are passive. */
+static double put_measure(const fl_ctx *ctx, void *state, int64_t iters)
+{
+    dp_state *s = state;
+    (void)ctx;
+    if (!s->active)
+        return 0.0;
+    double t0 = fl_now();
+    windows(s, iters, 0);
+    return fl_now() - t0;
+}
+
+/* hotspot_get: origins get; the target is passive. */
+static double get_measure(const fl_ctx *ctx, void *state, int64_t iters)
+{
+    dp_state *s = state;
+    (void)ctx;
+    if (!s->active)
+        return 0.0;
+    double t0 = fl_now();
+    windows(s, iters, 1);
+    return fl_now() - t0;
 }
 
 /* The pattern of the data that rank q deposits (put) or serves (get). */
 static uint64_t dp_seed(const dp_state *s, int q)
 {
-    return (uint64_t)s->size * 1000003u + (uint64_t)s->kind * 7919u + (uint64_t)q * 104729u;
+    return (uint64_t)s->size * 1000003u + (uint64_t)q * 104729u;
 }
 
 /* One whole window from slot 0 on every origin; all its ops carry the same
@@ -227,23 +296,18 @@ static int64_t dp_verify(const fl_ctx *ctx, void *state, int64_t *checked)
     const int me = ctx->rank;
     const size_t n = (size_t)s->size, span = (size_t)(s->size * s->buffers);
     const int64_t slots = s->window < s->buffers ? s->window : s->buffers;
-    const int put_target = s->target && s->kind == P_HOT_PUT;
-    /* where this rank's data lands, if anywhere: bibw its landing slots,
-     * hotspot readers their own slots (a put target: one region per sender) */
-    char *dest = !s->active ? NULL : s->kind == P_BIBW ? s->land
-               : s->kind == P_HOT_GET ? s->local : NULL;
     int64_t bad = 0;
 
     /* Pattern at every source, zeros at every destination. */
     for (int64_t j = 0; j < slots; j++) {
         size_t off = (size_t)j * n;
-        if (s->active && s->kind != P_HOT_GET)
+        if (s->active && !s->get)
             fl_fill(s->local + off, n, dp_seed(s, me));
-        if (s->target && s->kind == P_HOT_GET)
+        if (s->serves)
             fl_fill(s->wbase + off, n, dp_seed(s, me));
-        if (dest)
-            memset(dest + off, 0, n);
-        for (int q = 0, o = 0; put_target && q < s->nranks; q++)
+        if (s->dest)
+            memset(s->dest + off, 0, n);
+        for (int q = 0, o = 0; s->collects && q < s->nranks; q++)
             if (s->layout->role[q] == FL_SENDER && s->layout->peer[q] == me)
                 memset(s->wbase + (size_t)o++ * span + off, 0, n);
     }
@@ -251,16 +315,17 @@ static int64_t dp_verify(const fl_ctx *ctx, void *state, int64_t *checked)
     /* Local stores to window memory are complete before any origin starts. */
     MPI_Win_sync(s->win);
     MPI_Barrier(ctx->comm);
-    dp_measure(ctx, s, s->window);
+    if (s->active)
+        windows(s, s->window, s->get);
     /* flush completed the ops at the origins; the barrier tells the targets */
     MPI_Barrier(ctx->comm);
     MPI_Win_sync(s->win);
 
-    for (int64_t j = 0; dest && j < slots; j++) {
-        bad += fl_check(dest + (size_t)j * n, n, dp_seed(s, s->peer));
+    for (int64_t j = 0; s->dest && j < slots; j++) {
+        bad += fl_check(s->dest + (size_t)j * n, n, dp_seed(s, s->peer));
         *checked += s->size;
     }
-    for (int q = 0, o = 0; put_target && q < s->nranks; q++) {
+    for (int q = 0, o = 0; s->collects && q < s->nranks; q++) {
         if (s->layout->role[q] != FL_SENDER || s->layout->peer[q] != me)
             continue;
         for (int64_t j = 0; j < slots; j++) {
@@ -283,13 +348,12 @@ static void dp_teardown(const fl_ctx *ctx, void *state)
     free(s);
 }
 
-#define DP_KERNEL(bench, setup_fn)                                            \
-    {.name = bench, .setup = setup_fn, .measure = dp_measure, .verify = dp_verify, \
-     .teardown = dp_teardown}
-
 const fl_kernel fl_deposit_pattern_kernels[] = {
-    DP_KERNEL("deposit.put_bibw", setup_bibw),
-    DP_KERNEL("deposit.hotspot_put", setup_hot_put),
-    DP_KERNEL("deposit.hotspot_get", setup_hot_get),
+    {.name = "deposit.put_bibw", .setup = put_bibw_setup, .measure = put_measure,
+     .verify = dp_verify, .teardown = dp_teardown},
+    {.name = "deposit.hotspot_put", .setup = hotspot_put_setup, .measure = put_measure,
+     .verify = dp_verify, .teardown = dp_teardown},
+    {.name = "deposit.hotspot_get", .setup = hotspot_get_setup, .measure = get_measure,
+     .verify = dp_verify, .teardown = dp_teardown},
     {.name = NULL},
 };

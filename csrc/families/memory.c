@@ -73,8 +73,6 @@
  * 64 bytes (every default size) this is fl_slot's layout exactly. */
 #define SLOT_ALIGN 64
 
-enum { K_MEMCPY, K_COPY, K_STRIDED_STORE, K_STRIDED_LOAD };
-
 /* Once per run: the non-temporal threshold of this process's glibc. */
 typedef struct {
     int64_t nt_threshold; /* bytes; -1 where there is no such rule */
@@ -84,7 +82,6 @@ typedef struct {
 /* One point. */
 typedef struct {
     int active;           /* rank 0 */
-    int kind;
     int nt;               /* non-temporal stores */
     uint64_t *src, *dst;  /* regions of `buffers` slots of `pitch` bytes */
     size_t bytes, n, s;   /* bytes to copy, words, stride in words */
@@ -209,6 +206,12 @@ static void pick_copy_words_nt(void)
         copy_words_nt = copy_words_nt_avx2;
 #endif
 }
+#else
+/* Without non-temporal stores want_nt never asks for them; the names still
+ * resolve, so the measure loops read the same on every platform. */
+#define copy_words_nt copy_words
+#define copy_strided_store_nt copy_strided_store
+#define copy_strided_load_nt copy_strided_load
 #endif /* HAVE_NT */
 
 #if HAVE_LDSO
@@ -319,78 +322,78 @@ static void mem_fini(const fl_ctx *ctx, void *bench_state)
 /* stores=auto|nt|normal -> 1 for non-temporal stores at this many bytes. */
 static int want_nt(const fl_ctx *ctx, const mem_run *r, size_t bytes)
 {
-    const char *stores = fl_param(ctx->opts, "stores", "auto");
-    if (!HAVE_NT || strcmp(stores, "normal") == 0)
+    if (!HAVE_NT || fl_param_is(ctx->opts, "stores", "normal"))
         return 0;
-    if (strcmp(stores, "nt") == 0)
+    if (fl_param_is(ctx->opts, "stores", "nt"))
         return 1;
     return r->nt_threshold >= 0 && (int64_t)bytes >= r->nt_threshold;
 }
 
-static int setup(const fl_ctx *ctx, const mem_run *r, const fl_point *pt, int kind,
-                 void **state, fl_shape *shape)
+/* Both setups: rank 0 holds `buffers` slots per side, every source slot
+ * with the same pattern (so any op's copy can be checked). */
+static mem_state *new_state(const fl_ctx *ctx, const fl_point *pt)
 {
     mem_state *m = fl_alloc(sizeof *m);
     m->active = ctx->rank == 0;
-    m->kind = kind;
     m->bytes = (size_t)pt->size;
     m->n = m->bytes / 8;
     m->s = (size_t)pt->stride;
     m->buffers = pt->buffers > 0 ? (size_t)pt->buffers : 1;
     m->pitch = (m->bytes + SLOT_ALIGN - 1) / SLOT_ALIGN * SLOT_ALIGN;
     m->seed = (uint64_t)pt->size * 31 + (uint64_t)pt->stride;
-    if (kind != K_MEMCPY)
-        m->nt = want_nt(ctx, r, m->bytes);
     if (m->active) {
         if (m->pitch && m->buffers > SIZE_MAX / m->pitch)
             fl_die("memory: %zu buffers of %zu bytes do not fit in memory", m->buffers, m->pitch);
         m->src = fl_alloc(m->pitch * m->buffers);
         m->dst = fl_alloc(m->pitch * m->buffers);
-        /* every slot holds the same pattern, so any op's copy can be checked */
         for (size_t b = 0; b < m->buffers; b++)
             fl_fill((char *)m->src + b * m->pitch, m->bytes, m->seed);
     }
-    *state = m;
-    /* memcpy copies the odd tail bytes too, the word loops whole words */
-    shape->bytes_per_op = kind == K_MEMCPY ? pt->size : (int64_t)(m->n * 8);
-    shape->timed = m->active;
-    char thr[32] = "null";
-    if (r->nt_threshold >= 0)
-        snprintf(thr, sizeof thr, "%lld", (long long)r->nt_threshold);
-    if (kind == K_MEMCPY)
-        snprintf(shape->info, FL_INFO_LEN, "{\"nt_threshold\":%s,\"buffers\":%zu}", thr,
-                 m->buffers);
-    else
-        snprintf(shape->info, FL_INFO_LEN,
-                 "{\"stores\":\"%s\",\"nt_threshold\":%s,\"nt_threshold_from\":\"%s\","
-                 "\"buffers\":%zu%s}",
-                 m->nt ? "nt" : "normal", thr, r->from, m->buffers,
-                 HAVE_NT ? "" : ",\"note\":\"no non-temporal stores outside x86-64\"");
-    return FL_OK;
+    return m;
 }
 
+static void threshold_text(const mem_run *r, char thr[32])
+{
+    if (r->nt_threshold >= 0)
+        snprintf(thr, 32, "%lld", (long long)r->nt_threshold);
+    else
+        snprintf(thr, 32, "null");
+}
+
+/* memory.memcpy: the C library's copy, odd tail bytes included. */
 static int memcpy_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
                         fl_shape *shape)
 {
-    return setup(ctx, bs, pt, K_MEMCPY, state, shape);
+    const mem_run *r = bs;
+    mem_state *m = new_state(ctx, pt);
+    char thr[32];
+    threshold_text(r, thr);
+    shape->bytes_per_op = pt->size;
+    shape->timed = m->active;
+    snprintf(shape->info, FL_INFO_LEN, "{\"nt_threshold\":%s,\"buffers\":%zu}", thr, m->buffers);
+    *state = m;
+    return FL_OK;
 }
 
-static int copy_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
-                      fl_shape *shape)
+/* The word loops (memory.copy and the ECT copies): whole words, and the
+ * stores the `stores` param asks for. */
+static int words_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
+                       fl_shape *shape)
 {
-    return setup(ctx, bs, pt, K_COPY, state, shape);
-}
-
-static int strided_store_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
-                               fl_shape *shape)
-{
-    return setup(ctx, bs, pt, K_STRIDED_STORE, state, shape);
-}
-
-static int strided_load_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
-                              fl_shape *shape)
-{
-    return setup(ctx, bs, pt, K_STRIDED_LOAD, state, shape);
+    const mem_run *r = bs;
+    mem_state *m = new_state(ctx, pt);
+    char thr[32];
+    threshold_text(r, thr);
+    m->nt = want_nt(ctx, r, m->bytes);
+    shape->bytes_per_op = (int64_t)(m->n * 8);
+    shape->timed = m->active;
+    snprintf(shape->info, FL_INFO_LEN,
+             "{\"stores\":\"%s\",\"nt_threshold\":%s,\"nt_threshold_from\":\"%s\","
+             "\"buffers\":%zu%s}",
+             m->nt ? "nt" : "normal", thr, r->from, m->buffers,
+             HAVE_NT ? "" : ",\"note\":\"no non-temporal stores outside x86-64\"");
+    *state = m;
+    return FL_OK;
 }
 
 static void teardown(const fl_ctx *ctx, void *state)
@@ -402,57 +405,85 @@ static void teardown(const fl_ctx *ctx, void *state)
     fl_free(m);
 }
 
-/* One op: copy the current slot, then move on to the next (op i copies slot
- * i % buffers). */
-static void copy_op(mem_state *m)
+/* The slots of the next op (op i copies slot i % buffers), and the step to
+ * the one after. */
+static inline uint64_t *dst_slot(const mem_state *m)
 {
-    uint64_t *d = (uint64_t *)((char *)m->dst + m->slot * m->pitch);
-    const uint64_t *s = (const uint64_t *)((const char *)m->src + m->slot * m->pitch);
-    switch (m->kind) {
-    case K_MEMCPY:
-        memcpy(d, s, m->bytes);
-        break;
-    case K_COPY:
-#if HAVE_NT
-        if (m->nt) {
-            copy_words_nt(d, s, m->n);
-            break;
-        }
-#endif
-        copy_words(d, s, m->n);
-        break;
-    case K_STRIDED_STORE:
-#if HAVE_NT
-        if (m->nt) {
-            copy_strided_store_nt(d, s, m->n, m->s);
-            break;
-        }
-#endif
-        copy_strided_store(d, s, m->n, m->s);
-        break;
-    case K_STRIDED_LOAD:
-#if HAVE_NT
-        if (m->nt) {
-            copy_strided_load_nt(d, s, m->n, m->s);
-            break;
-        }
-#endif
-        copy_strided_load(d, s, m->n, m->s);
-        break;
-    }
+    return (uint64_t *)((char *)m->dst + m->slot * m->pitch);
+}
+
+static inline const uint64_t *src_slot(const mem_state *m)
+{
+    return (const uint64_t *)((const char *)m->src + m->slot * m->pitch);
+}
+
+static inline void next_slot(mem_state *m, const uint64_t *d)
+{
     KEEP(d);
     if (++m->slot == m->buffers)
         m->slot = 0;
 }
 
-static double measure(const fl_ctx *ctx, void *state, int64_t iters)
+/* ---- the timed loops, one per benchmark ---- */
+
+static double memcpy_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
     mem_state *m = state;
     (void)ctx;
     double t0 = fl_now();
-    if (m->active)
-        for (int64_t i = 0; i < iters; i++)
-            copy_op(m);
+    for (int64_t i = 0; m->active && i < iters; i++) {
+        uint64_t *d = dst_slot(m);
+        memcpy(d, src_slot(m), m->bytes);
+        next_slot(m, d);
+    }
+    return fl_now() - t0;
+}
+
+static double copy_measure(const fl_ctx *ctx, void *state, int64_t iters)
+{
+    mem_state *m = state;
+    (void)ctx;
+    double t0 = fl_now();
+    for (int64_t i = 0; m->active && i < iters; i++) {
+        uint64_t *d = dst_slot(m);
+        if (m->nt)
+            copy_words_nt(d, src_slot(m), m->n);
+        else
+            copy_words(d, src_slot(m), m->n);
+        next_slot(m, d);
+    }
+    return fl_now() - t0;
+}
+
+static double strided_store_measure(const fl_ctx *ctx, void *state, int64_t iters)
+{
+    mem_state *m = state;
+    (void)ctx;
+    double t0 = fl_now();
+    for (int64_t i = 0; m->active && i < iters; i++) {
+        uint64_t *d = dst_slot(m);
+        if (m->nt)
+            copy_strided_store_nt(d, src_slot(m), m->n, m->s);
+        else
+            copy_strided_store(d, src_slot(m), m->n, m->s);
+        next_slot(m, d);
+    }
+    return fl_now() - t0;
+}
+
+static double strided_load_measure(const fl_ctx *ctx, void *state, int64_t iters)
+{
+    mem_state *m = state;
+    (void)ctx;
+    double t0 = fl_now();
+    for (int64_t i = 0; m->active && i < iters; i++) {
+        uint64_t *d = dst_slot(m);
+        if (m->nt)
+            copy_strided_load_nt(d, src_slot(m), m->n, m->s);
+        else
+            copy_strided_load(d, src_slot(m), m->n, m->s);
+        next_slot(m, d);
+    }
     return fl_now() - t0;
 }
 
@@ -473,40 +504,63 @@ static int64_t word_diff(uint64_t x, uint64_t y)
     return d;
 }
 
-/* One op through the measured loop on patterned data, then every byte of its
- * destination slot is compared with what the traversal must produce. */
-static int64_t verify(const fl_ctx *ctx, void *state, int64_t *checked)
+/* One op through the benchmark's own loop on patterned data, then every byte
+ * of its destination slot is compared with what the traversal must produce:
+ * the contiguous side holds word contiguous_index(i) of the strided side's
+ * word i (the loads' side for strided_load, the stores' side otherwise). */
+static int64_t verify_words(const fl_ctx *ctx, mem_state *m, int64_t *checked,
+                            double (*measure)(const fl_ctx *, void *, int64_t), int strided_loads)
 {
-    mem_state *m = state;
     if (!m->active)
         return 0;
-    const uint64_t *s = (const uint64_t *)((const char *)m->src + m->slot * m->pitch);
-    uint64_t *d = (uint64_t *)((char *)m->dst + m->slot * m->pitch);
+    const uint64_t *s = src_slot(m);
+    uint64_t *d = dst_slot(m);
     memset(d, 0, m->bytes);
-    measure(ctx, state, 1);
-    if (m->kind == K_MEMCPY) {
-        *checked += (int64_t)m->bytes;
-        return fl_check(d, m->bytes, m->seed);
-    }
+    measure(ctx, m, 1);
     int64_t bad = 0;
     for (size_t i = 0; i < m->n; i++) {
         size_t k = contiguous_index(i, m->n, m->s);
-        bad += m->kind == K_STRIDED_LOAD ? word_diff(d[k], s[i]) : word_diff(d[i], s[k]);
+        bad += strided_loads ? word_diff(d[k], s[i]) : word_diff(d[i], s[k]);
     }
     *checked += (int64_t)(m->n * 8);
     return bad;
 }
 
+static int64_t memcpy_verify(const fl_ctx *ctx, void *state, int64_t *checked)
+{
+    mem_state *m = state;
+    if (!m->active)
+        return 0;
+    uint64_t *d = dst_slot(m);
+    memset(d, 0, m->bytes);
+    memcpy_measure(ctx, m, 1);
+    *checked += (int64_t)m->bytes;
+    return fl_check(d, m->bytes, m->seed);
+}
+
+static int64_t copy_verify(const fl_ctx *ctx, void *state, int64_t *checked)
+{
+    return verify_words(ctx, state, checked, copy_measure, 0); /* stride 1: word i to word i */
+}
+
+static int64_t strided_store_verify(const fl_ctx *ctx, void *state, int64_t *checked)
+{
+    return verify_words(ctx, state, checked, strided_store_measure, 0);
+}
+
+static int64_t strided_load_verify(const fl_ctx *ctx, void *state, int64_t *checked)
+{
+    return verify_words(ctx, state, checked, strided_load_measure, 1);
+}
+
 const fl_kernel fl_memory_kernels[] = {
     {.name = "memory.memcpy", .init = mem_init, .fini = mem_fini, .setup = memcpy_setup,
-     .measure = measure, .verify = verify, .teardown = teardown},
-    {.name = "memory.copy", .init = mem_init, .fini = mem_fini, .setup = copy_setup,
-     .measure = measure, .verify = verify, .teardown = teardown},
-    {.name = "memory.strided_store", .init = mem_init, .fini = mem_fini,
-     .setup = strided_store_setup, .measure = measure, .verify = verify,
-     .teardown = teardown},
-    {.name = "memory.strided_load", .init = mem_init, .fini = mem_fini,
-     .setup = strided_load_setup, .measure = measure, .verify = verify,
-     .teardown = teardown},
+     .measure = memcpy_measure, .verify = memcpy_verify, .teardown = teardown},
+    {.name = "memory.copy", .init = mem_init, .fini = mem_fini, .setup = words_setup,
+     .measure = copy_measure, .verify = copy_verify, .teardown = teardown},
+    {.name = "memory.strided_store", .init = mem_init, .fini = mem_fini, .setup = words_setup,
+     .measure = strided_store_measure, .verify = strided_store_verify, .teardown = teardown},
+    {.name = "memory.strided_load", .init = mem_init, .fini = mem_fini, .setup = words_setup,
+     .measure = strided_load_measure, .verify = strided_load_verify, .teardown = teardown},
     {.name = NULL},
 };

@@ -38,11 +38,6 @@ static int setup_common(const fl_ctx *ctx, const fl_point *pt, void **state,
         snprintf(shape->note, FL_NOTE_LEN, "size above INT_MAX bytes (MPI int count)");
         return FL_SKIP;
     }
-    if (window < 1 || window > 1 << 20) {
-        snprintf(shape->note, FL_NOTE_LEN, "window must be 1..2^20, got %lld",
-                 (long long)window);
-        return FL_ERROR;
-    }
     if (pt->buffers < 1 || (pt->size > 0 && pt->buffers > INT64_MAX / pt->size)) {
         snprintf(shape->note, FL_NOTE_LEN, "buffers must be >= 1 and fit in memory, got %lld",
                  (long long)pt->buffers);
@@ -51,15 +46,15 @@ static int setup_common(const fl_ctx *ctx, const fl_point *pt, void **state,
 
     msg_state *s = fl_alloc(sizeof *s); /* zeroed: role IDLE */
     /* pingpong and stream list completion=wait|test; postal kernels do not (NULL) */
-    const char *completion = fl_param(ctx->opts, "completion", NULL);
+    const char *completion = fl_param_find(ctx->opts, "completion");
     if (ctx->rank < 2) {
         s->role = ctx->rank == 0 ? SENDER : RECEIVER;
         s->peer = fl_peer(ctx);
         s->count = (int)pt->size;
         s->window = (int)window;
         s->buffers = pt->buffers;
-        s->ssend = strcmp(fl_param(ctx->opts, "mode", "ready"), "ssend") == 0;
-        s->test = completion && strcmp(completion, "test") == 0;
+        s->ssend = fl_param_is(ctx->opts, "mode", "ssend");
+        s->test = fl_param_is(ctx->opts, "completion", "test");
         s->sbuf = fl_alloc((size_t)(pt->size * pt->buffers));
         s->rbuf = fl_alloc((size_t)(pt->size * pt->buffers));
         s->req = fl_alloc(sizeof *s->req * (size_t)window);
@@ -199,7 +194,7 @@ static int window_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **
                         fl_shape *shape)
 {
     (void)bs;
-    return setup_common(ctx, pt, state, shape, fl_param_int(ctx->opts, "window", 64), 1);
+    return setup_common(ctx, pt, state, shape, fl_param_int(ctx->opts, "window"), 1);
 }
 
 /* Messages in the window that starts after `done` of `iters` (the last

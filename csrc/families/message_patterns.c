@@ -30,19 +30,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { K_BIBW, K_HOTSPOT, K_SATURATION, K_ALLTOALL, K_BISECTION };
 enum { TAG_PAT_DATA = 301, TAG_PAT_ACK = 302 };
 
+/* message.alltoall's schedules (param variant). */
 enum { SCHED_COLLECTIVE, SCHED_PAIRWISE, SCHED_CONCURRENT };
 
 typedef struct {
-    int kind;
     char role;          /* FL_* role letter of this rank */
     int peer;           /* partner rank, -1 for none */
     int nranks, rank;
     int count;          /* bytes of one message (alltoall: of one block) */
     int window;         /* messages per flow per window; 1 for alltoall */
-    int pairwise;       /* alltoall: the schedule, SCHED_* */
+    int schedule;       /* alltoall: SCHED_* */
     int64_t buffers;    /* send (and pair receive) slots ops rotate through */
     int64_t rslots;     /* hotspot target: receive slots per sender; alltoall: arrays */
     int64_t next;       /* ops run so far in this point: op i uses slot (next + i) */
@@ -62,35 +61,42 @@ static int paired(const fl_layout *l, int n, int q, char mine, char theirs)
            l->role[q] == mine;
 }
 
-static const char *check_layout(int kind, const fl_layout *l, int n)
+/* bibw, bisection */
+static const char *exchange_fault(const fl_layout *l, int n)
 {
-    if (!l)
-        return "a pattern benchmark needs a layout (--layouts)";
+    for (int q = 0; q < n; q++)
+        if (l->role[q] != FL_IDLE && !paired(l, n, q, FL_BOTH, FL_BOTH))
+            return "layout: every active rank must be 'b' with a 'b' peer that names it back";
+    return NULL;
+}
+
+static const char *saturation_fault(const fl_layout *l, int n)
+{
+    for (int q = 0; q < n; q++)
+        if (l->role[q] != FL_IDLE && !paired(l, n, q, FL_SENDER, FL_RECEIVER) &&
+            !paired(l, n, q, FL_RECEIVER, FL_SENDER))
+            return "layout: every active rank must be 's' or 'r' paired with the other role";
+    return NULL;
+}
+
+static const char *hotspot_fault(const fl_layout *l, int n)
+{
     for (int q = 0; q < n; q++) {
         char r = l->role[q];
         int p = l->peer[q];
-        switch (kind) {
-        case K_BIBW: case K_BISECTION:
-            if (r != FL_IDLE && !paired(l, n, q, FL_BOTH, FL_BOTH))
-                return "layout: every active rank must be 'b' with a 'b' peer that names it back";
-            break;
-        case K_SATURATION:
-            if (r != FL_IDLE && !paired(l, n, q, FL_SENDER, FL_RECEIVER) &&
-                !paired(l, n, q, FL_RECEIVER, FL_SENDER))
-                return "layout: every active rank must be 's' or 'r' paired with the other role";
-            break;
-        case K_HOTSPOT:
-            if (r == FL_SENDER && !(p >= 0 && p < n && p != q && l->role[p] == FL_TARGET))
-                return "layout: every sender 's' must name a target 't' as its peer";
-            if (r != FL_IDLE && r != FL_SENDER && r != FL_TARGET)
-                return "layout: hotspot roles are 't', 's' and 'i'";
-            break;
-        case K_ALLTOALL:
-            if (r != FL_BOTH)
-                return "layout: all-to-all needs every rank in role 'b'";
-            break;
-        }
+        if (r == FL_SENDER && !(p >= 0 && p < n && p != q && l->role[p] == FL_TARGET))
+            return "layout: every sender 's' must name a target 't' as its peer";
+        if (r != FL_IDLE && r != FL_SENDER && r != FL_TARGET)
+            return "layout: hotspot roles are 't', 's' and 'i'";
     }
+    return NULL;
+}
+
+static const char *alltoall_fault(const fl_layout *l, int n)
+{
+    for (int q = 0; q < n; q++)
+        if (l->role[q] != FL_BOTH)
+            return "layout: all-to-all needs every rank in role 'b'";
     return NULL;
 }
 
@@ -153,12 +159,14 @@ static size_t region(int64_t slots, int64_t size)
     return (size_t)slots * (size_t)size;
 }
 
-static int pat_setup(int kind, const fl_ctx *ctx, const fl_point *pt, void **state,
-                     fl_shape *shape)
+/* The state of a point whose layout passes `fault`, with `window` messages
+ * per flow and ops of `unit` bytes per side; or an error or a skip. */
+static int pat_begin(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape,
+                     const char *(*fault)(const fl_layout *, int), int64_t window, int64_t unit,
+                     pat_state **out)
 {
     const fl_layout *l = pt->layout;
-    const int n = ctx->nranks, me = ctx->rank;
-    const char *bad = check_layout(kind, l, n);
+    const char *bad = l ? fault(l, ctx->nranks) : "a pattern benchmark needs a layout (--layouts)";
     if (bad) {
         snprintf(shape->note, FL_NOTE_LEN, "%s", bad);
         return FL_ERROR;
@@ -167,111 +175,137 @@ static int pat_setup(int kind, const fl_ctx *ctx, const fl_point *pt, void **sta
         snprintf(shape->note, FL_NOTE_LEN, "size above INT_MAX bytes (MPI int count)");
         return FL_SKIP;
     }
-    int64_t window = kind == K_ALLTOALL ? 1 : fl_param_int(ctx->opts, "window", 64);
-    if (window < 1 || window > 1 << 20) {
-        snprintf(shape->note, FL_NOTE_LEN, "window must be 1..2^20, got %lld", (long long)window);
-        return FL_ERROR;
-    }
-    int64_t unit = kind == K_ALLTOALL ? (int64_t)n * pt->size : pt->size;
     if (pt->buffers < 1 || (unit > 0 && pt->buffers > INT64_MAX / unit)) {
         snprintf(shape->note, FL_NOTE_LEN, "buffers must be >= 1 and fit in memory, got %lld",
                  (long long)pt->buffers);
         return FL_ERROR;
     }
-
     pat_state *s = fl_alloc(sizeof *s);
-    s->kind = kind;
-    s->role = l->role[me];
-    s->peer = l->peer[me];
-    s->nranks = n;
-    s->rank = me;
+    s->role = l->role[ctx->rank];
+    s->peer = l->peer[ctx->rank];
+    s->nranks = ctx->nranks;
+    s->rank = ctx->rank;
     s->count = (int)pt->size;
     s->window = (int)window;
     s->buffers = s->rslots = pt->buffers;
     s->seed = (uint64_t)pt->size * 0x100000001b3ULL + 17;
-    *state = s;
-    if (kind != K_ALLTOALL)
-        shape->batch_multiple = window; /* samples are whole windows */
+    *out = s;
+    return FL_OK;
+}
 
-    int64_t size = pt->size;
-    int senders = 0; /* hotspot: the senders of the layout (one target) */
-    for (int q = 0; q < n; q++)
-        senders += l->role[q] == FL_SENDER;
+/* bibw, saturation, hotspot and bisection: windows of messages, buffers
+ * and shape by role. */
+static int windowed_setup(const fl_ctx *ctx, const fl_point *pt, void **state, fl_shape *shape,
+                          const char *(*fault)(const fl_layout *, int), pat_state **out)
+{
+    const int64_t window = fl_param_int(ctx->opts, "window"), size = pt->size;
+    pat_state *s;
+    int st = pat_begin(ctx, pt, shape, fault, window, size, &s);
+    if (st != FL_OK)
+        return st;
+    shape->batch_multiple = window; /* samples are whole windows */
     switch (s->role) {
     case FL_BOTH:
-        if (kind == K_ALLTOALL) {
-            const char *variant = fl_param(ctx->opts, "variant", "collective");
-            s->pairwise = strcmp(variant, "pairwise") == 0 ? SCHED_PAIRWISE
-                          : strcmp(variant, "concurrent") == 0 ? SCHED_CONCURRENT : SCHED_COLLECTIVE;
-            s->rslots = share_slots(pt->buffers, n);
-            s->sbuf = fl_alloc(region(s->rslots, unit));
-            s->rbuf = fl_alloc(region(s->rslots, unit));
-            s->req = fl_alloc(sizeof *s->req * 2 * (size_t)n);
-            shape->sent_bytes = shape->recv_bytes = (int64_t)(n - 1) * size;
-            shape->messages = n - 1;
-        } else {
-            s->sbuf = fl_alloc(region(s->buffers, size));
-            s->rbuf = fl_alloc(region(s->buffers, size));
-            s->req = fl_alloc(sizeof *s->req * 2 * (size_t)window);
-            shape->sent_bytes = shape->recv_bytes = size;
-            shape->messages = 1;
-        }
-        shape->timed = 1;
+        s->sbuf = fl_alloc(region(s->buffers, size));
+        s->rbuf = fl_alloc(region(s->buffers, size));
+        s->req = fl_alloc(sizeof *s->req * 2 * (size_t)window);
+        shape->sent_bytes = shape->recv_bytes = size;
+        shape->messages = 1;
         break;
     case FL_SENDER:
         s->sbuf = fl_alloc(region(s->buffers, size));
         s->req = fl_alloc(sizeof *s->req * (size_t)window);
         shape->sent_bytes = size;
         shape->messages = 1;
-        shape->timed = 1;
         break;
     case FL_RECEIVER:
         s->rbuf = fl_alloc(region(s->buffers, size));
         s->req = fl_alloc(sizeof *s->req * (size_t)window);
         shape->recv_bytes = size;
-        shape->timed = 1;
         break;
     case FL_TARGET:
-        s->src = fl_alloc(sizeof *s->src * (size_t)n);
-        for (int q = 0; q < n; q++)
-            if (l->role[q] == FL_SENDER && l->peer[q] == me)
+        s->src = fl_alloc(sizeof *s->src * (size_t)s->nranks);
+        for (int q = 0; q < s->nranks; q++)
+            if (pt->layout->role[q] == FL_SENDER && pt->layout->peer[q] == s->rank)
                 s->src[s->nsrc++] = q;
         s->rslots = share_slots(pt->buffers, s->nsrc > 0 ? s->nsrc : 1);
         s->rbuf = fl_alloc(region(s->rslots * (s->nsrc > 0 ? s->nsrc : 1), size));
-        s->req = fl_alloc(sizeof *s->req * ((size_t)s->nsrc * (size_t)window + (size_t)n));
+        s->req = fl_alloc(sizeof *s->req * ((size_t)s->nsrc * (size_t)window + (size_t)s->nranks));
         shape->recv_bytes = (int64_t)s->nsrc * size;
-        shape->timed = 1;
         break;
     default: /* idle */
         break;
     }
-
-    if (kind == K_ALLTOALL)
-        snprintf(shape->info, FL_INFO_LEN, "{\"variant\":\"%s\",\"buffers\":%lld,\"arrays\":%lld}",
-                 fl_param(ctx->opts, "variant", "collective"), (long long)pt->buffers,
-                 (long long)share_slots(pt->buffers, n));
-    else if (kind == K_HOTSPOT)
-        snprintf(shape->info, FL_INFO_LEN,
-                 "{\"window\":%lld,\"buffers\":%lld,\"target_slots_per_sender\":%lld}",
-                 (long long)window, (long long)pt->buffers,
-                 (long long)share_slots(pt->buffers, senders > 0 ? senders : 1));
-    else
-        snprintf(shape->info, FL_INFO_LEN, "{\"window\":%lld,\"buffers\":%lld}",
-                 (long long)window, (long long)pt->buffers);
+    shape->timed = s->role != FL_IDLE;
+    snprintf(shape->info, FL_INFO_LEN, "{\"window\":%lld,\"buffers\":%lld}", (long long)window,
+             (long long)pt->buffers);
+    *state = s;
+    if (out)
+        *out = s;
     return FL_OK;
 }
 
-#define PAT_SETUP(fn, kind)                                                              \
-    static int fn(const fl_ctx *c, void *b, const fl_point *pt, void **st, fl_shape *sh) \
-    {                                                                                    \
-        (void)b;                                                                         \
-        return pat_setup(kind, c, pt, st, sh);                                           \
-    }
-PAT_SETUP(bibw_setup, K_BIBW)
-PAT_SETUP(hotspot_setup, K_HOTSPOT)
-PAT_SETUP(saturation_setup, K_SATURATION)
-PAT_SETUP(alltoall_setup, K_ALLTOALL)
-PAT_SETUP(bisection_setup, K_BISECTION)
+/* bibw, bisection */
+static int exchange_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
+                          fl_shape *shape)
+{
+    (void)bs;
+    return windowed_setup(ctx, pt, state, shape, exchange_fault, NULL);
+}
+
+static int saturation_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
+                            fl_shape *shape)
+{
+    (void)bs;
+    return windowed_setup(ctx, pt, state, shape, saturation_fault, NULL);
+}
+
+static int hotspot_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
+                         fl_shape *shape)
+{
+    pat_state *s;
+    int st = windowed_setup(ctx, pt, state, shape, hotspot_fault, &s);
+    (void)bs;
+    if (st != FL_OK)
+        return st;
+    int senders = 0; /* of the layout (one target) */
+    for (int q = 0; q < s->nranks; q++)
+        senders += pt->layout->role[q] == FL_SENDER;
+    int64_t per_sender = share_slots(pt->buffers, senders > 0 ? senders : 1);
+    snprintf(shape->info, FL_INFO_LEN,
+             "{\"window\":%d,\"buffers\":%lld,\"target_slots_per_sender\":%lld}", s->window,
+             (long long)pt->buffers, (long long)per_sender);
+    return FL_OK;
+}
+
+/* alltoall: every rank sends a block to every rank; ops rotate through
+ * arrays of nranks blocks. */
+static int alltoall_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
+                          fl_shape *shape)
+{
+    const int n = ctx->nranks;
+    const int64_t unit = (int64_t)n * pt->size;
+    pat_state *s;
+    int st = pat_begin(ctx, pt, shape, alltoall_fault, 1, unit, &s);
+    (void)bs;
+    if (st != FL_OK)
+        return st;
+    const char *variant = fl_param(ctx->opts, "variant");
+    s->schedule = fl_param_is(ctx->opts, "variant", "pairwise")     ? SCHED_PAIRWISE
+                  : fl_param_is(ctx->opts, "variant", "concurrent") ? SCHED_CONCURRENT
+                                                                    : SCHED_COLLECTIVE;
+    s->rslots = share_slots(pt->buffers, n);
+    s->sbuf = fl_alloc(region(s->rslots, unit));
+    s->rbuf = fl_alloc(region(s->rslots, unit));
+    s->req = fl_alloc(sizeof *s->req * 2 * (size_t)n);
+    shape->sent_bytes = shape->recv_bytes = (int64_t)(n - 1) * pt->size;
+    shape->messages = n - 1;
+    shape->timed = 1;
+    snprintf(shape->info, FL_INFO_LEN, "{\"variant\":\"%s\",\"buffers\":%lld,\"arrays\":%lld}",
+             variant, (long long)pt->buffers, (long long)s->rslots);
+    *state = s;
+    return FL_OK;
+}
 
 static void pat_teardown(const fl_ctx *ctx, void *state)
 {
@@ -387,11 +421,11 @@ static double alltoall_measure(const fl_ctx *ctx, void *state, int64_t iters)
     MPI_Comm comm = ctx->comm;
     const int c = s->count, n = s->nranks, me = s->rank;
     double t0 = fl_now();
-    if (s->pairwise == SCHED_COLLECTIVE)
+    if (s->schedule == SCHED_COLLECTIVE)
         for (int64_t i = 0; i < iters; i++)
             MPI_Alltoall(array(s, s->sbuf, i), c, MPI_BYTE, array(s, s->rbuf, i), c, MPI_BYTE,
                          comm);
-    else if (s->pairwise == SCHED_CONCURRENT)
+    else if (s->schedule == SCHED_CONCURRENT)
         for (int64_t i = 0; i < iters; i++) {
             char *sa = array(s, s->sbuf, i), *ra = array(s, s->rbuf, i);
             for (int k = 1; k < n; k++) {
@@ -515,7 +549,7 @@ static int64_t alltoall_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 }
 
 const fl_kernel fl_message_pattern_kernels[] = {
-    {.name = "message.bibw", .setup = bibw_setup, .measure = exchange_measure,
+    {.name = "message.bibw", .setup = exchange_setup, .measure = exchange_measure,
      .verify = exchange_verify, .teardown = pat_teardown},
     {.name = "message.hotspot", .setup = hotspot_setup, .measure = hotspot_measure,
      .verify = hotspot_verify, .teardown = pat_teardown},
@@ -523,7 +557,7 @@ const fl_kernel fl_message_pattern_kernels[] = {
      .verify = stream_verify, .teardown = pat_teardown},
     {.name = "message.alltoall", .setup = alltoall_setup, .measure = alltoall_measure,
      .verify = alltoall_verify, .teardown = pat_teardown},
-    {.name = "message.bisection", .setup = bisection_setup, .measure = exchange_measure,
+    {.name = "message.bisection", .setup = exchange_setup, .measure = exchange_measure,
      .verify = exchange_verify, .teardown = pat_teardown},
     {.name = NULL},
 };

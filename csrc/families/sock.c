@@ -28,11 +28,11 @@
 
 void sock_params_get(const fl_opts *o, sock_params *p)
 {
-    p->addr = fl_param(o, "addr", "");
-    p->iface = fl_param(o, "iface", "");
-    p->nodelay = fl_param_int(o, "nodelay", 1) != 0;
-    p->sndbuf = (int)fl_param_int(o, "sndbuf", 0);
-    p->rcvbuf = (int)fl_param_int(o, "rcvbuf", 0);
+    p->addr = fl_param(o, "addr");
+    p->iface = fl_param(o, "iface");
+    p->nodelay = fl_param_int(o, "nodelay") != 0;
+    p->sndbuf = (int)fl_param_int(o, "sndbuf");
+    p->rcvbuf = (int)fl_param_int(o, "rcvbuf");
 }
 
 /* ---- byte movers ---- */
@@ -117,6 +117,25 @@ void sock_nonblock(int fd)
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
         sock_fail(fd, "fcntl");
+}
+
+void sock_burst(const sock_link *l, const sock_params *p, int on)
+{
+    if (!p->nodelay)
+        for (int k = 0; k < l->n; k++)
+            sock_nagle(l->fd[k], on);
+}
+
+void sock_ack_wait(const sock_link *l)
+{
+    char ack;
+    sock_recv_poll(l->fd[0], &ack, 1);
+}
+
+void sock_ack_send(const sock_link *l)
+{
+    char ack = 0;
+    sock_send_all(l->fd[0], &ack, 1);
 }
 
 /* ---- connecting ---- */

@@ -1,5 +1,5 @@
 /* TCP connections between ranks 0 and 1, bootstrapped over MPI, and the
- * byte-moving calls the socket kernels (tcp.c, via.c) share. */
+ * byte-moving calls the socket kernels (tcp.c, tcp_conns.c, tcp_scatter.c) share. */
 #ifndef FL_SOCK_H
 #define FL_SOCK_H
 
@@ -56,5 +56,14 @@ void sock_recv_poll(int fd, void *p, size_t n);       /* MSG_DONTWAIT spin, neve
 size_t sock_recv_some(int fd, void *p, size_t n);
 void sock_nagle(int fd, int on);
 void sock_nonblock(int fd);
+
+/* Streams over a link (tcp.conns, tcp.scatter): with nodelay=0 Nagle is on
+ * only while a burst is written (`on`), so its tail never waits for the
+ * peer's delayed ACK; and the 1-byte ack on connection 0 that ends each
+ * sample, awaited by polling (a sleeping sender would add its wake-up to
+ * the time of every sample). */
+void sock_burst(const sock_link *l, const sock_params *p, int on);
+void sock_ack_wait(const sock_link *l);
+void sock_ack_send(const sock_link *l);
 
 #endif

@@ -17,20 +17,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-enum { T_POLL, T_BLOCK, T_EPOLL, T_STREAM };
-
 #define T_STREAM_CHUNK (4 << 20) /* receive call size of tcp.stream */
 #define T_MAX_BURST_OPS 4096 /* keeps a sample of tiny sends to a few ms */
 
-static const char *const recv_mode[] = {
-    [T_POLL] = "poll", [T_BLOCK] = "block", [T_EPOLL] = "epoll", [T_STREAM] = "block",
-};
-
 typedef struct {
-    int kind;
     sock_link link; /* one connection */
     int ep;         /* tcp.rr_epoll: an epoll instance watching it; else -1 */
     int err;        /* init failed (on every rank) */
+    const char *recv; /* how a receive completes, recorded in info */
     char note[FL_NOTE_LEN];
     char conn[FL_INFO_LEN / 2]; /* the connection's info members */
     sock_params p;
@@ -38,7 +32,7 @@ typedef struct {
 
 typedef struct {
     int role; /* 0 client, 1 server, -1 idle */
-    int kind, fd, ep, nodelay;
+    int fd, ep, nodelay;
     int64_t size;    /* payload bytes per message */
     size_t wire;     /* bytes on the wire per message: size, at least 1 */
     int64_t buffers; /* send and receive slots of `wire` bytes */
@@ -76,25 +70,33 @@ static void watch(tcp_run *r)
         sock_fail(fd, "epoll");
 }
 
-static int tcp_init(const fl_ctx *ctx, int kind, void **bench_state)
+/* The connection, with TCP_NODELAY as asked or `nodelay` forced, and an
+ * epoll instance on it when `epoll`; `recv` names how receives complete. */
+static int tcp_open(const fl_ctx *ctx, void **bench_state, const char *recv, int nodelay,
+                    int epoll)
 {
     tcp_run *r = calloc(1, sizeof *r);
     if (!r)
         fl_die("tcp: out of memory");
-    r->kind = kind;
     r->ep = -1;
+    r->recv = recv;
     sock_params_get(ctx->opts, &r->p);
-    /* the stream receiver only sends 1-byte acks: never delay them */
-    if (sock_open(ctx, &r->p, r->p.nodelay || kind == T_STREAM, 1, &r->link, r->note) < 0) {
+    if (sock_open(ctx, &r->p, r->p.nodelay || nodelay, 1, &r->link, r->note) < 0) {
         r->err = 1;
     } else {
-        if (kind == T_EPOLL && r->link.role >= 0)
+        if (epoll && r->link.role >= 0)
             watch(r);
         sock_info(&r->link, &r->p, r->conn, sizeof r->conn);
     }
     *bench_state = r;
     return FL_OK;
 }
+
+static int rr_poll_init(const fl_ctx *ctx, void **bs) { return tcp_open(ctx, bs, "poll", 0, 0); }
+static int rr_block_init(const fl_ctx *ctx, void **bs) { return tcp_open(ctx, bs, "block", 0, 0); }
+static int rr_epoll_init(const fl_ctx *ctx, void **bs) { return tcp_open(ctx, bs, "epoll", 0, 1); }
+/* the stream receiver only sends 1-byte acks: never delay them */
+static int stream_init(const fl_ctx *ctx, void **bs) { return tcp_open(ctx, bs, "block", 1, 0); }
 
 static void tcp_fini(const fl_ctx *ctx, void *bench_state)
 {
@@ -108,58 +110,30 @@ static void tcp_fini(const fl_ctx *ctx, void *bench_state)
     free(r);
 }
 
-static int init_poll(const fl_ctx *c, void **b) { return tcp_init(c, T_POLL, b); }
-static int init_block(const fl_ctx *c, void **b) { return tcp_init(c, T_BLOCK, b); }
-static int init_epoll(const fl_ctx *c, void **b) { return tcp_init(c, T_EPOLL, b); }
-static int init_stream(const fl_ctx *c, void **b) { return tcp_init(c, T_STREAM, b); }
-
 /* ---- per point ---- */
 
-static int tcp_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
+/* A point's state over the run's connection, receiving into `rlen` bytes
+ * at least; the shape's info records the connection. */
+static int tcp_point(const tcp_run *r, const fl_point *pt, size_t rlen, const char *extra,
                      void **state, fl_shape *shape)
 {
-    const tcp_run *r = bench_state;
-    if (r->err) {
-        snprintf(shape->note, sizeof shape->note, "%s", r->note);
-        return FL_ERROR;
-    }
-    if (r->kind == T_STREAM && pt->size == 0) {
-        snprintf(shape->note, sizeof shape->note, "no payload to stream");
-        return FL_SKIP;
-    }
     tcp_state *s = calloc(1, sizeof *s);
     if (!s)
         fl_die("tcp: out of memory");
     s->role = r->link.role;
-    s->kind = r->kind;
     s->fd = s->role >= 0 ? r->link.fd[0] : -1;
     s->ep = r->ep;
     s->nodelay = r->p.nodelay;
     s->size = pt->size;
     s->wire = pt->size > 0 ? (size_t)pt->size : 1; /* size 0: a 1-byte token */
     s->buffers = pt->buffers;
-    int stream = r->kind == T_STREAM;
-    shape->bytes_per_op = stream ? pt->size : 2 * pt->size;
-    shape->timed = s->role >= 0;
     s->rlen = s->wire * (size_t)s->buffers;
-    /* The stream receiver reads in large calls whatever the op size, as
-     * iperf3 does: a stream has no message boundaries. Its calls move
-     * through a region of at least one call, and of all the buffers. */
-    if (stream && s->rlen < T_STREAM_CHUNK)
-        s->rlen = T_STREAM_CHUNK;
-    char extra[128] = "";
-    if (stream) {
-        /* One ack per sample costs a round trip and drains the pipeline, so
-         * a sample streams at least `burst` bytes (iperf3 reports seconds). */
-        int64_t burst = fl_param_int(ctx->opts, "burst", 32 << 20);
-        int64_t ops = burst > pt->size ? (burst + pt->size - 1) / pt->size : 1;
-        shape->batch_multiple = ops < T_MAX_BURST_OPS ? ops : T_MAX_BURST_OPS;
-        snprintf(extra, sizeof extra, ",\"burst_ops\":%lld,\"recv_chunk\":%d",
-                 (long long)shape->batch_multiple, T_STREAM_CHUNK);
-    }
+    if (s->rlen < rlen)
+        s->rlen = rlen;
+    shape->timed = s->role >= 0;
     snprintf(shape->info, sizeof shape->info,
-             "{%s,\"recv\":\"%s\",\"wire_min_bytes\":1,\"buffers\":%lld%s}", r->conn,
-             recv_mode[r->kind], (long long)s->buffers, extra);
+             "{%s,\"recv\":\"%s\",\"wire_min_bytes\":1,\"buffers\":%lld%s}", r->conn, r->recv,
+             (long long)s->buffers, extra);
     if (s->role >= 0) {
         s->sbuf = fl_alloc(s->wire * (size_t)s->buffers);
         s->rbuf = fl_alloc(s->rlen);
@@ -168,39 +142,105 @@ static int tcp_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt,
     return FL_OK;
 }
 
-static inline void rr_recv(const tcp_state *s, char *p)
+/* rr_poll, rr_block, rr_epoll: a request and its response per op. */
+static int rr_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt, void **state,
+                    fl_shape *shape)
 {
-    switch (s->kind) {
-    case T_POLL:
-        sock_recv_poll(s->fd, p, s->wire);
-        break;
-    case T_BLOCK:
-        sock_recv_block(s->fd, p, s->wire);
-        break;
-    case T_EPOLL:
-        recv_epoll(s->fd, s->ep, p, s->wire);
-        break;
+    const tcp_run *r = bench_state;
+    (void)ctx;
+    if (r->err) {
+        snprintf(shape->note, sizeof shape->note, "%s", r->note);
+        return FL_ERROR;
     }
+    shape->bytes_per_op = 2 * pt->size;
+    return tcp_point(r, pt, 0, "", state, shape);
+}
+
+/* The stream receiver reads in large calls whatever the op size, as iperf3
+ * does: a stream has no message boundaries. Its calls move through a region
+ * of at least one call, and of all the buffers. */
+static int stream_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt, void **state,
+                        fl_shape *shape)
+{
+    const tcp_run *r = bench_state;
+    if (r->err) {
+        snprintf(shape->note, sizeof shape->note, "%s", r->note);
+        return FL_ERROR;
+    }
+    if (pt->size == 0) {
+        snprintf(shape->note, sizeof shape->note, "no payload to stream");
+        return FL_SKIP;
+    }
+    /* One ack per sample costs a round trip and drains the pipeline, so a
+     * sample streams at least `burst` bytes (iperf3 reports seconds). */
+    int64_t burst = fl_param_int(ctx->opts, "burst");
+    int64_t ops = burst > pt->size ? (burst + pt->size - 1) / pt->size : 1;
+    char extra[128];
+    shape->bytes_per_op = pt->size;
+    shape->batch_multiple = ops < T_MAX_BURST_OPS ? ops : T_MAX_BURST_OPS;
+    snprintf(extra, sizeof extra, ",\"burst_ops\":%lld,\"recv_chunk\":%d",
+             (long long)shape->batch_multiple, T_STREAM_CHUNK);
+    return tcp_point(r, pt, T_STREAM_CHUNK, extra, state, shape);
+}
+
+/* ---- the timed loops ---- */
+
+static void recv_poll(const tcp_state *s, char *p)
+{
+    sock_recv_poll(s->fd, p, s->wire);
+}
+
+static void recv_block(const tcp_state *s, char *p)
+{
+    sock_recv_block(s->fd, p, s->wire);
+}
+
+static void recv_ready(const tcp_state *s, char *p)
+{
+    recv_epoll(s->fd, s->ep, p, s->wire);
 }
 
 /* Request/response: rank 0 sends op i's request from send slot i and
- * receives the response into receive slot i; rank 1 the other way round. */
-static double rr_measure(const tcp_state *s, int64_t iters)
+ * receives the response into receive slot i; rank 1 the other way round.
+ * Inlined with a constant `recv`, so each benchmark's loop calls its own
+ * receive directly. */
+static inline double rr_loop(const tcp_state *s, int64_t iters,
+                             void (*recv)(const tcp_state *, char *))
 {
     const size_t wire = s->wire;
+    if (s->role < 0)
+        return 0.0;
     double t0 = fl_now();
     for (int64_t i = 0; i < iters; i++) {
         char *sb = fl_slot(s->sbuf, (int64_t)wire, s->buffers, i);
         char *rb = fl_slot(s->rbuf, (int64_t)wire, s->buffers, i);
         if (s->role == 0) {
             sock_send_all(s->fd, sb, wire);
-            rr_recv(s, rb);
+            recv(s, rb);
         } else {
-            rr_recv(s, rb);
+            recv(s, rb);
             sock_send_all(s->fd, sb, wire);
         }
     }
     return fl_now() - t0;
+}
+
+static double rr_poll_measure(const fl_ctx *ctx, void *state, int64_t iters)
+{
+    (void)ctx;
+    return rr_loop(state, iters, recv_poll);
+}
+
+static double rr_block_measure(const fl_ctx *ctx, void *state, int64_t iters)
+{
+    (void)ctx;
+    return rr_loop(state, iters, recv_block);
+}
+
+static double rr_epoll_measure(const fl_ctx *ctx, void *state, int64_t iters)
+{
+    (void)ctx;
+    return rr_loop(state, iters, recv_ready);
 }
 
 /* With Nagle on (nodelay=0) the tail segment of a burst can wait for the
@@ -241,42 +281,68 @@ static double stream_recv(const tcp_state *s, int64_t iters)
     return fl_now() - t0;
 }
 
-static double tcp_measure(const fl_ctx *ctx, void *state, int64_t iters)
+static double stream_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
     const tcp_state *s = state;
     (void)ctx;
     if (s->role < 0)
         return 0.0;
-    if (s->kind != T_STREAM)
-        return rr_measure(s, iters);
     return s->role == 0 ? stream_send(s, iters) : stream_recv(s, iters);
 }
 
-static int64_t tcp_verify(const fl_ctx *ctx, void *state, int64_t *checked)
+/* ---- verify ---- */
+
+/* Request/response: op 0 (slot 0 both ways) through the benchmark's loop. */
+static int64_t rr_verify(const fl_ctx *ctx, tcp_state *s, int64_t *checked,
+                         double (*measure)(const fl_ctx *, void *, int64_t))
+{
+    if (s->role < 0)
+        return 0;
+    size_t n = (size_t)s->size;
+    uint64_t seed_req = (uint64_t)n * 2654435761u + 1, seed_rep = seed_req + 1;
+    fl_fill(s->sbuf, n, s->role == 0 ? seed_req : seed_rep);
+    memset(s->rbuf, 0, s->rlen);
+    measure(ctx, s, 1);
+    *checked += (int64_t)n;
+    return fl_check(s->rbuf, n, s->role == 0 ? seed_rep : seed_req);
+}
+
+static int64_t rr_poll_verify(const fl_ctx *ctx, void *state, int64_t *checked)
+{
+    return rr_verify(ctx, state, checked, rr_poll_measure);
+}
+
+static int64_t rr_block_verify(const fl_ctx *ctx, void *state, int64_t *checked)
+{
+    return rr_verify(ctx, state, checked, rr_block_measure);
+}
+
+static int64_t rr_epoll_verify(const fl_ctx *ctx, void *state, int64_t *checked)
+{
+    return rr_verify(ctx, state, checked, rr_epoll_measure);
+}
+
+/* One message in place, unlike the timed loop (the socket is in TCP_NODELAY). */
+static int64_t stream_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 {
     tcp_state *s = state;
     (void)ctx;
     if (s->role < 0)
         return 0;
     size_t n = (size_t)s->size;
-    uint64_t seed_req = (uint64_t)n * 2654435761u + 1, seed_rep = seed_req + 1;
+    uint64_t seed = (uint64_t)n * 2654435761u + 1;
     char ack = 0;
-    fl_fill(s->sbuf, n, s->role == 0 ? seed_req : seed_rep);
     memset(s->rbuf, 0, s->rlen);
-    if (s->kind == T_STREAM) {
-        if (s->role == 0) {
-            sock_send_all(s->fd, s->sbuf, n); /* the socket is in TCP_NODELAY */
-            sock_recv_block(s->fd, &ack, 1);
-            return 0;
-        }
-        sock_recv_block(s->fd, s->rbuf, n); /* in place, unlike the timed loop */
-        sock_send_all(s->fd, &ack, 1);
-        *checked += (int64_t)n;
-        return fl_check(s->rbuf, n, seed_req);
+    if (s->role == 0) {
+        fl_fill(s->sbuf, n, seed);
+        sock_send_all(s->fd, s->sbuf, n);
+        sock_recv_block(s->fd, &ack, 1);
+        return 0;
     }
-    rr_measure(s, 1); /* op 0: slot 0 both ways */
+    sock_recv_block(s->fd, s->rbuf, n);
+    sock_send_all(s->fd, &ack, 1);
     *checked += (int64_t)n;
-    return fl_check(s->rbuf, n, s->role == 0 ? seed_rep : seed_req);
+    return fl_check(s->rbuf, n, seed);
 }
 
 static void tcp_teardown(const fl_ctx *ctx, void *state)
@@ -292,14 +358,14 @@ static void tcp_teardown(const fl_ctx *ctx, void *state)
     free(s);
 }
 
-#define TCP_KERNEL(bench, init_fn)                                                  \
-    {.name = bench, .init = init_fn, .fini = tcp_fini, .setup = tcp_setup,            \
-     .measure = tcp_measure, .verify = tcp_verify, .teardown = tcp_teardown}
-
 const fl_kernel fl_tcp_kernels[] = {
-    TCP_KERNEL("tcp.rr_poll", init_poll),
-    TCP_KERNEL("tcp.rr_block", init_block),
-    TCP_KERNEL("tcp.rr_epoll", init_epoll),
-    TCP_KERNEL("tcp.stream", init_stream),
+    {.name = "tcp.rr_poll", .init = rr_poll_init, .fini = tcp_fini, .setup = rr_setup,
+     .measure = rr_poll_measure, .verify = rr_poll_verify, .teardown = tcp_teardown},
+    {.name = "tcp.rr_block", .init = rr_block_init, .fini = tcp_fini, .setup = rr_setup,
+     .measure = rr_block_measure, .verify = rr_block_verify, .teardown = tcp_teardown},
+    {.name = "tcp.rr_epoll", .init = rr_epoll_init, .fini = tcp_fini, .setup = rr_setup,
+     .measure = rr_epoll_measure, .verify = rr_epoll_verify, .teardown = tcp_teardown},
+    {.name = "tcp.stream", .init = stream_init, .fini = tcp_fini, .setup = stream_setup,
+     .measure = stream_measure, .verify = stream_verify, .teardown = tcp_teardown},
     {.name = NULL},
 };

@@ -16,8 +16,8 @@
  *   560 at best.
  *
  * Every measure call ends with an ack from the receiver, so the sender's
- * time covers delivery. The kernels are in via_tcp.c and via_message.c; this
- * file holds what they share. */
+ * time covers delivery. The kernels are in message_conns.c, message_scatter.c,
+ * tcp_conns.c and tcp_scatter.c; this file holds what they share. */
 #include "via.h"
 
 #include <limits.h>
@@ -75,12 +75,7 @@ void unpack(char *region, const char *stage, int64_t segments, int64_t b)
 int scatter_segments(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape,
                             int64_t *segments)
 {
-    *segments = fl_param_int(ctx->opts, "segments", 32);
-    if (*segments < 1 || *segments > INT_MAX) {
-        snprintf(shape->note, FL_NOTE_LEN, "segments must be 1..%d, got %lld", INT_MAX,
-                 (long long)*segments);
-        return FL_ERROR;
-    }
+    *segments = fl_param_int(ctx->opts, "segments");
     if (pt->size == 0) {
         snprintf(shape->note, FL_NOTE_LEN, "no payload to scatter");
         return FL_SKIP;

@@ -1,5 +1,6 @@
 /* via: what the VI Architecture experiments of seed 002 share between their
- * TCP (via_tcp.c) and MPI (via_message.c) forms: roles, the ack rule and the
+ * TCP (tcp_conns.c, tcp_scatter.c) and MPI (message_conns.c,
+ * message_scatter.c) forms: roles, the ack rule and the
  * scatter layout (segment j of a block at j * 2B, gaps of B). */
 #ifndef FL_VIA_H
 #define FL_VIA_H

@@ -1,8 +1,15 @@
-"""Sizes and units: parsing of `1:4M:x2` sweeps and SI formatting.
+"""Sizes and units: the one grammar of every number a user types, and SI
+formatting.
+
+Grammar (docs/usage.md, "Numbers"): an integer with an optional binary
+suffix, K, M, G or T (1024^1..4, either case), which may be spelled KiB, MiB,
+GiB or TiB; nothing else. `KB` is refused as ambiguous (1000 or 1024 bytes),
+and so is a bare `B`. Sizes, strides, connection and active counts and every
+integer `-p` parameter use it; ranges (`1:4M:x2`) are built from it. The core
+never sees a suffix: Python sends plain decimal integers (measure/protocol.py).
 
 Storage is always SI (bytes, seconds, bytes per second); formatting happens only
-at display time. Size suffixes K/M/G are binary (1K = 1024 bytes), as in OSU
-and IMB size lists."""
+at display time."""
 
 from __future__ import annotations
 
@@ -11,16 +18,28 @@ import re
 from .errors import UsageError
 
 _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-_NUM = re.compile(r"^\s*(\d+)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
+_NUM = re.compile(r"(\d+)(?:([KMGT])(?:iB)?)?", re.IGNORECASE | re.ASCII)
+_DECIMAL_SUFFIX = re.compile(r"\d+\s*[KMGT]B", re.IGNORECASE)  # 4KB: refused with a hint
+MAX_VALUE = (1 << 63) - 1  # the core reads int64
 MAX_SWEEP_POINTS = 10_000
 
 
 def parse_size(text: str, what: str = "size") -> int:
-    """'4096', '4K', '4KiB', '1M' -> bytes. Raises UsageError on anything else."""
-    m = _NUM.match(str(text))
+    """'4096', '4K', '4KiB', '1M', '2t' -> an integer. Raises UsageError on anything else."""
+    t = str(text).strip()
+    m = _NUM.fullmatch(t)
     if not m:
-        raise UsageError(f"malformed {what} {text!r}: expected an integer with an optional K, M or G suffix")
-    return int(m.group(1)) * _SUFFIX[m.group(2).upper()]
+        if _DECIMAL_SUFFIX.fullmatch(t):
+            raise UsageError(f"ambiguous {what} {text!r}: suffixes are binary; write K, M, G or T "
+                             "(or KiB, MiB, GiB, TiB), e.g. 4K = 4KiB = 4096")
+        if re.fullmatch(r"\d+\s*B", t, re.IGNORECASE):
+            raise UsageError(f"malformed {what} {text!r}: bytes are a plain integer, without B")
+        raise UsageError(f"malformed {what} {text!r}: expected an integer with an optional K, M, G or T "
+                         "suffix (binary: 1K = 1024)")
+    value = int(m.group(1)) * _SUFFIX[(m.group(2) or "").upper()]
+    if value > MAX_VALUE:
+        raise UsageError(f"{what} {text!r} is too large: at most 2^63 - 1")
+    return value
 
 
 def parse_sizes(spec: str, what: str = "size") -> list[int]:

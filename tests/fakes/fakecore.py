@@ -2,9 +2,12 @@
 """A stand-in for fabriclab-core that speaks the same protocol with deterministic samples.
 
 It knows nothing of its own: how a benchmark's time becomes figures (legs,
-concurrency) comes from the registry's facts, as the real core's does, and
-the rank layouts of a pattern from --layouts, and the points it skips from
-the benchmark's footprint (its `limit`, the real kernel's reasons).
+concurrency) and which values it accepts come from the registry's facts, as
+the real core's do, the rank layouts of a pattern from --layouts, and the
+points it skips from the benchmark's footprint (its `limit`, the real
+kernel's reasons). Like the real core it refuses anything but plain decimal
+integers and the values its parameter rules allow (an error line, exit code
+2), and its hello records the options it received.
 
 FAKECORE_MODE selects a behaviour: "ok" (default), "hang:N" (stop answering
 after N points), "die:N" (exit 1 after N points), "error" (an error line),
@@ -31,6 +34,23 @@ def ints(text):
     return [int(x) for x in text.split(",")]
 
 
+def refusal(facts, opts, params):
+    """What the real core refuses (docs/core-protocol.md): numbers other than
+    plain decimal integers, unknown params, values outside their rules."""
+    for opt in ("--sizes", "--buffers", "--strides", "--conns"):
+        if opt in opts and not all(x.isdigit() for x in opts[opt].split(",")):
+            return f"{opt}: expected comma-separated integers >= 0, got '{opts[opt]}'"
+    for key, value in params.items():
+        rule = facts.params.get(key)
+        if rule is None:
+            return f"{facts.name} has no param '{key}'"
+        if rule.choices and value not in rule.choices:
+            return f"{facts.name}: param {key}={value} is not one of {'|'.join(rule.choices)}"
+        if rule.integer and not (value.lstrip("-").isdigit() and rule.lo <= int(value) <= rule.hi):
+            return f"{facts.name}: param {key}={value} is not a decimal integer in {rule.lo}..{rule.hi}"
+    return None
+
+
 def layouts(text):
     """[(active, roles, peers)] from "A:r0,r1,...;..." (docs/core-protocol.md)."""
     out = []
@@ -48,22 +68,30 @@ def main(argv):
     bench = argv[0]
     facts = REGISTRY[bench]
     opts = {"--sizes": "0", "--strides": "1", "--conns": "1"}
-    params = dict(facts.defaults)
+    params = {}
     i = 1
     while i < len(argv):
         if argv[i] == "--validate":
             opts["--validate"] = True
             i += 1
+        elif argv[i] == "--param":
+            key, _, value = argv[i + 1].partition("=")
+            params[key] = value
+            i += 2
         else:
-            if argv[i] == "--param":
-                params.update([argv[i + 1].split("=", 1)])
             opts[argv[i]] = argv[i + 1]
             i += 2
     mode, _, arg = os.environ.get("FAKECORE_MODE", "ok").partition(":")
     nranks = len(layouts(opts["--layouts"])[0][1]) if "--layouts" in opts else NRANKS
+    bad = refusal(facts, opts, params)
+    if bad:
+        emit({"type": "error", "message": bad, "ranks": nranks})
+        return 2
     emit({"type": "hello", "core_version": "fake", "bench": bench, "mpi_library": "FakeMPI 1.0",
           "mpi_version": "3.1", "ranks": nranks, "hosts": ["h0"] * nranks, "cpus": [64] * nranks,
-          "node_size": nranks, "timer": {"name": "fake", "overhead_s": 2e-8, "resolution_s": 1e-9}, "options": {}})
+          "node_size": nranks, "timer": {"name": "fake", "overhead_s": 2e-8, "resolution_s": 1e-9},
+          "options": {"sizes": ints(opts["--sizes"]), "strides": ints(opts["--strides"]),
+                      "conns": ints(opts["--conns"]), "params": {**facts.defaults, **params}}})
     if mode == "error":
         emit({"type": "error", "message": "fake kernel failure"})
         return 3
@@ -88,7 +116,8 @@ def main(argv):
                     if lay:
                         where["active"] = lay[0]
                     emit({"type": "begin", **where})
-                    reason = facts.footprint.limit(At(size, nbuf, stride, conns, nranks, params=params))
+                    at = At(size, nbuf, stride, conns, nranks, params={**facts.defaults, **params})
+                    reason = facts.footprint.limit(at)
                     if reason:
                         emit({"type": "skip", **where, "reason": reason})
                         continue

@@ -154,6 +154,36 @@ def test_core_has_a_kernel_for_every_fact(flavour):
         assert tuple(d["axes"]) == b.axes and d["pattern"] == (b.pattern is not None)
 
 
+def test_suffixed_parameter_reaches_the_core_as_an_integer(flavour, tmp_path):
+    """-p window=1KiB: Python sends window=1024, the core runs windows of 1024."""
+    _, home = flavour
+    doc = _run(home, tmp_path / "w.json", "message.stream", "-s", "8,4K", "-p", "window=1KiB")
+    hello = next(r["hello"] for r in doc["records"] if r["kind"] == "launch")
+    assert hello["options"]["params"]["window"] == "1024"
+    pts = schema.points(doc)
+    assert len(pts) == 2 and all(p["info"]["window"] == 1024 and p["variant"] == "window=1024" for p in pts)
+    _check_points(doc)
+
+
+@pytest.mark.parametrize("extra,msg", [
+    (["--param", "window=1K"], "param window=1K is not a decimal integer in 1..1048576"),
+    (["--param", "window=0"], "param window=0 is not a decimal integer in 1..1048576"),
+    (["--param", "completion=maybe"], "param completion=maybe is not one of wait|test"),
+    (["--sizes", "1K"], "--sizes: expected comma-separated integers"),
+    (["--param", "windw=8"], "has no param 'windw'"),
+])
+def test_core_refuses_what_python_never_sends(flavour, extra, msg):
+    """The core's own check, driven by the generated rules: one error line, exit 2."""
+    _, home = flavour
+    core = build.ensure_core(mpi.discover(home=home))
+    out = subprocess.run([core.path, "message.stream", "--sizes", "8", *extra], capture_output=True, text=True,
+                         timeout=60, env={**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1",
+                                          "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
+    assert out.returncode == 2, out.stdout + out.stderr
+    line = json.loads(out.stdout.splitlines()[-1])
+    assert line["type"] == "error" and msg in line["message"]
+
+
 def test_interrupted_run_keeps_a_valid_document(tmp_path):
     home = _home("mpich")
     out = tmp_path / "int.json"

@@ -52,11 +52,11 @@ def test_bad_params(bench, param):
         build([bench], None, None, [param], Sampling(), False)
 
 
-def test_param_choices_and_integers_accepted():
+def test_param_choices_and_integers_accepted_in_canonical_form():
     plan = build(["deposit.put_bw", "message.postal_restricted"], "8", None,
                  ["sync=fence", "window=4K", "mode=ssend"], Sampling(), False)
-    assert plan.jobs[0].params == {"sync": "fence", "window": "4K"}
-    assert plan.jobs[1].params == {"window": "4K", "mode": "ssend"}
+    assert plan.jobs[0].params == {"sync": "fence", "window": "4096"}
+    assert plan.jobs[1].params == {"window": "4096", "mode": "ssend"}
     assert REGISTRY["deposit.put_bw"].defaults == {"sync": "flush", "window": "64"}
 
 

@@ -9,7 +9,17 @@ def test_suffixes_are_binary():
     assert parse_size("1M") == 1 << 20
     assert parse_size("2g") == 2 << 30
     assert parse_size("8KiB") == 8192
+    assert parse_size("8kib") == 8192
+    assert parse_size("3T") == 3 << 40
     assert parse_size("17") == 17
+
+
+@pytest.mark.parametrize("bad,msg", [("4KB", "ambiguous"), ("4kB", "ambiguous"), ("4B", "plain integer"),
+                                     ("4iB", "malformed"), ("4 K", "malformed"), ("1.5K", "malformed"),
+                                     ("4P", "malformed"), ("-4", "malformed"), ("8388608T", "too large")])
+def test_one_grammar_refuses_the_rest(bad, msg):
+    with pytest.raises(UsageError, match=msg):
+        parse_size(bad)
 
 
 def test_geometric_sweep_from_zero():

@@ -2,11 +2,12 @@
 
 Each entry names a kernel of the C core and says everything else about it:
 its summary, the figure that leads its table (`metric`), its axes, its
-parameters with defaults and allowed values, the ranks it needs, how its
-time becomes figures (`legs`, `concurrent`), the rank layout of a traffic
+parameters (`Param`: a default and the values accepted), the ranks it needs,
+how its time becomes figures (`legs`, `concurrent`), the rank layout of a traffic
 pattern (`pattern`) and its default sweep. The core is compiled with these
-facts (build.py generates its table from REGISTRY), so the two cannot drift;
-`fabriclab-core --list` prints them back and names any kernel without facts.
+facts (build.py generates its table from REGISTRY, parameter rules
+included), so the two cannot drift; `fabriclab-core --list` prints them back
+and names any kernel without facts.
 
 Time to figures (IMB's scale_time/scale_bw): an op of a `sequential`
 benchmark is `legs` one-way transfers in a row, so one transfer takes
@@ -25,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..errors import UsageError
-from ..units import parse_size
+from ..units import MAX_VALUE, parse_size
 from . import footprint as fp
 
 LEVELS = {
@@ -35,6 +36,66 @@ LEVELS = {
     "tcp": "TCP/IP sockets between ranks: request/response (busy-poll, blocking, epoll), streaming, "
            "many connections, scatter",
 }
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a benchmark: its default and the values it accepts.
+
+    Three kinds: listed `choices` (the first is the default); an integer in
+    lo..hi, typed in units.py's grammar (window=4K); or free text. `canonical`
+    turns what a user typed into the one form the core receives: the choice
+    itself, a plain decimal integer, or the text. The core checks the same
+    rules, generated from these (build.py), and accepts nothing else."""
+    default: str                # as written here, shown by `fabriclab list` ("32M")
+    choices: tuple = ()
+    lo: int | None = None       # an integer parameter's range, inclusive
+    hi: int | None = None
+
+    @property
+    def integer(self) -> bool:
+        return self.lo is not None
+
+    @property
+    def core_default(self) -> str:
+        return self.canonical(self.default, "default")
+
+    def __str__(self) -> str:
+        """The listing's form: "a|b" for choices, else the default."""
+        return "|".join(self.choices) if self.choices else self.default
+
+    def canonical(self, value: str, what: str) -> str:
+        """`value` in the core's form; UsageError naming `what` if it is not accepted."""
+        if self.choices:
+            if value not in self.choices:
+                raise UsageError(f"{what} must be one of {', '.join(self.choices)}, not {value!r}")
+            return value
+        if not self.integer:
+            return value
+        try:
+            n = parse_size(value)
+        except UsageError as e:  # keep units.py's reason, after its "malformed size '...': "
+            raise UsageError(f"{what} takes an integer {self.lo}..{self.hi}, not {value!r}: "
+                             f"{str(e).split(': ', 1)[-1]}") from None
+        if not self.lo <= n <= self.hi:
+            raise UsageError(f"{what} must be {self.lo}..{self.hi}, not {value}"
+                             + (f" (= {n})" if str(n) != value else ""))
+        return str(n)
+
+
+def choice(*values: str) -> Param:
+    return Param(values[0], tuple(values))
+
+
+def integer(default, lo: int, hi: int) -> Param:
+    return Param(str(default), lo=lo, hi=hi)
+
+
+def text(default: str = "") -> Param:
+    return Param(default)
+
+
+INT_MAX = (1 << 31) - 1  # a C int: the core's socket buffer sizes
 
 # Message-size sweep shared by the transfer levels: 0 B .. 4 MiB by x2.
 TRANSFER_SIZES = "0:4M:x2"
@@ -48,10 +109,19 @@ CONNS = "1:128:x2"
 # Socket parameters: the interface by name or address (empty: loopback on one
 # host, else the first non-loopback IPv4 address), TCP_NODELAY, and buffer sizes
 # (0 = the kernel's default); the values in force are recorded per point.
-SOCKET = dict(iface="", addr="", nodelay=1, sndbuf=0, rcvbuf=0)
+SOCKET = dict(iface=text(), addr=text(), nodelay=integer(1, 0, 1), sndbuf=integer(0, 0, INT_MAX),
+              rcvbuf=integer(0, 0, INT_MAX))
 # Completion of MPI requests: MPI_Wait(all) blocks in the library; `test` spins
 # on MPI_Test, the busy-polling analogue of seed 002's polling completion.
-COMPLETION = "wait|test"
+COMPLETION = choice("wait", "test")
+# Messages in flight per window (one ack or completion each): the core keeps a
+# request per message, so 2^20 bounds its memory (OSU's window is 64).
+WINDOW = {"window": integer(64, 1, 1 << 20)}
+SYNC = {"sync": choice("flush", "fence")}
+HOTSPOT_VIEWS = ("hotspot", "fairness")
+STORES = {"stores": choice("auto", "nt", "normal")}
+# Scatter: segments per message, at most IOV_MAX (1024 on Linux) iovec entries.
+SEGMENTS = {"segments": integer(32, 1, 1024)}
 
 # The default suite runs the VI Architecture experiments (seed 002) at short
 # sweeps, each with both ways of finding completions; polling, blocking and
@@ -73,7 +143,7 @@ class Bench:
     metric: str                 # "latency" or "bandwidth": the figure that leads its table
     sizes: str = TRANSFER_SIZES
     axes: tuple = ("size",)
-    params: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)   # name -> Param
     min_ranks: int = 2
     legs: int = 1               # one-way transfers per op, in a row (sequential benchmarks)
     concurrent: bool = False    # the op's transfers overlap: its time is the figure
@@ -108,8 +178,8 @@ class Bench:
 
     @property
     def defaults(self) -> dict:
-        """Parameter defaults: a value listed as "a|b" accepts a or b and defaults to a."""
-        return {k: str(v).split("|")[0] for k, v in self.params.items()}
+        """Parameter defaults in the core's form (burst=32M: "33554432")."""
+        return {k: p.core_default for k, p in self.params.items()}
 
     @property
     def has_stride(self) -> bool:
@@ -122,21 +192,12 @@ class Bench:
 
     @property
     def params_spec(self) -> str:
-        """The core's form: space-separated key=default, a|b listing choices."""
-        return " ".join(f"{k}={v}" for k, v in self.params.items())
+        """The core's listing: space-separated key=default, a|b listing choices."""
+        return " ".join(f"{k}={'|'.join(p.choices) or p.core_default}" for k, p in self.params.items())
 
-    def check_param(self, key: str, value: str) -> None:
-        """Listed choices, or an integer where the default is one."""
-        spec = str(self.params[key])
-        if "|" in spec and value not in spec.split("|"):
-            raise UsageError(f"{self.name}: parameter {key} must be one of {spec.replace('|', ', ')}, not {value!r}")
-        default = spec.split("|")[0]
-        if default and default[0].isdigit():
-            try:
-                parse_size(value, f"value of {key}")
-            except UsageError:
-                raise UsageError(f"{self.name}: parameter {key} takes an integer (K/M/G allowed), "
-                                 f"not {value!r}") from None
+    def canonical(self, key: str, value: str) -> str:
+        """A value of parameter `key` as the core receives it; UsageError if refused."""
+        return self.params[key].canonical(value, f"{self.name}: parameter {key}")
 
     def check_ranks(self, nranks: int) -> None:
         if nranks < self.min_ranks:
@@ -152,22 +213,18 @@ def _b(name, summary, metric, **kw) -> Bench:
 
 
 STRIDED = ("size", "stride")
-WINDOW = {"window": 64}
-HOTSPOT_VIEWS = ("hotspot", "fairness")
-SYNC = {"sync": "flush|fence"}
 
 REGISTRY: dict[str, Bench] = {b.name: b for b in [
     # ---- memory: one process copies (rank 0; others idle)
     _b("memory.memcpy", "libc memcpy of SIZE bytes (reference)", "bandwidth", sizes=MEMORY_SIZES, min_ranks=1,
        copy="contiguous", size_label="copy size", footprint=fp.COPY),
     _b("memory.copy", "8-byte word copy loop, contiguous loads and stores", "bandwidth", sizes=MEMORY_SIZES,
-       min_ranks=1, params={"stores": "auto|nt|normal"}, copy="contiguous", size_label="copy size",
-       footprint=fp.COPY),
+       min_ranks=1, params=STORES, copy="contiguous", size_label="copy size", footprint=fp.COPY),
     _b("memory.strided_store", "ECT: contiguous loads, stores at a stride of S words", "bandwidth",
-       sizes="32K,512K,64M", axes=STRIDED, strides=STRIDES, min_ranks=1, params={"stores": "auto|nt|normal"},
+       sizes="32K,512K,64M", axes=STRIDED, strides=STRIDES, min_ranks=1, params=STORES,
        suite=ECT_SUITE, views=("strided",), copy="strided", size_label="copy size", footprint=fp.COPY),
     _b("memory.strided_load", "ECT: loads at a stride of S words, contiguous stores", "bandwidth",
-       sizes="32K,512K,64M", axes=STRIDED, strides=STRIDES, min_ranks=1, params={"stores": "auto|nt|normal"},
+       sizes="32K,512K,64M", axes=STRIDED, strides=STRIDES, min_ranks=1, params=STORES,
        suite=ECT_SUITE, views=("strided",), copy="strided", size_label="copy size", footprint=fp.COPY),
     # ---- deposit: one-sided, origin rank 0 and target rank 1, or a pattern
     _b("deposit.put_lat", "MPI_Put of SIZE bytes then completion (flush or fence)", "latency", params=SYNC,
@@ -179,52 +236,54 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("deposit.get_bw", "a window of MPI_Get then one completion", "bandwidth", params={**SYNC, **WINDOW},
        footprint=fp.RMA_PAIR),
     _b("deposit.strided_direct", "strided deposit with a vector-datatype MPI_Put", "bandwidth",
-       sizes="4K,256K", axes=STRIDED, strides=STRIDES, params=SYNC, views=("strided",), footprint=fp.STRIDED_DIRECT),
+       sizes="4K,256K", axes=STRIDED, strides=STRIDES, params=SYNC,
+       views=("strided",), footprint=fp.STRIDED_DIRECT),
     _b("deposit.strided_packed", "strided deposit by buffer packing: contiguous put, unpack at the target",
-       "bandwidth", sizes="4K,256K", axes=STRIDED, strides=STRIDES, params={"sync": "fence|flush"},
+       "bandwidth", sizes="4K,256K", axes=STRIDED, strides=STRIDES, params={"sync": choice("fence", "flush")},
        views=("strided",), footprint=fp.STRIDED_PACKED),
     _b("deposit.strided_shm", "strided deposit by direct stores into a shared-memory window", "bandwidth",
        sizes="4K,256K", axes=STRIDED, strides=STRIDES, views=("strided",), footprint=fp.STRIDED_SHM),
     _b("deposit.put_bibw", "both ranks of a pair put a window into each other at once", "bandwidth",
-       concurrent=True, pattern="bipairs", params={"window": 64}, suite=None, views=("bidirectional",),
-       footprint=fp.RMA_BIPAIRS),
+       concurrent=True, pattern="bipairs", params=WINDOW, suite=None,
+       views=("bidirectional",), footprint=fp.RMA_BIPAIRS),
     _b("deposit.hotspot_put", "ACTIVE ranks put windows into rank 0 at once (hotspot write)", "bandwidth",
-       axes=("size", "active"), pattern="hotspot", params={"window": 64}, suite=None, views=HOTSPOT_VIEWS,
-       footprint=fp.RMA_HOTSPOT_PUT),
+       axes=("size", "active"), pattern="hotspot", params=WINDOW, suite=None,
+       views=HOTSPOT_VIEWS, footprint=fp.RMA_HOTSPOT_PUT),
     _b("deposit.hotspot_get", "ACTIVE ranks get windows from rank 0 at once (hotspot read)", "bandwidth",
-       axes=("size", "active"), pattern="hotspot", params={"window": 64}, suite=None, views=HOTSPOT_VIEWS,
-       footprint=fp.RMA_HOTSPOT_GET),
+       axes=("size", "active"), pattern="hotspot", params=WINDOW, suite=None,
+       views=HOTSPOT_VIEWS, footprint=fp.RMA_HOTSPOT_GET),
     # ---- message: two-sided MPI
     _b("message.pingpong", "MPI_Send/MPI_Recv round trip between two ranks", "latency", legs=2,
        params={"completion": COMPLETION}, suite={"params": {"completion": "wait,test"}}, footprint=fp.MPI_PAIR),
     _b("message.stream", "a window of MPI_Isend to pre-posted receives, acked per window", "bandwidth",
        params={**WINDOW, "completion": COMPLETION}, views=("postal", "bidirectional"), footprint=fp.MPI_PAIR),
     _b("message.postal_restricted", "restricted postal semantics: receives posted before the sends",
-       "bandwidth", params={**WINDOW, "mode": "ready|ssend"}, views=("postal",), footprint=fp.MPI_PAIR),
+       "bandwidth", params={**WINDOW, "mode": choice("ready", "ssend")}, views=("postal",), footprint=fp.MPI_PAIR),
     _b("message.postal_full", "full postal semantics: sends posted before the receives (library buffers)",
        "bandwidth", params=WINDOW, views=("postal",), footprint=fp.MPI_POSTAL_FULL),
     _b("message.bibw", "both ranks of a pair stream a window at each other at once", "bandwidth",
-       concurrent=True, pattern="bipairs", params=WINDOW, suite={"sizes": "0:4M:x4"}, views=("bidirectional",),
-       footprint=fp.MPI_BOTH),
+       concurrent=True, pattern="bipairs", params=WINDOW, suite={"sizes": "0:4M:x4"},
+       views=("bidirectional",), footprint=fp.MPI_BOTH),
     _b("message.hotspot", "ACTIVE ranks stream windows to rank 0 at once (hotspot write)", "bandwidth",
-       axes=("size", "active"), pattern="hotspot", params=WINDOW, suite=None, views=HOTSPOT_VIEWS,
-       footprint=fp.MPI_HOTSPOT),
+       axes=("size", "active"), pattern="hotspot", params=WINDOW, suite=None,
+       views=HOTSPOT_VIEWS, footprint=fp.MPI_HOTSPOT),
     _b("message.saturation", "ACTIVE pairs (i, i+N/2) stream at once; the plateau is the link's rate",
        "bandwidth", axes=("size", "active"), pattern="pairs", params=WINDOW, suite=None,
        views=("saturation", "fairness"), footprint=fp.MPI_PAIRS),
     _b("message.alltoall", "all-to-all personalized exchange: SIZE bytes to every other rank", "bandwidth",
-       concurrent=True, pattern="all", min_ranks=2, params={"variant": "collective|pairwise|concurrent"},
+       concurrent=True, pattern="all", min_ranks=2, params={"variant": choice("collective", "pairwise", "concurrent")},
        suite=None, views=("alltoall", "validation"), footprint=fp.MPI_ALLTOALL),
     _b("message.bisection", "a seeded random perfect matching; every pair streams both ways at once",
-       "bandwidth", concurrent=True, pattern="bisection", params={**WINDOW, "seed": 1}, suite=None,
+       "bandwidth", concurrent=True, pattern="bisection", params={**WINDOW, "seed": integer(1, 0, MAX_VALUE)},
+       suite=None,
        views=("alltoall",), footprint=fp.MPI_BOTH),
     _b("message.conns", "CONNS receives on CONNS tags, completed by MPI_Waitany or a round-robin MPI_Test",
-       "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS, params={"check": "waitany|scan"},
+       "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS, params={"check": choice("waitany", "scan")},
        suite={**CONNS_SUITE, "params": {"check": "waitany,scan"}}, views=("via-conns",), footprint=fp.MPI_PAIR),
     _b("message.scatter", "32 segments of SIZE bytes at a stride in the receiver: datatype or unpack",
-       "bandwidth", sizes=SEGMENT_SIZES, params={"mode": "datatype|copy", "segments": 32, **WINDOW},
-       suite={"sizes": "8,64,1K", "params": {"mode": "datatype,copy"}}, views=("via-scatter",),
-       size_label="segment size", footprint=fp.MPI_SCATTER),
+       "bandwidth", sizes=SEGMENT_SIZES, params={"mode": choice("datatype", "copy"), **SEGMENTS, **WINDOW},
+       suite={"sizes": "8,64,1K", "params": {"mode": "datatype,copy"}},
+       views=("via-scatter",), size_label="segment size", footprint=fp.MPI_SCATTER),
     # ---- tcp: sockets between ranks 0 and 1
     _b("tcp.rr_poll", "TCP request/response, busy-polling receive", "latency", legs=2, params=SOCKET,
        suite=RR_SUITE, views=("via-latency",), footprint=fp.TCP_RR),
@@ -233,15 +292,16 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("tcp.rr_epoll", "TCP request/response, receive after blocking in epoll_wait", "latency", legs=2,
        params=SOCKET, suite=RR_SUITE, views=("via-latency",), footprint=fp.TCP_RR),
     _b("tcp.stream", "TCP streaming, SIZE bytes per send", "bandwidth", sizes="1:4M:x2",
-       params={**SOCKET, "burst": "32M"}, suite={"sizes": "64:4M:x4"}, footprint=fp.TCP_STREAM),
+       params={**SOCKET, "burst": integer("32M", 1, 1 << 40)}, suite={"sizes": "64:4M:x4"},
+       footprint=fp.TCP_STREAM),
     _b("tcp.conns", "TCP stream round-robin over CONNS connections; completion by epoll or a scan",
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS,
-       params={**SOCKET, "check": "epoll|scan"}, suite={**CONNS_SUITE, "params": {"check": "epoll,scan"}},
+       params={**SOCKET, "check": choice("epoll", "scan")}, suite={**CONNS_SUITE, "params": {"check": "epoll,scan"}},
        views=("via-conns",), footprint=fp.TCP_CONNS),
     _b("tcp.scatter", "TCP messages of 32 segments of SIZE bytes: readv into place or receive and copy",
-       "bandwidth", sizes=SEGMENT_SIZES, params={**SOCKET, "mode": "iovec|copy", "segments": 32},
-       suite={"sizes": "8,64,1K", "params": {"mode": "iovec,copy"}}, views=("via-scatter",),
-       size_label="segment size", footprint=fp.TCP_SCATTER),
+       "bandwidth", sizes=SEGMENT_SIZES, params={**SOCKET, "mode": choice("iovec", "copy"), **SEGMENTS},
+       suite={"sizes": "8,64,1K", "params": {"mode": "iovec,copy"}},
+       views=("via-scatter",), size_label="segment size", footprint=fp.TCP_SCATTER),
 ]}
 
 

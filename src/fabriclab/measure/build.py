@@ -1,6 +1,7 @@
 """Build the measurement core with the chosen MPI's mpicc, on first use.
 
-The core is compiled with the benchmark facts and sampling defaults, which
+The core is compiled with the benchmark facts (the rules of their parameters
+included) and sampling defaults, which
 this module writes into a generated header (fl_facts.h) from the registry
 (benchmarks.py) and plan.Sampling: they are written once, in Python. The
 binary is cached under a key of (mpicc path, MPI version from mpi.h, the
@@ -52,8 +53,26 @@ def _c_str(s: str) -> str:
     return json.dumps(s)  # a JSON string of ASCII text is a valid C string literal
 
 
+def _c_ident(name: str) -> str:
+    return name.replace(".", "_")
+
+
+def _param_rules(b) -> list[str]:
+    """A benchmark's parameter rules as a C array (fl_param_rule): what the
+    core accepts, the same rules Python applies (benchmarks.Param)."""
+    lines = [f"static const fl_param_rule fl_params_{_c_ident(b.name)}[] = {{"]
+    for key, p in b.params.items():
+        rule = f".key = {_c_str(key)}, .dflt = {_c_str(p.core_default)}"
+        if p.choices:
+            rule += f", .choices = {_c_str('|'.join(p.choices))}"
+        elif p.integer:
+            rule += f", .integer = 1, .lo = INT64_C({p.lo}), .hi = INT64_C({p.hi})"
+        lines.append(f"    {{{rule}}},")
+    return lines + ["    {.key = NULL},", "};"]
+
+
 def facts_header() -> str:
-    """fl_facts.h: the registry and the sampling defaults as C data."""
+    """fl_facts.h: the registry (parameter rules included) and the sampling defaults as C data."""
     from .benchmarks import REGISTRY
     from .plan import Sampling
     axis_bits = {"size": "FL_AXIS_SIZE", "stride": "FL_AXIS_STRIDE", "active": "FL_AXIS_ACTIVE",
@@ -65,13 +84,17 @@ def facts_header() -> str:
              f"#define FL_DEFAULT_WARMUP {d.warmup}", f"#define FL_DEFAULT_MIN_SAMPLES {d.min_samples}",
              f"#define FL_DEFAULT_MAX_SAMPLES {d.max_samples}", f"#define FL_DEFAULT_TARGET_CI {d.target_ci!r}",
              f"#define FL_DEFAULT_POINT_TIME {d.point_time!r}", f"#define FL_DEFAULT_SAMPLE_TIME {d.sample_time!r}",
-             "", "#ifdef FL_FACTS_TABLE", "const fl_facts fl_facts_table[] = {"]
+             "", "#ifdef FL_FACTS_TABLE"]
+    for b in REGISTRY.values():
+        lines += _param_rules(b)
+    lines += ["", "const fl_facts fl_facts_table[] = {"]
     for b in REGISTRY.values():
         axes = " | ".join(axis_bits[a] for a in b.axes)
         lines.append(f"    {{.name = {_c_str(b.name)}, .summary = {_c_str(b.summary)}, "
-                     f".params = {_c_str(b.params_spec)}, .min_ranks = {b.min_ranks}, "
-                     f".even_ranks = {int(b.even_ranks)}, .axes = {axes}, .legs = {b.legs}, "
-                     f".concurrent = {int(b.concurrent)}, .pattern = {int(b.pattern is not None)}}},")
+                     f".params = {_c_str(b.params_spec)}, .rules = fl_params_{_c_ident(b.name)}, "
+                     f".min_ranks = {b.min_ranks}, .even_ranks = {int(b.even_ranks)}, .axes = {axes}, "
+                     f".legs = {b.legs}, .concurrent = {int(b.concurrent)}, "
+                     f".pattern = {int(b.pattern is not None)}}},")
     lines += ["    {.name = NULL},", "};", "#endif", "", "#endif", ""]
     return "\n".join(lines)
 

@@ -1,0 +1,178 @@
+"""One grammar for every value a user types: Python puts sizes, strides,
+counts and parameters in canonical form before it builds the core's argv, and
+refuses what it cannot, before anything is built or launched. The fake core
+refuses what the real core refuses (anything but plain decimal integers and
+the parameter rules' values) and records what it received in its hello."""
+import json
+
+import pytest
+
+from fabriclab import schema
+from fabriclab.cli import main
+from fabriclab.errors import UsageError
+from fabriclab.measure import build as core_build
+from fabriclab.measure.benchmarks import REGISTRY, Param, choice, integer, text
+from fabriclab.measure.plan import Sampling, build
+from fabriclab.measure.protocol import job_argv
+
+
+def _run(fake, tmp_path, *argv):
+    out = tmp_path / "r.json"
+    rc = main(["run", "--core", fake["core"], "--mpiexec", fake["mpiexec"], "-o", str(out), "-q", "-L", "1",
+               *argv])
+    return rc, (schema.load(out) if out.exists() else None)
+
+
+def _hellos(doc) -> dict:
+    """The options each launch's core received, by benchmark."""
+    return {r["hello"]["bench"]: r["hello"]["options"] for r in doc["records"] if r["kind"] == "launch"}
+
+
+# ---- each kind of value, through the CLI and the fake core
+
+def test_suffixed_parameter_reaches_the_core_as_a_decimal_integer(fake_core, tmp_path):
+    rc, doc = _run(fake_core, tmp_path, "message.stream", "-s", "8", "-p", "window=1KiB")
+    assert rc == 0
+    assert _hellos(doc)["message.stream"]["params"]["window"] == "1024"
+    (p,) = schema.points(doc)
+    assert p["params"]["window"] == "1024" and p["variant"] == "window=1024"
+
+
+def test_sizes_with_every_spelling_of_a_suffix(fake_core, tmp_path):
+    rc, doc = _run(fake_core, tmp_path, "message.pingpong", "-s", "1k,1KiB,2K,1M,0:8:x4")
+    assert rc == 0
+    assert _hellos(doc)["message.pingpong"]["sizes"] == [0, 1, 4, 1024, 2048, 1 << 20]
+
+
+def test_strides_and_connection_counts_with_suffixes(fake_core, tmp_path):
+    rc, doc = _run(fake_core, tmp_path, "memory.strided_load", "message.conns", "-s", "64K",
+                   "--strides", "1,1K", "--conns", "1,1K")
+    assert rc == 0
+    hello = _hellos(doc)
+    assert hello["memory.strided_load"]["strides"] == [1, 1024]
+    assert hello["message.conns"]["conns"] == [1, 1024]
+
+
+def test_active_counts(fake_core, tmp_path):
+    rc, doc = _run(fake_core, tmp_path, "message.hotspot", "-n", "4", "-s", "8", "--active", "1,3")
+    assert rc == 0
+    assert sorted(p["active"] for p in schema.points(doc)) == [1, 3]
+
+
+def test_choice_text_and_size_parameters(fake_core, tmp_path):
+    rc, doc = _run(fake_core, tmp_path, "tcp.stream", "-s", "64", "-p", "iface=lo", "-p", "burst=1M",
+                   "-p", "sndbuf=256KiB", "-p", "nodelay=0")
+    assert rc == 0
+    params = _hellos(doc)["tcp.stream"]["params"]
+    assert params["iface"] == "lo" and params["burst"] == "1048576" and params["sndbuf"] == "262144"
+    assert params["nodelay"] == "0"
+    rc, doc = _run(fake_core, tmp_path, "message.pingpong", "-s", "8", "-p", "completion=test")
+    assert rc == 0 and _hellos(doc)["message.pingpong"]["params"]["completion"] == "test"
+
+
+def test_spellings_of_one_value_are_one_variant(fake_core, tmp_path):
+    rc, doc = _run(fake_core, tmp_path, "message.stream", "-s", "8", "-p", "window=1K,1024,1KiB,64")
+    assert rc == 0
+    assert sorted(p["variant"] for p in schema.points(doc)) == ["", "window=1024"]
+
+
+# ---- refused before anything is built or launched
+
+@pytest.fixture
+def nothing_built_or_launched(tmp_path, monkeypatch):
+    """A launcher that leaves a mark, and a core build that must not happen."""
+    mark = tmp_path / "launched"
+    launcher = tmp_path / "mpiexec"
+    launcher.write_text(f"#!/bin/sh\ntouch {mark}\nexit 1\n")
+    launcher.chmod(0o755)
+
+    def no_build(*a, **k):
+        raise AssertionError("the core was built for input that should have been refused")
+    monkeypatch.setattr(core_build, "ensure_core", no_build)
+    yield str(launcher)
+    assert not mark.exists(), "a launch happened for input that should have been refused"
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["message.stream", "-p", "window=1KB"], "window takes an integer 1..1048576, not '1KB': suffixes are binary"),
+    (["message.stream", "-p", "window=2M"], "window must be 1..1048576, not 2M (= 2097152)"),
+    (["message.stream", "-p", "window=0"], "window must be 1..1048576"),
+    (["message.stream", "-p", "window=1.5K"], "takes an integer"),
+    (["message.stream", "-p", "completion=TEST"], "completion must be one of wait, test"),
+    (["tcp.stream", "-p", "nodelay=2"], "nodelay must be 0..1"),
+    (["tcp.stream", "-p", "sndbuf=4G"], "sndbuf must be 0..2147483647"),
+    (["message.bisection", "-n", "4", "-p", "seed=-1"], "seed takes an integer"),
+    (["message.pingpong", "-s", "4KB"], "ambiguous size '4KB'"),
+    (["message.pingpong", "-s", "64B"], "bytes are a plain integer"),
+    (["message.pingpong", "-s", "4 K"], "malformed size"),
+    (["message.pingpong", "-s", "9999999T"], "too large"),
+    (["memory.strided_load", "--strides", "1,2kb"], "ambiguous stride"),
+    (["message.conns", "--conns", "1KB"], "ambiguous connection count"),
+    (["message.hotspot", "-n", "4", "--active", "1MB"], "ambiguous active count"),
+])
+def test_refused_before_build_or_launch(argv, msg, nothing_built_or_launched, tmp_path, capsys):
+    rc = main(["run", *argv, "--mpiexec", nothing_built_or_launched, "-o", str(tmp_path / "r.json"), "-q"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert msg in err and err.startswith("fabriclab: error:") and err.count("\n") == 1
+    assert not (tmp_path / "r.json").exists()
+
+
+# ---- the plan and the core's argv
+
+def test_core_argv_holds_only_decimal_integers_and_listed_choices():
+    plan = build(["deposit.put_bw", "tcp.scatter"], "1K,8", None, ["window=2K", "sync=fence", "segments=1K",
+                                                                   "rcvbuf=1M"], Sampling(), False)
+    put, scatter = plan.jobs
+    argv = job_argv("core", put, plan.sampling, False)
+    assert argv[argv.index("--sizes") + 1] == "8,1024"
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "--param"] == ["window=2048", "sync=fence"]
+    assert scatter.params == {"segments": "1024", "rcvbuf": "1048576"}
+    with pytest.raises(UsageError, match="segments must be 1..1024"):
+        build(["tcp.scatter"], "8", None, ["segments=0"], Sampling(), False)
+
+
+def test_every_default_is_in_canonical_form():
+    for b in REGISTRY.values():
+        for key, value in b.defaults.items():
+            assert b.canonical(key, value) == value, (b.name, key)
+    assert REGISTRY["tcp.stream"].defaults["burst"] == str(32 << 20)
+    assert str(REGISTRY["tcp.stream"].params["burst"]) == "32M"  # `fabriclab list` shows it as written
+
+
+@pytest.mark.parametrize("param,value,want", [
+    (integer(64, 1, 1 << 20), "1KiB", "1024"), (integer(64, 1, 1 << 20), "0064", "64"),
+    (integer(0, 0, 10), "1k", None), (choice("a", "b"), "b", "b"), (choice("a", "b"), "A", None),
+    (text(), "eth0", "eth0"),
+])
+def test_param_canonical_forms(param: Param, value, want):
+    if want is None:
+        with pytest.raises(UsageError):
+            param.canonical(value, "p")
+    else:
+        assert param.canonical(value, "p") == want
+
+
+def test_generated_rules_match_the_registry():
+    """fl_facts.h carries every parameter's rule: choices, or an integer range."""
+    header = core_build.facts_header()
+    for b in REGISTRY.values():
+        for key, p in b.params.items():
+            rule = f'{{.key = {json.dumps(key)}, .dflt = {json.dumps(p.core_default)}'
+            if p.choices:
+                rule += f', .choices = {json.dumps("|".join(p.choices))}}}'
+            elif p.integer:
+                rule += f", .integer = 1, .lo = INT64_C({p.lo}), .hi = INT64_C({p.hi})}}"
+            else:
+                rule += "}"
+            assert rule in header, (b.name, key)
+    assert "burst=33554432" in REGISTRY["tcp.stream"].params_spec  # the core's listing: canonical
+
+
+def test_fake_core_refuses_what_the_real_core_refuses(fake_core):
+    import subprocess
+    for extra in (["--param", "window=1K"], ["--sizes", "1K"], ["--param", "window=0"], ["--param", "x=1"],
+                  ["--param", "completion=maybe"]):
+        p = subprocess.run([fake_core["core"], "message.stream", "--sizes", "8", *extra], capture_output=True,
+                           text=True, timeout=60)
+        assert p.returncode == 2 and json.loads(p.stdout)["type"] == "error", (extra, p.stdout)
