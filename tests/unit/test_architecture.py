@@ -226,3 +226,9 @@ def test_a_letter_means_one_long_option_everywhere():
                     assert longs == [LETTERS.get(letter)], (command, letter, longs)
                     used.add(letter)
     assert used == set(LETTERS) and retired == set(RETIRED)
+
+
+def test_test_modules_have_unique_names():
+    """pytest imports test files by basename (no packages under tests/): two of one name collide."""
+    names = [p.name for p in (PKG.parents[1] / "tests").rglob("test_*.py")]
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
