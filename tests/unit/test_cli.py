@@ -50,10 +50,10 @@ def test_show_formats(fake_core, tmp_path, capsys, fmt, marker):
 
 def test_hang_names_bench_point_and_phase(fake_core, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FAKECORE_MODE", "hang:2")
-    rc = main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "1:64:x2", "-t", "5", "--point-time", "0.5"))
+    rc = main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "1:64:x2", "-t", "1", "--point-time", "0.25"))
     assert rc == 1
     err = capsys.readouterr().err
-    assert "message.pingpong" in err and "no output for 6 s" in err and "phase: measuring" in err
+    assert "message.pingpong" in err and "no output for 1.5 s" in err and "phase: measuring" in err
     doc = schema.load(tmp_path / "r.json")
     assert doc["footer"]["status"] == "failed"
     assert len(schema.points(doc)) == 2

@@ -158,7 +158,7 @@ def test_the_watch_looks_while_the_ranks_still_run(fake_core, tmp_path, monkeypa
     monkeypatch.setattr(run, "_watch", lambda args, spec: watch)
     monkeypatch.setenv("FAKECORE_MODE", "hang:1")
     monkeypatch.setenv(*tag.split("=", 1))
-    assert main(["run", "message.pingpong", "-s", "8:64:x2", "-L", "1", "-q", "-t", "1", "--core", fake_core["core"],
+    assert main(["run", "message.pingpong", "-s", "8:64:x2", "-L", "1", "-q", "-t", "1", "--point-time", "0.1", "--core", fake_core["core"],
                  "--mpiexec", fake_core["mpiexec"], "-o", str(tmp_path / "h.json")]) == 1
     assert watch.running is True
     err = schema.load(tmp_path / "h.ndjson")["footer"]["error"]

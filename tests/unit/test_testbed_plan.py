@@ -179,7 +179,7 @@ def test_a_hang_names_the_ranks_that_stopped(fake_core, tmp_path, monkeypatch):
     from fabriclab.cli import main, run
     monkeypatch.setattr(run, "_watch", lambda args, spec: _Watch())
     monkeypatch.setenv("FAKECORE_MODE", "hang:2")
-    assert main(["run", "message.pingpong", "-s", "8:1K:x2", "-L", "1", "-q", "-t", "1", "--core", fake_core["core"],
+    assert main(["run", "message.pingpong", "-s", "8:1K:x2", "-L", "1", "-q", "-t", "1", "--point-time", "0.1", "--core", fake_core["core"],
                  "--mpiexec", fake_core["mpiexec"], "-o", str(tmp_path / "h.json")]) == 1
     doc = schema.load(tmp_path / "h.ndjson")
     assert "Ranks 0, 1 on h0 stopped answering" in doc["footer"]["error"] and len(schema.points(doc)) == 2

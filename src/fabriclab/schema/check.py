@@ -108,19 +108,21 @@ def record(r, i: int, from_tool: bool) -> None:
 
 
 def _point(r: dict, i: int, from_tool: bool) -> None:
+    """A point record: the quick check for the common case; on a problem,
+    the checks below and the typed reader name it. Points without samples
+    are valid only in an imported document."""
+    if quick_point(r) and "stride" in r and "legs_per_op" in r and (r["samples"] or from_tool):
+        return
     for key in ("bench", "size", "stride", "bytes_per_op", "legs_per_op", "samples", "summary"):
         if key not in r:
             raise RecordError(f"point record {i} lacks {key!r}")
+    what = f"({r['bench']!s:.40} size {r['size']!s:.24})"
     if not isinstance(r["summary"], dict) or r["summary"].get("median") is None:
         if from_tool and r.get("samples") == []:
-            raise RecordError(f"imported point record {i} ({r['bench']!s:.40} size {r['size']!s:.24}) has no "
-                              "time per op")
+            raise RecordError(f"imported point record {i} {what} has no time per op")
         raise RecordError(f"point record {i} has a summary without 'median'")
     if r["samples"] == [] and not from_tool or r["samples"] != [] and not durations(r["samples"]):
-        raise RecordError(f"point record {i} ({r['bench']!s:.40} size {r['size']!s:.24}) has empty or non-finite "
-                          "samples")
-    if quick_point(r):
-        return
+        raise RecordError(f"point record {i} {what} has empty or non-finite samples")
     p = Point.from_dict(r, f"point record {i}")
     if p.is_pattern and p.rank_samples is None:
         raise RecordError(f"point record {i} ({p.bench}) has rank samples that do not match its roles")

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Mapping
 
+from ..errors import UsageError
+
 MAX_BYTES = 1 << 50           # 1 PiB moved by one op
 MAX_SECONDS = 1e6             # one op lasting 11.6 days
 MAX_RANKS = 1 << 24           # ranks or processes in one job
@@ -19,8 +21,9 @@ MAX_COUNT = 1 << 53           # counts (samples, batches, launches): exact in a 
 MAX_ITEMS = 1 << 24           # elements of one list
 
 
-class RecordError(ValueError):
-    """A field of a record has the wrong type or an impossible value."""
+class RecordError(UsageError, ValueError):
+    """A field of a record has the wrong type or an impossible value: bad
+    input (exit 2) wherever it is found, and a ValueError to the statistics."""
 
 
 _MISSING = object()

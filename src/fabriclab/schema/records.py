@@ -424,16 +424,18 @@ def _opt_num(v, lo, hi) -> bool:
     return v is None or _num(v, lo, hi)
 
 
-_SUMMARY_TIMES = ("ci_low", "ci_high", "p5", "p25", "p75", "p95", "p99", "min", "max", "mean", "stdev", "mad")
+# The summary's times, median first; checked as one list by durations().
+_SUMMARY_TIMES = ("median", "ci_low", "ci_high", "p5", "p25", "p75", "p95", "p99", "min", "max", "mean", "stdev",
+                  "mad")
 
 
 def quick_summary(s) -> bool:
-    if type(s) is not dict:
+    if type(s) is not dict or s.get("median") is None:
         return False
     g = s.get
-    return (_num(g("median"), 0, MAX_SECONDS) and _opt_int(g("n"), 0, MAX_COUNT)
-            and _opt_num(g("ci_rel"), 0, _INF) and _opt_int(g("outliers"), 0, MAX_COUNT)
-            and _opt_num(g("confidence"), 0, 1.0) and all(_opt_num(g(k), 0, MAX_SECONDS) for k in _SUMMARY_TIMES))
+    times = [v for v in map(g, _SUMMARY_TIMES) if v is not None]
+    return (durations(times) and _opt_int(g("n"), 0, MAX_COUNT) and _opt_num(g("ci_rel"), 0, _INF)
+            and _opt_int(g("outliers"), 0, MAX_COUNT) and _opt_num(g("confidence"), 0, 1.0))
 
 
 def _quick_pattern(r, roles) -> bool:
@@ -469,22 +471,31 @@ def _quick_diag(x) -> bool:
     return type(x) is dict and type(x.get("code")) is str and type(x.get("message")) is str
 
 
+# Counts checked together (each within 0..MAX_BYTES, stricter than from_dict for the last four).
+_COUNTS = ("size", "bytes_per_op", "buffers", "launch", "warmup", "batch")
+_INT = {int}
+_TEXT_OR_NONE = {str, type(None)}
+_OBJ_OR_NONE = {dict, type(None)}
+
+
+def _counts(r) -> bool:
+    vals = [v for v in map(r.get, _COUNTS) if v is not None]
+    return set(map(type, vals)) <= _INT and min(vals) >= 0 and max(vals) <= MAX_BYTES
+
+
 def quick_point(r) -> bool:
     """True when a point record (or a stored merged point) passes every rule of from_dict."""
-    if type(r) is not dict:
+    if type(r) is not dict or "size" not in r or "bytes_per_op" not in r:
         return False
     g = r.get
     samples, val, diags = g("samples", []), g("validation"), g("diagnostics", [])
-    ok = (type(g("bench")) is str and type(g("variant", "")) is str and _int(g("size"), 0, MAX_BYTES)
+    ok = (type(g("bench")) is str and type(g("variant", "")) is str and _counts(r)
           and _int(g("stride", 1), 1, MAX_BYTES) and _int(g("conns", 1), 1, MAX_RANKS)
-          and _opt_int(g("active"), 0, MAX_RANKS) and _int(g("bytes_per_op"), 0, MAX_BYTES)
-          and _int(g("legs_per_op", 1), 1, 1024) and type(g("concurrent", False)) is bool
-          and type(g("params", {})) is dict and (g("cache") is None or type(g("cache")) is str)
-          and _opt_int(g("buffers"), 0, MAX_BYTES) and (g("info") is None or type(g("info")) is dict)
-          and (g("imported") is None or type(g("imported")) is dict) and quick_summary(g("summary"))
-          and (samples == [] or durations(samples)) and _opt_int(g("launch"), 0, MAX_COUNT)
-          and _opt_int(g("warmup"), 0, MAX_COUNT) and _opt_int(g("batch"), 0, MAX_COUNT)
-          and (g("stop") is None or type(g("stop")) is str) and _opt_num(g("elapsed_s"), 0, MAX_SECONDS)
+          and _opt_int(g("active"), 0, MAX_RANKS) and _int(g("legs_per_op", 1), 1, 1024)
+          and type(g("concurrent", False)) is bool and type(g("params", {})) is dict
+          and {type(g("cache")), type(g("stop"))} <= _TEXT_OR_NONE
+          and {type(g("info")), type(g("imported"))} <= _OBJ_OR_NONE and quick_summary(g("summary"))
+          and (samples == [] or durations(samples)) and _opt_num(g("elapsed_s"), 0, MAX_SECONDS)
           and (val is None or type(val) is dict and _int(val.get("checked_bytes", 0), 0, MAX_COUNT)
                and _int(val.get("errors", 0), 0, MAX_COUNT))
           and type(diags) is list and all(map(_quick_diag, diags)))
