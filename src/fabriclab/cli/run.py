@@ -54,12 +54,14 @@ def register(sub) -> None:
 def _add_points(add) -> None:
     """Which points: sizes, strides, parameters, connections, active senders, cache state."""
     add("--sizes", metavar="SPEC",
-        help="Sizes in bytes: a list and/or sweeps such as 0:4M:x2 or 1K:64K:+1K (K/M/G = 1024^n). "
+        help="Sizes in bytes: a list and/or sweeps such as 0:4M:x2 or 1K:64K:+1K (K, M, G, T or KiB..TiB = "
+             "1024^n; docs/usage.md, Numbers). "
              "Default: each benchmark's own sweep (0:4M:x2 for transfers).")
     add("--strides", metavar="SPEC",
         help="Strides in 8-byte words for strided benchmarks, same syntax. Default: 1:64:x2.")
     add("--param", action="append", default=[], metavar="KEY=VALUE",
-        help="A benchmark parameter such as window=64, sync=fence or iface=eth0; repeatable. "
+        help="A benchmark parameter such as window=64 (or 1K), sync=fence or iface=eth0; checked against the "
+             "benchmark's rules before anything is built; repeatable. "
              "Default: each benchmark's defaults, shown by `fabriclab list`.")
     add("--output", metavar="PATH",
         help="Result document path; the stream goes beside it as .ndjson. "

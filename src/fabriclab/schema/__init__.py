@@ -31,7 +31,14 @@ History of SCHEMA_VERSION:
     and the `transport` forced), `launch_end` records on a testbed carry the
     cables' `counters` per host and `wire_bytes`; a validation document
     (`fabriclab testbed validate`) is an all-to-all run with a `validation`
-    block. Older documents load unchanged: every new field is optional."""
+    block. Older documents load unchanged: every new field is optional.
+  6 (fabriclab 0.2.0): a point's `bandwidth_Bps` is null when its op moves no
+    payload (size 0), as an imported point's always was; `params` are
+    recorded in canonical form (window "1024" for `-p window=1K`); every
+    point carries `active` (null outside patterns); skip records carry the
+    point's `variant`, `conns` and `active`; a SIGTERM ends a run as
+    `interrupted`. Every document is checked for types and ranges when read
+    (check.py). Older documents load unchanged."""
 
 from __future__ import annotations
 
@@ -48,7 +55,7 @@ __all__ = ["SCHEMA", "SCHEMA_VERSION", "RECORD_KINDS", "STATUSES", "AXES", "KEY_
            "StreamWriter", "document", "write_document", "load", "validate", "points", "point_key"]
 
 SCHEMA = "fabriclab.run"
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 class StreamWriter:
