@@ -3,8 +3,6 @@ with no console error and fetches nothing, every figure is an SVG with a
 title and something drawn, and the page's screenshot is not blank (kept in
 the test output folder). A missing Chromium is a failure: `make test`
 installs it."""
-import sys
-from pathlib import Path
 
 import pytest
 

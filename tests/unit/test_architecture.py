@@ -159,7 +159,6 @@ KNOWN_LONG = {
     "model/maxmin.py:max_min": 102,                    # progressive filling, one loop
     "report/raster.py:render_png": 67,
     "model/routing.py:alltoall_by_destination": 61,
-    "measure/plan.py:build": 53,
 }
 
 

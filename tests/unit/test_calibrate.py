@@ -1,6 +1,5 @@
 """`fabriclab calibrate`: saturation points of a (fake-core) run become a
 calibration file that the model reads back."""
-import os
 
 import pytest
 import yaml

@@ -7,7 +7,6 @@ import random
 
 import pytest
 
-from fabriclab import schema
 from fabriclab.cli import main
 
 FORMATS = ("table", "md", "csv", "json")

@@ -160,17 +160,8 @@ def _unit_steps(spec: str) -> str:
     return ",".join(p + ":+1" if p.count(":") == 1 else p for p in spec.split(","))
 
 
-def build(names: list[str] | None, sizes: str | None, strides: str | None, params: list[str] | None,
-          sampling: Sampling, validate: bool, nranks: int = 2, conns: str | None = None,
-          active: str | None = None, cache: str = "warm", llc_bytes: int | None = None,
-          launches: int = 1, seed: int = 0) -> Plan:
-    """Default sweeps come from the registry; --sizes/--strides/--conns/--active override them.
-
-    A parameter applies to every selected benchmark that accepts it; one that
-    no selected benchmark accepts is an error, so typos cannot pass silently.
-    So is an axis option no selected benchmark has."""
-    chosen = select(names)
-    given = parse_params(params)
+def _check_options(chosen: list, given: dict, cache: str, strides, conns, active) -> None:
+    """A parameter or axis option no selected benchmark has is an error, so typos cannot pass silently."""
     unknown = set(given) - {k for b in chosen for k in b.params}
     if unknown:
         raise UsageError(f"parameter {sorted(unknown)[0]!r} is not accepted by the selected benchmarks")
@@ -180,6 +171,31 @@ def build(names: list[str] | None, sizes: str | None, strides: str | None, param
                              ("--active", "active", active)):
         if value is not None and not any(axis in b.axes for b in chosen):
             raise UsageError(f"{opt} applies to benchmarks with a {axis} axis; none is selected")
+
+
+def _jobs(b, s, st, cn, mine: dict, nranks: int, active_list, cache: str, llc_bytes) -> list:
+    """One job per variant of a benchmark's parameters, with its pattern's layouts."""
+    out = []
+    for params in variants(mine, b.canonical):
+        lays = ()
+        if b.pattern:
+            acts = active_list if active_list and "active" in b.axes else None
+            matching = int(params.get("seed", b.defaults.get("seed", 1)))  # bisection's pairs
+            lays = tuple(patterns.layouts(b.pattern, nranks, acts, matching))
+        out.append(Job(b, tuple(s), tuple(st), params, tuple(cn), lays, tuple(buffers.plan(s, cache, llc_bytes))))
+    return out
+
+
+def build(names: list[str] | None, sizes: str | None, strides: str | None, params: list[str] | None,
+          sampling: Sampling, validate: bool, nranks: int = 2, conns: str | None = None,
+          active: str | None = None, cache: str = "warm", llc_bytes: int | None = None,
+          launches: int = 1, seed: int = 0) -> Plan:
+    """Default sweeps come from the registry; --sizes/--strides/--conns/--active override them.
+
+    A parameter applies to every selected benchmark that accepts it."""
+    chosen = select(names)
+    given = parse_params(params)
+    _check_options(chosen, given, cache, strides, conns, active)
     size_list = parse_sizes(sizes) if sizes else None
     stride_list = parse_strides(strides) if strides else None
     conn_list = parse_sizes(conns, "connection count") if conns else None
@@ -197,17 +213,9 @@ def build(names: list[str] | None, sizes: str | None, strides: str | None, param
         st = (stride_list or parse_strides(b.strides)) if b.has_stride else [1]
         cn = (conn_list or parse_sizes(b.conns, "connection count")) if "conns" in b.axes else [1]
         mine = {k: v for k, v in given.items() if k in b.params}
-        if not names:
-            mine = {**b.suite_params, **mine}
         _check_limits(b, s, cn)
-        for params in variants(mine, b.canonical):
-            lays = ()
-            if b.pattern:
-                acts = active_list if active_list and "active" in b.axes else None
-                matching = int(params.get("seed", b.defaults.get("seed", 1)))  # bisection's pairs
-                lays = tuple(patterns.layouts(b.pattern, nranks, acts, matching))
-            jobs.append(Job(b, tuple(s), tuple(st), params, tuple(cn), lays,
-                            tuple(buffers.plan(s, cache, llc_bytes))))
+        jobs += _jobs(b, s, st, cn, mine if names else {**b.suite_params, **mine}, nranks, active_list, cache,
+                      llc_bytes)
     if not 1 <= launches <= MAX_LAUNCHES:
         raise UsageError(f"--launches must be 1..{MAX_LAUNCHES}, not {launches}")
     return Plan(tuple(jobs), sampling.check(), validate, cache, llc_bytes, tuple(notes), launches, seed)
