@@ -152,7 +152,8 @@ def test_the_quick_check_never_accepts_what_the_typed_reader_refuses(real):
     """schema.load checks point records by quick_point and names problems with
     from_dict: the quick check may be stricter, never looser."""
     from fabriclab.schema.fields import RecordError
-    from fabriclab.schema.records import MergedPoint, Point, quick_merged, quick_point
+    from fabriclab.schema.quick import quick_merged, quick_point
+    from fabriclab.schema.records import MergedPoint, Point
     rng = random.Random(7)
     passed = 0
     for i in range(250):

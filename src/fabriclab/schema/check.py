@@ -9,8 +9,8 @@ import math
 
 from ..errors import UsageError
 from .fields import MAX_RANKS, Fields, RecordError, durations, is_count, is_text
-from .records import (LaunchRecord, MergedPoint, Point, SkipRecord, check_diagnostic, check_launch_end,
-                      quick_merged, quick_point)
+from .quick import quick_merged, quick_point
+from .records import LaunchRecord, MergedPoint, Point, SkipRecord, check_diagnostic, check_launch_end
 
 RECORD_KINDS = ("launch", "point", "skip", "diagnostic", "launch_end")
 STATUSES = ("complete", "interrupted", "failed", "incomplete")
