@@ -153,12 +153,7 @@ static double conns_measure(const fl_ctx *ctx, void *state, int64_t iters)
         return 0.0;
     double t0 = fl_now();
     if (s->role == SENDER) {
-        sock_burst(&s->link, &s->p, 1);
-        for (int64_t i = 0; i < iters; i++)
-            sock_send_all(s->link.fd[i % s->conns], fl_slot(s->sbuf, s->size, s->buffers, i),
-                          (size_t)s->size);
-        sock_burst(&s->link, &s->p, 0);
-        sock_ack_wait(&s->link);
+        sock_send_slots(&s->link, &s->p, s->sbuf, s->size, s->buffers, iters);
     } else {
         for (int k = 0; k < s->conns; k++) {
             s->op[k] = k;
