@@ -65,25 +65,25 @@ const char *dep_sync_name(const dep_run *r)
 /* The state every kernel shares, for a transfer of pt->size bytes: laid out
  * at the point's stride in whole words through one slot (strided), or
  * contiguous through the point's buffers; a skip when it does not fit. */
-int dep_new_state(const fl_ctx *ctx, const dep_run *r, const fl_point *pt, int strided,
-                  fl_shape *shape, dep_state **out)
+dep_state *dep_new_state(const fl_ctx *ctx, const dep_run *r, const fl_point *pt, int strided,
+                         int target_works, void **state, fl_shape *shape)
 {
     int64_t stride = strided ? pt->stride : 1, buffers = strided ? 1 : pt->buffers;
     if (strided && (pt->size % 8 != 0 || stride < 1)) {
         snprintf(shape->note, sizeof shape->note,
                  "strided sizes are whole 8-byte words and strides >= 1");
-        return FL_SKIP;
+        return NULL;
     }
     int64_t nwords = pt->size / 8;
     int64_t extent = nwords ? (nwords - 1) * stride + 1 : 0;
     if (pt->size > INT_MAX || extent > INT_MAX / 8) {
         snprintf(shape->note, sizeof shape->note, "size x stride exceeds an MPI int count");
-        return FL_SKIP;
+        return NULL;
     }
     if (buffers < 1 || (pt->size > 0 && buffers > (int64_t)(PTRDIFF_MAX / 2) / pt->size)) {
         snprintf(shape->note, sizeof shape->note, "%lld buffers of %lld bytes cannot be allocated",
                  (long long)buffers, (long long)pt->size);
-        return FL_SKIP;
+        return NULL;
     }
     dep_state *s = calloc(1, sizeof *s);
     if (!s)
@@ -101,13 +101,15 @@ int dep_new_state(const fl_ctx *ctx, const dep_run *r, const fl_point *pt, int s
     s->win = MPI_WIN_NULL;
     s->vec = MPI_DATATYPE_NULL;
     /* A flush-completed target is passive: it runs no loop, and the
-     * origin's time (completion of the deposit) is the whole op. Kernels
-     * whose target works (packed, shm) set active themselves. */
-    s->active = s->role == ORIGIN || (s->role == TARGET && s->fence);
+     * origin's time (completion of the deposit) is the whole op. */
+    s->active = s->role == ORIGIN || (s->role == TARGET && (s->fence || target_works));
     shape->bytes_per_op = pt->size;
+    shape->timed = s->active;
     shape->batch_multiple = s->window; /* samples time whole windows */
-    *out = s;
-    return FL_OK;
+    if (strided)
+        shape->buffers = 1; /* one strided layout, whatever the cache state */
+    *state = s;
+    return s;
 }
 
 /* An RMA window of `bytes` on the pair (a real buffer even for empty
@@ -139,7 +141,7 @@ void dep_start_epoch(dep_state *s)
 }
 
 /* Target side of fence-completed kernels: one fence per completion. */
-void dep_target_fences(const dep_state *s, int64_t iters)
+void dep_target_fences(dep_state *s, int64_t iters)
 {
     const int64_t w = s->window;
     for (int64_t n = (iters + w - 1) / w; n > 0; n--)
@@ -197,11 +199,9 @@ static int rma_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt, v
                      fl_shape *shape)
 {
     const dep_run *r = bench_state;
-    dep_state *s;
-    int st = dep_new_state(ctx, r, pt, 0, shape, &s);
-    if (st != FL_OK)
-        return st;
-    shape->timed = s->active;
+    dep_state *s = dep_new_state(ctx, r, pt, 0, 0, state, shape);
+    if (!s)
+        return FL_SKIP;
     if (fl_param_find(ctx->opts, "window")) /* the bw kernels */
         snprintf(shape->info, sizeof shape->info,
                  "{\"sync\":\"%s\",\"window\":%d,\"buffers\":%lld}", dep_sync_name(r), s->window,
@@ -209,7 +209,6 @@ static int rma_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt, v
     else
         snprintf(shape->info, sizeof shape->info, "{\"sync\":\"%s\",\"buffers\":%lld}",
                  dep_sync_name(r), (long long)s->buffers);
-    *state = s;
     if (s->role == IDLE)
         return FL_OK;
     dep_rma_window(s, (MPI_Aint)s->size * (MPI_Aint)s->buffers);
@@ -248,32 +247,26 @@ static inline void origin_rma(dep_state *s, int64_t iters, int get)
     s->next = b;
 }
 
+static void origin_put(dep_state *s, int64_t iters)
+{
+    origin_rma(s, iters, 0);
+}
+
+static void origin_get(dep_state *s, int64_t iters)
+{
+    origin_rma(s, iters, 1);
+}
+
 static double put_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
-    dep_state *s = state;
     (void)ctx;
-    if (!s->active)
-        return 0.0;
-    double t0 = fl_now();
-    if (s->role == ORIGIN)
-        origin_rma(s, iters, 0);
-    else
-        dep_target_fences(s, iters);
-    return fl_now() - t0;
+    return dep_time(state, iters, origin_put, dep_target_fences);
 }
 
 static double get_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
-    dep_state *s = state;
     (void)ctx;
-    if (!s->active)
-        return 0.0;
-    double t0 = fl_now();
-    if (s->role == ORIGIN)
-        origin_rma(s, iters, 1);
-    else
-        dep_target_fences(s, iters);
-    return fl_now() - t0;
+    return dep_time(state, iters, origin_get, dep_target_fences);
 }
 
 /* The contiguous kernels: one whole window from slot 0, every op the same

@@ -47,17 +47,37 @@ void dep_fini(const fl_ctx *ctx, void *bench_state);
 const char *dep_sync_name(const dep_run *r);
 
 /* Per point: the shared state for pt->size bytes, strided (one layout at
- * the point's stride) or contiguous (through the point's buffers), or a skip
- * with its reason; an RMA window of `bytes` on the pair; the epoch of the
- * whole point. */
-int dep_new_state(const fl_ctx *ctx, const dep_run *r, const fl_point *pt, int strided,
-                  fl_shape *shape, dep_state **out);
+ * the point's stride) or contiguous (through the point's buffers), with a
+ * target that runs a loop of its own (`target_works`) or only fences; it is
+ * *state, and the shape has its bytes, timing and batch. NULL: a skip, its
+ * reason in the shape's note. Then an RMA window of `bytes` on the pair, and
+ * the epoch of the whole point. */
+dep_state *dep_new_state(const fl_ctx *ctx, const dep_run *r, const fl_point *pt, int strided,
+                         int target_works, void **state, fl_shape *shape);
 void dep_rma_window(dep_state *s, MPI_Aint bytes);
 void dep_start_epoch(dep_state *s);
 void dep_teardown(const fl_ctx *ctx, void *state);
 
+/* One side's part of a measure call of `iters` ops. */
+typedef void (*dep_side_fn)(dep_state *s, int64_t iters);
+
 /* The target of a fence-completed kernel: one fence per window of ops. */
-void dep_target_fences(const dep_state *s, int64_t iters);
+void dep_target_fences(dep_state *s, int64_t iters);
+
+/* Every pair kernel's timed loop: the origin's ops or the target's part,
+ * on the active ranks (a passive target and idle ranks return 0). Inline,
+ * so each measure calls its sides directly. */
+static inline double dep_time(dep_state *s, int64_t iters, dep_side_fn origin, dep_side_fn target)
+{
+    if (!s->active)
+        return 0.0;
+    double t0 = fl_now();
+    if (s->role == ORIGIN)
+        origin(s, iters);
+    else
+        target(s, iters);
+    return fl_now() - t0;
+}
 
 /* Verify: one window through the kernel's own loop, ordered against the
  * local stores before it and the checks after it; the pattern's seed. */

@@ -61,9 +61,11 @@ static int senders_of(const fl_layout *l, int nranks, int target, int rank, int 
 }
 
 /* Roles the kernels do not follow are an error on every rank alike (the
- * layout is the same everywhere): put_bibw's pairs must be mutual, and
- * hotspot senders must address a target. */
-static const char *pairs_fault(const fl_layout *l, int nranks)
+ * layout is the same everywhere): every rank that is neither idle nor a
+ * target must be an `origin` whose valid peer has the role `peer`, and
+ * names it back where the pairs are `mutual`; `why` otherwise. */
+static const char *origins_fault(const fl_layout *l, int nranks, char origin, char peer,
+                                 int mutual, const char *why)
 {
     for (int q = 0; q < nranks; q++) {
         int p = l->peer[q];
@@ -72,25 +74,21 @@ static const char *pairs_fault(const fl_layout *l, int nranks)
             continue;
         if (p < 0 || p >= nranks || p == q)
             return "an active rank has no valid peer";
-        if (r != FL_BOTH || l->role[p] != FL_BOTH || l->peer[p] != q)
-            return "put_bibw needs mutual pairs of role 'b'";
+        if (r != origin || l->role[p] != peer || (mutual && l->peer[p] != q))
+            return why;
     }
     return NULL;
 }
 
+static const char *pairs_fault(const fl_layout *l, int nranks)
+{
+    return origins_fault(l, nranks, FL_BOTH, FL_BOTH, 1, "put_bibw needs mutual pairs of role 'b'");
+}
+
 static const char *hotspot_fault(const fl_layout *l, int nranks)
 {
-    for (int q = 0; q < nranks; q++) {
-        int p = l->peer[q];
-        char r = l->role[q];
-        if (r == FL_IDLE || r == FL_TARGET)
-            continue;
-        if (p < 0 || p >= nranks || p == q)
-            return "an active rank has no valid peer";
-        if (r != FL_SENDER || l->role[p] != FL_TARGET)
-            return "hotspot senders must address a target rank";
-    }
-    return NULL;
+    return origins_fault(l, nranks, FL_SENDER, FL_TARGET, 0,
+                         "hotspot senders must address a target rank");
 }
 
 /* The state of a point whose layout passes `fault`, or an error or skip. */
@@ -255,28 +253,29 @@ static inline void windows(dp_state *s, int64_t iters, int get)
     s->next = b;
 }
 
-/* put_bibw, hotspot_put: origins put; targets are passive. */
-static double put_measure(const fl_ctx *ctx, void *state, int64_t iters)
+/* The timed loop: an origin's windows; targets are passive and, like idle
+ * ranks, return 0. */
+static inline double time_windows(dp_state *s, int64_t iters, int get)
 {
-    dp_state *s = state;
-    (void)ctx;
     if (!s->active)
         return 0.0;
     double t0 = fl_now();
-    windows(s, iters, 0);
+    windows(s, iters, get);
     return fl_now() - t0;
 }
 
-/* hotspot_get: origins get; the target is passive. */
+/* put_bibw, hotspot_put: origins put. */
+static double put_measure(const fl_ctx *ctx, void *state, int64_t iters)
+{
+    (void)ctx;
+    return time_windows(state, iters, 0);
+}
+
+/* hotspot_get: origins get. */
 static double get_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
-    dp_state *s = state;
     (void)ctx;
-    if (!s->active)
-        return 0.0;
-    double t0 = fl_now();
-    windows(s, iters, 1);
-    return fl_now() - t0;
+    return time_windows(state, iters, 1);
 }
 
 /* The pattern of the data that rank q deposits (put) or serves (get). */

@@ -39,17 +39,13 @@ static int direct_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt
                         fl_shape *shape)
 {
     const dep_run *r = bench_state;
-    dep_state *s;
-    int st = dep_new_state(ctx, r, pt, 1, shape, &s);
-    if (st != FL_OK)
-        return st;
+    dep_state *s = dep_new_state(ctx, r, pt, 1, 0, state, shape);
+    if (!s)
+        return FL_SKIP;
     s->count = (int)s->nwords;
-    shape->timed = s->active;
-    shape->buffers = 1; /* one strided layout, whatever the cache state */
     snprintf(shape->info, sizeof shape->info,
              "{\"sync\":\"%s\",\"mode\":\"direct_deposit\",\"target_type\":\"vector\"}",
              dep_sync_name(r));
-    *state = s;
     if (s->role == IDLE)
         return FL_OK;
     dep_rma_window(s, s->role == TARGET ? (MPI_Aint)(s->extent * 8) : (MPI_Aint)s->size);
@@ -67,17 +63,12 @@ static int packed_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt
                         fl_shape *shape)
 {
     const dep_run *r = bench_state;
-    dep_state *s;
-    int st = dep_new_state(ctx, r, pt, 1, shape, &s);
-    if (st != FL_OK)
-        return st;
-    s->active = s->role != IDLE; /* the target unpacks */
-    shape->timed = s->active;
-    shape->buffers = 1;
+    dep_state *s = dep_new_state(ctx, r, pt, 1, 1, state, shape); /* the target unpacks */
+    if (!s)
+        return FL_SKIP;
     snprintf(shape->info, sizeof shape->info,
              "{\"sync\":\"%s\",\"mode\":\"buffer_packing\",\"unpack\":\"target\"}",
              dep_sync_name(r));
-    *state = s;
     if (s->role == IDLE)
         return FL_OK;
     dep_rma_window(s, (MPI_Aint)s->size);
@@ -100,18 +91,13 @@ static int shm_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt, v
                  "ranks 0 and 1 do not share a node: no shared-memory window");
         return FL_SKIP;
     }
-    dep_state *s;
-    int st = dep_new_state(ctx, r, pt, 1, shape, &s);
-    if (st != FL_OK)
-        return st;
+    dep_state *s = dep_new_state(ctx, r, pt, 1, 1, state, shape); /* the target acks */
+    if (!s)
+        return FL_SKIP;
     s->fence = 0; /* completion: MPI_Win_sync and a zero-byte round trip */
-    s->active = s->role != IDLE;
     s->comm = r->shm;
-    shape->timed = s->active;
-    shape->buffers = 1;
     snprintf(shape->info, sizeof shape->info,
              "{\"sync\":\"win_sync+ack\",\"mode\":\"direct_mapped\"}");
-    *state = s;
     if (s->role == IDLE)
         return FL_OK;
     MPI_Aint wb = fl_win_bytes(s->role == TARGET ? (MPI_Aint)(s->extent * 8) : 0);
@@ -135,7 +121,7 @@ static int shm_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt, v
 
 /* Direct deposit: the target datatype scatters the contiguous origin words
  * with the stride; the target CPU does nothing. */
-static void origin_direct(const dep_state *s, int64_t iters)
+static void origin_direct(dep_state *s, int64_t iters)
 {
     const int count = s->count, fence = s->fence;
     MPI_Win win = s->win;
@@ -152,7 +138,7 @@ static void origin_direct(const dep_state *s, int64_t iters)
 /* Buffer packing: a contiguous deposit into the target's staging buffer;
  * the op ends when the target has scattered it and acknowledged, so the
  * next deposit cannot overwrite staging that is still being unpacked. */
-static void origin_packed(const dep_state *s, int64_t iters)
+static void origin_packed(dep_state *s, int64_t iters)
 {
     const int count = s->count, fence = s->fence;
     MPI_Win win = s->win;
@@ -169,7 +155,7 @@ static void origin_packed(const dep_state *s, int64_t iters)
     }
 }
 
-static void target_packed(const dep_state *s, int64_t iters)
+static void target_packed(dep_state *s, int64_t iters)
 {
     const int fence = s->fence;
     const int64_t n = s->nwords, st = s->stride;
@@ -193,7 +179,7 @@ static void target_packed(const dep_state *s, int64_t iters)
 /* Direct-mapped stores: the origin CPU writes each word into the target's
  * segment of the shared window; MPI_Win_sync orders the stores, and a
  * zero-byte round trip tells the target and ends the op at the origin. */
-static void origin_shm(const dep_state *s, int64_t iters)
+static void origin_shm(dep_state *s, int64_t iters)
 {
     const int64_t n = s->nwords, st = s->stride;
     const uint64_t *restrict src = s->src;
@@ -209,7 +195,7 @@ static void origin_shm(const dep_state *s, int64_t iters)
     }
 }
 
-static void target_shm(const dep_state *s, int64_t iters)
+static void target_shm(dep_state *s, int64_t iters)
 {
     MPI_Win win = s->win;
     MPI_Comm comm = s->comm;
@@ -222,44 +208,20 @@ static void target_shm(const dep_state *s, int64_t iters)
 
 static double direct_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
-    dep_state *s = state;
     (void)ctx;
-    if (!s->active)
-        return 0.0;
-    double t0 = fl_now();
-    if (s->role == ORIGIN)
-        origin_direct(s, iters);
-    else
-        dep_target_fences(s, iters); /* window is 1 */
-    return fl_now() - t0;
+    return dep_time(state, iters, origin_direct, dep_target_fences); /* window is 1 */
 }
 
 static double packed_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
-    dep_state *s = state;
     (void)ctx;
-    if (!s->active)
-        return 0.0;
-    double t0 = fl_now();
-    if (s->role == ORIGIN)
-        origin_packed(s, iters);
-    else
-        target_packed(s, iters);
-    return fl_now() - t0;
+    return dep_time(state, iters, origin_packed, target_packed);
 }
 
 static double shm_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
-    dep_state *s = state;
     (void)ctx;
-    if (!s->active)
-        return 0.0;
-    double t0 = fl_now();
-    if (s->role == ORIGIN)
-        origin_shm(s, iters);
-    else
-        target_shm(s, iters);
-    return fl_now() - t0;
+    return dep_time(state, iters, origin_shm, target_shm);
 }
 
 /* Exact check of a strided landing: payload words against the pattern and

@@ -77,6 +77,7 @@
 typedef struct {
     int64_t nt_threshold; /* bytes; -1 where there is no such rule */
     const char *from;     /* where the figure came from */
+    char nt_json[32];     /* nt_threshold as info objects hold it: a number or null */
 } mem_run;
 
 /* One point. */
@@ -89,9 +90,15 @@ typedef struct {
     uint64_t seed;
 } mem_state;
 
+/* One op's copy into d from s: n words (bytes for memory.memcpy's
+ * copy_bytes), the strided side visiting every st-th word (the contiguous
+ * copies have no strided side and ignore st). */
+typedef void slot_copy(uint64_t *restrict d, const uint64_t *restrict s, size_t n, size_t st);
+
 NO_IDIOM CLONES static void copy_words(uint64_t *restrict d, const uint64_t *restrict s,
-                                       size_t n)
+                                       size_t n, size_t st)
 {
+    (void)st;
     for (size_t i = 0; i < n; i++)
         d[i] = s[i];
 }
@@ -126,9 +133,10 @@ static void store_nt_word(uint64_t *d, uint64_t w)
 }
 
 NO_IDIOM static void copy_words_nt_sse2(uint64_t *restrict d, const uint64_t *restrict s,
-                                        size_t n)
+                                        size_t n, size_t st)
 {
     size_t i = 0;
+    (void)st;
     for (; i < n && ((uintptr_t)(d + i) & 15); i++)
         store_nt_word(d + i, s[i]);
     for (; i + 8 <= n; i += 8) {
@@ -149,9 +157,10 @@ NO_IDIOM static void copy_words_nt_sse2(uint64_t *restrict d, const uint64_t *re
 #if defined(__has_attribute) && __has_attribute(target)
 #define HAVE_NT_AVX2 1
 NO_IDIOM __attribute__((target("avx2"))) static void
-copy_words_nt_avx2(uint64_t *restrict d, const uint64_t *restrict s, size_t n)
+copy_words_nt_avx2(uint64_t *restrict d, const uint64_t *restrict s, size_t n, size_t st)
 {
     size_t i = 0;
+    (void)st;
     for (; i < n && ((uintptr_t)(d + i) & 31); i++)
         store_nt_word(d + i, s[i]);
     for (; i + 16 <= n; i += 16) {
@@ -195,7 +204,7 @@ NO_IDIOM CLONES static void copy_strided_load_nt(uint64_t *restrict d,
 }
 
 /* The contiguous non-temporal copy for this CPU, chosen once. */
-static void (*copy_words_nt)(uint64_t *restrict, const uint64_t *restrict, size_t);
+static slot_copy *copy_words_nt;
 
 static void pick_copy_words_nt(void)
 {
@@ -309,6 +318,10 @@ static int mem_init(const fl_ctx *ctx, void **bench_state)
 #else
     (void)ctx;
 #endif
+    if (r->nt_threshold >= 0)
+        snprintf(r->nt_json, sizeof r->nt_json, "%lld", (long long)r->nt_threshold);
+    else
+        snprintf(r->nt_json, sizeof r->nt_json, "null");
     *bench_state = r;
     return FL_OK;
 }
@@ -330,8 +343,9 @@ static int want_nt(const fl_ctx *ctx, const mem_run *r, size_t bytes)
 }
 
 /* Both setups: rank 0 holds `buffers` slots per side, every source slot
- * with the same pattern (so any op's copy can be checked). */
-static mem_state *new_state(const fl_ctx *ctx, const fl_point *pt)
+ * with the same pattern (so any op's copy can be checked), and is the one
+ * timed rank. */
+static mem_state *new_state(const fl_ctx *ctx, const fl_point *pt, void **state, fl_shape *shape)
 {
     mem_state *m = fl_alloc(sizeof *m);
     m->active = ctx->rank == 0;
@@ -349,15 +363,9 @@ static mem_state *new_state(const fl_ctx *ctx, const fl_point *pt)
         for (size_t b = 0; b < m->buffers; b++)
             fl_fill((char *)m->src + b * m->pitch, m->bytes, m->seed);
     }
+    shape->timed = m->active;
+    *state = m;
     return m;
-}
-
-static void threshold_text(const mem_run *r, char thr[32])
-{
-    if (r->nt_threshold >= 0)
-        snprintf(thr, 32, "%lld", (long long)r->nt_threshold);
-    else
-        snprintf(thr, 32, "null");
 }
 
 /* memory.memcpy: the C library's copy, odd tail bytes included. */
@@ -365,13 +373,10 @@ static int memcpy_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **
                         fl_shape *shape)
 {
     const mem_run *r = bs;
-    mem_state *m = new_state(ctx, pt);
-    char thr[32];
-    threshold_text(r, thr);
+    const mem_state *m = new_state(ctx, pt, state, shape);
     shape->bytes_per_op = pt->size;
-    shape->timed = m->active;
-    snprintf(shape->info, FL_INFO_LEN, "{\"nt_threshold\":%s,\"buffers\":%zu}", thr, m->buffers);
-    *state = m;
+    snprintf(shape->info, FL_INFO_LEN, "{\"nt_threshold\":%s,\"buffers\":%zu}", r->nt_json,
+             m->buffers);
     return FL_OK;
 }
 
@@ -381,18 +386,14 @@ static int words_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **s
                        fl_shape *shape)
 {
     const mem_run *r = bs;
-    mem_state *m = new_state(ctx, pt);
-    char thr[32];
-    threshold_text(r, thr);
+    mem_state *m = new_state(ctx, pt, state, shape);
     m->nt = want_nt(ctx, r, m->bytes);
     shape->bytes_per_op = (int64_t)(m->n * 8);
-    shape->timed = m->active;
     snprintf(shape->info, FL_INFO_LEN,
              "{\"stores\":\"%s\",\"nt_threshold\":%s,\"nt_threshold_from\":\"%s\","
              "\"buffers\":%zu%s}",
-             m->nt ? "nt" : "normal", thr, r->from, m->buffers,
+             m->nt ? "nt" : "normal", r->nt_json, r->from, m->buffers,
              HAVE_NT ? "" : ",\"note\":\"no non-temporal stores outside x86-64\"");
-    *state = m;
     return FL_OK;
 }
 
@@ -426,65 +427,54 @@ static inline void next_slot(mem_state *m, const uint64_t *d)
 
 /* ---- the timed loops, one per benchmark ---- */
 
+/* memory.memcpy's op: the C library's copy of n bytes, odd tail bytes
+ * included. */
+static void copy_bytes(uint64_t *restrict d, const uint64_t *restrict s, size_t n, size_t st)
+{
+    (void)st;
+    memcpy(d, s, n);
+}
+
+/* Every benchmark's loop: op i copies slot i % buffers with `copy`, n words
+ * (bytes for copy_bytes) at the point's stride. Inlined into each measure,
+ * so memcpy's loop calls memcpy directly. */
+static inline double time_copies(mem_state *m, int64_t iters, slot_copy *copy, size_t n)
+{
+    double t0 = fl_now();
+    for (int64_t i = 0; m->active && i < iters; i++) {
+        uint64_t *d = dst_slot(m);
+        copy(d, src_slot(m), n, m->s);
+        next_slot(m, d);
+    }
+    return fl_now() - t0;
+}
+
 static double memcpy_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
     mem_state *m = state;
     (void)ctx;
-    double t0 = fl_now();
-    for (int64_t i = 0; m->active && i < iters; i++) {
-        uint64_t *d = dst_slot(m);
-        memcpy(d, src_slot(m), m->bytes);
-        next_slot(m, d);
-    }
-    return fl_now() - t0;
+    return time_copies(m, iters, copy_bytes, m->bytes);
 }
 
 static double copy_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
     mem_state *m = state;
     (void)ctx;
-    double t0 = fl_now();
-    for (int64_t i = 0; m->active && i < iters; i++) {
-        uint64_t *d = dst_slot(m);
-        if (m->nt)
-            copy_words_nt(d, src_slot(m), m->n);
-        else
-            copy_words(d, src_slot(m), m->n);
-        next_slot(m, d);
-    }
-    return fl_now() - t0;
+    return time_copies(m, iters, m->nt ? copy_words_nt : copy_words, m->n);
 }
 
 static double strided_store_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
     mem_state *m = state;
     (void)ctx;
-    double t0 = fl_now();
-    for (int64_t i = 0; m->active && i < iters; i++) {
-        uint64_t *d = dst_slot(m);
-        if (m->nt)
-            copy_strided_store_nt(d, src_slot(m), m->n, m->s);
-        else
-            copy_strided_store(d, src_slot(m), m->n, m->s);
-        next_slot(m, d);
-    }
-    return fl_now() - t0;
+    return time_copies(m, iters, m->nt ? copy_strided_store_nt : copy_strided_store, m->n);
 }
 
 static double strided_load_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
     mem_state *m = state;
     (void)ctx;
-    double t0 = fl_now();
-    for (int64_t i = 0; m->active && i < iters; i++) {
-        uint64_t *d = dst_slot(m);
-        if (m->nt)
-            copy_strided_load_nt(d, src_slot(m), m->n, m->s);
-        else
-            copy_strided_load(d, src_slot(m), m->n, m->s);
-        next_slot(m, d);
-    }
-    return fl_now() - t0;
+    return time_copies(m, iters, m->nt ? copy_strided_load_nt : copy_strided_load, m->n);
 }
 
 /* Where word i of the strided side goes on the contiguous side. With

@@ -7,7 +7,6 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 typedef struct {
     int role, peer, conns, scan, count;
@@ -131,27 +130,12 @@ static double conns_measure(const fl_ctx *ctx, void *state, int64_t iters)
     return fl_now() - t0;
 }
 
-/* One message on every tag, all with the same pattern. */
+/* One message on every tag (via.c). */
 static int64_t conns_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 {
     conns_state *s = state;
-    const uint64_t seed = (uint64_t)s->size * 0x100000001b3ULL + (uint64_t)s->conns;
-    const int64_t slots = s->conns < s->buffers ? s->conns : s->buffers;
-    int64_t bad = 0;
-    if (s->role == IDLE)
-        return 0;
-    if (s->role == SENDER)
-        for (int64_t i = 0; i < slots; i++)
-            fl_fill(fl_slot(s->sbuf, s->size, s->buffers, i), (size_t)s->size, seed);
-    else
-        memset(s->rbuf, 0, (size_t)(s->size * s->buffers));
-    conns_measure(ctx, s, s->conns);
-    if (s->role == RECEIVER) {
-        for (int64_t i = 0; i < slots; i++)
-            bad += fl_check(fl_slot(s->rbuf, s->size, s->buffers, i), (size_t)s->size, seed);
-        *checked += slots * s->size;
-    }
-    return bad;
+    return verify_conns(ctx, s, conns_measure, s->role, s->conns, s->size, s->buffers, s->sbuf,
+                        s->rbuf, checked);
 }
 
 const fl_kernel fl_message_conns_kernels[] = {

@@ -63,35 +63,34 @@ void sock_send_all(int fd, const void *buf, size_t n)
     }
 }
 
+size_t sock_received(int fd, ssize_t r, const char *what)
+{
+    if (r < 0 && errno == EINTR)
+        return 0;
+    if (r <= 0) {
+        if (r == 0)
+            errno = 0;
+        sock_fail(fd, what);
+    }
+    return (size_t)r;
+}
+
 void sock_recv_block(int fd, void *buf, size_t n)
 {
     char *p = buf;
     while (n > 0) {
-        ssize_t r = recv(fd, p, n, MSG_WAITALL);
-        if (r <= 0) {
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r == 0)
-                errno = 0;
-            sock_fail(fd, "recv");
-        }
+        size_t r = sock_received(fd, recv(fd, p, n, MSG_WAITALL), "recv");
         p += r;
-        n -= (size_t)r;
+        n -= r;
     }
 }
 
 size_t sock_recv_some(int fd, void *p, size_t n)
 {
     ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
-    if (r > 0)
-        return (size_t)r;
-    if (r == 0) {
-        errno = 0;
-        sock_fail(fd, "recv");
-    }
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-        sock_fail(fd, "recv");
-    return 0;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return 0;
+    return sock_received(fd, r, "recv");
 }
 
 /* Busy polling: a non-blocking recv spins on EAGAIN and never sleeps. */
@@ -119,16 +118,22 @@ void sock_nonblock(int fd)
         sock_fail(fd, "fcntl");
 }
 
-void sock_burst(const sock_link *l, const sock_params *p, int on)
+/* With nodelay=0, Nagle on every connection while a burst is written (sock.h). */
+static void burst(const sock_link *l, const sock_params *p, int on)
 {
     if (!p->nodelay)
         for (int k = 0; k < l->n; k++)
             sock_nagle(l->fd[k], on);
 }
 
-void sock_ack_wait(const sock_link *l)
+void sock_send_slots(const sock_link *l, const sock_params *p, char *sbuf, int64_t size,
+                     int64_t buffers, int64_t iters)
 {
     char ack;
+    burst(l, p, 1);
+    for (int64_t i = 0; i < iters; i++)
+        sock_send_all(l->fd[i % l->n], fl_slot(sbuf, size, buffers, i), (size_t)size);
+    burst(l, p, 0);
     sock_recv_poll(l->fd[0], &ack, 1);
 }
 

@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define SOCK_TIMEOUT_MS 10000 /* connect/accept give up after this */
 
@@ -48,6 +49,9 @@ void sock_info(const sock_link *l, const sock_params *p, char *out, size_t len);
 
 /* Byte movers: any failure or a closed peer ends the run (fl_die). */
 _Noreturn void sock_fail(int fd, const char *what);
+/* The bytes a recv or recvmsg (`what`) returned as r: 0 when a signal came
+ * first (call again), the run's end for a closed peer or an error. */
+size_t sock_received(int fd, ssize_t r, const char *what);
 void sock_send_all(int fd, const void *p, size_t n);  /* waits in poll() on EAGAIN */
 void sock_recv_block(int fd, void *p, size_t n);      /* blocking, MSG_WAITALL */
 void sock_recv_poll(int fd, void *p, size_t n);       /* MSG_DONTWAIT spin, never sleeps */
@@ -57,13 +61,15 @@ size_t sock_recv_some(int fd, void *p, size_t n);
 void sock_nagle(int fd, int on);
 void sock_nonblock(int fd);
 
-/* Streams over a link (tcp.conns, tcp.scatter): with nodelay=0 Nagle is on
- * only while a burst is written (`on`), so its tail never waits for the
- * peer's delayed ACK; and the 1-byte ack on connection 0 that ends each
- * sample, awaited by polling (a sleeping sender would add its wake-up to
- * the time of every sample). */
-void sock_burst(const sock_link *l, const sock_params *p, int on);
-void sock_ack_wait(const sock_link *l);
+/* Streams over a link (tcp.conns, tcp.scatter). The sender's part of a
+ * measure call: op i sends slot i % buffers of `size` bytes of sbuf on
+ * connection i % n, then awaits the 1-byte ack on connection 0 that ends
+ * each sample, by polling (a sleeping sender would add its wake-up to the
+ * time of every sample). With nodelay=0 Nagle is on only while the ops are
+ * written, so their tail never waits for the peer's delayed ACK. The
+ * receiver ends its part with sock_ack_send. */
+void sock_send_slots(const sock_link *l, const sock_params *p, char *sbuf, int64_t size,
+                     int64_t buffers, int64_t iters);
 void sock_ack_send(const sock_link *l);
 
 #endif

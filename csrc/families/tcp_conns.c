@@ -9,7 +9,6 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -153,12 +152,7 @@ static double conns_measure(const fl_ctx *ctx, void *state, int64_t iters)
         return 0.0;
     double t0 = fl_now();
     if (s->role == SENDER) {
-        sock_burst(&s->link, &s->p, 1);
-        for (int64_t i = 0; i < iters; i++)
-            sock_send_all(s->link.fd[i % s->conns], fl_slot(s->sbuf, s->size, s->buffers, i),
-                          (size_t)s->size);
-        sock_burst(&s->link, &s->p, 0);
-        sock_ack_wait(&s->link);
+        sock_send_slots(&s->link, &s->p, s->sbuf, s->size, s->buffers, iters);
     } else {
         for (int k = 0; k < s->conns; k++) {
             s->op[k] = k;
@@ -175,26 +169,12 @@ static double conns_measure(const fl_ctx *ctx, void *state, int64_t iters)
     return fl_now() - t0;
 }
 
-/* One message on every connection, all with the same pattern, so slots
- * that several ops share still hold exactly it. */
+/* One message on every connection (via.c). */
 static int64_t conns_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 {
     conns_state *s = state;
-    const uint64_t seed = (uint64_t)s->size * 0x9e37u + (uint64_t)s->conns;
-    const int64_t slots = s->conns < s->buffers ? s->conns : s->buffers;
-    int64_t bad = 0;
-    if (s->role == SENDER)
-        for (int64_t i = 0; i < slots; i++)
-            fl_fill(fl_slot(s->sbuf, s->size, s->buffers, i), (size_t)s->size, seed);
-    else if (s->role == RECEIVER)
-        memset(s->rbuf, 0, (size_t)(s->size * s->buffers));
-    conns_measure(ctx, s, s->conns);
-    if (s->role == RECEIVER) {
-        for (int64_t i = 0; i < slots; i++)
-            bad += fl_check(fl_slot(s->rbuf, s->size, s->buffers, i), (size_t)s->size, seed);
-        *checked += slots * s->size;
-    }
-    return bad;
+    return verify_conns(ctx, s, conns_measure, s->role, s->conns, s->size, s->buffers, s->sbuf,
+                        s->rbuf, checked);
 }
 
 const fl_kernel fl_tcp_conns_kernels[] = {

@@ -5,7 +5,6 @@
  * per point. */
 #include "via.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,22 +88,15 @@ static void recv_iov(int fd, struct iovec *iov, int64_t cnt)
     while (cnt > 0) {
         struct msghdr mh = { .msg_iov = iov };
         mh.msg_iovlen = (size_t)(cnt < IOV_MAX ? cnt : IOV_MAX);
-        ssize_t r = recvmsg(fd, &mh, MSG_WAITALL);
-        if (r <= 0) {
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r == 0)
-                errno = 0;
-            sock_fail(fd, "recvmsg");
-        }
-        while (cnt > 0 && (size_t)r >= iov->iov_len) {
-            r -= (ssize_t)iov->iov_len;
+        size_t r = sock_received(fd, recvmsg(fd, &mh, MSG_WAITALL), "recvmsg");
+        while (cnt > 0 && r >= iov->iov_len) {
+            r -= iov->iov_len;
             iov++;
             cnt--;
         }
         if (r > 0) {
             iov->iov_base = (char *)iov->iov_base + r;
-            iov->iov_len -= (size_t)r;
+            iov->iov_len -= r;
         }
     }
 }
@@ -133,12 +125,7 @@ static double scatter_measure(const fl_ctx *ctx, void *state, int64_t iters)
         return 0.0;
     double t0 = fl_now();
     if (s->role == SENDER) {
-        sock_burst(&s->link, &s->p, 1);
-        for (int64_t i = 0; i < iters; i++)
-            sock_send_all(s->link.fd[0], fl_slot(s->sbuf, s->msg, s->buffers, i),
-                          (size_t)s->msg);
-        sock_burst(&s->link, &s->p, 0);
-        sock_ack_wait(&s->link);
+        sock_send_slots(&s->link, &s->p, s->sbuf, s->msg, s->buffers, iters);
     } else {
         for (int64_t i = 0; i < iters; i++)
             scatter_recv(s, i);

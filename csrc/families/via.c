@@ -31,6 +31,31 @@ int64_t rounds_multiple(int64_t conns)
     return (MIN_OPS_PER_ACK + conns - 1) / conns * conns;
 }
 
+/* Every op carries the same pattern, so slots that several ops share still
+ * hold exactly it; the receiver checks each distinct slot once. */
+int64_t verify_conns(const fl_ctx *ctx, void *state, via_measure_fn measure, int role,
+                     int64_t conns, int64_t size, int64_t buffers, char *sbuf, char *rbuf,
+                     int64_t *checked)
+{
+    const uint64_t seed = (uint64_t)size * 0x9e37u + (uint64_t)conns;
+    const int64_t slots = conns < buffers ? conns : buffers;
+    int64_t bad = 0;
+    if (role == IDLE)
+        return 0;
+    if (role == SENDER)
+        for (int64_t i = 0; i < slots; i++)
+            fl_fill(fl_slot(sbuf, size, buffers, i), (size_t)size, seed);
+    else
+        memset(rbuf, 0, (size_t)(size * buffers));
+    measure(ctx, state, conns);
+    if (role == RECEIVER) {
+        for (int64_t i = 0; i < slots; i++)
+            bad += fl_check(fl_slot(rbuf, size, buffers, i), (size_t)size, seed);
+        *checked += slots * size;
+    }
+    return bad;
+}
+
 /* ---- the scatter layout: segment j of a block at j * 2B, gaps of B ---- */
 
 /* Message slots per side for segments of B bytes: the point's buffer count
