@@ -141,10 +141,9 @@ def cmd_run(args) -> int:
     _check_resources(args, plan, spec)
     if args.dry_run:
         return _dry_run(args, m, spec, plan, sampling)
-    outputs.document(_output_path(args.output, datetime.now(timezone.utc)), given=args.output)
+    out = outputs.document(_output_path(args.output, datetime.now(timezone.utc)), given=args.output)
     core = core_for(args, m)
     started = datetime.now(timezone.utc)
-    out = _output_path(args.output, started)
     writer, host_diags = _open_stream(args, out, started, m, spec, core, plan)
     t0 = time.monotonic()
     outcome = _measure(args, plan, core, spec, writer)

@@ -14,7 +14,6 @@ from html import escape
 
 from .. import __version__
 from ..analysis.diagnostics import Diagnostic
-from ..analysis.merge import merged
 from ..units import fmt_bytes, fmt_rate, fmt_time
 from . import figures, svg
 from .figure import Figure
@@ -112,11 +111,11 @@ def run_facts(name: str, doc: dict) -> list[tuple[str, str]]:
     return facts
 
 
-def _diagnostics(doc: dict) -> list[Diagnostic]:
-    """Each warning once: the run's diagnostic records and every merged point's."""
+def _diagnostics(run) -> list[Diagnostic]:
+    """Each warning once: the run's diagnostic records and every merged point's (its rows' points)."""
     seen, out = set(), []
-    dicts = [r for r in doc["records"] if r.get("kind") == "diagnostic"]
-    dicts += [d for p in merged(doc) for d in p.diagnostics]
+    dicts = [r for r in run.doc["records"] if r.get("kind") == "diagnostic"]
+    dicts += [d for r in run.rows for d in r.point.diagnostics]
     for d in dicts:
         key = (d.get("code"), d.get("message"), d.get("bench"), d.get("size"), d.get("stride"))
         if key not in seen:
@@ -142,7 +141,7 @@ def _header(runs: list) -> list[str]:
         out.append(_table(["", run.name], [[k, v] for k, v in facts]))
     out.append('<h2 id="warnings">Warnings</h2>')
     for run in runs:
-        groups = warning_groups(_diagnostics(run.doc))
+        groups = warning_groups(_diagnostics(run))
         if len(runs) > 1:
             out.append(f"<h3>{escape(run.name)}</h3>")
         if not groups:

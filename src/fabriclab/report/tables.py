@@ -14,7 +14,6 @@ import json
 from dataclasses import dataclass
 
 from ..analysis import fit, ranks
-from ..analysis.merge import merged
 from ..measure.benchmarks import REGISTRY
 from ..schema.records import SkipRecord
 from ..units import fmt_bytes, fmt_time
@@ -237,9 +236,9 @@ def skip_lines(doc: dict) -> list[str]:
 
 
 def _json(doc: dict) -> str:
-    per_rank = [{"bench": p.bench, "variant": p.variant, "size": p.size, "active": p.active,
-                 "ranks": [x.to_dict() for x in p.ranks]} for p in merged(doc) if p.ranks is not None]
     rs = rows(doc)
+    per_rank = [{"bench": p.bench, "variant": p.variant, "size": p.size, "active": p.active,
+                 "ranks": [x.to_dict() for x in p.ranks]} for p in (r.point for r in rs) if p.ranks is not None]
     return json.dumps({"header": doc["header"], "footer": doc["footer"], "rows": [r.to_dict() for r in rs],
                        "derived": derived(doc, rs), "ranks": per_rank, "skipped": skipped(doc)}, indent=1) + "\n"
 

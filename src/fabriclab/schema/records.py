@@ -16,7 +16,7 @@ this version does not know are kept and written back unchanged."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields as dc_fields
+from dataclasses import dataclass, field, fields as dc_fields, replace as dc_replace
 from typing import Any, Optional
 
 from .fields import MAX_BYTES, MAX_RANKS, MAX_SECONDS, Fields, RecordError, durations, is_count, is_duration, \
@@ -85,7 +85,7 @@ class Summary:
                    confidence=f.num("confidence", None, hi=1.0, none=True), **times)
 
     def replace(self, **kw) -> "Summary":
-        return Summary(**{**self.to_dict(), **kw})
+        return dc_replace(self, **kw)
 
 
 SUMMARY_KEYS = tuple(f.name for f in dc_fields(Summary))
