@@ -114,7 +114,7 @@ def _cells(r: Row, c: _Columns) -> list[str]:
         return "-" if v is None else fmt_time(r.per_transfer(v), 4)
     n = "-" if r.n is None else str(r.n)
     # With n <= 5 the 95% CI of the median is [min, max]: no interval worth printing.
-    ci = f"+-{r.ci_rel * 100:.1f}%" if r.ci_rel is not None and r.n > 5 else f"n={n}"
+    ci = f"+-{r.ci_rel * 100:.1f}%" if r.ci_rel is not None and (r.n or 0) > 5 else f"n={n}"
     row = ([fmt_bytes(r.size)] + ([str(r.stride)] if c.strided else []) + ([str(r.conns)] if c.conns else [])
            + (["-" if r.active is None else str(r.active)] if c.pattern else [])
            + ([t("median_s"), n] if c.imported else

@@ -9,7 +9,7 @@ import math
 
 from ..errors import UsageError
 from .fields import MAX_RANKS, Fields, RecordError, durations, is_count, is_text
-from .quick import quick_merged, quick_point
+from .quick import REQUIRED, quick_merged, quick_points
 from .records import LaunchRecord, MergedPoint, Point, SkipRecord, check_diagnostic, check_launch_end
 
 RECORD_KINDS = ("launch", "point", "skip", "diagnostic", "launch_end")
@@ -107,13 +107,22 @@ def record(r, i: int, from_tool: bool) -> None:
         check_diagnostic(r, f"diagnostic {where}")
 
 
-def _point(r: dict, i: int, from_tool: bool) -> None:
-    """A point record: the quick check for the common case; on a problem,
-    the checks below and the typed reader name it. Points without samples
-    are valid only in an imported document."""
-    if quick_point(r) and "stride" in r and "legs_per_op" in r and (r["samples"] or from_tool):
+def points(numbered: list, from_tool: bool) -> None:
+    """Every point record, as (index, record): the quick check over all of
+    them for the common case; on a problem, record by record, where the
+    checks below and the typed reader name it."""
+    ps = [r for _, r in numbered]
+    if (quick_points(ps) and all(k in r for r in ps for k in REQUIRED)
+            and (from_tool or all(r["samples"] for r in ps))
+            and all(r.get("rank_samples") is not None for r in ps if r.get("roles") is not None)):
         return
-    for key in ("bench", "size", "stride", "bytes_per_op", "legs_per_op", "samples", "summary"):
+    for i, r in numbered:
+        _point(r, i, from_tool)
+
+
+def _point(r: dict, i: int, from_tool: bool) -> None:
+    """One point record. Points without samples are valid only in an imported document."""
+    for key in REQUIRED:
         if key not in r:
             raise RecordError(f"point record {i} lacks {key!r}")
     what = f"({r['bench']!s:.40} size {r['size']!s:.24})"
@@ -131,9 +140,10 @@ def _point(r: dict, i: int, from_tool: bool) -> None:
 def merged(ms) -> None:
     if not isinstance(ms, list):
         raise RecordError("merged is not a list")
+    if quick_merged(ms):
+        return
     for i, m in enumerate(ms):
-        if not quick_merged(m):
-            MergedPoint.from_dict(m, f"merged point {i}")
+        MergedPoint.from_dict(m, f"merged point {i}")
 
 
 def validation(v) -> None:
@@ -171,8 +181,13 @@ def document(doc, path) -> None:
         header(doc["header"])
         footer(doc["footer"])
         from_tool = doc["header"].get("imported") is not None  # fabriclab import: figures, no samples
+        numbered = []
         for i, r in enumerate(doc["records"]):
-            record(r, i, from_tool)
+            if isinstance(r, dict) and r.get("kind") == "point":
+                numbered.append((i, r))
+            else:
+                record(r, i, from_tool)
+        points(numbered, from_tool)
         if "merged" in doc:
             merged(doc["merged"])
         if doc.get("validation") is not None:
