@@ -186,6 +186,20 @@ extern const fl_kernel fl_message_scatter_kernels[];
 extern const fl_kernel fl_tcp_kernels[];
 extern const fl_kernel fl_tcp_conns_kernels[];
 extern const fl_kernel fl_tcp_scatter_kernels[];
+/* The levels below MPI, compiled only where their library was found
+ * (FL_HAVE_FABRIC, FL_HAVE_UCX: measure/libraries.py). Each has a probe that
+ * runs without MPI (main.c: --probe LEVEL) and prints what the library offers
+ * as JSON lines: Python chooses the provider or checks the transports from it. */
+#ifdef FL_HAVE_FABRIC
+extern const fl_kernel fl_fabric_kernels[];
+extern const fl_kernel fl_fabric_pattern_kernels[];
+extern const fl_kernel fl_fabric_via_kernels[];
+int fl_fabric_probe(void);  /* exit code: 0, or 3 when the library fails */
+#endif
+#ifdef FL_HAVE_UCX
+extern const fl_kernel fl_ucx_kernels[];
+int fl_ucx_probe(void);
+#endif
 
 /* util.c */
 double fl_now(void);                           /* monotonic seconds */

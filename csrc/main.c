@@ -4,9 +4,28 @@
 #include "fl.h"
 
 #include <stdio.h>
+#include <string.h>
+
+/* --probe LEVEL: what the level's library offers, without MPI (fl.h). */
+static int probe(const char *level)
+{
+#ifdef FL_HAVE_FABRIC
+    if (strcmp(level, "fabric") == 0)
+        return fl_fabric_probe();
+#endif
+#ifdef FL_HAVE_UCX
+    if (strcmp(level, "ucx") == 0)
+        return fl_ucx_probe();
+#endif
+    printf("{\"type\":\"error\",\"message\":\"this core has no level '%s'\"}\n", level);
+    return 2;
+}
 
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--probe") == 0)
+        return probe(argv[2]);
+
     fl_opts opts;
     const char *name = NULL;
     const fl_bench *bench = NULL;

@@ -1,7 +1,9 @@
 /* The benchmark registry is data: each family exports a table of kernels,
  * and the facts (summary, params, ranks, axes, timing) come from fl_facts.h,
  * generated from fabriclab's registry at build time. This file only lists
- * the tables and joins the two by name. Adding a kernel file means one line below. */
+ * the tables and joins the two by name. Adding a kernel file means one line below.
+ * The fabric and ucx tables exist only in a core built with libfabric and UCX
+ * (measure/libraries.py); --list then shows their benchmarks with "kernel": false. */
 #include "fl.h"
 #define FL_FACTS_TABLE /* this file defines the table; others see the defaults only */
 #include "fl_facts.h"
@@ -20,6 +22,14 @@ static const fl_kernel *const families[] = {
     fl_tcp_kernels,
     fl_tcp_conns_kernels,
     fl_tcp_scatter_kernels,
+#ifdef FL_HAVE_FABRIC
+    fl_fabric_kernels,
+    fl_fabric_pattern_kernels,
+    fl_fabric_via_kernels,
+#endif
+#ifdef FL_HAVE_UCX
+    fl_ucx_kernels,
+#endif
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 

@@ -35,7 +35,13 @@ LEVELS = {
     "message": "two-sided MPI message passing: ping-pong, streaming, postal semantics, traffic patterns",
     "tcp": "TCP/IP sockets between ranks: request/response (busy-poll, blocking, epoll), streaming, "
            "many connections, scatter",
+    "fabric": "libfabric below MPI: send/receive, RMA write/read, registration, patterns and the VI "
+              "Architecture experiments on a provider (shm, tcp, verbs, efa, cxi, ...)",
+    "ucx": "UCX's UCP below MPI: tagged send/receive, put/get with remote keys, memory mapping",
 }
+# The levels that need a library to be built (measure/libraries.py); a core
+# without it lists their benchmarks as unavailable.
+LIBRARY_LEVELS = ("fabric", "ucx")
 
 
 @dataclass(frozen=True)
@@ -132,6 +138,19 @@ RR_SUITE = {"sizes": "0:4M:x4"}
 # 64 and the TCP stream every fourth size from 64 bytes.
 ECT_SUITE = {"strides": "1:64:x4"}
 CONNS_SUITE = {"sizes": "64K", "conns": "1,8,64"}
+# The fabric level (libfabric): the provider (empty: fabriclab chooses from
+# fi_getinfo's answers, measure/fabrics.py, and records which and why) and the
+# endpoint type. Sends of at most the provider's inject size go through
+# fi_inject unless path=send; path=inject refuses larger ones.
+FABRIC = {"provider": text(), "ep": choice("rdm", "msg")}
+FABRIC_PATH = {"path": choice("auto", "inject", "send")}
+# Completion of fi_write/fi_read: delivery (FI_DELIVERY_COMPLETE, the data is
+# at the target) or transmit (FI_TRANSMIT_COMPLETE, the source may be reused).
+FABRIC_RMA = {**FABRIC, "complete": choice("delivery", "transmit")}
+# The ucx level: UCX_TLS for the run (empty: UCX's own choice), recorded per point.
+UCX = {"tls": text()}
+LEVEL_SUITE = {"sizes": "0:4M:x4"}
+LEVEL_STREAM_SUITE = {"sizes": "64K:4M:x4"}
 # Rank layouts of the traffic patterns (patterns.py assigns the roles).
 PATTERNS = ("pairs", "bipairs", "hotspot", "all", "bisection")
 
@@ -302,6 +321,52 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        "bandwidth", sizes=SEGMENT_SIZES, params={**SOCKET, "mode": choice("iovec", "copy"), **SEGMENTS},
        suite={"sizes": "8,64,1K", "params": {"mode": "iovec,copy"}},
        views=("via-scatter",), size_label="segment size", footprint=fp.TCP_SCATTER),
+    # ---- fabric: libfabric, ranks 0 and 1 or a pattern (MPI only sets up: addresses, keys)
+    _b("fabric.pingpong", "fi_tsend/fi_trecv round trip (fi_inject up to the inject size)", "latency", legs=2,
+       params={**FABRIC, **FABRIC_PATH, "completion": choice("poll", "block")},
+       suite={**LEVEL_SUITE, "params": {"completion": "poll,block"}}, views=("via-latency",),
+       footprint=fp.FABRIC_PAIR),
+    _b("fabric.stream", "a window of fi_tsend to pre-posted receives, acked per window", "bandwidth",
+       params={**FABRIC, **FABRIC_PATH, **WINDOW}, suite=LEVEL_STREAM_SUITE, footprint=fp.FABRIC_PAIR),
+    _b("fabric.bibw", "both ranks of a pair stream a window of fi_tsend at each other at once", "bandwidth",
+       concurrent=True, pattern="bipairs", params={**FABRIC, **FABRIC_PATH, **WINDOW}, suite=None,
+       views=("bidirectional",), footprint=fp.FABRIC_BOTH),
+    _b("fabric.put_lat", "fi_write of SIZE bytes into a registered remote buffer, then its completion",
+       "latency", params=FABRIC_RMA, suite=None, footprint=fp.FABRIC_PAIR),
+    _b("fabric.put_bw", "a window of fi_write, then their completions", "bandwidth",
+       params={**FABRIC_RMA, **WINDOW}, suite=None, footprint=fp.FABRIC_PAIR),
+    _b("fabric.get_bw", "a window of fi_read, then their completions", "bandwidth",
+       params={**FABRIC_RMA, **WINDOW}, suite=None, footprint=fp.FABRIC_PAIR),
+    _b("fabric.hotspot_put", "ACTIVE ranks fi_write windows into rank 0 at once (hotspot write)", "bandwidth",
+       axes=("size", "active"), pattern="hotspot", params={**FABRIC_RMA, **WINDOW}, suite=None,
+       views=HOTSPOT_VIEWS, footprint=fp.FABRIC_HOTSPOT),
+    _b("fabric.saturation", "ACTIVE pairs (i, i+N/2) stream fi_tsend at once; the plateau is the link's rate",
+       "bandwidth", axes=("size", "active"), pattern="pairs", params={**FABRIC, **FABRIC_PATH, **WINDOW},
+       suite=None, views=("saturation", "fairness"), footprint=fp.FABRIC_PAIRS),
+    _b("fabric.mr_reg", "fi_mr_reg then fi_close of a SIZE-byte buffer: the price of zero copy", "latency",
+       sizes="4K:64M:x4", min_ranks=1, params=FABRIC, suite=None, size_label="region size",
+       footprint=fp.FABRIC_MR),
+    _b("fabric.conns", "CONNS endpoints; completions from one shared CQ or a CQ per endpoint checked in turn",
+       "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS,
+       params={**FABRIC, "check": choice("cq", "scan")}, suite=None, views=("via-conns",),
+       footprint=fp.FABRIC_CONNS),
+    _b("fabric.scatter", "32 segments of SIZE bytes: an iovec receive by the provider, or receive and copy",
+       "bandwidth", sizes=SEGMENT_SIZES, params={**FABRIC, "mode": choice("iovec", "copy"), **SEGMENTS, **WINDOW},
+       suite=None, views=("via-scatter",), size_label="segment size", footprint=fp.FABRIC_SCATTER),
+    # ---- ucx: UCP, ranks 0 and 1 or a pattern (MPI only sets up: worker addresses, remote keys)
+    _b("ucx.pingpong", "ucp_tag_send_nbx/ucp_tag_recv_nbx round trip", "latency", legs=2, params=UCX,
+       suite=LEVEL_SUITE, footprint=fp.FABRIC_PAIR),
+    _b("ucx.stream", "a window of ucp_tag_send_nbx to pre-posted receives, acked per window", "bandwidth",
+       params={**UCX, **WINDOW}, suite=LEVEL_STREAM_SUITE, footprint=fp.FABRIC_PAIR),
+    _b("ucx.bibw", "both ranks of a pair stream a window of tagged sends at each other at once", "bandwidth",
+       concurrent=True, pattern="bipairs", params={**UCX, **WINDOW}, suite=None, views=("bidirectional",),
+       footprint=fp.FABRIC_BOTH),
+    _b("ucx.put_bw", "a window of ucp_put_nbx into a mapped remote buffer, then a flush", "bandwidth",
+       params={**UCX, **WINDOW}, suite=None, footprint=fp.FABRIC_PAIR),
+    _b("ucx.get_bw", "a window of ucp_get_nbx from a mapped remote buffer, then a flush", "bandwidth",
+       params={**UCX, **WINDOW}, suite=None, footprint=fp.FABRIC_PAIR),
+    _b("ucx.mr_reg", "ucp_mem_map then ucp_mem_unmap of a SIZE-byte buffer", "latency", sizes="4K:64M:x4",
+       min_ranks=1, params=UCX, suite=None, size_label="region size", footprint=fp.FABRIC_MR),
 ]}
 
 

@@ -8,7 +8,12 @@ binary is cached under a key of (mpicc path, MPI version from mpi.h, the
 hash of csrc/ and the generated header, flags), so switching MPI or editing
 csrc/ or the registry rebuilds and nothing else does. One build system for
 the core: this module (STYLE: "several build systems for one core" is a
-trap)."""
+trap).
+
+The fabric and ucx levels are built only where their library is found
+(libraries.py): their sources (csrc/families/fabric*.c, ucx*.c) are compiled
+with the library's headers and linked to the copy chosen, and levels.json
+beside the binary records what was found, or why not."""
 
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import RunError, UsageError
+from . import libraries
 from .mpi import MPI
 
 CFLAGS = ["-O3", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra"]
@@ -113,17 +119,33 @@ def cache_root() -> Path:
     return Path(base) / "fabriclab" / "core"
 
 
-def planned(mpi: MPI) -> Core:
-    """Where the core for this MPI and these sources lives (built or not)."""
+def level_of(path: Path) -> str | None:
+    """The level whose library a core source needs: csrc/families/fabric*.c needs libfabric."""
+    return next((lv for lv in libraries.SPECS if path.name.startswith(lv)), None)
+
+
+def planned(mpi: MPI, libs: dict | None = None) -> Core:
+    """Where the core for this MPI, these libraries and these sources lives (built or not)."""
     shash = source_hash(source_dir())
+    libs = libraries.find_all(mpi.mpicc) if libs is None else libs
+    found = json.dumps({k: [v.available, v.libdir, v.header_version] for k, v in sorted(libs.items())})
     key = hashlib.sha256("\0".join([os.path.realpath(mpi.mpicc), mpi.header_version, shash,
-                                    " ".join(CFLAGS)]).encode()).hexdigest()[:20]
+                                    " ".join(CFLAGS), found]).encode()).hexdigest()[:20]
     return Core(str(cache_root() / key / EXE), shash, key, False)
+
+
+def levels(core_path: str) -> dict:
+    """What the core at `core_path` was built with: levels.json beside it ({} before a build)."""
+    try:
+        return json.loads((Path(core_path).parent / "levels.json").read_text())
+    except (OSError, ValueError):
+        return {}
 
 
 def ensure_core(mpi: MPI, rebuild: bool = False) -> Core:
     src = source_dir()
-    plan = planned(mpi)
+    libs = libraries.find_all(mpi.mpicc)
+    plan = planned(mpi, libs)
     shash, key, out = plan.source_hash, plan.cache_key, Path(plan.path)
     if out.exists() and not rebuild:
         return plan
@@ -131,14 +153,17 @@ def ensure_core(mpi: MPI, rebuild: bool = False) -> Core:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UsageError(f"cannot create the core cache {out.parent}: {e.strerror}; set FABRICLAB_CACHE") from None
-    cfiles = [str(p) for p in sources(src) if p.suffix == ".c"]
+    cfiles = [str(p) for p in sources(src) if p.suffix == ".c"
+              and (level_of(p) is None or libs[level_of(p)].available)]
+    extra_c = [f for lib in libs.values() if lib.available for f in lib.cflags]
+    extra_ld = [f for lib in libs.values() if lib.available for f in lib.ldflags]
     gen = out.parent / "gen"
     gen.mkdir(exist_ok=True)
     (gen / "fl_facts.h").write_text(facts_header())
     # Build to a temporary name and rename, so concurrent builds never see a half-written binary.
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".build-")
     os.close(fd)
-    argv = [mpi.mpicc, *CFLAGS, "-I", str(src), "-I", str(gen), "-o", tmp, *cfiles, "-lm"]
+    argv = [mpi.mpicc, *CFLAGS, "-I", str(src), "-I", str(gen), *extra_c, "-o", tmp, *cfiles, *extra_ld, "-lm"]
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -148,6 +173,7 @@ def ensure_core(mpi: MPI, rebuild: bool = False) -> Core:
         Path(tmp).unlink(missing_ok=True)  # the compiler may already have removed it
         first = next((ln for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip()[:300])
         raise RunError(f"building the core with {mpi.mpicc} failed: {first}")
+    (out.parent / "levels.json").write_text(json.dumps({k: v.to_dict() for k, v in libs.items()}, indent=1))
     os.replace(tmp, out)
     (out.parent / "build.txt").write_text(
         f"fabriclab {__version__}\nmpicc {mpi.mpicc}\nmpi {mpi.header_version}\nsource {shash}\n"

@@ -243,3 +243,17 @@ def _tcp_scatter(at: At, receiver: bool) -> int:
 TCP_CONNS = Footprint({"s": _tcp_conns, "r": _tcp_conns}, payload("no payload to send"))
 TCP_SCATTER = Footprint({"s": lambda at: _tcp_scatter(at, False), "r": lambda at: _tcp_scatter(at, True)},
                         scatter_limit)
+
+
+# fabric*.c and ucx*.c: send and receive regions of `buffers` slots per side,
+# registered (pinned) with the library; no MPI count limits a transfer.
+FABRIC_PAIR = Footprint({"s": lambda at: 2 * at.slots, "r": lambda at: 2 * at.slots})
+FABRIC_BOTH = Footprint({"b": lambda at: 2 * at.slots})
+FABRIC_PAIRS = Footprint({"s": lambda at: at.slots, "r": lambda at: at.slots})
+FABRIC_HOTSPOT = Footprint({"s": lambda at: at.slots, "t": lambda at: at.senders * at.slots})
+# Registration: one buffer of SIZE bytes on rank 0.
+FABRIC_MR = Footprint({"s": lambda at: at.size})
+FABRIC_CONNS = Footprint({"s": lambda at: at.slots, "r": lambda at: at.slots}, payload("no payload to send"))
+FABRIC_SCATTER = Footprint({"s": lambda at: message(at)[0] * message(at)[1],
+                            "r": lambda at: _scatter_receiver(at, at.params.get("mode") == "copy")},
+                           lambda at: "no payload to scatter" if at.size == 0 else None)
