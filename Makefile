@@ -5,16 +5,20 @@
 # cross-check, Debian's chromium to check the HTML report in a browser, and
 # Debian's Slurm and munge (with PMIx for srun --mpi=pmix) for the tests that
 # run under a real two-node Slurm on this machine (tests/support/slurmbed.py).
+# libfabric's and UCX's headers (Debian's libfabric-dev and libucx-dev) let the
+# core build its fabric and ucx levels against the MPI's own copies of both.
 # `make unit` runs the unit tests alone: no MPI launched, no root, no apt.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 OMPI   := .mpi/openmpi
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEBS   := python3-simgrid chromium slurmctld slurmd slurm-client munge libpmix2 libpmix-dev
+# The fabric and ucx levels build against libfabric's and UCX's headers (measure/libraries.py).
+LEVEL_DEBS := libfabric-dev libucx-dev
+DEBS   := python3-simgrid chromium slurmctld slurmd slurm-client munge libpmix2 libpmix-dev $(LEVEL_DEBS)
 BENCH_DEBS := iperf3 sockperf
 
-.PHONY: run test unit bench venv openmpi debs bench-debs clean
+.PHONY: run test unit bench venv openmpi debs level-debs bench-debs clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,7 +47,12 @@ debs:
 bench-debs:
 	$(call apt_install,$(BENCH_DEBS))
 
-run: venv
+# `make run` tries to add the headers of the fabric and ucx levels; without
+# them those levels are left out with a note and the rest of the suite runs.
+level-debs:
+	-$(call apt_install,$(LEVEL_DEBS))
+
+run: venv level-debs
 	$(VENV)/bin/fabriclab run
 
 test: venv openmpi debs

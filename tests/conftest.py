@@ -24,6 +24,9 @@ def _fake(folder: Path) -> dict:
     exe = folder / "fakecore"
     exe.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKES / 'fakecore.py'} \"$@\"\n")
     exe.chmod(0o755)
+    # as a real core built with libfabric and UCX records beside itself (measure/build.py)
+    (folder / "levels.json").write_text(
+        '{"fabric": {"available": true, "source": "mpi"}, "ucx": {"available": true, "source": "mpi"}}')
     return {"core": str(exe), "mpiexec": str(FAKES / "mpiexec")}
 
 

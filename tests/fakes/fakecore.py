@@ -13,15 +13,19 @@ FAKECORE_MODE selects a behaviour: "ok" (default), "hang:N" (stop answering
 after N points), "die:N" (exit 1 after N points), "error" (an error line),
 "nosamples:N" (point N has no samples), "killed:N" (after N points, print
 the launcher's report of a killed rank from the file FAKECORE_REPORT, on
-stdout for a .stdout file, else on stderr, and exit 137)."""
+stdout for a .stdout file, else on stderr, and exit 137).
+
+`--probe LEVEL` prints the recorded probe answers of tests/data/probes/."""
 import json
 import os
 import sys
 import time
+from pathlib import Path
 
 from fabriclab.measure.benchmarks import REGISTRY
 from fabriclab.measure.footprint import At
 
+PROBES = Path(__file__).resolve().parents[1] / "data" / "probes"
 NRANKS = int(os.environ.get("FAKECORE_RANKS", "2"))
 
 
@@ -65,6 +69,9 @@ def layouts(text):
 
 
 def main(argv):
+    if argv[:1] == ["--probe"]:
+        sys.stdout.write((PROBES / f"{argv[1]}.ndjson").read_text())
+        return 0
     bench = argv[0]
     facts = REGISTRY[bench]
     opts = {"--sizes": "0", "--strides": "1", "--conns": "1"}

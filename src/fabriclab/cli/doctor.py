@@ -29,6 +29,7 @@ def doctor(args) -> int:
     core = _core(args, m)
     if core is None:
         return 1
+    _levels(core)
     launched = _test_launch(args, spec, core)
     if launched is None:
         return 1
@@ -47,6 +48,38 @@ def _core(args, m):
     how = f"built in {time.monotonic() - t0:.1f} s" if core.built_now else "cached"
     _line(True, "core", f"{core.path} ({how}; sources {core.source_hash[:12]})")
     return core
+
+
+def _levels(core) -> None:
+    """The fabric and ucx levels: the library, and its providers or transports, or
+    what is missing to build them. Informational: the rest of fabriclab works without them."""
+    from ..measure import build, fabrics
+    for level, lib in sorted(build.levels(core.path).items()):
+        if not lib.get("available"):
+            print(f"--    {level:<10} unavailable: {lib.get('reason')}; `{lib.get('enable')}` enables it")
+            continue
+        try:
+            offer = fabrics.probe(core.path, level)
+        except FabriclabError as e:
+            _line(False, level, str(e))
+            continue
+        _line(True, level, f"{offer.describe()}, found by {lib.get('source')}; headers {lib.get('header_version')}")
+        for row in _offer_rows(offer):
+            print(f"      {'':<10} {row}")
+
+
+def _offer_rows(offer) -> list:
+    """One row per provider (its endpoint types and capabilities) or per transport."""
+    if offer.level == "ucx":
+        by_tl = {}
+        for t in offer.transports:
+            by_tl.setdefault(t.tl, []).append(t.device)
+        return [f"{tl:<12} {', '.join(devs)}" for tl, devs in by_tl.items()]
+    rows = {}
+    for a in offer.answers:
+        rows.setdefault((a.provider, a.ep), a)
+    return [f"{p:<14} {ep:<5} {','.join(sorted(a.caps & {'msg', 'tagged', 'rma', 'atomic'}))}; inject {a.inject_size} B,"
+            f" iov {a.iov_limit}, mr_mode {','.join(a.mr_mode) or '-'}" for (p, ep), a in rows.items()]
 
 
 def _test_launch(args, spec, core):

@@ -9,17 +9,21 @@ from .options import checked_output, write_out
 
 
 def cmd_list(args) -> int:
-    from ..measure.benchmarks import LEVELS, REGISTRY
+    from ..measure import libraries
+    from ..measure.benchmarks import LEVELS, LIBRARY_LEVELS, REGISTRY
     width = max(len(n) for n in REGISTRY)
+    libs = libraries.find_all(libraries.default_mpicc())
+    missing = {lv: f" [unavailable: {libs[lv].reason}; `{libs[lv].enable}` enables it]"
+               for lv in LIBRARY_LEVELS if not libs[lv].available}
     for level, text in LEVELS.items():
-        print(f"{level:<{width}}  level      {text}")
+        print(f"{level:<{width}}  level      {text}{missing.get(level, '')}")
     for b in REGISTRY.values():
         extra = " ".join(f"{k}={v}" for k, v in b.params.items())  # a|b: choices, default first
         need = b.min_ranks > 2 or b.even_ranks
         ranks = f" [ranks >= {b.min_ranks}{', even' if b.even_ranks else ''}]" if need else ""
         named = " [run when named]" if b.suite is None else ""
         print(f"{b.name:<{width}}  {b.metric:<9}  {b.summary} [axes {','.join(b.axes)}]{ranks}"
-              + (f" [params {extra}]" if extra else "") + named)
+              + (f" [params {extra}]" if extra else "") + named + (" [unavailable]" if b.level in missing else ""))
     return 0
 
 

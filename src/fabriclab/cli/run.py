@@ -143,8 +143,9 @@ def cmd_run(args) -> int:
         return _dry_run(args, m, spec, plan, sampling)
     out = outputs.document(_output_path(args.output, datetime.now(timezone.utc)), given=args.output)
     core = core_for(args, m)
+    plan, levels = _settle_levels(args, plan, core, spec)
     started = datetime.now(timezone.utc)
-    writer, host_diags = _open_stream(args, out, started, m, spec, core, plan)
+    writer, host_diags = _open_stream(args, out, started, m, spec, core, plan, levels)
     t0 = time.monotonic()
     outcome = _measure(args, plan, core, spec, writer)
     late = _enrich(writer, host_diags)
@@ -189,6 +190,25 @@ def _check_resources(args, plan, spec) -> None:
         print(f"fabriclab: {note}", file=sys.stderr)
 
 
+def _one_host(spec) -> bool:
+    return spec.launcher == "mpiexec" and not spec.hosts and not spec.hostfile
+
+
+def _settle_levels(args, plan, core, spec):
+    """(plan, header record): the fabric jobs' providers chosen and the ucx jobs'
+    transports checked from the core's probes (measure/fabrics.py)."""
+    from ..measure import build, fabrics
+    plan, record, notes = fabrics.settle(plan, core.path, build.levels(core.path), _one_host(spec),
+                                         named=bool(args.bench))
+    for note in notes:
+        print(f"fabriclab: {note}", file=sys.stderr)
+    for level, rec in record.items():
+        for job in rec["jobs"]:
+            if "provider" in job:
+                print(f"fabriclab: {job['bench']}: provider {job['provider']} ({job['why']})", file=sys.stderr)
+    return plan, record
+
+
 def _dry_run(args, m, spec, plan, sampling) -> int:
     """The exact launch commands of the first launch, nothing run."""
     from ..measure import build, protocol
@@ -201,7 +221,7 @@ def _dry_run(args, m, spec, plan, sampling) -> int:
     return 0
 
 
-def _open_stream(args, out: Path, started: datetime, m, spec, core, plan):
+def _open_stream(args, out: Path, started: datetime, m, spec, core, plan, levels: dict):
     """(the stream writer with the run's header, the pre-run diagnostics of this host)."""
     from ..analysis import diagnostics
     from ..measure import sysinfo
@@ -215,8 +235,10 @@ def _open_stream(args, out: Path, started: datetime, m, spec, core, plan):
         "core": {"path": core.path, "source_hash": core.source_hash, "cache_key": core.cache_key},
         "plan": plan.to_dict(),
     }
+    if levels:
+        header["levels"] = levels   # the fabric and ucx levels: library, provider or transports, and why
     writer = StreamWriter(out.with_suffix(".ndjson"), header)
-    local = spec.launcher == "mpiexec" and not spec.hosts and not spec.hostfile
+    local = _one_host(spec)
     host_diags = diagnostics.check_host(host["loadavg_1min"] or 0.0, host["cpu_count"] or 1,
                                         args.ranks) if local else []
     for d in host_diags:

@@ -181,6 +181,9 @@ class Bench:
     # What its kernel allocates per point and rank, and the points it skips
     # (footprint.py); resources.py checks a run's memory with it before launching.
     footprint: fp.Footprint | None = None
+    # fabric level: the fi_getinfo capabilities its kernel asks for ("msg", "rma");
+    # the provider chosen must offer them (fabrics.py).
+    caps: tuple = ()
 
     def for_suite(self) -> "Bench":
         """This benchmark with the default suite's (shorter) sweeps."""
@@ -273,9 +276,10 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        views=HOTSPOT_VIEWS, footprint=fp.RMA_HOTSPOT_GET),
     # ---- message: two-sided MPI
     _b("message.pingpong", "MPI_Send/MPI_Recv round trip between two ranks", "latency", legs=2,
-       params={"completion": COMPLETION}, suite={"params": {"completion": "wait,test"}}, footprint=fp.MPI_PAIR),
+       params={"completion": COMPLETION}, suite={"params": {"completion": "wait,test"}}, views=("layers",),
+       footprint=fp.MPI_PAIR),
     _b("message.stream", "a window of MPI_Isend to pre-posted receives, acked per window", "bandwidth",
-       params={**WINDOW, "completion": COMPLETION}, views=("postal", "bidirectional"), footprint=fp.MPI_PAIR),
+       params={**WINDOW, "completion": COMPLETION}, views=("layers", "postal", "bidirectional"), footprint=fp.MPI_PAIR),
     _b("message.postal_restricted", "restricted postal semantics: receives posted before the sends",
        "bandwidth", params={**WINDOW, "mode": choice("ready", "ssend")}, views=("postal",), footprint=fp.MPI_PAIR),
     _b("message.postal_full", "full postal semantics: sends posted before the receives (library buffers)",
@@ -305,14 +309,14 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        views=("via-scatter",), size_label="segment size", footprint=fp.MPI_SCATTER),
     # ---- tcp: sockets between ranks 0 and 1
     _b("tcp.rr_poll", "TCP request/response, busy-polling receive", "latency", legs=2, params=SOCKET,
-       suite=RR_SUITE, views=("via-latency",), footprint=fp.TCP_RR),
+       suite=RR_SUITE, views=("layers", "via-latency"), footprint=fp.TCP_RR),
     _b("tcp.rr_block", "TCP request/response, blocking receive", "latency", legs=2, params=SOCKET,
        suite=RR_SUITE, views=("via-latency",), footprint=fp.TCP_RR),
     _b("tcp.rr_epoll", "TCP request/response, receive after blocking in epoll_wait", "latency", legs=2,
        params=SOCKET, suite=RR_SUITE, views=("via-latency",), footprint=fp.TCP_RR),
     _b("tcp.stream", "TCP streaming, SIZE bytes per send", "bandwidth", sizes="1:4M:x2",
        params={**SOCKET, "burst": integer("32M", 1, 1 << 40)}, suite={"sizes": "64:4M:x4"},
-       footprint=fp.TCP_STREAM),
+       views=("layers",), footprint=fp.TCP_STREAM),
     _b("tcp.conns", "TCP stream round-robin over CONNS connections; completion by epoll or a scan",
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS,
        params={**SOCKET, "check": choice("epoll", "scan")}, suite={**CONNS_SUITE, "params": {"check": "epoll,scan"}},
@@ -324,40 +328,41 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     # ---- fabric: libfabric, ranks 0 and 1 or a pattern (MPI only sets up: addresses, keys)
     _b("fabric.pingpong", "fi_tsend/fi_trecv round trip (fi_inject up to the inject size)", "latency", legs=2,
        params={**FABRIC, **FABRIC_PATH, "completion": choice("poll", "block")},
-       suite={**LEVEL_SUITE, "params": {"completion": "poll,block"}}, views=("via-latency",),
-       footprint=fp.FABRIC_PAIR),
+       suite={**LEVEL_SUITE, "params": {"completion": "poll,block"}}, views=("layers", "via-latency"),
+       caps=("msg",), footprint=fp.FABRIC_PAIR),
     _b("fabric.stream", "a window of fi_tsend to pre-posted receives, acked per window", "bandwidth",
-       params={**FABRIC, **FABRIC_PATH, **WINDOW}, suite=LEVEL_STREAM_SUITE, footprint=fp.FABRIC_PAIR),
+       params={**FABRIC, **FABRIC_PATH, **WINDOW}, suite=LEVEL_STREAM_SUITE, caps=("msg",), views=("layers",),
+       footprint=fp.FABRIC_PAIR),
     _b("fabric.bibw", "both ranks of a pair stream a window of fi_tsend at each other at once", "bandwidth",
        concurrent=True, pattern="bipairs", params={**FABRIC, **FABRIC_PATH, **WINDOW}, suite=None,
-       views=("bidirectional",), footprint=fp.FABRIC_BOTH),
+       views=("bidirectional",), caps=("msg",), footprint=fp.FABRIC_BOTH),
     _b("fabric.put_lat", "fi_write of SIZE bytes into a registered remote buffer, then its completion",
-       "latency", params=FABRIC_RMA, suite=None, footprint=fp.FABRIC_PAIR),
+       "latency", params=FABRIC_RMA, suite=None, caps=("rma",), footprint=fp.FABRIC_PAIR),
     _b("fabric.put_bw", "a window of fi_write, then their completions", "bandwidth",
-       params={**FABRIC_RMA, **WINDOW}, suite=None, footprint=fp.FABRIC_PAIR),
+       params={**FABRIC_RMA, **WINDOW}, suite=None, caps=("rma",), footprint=fp.FABRIC_PAIR),
     _b("fabric.get_bw", "a window of fi_read, then their completions", "bandwidth",
-       params={**FABRIC_RMA, **WINDOW}, suite=None, footprint=fp.FABRIC_PAIR),
+       params={**FABRIC_RMA, **WINDOW}, suite=None, caps=("rma",), footprint=fp.FABRIC_PAIR),
     _b("fabric.hotspot_put", "ACTIVE ranks fi_write windows into rank 0 at once (hotspot write)", "bandwidth",
        axes=("size", "active"), pattern="hotspot", params={**FABRIC_RMA, **WINDOW}, suite=None,
-       views=HOTSPOT_VIEWS, footprint=fp.FABRIC_HOTSPOT),
+       views=HOTSPOT_VIEWS, caps=("rma",), footprint=fp.FABRIC_HOTSPOT),
     _b("fabric.saturation", "ACTIVE pairs (i, i+N/2) stream fi_tsend at once; the plateau is the link's rate",
        "bandwidth", axes=("size", "active"), pattern="pairs", params={**FABRIC, **FABRIC_PATH, **WINDOW},
-       suite=None, views=("saturation", "fairness"), footprint=fp.FABRIC_PAIRS),
+       suite=None, views=("saturation", "fairness"), caps=("msg",), footprint=fp.FABRIC_PAIRS),
     _b("fabric.mr_reg", "fi_mr_reg then fi_close of a SIZE-byte buffer: the price of zero copy", "latency",
-       sizes="4K:64M:x4", min_ranks=1, params=FABRIC, suite=None, size_label="region size",
+       sizes="4K:64M:x4", min_ranks=1, params=FABRIC, suite=None, size_label="region size", views=("registration",),
        footprint=fp.FABRIC_MR),
     _b("fabric.conns", "CONNS endpoints; completions from one shared CQ or a CQ per endpoint checked in turn",
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS,
        params={**FABRIC, "check": choice("cq", "scan")}, suite=None, views=("via-conns",),
-       footprint=fp.FABRIC_CONNS),
+       caps=("msg",), footprint=fp.FABRIC_CONNS),
     _b("fabric.scatter", "32 segments of SIZE bytes: an iovec receive by the provider, or receive and copy",
        "bandwidth", sizes=SEGMENT_SIZES, params={**FABRIC, "mode": choice("iovec", "copy"), **SEGMENTS, **WINDOW},
-       suite=None, views=("via-scatter",), size_label="segment size", footprint=fp.FABRIC_SCATTER),
+       suite=None, views=("via-scatter",), size_label="segment size", caps=("msg",), footprint=fp.FABRIC_SCATTER),
     # ---- ucx: UCP, ranks 0 and 1 or a pattern (MPI only sets up: worker addresses, remote keys)
     _b("ucx.pingpong", "ucp_tag_send_nbx/ucp_tag_recv_nbx round trip", "latency", legs=2, params=UCX,
-       suite=LEVEL_SUITE, footprint=fp.FABRIC_PAIR),
+       suite=LEVEL_SUITE, views=("layers",), footprint=fp.FABRIC_PAIR),
     _b("ucx.stream", "a window of ucp_tag_send_nbx to pre-posted receives, acked per window", "bandwidth",
-       params={**UCX, **WINDOW}, suite=LEVEL_STREAM_SUITE, footprint=fp.FABRIC_PAIR),
+       params={**UCX, **WINDOW}, suite=LEVEL_STREAM_SUITE, views=("layers",), footprint=fp.FABRIC_PAIR),
     _b("ucx.bibw", "both ranks of a pair stream a window of tagged sends at each other at once", "bandwidth",
        concurrent=True, pattern="bipairs", params={**UCX, **WINDOW}, suite=None, views=("bidirectional",),
        footprint=fp.FABRIC_BOTH),
@@ -366,7 +371,7 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("ucx.get_bw", "a window of ucp_get_nbx from a mapped remote buffer, then a flush", "bandwidth",
        params={**UCX, **WINDOW}, suite=None, footprint=fp.FABRIC_PAIR),
     _b("ucx.mr_reg", "ucp_mem_map then ucp_mem_unmap of a SIZE-byte buffer", "latency", sizes="4K:64M:x4",
-       min_ranks=1, params=UCX, suite=None, size_label="region size", footprint=fp.FABRIC_MR),
+       min_ranks=1, params=UCX, suite=None, size_label="region size", views=("registration",), footprint=fp.FABRIC_MR),
 ]}
 
 

@@ -161,3 +161,13 @@ def find(level: str, mpicc: str | None) -> Library:
 
 def find_all(mpicc: str | None) -> dict[str, Library]:
     return {level: find(level, mpicc) for level in SPECS}
+
+
+def default_mpicc() -> str | None:
+    """The mpicc a run would use without options (mpi.py's order), or None."""
+    from ..errors import UsageError
+    from .mpi import _resolve
+    try:
+        return _resolve(None, "FABRICLAB_MPICC", "mpicc", os.environ.get("FABRICLAB_MPI_HOME"), False)
+    except UsageError:
+        return None

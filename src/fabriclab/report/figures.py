@@ -23,6 +23,7 @@ from ..measure.benchmarks import LEVELS, REGISTRY, in_view
 from ..units import fmt_bytes, fmt_rate
 from .figure import Axis, Figure, Mark, Series, slug
 from ..schema.records import AXES
+from .layers import costs
 from .rows import Row, rows
 from .tables import derived, group_name
 
@@ -479,6 +480,19 @@ def via_conns(runs: list) -> list[Figure]:
     return figs
 
 
+def registration(runs: list) -> list[Figure]:
+    """Registration time vs region size at each level that measured it."""
+    have = _measured(runs, in_view("registration"))
+    if not have:
+        return []
+    fig = sweep(runs, have, "latency", "size", title="Memory registration: register and deregister vs size",
+                fid="registration", note="fi_mr_reg + fi_close, ucp_mem_map + ucp_mem_unmap of one region: "
+                                         "the price of zero copy (seed 002, VIA)")
+    fig.x = replace(fig.x, label="region size (bytes)")
+    fig.y = replace(fig.y, label="register + deregister (\u00b5s)")
+    return [] if fig.empty() else [fig]
+
+
 def via_scatter(runs: list) -> list[Figure]:
     figs = _pair_view(runs, in_view("via-scatter"),
                       "Scatter: throughput vs segment size, transport vs program", "via-scatter",
@@ -487,6 +501,36 @@ def via_scatter(runs: list) -> list[Figure]:
     for fig in figs:
         fig.x = replace(fig.x, label="segment size (bytes)")
     return figs
+
+
+# ---- each library level and the cost of each layer (seed 004 Fig. 4-5; report/layers.py) ----
+
+def _cost_figure(run, fid: str, metric: str) -> Figure:
+    rows = [c for c in costs(run) if c.metric == metric and c.size > 0]
+    series = []
+    for lower in dict.fromkeys(c.lower for c in rows):
+        mine = [c for c in rows if c.lower == lower]
+        series.append(Series(f"{mine[0].upper} / {lower}", [c.size for c in mine], [c.ratio for c in mine]))
+    what = ("MPI's time per transfer over the lower layer's (1 = no cost)" if metric == "latency"
+            else "MPI's bandwidth over the lower layer's (1 = MPI keeps all of it)")
+    return Figure(fid, f"The cost of MPI over the layers below it: {metric}", SIZE,
+                  Axis(f"{'latency' if metric == 'latency' else 'bandwidth'} ratio (MPI / layer below)"),
+                  series, note=f"{what}; the best variant of each benchmark at each size (seed 004 Fig. 4-5)")
+
+
+def layers_view(runs: list) -> list[Figure]:
+    """Latency and bandwidth of every level on one axis each, then the cost of MPI (first run)."""
+    shown = in_view("layers")
+    lat = [b for b in shown if REGISTRY[b].metric == "latency"]
+    bw = [b for b in shown if REGISTRY[b].metric == "bandwidth"]
+    figs = [sweep(runs, lat, "latency", "size", title="Each library level: latency vs size",
+                  fid="layers-latency", note="ping-pong at every level the run measured (seed 004 Fig. 4)"),
+            sweep(runs, bw, "bandwidth", "size", title="Each library level: bandwidth vs size",
+                  fid="layers-bandwidth", note="streaming at every level the run measured (seed 004 Fig. 5)"),
+            _cost_figure(runs[0], "layer-cost-latency", "latency"),
+            _cost_figure(runs[0], "layer-cost-bandwidth", "bandwidth")]
+    out = [f for f in figs if not f.empty()]
+    return out if len(out) > 2 or any(len(f.series) > 1 for f in out) else []
 
 
 # ---- the level ladder and efficiency (seed 000 Fig. 15-16) ---------------------------------------
@@ -515,7 +559,7 @@ def ladder_rows(run: RunView) -> list[Rung]:
             continue
         bw = max((r for r in rs if r.bandwidth_Bps), key=lambda r: r.bandwidth_Bps, default=None)
         lat_rs = [r for r in rs if r.bench in REGISTRY and REGISTRY[r.bench].metric == "latency"
-                  and r.latency_s is not None]
+                  and "registration" not in REGISTRY[r.bench].views and r.latency_s is not None]
         small = min((r.size for r in lat_rs), default=None)
         lat = min((r for r in lat_rs if r.size == small), key=lambda r: r.latency_s, default=None)
         out.append(Rung(level, bw.bandwidth_Bps if bw else None, group_name(bw.bench, bw.variant) if bw else "-",
@@ -607,6 +651,8 @@ VIEWS = (
     View("via-latency", "VI Architecture: completion by polling, blocking, epoll", via_latency),
     View("via-conns", "VI Architecture: many connections", via_conns),
     View("via-scatter", "VI Architecture: scatter", via_scatter),
+    View("layers", "Each library level and the cost of each layer", layers_view),
+    View("registration", "Memory registration", registration),
     View("validation", "The model against measurement", validation),
 )
 

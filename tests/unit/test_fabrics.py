@@ -1,0 +1,168 @@
+"""Provider choice and transport checks of the fabric and ucx levels, from recorded probe answers."""
+import json
+from pathlib import Path
+
+import pytest
+
+from fabriclab.errors import RunError, UsageError
+from fabriclab.measure import fabrics, libraries
+from fabriclab.measure.benchmarks import LIBRARY_LEVELS, REGISTRY
+from fabriclab.measure.plan import Sampling, build
+
+PROBES = Path(__file__).resolve().parents[1] / "data" / "probes"
+
+
+def _offer(level: str) -> fabrics.Offer:
+    return fabrics.parse(level, (PROBES / f"{level}.ndjson").read_text().splitlines())
+
+
+def test_probe_answers_are_read_in_the_librarys_order():
+    offer = _offer("fabric")
+    assert offer.library["version"] == "2.5"
+    assert offer.providers == ["tcp", "tcp;ofi_rxm", "udp;ofi_rxd", "shm", "sockets"]
+    shm = next(a for a in offer.answers if a.provider == "shm")
+    assert shm.inject_size == 4096 and shm.iov_limit == 4 and "rma" in shm.caps
+    assert _offer("ucx").tls == ["self", "tcp", "sysv", "posix", "cma"]
+
+
+def test_one_host_chooses_shm_and_says_why():
+    c = fabrics.choose(_offer("fabric"), "rdm", ("msg",), one_host=True)
+    assert c.provider == "shm" and "one host" in c.why
+
+
+def test_across_hosts_the_first_answer_that_fits_wins():
+    offer = _offer("fabric")
+    assert fabrics.choose(offer, "rdm", ("msg",), one_host=False).provider == "tcp"
+    # udp;ofi_rxd offers no RMA: an RMA benchmark never lands on it
+    rma = [a.provider for a in offer.answers if a.offers("rdm", ("rma",))]
+    assert "udp;ofi_rxd" not in rma
+
+
+def test_msg_endpoints_skip_providers_without_them():
+    c = fabrics.choose(_offer("fabric"), "msg", ("msg",), one_host=True)
+    assert c.provider == "tcp" and c.answer.ep == "msg"
+
+
+def test_the_deprecated_sockets_provider_only_when_named():
+    offer = fabrics.Offer("fabric", {"name": "libfabric"},
+                          tuple(a for a in _offer("fabric").answers if a.provider == "sockets"))
+    with pytest.raises(UsageError, match="no libfabric provider here offers rdm endpoints with FI_MSG"):
+        fabrics.choose(offer, "rdm", ("msg",))
+    assert fabrics.choose(offer, "rdm", ("msg",), requested="sockets").provider == "sockets"
+
+
+def test_an_unknown_provider_is_refused_with_the_list():
+    with pytest.raises(UsageError, match=r"no provider 'verbs' here; available: tcp, tcp;ofi_rxm, udp;ofi_rxd"):
+        fabrics.choose(_offer("fabric"), "rdm", ("msg",), requested="verbs")
+
+
+def test_a_named_provider_lacking_a_capability_is_kept_for_the_kernel_to_skip():
+    # the kernel records the skip with the reason; Python does not silently pick another
+    c = fabrics.choose(_offer("fabric"), "rdm", ("rma",), requested="udp;ofi_rxd")
+    assert c.provider == "udp;ofi_rxd" and not c.answer.offers("rdm", ("rma",))
+
+
+def test_tls_names_are_checked_against_the_transports_found():
+    offer = _offer("ucx")
+    assert fabrics.check_tls(offer, "posix,cma,self") == "posix,cma,self"
+    assert fabrics.check_tls(offer, "sm,self") == "sm,self"
+    assert fabrics.check_tls(offer, "^tcp") == "^tcp"
+    with pytest.raises(UsageError, match=r"no transport 'rc_mlx6' here; available: self, tcp, sysv"):
+        fabrics.check_tls(offer, "rc_mlx6,self")
+
+
+@pytest.mark.parametrize("line, match", [
+    ('{"type":"error","message":"fi_getinfo: -61"}', "probe failed: fi_getinfo"),
+    ('{"type":"provider"}', "unreadable line"),
+    ('{"type":"provider","provider":"shm","inject_size":"x"}', "unreadable line"),
+])
+def test_bad_probe_output_is_named(line, match):
+    with pytest.raises(RunError, match=match):
+        fabrics.parse("fabric", ['{"type":"library","name":"libfabric"}', line])
+
+
+def test_a_probe_without_a_library_line_is_refused():
+    with pytest.raises(RunError, match="named no library"):
+        fabrics.parse("ucx", [])
+
+
+def _plan(names, params=()):
+    return build(names, None, None, list(params), Sampling(), False, nranks=2)
+
+
+BUILT = {lv: {"available": True} for lv in LIBRARY_LEVELS}
+
+
+def _probe(core, level):
+    return _offer(level)
+
+
+def test_settle_puts_the_chosen_provider_in_the_job_and_the_header():
+    plan, rec, notes = fabrics.settle(_plan(["fabric.pingpong", "ucx.stream"], ["tls=tcp"]), "core", BUILT,
+                                      one_host=True, named=True, probe_fn=_probe)
+    job = next(j for j in plan.jobs if j.bench.name == "fabric.pingpong")
+    assert job.params["provider"] == "shm" and job.variant == "provider=shm"
+    assert rec["fabric"]["library"]["version"] == "2.5"
+    assert rec["fabric"]["jobs"][0]["provider"] == "shm" and rec["fabric"]["jobs"][0]["answer"]["inject_size"] == 4096
+    assert rec["ucx"]["jobs"][0]["tls"] == "tcp" and not notes
+
+
+def test_settle_refuses_a_named_level_this_core_lacks_and_names_the_fix():
+    built = {"fabric": {"available": False, "reason": "no libfabric headers (rdma/fabric.h) found",
+                        "enable": "apt-get install libfabric-dev"}, "ucx": {"available": True}}
+    with pytest.raises(UsageError, match=r"fabric level is not available: no libfabric headers.*"
+                                         r"`apt-get install libfabric-dev` enables it"):
+        fabrics.settle(_plan(["fabric.stream"]), "core", built, True, named=True, probe_fn=_probe)
+
+
+def test_the_default_suite_leaves_an_unavailable_level_out_with_a_note():
+    built = {"fabric": {"available": False, "reason": "no libfabric.so.1 found"}, "ucx": {"available": True}}
+    plan = _plan(None)
+    settled, rec, notes = fabrics.settle(plan, "core", built, True, named=False, probe_fn=_probe)
+    assert not [j for j in settled.jobs if j.bench.level == "fabric"]
+    assert [j for j in settled.jobs if j.bench.level == "ucx"]
+    assert any("no libfabric.so.1 found" in n for n in notes)
+    assert len(settled.jobs) == len(plan.jobs) - sum(j.bench.level == "fabric" for j in plan.jobs)
+
+
+def test_an_unknown_tls_in_a_named_run_is_refused():
+    with pytest.raises(UsageError, match="no transport 'bogus'"):
+        fabrics.settle(_plan(["ucx.pingpong"], ["tls=bogus"]), "core", BUILT, True, named=True, probe_fn=_probe)
+
+
+def test_every_fabric_benchmark_says_which_capability_it_needs():
+    for b in REGISTRY.values():
+        if b.level == "fabric" and b.name != "fabric.mr_reg":
+            assert set(b.caps) <= {"msg", "rma"} and b.caps, b.name
+        if "put" in b.name or "get" in b.name:
+            assert b.level not in ("fabric",) or b.caps == ("rma",), b.name
+
+
+def test_library_search_order_prefers_the_given_directory(tmp_path, monkeypatch):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "libfabric.so.1").write_bytes(b"")
+    monkeypatch.setenv("FABRICLAB_LIBFABRIC", str(tmp_path))
+    lib = libraries.find("fabric", None)
+    if lib.reason.startswith("no libfabric headers"):
+        pytest.fail("libfabric-dev is not installed; `make test` installs it")
+    assert lib.available and lib.source == "env" and lib.libdir == str(tmp_path / "sub")
+    assert f"-Wl,-rpath,{tmp_path / 'sub'}" in lib.ldflags
+
+
+def test_a_directory_without_the_library_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("FABRICLAB_UCX", str(tmp_path))
+    lib = libraries.find("ucx", None)
+    assert not lib.available and "libucp.so.0" in lib.reason and "apt-get install libucx-dev" in lib.enable
+
+
+def test_the_mpis_own_copy_is_found_below_its_library_directory(tmp_path):
+    (tmp_path / "lib" / "mpich").mkdir(parents=True)
+    (tmp_path / "lib" / "mpich" / "libucp.so.0").write_bytes(b"")
+    assert libraries._holding([str(tmp_path / "lib")], "libucp.so.0") == str(tmp_path / "lib" / "mpich")
+    assert libraries._holding([str(tmp_path / "nothing")], "libucp.so.0") is None
+
+
+def test_recorded_answers_are_json_lines():
+    for level in LIBRARY_LEVELS:
+        for line in (PROBES / f"{level}.ndjson").read_text().splitlines():
+            assert json.loads(line)["type"] in ("library", "provider", "transport")
