@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).parent
-FAKES = TESTS / "fakes"
 sys.path.insert(0, str(TESTS / "support"))
+import fakebuild  # noqa: E402  (support/ is on the path from here)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -20,26 +20,16 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(getattr(pytest.mark, where))
 
 
-def _fake(folder: Path) -> dict:
-    exe = folder / "fakecore"
-    exe.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKES / 'fakecore.py'} \"$@\"\n")
-    exe.chmod(0o755)
-    # as a real core built with libfabric and UCX records beside itself (measure/build.py)
-    (folder / "levels.json").write_text(
-        '{"fabric": {"available": true, "source": "mpi"}, "ucx": {"available": true, "source": "mpi"}}')
-    return {"core": str(exe), "mpiexec": str(FAKES / "mpiexec")}
-
-
 @pytest.fixture
 def fake_core(tmp_path):
     """An executable fake core (runs with this Python) and the fake launcher."""
-    return _fake(tmp_path)
+    return fakebuild.fake_core(tmp_path)
 
 
 @pytest.fixture(scope="module")
 def fake_core_module(tmp_path_factory):
     """The fake core, once for a module's tests."""
-    return _fake(tmp_path_factory.mktemp("fake"))
+    return fakebuild.fake_core(tmp_path_factory.mktemp("fake"))
 
 
 @pytest.fixture(autouse=True)

@@ -42,7 +42,7 @@ def test_run_into_a_directory_writes_nothing_beside_it(tmp_path, untouched, caps
     (tmp_path / "DIR").mkdir()
     assert main(["run", "message.pingpong", *opts, "-o", str(tmp_path / "DIR")]) == 2
     assert "DIR: it is a directory" in _one_line(capsys)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["DIR", "core", "fakecore"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["DIR", "core", "fakecore", "levels.json"]
 
 
 def test_run_into_a_pipe_or_under_a_file(tmp_path, untouched, capsys):

@@ -2,7 +2,6 @@
 import json
 import os
 import re
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -13,9 +12,9 @@ from fabriclab.cli import main
 from fabriclab.report import figures, html, svg
 from fabriclab.report.figure import Axis, Figure, Mark, Series
 
+from fakebuild import fake_core  # noqa: E402
 from htmlcheck import check_html  # noqa: E402
 
-FAKES = Path(__file__).parents[1] / "fakes"
 PATTERNS = ("message.hotspot", "message.saturation", "message.alltoall", "message.bisection", "deposit.hotspot_put",
             "deposit.hotspot_get", "message.bibw", "deposit.put_bibw", "message.stream", "deposit.put_bw")
 
@@ -24,10 +23,8 @@ PATTERNS = ("message.hotspot", "message.saturation", "message.alltoall", "messag
 def runs(tmp_path_factory):
     """The default suite (2 launches) and the traffic patterns on 4 ranks, from the fake core."""
     d = tmp_path_factory.mktemp("runs")
-    exe = d / "fakecore"
-    exe.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKES / 'fakecore.py'} \"$@\"\n")
-    exe.chmod(0o755)
-    common = ["--core", str(exe), "--mpiexec", str(FAKES / "mpiexec"), "-q"]
+    fake = fake_core(d)
+    common = ["--core", fake["core"], "--mpiexec", fake["mpiexec"], "-q"]
     assert main(["run", *common, "-o", str(d / "suite.json"), "-L", "2"]) == 0
     os.environ["FAKECORE_RANKS"] = "4"
     try:
@@ -52,7 +49,8 @@ def test_report_of_the_default_suite(runs, capsys):
     ids = _figure_ids(text)
     # The views of the seed studies, and every benchmark's size figures.
     for fid in ("ladder-bandwidth", "ladder-latency", "postal", "bidir-message", "via-latency",
-                "via-conns-tcp-conns", "via-conns-message-conns", "via-scatter", "message-pingpong-residuals"):
+                "via-conns-tcp-conns", "via-conns-message-conns", "via-scatter", "message-pingpong-residuals",
+                "layers-latency", "layers-bandwidth", "layer-cost-latency", "layer-cost-bandwidth"):
         assert fid in ids
     assert any(i.startswith("strided-") for i in ids)
     doc = schema.load(runs["suite"])
@@ -63,6 +61,26 @@ def test_report_of_the_default_suite(runs, capsys):
         assert fact in text
     assert "efficiency" not in ids and "--wire-rate MBPS" in text
     assert "<script" not in text and "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")
+
+
+def test_the_cost_of_each_layer_is_mpi_over_the_layer_below(runs):
+    from fabriclab.report import layers
+    run = figures.RunView.of("suite", schema.load(runs["suite"]))
+    found = layers.costs(run)
+    assert {(c.upper, c.lower) for c in found} == {("message.pingpong", "fabric.pingpong"),
+                                                    ("message.pingpong", "ucx.pingpong"),
+                                                    ("message.stream", "fabric.stream"),
+                                                    ("message.stream", "ucx.stream")}
+    for c in found:
+        mine = [r for r in run.rows if r.bench == c.upper and r.size == c.size]
+        below = [r for r in run.rows if r.bench == c.lower and r.size == c.size]
+        if c.metric == "latency":   # the best variant of each at that size
+            assert c.upper_value == min(r.latency_s for r in mine) and c.lower_value == min(r.latency_s for r in below)
+        else:
+            assert c.upper_value == max(r.bandwidth_Bps for r in mine)
+        assert c.ratio == pytest.approx(c.upper_value / c.lower_value)
+    text = html.render([("suite", schema.load(runs["suite"]))])
+    assert '<h2 id="layers">The cost of each layer</h2>' in text and "fabric.pingpong" in text
 
 
 def test_fit_and_half_peak_are_drawn(runs):

@@ -15,7 +15,7 @@ from html import escape
 from .. import __version__
 from ..analysis.diagnostics import Diagnostic
 from ..units import fmt_bytes, fmt_rate, fmt_time
-from . import figures, svg
+from . import figures, layers, svg
 from .figure import Figure
 from .summary import warning_groups
 from .tables import _first_line, group_name, skipped
@@ -192,6 +192,27 @@ def _ladder(runs: list, wire_Bps, wire_text, wire_name) -> list[str]:
     return out
 
 
+def _layer_costs(run) -> list[str]:
+    """MPI against each layer below it: latency at the smallest size both measured,
+    bandwidth at the largest (report/layers.py)."""
+    rows = layers.costs(run)
+    picked = []
+    for key in dict.fromkeys((c.upper, c.lower, c.metric) for c in rows):
+        mine = [c for c in rows if (c.upper, c.lower, c.metric) == key]
+        picked.append(mine[0] if key[2] == "latency" else mine[-1])
+    if not picked:
+        return []
+    fmt = {"latency": fmt_time, "bandwidth": fmt_rate}
+    body = [[c.upper, c.lower, c.metric, fmt_bytes(c.size), fmt[c.metric](c.upper_value),
+             fmt[c.metric](c.lower_value), f"{c.ratio:.2f}"] for c in picked]
+    return ['<h2 id="layers">The cost of each layer</h2>',
+            "<p>MPI's figure over the same operation one layer down (libfabric, UCX), best variant of each: "
+            "latency at the smallest size both measured (ratio above 1: MPI's cost), bandwidth at the largest "
+            "(ratio below 1: the share MPI keeps). The <em>layers</em> figures show every size "
+            "(seed 004 Fig. 4-5).</p>",
+            _table(["MPI", "layer below", "figure", "size", "MPI", "below", "MPI / below"], body, nums={4, 5, 6})]
+
+
 def _compare(runs: list) -> list[str]:
     from ..analysis.compare import compare
     base, new = runs
@@ -241,6 +262,7 @@ def render(named_docs: list[tuple[str, dict]], wire_Bps: float | None = None, wi
             "<nav>" + " ".join(nav) + "</nav>"]
     body += _header(runs)
     body += _ladder(runs, wire_Bps, wire_text, wire_name)
+    body += _layer_costs(runs[0])
     for v, figs in views:
         body += [f'<h2 id="view-{v.key}">{escape(v.title)}</h2>', _figs(figs)]
     if len(runs) == 2:
