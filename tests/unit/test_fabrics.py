@@ -166,3 +166,14 @@ def test_recorded_answers_are_json_lines():
     for level in LIBRARY_LEVELS:
         for line in (PROBES / f"{level}.ndjson").read_text().splitlines():
             assert json.loads(line)["type"] in ("library", "provider", "transport")
+
+
+def test_a_testbed_run_keeps_to_tcp_unless_told():
+    plan = _plan(["fabric.stream", "ucx.stream"])
+    settled, rec, _ = fabrics.settle(plan, "core", BUILT, one_host=False, named=True, probe_fn=_probe, testbed=True)
+    params = {j.bench.name: j.params for j in settled.jobs}
+    assert params["fabric.stream"]["provider"] == "tcp" and params["ucx.stream"]["tls"] == "tcp,self"
+    assert "TCP only" in rec["fabric"]["jobs"][0]["why"]
+    told = _plan(["fabric.stream"], ["provider=shm"])
+    settled, rec, _ = fabrics.settle(told, "core", BUILT, one_host=False, named=True, probe_fn=_probe, testbed=True)
+    assert settled.jobs[0].params["provider"] == "shm" and rec["fabric"]["jobs"][0]["why"] == "named with -p provider"

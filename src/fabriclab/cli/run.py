@@ -199,7 +199,7 @@ def _settle_levels(args, plan, core, spec):
     transports checked from the core's probes (measure/fabrics.py)."""
     from ..measure import build, fabrics
     plan, record, notes = fabrics.settle(plan, core.path, build.levels(core.path), _one_host(spec),
-                                         named=bool(args.bench))
+                                         named=bool(args.bench), testbed=bool(getattr(args, "testbed", None)))
     for note in notes:
         print(f"fabriclab: {note}", file=sys.stderr)
     for level, rec in record.items():

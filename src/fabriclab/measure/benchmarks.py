@@ -135,8 +135,10 @@ SEGMENTS = {"segments": integer(32, 1, 1024)}
 RR_SUITE = {"sizes": "0:4M:x4"}
 # With five launches per point (cli/run.py) the suite trims its slowest
 # sweeps to stay within 3 minutes: the strided copies keep strides 1, 4, 16,
-# 64 and the TCP stream every fourth size from 64 bytes.
+# 64, the TCP stream every fourth size from 1 KiB and the postal pair every
+# fourth size.
 ECT_SUITE = {"strides": "1:64:x4"}
+POSTAL_SUITE = {"sizes": "0:4M:x4"}
 CONNS_SUITE = {"sizes": "64K", "conns": "1,8,64"}
 # The fabric level (libfabric): the provider (empty: fabriclab chooses from
 # fi_getinfo's answers, measure/fabrics.py, and records which and why) and the
@@ -149,7 +151,9 @@ FABRIC_PATH = {"path": choice("auto", "inject", "send")}
 FABRIC_RMA = {**FABRIC, "complete": choice("delivery", "transmit")}
 # The ucx level: UCX_TLS for the run (empty: UCX's own choice), recorded per point.
 UCX = {"tls": text()}
-LEVEL_SUITE = {"sizes": "0:4M:x4"}
+# The levels below MPI in the default suite: a latency ladder every x16 and the
+# stream's upper sizes, where a layer's share of the bandwidth shows.
+LEVEL_SUITE = {"sizes": "0:4M:x16"}
 LEVEL_STREAM_SUITE = {"sizes": "64K:4M:x4"}
 # Rank layouts of the traffic patterns (patterns.py assigns the roles).
 PATTERNS = ("pairs", "bipairs", "hotspot", "all", "bisection")
@@ -281,9 +285,10 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("message.stream", "a window of MPI_Isend to pre-posted receives, acked per window", "bandwidth",
        params={**WINDOW, "completion": COMPLETION}, views=("layers", "postal", "bidirectional"), footprint=fp.MPI_PAIR),
     _b("message.postal_restricted", "restricted postal semantics: receives posted before the sends",
-       "bandwidth", params={**WINDOW, "mode": choice("ready", "ssend")}, views=("postal",), footprint=fp.MPI_PAIR),
+       "bandwidth", params={**WINDOW, "mode": choice("ready", "ssend")}, suite=POSTAL_SUITE, views=("postal",),
+       footprint=fp.MPI_PAIR),
     _b("message.postal_full", "full postal semantics: sends posted before the receives (library buffers)",
-       "bandwidth", params=WINDOW, views=("postal",), footprint=fp.MPI_POSTAL_FULL),
+       "bandwidth", params=WINDOW, suite=POSTAL_SUITE, views=("postal",), footprint=fp.MPI_POSTAL_FULL),
     _b("message.bibw", "both ranks of a pair stream a window at each other at once", "bandwidth",
        concurrent=True, pattern="bipairs", params=WINDOW, suite={"sizes": "0:4M:x4"},
        views=("bidirectional",), footprint=fp.MPI_BOTH),
@@ -315,7 +320,7 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("tcp.rr_epoll", "TCP request/response, receive after blocking in epoll_wait", "latency", legs=2,
        params=SOCKET, suite=RR_SUITE, views=("via-latency",), footprint=fp.TCP_RR),
     _b("tcp.stream", "TCP streaming, SIZE bytes per send", "bandwidth", sizes="1:4M:x2",
-       params={**SOCKET, "burst": integer("32M", 1, 1 << 40)}, suite={"sizes": "64:4M:x4"},
+       params={**SOCKET, "burst": integer("32M", 1, 1 << 40)}, suite={"sizes": "1K:4M:x4"},
        views=("layers",), footprint=fp.TCP_STREAM),
     _b("tcp.conns", "TCP stream round-robin over CONNS connections; completion by epoll or a scan",
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS,

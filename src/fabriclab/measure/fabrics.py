@@ -17,7 +17,11 @@ decision can be tested from recorded answers and the core only times loops:
   kernel records the point as skipped with the reason.
 - **Transports (ucx level)**: `-p tls=LIST` (UCX_TLS) may name only
   transports the probe found, UCX's aliases, or `^` exclusions (else exit 2,
-  listing them)."""
+  listing them).
+- **On a testbed** (`run --testbed`) the emulated hosts share one kernel, so
+  shared memory would bypass the emulated cables, as it would for MPI
+  (testbed/launch.py forces MPI onto TCP): unless told otherwise the fabric
+  level runs on the `tcp` provider and the ucx level on `tcp,self`."""
 
 from __future__ import annotations
 
@@ -28,6 +32,9 @@ from dataclasses import dataclass, field
 from ..errors import RunError, UsageError
 
 PROBE_TIMEOUT = 60.0
+# What a testbed run uses unless told otherwise (the module's docstring).
+TESTBED_PROVIDER = "tcp"
+TESTBED_TLS = "tcp,self"
 SHM = "shm"
 DEPRECATED = ("sockets",)
 # UCX_TLS names that stand for groups of transports (UCX's ucx.conf / FAQ).
@@ -188,22 +195,27 @@ def _unavailable(level: str, built: dict) -> str:
     return f"the {level} level is not available: {why}" + (f"; `{enable}` enables it" if enable else "")
 
 
-def _settle_job(job, offer: Offer, one_host: bool):
+def _settle_job(job, offer: Offer, one_host: bool, testbed: bool):
     """(the job as it will run, what the header records of it)."""
     from dataclasses import replace
     b = job.bench
     if b.level == "ucx":
-        tls = check_tls(offer, job.params["tls"]) if job.params.get("tls") else ""
+        tls = job.params.get("tls") or (TESTBED_TLS if testbed else "")
+        if tls:
+            job = replace(job, params={**job.params, "tls": check_tls(offer, tls)})
         return job, {"tls": tls or "default (UCX chooses)"}
     ep = job.params.get("ep", b.defaults.get("ep", "rdm"))
-    c = choose(offer, ep, b.caps, job.params.get("provider", ""), one_host)
-    rec = {"provider": c.provider, "why": c.why, "ep": ep, "caps": list(b.caps)}
+    asked = job.params.get("provider", "")
+    c = choose(offer, ep, b.caps, asked or (TESTBED_PROVIDER if testbed else ""), one_host)
+    why = "a testbed's emulated cables carry TCP only" if testbed and not asked else c.why
+    rec = {"provider": c.provider, "why": why, "ep": ep, "caps": list(b.caps)}
     if c.answer is not None:
         rec["answer"] = c.answer.to_dict()
     return replace(job, params={**job.params, "provider": c.provider}), rec
 
 
-def settle(plan, core_path: str, built: dict, one_host: bool, named: bool, probe_fn=probe):
+def settle(plan, core_path: str, built: dict, one_host: bool, named: bool, probe_fn=probe,
+           testbed: bool = False):
     """(plan, header record, notes): every fabric job with its provider chosen and
     every ucx job's transports checked, from the probes of this host.
 
@@ -234,7 +246,7 @@ def settle(plan, core_path: str, built: dict, one_host: bool, named: bool, probe
             jobs.append(job)
         elif level in offers:
             try:
-                job, rec = _settle_job(job, offers[level], one_host)
+                job, rec = _settle_job(job, offers[level], one_host, testbed)
             except UsageError as e:
                 if named:
                     raise
