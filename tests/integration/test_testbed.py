@@ -73,6 +73,29 @@ def test_run_across_the_testbed(bed, tmp_path, mpi):
     assert all(p["validation"]["errors"] == 0 for p in schema.points(doc))
 
 
+@pytest.mark.parametrize("mpi", ["mpich", "openmpi"])
+def test_the_levels_below_mpi_cross_the_testbed(bed, tmp_path, mpi):
+    """libfabric's tcp provider and UCX's tcp transport, chosen because it is a testbed, move every
+    payload byte over the emulated cables."""
+    home = ["--mpi-home", _openmpi()] if mpi == "openmpi" else []
+    out = tmp_path / "r.json"
+    assert main(["run", "fabric.stream", "fabric.pingpong", "ucx.stream", "--testbed", "itest", "--hosts", "h0,h4",
+                 "-n", "2", "-s", "256K", "--validate", *home, "-o", str(out), *FAST]) == 0
+    doc = schema.load(out)
+    levels = doc["header"]["levels"]
+    assert {j["provider"] for j in levels["fabric"]["jobs"]} == {"tcp"}
+    assert {j["tls"] for j in levels["ucx"]["jobs"]} == {"tcp,self"}
+    pts = schema.points(doc)
+    assert {p["bench"] for p in pts} == {"fabric.stream", "fabric.pingpong", "ucx.stream"}
+    assert all(p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0 for p in pts)
+    assert all(p["info"]["provider"] == "tcp" for p in pts if p["bench"].startswith("fabric."))
+    for bench in ("fabric.stream", "ucx.stream"):
+        ends = [r for r in doc["records"] if r["kind"] == "launch_end" and r["bench"] == bench]
+        payload = sum(len(p["samples"]) * p["batch"] * p["bytes_per_op"] for p in pts if p["bench"] == bench)
+        assert ends and sum(e["wire_bytes"] for e in ends) >= payload > 0, bench
+    assert not any(d["code"] == "fabric-bypassed" for d in doc["records"] if d["kind"] == "diagnostic")
+
+
 def test_saturation_across_the_trunk(bed, tmp_path):
     out = tmp_path / "s.json"
     assert main(["run", "message.saturation", "--testbed", "itest", "--hosts", "h0,h1,h4,h5", "-n", "4",

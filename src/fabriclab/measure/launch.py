@@ -237,11 +237,15 @@ def _through_agent(spec: LaunchSpec, env: dict) -> list[str]:
     """Launch through the ssh-like agent and force TCP over spec.iface. Both
     MPIs otherwise find a faster path between emulated hosts that share one
     kernel and bypass the emulated network (../shared/TESTBED.md: MPICH's
-    default moved 14 KB over the interface in a 1 GB test)."""
+    default moved 14 KB over the interface in a 1 GB test). The levels below
+    MPI keep to the same interface: libfabric's tcp provider (FI_TCP_IFACE)
+    and UCX's tcp transport (UCX_NET_DEVICES; docs/fabric-levels.md)."""
+    env.update(FI_TCP_IFACE=spec.iface, UCX_NET_DEVICES=spec.iface)
     if spec.flavour == "openmpi":
         return ["--mca", "plm_rsh_agent", spec.agent, "--mca", "pml", "ob1", "--mca", "btl", "tcp,self",
-                "--mca", "btl_tcp_if_include", spec.iface, "--mca", "oob_tcp_if_include", spec.iface]
-    env.update(MPIR_CVAR_CH4_NETMOD="ofi", FI_PROVIDER="tcp", FI_TCP_IFACE=spec.iface)
+                "--mca", "btl_tcp_if_include", spec.iface, "--mca", "oob_tcp_if_include", spec.iface,
+                "-x", "FI_TCP_IFACE", "-x", "UCX_NET_DEVICES"]
+    env.update(MPIR_CVAR_CH4_NETMOD="ofi", FI_PROVIDER="tcp")
     return ["-launcher", "ssh", "-launcher-exec", spec.agent]
 
 
