@@ -81,6 +81,8 @@ def test_the_cost_of_each_layer_is_mpi_over_the_layer_below(runs):
         assert c.ratio == pytest.approx(c.upper_value / c.lower_value)
     text = html.render([("suite", schema.load(runs["suite"]))])
     assert '<h2 id="layers">The cost of each layer</h2>' in text and "fabric.pingpong" in text
+    # the header says which provider each fabric job ran on, and why
+    assert "fabric level" in text and "provider shm (every rank on one host" in text
 
 
 def test_fit_and_half_peak_are_drawn(runs):

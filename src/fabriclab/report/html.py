@@ -103,12 +103,28 @@ def run_facts(name: str, doc: dict) -> list[tuple[str, str]]:
              ("cache state", ((plan.get("cache") or {}).get("state")) or "warm"),
              ("launches per point", str(plan.get("launches", 1))),
              ("benchmarks", f"{len(benches)}: " + ", ".join(benches))]
+    facts += _level_facts(h.get("levels"))
     imp = h.get("imported")
     if imp:
         facts.insert(1, ("imported", f"from {imp.get('tool')} {imp.get('tool_version') or ''} output "
                                      f"{imp.get('source')}: summary figures only, no samples; "
                                      f"{imp.get('averaging', '')}"))
     return facts
+
+
+def _level_facts(levels) -> list[tuple[str, str]]:
+    """The levels below MPI: the library loaded, and each job's provider or transports and why."""
+    out = []
+    for level, rec in (levels or {}).items() if isinstance(levels, dict) else ():
+        if not isinstance(rec, dict):
+            continue
+        lib = rec.get("library") or {}
+        jobs = "; ".join(f"{j.get('bench')}: " + (f"provider {j.get('provider')} ({j.get('why')})" if "provider" in j
+                                                  else f"UCX_TLS {j.get('tls')}")
+                         for j in rec.get("jobs") or [] if isinstance(j, dict))
+        out.append((f"{level} level", f"{lib.get('name', '?')} {lib.get('version', '?')} from {lib.get('path', '?')}"
+                                      + (f"; {jobs}" if jobs else "")))
+    return out
 
 
 def _diagnostics(run) -> list[Diagnostic]:

@@ -38,7 +38,13 @@ History of SCHEMA_VERSION:
     point carries `active` (null outside patterns); skip records carry the
     point's `variant`, `conns` and `active`; a SIGTERM ends a run as
     `interrupted`. Every document is checked for types and ranges when read
-    (check.py). Older documents load unchanged."""
+    (check.py). Older documents load unchanged.
+  7 (fabriclab 0.2.0): the levels below MPI: the header's `levels` records,
+    per level (fabric, ucx), the library loaded (name, version, path) and per
+    job the provider chosen and why, or UCX_TLS; their points' `info` says
+    what the kernel opened (provider, fabric, domain, endpoint type,
+    capabilities, inject size, iov limit, MR mode; UCX's lanes). Older
+    documents load unchanged."""
 
 from __future__ import annotations
 
@@ -57,7 +63,7 @@ __all__ = ["SCHEMA", "SCHEMA_VERSION", "RECORD_KINDS", "STATUSES", "AXES", "KEY_
            "StreamWriter", "document", "write_document", "load", "validate", "points", "point_key"]
 
 SCHEMA = "fabriclab.run"
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 class StreamWriter:
