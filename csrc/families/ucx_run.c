@@ -14,15 +14,21 @@ _Noreturn void ucx_fail(const char *what, ucs_status_t st)
     fl_die("ucx: %s: %s", what, ucs_status_string(st));
 }
 
-/* Our own context: features TAG and RMA, the tls param as UCX_TLS. */
+/* Our own context: features TAG and RMA, the tls param as UCX_TLS. The
+ * param joins transports with '+' ("posix+cma+self"), since a comma on
+ * fabriclab's command line starts another variant; UCX wants commas. */
 static ucs_status_t new_context(const char *tls, int rcache, ucp_context_h *out)
 {
+    char list[UCX_TLS_LEN];
+    snprintf(list, sizeof list, "%s", tls);
+    for (char *c = list; (c = strchr(c, '+')) != NULL;)
+        *c = ',';
     ucp_config_t *cfg;
     ucs_status_t st = ucp_config_read(NULL, NULL, &cfg);
     if (st != UCS_OK)
         return st;
-    if (tls[0])
-        st = ucp_config_modify(cfg, "TLS", tls);
+    if (list[0])
+        st = ucp_config_modify(cfg, "TLS", list);
     if (st == UCS_OK && !rcache)
         st = ucp_config_modify(cfg, "RCACHE_ENABLE", "n");
     ucp_params_t p = {.field_mask = UCP_PARAM_FIELD_FEATURES,
@@ -129,22 +135,24 @@ ucp_ep_h ucx_ep(ucx_run *r, int peer, char *note)
     return r->ep[peer];
 }
 
-/* "lane[1]:  3:cma/memory.0 md[3] -> md[3]/cma/sysdev[255] rma_bw#0" gives
- * "rma_bw:cma/memory": each use of a lane with the transport and device it
- * runs on, once. */
+/* "lane[2]:  5:cma/memory.0 md[4] -> md[4]/cma/sysdev[255] seg 4294967295
+ * rma_bw#0" gives "rma_bw:cma/memory": each use of a lane (the words after
+ * the remote memory domain and segment size) with the transport and device
+ * it runs on, once. */
 static void add_lane(const char *line, fl_buf *out)
 {
-    const char *colon = strstr(line, "]:"), *arrow = strstr(line, "->");
+    const char *colon = strstr(line, "]:"), *at = strstr(line, "->");
     char tl[64] = "", use[64];
-    int at = 0;
-    if (!colon || !arrow || sscanf(colon + 2, " %*d:%63s", tl) != 1)
+    int len = 0;
+    if (!colon || !at || sscanf(colon + 2, " %*d:%63s", tl) != 1)
         return;
     char *dot = strrchr(tl, '.'); /* "posix/memory.0": drop the path index */
     if (dot)
         *dot = '\0';
-    arrow = strchr(arrow + 2, ' '); /* skip the remote md/transport word */
-    while (arrow && sscanf(arrow, " %63s%n", use, &at) == 1) {
-        arrow += at;
+    for (at += 2; sscanf(at, " %63s%n", use, &len) == 1; at += len) {
+        if (!((use[0] >= 'a' && use[0] <= 'z') || use[0] == '_') || strchr(use, '/') ||
+            strcmp(use, "seg") == 0)
+            continue;
         char *hash = strchr(use, '#');
         if (hash)
             *hash = '\0';
