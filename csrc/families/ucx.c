@@ -41,7 +41,7 @@ typedef struct {
     uint64_t seed;
 } ucx_state;
 
-/* A tag names its kind and the rank that sends it, so flows never mix. */
+/* A tag names what it carries and the rank that sends it, so flows never mix. */
 static inline ucp_tag_t tag(int what, int from)
 {
     return (ucp_tag_t)what << 32 | (ucp_tag_t)(unsigned)from;
