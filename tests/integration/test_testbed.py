@@ -84,7 +84,7 @@ def test_the_levels_below_mpi_cross_the_testbed(bed, tmp_path, mpi):
     doc = schema.load(out)
     levels = doc["header"]["levels"]
     assert {j["provider"] for j in levels["fabric"]["jobs"]} == {"tcp"}
-    assert {j["tls"] for j in levels["ucx"]["jobs"]} == {"tcp,self"}
+    assert {j["tls"] for j in levels["ucx"]["jobs"]} == {"tcp+self"}
     pts = schema.points(doc)
     assert {p["bench"] for p in pts} == {"fabric.stream", "fabric.pingpong", "ucx.stream"}
     assert all(p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0 for p in pts)

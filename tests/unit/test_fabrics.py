@@ -64,11 +64,11 @@ def test_a_named_provider_lacking_a_capability_is_kept_for_the_kernel_to_skip():
 
 def test_tls_names_are_checked_against_the_transports_found():
     offer = _offer("ucx")
-    assert fabrics.check_tls(offer, "posix,cma,self") == "posix,cma,self"
-    assert fabrics.check_tls(offer, "sm,self") == "sm,self"
+    assert fabrics.check_tls(offer, "posix+cma+self") == "posix+cma+self"
+    assert fabrics.check_tls(offer, "sm+self") == "sm+self"
     assert fabrics.check_tls(offer, "^tcp") == "^tcp"
     with pytest.raises(UsageError, match=r"no transport 'rc_mlx6' here; available: self, tcp, sysv"):
-        fabrics.check_tls(offer, "rc_mlx6,self")
+        fabrics.check_tls(offer, "rc_mlx6+self")
 
 
 @pytest.mark.parametrize("line, match", [
@@ -172,7 +172,7 @@ def test_a_testbed_run_keeps_to_tcp_unless_told():
     plan = _plan(["fabric.stream", "ucx.stream"])
     settled, rec, _ = fabrics.settle(plan, "core", BUILT, one_host=False, named=True, probe_fn=_probe, testbed=True)
     params = {j.bench.name: j.params for j in settled.jobs}
-    assert params["fabric.stream"]["provider"] == "tcp" and params["ucx.stream"]["tls"] == "tcp,self"
+    assert params["fabric.stream"]["provider"] == "tcp" and params["ucx.stream"]["tls"] == "tcp+self"
     assert "TCP only" in rec["fabric"]["jobs"][0]["why"]
     told = _plan(["fabric.stream"], ["provider=shm"])
     settled, rec, _ = fabrics.settle(told, "core", BUILT, one_host=False, named=True, probe_fn=_probe, testbed=True)

@@ -149,7 +149,8 @@ FABRIC_PATH = {"path": choice("auto", "inject", "send")}
 # Completion of fi_write/fi_read: delivery (FI_DELIVERY_COMPLETE, the data is
 # at the target) or transmit (FI_TRANSMIT_COMPLETE, the source may be reused).
 FABRIC_RMA = {**FABRIC, "complete": choice("delivery", "transmit")}
-# The ucx level: UCX_TLS for the run (empty: UCX's own choice), recorded per point.
+# The ucx level: UCX_TLS for the run (empty: UCX's own choice), recorded per point;
+# transports joined by '+' ("posix+cma+self"), since a comma starts another variant.
 UCX = {"tls": text()}
 # The levels below MPI in the default suite: a latency ladder every x16 and the
 # stream's upper sizes, where a layer's share of the bandwidth shows.

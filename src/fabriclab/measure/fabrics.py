@@ -15,13 +15,13 @@ decision can be tested from recorded answers and the core only times loops:
   `sockets` provider is taken only when named. A provider that lacks a
   capability a benchmark needs (FI_RMA for writes) is not refused here: the
   kernel records the point as skipped with the reason.
-- **Transports (ucx level)**: `-p tls=LIST` (UCX_TLS) may name only
-  transports the probe found, UCX's aliases, or `^` exclusions (else exit 2,
-  listing them).
+- **Transports (ucx level)**: `-p tls=A+B` (UCX_TLS with `+` for UCX's
+  commas, since a comma starts another variant) may name only transports
+  the probe found, UCX's aliases, or `^` exclusions (else exit 2, listing them).
 - **On a testbed** (`run --testbed`) the emulated hosts share one kernel, so
   shared memory would bypass the emulated cables, as it would for MPI
   (testbed/launch.py forces MPI onto TCP): unless told otherwise the fabric
-  level runs on the `tcp` provider and the ucx level on `tcp,self`."""
+  level runs on the `tcp` provider and the ucx level on `tcp+self`."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ from ..errors import RunError, UsageError
 PROBE_TIMEOUT = 60.0
 # What a testbed run uses unless told otherwise (the module's docstring).
 TESTBED_PROVIDER = "tcp"
-TESTBED_TLS = "tcp,self"
+TESTBED_TLS = "tcp+self"
 SHM = "shm"
 DEPRECATED = ("sockets",)
 # UCX_TLS names that stand for groups of transports (UCX's ucx.conf / FAQ).
@@ -181,7 +181,7 @@ def choose(offer: Offer, ep: str, caps, requested: str = "", one_host: bool = Tr
 def check_tls(offer: Offer, tls: str) -> str:
     """`tls` (a UCX_TLS value) unchanged when every name is a transport found here or an alias."""
     known = set(offer.tls) | set(UCX_ALIASES)
-    for name in (x.strip() for x in tls.lstrip("^").split(",")):
+    for name in (x.strip() for x in tls.lstrip("^").split("+")):
         if name not in known:
             raise UsageError(f"UCX has no transport {name!r} here; available: {', '.join(offer.tls) or 'none'}"
                              f" (or an alias: {', '.join(UCX_ALIASES[:8])}, ...)")

