@@ -204,7 +204,7 @@ def _settle_levels(args, plan, core, spec):
         print(f"fabriclab: {note}", file=sys.stderr)
     for level, rec in record.items():
         for job in rec["jobs"]:
-            if "provider" in job:
+            if "provider" in job and not args.quiet:
                 print(f"fabriclab: {job['bench']}: provider {job['provider']} ({job['why']})", file=sys.stderr)
     return plan, record
 
