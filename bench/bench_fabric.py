@@ -303,10 +303,10 @@ def body() -> None:
 
 
 def probe_fabriclab(pair: Pair, work: str, errors: list) -> bool:
-    """A first fabriclab run of the pair (warm-up); False, with the reason
+    """A first fabriclab ping-pong of the pair (a warm-up); False, with the reason
     printed, when the level cannot run here: the reference is measured alone."""
     try:
-        fl_measure(pair, work)
+        fl_doc(fl_args(pair, "pingpong"), work)
         return True
     except c.BenchError as e:
         print(f"  ERROR  fabriclab cannot run {pair.name}; the reference alone: {c.last_lines(str(e), 2)}")
