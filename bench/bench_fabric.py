@@ -28,6 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import _common as c
+from fabriclab import schema
+from fabriclab.errors import UsageError
+from fabriclab.measure import libraries
 
 REF_DIR = Path(__file__).resolve().parent / "reference"
 LOOPS = {"fabric": "fi_loop", "ucx": "ucp_loop"}
@@ -114,7 +117,6 @@ def within(ratio: float, tolerance: float = TOLERANCE) -> bool:
 
 def build(level: str, mpicc: str, workdir: str) -> tuple[str, list[str]]:
     """Compile the level's reference loop: (executable, compiler argv)."""
-    from fabriclab.measure import libraries
     lib = libraries.find(level, mpicc)
     if not lib.available:
         raise c.BenchError(f"{lib.name} unavailable: {lib.reason}; {lib.enable}")
@@ -165,8 +167,6 @@ class Reference:
 
 def fl_doc(args: list[str], work: str) -> dict:
     """One fabriclab run (one launch), read back and checked by fabriclab.schema.load."""
-    from fabriclab import schema
-    from fabriclab.errors import UsageError
     r = c.fabriclab_run([*args, "--launches", "1"], work)
     if r.error is not None:
         raise c.BenchError(f"fabriclab exit code {r.returncode}, status {r.status}: {r.error}\n"
@@ -178,7 +178,6 @@ def fl_doc(args: list[str], work: str) -> dict:
 
 
 def fl_value(doc: dict, bench: str, point: tuple) -> float:
-    from fabriclab import schema
     key = "latency_s" if point[0] == "latency" else "bandwidth_Bps"
     for p in schema.points(doc):
         if p["bench"] == bench and p["size"] == point[1] and p.get(key):
