@@ -1,0 +1,116 @@
+"""bench/bench_fabric.py and its reference loops (bench/reference/), without
+MPI: the sources are there and keep MPI out of their timed loops, the
+script's arguments, the commands it builds, and its statistics on
+synthetic numbers."""
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from fabriclab.measure.benchmarks import REGISTRY
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+sys.path.insert(0, str(BENCH))
+import bench_fabric as bf  # noqa: E402  (bench/ holds scripts, not a package)
+
+# The functions each loop runs between its two clock readings.
+TIMED = {"fi_loop": ("wait_cq", "post_recv", "send_msg", "pingpong", "stream"),
+         "ucp_loop": ("wait_req", "post_recv", "send_msg", "pingpong", "stream")}
+CALLS = {"fi_loop": ("fi_tinject", "fi_tsend", "fi_trecv", "fi_cq_read"),
+         "ucp_loop": ("ucp_tag_send_nbx", "ucp_tag_recv_nbx", "ucp_worker_progress")}
+MPI_CALL = re.compile(r"\bMPI_(?!Abort\b)\w+\s*\(")
+
+
+def _function(text: str, name: str) -> str:
+    m = re.search(rf"^static \w+ \*?{name}\(.*?^\}}$", text, re.S | re.M)
+    assert m, f"no function {name}"
+    return m.group(0)
+
+
+@pytest.mark.parametrize("loop", sorted(TIMED))
+def test_reference_loops_exist_small_and_without_mpi_when_timed(loop):
+    assert bf.LOOPS[{"fi_loop": "fabric", "ucp_loop": "ucx"}[loop]] == loop
+    text = (bf.REF_DIR / f"{loop}.c").read_text()
+    assert len(text.splitlines()) < 250
+    for fn in TIMED[loop]:  # MPI_Abort on a failure only
+        assert not MPI_CALL.findall(_function(text, fn)), f"{loop}.c: {fn} calls MPI"
+    for call in CALLS[loop]:
+        assert f"{call}(" in text
+
+
+def test_pairs_name_registered_benchmarks_and_parameters():
+    for pair in bf.PAIRS:
+        for bench in ("pingpong", "stream"):
+            args = bf.fl_args(pair, bench)
+            facts = REGISTRY[args[0]]
+            keys = {args[i + 1].split("=")[0] for i, a in enumerate(args) if a == "-p"}
+            assert keys <= set(facts.params), f"{args[0]} has no parameter {keys - set(facts.params)}"
+            assert facts.metric == ("latency" if bench == "pingpong" else "bandwidth")
+    assert bf.fl_args(bf.PAIRS[0], "stream") == [
+        "fabric.stream", "-p", "provider=shm", "-p", "window=64", "-s", "65536,1048576,4194304"]
+    assert bf.fl_args(bf.PAIRS[2], "pingpong") == ["ucx.pingpong", "-s", "0,8"]
+
+
+def test_arguments_default_select_and_reject():
+    opts = bf.parse_args([])
+    assert opts.rounds == 3 and opts.pairs == list(bf.PAIRS) and not opts.reference_only
+    opts = bf.parse_args(["--pairs", "ucx/tls=tcp, fabric/shm", "--rounds", "5", "--reference-only"])
+    assert [p.name for p in opts.pairs] == ["ucx/tls=tcp", "fabric/shm"]
+    assert opts.rounds == 5 and opts.reference_only
+    for bad in (["--pairs", "fabric/verbs"], ["--pairs", ","], ["--rounds", "0"], ["--rounds", "x"]):
+        with pytest.raises(SystemExit) as e:
+            bf.parse_args(bad)
+        assert e.value.code == 2
+
+
+def test_reference_command_line_follows_the_loops_usage():
+    shm, tcp = bf.PAIRS[0], bf.PAIRS[3]
+    ref = bf.Reference(shm, "/x/fi_loop", ["mpiexec", "-n", "2"], {"A": "1"})
+    assert ref.argv(("latency", 8), 1000, 5) == ["mpiexec", "-n", "2", "/x/fi_loop", "shm",
+                                                 "pingpong", "8", "1000", "5"]
+    assert ref.argv(("bandwidth", 65536), 3, 5)[4:] == ["shm", "stream", "65536", "64", "3", "5"]
+    ucx = bf.Reference(tcp, "/x/ucp_loop", ["mpiexec"], {"A": "1"})
+    assert ucx.env == {"A": "1", "UCX_TLS": "tcp"}
+    assert ucx.argv(("latency", 0), 10, 1) == ["mpiexec", "/x/ucp_loop", "pingpong", "0", "10", "1"]
+
+
+def test_calibration_sizes_repetitions_from_a_probe(monkeypatch):
+    ref = bf.Reference(bf.PAIRS[0], "fi_loop", [], {})
+    # 1 us one-way latency, 1 GB/s at every size
+    monkeypatch.setattr(ref, "once", lambda pt, iters, reps: (1e-6 if pt[0] == "latency" else 1e9, {}))
+    ref.calibrate()
+    assert ref.iters[("latency", 8)] == 15000                     # 0.03 s / (2 x 1 us)
+    assert ref.iters[("bandwidth", 64 << 10)] == 15               # 0.06 s x 1e9 / (64 x 64 KiB) = 14.3
+    assert ref.iters[("bandwidth", 4 << 20)] == 1                 # never fewer than one window
+
+
+def test_compare_takes_the_median_of_per_round_ratios():
+    lat, bw = ("latency", 8), ("bandwidth", 1 << 20)
+    fl = [{lat: 1.0, bw: 10.0}, {lat: 2.2, bw: 9.0}, {lat: 0.9, bw: 12.0}, {lat: 5.0}]
+    ref = [{lat: 1.0, bw: 10.0}, {lat: 2.0, bw: 10.0}, {lat: 1.0, bw: 10.0}, {lat: 1.0, bw: 10.0}]
+    out = bf.compare(fl, ref, points=(lat, bw))
+    ratio, rounds = out[lat]
+    assert rounds == pytest.approx([1.0, 1.1, 0.9, 5.0])
+    assert ratio == pytest.approx(1.05)   # median of ratios; the ratio of medians would be 1.6 / 1.0
+    ratio, rounds = out[bw]
+    assert rounds == pytest.approx([1.0, 0.9, 1.2])  # the round without the point is left out
+    assert ratio == pytest.approx(1.0)
+    assert bf.compare(fl, [{}] * 4, points=(lat,)) == {}
+
+
+def test_within_five_percent_either_way():
+    assert bf.within(1.0) and bf.within(1.049) and bf.within(0.951)
+    assert not bf.within(1.06) and not bf.within(0.94)
+
+
+def test_fl_value_reads_the_points_median():
+    doc = {"records": [
+        {"kind": "launch"},
+        {"kind": "point", "bench": "fabric.pingpong", "size": 0, "latency_s": 2e-7},
+        {"kind": "point", "bench": "fabric.pingpong", "size": 8, "latency_s": 3e-7},
+        {"kind": "point", "bench": "fabric.stream", "size": 8, "bandwidth_Bps": 5e9}]}
+    assert bf.fl_value(doc, "fabric.pingpong", ("latency", 8)) == 3e-7
+    assert bf.fl_value(doc, "fabric.stream", ("bandwidth", 8)) == 5e9
+    with pytest.raises(bf.c.BenchError):
+        bf.fl_value(doc, "fabric.stream", ("bandwidth", 65536))
