@@ -102,6 +102,15 @@ static void conns_teardown(const fl_ctx *ctx, void *state)
     fl_free(s);
 }
 
+/* Endpoint k's data tag: a provider may match the receives of all the
+ * endpoints of a domain in one shared context (tcp's rdm endpoints do), and
+ * the peer's address alone, the same index in every endpoint's address
+ * vector, would then let endpoint j's receive take endpoint k's message. */
+static inline uint64_t conn_tag(int k)
+{
+    return FAB_TAG_DATA | (uint64_t)k << 8;
+}
+
 /* Op i on endpoint i % C; an endpoint's next send waits for its previous
  * one, so at most C are outstanding. Then the receiver's ack. */
 static void conns_send(conns_state *s, int64_t iters)
@@ -112,7 +121,7 @@ static void conns_send(conns_state *s, int64_t iters)
         fab_net *n = &s->nets[k];
         fab_wait_tx(n, 0);
         fab_send(s->d, n, s->peer, fl_slot(s->sbuf, (int64_t)s->size, s->buffers, i), s->size,
-                 s->smr[k].desc, FAB_TAG_DATA, &s->fctx[k]);
+                 s->smr[k].desc, conn_tag(k), &s->fctx[k]);
     }
     for (int k = 0; k < s->conns; k++)
         fab_wait_tx(&s->nets[k], 0);
@@ -130,7 +139,7 @@ static inline void conns_post(conns_state *s, int k, int64_t iters)
     void *buf = fl_slot(s->rbuf, (int64_t)s->size, s->buffers, s->op[k]);
     ssize_t rc;
     while ((rc = s->d->tagged ? fi_trecv(n->ep ? n->ep : n->eps[s->peer], buf, s->size,
-                                         s->rmr[k].desc, fab_addr(n, s->peer), FAB_TAG_DATA, 0,
+                                         s->rmr[k].desc, fab_addr(n, s->peer), conn_tag(k), 0,
                                          &s->fctx[k])
                               : fi_recv(n->ep ? n->ep : n->eps[s->peer], buf, s->size,
                                         s->rmr[k].desc, fab_addr(n, s->peer), &s->fctx[k])) ==
