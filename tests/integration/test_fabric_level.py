@@ -96,8 +96,9 @@ def test_rma_completion_semantics_recorded(tmp_path):
 
 def test_msg_endpoints_on_tcp(tmp_path):
     """Connected endpoints (passive endpoint, fi_connect/fi_accept between the pair)."""
-    for bench, sizes in (("fabric.pingpong", "0,1,64K"), ("fabric.put_bw", "0,1,64K"), ("fabric.conns", "4K")):
-        doc = _run(tmp_path / f"{bench}.json", bench, "-s", sizes, "--conns", "2", "-p", "provider=tcp", "-p", "ep=msg")
+    for bench, sweep in (("fabric.pingpong", ["-s", "0,1,64K"]), ("fabric.put_bw", ["-s", "0,1,64K"]),
+                         ("fabric.conns", ["-s", "4K", "--conns", "2"])):
+        doc = _run(tmp_path / f"{bench}.json", bench, *sweep, "-p", "provider=tcp", "-p", "ep=msg")
         assert {p["info"]["ep"] for p in _validated(doc, bench, "tcp")} == {"msg"}
 
 
