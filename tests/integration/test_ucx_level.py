@@ -85,8 +85,9 @@ def test_bibw_on_two_pairs(flavour, tmp_path):
         assert [r["role"] for r in p["ranks"]] == ["both"] * 4 and p["info"]["window"] == 64
 
 
-def test_an_unknown_transport_skips_every_point_with_its_name(tmp_path):
-    doc = _run(_home("mpich"), tmp_path / "r.json", "ucx.pingpong", "-s", "0,8", "-p", "tls=nosuchtl")
+def test_a_transport_ucx_cannot_use_here_skips_every_point_with_its_name(tmp_path):
+    """`rc` is a UCX name (no InfiniBand here): the kernel records UCX's refusal per point."""
+    doc = _run(_home("mpich"), tmp_path / "r.json", "ucx.pingpong", "-s", "0,8", "-p", "tls=rc")
     skips = [r for r in doc["records"] if r["kind"] == "skip"]
     assert not schema.points(doc) and [r["size"] for r in skips] == [0, 8]
-    assert all("UCX_TLS=nosuchtl" in r["reason"] for r in skips)
+    assert all("UCX_TLS=rc" in r["reason"] for r in skips)

@@ -1,4 +1,5 @@
-"""Provider choice and transport checks of the fabric and ucx levels, from recorded probe answers."""
+"""Provider choice and transport checks of the fabric and ucx levels, from recorded probe answers
+(tests/data/probes/: `fabriclab-core --probe fabric|ucx` with the PyPI MPICH's libfabric 2.5 and UCX 1.20)."""
 import json
 from pathlib import Path
 
@@ -19,7 +20,7 @@ def _offer(level: str) -> fabrics.Offer:
 def test_probe_answers_are_read_in_the_librarys_order():
     offer = _offer("fabric")
     assert offer.library["version"] == "2.5"
-    assert offer.providers == ["tcp", "tcp;ofi_rxm", "udp;ofi_rxd", "shm", "sockets"]
+    assert offer.providers == ["tcp", "tcp;ofi_rxm", "udp;ofi_rxd", "shm", "udp", "sockets", "sm2"]
     shm = next(a for a in offer.answers if a.provider == "shm")
     assert shm.inject_size == 4096 and shm.iov_limit == 4 and "rma" in shm.caps
     assert _offer("ucx").tls == ["self", "tcp", "sysv", "posix", "cma"]
@@ -33,9 +34,9 @@ def test_one_host_chooses_shm_and_says_why():
 def test_across_hosts_the_first_answer_that_fits_wins():
     offer = _offer("fabric")
     assert fabrics.choose(offer, "rdm", ("msg",), one_host=False).provider == "tcp"
-    # udp;ofi_rxd offers no RMA: an RMA benchmark never lands on it
-    rma = [a.provider for a in offer.answers if a.offers("rdm", ("rma",))]
-    assert "udp;ofi_rxd" not in rma
+    # sm2 offers no RMA and udp only datagram endpoints: an RMA benchmark never lands on them
+    rma = {a.provider for a in offer.answers if a.offers("rdm", ("rma",))}
+    assert rma == {"tcp", "tcp;ofi_rxm", "udp;ofi_rxd", "shm", "sockets"}
 
 
 def test_msg_endpoints_skip_providers_without_them():
@@ -58,8 +59,8 @@ def test_an_unknown_provider_is_refused_with_the_list():
 
 def test_a_named_provider_lacking_a_capability_is_kept_for_the_kernel_to_skip():
     # the kernel records the skip with the reason; Python does not silently pick another
-    c = fabrics.choose(_offer("fabric"), "rdm", ("rma",), requested="udp;ofi_rxd")
-    assert c.provider == "udp;ofi_rxd" and not c.answer.offers("rdm", ("rma",))
+    c = fabrics.choose(_offer("fabric"), "rdm", ("rma",), requested="sm2")
+    assert c.provider == "sm2" and not c.answer.offers("rdm", ("rma",))
 
 
 def test_tls_names_are_checked_against_the_transports_found():
