@@ -41,7 +41,10 @@ def flavour(request):
 SMALL = {"memory": ["-s", "16K,64K", "--strides", "1,4"],
          "deposit": ["-s", "8,4K,64K", "--strides", "1,4"],
          "message": ["-s", "8,4K,64K", "--conns", "1,4"],
-         "tcp": ["-s", "8,4K,64K", "--conns", "1,4"]}
+         "tcp": ["-s", "8,4K,64K", "--conns", "1,4"],
+         # providers take at most 4 iovec entries here (shm, tcp): scatter 4 segments
+         "fabric": ["-s", "8,4K,64K", "--conns", "1,4", "-p", "segments=4"],
+         "ucx": ["-s", "8,4K,64K"]}
 FAST = ["--point-time", "0.05", "--min-samples", "5", "--warmup", "2", "-t", "60", "-L", "1"]
 
 
