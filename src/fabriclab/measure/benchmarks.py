@@ -132,12 +132,12 @@ SEGMENTS = {"segments": integer(32, 1, 1024)}
 # The default suite runs the VI Architecture experiments (seed 002) at short
 # sweeps, each with both ways of finding completions; polling, blocking and
 # epoll request/response at the same sizes.
-RR_SUITE = {"sizes": "0:4M:x4"}
 # With five launches per point (cli/run.py) the suite trims its slowest
-# sweeps to stay within 3 minutes: the strided copies keep strides 1, 4, 16,
-# 64, the TCP stream every fourth size from 1 KiB and the postal pair every
-# fourth size.
-ECT_SUITE = {"strides": "1:64:x4"}
+# sweeps to stay within 3 minutes (docs/statistics.md, "How many launches"):
+# request/response every x16, the strided copies at strides 1, 8 and 64, the
+# TCP stream every x8 from 4 KiB, the MPI stream and postal pair every x4.
+RR_SUITE = {"sizes": "0:4M:x16"}
+ECT_SUITE = {"strides": "1,8,64"}
 POSTAL_SUITE = {"sizes": "0:4M:x4"}
 CONNS_SUITE = {"sizes": "64K", "conns": "1,8,64"}
 # The fabric level (libfabric): the provider (empty: fabriclab chooses from
@@ -155,7 +155,7 @@ UCX = {"tls": text()}
 # The levels below MPI in the default suite: a latency ladder every x16 and the
 # stream's upper sizes, where a layer's share of the bandwidth shows.
 LEVEL_SUITE = {"sizes": "0:4M:x16"}
-LEVEL_STREAM_SUITE = {"sizes": "64K:4M:x4"}
+LEVEL_STREAM_SUITE = {"sizes": "64K:4M:x8"}
 # Rank layouts of the traffic patterns (patterns.py assigns the roles).
 PATTERNS = ("pairs", "bipairs", "hotspot", "all", "bisection")
 
@@ -284,7 +284,8 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        params={"completion": COMPLETION}, suite={"params": {"completion": "wait,test"}}, views=("layers",),
        footprint=fp.MPI_PAIR),
     _b("message.stream", "a window of MPI_Isend to pre-posted receives, acked per window", "bandwidth",
-       params={**WINDOW, "completion": COMPLETION}, views=("layers", "postal", "bidirectional"), footprint=fp.MPI_PAIR),
+       params={**WINDOW, "completion": COMPLETION}, suite=POSTAL_SUITE,
+       views=("layers", "postal", "bidirectional"), footprint=fp.MPI_PAIR),
     _b("message.postal_restricted", "restricted postal semantics: receives posted before the sends",
        "bandwidth", params={**WINDOW, "mode": choice("ready", "ssend")}, suite=POSTAL_SUITE, views=("postal",),
        footprint=fp.MPI_PAIR),
@@ -321,7 +322,7 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("tcp.rr_epoll", "TCP request/response, receive after blocking in epoll_wait", "latency", legs=2,
        params=SOCKET, suite=RR_SUITE, views=("via-latency",), footprint=fp.TCP_RR),
     _b("tcp.stream", "TCP streaming, SIZE bytes per send", "bandwidth", sizes="1:4M:x2",
-       params={**SOCKET, "burst": integer("32M", 1, 1 << 40)}, suite={"sizes": "1K:4M:x4"},
+       params={**SOCKET, "burst": integer("32M", 1, 1 << 40)}, suite={"sizes": "4K:4M:x8"},
        views=("layers",), footprint=fp.TCP_STREAM),
     _b("tcp.conns", "TCP stream round-robin over CONNS connections; completion by epoll or a scan",
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS,
