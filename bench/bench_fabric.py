@@ -40,10 +40,14 @@ POINTS = tuple([("latency", s) for s in LAT_SIZES] + [("bandwidth", s) for s in 
 WINDOW = 64
 TOLERANCE = 0.05
 LAYER_SIZE = 8
-# The reference's timed repetitions: REPS of about these many seconds each,
-# the median kept (iterations calibrated once per point before the rounds).
-REPS = 5
-REP_S = {"latency": 0.03, "bandwidth": 0.06}
+# The reference's timed repetitions: REPS[kind] of about REP_S[kind] seconds
+# each, the median kept (iterations calibrated once per point before the
+# rounds). Short repetitions, as fabriclab's samples (--sample-time 20 us, a
+# window at least), so that both statistics are medians of short samples that
+# an interruption of the machine spoils one at a time; a mean over 30 ms
+# carries every interruption into the figure.
+REPS = {"latency": 301, "bandwidth": 31}
+REP_S = {"latency": 2e-5, "bandwidth": 0.0}
 
 
 @dataclass(frozen=True)
@@ -156,11 +160,11 @@ class Reference:
             probe = 500 if kind == "latency" else 2
             x, rec = self.once(pt, probe, 1)
             per_iter = 2 * x if kind == "latency" else size * WINDOW / x
-            self.iters[pt] = max(1, min(10 ** 6, math.ceil(REP_S[kind] / per_iter)))
+            self.iters[pt] = max(1, min(10 ** 6, round(REP_S[kind] / per_iter)))
         return rec
 
     def measure(self) -> dict:
-        return {pt: self.once(pt, self.iters[pt], REPS)[0] for pt in POINTS}
+        return {pt: self.once(pt, self.iters[pt], REPS[pt[0]])[0] for pt in POINTS}
 
 
 # ---- fabriclab ----
@@ -248,7 +252,7 @@ def setup(work: str) -> tuple[str, list[str], dict, str]:
 
 def print_header(opts, mpicc: str, prefix: list[str], library: str, exes: dict) -> None:
     refs = [f"reference: {shlex.join([*prefix, Path(exes[p.level][0]).name, *p.loop_args])} "
-            f"pingpong SIZE ITERS {REPS} | stream SIZE {WINDOW} ITERS {REPS}"
+            f"pingpong SIZE ITERS {REPS['latency']} | stream SIZE {WINDOW} ITERS {REPS['bandwidth']}"
             + "".join(f"  ({k}={v})" for k, v in p.env) for p in opts.pairs]
     fls = [f"fabriclab: fabriclab run {shlex.join(fl_args(p, b))} --launches 1 -o RUN.json -q"
            for p in opts.pairs for b in ("pingpong", "stream")]
@@ -256,8 +260,8 @@ def print_header(opts, mpicc: str, prefix: list[str], library: str, exes: dict) 
              mpi=[f"{library} (mpicc {mpicc}; launches both contenders)"],
              commands=[f"build:     {shlex.join(argv)}" for _, argv in exes.values()] + refs + fls,
              method=f"{opts.rounds} rounds per pair, contenders alternated (A B, B A, ...); reference = "
-                    f"median of {REPS} timed repetitions (~{REP_S['latency'] * 1e3:g} ms for latency, "
-                    f"~{REP_S['bandwidth'] * 1e3:g} ms for bandwidth, after a warm-up) of round trip / 2 "
+                    f"median of {REPS['latency']} timed repetitions of ~{REP_S['latency'] * 1e6:g} us for "
+                    f"latency, {REPS['bandwidth']} of one window for bandwidth (after a warm-up) of round trip / 2 "
                     f"or bytes / time; fabriclab = the point's latency_s or bandwidth_Bps; targets on the "
                     f"median of per-round ratios; GB/s = 10^9 bytes/s")
 

@@ -80,9 +80,9 @@ def test_calibration_sizes_repetitions_from_a_probe(monkeypatch):
     # 1 us one-way latency, 1 GB/s at every size
     monkeypatch.setattr(ref, "once", lambda pt, iters, reps: (1e-6 if pt[0] == "latency" else 1e9, {}))
     ref.calibrate()
-    assert ref.iters[("latency", 8)] == 15000                     # 0.03 s / (2 x 1 us)
-    assert ref.iters[("bandwidth", 64 << 10)] == 15               # 0.06 s x 1e9 / (64 x 64 KiB) = 14.3
-    assert ref.iters[("bandwidth", 4 << 20)] == 1                 # never fewer than one window
+    assert ref.iters[("latency", 8)] == 10                        # 20 us / (2 x 1 us), as a 20 us sample
+    assert ref.iters[("bandwidth", 64 << 10)] == 1                # one window per repetition
+    assert ref.iters[("bandwidth", 4 << 20)] == 1
 
 
 def test_compare_takes_the_median_of_per_round_ratios():
