@@ -201,6 +201,12 @@ extern const fl_kernel fl_ucx_kernels[];
 int fl_ucx_probe(void);
 #endif
 
+/* layouts.c: the rules of the pattern layouts shared by the families that
+ * run them; NULL, or the reason a layout cannot run. */
+const char *fl_exchange_fault(const fl_layout *l, int nranks);  /* bibw, bisection */
+const char *fl_pairs_fault(const fl_layout *l, int nranks);     /* saturation */
+const char *fl_hotspot_fault(const fl_layout *l, int nranks);
+
 /* util.c */
 double fl_now(void);                           /* monotonic seconds */
 void *fl_alloc(size_t bytes);                  /* page-aligned, zeroed and touched; dies on failure */

@@ -36,46 +36,7 @@ typedef struct {
     uint64_t seed;
 } fp_state;
 
-/* ---- layouts: checked whole on every rank, so every rank agrees ---- */
-
-static int paired(const fl_layout *l, int n, int q, char mine, char theirs)
-{
-    int p = l->peer[q];
-    return p >= 0 && p < n && p != q && l->role[p] == theirs && l->peer[p] == q &&
-           l->role[q] == mine;
-}
-
-static const char *bibw_fault(const fl_layout *l, int n)
-{
-    for (int q = 0; q < n; q++)
-        if (l->role[q] != FL_IDLE && !paired(l, n, q, FL_BOTH, FL_BOTH))
-            return "layout: every active rank must be 'b' with a 'b' peer that names it back";
-    return NULL;
-}
-
-static const char *saturation_fault(const fl_layout *l, int n)
-{
-    for (int q = 0; q < n; q++)
-        if (l->role[q] != FL_IDLE && !paired(l, n, q, FL_SENDER, FL_RECEIVER) &&
-            !paired(l, n, q, FL_RECEIVER, FL_SENDER))
-            return "layout: every active rank must be 's' or 'r' paired with the other role";
-    return NULL;
-}
-
-static const char *hotspot_fault(const fl_layout *l, int n)
-{
-    for (int q = 0; q < n; q++) {
-        char r = l->role[q];
-        int p = l->peer[q];
-        if (r == FL_SENDER && !(p >= 0 && p < n && p != q && l->role[p] == FL_TARGET))
-            return "layout: every sender 's' must name a target 't' as its peer";
-        if (r != FL_IDLE && r != FL_SENDER && r != FL_TARGET)
-            return "layout: hotspot roles are 't', 's' and 'i'";
-    }
-    return NULL;
-}
-
-/* ---- setup ---- */
+/* ---- setup (layouts: layouts.c) ---- */
 
 static int fp_init_msg(const fl_ctx *ctx, void **bs)
 {
@@ -187,13 +148,13 @@ static int sr_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **stat
 static int bibw_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
                       fl_shape *shape)
 {
-    return sr_setup(ctx, bs, pt, state, shape, bibw_fault);
+    return sr_setup(ctx, bs, pt, state, shape, fl_exchange_fault);
 }
 
 static int saturation_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
                             fl_shape *shape)
 {
-    return sr_setup(ctx, bs, pt, state, shape, saturation_fault);
+    return sr_setup(ctx, bs, pt, state, shape, fl_pairs_fault);
 }
 
 /* hotspot_put: a sender's source slots; the target's regions, one per
@@ -203,7 +164,7 @@ static int hotspot_put_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, vo
 {
     fp_state *s;
     const fl_layout *l = pt->layout;
-    int st = fp_begin(ctx, bs, pt, shape, hotspot_fault, &s);
+    int st = fp_begin(ctx, bs, pt, shape, fl_hotspot_fault, &s);
     if (st != FL_OK)
         return st;
     const int delivery = fl_param_is(ctx->opts, "complete", "delivery");

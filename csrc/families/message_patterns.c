@@ -52,45 +52,7 @@ typedef struct {
     uint64_t seed;
 } pat_state;
 
-/* ---- layouts: checked whole on every rank, so every rank agrees ---- */
-
-static int paired(const fl_layout *l, int n, int q, char mine, char theirs)
-{
-    int p = l->peer[q];
-    return p >= 0 && p < n && p != q && l->role[p] == theirs && l->peer[p] == q &&
-           l->role[q] == mine;
-}
-
-/* bibw, bisection */
-static const char *exchange_fault(const fl_layout *l, int n)
-{
-    for (int q = 0; q < n; q++)
-        if (l->role[q] != FL_IDLE && !paired(l, n, q, FL_BOTH, FL_BOTH))
-            return "layout: every active rank must be 'b' with a 'b' peer that names it back";
-    return NULL;
-}
-
-static const char *saturation_fault(const fl_layout *l, int n)
-{
-    for (int q = 0; q < n; q++)
-        if (l->role[q] != FL_IDLE && !paired(l, n, q, FL_SENDER, FL_RECEIVER) &&
-            !paired(l, n, q, FL_RECEIVER, FL_SENDER))
-            return "layout: every active rank must be 's' or 'r' paired with the other role";
-    return NULL;
-}
-
-static const char *hotspot_fault(const fl_layout *l, int n)
-{
-    for (int q = 0; q < n; q++) {
-        char r = l->role[q];
-        int p = l->peer[q];
-        if (r == FL_SENDER && !(p >= 0 && p < n && p != q && l->role[p] == FL_TARGET))
-            return "layout: every sender 's' must name a target 't' as its peer";
-        if (r != FL_IDLE && r != FL_SENDER && r != FL_TARGET)
-            return "layout: hotspot roles are 't', 's' and 'i'";
-    }
-    return NULL;
-}
+/* ---- layouts: checked whole on every rank, so every rank agrees (the shared rules: layouts.c) ---- */
 
 static const char *alltoall_fault(const fl_layout *l, int n)
 {
@@ -250,21 +212,21 @@ static int exchange_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void 
                           fl_shape *shape)
 {
     (void)bs;
-    return windowed_setup(ctx, pt, state, shape, exchange_fault, NULL);
+    return windowed_setup(ctx, pt, state, shape, fl_exchange_fault, NULL);
 }
 
 static int saturation_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
                             fl_shape *shape)
 {
     (void)bs;
-    return windowed_setup(ctx, pt, state, shape, saturation_fault, NULL);
+    return windowed_setup(ctx, pt, state, shape, fl_pairs_fault, NULL);
 }
 
 static int hotspot_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
                          fl_shape *shape)
 {
     pat_state *s;
-    int st = windowed_setup(ctx, pt, state, shape, hotspot_fault, &s);
+    int st = windowed_setup(ctx, pt, state, shape, fl_hotspot_fault, &s);
     (void)bs;
     if (st != FL_OK)
         return st;
