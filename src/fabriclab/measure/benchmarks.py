@@ -134,10 +134,12 @@ SEGMENTS = {"segments": integer(32, 1, 1024)}
 # epoll request/response at the same sizes.
 # With five launches per point (cli/run.py) the suite trims its slowest
 # sweeps to stay within 3 minutes (docs/statistics.md, "How many launches"):
-# request/response every x16, the strided copies at strides 1, 8 and 64, the
-# TCP stream every x8 from 4 KiB, the MPI stream and postal pair every x4.
+# request/response and the bidirectional stream every x16, the strided copies
+# at strides 1, 8 and 64 up to 32 MiB (a working set of twice a 32 MiB
+# last-level cache), the TCP stream every x8 from 4 KiB, the MPI stream and
+# postal pair every x4.
 RR_SUITE = {"sizes": "0:4M:x16"}
-ECT_SUITE = {"strides": "1,8,64"}
+ECT_SUITE = {"strides": "1,8,64", "sizes": "32K,512K,32M"}
 POSTAL_SUITE = {"sizes": "0:4M:x4"}
 CONNS_SUITE = {"sizes": "64K", "conns": "1,8,64"}
 # The fabric level (libfabric): the provider (empty: fabriclab chooses from
@@ -292,7 +294,7 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("message.postal_full", "full postal semantics: sends posted before the receives (library buffers)",
        "bandwidth", params=WINDOW, suite=POSTAL_SUITE, views=("postal",), footprint=fp.MPI_POSTAL_FULL),
     _b("message.bibw", "both ranks of a pair stream a window at each other at once", "bandwidth",
-       concurrent=True, pattern="bipairs", params=WINDOW, suite={"sizes": "0:4M:x4"},
+       concurrent=True, pattern="bipairs", params=WINDOW, suite=RR_SUITE,
        views=("bidirectional",), footprint=fp.MPI_BOTH),
     _b("message.hotspot", "ACTIVE ranks stream windows to rank 0 at once (hotspot write)", "bandwidth",
        axes=("size", "active"), pattern="hotspot", params=WINDOW, suite=None,
