@@ -178,3 +178,18 @@ def test_a_testbed_run_keeps_to_tcp_unless_told():
     told = _plan(["fabric.stream"], ["provider=shm"])
     settled, rec, _ = fabrics.settle(told, "core", BUILT, one_host=False, named=True, probe_fn=_probe, testbed=True)
     assert settled.jobs[0].params["provider"] == "shm" and rec["fabric"]["jobs"][0]["why"] == "named with -p provider"
+
+
+def test_the_new_levels_facts_hang_together():
+    """Every benchmark of a library level takes its level's parameters, declares its memory,
+    and its kernel's sources are the ones build.py compiles only where the library is found."""
+    from fabriclab.measure import build
+    for b in REGISTRY.values():
+        if b.level == "fabric":
+            assert {"provider", "ep"} <= set(b.params) and b.params["provider"].default == "", b.name
+        if b.level == "ucx":
+            assert "tls" in b.params, b.name
+        if b.level in LIBRARY_LEVELS:
+            assert b.footprint is not None and (b.min_ranks == 1) == b.name.endswith("mr_reg"), b.name
+    optional = {build.level_of(p) for p in build.sources(build.source_dir())} - {None}
+    assert optional == set(LIBRARY_LEVELS) == set(libraries.SPECS)
