@@ -17,7 +17,14 @@ static int probe(const char *level)
     if (strcmp(level, "ucx") == 0)
         return fl_ucx_probe();
 #endif
-    printf("{\"type\":\"error\",\"message\":\"this core has no level '%s'\"}\n", level);
+    fl_buf o = {0};
+    fl_buf_printf(&o, "{\"type\":\"error\",\"message\":");
+    fl_buf_str(&o, "this core was built without that level (measure/libraries.py says why)");
+    fl_buf_printf(&o, ",\"level\":");
+    fl_buf_str(&o, level);
+    fl_buf_printf(&o, "}");
+    fl_emit(o.p);
+    fl_buf_free(&o);
     return 2;
 }
 
