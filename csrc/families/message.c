@@ -177,15 +177,12 @@ static int64_t pingpong_verify(const fl_ctx *ctx, void *state, int64_t *checked)
     msg_state *s = state;
     if (s->role == IDLE)
         return 0;
-    uint64_t mine = s->seed + 2 * (uint64_t)ctx->rank, theirs = s->seed + 2 * (uint64_t)s->peer;
     s->next = 0;
-    fl_fill(sslot(s, 0), (size_t)s->count, mine);
-    memset(rslot(s, 0), 0, (size_t)s->count);
-    pingpong_measure(ctx, state, 1);
+    int64_t bad = fl_verify_round_trip(ctx, state, pingpong_measure, sslot(s, 0), rslot(s, 0),
+                                       (size_t)s->count, s->peer, s->seed, checked);
     s->next = 0; /* back to the slots the round trip used */
     s->seed += 4;
-    *checked += s->count;
-    return fl_check(rslot(s, 0), (size_t)s->count, theirs);
+    return bad;
 }
 
 /* ---- windowed kernels: 1 leg per op, one message per op ---- */

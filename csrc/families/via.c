@@ -33,7 +33,7 @@ int64_t rounds_multiple(int64_t conns)
 
 /* Every op carries the same pattern, so slots that several ops share still
  * hold exactly it; the receiver checks each distinct slot once. */
-int64_t verify_conns(const fl_ctx *ctx, void *state, via_measure_fn measure, int role,
+int64_t verify_conns(const fl_ctx *ctx, void *state, fl_measure_fn measure, int role,
                      int64_t conns, int64_t size, int64_t buffers, char *sbuf, char *rbuf,
                      int64_t *checked)
 {

@@ -21,8 +21,7 @@ int64_t rounds_multiple(int64_t conns);  /* whole rounds over C, MIN_OPS_PER_ACK
 /* The verify pass of the conns kernels: one op on each of the `conns`
  * connections through the kernel's own `measure`, from send slot i to
  * receive slot i (slots of `size` bytes, `buffers` per side). */
-typedef double (*via_measure_fn)(const fl_ctx *, void *, int64_t);
-int64_t verify_conns(const fl_ctx *ctx, void *state, via_measure_fn measure, int role,
+int64_t verify_conns(const fl_ctx *ctx, void *state, fl_measure_fn measure, int role,
                      int64_t conns, int64_t size, int64_t buffers, char *sbuf, char *rbuf,
                      int64_t *checked);
 
