@@ -192,7 +192,9 @@ def test_interrupted_run_keeps_a_valid_document(tmp_path):
     out = tmp_path / "int.json"
     cmd = [sys.executable, "-m", "fabriclab.cli", "run", "message.pingpong", "message.stream",
            "-s", "0:4M:x2", "--point-time", "0.3", "--mpi-home", home, "-q", "-o", str(out), "-L", "1"]
-    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    # SIGINT at its default in the run, even when the tests were started in the background
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     stream = out.with_suffix(".ndjson")
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

@@ -18,8 +18,10 @@ def test_signal_ends_the_run_as_interrupted(fake_core, tmp_path, sig, code, said
     out = tmp_path / "r.json"
     cmd = [sys.executable, "-m", "fabriclab.cli", "run", "message.pingpong", "-s", "1:64:x2", "-L", "1",
            "--core", fake_core["core"], "--mpiexec", fake_core["mpiexec"], "-q", "-o", str(out)]
-    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True,
-                         env={**os.environ, "FAKECORE_MODE": "hang:3"})
+    # SIGINT as an interactive shell leaves it: a shell that starts the tests in the
+    # background hands them SIGINT ignored, and Python then leaves it ignored too
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env={**os.environ, "FAKECORE_MODE": "hang:3"},
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     stream = out.with_suffix(".ndjson")
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (stream.exists() and stream.read_text().count('"kind":"point"') == 3):
