@@ -193,3 +193,11 @@ def test_the_new_levels_facts_hang_together():
             assert b.footprint is not None and (b.min_ranks == 1) == b.name.endswith("mr_reg"), b.name
     optional = {build.level_of(p) for p in build.sources(build.source_dir())} - {None}
     assert optional == set(LIBRARY_LEVELS) == set(libraries.SPECS)
+
+
+def test_a_dry_run_shows_the_provider_the_run_would_use(fake_core, capsys):
+    from fabriclab.cli import main
+    assert main(["run", "--dry-run", "fabric.pingpong", "-s", "8", "-L", "1", "--core", fake_core["core"],
+                 "--mpiexec", fake_core["mpiexec"]]) == 0
+    out = capsys.readouterr()
+    assert "--param provider=shm" in out.out and "provider shm (every rank on one host" in out.err

@@ -210,10 +210,19 @@ def _settle_levels(args, plan, core, spec):
 
 
 def _dry_run(args, m, spec, plan, sampling) -> int:
-    """The exact launch commands of the first launch, nothing run."""
+    """The exact launch commands of the first launch, nothing run. The levels
+    below MPI get their provider and transports from the core's probe when the
+    core is built already (the probe launches nothing); otherwise a note says
+    they are chosen when the run starts."""
     from ..measure import build, protocol
     from ..measure.launch import command
     core_path = args.core or build.planned(m).path
+    below = any(j.bench.level in ("fabric", "ucx") for j in plan.jobs)
+    if below and Path(core_path).exists():
+        plan, _ = _settle_levels(args, plan, build.Core(core_path, "", "", False), spec)
+    elif below:
+        print("fabriclab: the core is not built yet: the fabric and ucx levels' providers and transports are "
+              "chosen when the run starts", file=sys.stderr)
     for job in plan.order(0):
         argv, env = command(spec, protocol.job_argv(core_path, job, sampling, plan.validate))
         prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
