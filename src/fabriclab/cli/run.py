@@ -215,9 +215,10 @@ def _dry_run(args, m, spec, plan, sampling) -> int:
     core is built already (the probe launches nothing); otherwise a note says
     they are chosen when the run starts."""
     from ..measure import build, protocol
+    from ..measure.benchmarks import LIBRARY_LEVELS
     from ..measure.launch import command
     core_path = args.core or build.planned(m).path
-    below = any(j.bench.level in ("fabric", "ucx") for j in plan.jobs)
+    below = any(j.bench.level in LIBRARY_LEVELS for j in plan.jobs)
     if below and Path(core_path).exists():
         plan, _ = _settle_levels(args, plan, build.Core(core_path, "", "", False), spec)
     elif below:

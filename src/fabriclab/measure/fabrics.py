@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import RunError, UsageError
+from .benchmarks import LIBRARY_LEVELS
 
 PROBE_TIMEOUT = 60.0
 # What a testbed run uses unless told otherwise (the module's docstring).
@@ -197,7 +198,6 @@ def _unavailable(level: str, built: dict) -> str:
 
 def _settle_job(job, offer: Offer, one_host: bool, testbed: bool):
     """(the job as it will run, what the header records of it)."""
-    from dataclasses import replace
     b = job.bench
     if b.level == "ucx":
         tls = job.params.get("tls") or (TESTBED_TLS if testbed else "")
@@ -221,8 +221,7 @@ def settle(plan, core_path: str, built: dict, one_host: bool, named: bool, probe
 
     A level this core lacks (`built`: build.levels) is refused when a
     benchmark of it was named, and left out of the default suite with a note."""
-    from dataclasses import replace
-    levels = {j.bench.level for j in plan.jobs} & {"fabric", "ucx"}
+    levels = {j.bench.level for j in plan.jobs} & set(LIBRARY_LEVELS)
     if not levels:
         return plan, {}, []
     jobs, notes, record, offers = [], [], {}, {}
@@ -242,7 +241,7 @@ def settle(plan, core_path: str, built: dict, one_host: bool, named: bool, probe
         record[level] = {"library": offers[level].library, "jobs": []}
     for job in plan.jobs:
         level = job.bench.level
-        if level not in ("fabric", "ucx"):
+        if level not in LIBRARY_LEVELS:
             jobs.append(job)
         elif level in offers:
             try:
