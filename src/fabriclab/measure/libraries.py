@@ -20,6 +20,7 @@ enables it; the rest of fabriclab works unchanged (`fabriclab list`,
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import subprocess
@@ -94,16 +95,18 @@ def _headers(spec: Spec) -> tuple[list[str], str] | None:
     return None
 
 
-def mpi_lib_dirs(mpicc: str) -> list[str]:
-    """The -L directories of the MPI compiler wrapper (`mpicc -show`; Open MPI: `--showme:link`)."""
+@functools.lru_cache(maxsize=None)
+def mpi_lib_dirs(mpicc: str) -> tuple[str, ...]:
+    """The -L directories of the MPI compiler wrapper (`mpicc -show`; Open MPI: `--showme:link`),
+    asked once per wrapper: both levels look beside the same MPI library."""
     for flag in ("-show", "--showme:link"):
         try:
             p = subprocess.run([mpicc, flag], capture_output=True, text=True, timeout=30)
         except (OSError, subprocess.TimeoutExpired):
-            return []
+            return ()
         if p.returncode == 0 and "-L" in p.stdout:
-            return [w[2:] for w in shlex.split(p.stdout) if w.startswith("-L") and len(w) > 2]
-    return []
+            return tuple(w[2:] for w in shlex.split(p.stdout) if w.startswith("-L") and len(w) > 2)
+    return ()
 
 
 def _holding(dirs, soname: str) -> str | None:
