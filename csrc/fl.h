@@ -14,6 +14,7 @@
 #define FL_MAX_PARAMS 32
 #define FL_NOTE_LEN 256
 #define FL_INFO_LEN 1024
+#define FL_MAX_PHASES 4   /* app kernels: named parts of one op (pack, exchange, ...) */
 
 #if defined(__GNUC__)
 #define FL_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -95,6 +96,9 @@ typedef struct {
     int64_t sent_bytes, recv_bytes, messages;
     int64_t buffers; /* buffers this kernel really rotates through, when it
                       * cannot follow the point's (0: the point's) */
+    /* App kernels: the parts one op is made of, "pack,exchange,unpack"
+     * (NULL: none); the kernel's `phases` reports their times. */
+    const char *phase_names;
 } fl_shape;
 
 enum { FL_OK = 0, FL_SKIP = 1, FL_ERROR = -1 };
@@ -145,6 +149,9 @@ typedef struct fl_kernel {
      * bytes on this rank and adds the bytes it checked to *checked */
     int64_t (*verify)(const fl_ctx *ctx, void *state, int64_t *checked);
     void (*teardown)(const fl_ctx *ctx, void *state);
+    /* optional (app kernels): this rank's seconds spent so far in each of the
+     * shape's phases, summed over every op since setup, into out[] */
+    void (*phases)(const void *state, double *out);
 } fl_kernel;
 
 /* A benchmark: its facts and its kernel. */
@@ -190,6 +197,9 @@ extern const fl_kernel fl_tcp_scatter_kernels[];
  * (FL_HAVE_FABRIC, FL_HAVE_UCX: measure/libraries.py). Each has a probe that
  * runs without MPI (main.c: --probe LEVEL) and prints what the library offers
  * as JSON lines: Python chooses the provider or checks the transports from it. */
+extern const fl_kernel fl_app_transpose_kernels[];
+extern const fl_kernel fl_app_matmul_kernels[];
+extern const fl_kernel fl_app_sort_kernels[];
 #ifdef FL_HAVE_FABRIC
 extern const fl_kernel fl_fabric_kernels[];
 extern const fl_kernel fl_fabric_pattern_kernels[];

@@ -22,6 +22,9 @@ static const fl_kernel *const families[] = {
     fl_tcp_kernels,
     fl_tcp_conns_kernels,
     fl_tcp_scatter_kernels,
+    fl_app_transpose_kernels,
+    fl_app_matmul_kernels,
+    fl_app_sort_kernels,
 #ifdef FL_HAVE_FABRIC
     fl_fabric_kernels,
     fl_fabric_pattern_kernels,

@@ -38,6 +38,10 @@ typedef struct {
     double *rank_samples; /* pattern benchmarks, rank 0: nranks x max_samples */
     char *hosts;          /* rank 0: every rank's processor name */
     int points;
+    /* App kernels (k->phases): per phase, one round of per-op phase times on
+     * every rank, and rank 0's samples of their mean over the timed ranks. */
+    double *phase_round, *phase_samples;
+    int nphases, timed_ranks;
 } fl_run_state;
 
 /* MPI errors become an error line and an abort, like every other failure. */
@@ -400,6 +404,66 @@ static void keep_per_rank(fl_run_state *r, int k, int n0)
                r->gathered + (size_t)q * (size_t)k, sizeof *r->gathered * (size_t)k);
 }
 
+/* ---- app kernels: the phases of an op ---- */
+
+static double phase_mark[FL_MAX_PHASES];
+
+/* The number of phases in "a,b,c" (at most FL_MAX_PHASES), 0 for NULL. */
+static int count_phases(const char *names)
+{
+    int n = names && names[0] ? 1 : 0;
+    for (const char *c = names; c && *c; c++)
+        n += *c == ',';
+    return n < FL_MAX_PHASES ? n : FL_MAX_PHASES;
+}
+
+static void phase_begin(const fl_run_state *r, void *state)
+{
+    r->b->k->phases(state, phase_mark);
+}
+
+/* Sample i of a round of k: this rank's seconds per op in each phase (0 on
+ * a rank that times nothing), at phase_round[p * k + i]. */
+static void phase_end(fl_run_state *r, void *state, int i, int k, int64_t batch, int timed)
+{
+    double now[FL_MAX_PHASES];
+    r->b->k->phases(state, now);
+    for (int p = 0; p < r->nphases; p++)
+        r->phase_round[(size_t)p * (size_t)k + (size_t)i] =
+            timed ? (now[p] - phase_mark[p]) / (double)batch : 0.0;
+}
+
+/* A round's phase times, summed over the ranks and divided by the timed
+ * ones, into rank 0's phase samples n0..n0+k-1: the mean rank's split of an
+ * op (docs/core-protocol.md, "phases"). */
+static void keep_phases(fl_run_state *r, int k, int n0)
+{
+    const fl_ctx *c = &r->ctx;
+    size_t len = (size_t)r->nphases * (size_t)k;
+    MPI_Reduce(c->rank ? r->phase_round : MPI_IN_PLACE, r->phase_round, (int)len, MPI_DOUBLE,
+               MPI_SUM, 0, c->comm);
+    if (c->rank != 0)
+        return;
+    for (int p = 0; p < r->nphases; p++)
+        for (int i = 0; i < k; i++)
+            r->phase_samples[(size_t)p * (size_t)r->opts.max_samples + (size_t)(n0 + i)] =
+                r->phase_round[(size_t)p * (size_t)k + (size_t)i] / (r->timed_ranks > 0 ? r->timed_ranks : 1);
+}
+
+/* ,"phases":{"pack":[...],...} */
+static void emit_phases(fl_buf *j, const fl_run_state *r, const fl_shape *sh, int n)
+{
+    const char *name = sh->phase_names;
+    fl_buf_printf(j, ",\"phases\":{");
+    for (int p = 0; p < r->nphases; p++) {
+        size_t len = strcspn(name, ",");
+        fl_buf_printf(j, "%s\"%.*s\":", p ? "," : "", (int)len, name);
+        fl_buf_nums(j, r->phase_samples + (size_t)p * (size_t)r->opts.max_samples, n);
+        name += len + (name[len] == ',');
+    }
+    fl_buf_printf(j, "}");
+}
+
 /* Step 4: rounds of samples; returns the stop reason, *n the sample count. */
 static int sample(fl_run_state *r, void *state, const fl_shape *sh, int64_t batch,
                   double t1, double t0, int *n)
@@ -414,8 +478,15 @@ static int sample(fl_run_state *r, void *state, const fl_shape *sh, int64_t batc
     while (ctl[0] == GO) {
         int k = (int)ctl[1];
         MPI_Barrier(c->comm);
-        for (int i = 0; i < k; i++)
+        for (int i = 0; i < k; i++) {
+            if (r->nphases)
+                phase_begin(r, state);
             r->round[i] = r->b->k->measure(c, state, batch) / (double)batch;
+            if (r->nphases)
+                phase_end(r, state, i, k, batch, sh->timed);
+        }
+        if (r->nphases)
+            keep_phases(r, k, *n);
         if (!sh->timed)
             memset(r->round, 0, sizeof *r->round * (size_t)k);
         if (r->rank_samples)
@@ -476,6 +547,8 @@ static void emit_point(const fl_run_state *r, const fl_point *pt, fl_shape *sh,
     fl_buf j = {0}, ranks = {0};
     if (pt->layout)
         emit_ranks(&ranks, r, pt, per, n, &bytes, &messages);
+    if (pt->layout && sh->bytes_per_op > 0) /* an app's op: its problem's bytes (the array) */
+        bytes = sh->bytes_per_op;
     fl_buf_printf(&j, "{\"type\":\"point\",\"bench\":");
     fl_buf_str(&j, r->b->name);
     point_where(&j, pt);
@@ -494,6 +567,8 @@ static void emit_point(const fl_run_state *r, const fl_point *pt, fl_shape *sh,
         fl_buf_printf(&j, ",\"validation\":null");
     if (pt->layout)
         fl_buf_printf(&j, ",\"messages_per_op\":%lld%s", (long long)messages, ranks.p);
+    if (r->nphases)
+        emit_phases(&j, r, sh, n);
     sh->info[FL_INFO_LEN - 1] = '\0';
     fl_buf_printf(&j, ",\"info\":%s}", sh->info[0] ? sh->info : "{}");
     fl_emit(j.p);
@@ -521,6 +596,9 @@ static void run_point(fl_run_state *r, const fl_point *pt)
             emit_where(r, "skip", pt, sh.note);
         return;
     }
+    r->nphases = b->k->phases ? count_phases(sh.phase_names) : 0;
+    r->timed_ranks = sh.timed;
+    MPI_Allreduce(MPI_IN_PLACE, &r->timed_ranks, 1, MPI_INT, MPI_SUM, c->comm);
     MPI_Barrier(c->comm);
     double t0 = fl_now();
     int64_t warmup = warm(r, state, r->opts.warmup, t0, 0.5 * r->opts.point_time);
@@ -589,6 +667,13 @@ int fl_run(const fl_bench *b, const fl_opts *o)
     }
     if (b->facts->pattern && r.ctx.rank != 0)
         r.rank_samples = r.round; /* a non-NULL flag: this rank takes part in the gathers */
+    if (b->k && b->k->phases) {
+        r.phase_round = malloc(sizeof *r.phase_round * nmax * FL_MAX_PHASES);
+        if (r.ctx.rank == 0)
+            r.phase_samples = malloc(sizeof *r.phase_samples * nmax * FL_MAX_PHASES);
+        if (!r.phase_round || (r.ctx.rank == 0 && !r.phase_samples))
+            fl_die("cannot allocate %zu phase samples", nmax);
+    }
     if (!r.round || (r.ctx.rank == 0 && (!r.samples || !r.sorted)) ||
         (r.ctx.rank == 0 && b->facts->pattern && (!r.gathered || !r.rank_samples)))
         fl_die("cannot allocate %zu samples", nmax);
@@ -629,6 +714,8 @@ int fl_run(const fl_bench *b, const fl_opts *o)
     }
     free(on);
     free(r.round);
+    free(r.phase_round);
+    free(r.phase_samples);
     free(r.samples);
     free(r.sorted);
     if (r.ctx.rank == 0) {

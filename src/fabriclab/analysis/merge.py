@@ -96,6 +96,8 @@ def merge(ps: list[Point], hosts: list | None = None) -> MergedPoint:
     m = MergedPoint(**_shared(ps[0]), summary=summ, launch=None, samples=pooled, launches=_launches(ps),
                     spread=Spread(**launches.spread(sets)), batch=ps[0].batch, validation=_validation(ps),
                     stop=ps[0].stop if len({p.stop for p in ps}) == 1 else "mixed")
+    if any(p.phases for p in ps):
+        m.phases = {k: [x for p in ps for x in (p.phases or {}).get(k, [])] for k in ps[0].phases or {}}
     if ps[0].is_pattern:
         m.rank_samples = _rank_samples(ps)
         ranks.summarize_point(m, hosts)

@@ -38,6 +38,8 @@ LEVELS = {
     "fabric": "libfabric below MPI: send/receive, RMA write/read, registration, patterns and the VI "
               "Architecture experiments on a provider (shm, tcp, verbs, efa, cxi, ...)",
     "ucx": "UCX's UCP below MPI: tagged send/receive, put/get with remote keys, memory mapping",
+    "app": "the seeds' applications on 1..N ranks: distributed transpose (seed 000), matrix multiply and "
+           "bucket sort (seed 003), each op timed by phase",
 }
 # The levels that need a library to be built (measure/libraries.py); a core
 # without it lists their benchmarks as unavailable.
@@ -159,7 +161,13 @@ UCX = {"tls": text()}
 LEVEL_SUITE = {"sizes": "0:4M:x16"}
 LEVEL_STREAM_SUITE = {"sizes": "64K:4M:x8"}
 # Rank layouts of the traffic patterns (patterns.py assigns the roles).
-PATTERNS = ("pairs", "bipairs", "hotspot", "all", "bisection")
+PATTERNS = ("pairs", "bipairs", "hotspot", "all", "bisection", "app")
+# The applications (apps.py): SIZE is the problem (array or matrix side, key
+# count); ACTIVE the ranks it is divided over, 1, 2, 4 .. N by default.
+# `scale` fixes the whole problem (strong) or each rank's share (weak); the
+# sort's keys are E bytes, the first 4 (E = 4) or 8 of them the key.
+APP_SCALE = {"scale": choice("strong", "weak")}
+APP_AXES = ("size", "active")
 
 
 @dataclass(frozen=True)
@@ -183,8 +191,9 @@ class Bench:
     views: tuple = ()
     # A memory copy: "contiguous" (the bound of strided copies) or "strided" (read against it).
     copy: str | None = None
-    # What SIZE is, as the x axis of its figures says.
+    # What SIZE is, as the x axis of its figures says, and in what unit.
     size_label: str = "message size"
+    size_unit: str = "bytes"
     # What its kernel allocates per point and rank, and the points it skips
     # (footprint.py); resources.py checks a run's memory with it before launching.
     footprint: fp.Footprint | None = None
@@ -381,6 +390,22 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        params={**UCX, **WINDOW}, suite=None, footprint=fp.FABRIC_PAIR),
     _b("ucx.mr_reg", "ucp_mem_map then ucp_mem_unmap of a SIZE-byte buffer", "latency", sizes="4K:64M:x4",
        min_ranks=1, params=UCX, suite=None, size_label="region size", views=("registration",), footprint=fp.FABRIC_MR),
+    # ---- app: the seeds' applications on the first ACTIVE ranks
+    _b("app.transpose", "M x M array of 8-byte words by row blocks transposed: pack+alltoall+unpack, "
+       "derived datatypes, or one-sided deposit", "bandwidth", sizes="256:4K:x2", axes=APP_AXES, min_ranks=1,
+       pattern="app", concurrent=True,
+       params={"mode": choice("packed", "datatype", "deposit"), "deposit": choice("auto", "put", "stores")},
+       suite={"sizes": "512,2K", "params": {"mode": "packed,datatype,deposit"}},
+       views=("transpose", "phases"), size_label="array side M", size_unit="words", footprint=fp.APP_TRANSPOSE),
+    _b("app.matmul", "C = A B of n x n doubles by row blocks, B gathered (MPI_Allgatherv), local BLAS dgemm",
+       "latency", sizes="256:2K:x2", axes=APP_AXES, min_ranks=1, pattern="app", concurrent=True,
+       params={**APP_SCALE, "local": choice("auto", "blas", "loop")}, suite={"sizes": "512"},
+       views=("speedup", "phases"), size_label="matrix side n", size_unit="elements", footprint=fp.APP_MATMUL),
+    _b("app.sort", "bucket sort of E-byte keys: bucket by key range, MPI_Alltoallv, local radix sort",
+       "bandwidth", sizes="64K:16M:x4", axes=APP_AXES, min_ranks=1, pattern="app", concurrent=True,
+       params={"elem": choice("8", "4", "16", "32", "64"), **APP_SCALE, "seed": integer(1, 0, MAX_VALUE)},
+       suite={"sizes": "1M", "params": {"elem": "8,64"}},
+       views=("speedup", "sort-rate", "phases"), size_label="keys", size_unit="keys", footprint=fp.APP_SORT),
 ]}
 
 

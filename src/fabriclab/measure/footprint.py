@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..units import parse_size
+from . import apps
 
 INT_MAX = (1 << 31) - 1
 PAGE = 4096
@@ -50,6 +51,7 @@ class At:
     conns: int = 1
     nranks: int = 2
     senders: int = 0                 # hotspot: the ranks that address the target
+    active: int = 0                  # apps: the ranks the problem is divided over
     params: dict = field(default_factory=dict)   # every parameter, defaults filled in
     sample_time: float = 2e-5
     sock_send: int = 4 << 20         # the most one socket may queue to send (tcp_wmem max, or 2 x sndbuf)
@@ -74,6 +76,9 @@ class Footprint:
     """Bytes per rank of one point by role, and the points the kernel skips."""
     roles: dict                                   # role letter -> Callable[[At], int]
     limit: Callable[[At], str | None] = lambda at: None   # the core's skip reason, or None
+    # A point that cannot run at all (an app's problem smaller than its ranks):
+    # the run is refused before anything is launched.
+    refuse: Callable[[At], str | None] = lambda at: None
 
     def bytes(self, role: str, at: At) -> int:
         fn = self.roles.get(role)
@@ -257,3 +262,44 @@ FABRIC_CONNS = Footprint({"s": lambda at: at.slots, "r": lambda at: at.slots}, p
 FABRIC_SCATTER = Footprint({"s": lambda at: message(at)[0] * message(at)[1],
                             "r": lambda at: _scatter_receiver(at, at.params.get("mode") == "copy")},
                            lambda at: "no payload to scatter" if at.size == 0 else None)
+
+
+# app_*.c: the applications, per active rank (apps.py has the block
+# arithmetic). The largest block is ceil(n / N) items.
+def _rows(at: At, n: int) -> int:
+    return ceil_div(n, max(at.active, 1))
+
+
+def _transpose(at: At) -> int:
+    """A and B, row blocks of M words each; packed adds a send and a receive
+    array as large; deposit exposes B in a window (whole pages)."""
+    m = at.size
+    block = _rows(at, m) * m * 8
+    arrays = 4 if at.params.get("mode") == "packed" else 2
+    return arrays * block + PAGE
+
+
+def _matmul(at: At) -> int:
+    """Rows of A and C and all of B (gathered), n x n doubles."""
+    n = apps.matmul_side(at.size, max(at.active, 1), at.params.get("scale", "strong"))
+    return (2 * _rows(at, n) * n + n * n) * 8
+
+
+def _sort(at: At) -> int:
+    """The keys as drawn, a working copy, the buckets, what arrives and the
+    radix sort's scratch: five arrays of about keys(r) elements; what
+    arrives may exceed keys(r) by the draw's spread, bounded here by
+    8 sqrt(keys) + 64 elements."""
+    keys = _rows(at, apps.sort_keys(at.size, max(at.active, 1), at.params.get("scale", "strong")))
+    e = int(at.params.get("elem", 8))
+    arrive = keys + 8 * int(keys ** 0.5) + 64
+    return (3 * keys + 2 * arrive) * e
+
+
+def _app(bench: str) -> Callable[[At], str | None]:
+    return lambda at: apps.refusal(bench, at.size, max(at.active, 1), at.params)
+
+
+APP_TRANSPOSE = Footprint({"b": _transpose}, refuse=_app("app.transpose"))
+APP_MATMUL = Footprint({"b": _matmul}, refuse=_app("app.matmul"))
+APP_SORT = Footprint({"b": _sort}, refuse=_app("app.sort"))

@@ -40,13 +40,16 @@ class Layout:
 def max_active(pattern: str, nranks: int) -> int:
     """The largest active count: senders for hotspot, pairs for the pair patterns."""
     return {"hotspot": nranks - 1, "pairs": nranks // 2, "bipairs": nranks // 2,
-            "all": nranks, "bisection": nranks // 2}[pattern]
+            "all": nranks, "bisection": nranks // 2, "app": nranks}[pattern]
 
 
 def default_actives(pattern: str, nranks: int) -> list[int]:
-    """Hotspot and saturation sweep every count (the curve is the point); the
+    """Hotspot and saturation sweep every count (the curve is the point); an
+    app doubles the count from 1 to every rank (its speedup curve); the
     other patterns run with everyone taking part."""
     top = max_active(pattern, nranks)
+    if pattern == "app":
+        return sorted({1 << k for k in range(top.bit_length()) if 1 << k <= top} | {top})
     return list(range(1, top + 1)) if pattern in ("hotspot", "pairs") else [top]
 
 
@@ -67,6 +70,8 @@ def layout(pattern: str, nranks: int, active: int, seed: int = 1) -> Layout:
             roles[k], peers[k] = "s", 0
     elif pattern == "all":
         roles = ["b"] * nranks
+    elif pattern == "app":
+        roles[:active] = ["b"] * active
     elif pattern == "bisection":
         for a, b in matching(nranks, seed):
             roles[a] = roles[b] = "b"

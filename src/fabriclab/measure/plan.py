@@ -182,7 +182,9 @@ def _jobs(b, s, st, cn, mine: dict, nranks: int, active_list, cache: str, llc_by
             acts = active_list if active_list and "active" in b.axes else None
             matching = int(params.get("seed", b.defaults.get("seed", 1)))  # bisection's pairs
             lays = tuple(patterns.layouts(b.pattern, nranks, acts, matching))
-        out.append(Job(b, tuple(s), tuple(st), params, tuple(cn), lays, tuple(buffers.plan(s, cache, llc_bytes))))
+        # an app's op is a whole application: it has no cache state to rotate buffers for
+        bufs = () if b.level == "app" else tuple(buffers.plan(s, cache, llc_bytes))
+        out.append(Job(b, tuple(s), tuple(st), params, tuple(cn), lays, bufs))
     return out
 
 

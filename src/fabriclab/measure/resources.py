@@ -169,8 +169,12 @@ def _job(job: Job, plan: Plan, place: Placement, nranks: int, est: Estimate) -> 
         for conns in job.conns:
             for stride in job.strides:
                 for size, nbuf in zip(job.sizes, buffers):
-                    at = At(size, nbuf, stride, conns, nranks, roles.count("s"), params,
+                    at = At(size, nbuf, stride, conns, nranks, roles.count("s"),
+                            layout.active if layout is not None else nranks, params,
                             plan.sampling.sample_time, snd, rcv)
+                    refused = fp.refuse(at)
+                    if refused:
+                        raise UsageError(refused)
                     reason = fp.limit(at)
                     if reason:
                         est.skips.setdefault((job.bench.name, reason), {})[_where(at, job, layout)] = None

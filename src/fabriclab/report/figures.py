@@ -241,7 +241,7 @@ def per_benchmark(runs: list, bench: str) -> list[Figure]:
             figs.append(_hockney(lat, drawn[0][1], d, base, name))
         b = REGISTRY.get(bench)
         for fig in (lat, bw):
-            fig.x = replace(fig.x, label=f"{b.size_label} (bytes)") if b else fig.x
+            fig.x = replace(fig.x, label=f"{b.size_label} ({b.size_unit})") if b else fig.x
     return figs
 
 

@@ -63,7 +63,7 @@ __all__ = ["SCHEMA", "SCHEMA_VERSION", "RECORD_KINDS", "STATUSES", "AXES", "KEY_
            "StreamWriter", "document", "write_document", "load", "validate", "points", "point_key"]
 
 SCHEMA = "fabriclab.run"
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 
 class StreamWriter:

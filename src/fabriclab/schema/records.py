@@ -222,6 +222,9 @@ class Point:
     messages_per_op: Optional[int] = None
     ranks: Optional[list] = None          # [RankFigures]
     fairness: Optional[Fairness] = None
+    # app points: seconds per op in each named phase, one per sample (the
+    # mean over the active ranks; docs/core-protocol.md)
+    phases: Optional[dict] = None
     extra: dict = field(default_factory=dict)   # fields this version does not know
 
     # ---- identity
@@ -293,6 +296,12 @@ class Point:
         return (figure * s.median / s.ci_high if s.ci_high else figure,
                 figure * s.median / s.ci_low if s.ci_low else figure)
 
+    @property
+    def phase_medians(self) -> dict:
+        """The median seconds per op of each phase ({} without phases)."""
+        import statistics
+        return {k: statistics.median(v) for k, v in (self.phases or {}).items() if v}
+
     def sender_bandwidths(self) -> list:
         """Bandwidths of the ranks that drive the pattern (senders, both-way ranks)."""
         return [r.bandwidth_Bps for r in self.ranks or [] if r.role in ("sender", "both")
@@ -301,7 +310,7 @@ class Point:
     # ---- the schema
 
     # Written only when the point has them (pattern fields: only for patterns).
-    _OPTIONAL = ("warmup", "elapsed_s", "imported", "launch")
+    _OPTIONAL = ("warmup", "elapsed_s", "imported", "launch", "phases")
     _PATTERN = ("roles", "peers", "rank_samples", "rank_sent_bytes", "rank_recv_bytes", "messages_per_op")
 
     def to_dict(self) -> dict:
@@ -337,6 +346,7 @@ def _point_fields(d, where: str) -> dict:
     kw.update(_op_fields(f))
     kw.update(_sampling_fields(f, d))
     kw.update(_pattern_fields(f, d, kw["bytes_per_op"]))
+    kw["phases"] = _phases(f)
     known = {x.name for x in dc_fields(Point)} | {"kind", "spread", "launches"} | set(DERIVED)
     kw["extra"] = {k: v for k, v in d.items() if k not in known}
     return kw
@@ -369,6 +379,16 @@ def _sampling_fields(f: Fields, d) -> dict:
                 launch=f.int("launch", 0, none=True), warmup=f.int("warmup", None, none=True),
                 batch=f.int("batch", None, none=True), stop=f.str("stop", None, none=True),
                 elapsed_s=f.num("elapsed_s", None, none=True), validation=validation, diagnostics=diags)
+
+
+def _phases(f: Fields) -> Optional[dict]:
+    phases = f.obj("phases", None, none=True)
+    if phases is None:
+        return None
+    for name, xs in phases.items():
+        if not is_text(name) or not isinstance(xs, list) or (xs and not durations(xs)):
+            f.bad("phases", "must map phase names to lists of durations in seconds")
+    return dict(phases)
 
 
 def _pattern_fields(f: Fields, d, bytes_per_op: int) -> dict:
@@ -408,7 +428,7 @@ class MergedPoint(Point):
     launches: list = field(default_factory=list)    # [LaunchSummary]
     spread: Spread = field(default_factory=Spread)
 
-    _OPTIONAL = ("imported",)
+    _OPTIONAL = ("imported", "phases")
     NOT_STORED = ("samples", "rank_samples")
 
     def to_dict(self, stored: bool = False) -> dict:

@@ -1,0 +1,113 @@
+"""The applications' arithmetic: who owns what, what each rank sends, the problem at N ranks.
+
+The core's app kernels (csrc/families/app*.c) distribute every problem in
+balanced blocks, lo(r) = floor(r * n / N) (csrc/families/app.h): rank r owns
+items lo(r) .. lo(r+1) - 1, so any n divides over any N <= n and the blocks
+differ by at most one item. This module writes the same arithmetic in
+Python, for three uses: the memory a point needs (footprint.py), the bytes
+each rank sends to others, which the model turns into a predicted exchange
+time (analysis/apps.py) and the tests check against what the core reports,
+and the refusals of a problem that cannot be split (N larger than it).
+
+Problems (the SIZE axis of each app):
+- `app.transpose`: an M x M array of 8-byte words by row blocks. Rank r
+  sends rank d the block of its rows and d's columns, rows(r) x rows(d)
+  words; the diagonal block stays (a local transpose).
+- `app.matmul`: C = A B of n x n doubles by row blocks of A, B and C; every
+  rank gathers all of B (MPI_Allgatherv), so it receives the n - rows(r)
+  rows it lacks, n words each. Weak scaling keeps each rank's share of the
+  2 n^3 flops fixed: n(N) = round(n cbrt(N)).
+- `app.sort`: keys of E bytes, SIZE keys in all (strong) or per rank (weak),
+  each rank's drawn from a seed; bucket d takes the keys whose leading 32
+  bits k satisfy floor(k N / 2^32) = d, so uniform keys send about
+  keys(r) (N-1)/N of each rank's bytes to others."""
+
+from __future__ import annotations
+
+WORD = 8
+ELEMENT_SIZES = (4, 8, 16, 32, 64)
+
+
+def lo(n: int, r: int, nranks: int) -> int:
+    """The first item of rank r's block of n items over `nranks` (app.h, app_lo)."""
+    return n * r // nranks
+
+
+def count(n: int, r: int, nranks: int) -> int:
+    return lo(n, r + 1, nranks) - lo(n, r, nranks)
+
+
+def blocks(n: int, nranks: int) -> list[int]:
+    return [count(n, r, nranks) for r in range(nranks)]
+
+
+def matmul_side(n: int, nranks: int, scale: str) -> int:
+    """The matrix side a point multiplies: n (strong), or n cbrt(N) (weak: flops per rank fixed)."""
+    return n if scale == "strong" else max(1, round(n * nranks ** (1 / 3)))
+
+
+def sort_keys(size: int, nranks: int, scale: str) -> int:
+    """Keys sorted in all: SIZE (strong), or SIZE per rank (weak)."""
+    return size if scale == "strong" else size * nranks
+
+
+def problem(bench: str, size: int, nranks: int, params: dict) -> int:
+    """The number of items divided among the ranks (rows, or keys)."""
+    if bench == "app.matmul":
+        return matmul_side(size, nranks, params.get("scale", "strong"))
+    if bench == "app.sort":
+        return sort_keys(size, nranks, params.get("scale", "strong"))
+    return size
+
+
+def transpose_sent(m: int, nranks: int) -> list[int]:
+    """Bytes each rank of a transpose sends to the others per op."""
+    rows = blocks(m, nranks)
+    return [h * (m - h) * WORD for h in rows]
+
+
+def matmul_received(n: int, nranks: int) -> list[int]:
+    """Bytes each rank receives in the gather of B per op."""
+    return [(n - h) * n * WORD if nranks > 1 else 0 for h in blocks(n, nranks)]
+
+
+def bucket_of(key32: int, nranks: int) -> int:
+    """The destination of a key from its leading 32 bits (app_sort.c, bucket_of)."""
+    return (key32 * nranks) >> 32
+
+
+def exchange_pairs(bench: str, size: int, nranks: int, params: dict) -> dict:
+    """Bytes per op from rank a to rank b (a != b) of an app's exchange, as
+    far as the problem fixes them: exact for the transpose; for the sort the
+    expectation for uniform keys, keys(a) E / N per destination."""
+    out = {}
+    if bench == "app.transpose":
+        rows = blocks(size, nranks)
+        for a in range(nranks):
+            for b in range(nranks):
+                if a != b:
+                    out[(a, b)] = rows[a] * rows[b] * WORD
+    elif bench == "app.sort":
+        e = int(params.get("elem", 8))
+        keys = blocks(sort_keys(size, nranks, params.get("scale", "strong")), nranks)
+        for a in range(nranks):
+            for b in range(nranks):
+                if a != b:
+                    out[(a, b)] = keys[a] * e / nranks
+    return out
+
+
+def refusal(bench: str, size: int, nranks: int, params: dict) -> str | None:
+    """Why a problem cannot be divided over `nranks` active ranks, or None."""
+    n = problem(bench, size, nranks, params)
+    what = {"app.transpose": "array side M", "app.matmul": "matrix side n", "app.sort": "key count"}[bench]
+    if n < nranks:
+        return (f"{bench} divides {what} {n} over {nranks} ranks: each rank needs at least one "
+                f"{'row' if bench != 'app.sort' else 'key'}; choose sizes of at least {nranks} or fewer ranks")
+    return None
+
+
+def flops(n: int) -> int:
+    """Floating-point operations of an n x n multiply: n^3 multiply-adds."""
+    return 2 * n ** 3
+
