@@ -28,17 +28,19 @@ int app_begin(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape, app_common
     MPI_Comm_split(ctx->comm, on ? 0 : MPI_UNDEFINED, ctx->rank, &a->comm);
     a->n = l->active;
     shape->timed = on;
-    if (!on)
-        return FL_OK;
-    MPI_Comm_rank(a->comm, &a->rank);
-    /* one memory node: every active rank is in this rank's shared-memory group */
-    MPI_Comm node;
-    int size = 0, all = 0;
-    MPI_Comm_split_type(a->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_size(node, &size);
-    MPI_Comm_free(&node);
-    all = size == a->n;
-    MPI_Allreduce(&all, &a->node_shared, 1, MPI_INT, MPI_MIN, a->comm);
+    /* one memory node: every active rank is in this rank's shared-memory
+     * group; decided on every rank, idle ones included, so all agree */
+    int all = 1;
+    if (on) {
+        MPI_Comm node;
+        int size = 0;
+        MPI_Comm_rank(a->comm, &a->rank);
+        MPI_Comm_split_type(a->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &size);
+        MPI_Comm_free(&node);
+        all = size == a->n;
+    }
+    MPI_Allreduce(&all, &a->node_shared, 1, MPI_INT, MPI_MIN, ctx->comm);
     return FL_OK;
 }
 

@@ -30,7 +30,7 @@ static inline int64_t app_count(int64_t n, int r, int N)
 typedef struct {
     MPI_Comm comm;
     int rank, n;             /* in comm; n = the point's active count */
-    int node_shared;         /* every active rank shares this rank's memory node */
+    int node_shared;         /* every active rank shares one memory node (known on every rank) */
     double phase[FL_MAX_PHASES];
 } app_common;
 
@@ -51,8 +51,7 @@ static inline double app_tick(double *t)
     return d;
 }
 
-/* Bytes of n items of `each` bytes, refused above the int count MPI takes:
- * 0 when it fits, else a note. */
+/* 0 when `items` fits the int count MPI takes, else 1 and a note. */
 int app_int_count(int64_t items, fl_shape *shape, const char *what);
 
 #endif
