@@ -103,6 +103,30 @@ def test_saturation_across_the_trunk(bed, tmp_path):
     assert trunk > 0
 
 
+def test_the_apps_cross_the_testbed_and_meet_the_model(bed, tmp_path):
+    """The transpose and the sort on four hosts, two on each side of the trunk: every element checked,
+    every byte a rank sends to another crossing the cables, and each exchange phase beside the time the
+    network file's model predicts for it."""
+    out = tmp_path / "apps.json"
+    assert main(["run", "app.transpose", "app.sort", "--testbed", "itest", "--hosts", "h0,h1,h4,h5", "-n", "4",
+                 "-s", "256", "--active", "4", "--validate", "-o", str(out), *FAST]) == 0
+    doc = schema.load(out)
+    pts = schema.points(doc)
+    assert {p["bench"] for p in pts} == {"app.transpose", "app.sort"}
+    assert all(p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0 for p in pts)
+    for p in pts:
+        ends = [r for r in doc["records"] if r["kind"] == "launch_end" and r["bench"] == p["bench"]]
+        sent = len(p["samples"]) * p["batch"] * sum(p["rank_sent_bytes"])
+        assert sum(e["wire_bytes"] for e in ends) >= sent > 0, p["bench"]
+    model = doc["exchange_model"]
+    assert model["network"].endswith("two-switches.yaml")
+    rows = {r["bench"]: r for r in model["rows"]}
+    assert set(rows) == {"app.transpose", "app.sort"}
+    for r in rows.values():
+        assert r["predicted_s"] > 0 and r["measured_s"] > 0 and "trunk" in r["bottleneck"]
+        assert abs(r["ratio"] - r["measured_s"] / r["predicted_s"]) < 1e-9
+
+
 def test_a_cut_cable_ends_the_run_and_names_the_rank(tmp_path):
     assert main(["testbed", "up", TWO, "--name", "cut"]) == 0
     try:

@@ -120,6 +120,13 @@ def _add_behaviour(add) -> None:
              "hosts than the payload moved. Default: off (always on with --testbed).")
     add("--tables", action="store_true",
         help="Also print every point's table at the end, as `fabriclab show` does. Default: off.")
+    add("--network", metavar="FILE",
+        help="The network file the hosts are joined by (the model's, docs/model.md): the apps' exchange "
+             "phases are predicted from it and stored beside the measured ones. Default: a testbed's own "
+             "file with --testbed, else none.")
+    add("--calibration", metavar="FILE",
+        help="Rates measured by `fabriclab calibrate`, for the exchange prediction of --network. "
+             "Default: the file's nominal rates.")
     add("--force", action="store_true",
         help="Run even when a point needs more memory than a host has available (the estimate is "
              "checked before anything is built or launched). Default: off.")
@@ -139,6 +146,7 @@ def cmd_run(args) -> int:
     sampling, plan = _plan(args)
     m, spec = _launch_spec(args)
     _check_resources(args, plan, spec)
+    exchange = _exchange_model(args, plan)
     if args.dry_run:
         return _dry_run(args, m, spec, plan, sampling)
     out = outputs.document(_output_path(args.output, datetime.now(timezone.utc)), given=args.output)
@@ -151,7 +159,8 @@ def cmd_run(args) -> int:
     late = _enrich(writer, host_diags)
     doc = writer.close({"status": outcome.status, "error": outcome.error,
                         "end_time": datetime.now(timezone.utc).isoformat(),
-                        "duration_s": time.monotonic() - t0, "points": outcome.points}, derive=merge.stored)
+                        "duration_s": time.monotonic() - t0, "points": outcome.points},
+                       derive=lambda d: {**merge.stored(d), **exchange(d)})
     _print_end(args, doc, host_diags + late + outcome.diagnostics + _across_launches(doc), out)
     print(f"fabriclab: {outcome.points} points in {time.monotonic() - t0:.1f} s -> {out} "
           f"(stream {out.with_suffix('.ndjson')})", file=sys.stderr)
@@ -207,6 +216,27 @@ def _settle_levels(args, plan, core, spec):
             if "provider" in job and not args.quiet:
                 print(f"fabriclab: {job['bench']}: provider {job['provider']} ({job['why']})", file=sys.stderr)
     return plan, record
+
+
+def _exchange_model(args, plan):
+    """What the document adds about the apps' exchange phases: their time
+    predicted from the network the run crossed (testbed/exchange.py), when a
+    network is known and an app exchanges; the files are read here, before
+    anything is launched, so a bad one ends the run at once."""
+    network = args.network
+    if args.calibration and not network and not getattr(args, "testbed", None):
+        raise UsageError("--calibration applies to the network of --network or --testbed")
+    exchanging = any(j.bench.name in ("app.transpose", "app.sort") for j in plan.jobs)
+    if not exchanging or not (network or getattr(args, "testbed", None)):
+        return lambda doc: {}
+    from ..model.calibrate import load_file
+    from ..model.filesystem import FileSystem
+    from ..testbed import exchange
+    network = network or exchange.testbed_network(args.testbed)
+    FileSystem(network)
+    if args.calibration:
+        load_file(args.calibration)
+    return lambda doc: exchange.block(doc, network, args.calibration)
 
 
 def _dry_run(args, m, spec, plan, sampling) -> int:

@@ -22,7 +22,7 @@ def default_name(path: str) -> str:
 def load_plan(path: str, name: str):
     from ..model.topologies.custom import load_network_file
     from ..testbed import plan
-    return plan.make(load_network_file(path), name, source=path)
+    return plan.make(load_network_file(path), name, source=str(Path(path).resolve()))
 
 
 def cmd_up(args) -> int:

@@ -146,6 +146,18 @@ def merged(ms) -> None:
         MergedPoint.from_dict(m, f"merged point {i}")
 
 
+def exchange_model(v) -> None:
+    """The apps' exchange phases against the network's model (docs/apps.md)."""
+    f = Fields(v, "exchange_model")
+    f.str("network"), f.str("calibration", None, none=True), f.num("tolerance", hi=1.0)
+    for j, row in enumerate(f.list("rows", lambda x: isinstance(x, dict), "rows", [])):
+        g = Fields(row, f"exchange_model rows[{j}]")
+        g.str("bench"), g.str("variant", ""), g.int("size"), g.int("active", lo=1, hi=MAX_RANKS)
+        for key in ("measured_s", "predicted_s", "ratio"):
+            g.num(key, hi=math.inf)
+        g.str("verdict", choices=("agrees", "slower", "faster")), g.str("bottleneck", "")
+
+
 def validation(v) -> None:
     """The block `testbed validate` adds (docs/testbed.md), as the report reads it."""
     f = Fields(v, "validation")
@@ -192,5 +204,7 @@ def document(doc, path) -> None:
             merged(doc["merged"])
         if doc.get("validation") is not None:
             validation(doc["validation"])
+        if doc.get("exchange_model") is not None:
+            exchange_model(doc["exchange_model"])
     except RecordError as e:
         bad(str(e))

@@ -286,8 +286,12 @@ class Point:
 
     @property
     def payload_bytes(self) -> int:
-        """Payload the timed operations moved: every sample's batch of ops (warm-up excluded)."""
-        return len(self.samples) * (self.batch or 1) * self.bytes_per_op
+        """Payload the timed operations moved between ranks: every sample's
+        batch of ops (warm-up excluded). A pattern's ops move what its ranks
+        send (an app's op also has bytes that stay on their rank, which its
+        bytes_per_op, the problem's bytes, counts)."""
+        per_op = sum(self.rank_sent_bytes) if self.is_pattern and self.rank_sent_bytes else self.bytes_per_op
+        return len(self.samples) * (self.batch or 1) * per_op
 
     def interval(self, figure: float) -> tuple:
         """The 95% interval of a figure inversely proportional to the op's time

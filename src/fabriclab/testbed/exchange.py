@@ -1,0 +1,89 @@
+"""The applications' exchange phases against the model of the network the run crossed.
+
+The transpose and the sort (measure/apps.py) exchange known bytes between
+every pair of active ranks. With the network file the run crossed (a
+testbed's own file, or `--network FILE` on real hosts, with `--calibration`
+from `fabriclab calibrate`), every rank is placed on the file's node of its
+host name, the bytes between ranks become flows between nodes (ranks that
+share a node send nothing over the network), and model/exchange.py predicts
+the phase's time: the busiest resource's work. The run document stores the
+prediction beside the measured phase (its median over the samples) as its
+`exchange_model` block (docs/apps.md), which the report draws."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import UsageError
+from ..measure import apps
+from ..measure.benchmarks import REGISTRY
+from ..model.calibrate import load_file
+from ..model.exchange import exchange_time
+from ..model.filesystem import FileSystem
+
+TOLERANCE = 0.15          # measured within 15% of the prediction: "agrees"
+EXCHANGING = ("app.transpose", "app.sort")
+
+
+def _flows(p, nodes: dict, hosts: list) -> list | None:
+    """(source node, destination node, bytes) of point p's exchange, or None
+    when a rank's host is not a node of the network."""
+    params = {**REGISTRY[p.bench].defaults, **p.params}
+    where = []
+    for r in range(p.active):
+        host = hosts[r] if r < len(hosts) else None
+        if host not in nodes:
+            return None
+        where.append(nodes[host])
+    total: dict = {}
+    for (a, b), nbytes in apps.exchange_pairs(p.bench, p.size, p.active, params).items():
+        if where[a] != where[b]:
+            key = (where[a], where[b])
+            total[key] = total.get(key, 0.0) + nbytes
+    return [(s, d, b) for (s, d), b in total.items()]
+
+
+def rows(points: list, hosts: list, system, calibration=None) -> list[dict]:
+    """One row per exchanging app point whose ranks sit on the network's nodes."""
+    nodes = {name: i for i, name in enumerate(system.topo.node_names)}
+    out = []
+    for p in points:
+        measured = p.phase_medians.get("exchange")
+        if p.bench not in EXCHANGING or not p.active or p.active < 2 or not measured:
+            continue
+        flows = _flows(p, nodes, hosts)
+        if not flows:
+            continue
+        ex = exchange_time(system, flows, calibration)
+        ratio = measured / ex.seconds
+        out.append({"bench": p.bench, "variant": p.variant, "size": p.size, "active": p.active,
+                    "measured_s": measured, "predicted_s": ex.seconds, "ratio": ratio,
+                    "verdict": "agrees" if abs(ratio - 1) <= TOLERANCE else ("slower" if ratio > 1 else "faster"),
+                    "bottleneck": ex.bottleneck, "bottleneck_rate_Bps": ex.rate_Bps,
+                    "network_bytes": sum(b for _, _, b in flows)})
+    return out
+
+
+def block(doc: dict, network: str, calibration: str | None = None) -> dict:
+    """The document's `exchange_model` block ({} when no point exchanged across the network)."""
+    from ..analysis import merge
+    try:
+        system = FileSystem(network)
+    except OSError as e:
+        raise UsageError(f"cannot read the network file {network}: {e.strerror}") from None
+    cal = load_file(calibration) if calibration else None
+    hosts = doc.get("header", {}).get("hosts") or []
+    found = rows(merge.merged(doc), hosts, system, cal)
+    if not found:
+        return {}
+    return {"exchange_model": {"network": str(network), "calibration": calibration, "tolerance": TOLERANCE,
+                               "rows": found}}
+
+
+def testbed_network(name: str) -> str:
+    """The network file a testbed that is up was made from."""
+    from . import netns
+    source = netns.load(name).get("source") or ""
+    if not source or not Path(source).is_file():
+        raise UsageError(f"testbed {name}'s network file {source!r} is no longer there; give it with --network")
+    return source

@@ -1,0 +1,75 @@
+"""app.transpose on real ranks: every mode at 1, 2 and 4 ranks with --validate under MPICH and
+Open MPI, array sides that do not divide by the rank count, both deposits, the phases and the bytes
+each rank sends against the block arithmetic of measure/apps.py, and the refusals of bad input.
+
+A missing MPI is a failure here, never a skip."""
+import statistics
+from pathlib import Path
+
+import pytest
+
+from fabriclab import schema
+from fabriclab.cli import main
+from fabriclab.measure import apps
+from mpihome import mpi_home  # noqa: E402  (tests/support)
+
+pytestmark = pytest.mark.integration
+FAST = ["--point-time", "0.05", "--min-samples", "3", "--warmup", "1", "-t", "60", "-L", "1"]
+
+
+def _run(out: Path, *argv: str, mpi: str = "mpich") -> dict:
+    assert main(["run", "app.transpose", *argv, "--validate", "--mpi-home", mpi_home(mpi), "-q", "-o", str(out),
+                 *FAST]) == 0
+    doc = schema.load(out)
+    assert doc["footer"]["status"] == "complete", doc["footer"]
+    return doc
+
+
+@pytest.mark.parametrize("mpi", ["mpich", "openmpi"])
+@pytest.mark.parametrize("ranks", [1, 2, 4])
+def test_every_mode_transposes_every_element(mpi, ranks, tmp_path):
+    doc = _run(tmp_path / "t.json", "-n", str(ranks), "-s", "8,37,128", "-p", "mode=packed,datatype,deposit",
+               mpi=mpi)
+    pts = schema.points(doc)
+    actives = apps_actives(ranks)
+    assert {(p["params"].get("mode", "packed"), p["size"], p["active"]) for p in pts} == {
+        (m, s, a) for m in ("packed", "datatype", "deposit") for s in (8, 37, 128) for a in actives}
+    for p in pts:
+        m, n = p["size"], p["active"]
+        assert p["validation"] == {"checked_bytes": m * m * 8, "errors": 0}, p
+        assert p["bytes_per_op"] == m * m * 8
+        sent = apps.transpose_sent(m, n) + [0] * (ranks - n)
+        assert p["rank_sent_bytes"] == sent and p["rank_recv_bytes"] == sent
+        assert p["roles"] == "b" * n + "i" * (ranks - n)
+        names = ["pack", "exchange", "unpack"] if p["info"]["mode"] == "packed" else ["exchange"]
+        assert list(p["phases"]) == names and all(len(v) == len(p["samples"]) for v in p["phases"].values())
+        # the phases are the op, split: their sum is the mean rank's op time, near the slowest rank's
+        total = statistics.median(sum(x) for x in zip(*p["phases"].values()))
+        assert 0.3 < total / statistics.median(p["samples"]) < 1.5, p
+    exchanges = {p["info"]["exchange"] for p in pts}
+    assert {"MPI_Alltoallw", "stores"} <= exchanges
+    assert ("MPI_Alltoallv" in exchanges) == (ranks > 1)        # 37 rows over 2 or 4 ranks: uneven blocks
+
+
+def apps_actives(ranks: int) -> list[int]:
+    return {1: [1], 2: [1, 2], 4: [1, 2, 4]}[ranks]
+
+
+def test_the_deposit_by_put_moves_the_same_array(tmp_path):
+    doc = _run(tmp_path / "p.json", "-n", "3", "-s", "50", "-p", "mode=deposit", "-p", "deposit=put")
+    pts = schema.points(doc)
+    assert {p["active"] for p in pts} == {1, 2, 3}
+    assert all(p["info"]["exchange"] == "MPI_Put" and p["validation"]["errors"] == 0 for p in pts)
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["-n", "4", "-s", "3"], "divides array side M 3 over 4 ranks"),
+    (["-n", "2", "-s", "64", "-p", "mode=fold"], "mode must be one of packed, datatype, deposit"),
+    (["-n", "2", "-s", "300K"], "needs about"),
+])
+def test_bad_input_is_one_line_and_nothing_launched(argv, msg, tmp_path, capsys):
+    out = tmp_path / "bad.json"
+    assert main(["run", "app.transpose", *argv, "-o", str(out), *FAST]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and msg in err[0], err
+    assert not out.exists() and not out.with_suffix(".ndjson").exists()
