@@ -13,7 +13,7 @@ def cmd_calibrate(args) -> int:
     from ..report.calibration import calibration
     checked_output(args.output)
     doc = schema.load(args.file)
-    cal = calibration(doc, args.resource, args.technology, args.stream)
+    cal = calibration(doc, args.resource, args.technology, args.stream, args.bidirectional)
     text = (f"# fabriclab calibration from {args.file}: measured saturation throughput in MB/s (10^6 B/s)\n"
             + yaml.safe_dump(cal, sort_keys=False, allow_unicode=True))
     write_out(text, args.output)
@@ -26,9 +26,13 @@ def register(sub) -> None:
     p.add_argument("file", metavar="RUN.json", help="A run with message.saturation points (or --stream).")
     add("--output", metavar="PATH", help="The calibration file ('-' = stdout). Default: stdout.")
     p.add_argument("--resource", default="link", metavar="NAME",
-                   help="The model resource the run saturated: link, adapter_bus, host_bus. Default: link.")
+                   help="The model resource the run saturated: link, adapter_bus, host_bus, a network file's "
+                        "link name or links[I]; several comma-separated. Default: link.")
     p.add_argument("--technology", metavar="NAME",
                    help="Calibrate only this catalog technology's resource. Default: every selected one.")
     p.add_argument("--stream", action="store_true",
                    help="Without saturation points, use message.stream's peak. Default: off.")
+    p.add_argument("--bidirectional", action="store_true",
+                   help="Use message.bibw's points: pairs across the resource loading it both ways, as an "
+                        "all-to-all exchange does; half their aggregate is the rate. Default: off.")
     p.set_defaults(func=cmd_calibrate)

@@ -6,7 +6,11 @@ throughput at which it saturates, and substitute it for the nominal B_eff.
 The saturation plateau (analysis/ranks.py) of message.saturation at the
 largest size measured is that throughput; with `stream`, the peak of
 message.stream stands for it where no saturation was run (one path's
-throughput: a lower bound when one stream cannot fill the resource)."""
+throughput: a lower bound when one stream cannot fill the resource). With
+`bidirectional`, message.bibw between pairs placed across the resource
+loads it both ways at once, the traffic of an all-to-all exchange (each
+direction's data sharing it with the other's acknowledgements): half the
+highest aggregate bandwidth is the rate per direction."""
 
 from __future__ import annotations
 
@@ -22,14 +26,28 @@ def _interval(r, rate: float) -> list[float]:
     return [round(x / MB, 3) for x in r.point.interval(rate)]
 
 
-def measurement(doc: dict, stream: bool = False) -> dict:
-    """{value, ci_MBps, source, date} in MB/s from a run's saturation (or stream) points."""
+def _bidirectional(rs: list) -> tuple:
+    """(row, rate per direction, how) from message.bibw's best point."""
+    both = [r for r in rs if r.bench == "message.bibw" and r.bandwidth_Bps]
+    if not both:
+        raise UsageError("the run has no message.bibw points to calibrate both directions from (run "
+                         "`fabriclab run message.bibw` with pairs placed across the resource)")
+    r = max(both, key=lambda x: x.bandwidth_Bps)
+    how = (f"message.bibw at {fmt_bytes(r.size)}{f' [{r.variant}]' if r.variant else ''}: half the aggregate "
+           f"of {r.active} pair{'s' if r.active != 1 else ''} loading it both ways")
+    return r, r.bandwidth_Bps / 2, how
+
+
+def measurement(doc: dict, stream: bool = False, bidirectional: bool = False) -> dict:
+    """{value, ci_MBps, source, date} in MB/s from a run's saturation (or stream, or bibw) points."""
     h = doc["header"]
     rs = rows(doc)
     hosts = ",".join(dict.fromkeys(h.get("hosts") or [])) or (h.get("host") or {}).get("hostname", "?")
     date = str(h.get("start_time") or "")[:10]
     sat = [r for r in rs if r.bench == "message.saturation" and r.aggregate_bandwidth_Bps]
-    if sat:
+    if bidirectional:
+        r, rate, how = _bidirectional(rs)
+    elif sat:
         size = max(r.size for r in sat)
         name = group_name("message.saturation", sat[0].variant)
         p = derived(doc, rs).get(name, {}).get("saturation", {}).get(size)
@@ -54,7 +72,10 @@ def measurement(doc: dict, stream: bool = False) -> dict:
             "source": f"fabriclab run {h.get('run_id', '?')}, {how}, hosts {hosts}", "date": date}
 
 
-def calibration(doc: dict, resource: str = "link", tech: str | None = None, stream: bool = False) -> dict:
-    """The calibration file's content: {resource: measurement} or {tech: {resource: measurement}}."""
-    m = {resource: measurement(doc, stream)}
+def calibration(doc: dict, resource: str = "link", tech: str | None = None, stream: bool = False,
+                bidirectional: bool = False) -> dict:
+    """The calibration file's content: {resource: measurement} or {tech: {resource: measurement}};
+    `resource` may name several, comma-separated (the cables of one class), each given the rate."""
+    one = measurement(doc, stream, bidirectional)
+    m = {name.strip(): one for name in resource.split(",") if name.strip()}
     return {tech: m} if tech else m

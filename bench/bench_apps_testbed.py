@@ -1,0 +1,114 @@
+"""The apps' exchange phases on the shipped example testbeds, against the model's prediction.
+
+For each network file of examples/testbeds: bring it up as a testbed, find
+the cable the model names as the bottleneck and the pairs of hosts whose
+routes cross it both ways (testbed/validate.py), calibrate that cable's
+class with traffic that matches an exchange (message.bibw, one message per
+pair per op at the exchange's block size, both directions at once:
+`fabriclab calibrate --bidirectional`), then run app.transpose (packed) and
+app.sort with one rank on each host, and read each point's exchange phase
+beside the time the model predicts for it, nominal and calibrated (the
+run's `exchange_model` block, testbed/exchange.py). Target: measured within
+15% of the calibrated prediction at the largest size.
+
+Usage: python bench/bench_apps_testbed.py [--networks two-switches,ring,...]
+                                          [--transpose 1K,2K] [--sort 256K,1M]"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import tempfile
+from pathlib import Path
+
+from _common import REPO, BenchError, fabriclab, fabriclab_exe, header, main, verdict
+
+from fabriclab.model.datafile import read_data_file
+from fabriclab.model.topologies.custom import CustomNetwork
+from fabriclab.testbed import validate as v
+from fabriclab.units import parse_size
+
+NAME = "appbench"
+TARGET = 0.15
+FAST = ["--launches", "1", "--point-time", "2", "--min-samples", "3"]
+
+
+def _testbed(*args: str) -> None:
+    p = subprocess.run([fabriclab_exe(), "testbed", *args], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0 and args[0] == "up":
+        raise BenchError(f"testbed {' '.join(args)}: {p.stderr.strip()}")
+
+
+def _calibrate(net: CustomNetwork, block: int, work: str) -> tuple[Path, float, str]:
+    """(calibration file, rate per direction in MB/s, the cable) from message.bibw across the bottleneck."""
+    b = v.bottleneck(net)
+    pairs = v.saturation_pairs(net, b.channel, both=True)
+    if not pairs:
+        raise BenchError(f"{net.name}: no pair of hosts loads the bottleneck cable both ways")
+    hosts = [s for s, _ in pairs] + [d for _, d in pairs]
+    doc, _, argv = fabriclab(["message.bibw", "--testbed", NAME, "--hosts", ",".join(hosts), "-n", str(len(hosts)),
+                              "-s", str(block), "-p", "window=1", *FAST], work)
+    cal = Path(work) / f"cal-{len(list(Path(work).glob('cal-*')))}.yaml"
+    links = ",".join(f"links[{i}]" for i in v.cable_class(net, b.link))
+    run = argv[argv.index("-o") + 1]
+    p = subprocess.run([fabriclab_exe(), "calibrate", run, "--bidirectional", "--resource", links, "-o", str(cal)],
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        raise BenchError(f"calibrate: {p.stderr.strip()}")
+    best = max(p["bandwidth_Bps"] for p in doc["merged"] if p["bench"] == "message.bibw")
+    return cal, best / 2 / 1e6, b.label
+
+
+def _exchange(bench: str, size: int, hosts: list, extra: list, work: str) -> dict:
+    n = str(len(hosts))
+    doc, _, _ = fabriclab([bench, "--testbed", NAME, "--hosts", ",".join(hosts), "-n", n, "--active", n,
+                           "-s", str(size), *extra, *FAST], work, timeout=900)
+    rows = (doc.get("exchange_model") or {}).get("rows") or []
+    if not rows:
+        raise BenchError(f"{bench} at {size}: the run has no exchange prediction")
+    return rows[0]
+
+
+def _network(path: Path, transpose: list, sort: list, work: str) -> bool:
+    net = CustomNetwork.from_dict(read_data_file(str(path), "network file"), where=str(path))
+    hosts = list(net.node_names)
+    n = len(hosts)
+    _testbed("down", NAME)
+    _testbed("up", str(path), "--name", NAME)
+    ok = True
+    try:
+        for bench, sizes, block_of in (("app.transpose", transpose, lambda m: (m // n) ** 2 * 8),
+                                       ("app.sort", sort, lambda k: k * 8 // n // n)):
+            cal, rate, cable = _calibrate(net, block_of(sizes[-1]), work)
+            print(f"  {bench}: {cable} calibrated both ways at {rate:.2f} MB/s per direction")
+            for size in sizes:
+                nom = _exchange(bench, size, hosts, [], work)
+                got = _exchange(bench, size, hosts, ["--calibration", str(cal)], work)
+                print(f"    size {size}: exchange {got['measured_s'] * 1e3:.1f} ms; predicted nominal "
+                      f"{nom['predicted_s'] * 1e3:.1f} ms (ratio {nom['ratio']:.3f}), calibrated "
+                      f"{got['predicted_s'] * 1e3:.1f} ms (ratio {got['ratio']:.3f}); bottleneck {got['bottleneck']}")
+            ok &= verdict(abs(got["ratio"] - 1) <= TARGET, f"{path.stem} {bench} at {sizes[-1]}: measured within "
+                          f"{TARGET:.0%} of the calibrated prediction", f"{got['ratio']:.3f}")
+    finally:
+        _testbed("down", NAME)
+    return ok
+
+
+def body() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--networks", default="two-switches,linear-array,ring,fat-tree")
+    ap.add_argument("--transpose", default="1K,2K", help="array sides M (multiples of the host count)")
+    ap.add_argument("--sort", default="256K,1M", help="key counts")
+    a = ap.parse_args()
+    header("app.transpose and app.sort: exchange phase vs the model, on the example testbeds",
+           method="one rank per host, one launch per point; calibration from message.bibw window=1 both ways")
+    transpose = [parse_size(x) for x in a.transpose.split(",")]
+    sort = [parse_size(x) for x in a.sort.split(",")]
+    with tempfile.TemporaryDirectory() as work:
+        for name in a.networks.split(","):
+            print(f"network {name}")
+            _network(REPO / "examples" / "testbeds" / f"{name}.yaml", transpose, sort, work)
+
+
+if __name__ == "__main__":
+    main(body)
