@@ -29,11 +29,18 @@ from .tables import group_name
 from .work import RATES, phase_split, scale_of
 
 SIZE_TEXT = {"app.matmul": "n = {}", "app.sort": "{} keys", "app.transpose": "M = {}"}
+# With weak scaling SIZE is each rank's share: the side grows as n N^(1/3), the keys as SIZE N (measure/apps.py).
+WEAK_TEXT = {"app.matmul": "n = {} N^(1/3)", "app.sort": "{} keys per rank"}
 IDEAL = 6      # the palette's black: the ideal line, as the fits are drawn
 
 
-def size_text(bench: str, size: int) -> str:
-    return SIZE_TEXT.get(bench, "{}").format(fmt_bytes(size))
+def size_text(bench: str, size: int, scale: str = "strong") -> str:
+    text = WEAK_TEXT.get(bench) if scale == "weak" else None
+    return (text or SIZE_TEXT.get(bench, "{}")).format(fmt_bytes(size))
+
+
+def _size_of(r) -> str:
+    return size_text(r.bench, r.size, scale_of(r.point))
 
 
 def _size_axis(bench: str) -> Axis:
@@ -123,7 +130,7 @@ def _speedup(runs: list, bench: str, scale: str) -> Figure | None:
                 line = sorted((r for r in mine if r.size == size), key=lambda r: r.active)
                 actives |= {r.active for r in line}
                 label = " ".join(x for x in (_prefix(runs, i) + _variant_text(bench, v, variants, ("scale",)),
-                                             size_text(bench, size)) if x)
+                                             size_text(bench, size, scale)) if x)
                 if all(r.speedup is None for r in line):
                     missing.append(label)
                     continue
@@ -174,7 +181,7 @@ def sort_rate(runs: list) -> list[Figure]:
                 if not line:
                     continue
                 label = f"{_prefix(runs, i)}{_elem_label(bench, v, variants, line[0])}, " \
-                        f"{size_text(bench, line[0].size)}"
+                        f"{_size_of(line[0])}"
                 ks.append(series_of(label, line, "rate", "active", intervals=len(runs) == 1))
                 bs.append(series_of(label, line, "bandwidth", "active", intervals=len(runs) == 1))
         actives = [a for s in ks for a in s.x]
@@ -255,7 +262,7 @@ def phases(runs: list) -> list[Figure]:
                     continue
                 name = group_name(bench, v)
                 fig = Figure(f"phases-{slug(name)}" + (f"-{i}" if len(runs) > 1 else ""),
-                             f"{_prefix(runs, i)}{name}: time split at {size_text(bench, line[0].size)}",
+                             f"{_prefix(runs, i)}{name}: time split at {_size_of(line[0])}",
                              Axis("ranks the problem runs on, N", log=False),
                              Axis("share of the time per op (%)", log=False),
                              bars=[(f"N={r.active}", [s.get(k) for k in parts]) for r, s in zip(line, splits)],
@@ -283,7 +290,7 @@ def _by_size(runs: list, bench: str, variant: str, value) -> list:
         rs = _rows(run, bench, variant)
         for size in sorted({r.size for r in rs}):
             line = sorted((r for r in rs if r.size == size), key=lambda r: r.active)
-            label = _prefix(runs, i) + size_text(bench, size)
+            label = _prefix(runs, i) + _size_of(line[0])
             out.append(series_of(label, line, value, "active", intervals=len(runs) == 1) if isinstance(value, str)
                        else Series(label, [r.active for r in line], [value(r) for r in line]))
     return out
@@ -334,7 +341,7 @@ def summary_table(run) -> tuple[list, list]:
             for r in sorted(_largest(_rows(run, bench, v)), key=lambda r: r.active):
                 rate = r.flops_per_s or r.keys_per_s or r.bandwidth_Bps
                 split = " \u00b7 ".join(f"{x.name} {x.share:.0%}" for x in phase_split(r.phases_s, r.median_s))
-                body.append([variant_name(bench, v, variants), size_text(bench, r.size), r.active, fmt_time(r.median_s),
+                body.append([variant_name(bench, v, variants), _size_of(r), r.active, fmt_time(r.median_s),
                              f"{RATES[bench].text(rate)} {RATES[bench].label}",
                              f"{r.speedup:.2f}" if r.speedup is not None else "-", split or "-"])
     return ["benchmark", "problem", "ranks", "time per op", "rate", "speedup", "time split"], body
