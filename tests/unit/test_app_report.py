@@ -179,6 +179,10 @@ def test_show_gives_rate_speedup_and_phases(runs, capsys):
     for head in ("GFLOP/s", "Mkeys/s", "array GB/s", "speedup", "pack", "gather", "bucket", "matrix side n"):
         assert head in table, head
     assert "half-peak" not in table and re.search(r"app\.matmul: best [\d.]+ GFLOP/s", table)
+    from fabriclab.report.summary import benchmark_rows     # the summary a run ends with
+    best = {r[0]: r[2] for r in benchmark_rows(schema.load(runs["apps"]))}
+    assert re.fullmatch(r"[\d.]+ GFLOP/s at 2K on 4 ranks", best["app.matmul"])
+    assert best["app.sort [elem=64]"].endswith("Mkeys/s at 16M on 4 ranks")
     assert main(["show", runs["apps"], "-f", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     doc = schema.load(runs["apps"])
