@@ -45,7 +45,8 @@ def _size_of(r) -> str:
 
 def _size_axis(bench: str) -> Axis:
     b = REGISTRY[bench]
-    return Axis(f"{b.size_label} ({b.size_unit})", log=True, kind="size")
+    unit = "count" if b.size_unit == b.size_label else b.size_unit      # "keys (count)", not "keys (keys)"
+    return Axis(f"{b.size_label} ({unit})", log=True, kind="size")
 
 
 def _ranks_axis(actives) -> Axis:
