@@ -246,8 +246,9 @@ def _apps(runs: list) -> list[str]:
            "the rest). The figures above show every size.</p>"] + out
     for run in runs:
         head, body = apps.exchange_table(run)
+        of = f" ({escape(run.name)})" if len(runs) > 1 else ""
         if body:
-            out += [f"<h3>Exchange phase: measured vs predicted by the model{' (' + escape(run.name) + ')' if len(runs) > 1 else ''}</h3>",
+            out += [f"<h3>Exchange phase: measured vs predicted by the model{of}</h3>",
                     "<p>The all-to-all exchange of the transpose and the sort, its measured median beside the time "
                     "the network model predicts for the bytes each rank sends (ratio above 1: slower than "
                     "predicted).</p>", _table(head, body, nums={2, 3, 4, 5})]
