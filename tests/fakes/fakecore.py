@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+import fakeapps
 from fabriclab.measure.benchmarks import REGISTRY
 from fabriclab.measure.footprint import At
 
@@ -129,15 +130,17 @@ def main(argv):
                         emit({"type": "skip", **where, "reason": reason})
                         continue
                     base = 1e-6 * legs + size / 5e9 * legs  # Hockney: 1 us + n / 5 GB/s per leg
-                    samples = [base * (1 + 0.001 * ((k * 7) % 5)) for k in range(20)]
-                    if mode == "nosamples" and n == int(arg):
-                        samples = []
+                    jitter = [1 + 0.001 * ((k * 7) % 5) for k in range(20)]
+                    samples = [base * j for j in jitter]
                     val = {"checked_bytes": size * legs, "errors": 0} if "--validate" in opts else None
                     rec = {"type": "point", **where, "buffers": nbuf, "bytes_per_op": size * legs,
                            "legs_per_op": legs, "concurrent": facts.concurrent, "warmup": 10, "batch": 4,
                            "samples": samples, "stop": "converged", "elapsed_s": 0.01, "validation": val,
                            "info": {}}
-                    if lay:
+                    if lay and facts.level == "app":
+                        rec.update(roles=lay[1], peers=lay[2],
+                                   **fakeapps.point(bench, size, lay[1], {**facts.defaults, **params}, jitter))
+                    elif lay:
                         _, roles, peers = lay
                         # senders and both-way ranks each send SIZE bytes per op; rank q takes (1 + q/100)
                         sent = [size if r in "sb" else 0 for r in roles]
@@ -147,7 +150,9 @@ def main(argv):
                                    roles=roles, peers=peers, rank_sent_bytes=sent, rank_recv_bytes=recv,
                                    rank_samples=[None if r == "i" else [s * (1 + q / 100) for s in samples]
                                                  for q, r in enumerate(roles)])
-                    emit(rec)
+                    if mode == "nosamples" and n == int(arg):
+                        rec.update(samples=[], phases={k: [] for k in rec.get("phases") or {}} or None)
+                    emit({k: v for k, v in rec.items() if v is not None or k == "validation"})
                     n += 1
     emit({"type": "end", "bench": bench, "points": n})
     return 0

@@ -157,7 +157,7 @@ def test_derived_figures_are_computed_by_the_point_record_only():
 MAX_LINES = 50
 KNOWN_LONG = {
     "model/maxmin.py:max_min": 102,                    # progressive filling, one loop
-    "report/raster.py:render_png": 67,
+    "report/raster.py:render_png": 61,
     "model/routing.py:alltoall_by_destination": 61,
 }
 

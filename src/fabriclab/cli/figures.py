@@ -13,7 +13,7 @@ from ..errors import UsageError
 from .letters import adder
 from .options import write_out
 
-METRIC_CHOICES = ("latency", "bandwidth", "aggregate", "per-process", "slowest", "fairness", "message-rate")
+METRIC_CHOICES = ("latency", "bandwidth", "aggregate", "per-process", "slowest", "fairness", "message-rate", "rate")
 X_CHOICES = ("size", "stride", "active", "conns")
 FIGURE_SUFFIXES = (".svg", ".png")
 
@@ -110,6 +110,7 @@ def cmd_plot(args) -> int:
     from dataclasses import replace
     from ..measure.benchmarks import REGISTRY
     from ..report import figures
+    from ..report.work import RATES
     files, names = _split(args.items)
     out = args.output
     if out and Path(out).suffix.lower() not in FIGURE_SUFFIXES:
@@ -126,6 +127,8 @@ def cmd_plot(args) -> int:
     benches = with_x
     xlog = None if args.xscale is None else args.xscale == "log"
     fig = figures.sweep(runs, benches, metric, x, xlog=xlog)
+    if metric == "rate" and len(benches) == 1 and benches[0] in RATES:     # one app: its own unit
+        fig.y = replace(fig.y, label=RATES[benches[0]].axis)
     if args.yscale:
         fig.y = replace(fig.y, log=args.yscale == "log")
     if args.title:
@@ -154,7 +157,8 @@ def register_plot(sub) -> None:
     adder(p, "plot")("--output", metavar="FIG.svg|FIG.png",
                      help="The figure; its suffix picks the format. Default: RUN-<figure>.svg beside the run.")
     p.add_argument("--metric", choices=METRIC_CHOICES, metavar="METRIC",
-                   help=f"The y axis: {', '.join(METRIC_CHOICES)}. Default: the benchmarks' own metric.")
+                   help=f"The y axis: {', '.join(METRIC_CHOICES)} (rate: an app's work per second). "
+                        "Default: the benchmarks' own metric.")
     p.add_argument("--x", choices=X_CHOICES, default="size", metavar="AXIS",
                    help="The x axis: size, stride, active or conns; the other axes that vary make one curve "
                         "each. Default: size.")

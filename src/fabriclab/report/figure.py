@@ -50,12 +50,21 @@ class Figure:
     series: list = field(default_factory=list)
     marks: list = field(default_factory=list)
     bars: list = field(default_factory=list)   # [(category, value)]: a bar chart instead of series
+    # Stacked bars: each bar's value is a list, a segment per part named here (in the legend).
+    parts: list = field(default_factory=list)
     note: str = ""           # the caption: how to read it, where the numbers come from
 
     def empty(self) -> bool:
         if self.bars:
-            return not any(v for _, v in self.bars)
+            return not any(bar_total(v) for _, v in self.bars)
         return not any(y is not None for s in self.series for y in s.y)
+
+
+def bar_total(v):
+    """A bar's height: its value, or the sum of a stacked bar's segments (None: not measured)."""
+    if isinstance(v, (list, tuple)):
+        return sum(x for x in v if x) if any(x is not None for x in v) else None
+    return v
 
 
 _UNIT = re.compile(r"\(([^()]+)\)\s*$")

@@ -9,179 +9,26 @@ builder for it or its family. VIEWS are figures across benchmarks, as the
 seed studies drew them: strided modes (seed 000 Fig. 9-11), postal semantics
 (Fig. 13-14), the level ladder (Fig. 15) and efficiency (Fig. 16), uni- vs
 bidirectional and hotspot curves (seed 004 Fig. 4-8), saturation vs senders
-(seed 001 Fig. 12) and the VI Architecture experiments (seed 002). A new
-benchmark adds its figure here, in one place."""
+(seed 001 Fig. 12), the VI Architecture experiments (seed 002) and the
+applications' views (report/apps.py: transpose by mode, speedup, sort rate,
+time split). A new benchmark adds its figure here, in one place."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from ..analysis import fit
 from ..measure.benchmarks import LEVELS, REGISTRY, in_view
 from ..units import fmt_bytes, fmt_rate
+# RunView, in_registry_order and sweep are read from here too (report/html.py, `fabriclab plot`)
+from .curves import (METRICS, SIZE, STATS_NOTE, XAXES, RunView, in_registry_order, measured, pick,  # noqa: F401
+                     series_of, sweep, variant_name)
+from . import apps
 from .figure import Axis, Figure, Mark, Series, slug
-from ..schema.records import AXES
 from .layers import costs
-from .rows import Row, rows
-from .tables import derived, group_name
-
-SIZE = Axis("message size (bytes)", log=True, kind="size")
-# Where a benchmark's size is not a message's.
-MAX_SERIES = 8
-
-
-@dataclass
-class RunView:
-    """One run as the builders read it: its rows (report/tables.py) and derived figures."""
-    name: str
-    doc: dict
-    rows: list = field(default_factory=list)
-    derived: dict = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, name: str, doc: dict) -> "RunView":
-        rs = rows(doc)
-        return cls(name, doc, rs, derived(doc, rs))
-
-    @property
-    def nranks(self) -> int:
-        return int(self.doc["header"].get("nranks") or 2)
-
-    def benches(self) -> list[str]:
-        return in_registry_order(r.bench for r in self.rows)
-
-
-def in_registry_order(benches) -> list[str]:
-    """Benchmarks once each in the registry's order (levels, then patterns), others after."""
-    return sorted(dict.fromkeys(benches), key=lambda b: (_order(b), b))
-
-
-# ---- metrics: what a y axis can show, from a row ------------------------------------------
-
-def _us(t):
-    return None if t is None else t * 1e6
-
-
-def _mbps(bps):
-    return None if bps is None else bps * 1e-6
-
-
-def _transfer_us(r: Row, t):
-    """A time statistic of the op as microseconds per transfer (the point's own rule)."""
-    return _us(r.per_transfer(t))
-
-
-def _rate_mbps(r: Row, t):
-    """A time statistic of the op as MB/s of its payload (the point's own rule)."""
-    return _mbps(r.rate(t))
-
-
-@dataclass(frozen=True)
-class Metric:
-    axis: Axis
-    value: Callable
-    band: Callable | None = None      # row -> (low, high) of the 95% interval
-    spread: Callable | None = None    # row -> (p5-side, p95-side)
-
-
-METRICS = {
-    "latency": Metric(Axis("time per transfer (\u00b5s)"),
-                      lambda r: _transfer_us(r, r.median_s),
-                      lambda r: (_transfer_us(r, r.ci_low_s), _transfer_us(r, r.ci_high_s)),
-                      lambda r: (_transfer_us(r, r.p5_s), _transfer_us(r, r.p95_s))),
-    "bandwidth": Metric(Axis("bandwidth (MB/s, 10^6 payload bytes/s)"),
-                        lambda r: _rate_mbps(r, r.median_s),
-                        lambda r: (_rate_mbps(r, r.ci_high_s), _rate_mbps(r, r.ci_low_s)),
-                        lambda r: (_rate_mbps(r, r.p95_s), _rate_mbps(r, r.p5_s))),
-    "aggregate": Metric(Axis("aggregate bandwidth (MB/s)"), lambda r: _mbps(r.aggregate_bandwidth_Bps)),
-    "per-process": Metric(Axis("mean sender's bandwidth (MB/s)"), lambda r: _mbps(r.rank_bandwidth_mean_Bps)),
-    "slowest": Metric(Axis("slowest sender's bandwidth (MB/s)"), lambda r: _mbps(r.rank_bandwidth_min_Bps)),
-    "fairness": Metric(Axis("Jain fairness index (1 = equal shares)", log=False), lambda r: r.fairness_jain),
-    "message-rate": Metric(Axis("message rate (10^6 messages/s)"), lambda r: _mbps(r.message_rate_per_s)),
-}
-
-# What an x axis can be, and its label with unit.
-XAXES = {
-    "size": SIZE,
-    "stride": Axis("stride (8-byte words)", log=True, kind="pow2"),
-    "active": Axis("active senders or pairs (count)", log=False, kind="count"),
-    "conns": Axis("connections (count)", log=True, kind="pow2"),
-}
-assert set(XAXES) == set(AXES), "every axis of a point can be a figure's x axis"
-
-
-def series_of(label: str, rs: list, metric: str, x: str, color=None, intervals: bool = True) -> Series:
-    """One curve: rows sorted along x, with the metric's interval and spread."""
-    m = METRICS[metric]
-    rs = sorted(rs, key=lambda r: r.axes[x] if r.axes[x] is not None else -1)
-    s = Series(label, [r.axes[x] for r in rs], [m.value(r) for r in rs], color=color,
-               hollow=[not r.converged for r in rs])
-    if intervals and m.band:
-        # With n <= 5 the 95% interval of a median is [min, max]: no band (the tables print n=).
-        pairs = [m.band(r) if (r.n or 0) > 5 else (None, None) for r in rs]
-        s.band = ([p[0] for p in pairs], [p[1] for p in pairs])
-    if intervals and m.spread:
-        pairs = [m.spread(r) for r in rs]
-        s.spread = ([p[0] for p in pairs], [p[1] for p in pairs])
-    return s
-
-
-def sweep(runs: list, benches: list, metric: str, x: str, where: Callable | None = None,
-          title: str | None = None, fid: str | None = None, note: str = "", xlog: bool | None = None) -> Figure:
-    """The generic figure: `metric` vs `x` for the named benchmarks, one curve
-    per run, benchmark variant and value of every other axis that varies."""
-    xaxis = XAXES[x] if xlog is None else replace(XAXES[x], log=xlog)
-    curves: dict = {}
-    for i, run in enumerate(runs):
-        for r in run.rows:
-            at = r.axes
-            if r.bench not in benches or (where and not where(r)) or at[x] is None:
-                continue
-            if xaxis.log and at[x] <= 0:
-                continue
-            others = tuple((a, at[a]) for a in AXES if a != x)
-            curves.setdefault((i, r.bench, r.variant), {}).setdefault(others, []).append(r)
-    # Axes other than x that vary within a curve's rows split it into several.
-    out = []
-    for (i, bench, variant), by in sorted(curves.items(), key=lambda kv: (kv[0][0], _order(kv[0][1]))):
-        varying = [a for a in AXES if a != x and len({dict(k)[a] for k in by}) > 1]
-        for others, rs in by.items():
-            o = dict(others)
-            parts = [variant_name(bench, variant, [k[2] for k in curves if k[1] == bench])]
-            parts += [_axis_text(a, o[a]) for a in varying]
-            out.append((" ".join(parts), rs, i))
-    several = len({i for _, _, i in out}) > 1    # curves from more than one run: name the run
-    series = [series_of((f"{runs[i].name} " if several else "") + label, rs, metric, x,
-                        intervals=not several or len(out) == 1) for label, rs, i in out[:MAX_SERIES]]
-    names = ", ".join(benches) if len(benches) <= 3 else f"{len(benches)} benchmarks"
-    fig = Figure(fid or slug(f"{names}-{metric}-vs-{x}"),
-                 title or f"{names}: {metric} vs {x}", xaxis, METRICS[metric].axis, series, note=note)
-    if len(out) > MAX_SERIES:
-        fig.note += f" (first {MAX_SERIES} of {len(out)} curves shown)"
-    return fig
-
-
-def variant_name(bench: str, variant: str, siblings) -> str:
-    """A benchmark variant's name; the default one says its parameter values
-    when other variants of the benchmark are beside it (tcp.conns [check=epoll])."""
-    if variant or not any(siblings):
-        return group_name(bench, variant)
-    b = REGISTRY.get(bench)
-    keys = dict.fromkeys(kv.split("=", 1)[0] for v in siblings if v for kv in v.split(","))
-    shown = ",".join(f"{k}={b.defaults.get(k, '?')}" for k in keys) if b else ""
-    return group_name(bench, shown)
-
-
-def _order(bench: str) -> int:
-    order = {b: i for i, b in enumerate(REGISTRY)}
-    return order.get(bench, len(order))
-
-
-def _axis_text(axis: str, v) -> str:
-    return {"size": lambda: fmt_bytes(v), "stride": lambda: f"stride {v}", "conns": lambda: f"{v} conns",
-            "active": lambda: f"{v} active"}[axis]()
+from .tables import group_name
 
 
 def _main_line(rs: list) -> list:
@@ -195,8 +42,6 @@ def _main_line(rs: list) -> list:
     return [r for r in rs if r.stride == stride and r.conns == conns and r.active == top]
 
 
-STATS_NOTE = ("line: median; dark band: its 95% interval over launches; light band: p5..p95 of the samples; "
-              "hollow markers: points that did not converge")
 
 
 def per_benchmark(runs: list, bench: str) -> list[Figure]:
@@ -281,19 +126,6 @@ def _hockney(lat: Figure, line: list, d: dict, base: str, name: str) -> Figure:
 
 # ---- views across benchmarks ----------------------------------------------------------------
 
-def _measured(runs: list, benches) -> list[str]:
-    have = {b for run in runs for b in run.benches()}
-    return [b for b in benches if b in have]
-
-
-def _pick(values: list, k: int) -> list:
-    """Up to k values spread evenly over a sorted list (its ends included)."""
-    vs = sorted(set(values))
-    if len(vs) <= k:
-        return vs
-    return [vs[round(i * (len(vs) - 1) / (k - 1))] for i in range(k)]
-
-
 def _copy(bench: str) -> str | None:
     b = REGISTRY.get(bench)
     return b.copy if b else None
@@ -302,10 +134,10 @@ def _copy(bench: str) -> str | None:
 def strided(runs: list) -> list[Figure]:
     """Throughput vs stride, one curve per mode (local copy, direct, packed,
     shared-memory window), one figure per working set (seed 000 Fig. 9-11)."""
-    benches = _measured(runs, in_view("strided"))
+    benches = measured(runs, in_view("strided"))
     sizes = []
     for level in dict.fromkeys(b.split(".", 1)[0] for b in benches):   # working sets of each level
-        sizes += _pick([r.size for run in runs for r in run.rows
+        sizes += pick([r.size for run in runs for r in run.rows
                         if r.bench in benches and r.bench.startswith(level + ".") and r.size > 0], 3)
     figs = []
     for size in sorted(set(sizes)):
@@ -342,7 +174,7 @@ def _best_copy(run: RunView, size: int) -> float | None:
 
 
 def _pair_view(runs: list, benches: tuple, title: str, fid: str, note: str, metric: str = "bandwidth"):
-    have = _measured(runs, benches)
+    have = measured(runs, benches)
     if len(have) < 2:          # a view compares benchmarks; one benchmark's runs overlay in its own figures
         return []
     main = {id(r) for run in runs for bench in have
@@ -380,9 +212,9 @@ def hotspot(runs: list) -> list[Figure]:
     """Aggregate, per-sender and slowest-sender bandwidth vs active senders, at the largest size."""
     figs = []
     for suffix, pre, (run,) in _each_run(runs, in_view("hotspot")):
-        for bench in _measured([run], in_view("hotspot")):
+        for bench in measured([run], in_view("hotspot")):
             rs = [r for r in run.rows if r.bench == bench and r.active is not None]
-            for size in _pick([r.size for r in rs if r.size > 0], 2)[-1:]:
+            for size in pick([r.size for r in rs if r.size > 0], 2)[-1:]:
                 at = [r for r in rs if r.size == size]
                 fig = Figure(f"hotspot-{slug(bench)}-{size}{suffix}",
                              f"{pre}{bench} at {fmt_bytes(size)}: bandwidth vs active senders",
@@ -427,7 +259,7 @@ def saturation(runs: list) -> list[Figure]:
 
 def alltoall(runs: list) -> list[Figure]:
     """Per-node bandwidth vs size of all-to-all and bisection exchanges."""
-    have = _measured(runs, in_view("alltoall"))
+    have = measured(runs, in_view("alltoall"))
     if not have:
         return []
     fig = Figure("alltoall", "All-to-all and bisection: bandwidth per rank vs size", SIZE,
@@ -449,7 +281,7 @@ def alltoall(runs: list) -> list[Figure]:
 def fairness(runs: list) -> list[Figure]:
     figs = []
     for suffix, pre, one in _each_run(runs, in_view("fairness")):
-        have = _measured(one, in_view("fairness"))
+        have = measured(one, in_view("fairness"))
         top = max(r.size for r in one[0].rows if r.bench in have)
         fig = sweep(one, have, "fairness", "active", where=lambda r, t=top: r.size == t,
                     title=f"{pre}Fairness among senders at {fmt_bytes(top)}", fid=f"fairness{suffix}",
@@ -469,7 +301,7 @@ def via_latency(runs: list) -> list[Figure]:
 
 def via_conns(runs: list) -> list[Figure]:
     figs = []
-    for bench in _measured(runs, in_view("via-conns")):
+    for bench in measured(runs, in_view("via-conns")):
         how = " vs ".join(str(REGISTRY[bench].params.get("check", "")).split("|"))
         if how:
             fig = sweep(runs, [bench], "bandwidth", "conns", title=f"{bench}: throughput vs connections ({how})",
@@ -482,7 +314,7 @@ def via_conns(runs: list) -> list[Figure]:
 
 def registration(runs: list) -> list[Figure]:
     """Registration time vs region size at each level that measured it."""
-    have = _measured(runs, in_view("registration"))
+    have = measured(runs, in_view("registration"))
     if not have:
         return []
     fig = sweep(runs, have, "latency", "size", title="Memory registration: register and deregister vs size",
@@ -654,6 +486,10 @@ VIEWS = (
     View("layers", "Each library level and the cost of each layer", layers_view),
     View("registration", "Memory registration", registration),
     View("validation", "The model against measurement", validation),
+    View("transpose", "Applications: the distributed transpose by mode", apps.transpose),
+    View("speedup", "Applications: speedup vs ranks", apps.speedup),
+    View("sort-rate", "Applications: bucket sort rate vs ranks and element size", apps.sort_rate),
+    View("phases", "Applications: the time split of each op", apps.phases),
 )
 
 def memory_figures(runs: list, bench: str) -> list[Figure]:
@@ -671,7 +507,7 @@ def memory_figures(runs: list, bench: str) -> list[Figure]:
 
 
 # Per-benchmark builders by benchmark name or family ("memory"); the rest use per_benchmark.
-BUILDERS: dict[str, Callable] = {"memory": memory_figures}
+BUILDERS: dict[str, Callable] = {"memory": memory_figures, "app": apps.app_figures}
 
 
 def for_benchmark(runs: list, bench: str) -> list[Figure]:

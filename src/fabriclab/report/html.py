@@ -4,8 +4,8 @@ Figures are inline SVG (svg.py), styles are inline CSS; nothing is fetched,
 nothing runs, so the page reads the same offline, in any browser and on
 paper. The order follows how a reader asks: what ran and how, what to worry
 about, the ladder of levels (seed 000 Fig. 15-16), the cross-benchmark views
-(figures.VIEWS), the comparison of two runs, then every benchmark's own
-figures."""
+(figures.VIEWS), the applications' tables (apps.py), the comparison of two
+runs, then every benchmark's own figures."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from html import escape
 from .. import __version__
 from ..analysis.diagnostics import Diagnostic
 from ..units import fmt_bytes, fmt_rate, fmt_time
-from . import figures, layers, svg
+from . import apps, figures, layers, svg
 from .figure import Figure
 from .summary import warning_groups
 from .tables import _first_line, group_name, skipped
@@ -229,6 +229,32 @@ def _layer_costs(run) -> list[str]:
             _table(["MPI", "layer below", "figure", "size", "MPI", "below", "MPI / below"], body, nums={4, 5, 6})]
 
 
+def _apps(runs: list) -> list[str]:
+    """The applications at their largest sizes: rate, speedup, time split; and
+    the exchange phase beside the model's prediction where analysis/apps.py gives one."""
+    out = []
+    for run in runs:
+        head, body = apps.summary_table(run)
+        if body:
+            out += ([f"<h3>{escape(run.name)}</h3>"] if len(runs) > 1 else []) + [_table(head, body, nums={2, 3, 5})]
+    if not out:
+        return []
+    out = ['<h2 id="apps">Applications: rate, speedup and time split</h2>',
+           "<p>Each app variant at its largest size, on every rank count measured: the median time per op (the "
+           "whole application, the slowest rank's), its work rate, the speedup over 1 rank (strong scaling: "
+           "t(1) / t(N); weak: the scaled speedup) and each phase's share of the op (the mean rank's; other: "
+           "the rest). The figures above show every size.</p>"] + out
+    for run in runs:
+        head, body = apps.exchange_table(run)
+        of = f" ({escape(run.name)})" if len(runs) > 1 else ""
+        if body:
+            out += [f"<h3>Exchange phase: measured vs predicted by the model{of}</h3>",
+                    "<p>The all-to-all exchange of the transpose and the sort, its measured median beside the time "
+                    "the network model predicts for the bytes each rank sends (ratio above 1: slower than "
+                    "predicted).</p>", _table(head, body, nums={2, 3, 4, 5})]
+    return out
+
+
 def _compare(runs: list) -> list[str]:
     from ..analysis.compare import compare
     base, new = runs
@@ -270,6 +296,8 @@ def render(named_docs: list[tuple[str, dict]], wire_Bps: float | None = None, wi
     benches = figures.in_registry_order(b for run in runs for b in run.benches())
     nav = ['<a href="#runs">runs</a>', '<a href="#warnings">warnings</a>', '<a href="#ladder">levels</a>']
     nav += [f'<a href="#view-{v.key}">{escape(v.key)}</a>' for v, _ in views]
+    app_tables = _apps(runs)
+    nav += ['<a href="#apps">apps</a>'] if app_tables else []
     nav += ['<a href="#compare">compare</a>'] if len(runs) == 2 else []
     nav += ['<a href="#benchmarks">benchmarks</a>']
     body = [f"<h1>{escape(title)}</h1>",
@@ -281,6 +309,7 @@ def render(named_docs: list[tuple[str, dict]], wire_Bps: float | None = None, wi
     body += _layer_costs(runs[0])
     for v, figs in views:
         body += [f'<h2 id="view-{v.key}">{escape(v.title)}</h2>', _figs(figs)]
+    body += app_tables
     if len(runs) == 2:
         body += _compare(runs)
     body.append('<h2 id="benchmarks">Every benchmark</h2>')

@@ -15,25 +15,38 @@ def _ticks_formatter(kind: str):
     return FuncFormatter(lambda v, _: f"{v:g}")
 
 
+def _bars(ax, fig: Figure) -> None:
+    """A bar per category, its value on top; stacked bars (fig.parts) a
+    segment per part, bottom up, as svg.py draws them."""
+    cats = [str(c) for c, _ in fig.bars]
+    if fig.parts:
+        low = [0.0] * len(cats)
+        for j, part in enumerate(fig.parts):
+            seg = [((v or [])[j] if j < len(v or []) else None) or 0.0 for _, v in fig.bars]
+            ax.bar(cats, seg, bottom=low, color=PALETTE[j % len(PALETTE)], width=0.6, label=str(part))
+            low = [a + b for a, b in zip(low, seg)]
+        return
+    vals = [v or 0 for _, v in fig.bars]
+    ax.bar(cats, vals, color=[PALETTE[i % len(PALETTE)] for i in range(len(cats))], width=0.6)
+    for i, v in enumerate(vals):
+        ax.annotate(f"{v:.3g}", (i, v), ha="center", va="bottom", fontsize=8)
+    if fig.y.log:
+        ax.set_yscale("log")
+
+
 def render_png(fig: Figure, path: str, dpi: int = 150) -> None:
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib.figure import Figure as MplFigure
 
-    legend = len(fig.series) > 1 or any(s.dashed for s in fig.series)
+    legend = len(fig.series) > 1 or any(s.dashed for s in fig.series) or bool(fig.parts)
     width = 8.9 if legend else 6.4
     mf = MplFigure(figsize=(width, 3.6))
     # Fixed margins (the SVG's, in inches) instead of tight_layout, which draws the figure once more.
     mf.subplots_adjust(left=1.0 / width, right=(6.4 - 0.15) / width, bottom=0.5 / 3.6, top=1 - 0.35 / 3.6)
     ax = mf.add_subplot(1, 1, 1)
     if fig.bars:
-        cats = [str(c) for c, _ in fig.bars]
-        vals = [v or 0 for _, v in fig.bars]
-        ax.bar(cats, vals, color=[PALETTE[i % len(PALETTE)] for i in range(len(cats))], width=0.6)
-        for i, v in enumerate(vals):
-            ax.annotate(f"{v:.3g}", (i, v), ha="center", va="bottom", fontsize=8)
-        if fig.y.log:
-            ax.set_yscale("log")
+        _bars(ax, fig)
     for i, s in enumerate(fig.series):
         color = PALETTE[(s.color if s.color is not None else i) % len(PALETTE)]
         pts = [(x, y) for x, y in zip(s.x, s.y) if y is not None]

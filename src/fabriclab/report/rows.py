@@ -15,6 +15,7 @@ from typing import Optional
 from ..analysis.merge import merged
 from ..measure.benchmarks import REGISTRY
 from ..schema.records import MergedPoint
+from .work import speedups, work_rate
 
 
 @dataclass(frozen=True)
@@ -61,13 +62,21 @@ class Row:
     stop: Optional[str]
     validation_errors: Optional[int]
     warnings: str
+    # apps: the work an op does per second (flops/s, keys/s), the speedup over
+    # the same problem on one rank, and the median seconds per op of each phase
+    flops_per_s: Optional[float]
+    keys_per_s: Optional[float]
+    speedup: Optional[float]
+    phases_s: Optional[dict]
     point: MergedPoint = field(compare=False, repr=False)
 
     @classmethod
-    def of(cls, p: MergedPoint, best_copy: Optional[float] = None) -> "Row":
+    def of(cls, p: MergedPoint, best_copy: Optional[float] = None, speedup: Optional[float] = None) -> "Row":
         """The row of a merged point; best_copy: the best contiguous copy of
-        the same working set, for a strided copy (ECT, seed 000)."""
+        the same working set, for a strided copy (ECT, seed 000); speedup: an
+        app's rate over its rate on one rank."""
         s, fair, bws = p.summary, p.fairness, p.sender_bandwidths()
+        rate = work_rate(p)
         return cls(
             bench=p.bench, variant=p.variant, size=p.size, stride=p.stride, conns=p.conns, active=p.active,
             n=s.n, median_s=s.median, ci_low_s=s.ci_low, ci_high_s=s.ci_high,
@@ -85,7 +94,10 @@ class Row:
             between_launch_rel=p.spread.between_rel if len(p.launches) > 1 else None,
             cache=p.cache, buffers=p.buffers, batch=p.batch, stop=p.stop,
             validation_errors=None if p.validation is None else p.validation.get("errors"),
-            warnings=" ".join(dict.fromkeys(d["code"] for d in p.diagnostics)), point=p)
+            warnings=" ".join(dict.fromkeys(d["code"] for d in p.diagnostics)),
+            flops_per_s=rate if p.bench == "app.matmul" else None,
+            keys_per_s=rate if p.bench == "app.sort" else None,
+            speedup=speedup, phases_s=p.phase_medians or None, point=p)
 
     @property
     def axes(self) -> dict:
@@ -127,12 +139,14 @@ def _best_copies(pts: list) -> dict:
 def rows(doc: dict) -> list[Row]:
     """One row per point, its launches merged (analysis/merge.py). A strided
     copy is read against the best contiguous copy of the same working set,
-    the bound every packing mode lives under (ECT, seed 000)."""
+    the bound every packing mode lives under (ECT, seed 000); an app's rate
+    against its rate on one rank."""
     pts = merged(doc)
     best = _best_copies(pts)
+    ups = speedups(pts)
     out = []
     for p in pts:
         b = REGISTRY.get(p.bench)
         strided = b is not None and b.copy == "strided"
-        out.append(Row.of(p, best.get((p.size, p.cache)) if strided else None))
+        out.append(Row.of(p, best.get((p.size, p.cache)) if strided else None, ups.get(id(p))))
     return out

@@ -9,6 +9,7 @@ from ..measure.benchmarks import REGISTRY
 from ..units import fmt_bytes, fmt_rate, fmt_time
 from . import escape
 from .tables import derived, group_name, header_lines, rows, skip_lines
+from .work import RATES
 
 # Warnings that describe a noisy machine rather than a point: counted, never
 # listed point by point.
@@ -18,7 +19,8 @@ MACHINE_NOISE = ("outliers", "unstable-point", "time-cap", "too-few-samples", "s
 
 def benchmark_rows(doc: dict) -> list[list[str]]:
     """Per benchmark variant: latency at its smallest size, peak bandwidth and
-    where, half-peak size, points converged / total, warnings."""
+    where (an app: its best work rate, at which size on how many ranks),
+    half-peak size, points converged / total, warnings."""
     rs = rows(doc)
     der = derived(doc, rs)
     by: dict[str, list[dict]] = {}
@@ -34,11 +36,19 @@ def benchmark_rows(doc: dict) -> list[list[str]]:
         imported = all(r.stop == "imported" for r in group)
         warned = sum(bool(r.warnings) for r in group)
         out.append([name, f"{fmt_time(smallest.latency_s)} at {fmt_bytes(smallest.size)}",
+                    _best_rate(group[0].bench, d) if "best_rate_per_s" in d else
                     f"{fmt_rate(peak.bandwidth_Bps)} at {fmt_bytes(peak.size)}" if peak else "-",
                     fmt_bytes(d["half_peak_size"]) if d.get("half_peak_size") else "-",
                     "imported" if imported else f"{converged}/{len(group)}",
                     f"{warned} with warnings" if warned else "ok"])
     return out
+
+
+def _best_rate(bench: str, d: dict) -> str:
+    """An app's best work rate (work.RATES) instead of a transfer's peak bandwidth."""
+    rate = RATES[bench]
+    return (f"{rate.text(d['best_rate_per_s'])} {rate.label} at {fmt_bytes(d['best_at_size'])} "
+            f"on {d['best_at_active']} ranks")
 
 
 def warning_groups(diags: list) -> list[dict]:

@@ -9,7 +9,7 @@ import math
 from html import escape
 
 from ..units import fmt_bytes
-from .figure import PALETTE, Axis, Figure
+from .figure import PALETTE, Axis, Figure, bar_total
 
 W, H = 640, 360                      # the plot box's outer size in px
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 30, 46
@@ -141,7 +141,7 @@ def _band(xs, lo, hi, sx, sy, color, opacity, cls) -> list[str]:
 
 def render(fig: Figure) -> str:
     """The figure as a standalone <svg> element (also a valid .svg file)."""
-    legend = len(fig.series) > 1 or any(s.dashed for s in fig.series)
+    legend = len(fig.series) > 1 or any(s.dashed for s in fig.series) or bool(fig.parts)
     width = W + (LEGEND_W if legend else 0)
     x0, x1, y0, y1 = LEFT, W - RIGHT, TOP, H - BOTTOM
     tid = f"{fig.id}-title"
@@ -221,7 +221,7 @@ def _xy(fig: Figure, x0, x1, y0, y1) -> list[str]:
 
 
 def _bars(fig: Figure, x0, x1, y0, y1) -> list[str]:
-    vals = [v for _, v in fig.bars if v is not None]
+    vals = [bar_total(v) for _, v in fig.bars if bar_total(v) is not None]
     sy = _Scale(fig.y, vals, y1, y0, zero=not fig.y.log)
     sx = _Scale(Axis("", log=False), [0, len(fig.bars)], x0, x1)
     out = _frame(sx, sy, x0, x1, y0, y1, "number", fig.y.kind, xticks=False)
@@ -230,9 +230,12 @@ def _bars(fig: Figure, x0, x1, y0, y1) -> list[str]:
     for i, (cat, v) in enumerate(fig.bars):
         cx = x0 + slot * (i + 0.5)
         out.append(f'<text x="{_num(cx)}" y="{y1 + 15}" text-anchor="middle">{escape(str(cat))}</text>')
-        if v is None or not sy.ok(v):
+        if bar_total(v) is None or not sy.ok(bar_total(v)):
             out.append(f'<text x="{_num(cx)}" y="{_num(y1 - 6)}" text-anchor="middle" fill="#777777">'
                        f'not measured</text>')
+            continue
+        if isinstance(v, (list, tuple)):
+            out += _stack(v, cx, slot * 0.6, sy, fig.y.log)
             continue
         top = sy(v)
         out.append(f'<rect class="bar" x="{_num(cx - slot * 0.3)}" y="{_num(min(top, base))}" '
@@ -242,8 +245,30 @@ def _bars(fig: Figure, x0, x1, y0, y1) -> list[str]:
     return out
 
 
+def _stack(segments, cx: float, width: float, sy, log: bool) -> list[str]:
+    """One stacked bar (linear axis): a rect per segment from the bottom up,
+    its value written inside where there is room."""
+    out, low = [], 0.0
+    for j, v in enumerate(segments):
+        if not v or log:
+            continue
+        y_low, y_high = sy(low), sy(low + v)
+        out.append(f'<rect class="bar" x="{_num(cx - width / 2)}" y="{_num(y_high)}" width="{_num(width)}" '
+                   f'height="{_num(y_low - y_high)}" fill="{PALETTE[j % len(PALETTE)]}" stroke="#ffffff" '
+                   f'stroke-width="0.5"/>')
+        if y_low - y_high >= 13:
+            out.append(f'<text x="{_num(cx)}" y="{_num((y_low + y_high) / 2 + 4)}" text-anchor="middle" '
+                       f'fill="#ffffff" font-size="10">{escape(_value(v))}</text>')
+        low += v
+    return out
+
+
 def _legend(fig: Figure, x, y) -> list[str]:
     out = []
+    for j, part in enumerate(fig.parts):       # stacked bars: a swatch per part
+        yy = y + 8 + j * 16
+        out.append(f'<rect x="{x}" y="{yy - 5}" width="20" height="10" fill="{PALETTE[j % len(PALETTE)]}"/>')
+        out.append(f'<text x="{x + 25}" y="{yy + 4}">{escape(str(part))}</text>')
     for i, s in enumerate(fig.series):
         color = PALETTE[(s.color if s.color is not None else i) % len(PALETTE)]
         yy = y + 8 + i * 16

@@ -19,6 +19,7 @@ from ..schema.records import SkipRecord
 from ..units import fmt_bytes, fmt_time
 from . import FORMATS, escape
 from .rows import ROW_FIELDS, Row, rows
+from .work import RATES, phase_split
 
 def group_name(bench: str, variant: str) -> str:
     return f"{bench} [{variant}]" if variant else bench
@@ -43,7 +44,9 @@ def derived(doc: dict, rs: list | None = None) -> dict:
         line = [r for r in rs if r.stride == 1 and r.conns == rs[0].conns and r.active == top
                 and r.size > 0 and r.bandwidth_Bps]
         d = {}
-        if len(line) >= 2:
+        if rs[0].bench in RATES:              # an app: its best rate and speedup, not a transfer's peak
+            d = _app_derived(rs)
+        elif len(line) >= 2:
             sizes = [r.size for r in line]
             bws = [r.bandwidth_Bps for r in line]
             peak, at = fit.peak_bandwidth(sizes, bws)
@@ -73,6 +76,22 @@ def derived(doc: dict, rs: list | None = None) -> dict:
     return out
 
 
+def _app_derived(rs: list) -> dict:
+    """An app variant's best work rate (work.RATES) and where, and its
+    speedup on the most ranks at the largest size."""
+    rate = lambda r: r.flops_per_s or r.keys_per_s or r.bandwidth_Bps  # noqa: E731
+    best = max((r for r in rs if rate(r)), key=rate, default=None)
+    if best is None:
+        return {}
+    d = {"best_rate_per_s": rate(best), "best_at_size": best.size, "best_at_active": best.active}
+    top = max(r.size for r in rs)
+    far = max((r for r in rs if r.size == top and r.speedup is not None), key=lambda r: r.active or 0,
+              default=None)
+    if far is not None:
+        d.update(speedup=far.speedup, speedup_at_size=top, speedup_at_active=far.active)
+    return d
+
+
 def _fmt_mbps(x) -> str:
     return f"{x / 1e6:.1f}" if x else "-"
 
@@ -86,23 +105,29 @@ class _Columns:
     ect: bool
     multi: bool
     imported: bool     # another tool's figures only: no interval, percentiles or ranks
+    app: str | None = None      # an app: its rate column (work.RATES) instead of per-rank figures
+    phases: tuple = ()          # an app's phase names, a column each
 
     @classmethod
     def of(cls, rs: list) -> "_Columns":
+        app = rs[0].bench if rs[0].bench in RATES else None
+        phases = tuple(dict.fromkeys(x.name for r in rs for x in phase_split(r.phases_s, r.median_s)))
         return cls(any(r.stride != 1 for r in rs), any(r.conns != 1 for r in rs),
                    any(r.active is not None for r in rs), any(r.vs_best_copy is not None for r in rs),
-                   any(r.launches > 1 for r in rs), all(r.imported for r in rs))
+                   any(r.launches > 1 for r in rs), all(r.imported for r in rs), app, phases)
 
     @property
     def ranked(self) -> bool:
-        return self.pattern and not self.imported
+        return self.pattern and not self.imported and not self.app
 
     def head(self) -> list[str]:
-        return (["size"] + (["stride"] if self.strided else []) + (["conns"] if self.conns else [])
+        size = REGISTRY[self.app].size_label if self.app else "size"
+        return ([size] + (["stride"] if self.strided else []) + (["conns"] if self.conns else [])
                 + (["active"] if self.pattern else [])
                 + (["median", "n", "MB/s"] if self.imported else
                    ["median", "95% CI", "p5", "p99", "min", "max", "n", "MB/s"])
                 + (["rank MB/s min..max", "Jain", "Mmsg/s"] if self.ranked else [])
+                + ([RATES[self.app].label, "speedup"] if self.app else []) + list(self.phases)
                 + (["vs best copy"] if self.ect else []) + (["launches", "between"] if self.multi else [])
                 + ["stop", "warnings"])
 
@@ -124,6 +149,11 @@ def _cells(r: Row, c: _Columns) -> list[str]:
         row += [f"{_fmt_mbps(r.rank_bandwidth_min_Bps)}..{_fmt_mbps(r.rank_bandwidth_max_Bps)}",
                 f"{r.fairness_jain:.3f}" if r.fairness_jain is not None else "-",
                 f"{r.message_rate_per_s / 1e6:.3g}" if r.message_rate_per_s else "-"]
+    if c.app:
+        rate = r.flops_per_s or r.keys_per_s or (r.bandwidth_Bps if c.app == "app.transpose" else None)
+        row += [RATES[c.app].text(rate), f"{r.speedup:.2f}" if r.speedup is not None else "-"]
+        split = {x.name: x for x in phase_split(r.phases_s, r.median_s)}
+        row += [_part(split.get(k)) for k in c.phases]
     if c.ect:
         row.append(f"{r.vs_best_copy:.3f}" if r.vs_best_copy is not None else "-")
     if c.multi:
@@ -131,7 +161,20 @@ def _cells(r: Row, c: _Columns) -> list[str]:
     return row + [r.stop or "", r.warnings or ""]
 
 
+def _part(x) -> str:
+    """A phase's cell: its median time per op and its share of the op's."""
+    if x is None:
+        return "-"
+    return f"{fmt_time(x.seconds) if x.seconds else '0'} {x.share:.0%}"
+
+
 def _note(first: Row, c: _Columns) -> str:
+    if c.app:
+        return (f"time per op: the whole {first.bench[4:]} on ACTIVE ranks, the slowest rank's; "
+                f"{RATES[c.app].label} in {RATES[c.app].unit}; speedup: that rate over the rate on 1 rank; "
+                "phases: the mean active rank's median time per op and its share of the op's (other: the "
+                "slowest rank's time beyond them); "
+                "MB/s = 10^6 bytes/s of the problem's data")
     if first.concurrent:
         note = "time per op, all transfers at once; MB/s = all ranks' payload"
     else:
@@ -163,12 +206,25 @@ def _derived_lines(doc: dict, rs: list) -> list[str]:
                          f"LogGP: G {d['loggp_G_s_per_byte'] * 1e12:.1f} ps/B, "
                          f"L+2o {d['loggp_L_plus_2o_s'] * 1e6:.2f} us")
             lines.append(text)
+        if "best_rate_per_s" in d:
+            lines.append(_app_line(name, d))
         for size, p in d.get("saturation", {}).items():
             state = (f"plateau from {p['active']} active pairs" if p["reached"]
                      else f"not saturated; highest at {p['active']} active pairs")
             lines.append(f"{name} at {fmt_bytes(size)}: saturation throughput {p['rate_Bps'] / 1e6:.1f} MB/s, "
                          f"{state}")
     return lines
+
+
+def _app_line(name: str, d: dict) -> str:
+    bench = name.split(" ", 1)[0]
+    rate, label = RATES[bench], REGISTRY[bench].size_label
+    text = (f"{name}: best {rate.text(d['best_rate_per_s'])} {rate.label} at {label} "
+            f"{fmt_bytes(d['best_at_size'])} on {d['best_at_active']} ranks")
+    if "speedup" in d:
+        text += (f"; speedup {d['speedup']:.2f} on {d['speedup_at_active']} ranks at {label} "
+                 f"{fmt_bytes(d['speedup_at_size'])}")
+    return text
 
 
 def _first_line(text) -> str:
@@ -247,7 +303,9 @@ def _csv(doc: dict) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=ROW_FIELDS, lineterminator="\n")
     w.writeheader()
-    w.writerows(r.to_dict() for r in rows(doc))
+    # a dict (an app's phases) as JSON in its cell, not Python's repr
+    w.writerows({k: json.dumps(v) if isinstance(v, dict) else v for k, v in r.to_dict().items()}
+                for r in rows(doc))
     return buf.getvalue()
 
 
