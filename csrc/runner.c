@@ -596,9 +596,12 @@ static void run_point(fl_run_state *r, const fl_point *pt)
             emit_where(r, "skip", pt, sh.note);
         return;
     }
-    r->nphases = b->k->phases ? count_phases(sh.phase_names) : 0;
-    r->timed_ranks = sh.timed;
-    MPI_Allreduce(MPI_IN_PLACE, &r->timed_ranks, 1, MPI_INT, MPI_SUM, c->comm);
+    /* every rank takes part in the phase reductions, one whose setup named
+     * no phases (an idle rank) too; rank 0, always active, names them */
+    int ph[2] = {b->k->phases ? count_phases(sh.phase_names) : 0, sh.timed};
+    MPI_Allreduce(MPI_IN_PLACE, &ph[0], 1, MPI_INT, MPI_MAX, c->comm);
+    MPI_Allreduce(MPI_IN_PLACE, &ph[1], 1, MPI_INT, MPI_SUM, c->comm);
+    r->nphases = ph[0], r->timed_ranks = ph[1];
     MPI_Barrier(c->comm);
     double t0 = fl_now();
     int64_t warmup = warm(r, state, r->opts.warmup, t0, 0.5 * r->opts.point_time);

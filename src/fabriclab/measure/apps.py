@@ -17,15 +17,18 @@ Problems (the SIZE axis of each app):
   rank gathers all of B (MPI_Allgatherv), so it receives the n - rows(r)
   rows it lacks, n words each. Weak scaling keeps each rank's share of the
   2 n^3 flops fixed: n(N) = round(n cbrt(N)).
-- `app.sort`: keys of E bytes, SIZE keys in all (strong) or per rank (weak),
-  each rank's drawn from a seed; bucket d takes the keys whose leading 32
-  bits k satisfy floor(k N / 2^32) = d, so uniform keys send about
-  keys(r) (N-1)/N of each rank's bytes to others."""
+- `app.sort`: keys of E bytes, SIZE keys in all (strong) or per rank (weak);
+  element g's key word is draw(seed, g), whatever N, and its leading 32 bits
+  k send it to rank floor(k N / 2^32), so uniform keys send about
+  keys(r) (N-1)/N of each rank's bytes to others (sort_counts has the exact
+  counts of a small problem)."""
 
 from __future__ import annotations
 
 WORD = 8
 ELEMENT_SIZES = (4, 8, 16, 32, 64)
+_GOLDEN = 0x9E3779B97F4A7C15
+_M64 = (1 << 64) - 1
 
 
 def lo(n: int, r: int, nranks: int) -> int:
@@ -74,6 +77,27 @@ def matmul_received(n: int, nranks: int) -> list[int]:
 def bucket_of(key32: int, nranks: int) -> int:
     """The destination of a key from its leading 32 bits (app_sort.c, bucket_of)."""
     return (key32 * nranks) >> 32
+
+
+def draw(seed: int, g: int) -> int:
+    """The key word of sort element g (app_sort.c, draw): the (g+1)-th output of
+    splitmix64 seeded with `seed` (Steele, Lea and Flood, OOPSLA 2014). A 4-byte
+    key is its leading 32 bits, which also choose the destination for every E."""
+    z = (seed + (g + 1) * _GOLDEN) & _M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return z ^ (z >> 31)
+
+
+def sort_counts(keys: int, nranks: int, seed: int) -> list[list[int]]:
+    """Elements rank a sends rank b in one op of app.sort, counts[a][b] (the
+    diagonal stays home): exact, element by element, so for small problems."""
+    counts = [[0] * nranks for _ in range(nranks)]
+    for a in range(nranks):
+        row = counts[a]
+        for g in range(lo(keys, a, nranks), lo(keys, a + 1, nranks)):
+            row[bucket_of(draw(seed, g) >> 32, nranks)] += 1
+    return counts
 
 
 def exchange_pairs(bench: str, size: int, nranks: int, params: dict) -> dict:

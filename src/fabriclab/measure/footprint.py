@@ -286,14 +286,15 @@ def _matmul(at: At) -> int:
 
 
 def _sort(at: At) -> int:
-    """The keys as drawn, a working copy, the buckets, what arrives and the
-    radix sort's scratch: five arrays of about keys(r) elements; what
+    """The keys as drawn and the buckets (keys(r) elements each), what
+    arrives and the radix sort's scratch (as many): four arrays (app_sort.c;
+    the bucket pass only reads the drawn keys, so no working copy). What
     arrives may exceed keys(r) by the draw's spread, bounded here by
     8 sqrt(keys) + 64 elements."""
     keys = _rows(at, apps.sort_keys(at.size, max(at.active, 1), at.params.get("scale", "strong")))
     e = int(at.params.get("elem", 8))
     arrive = keys + 8 * int(keys ** 0.5) + 64
-    return (3 * keys + 2 * arrive) * e
+    return (2 * keys + 2 * arrive) * e
 
 
 def _app(bench: str) -> Callable[[At], str | None]:
