@@ -9,8 +9,10 @@ import pytest
 
 from fabriclab import schema
 from fabriclab.cli import main
+from fabriclab.measure.benchmarks import REGISTRY
 from fabriclab.report import apps, figures, html, svg
 from fabriclab.report.figure import Axis, Figure
+from fabriclab.units import fmt_bytes, parse_sizes
 
 from fakebuild import fake_core  # noqa: E402
 from htmlcheck import check_html  # noqa: E402
@@ -114,14 +116,15 @@ def test_no_speedup_without_a_one_rank_point(runs, capsys):
 def test_sort_rate_has_a_curve_per_element_size(runs):
     run = _view(runs["apps"])
     keys, mbps = apps.sort_rate([run])
-    assert [s.label for s in keys.series] == ["E = 4 B, 16M keys", "E = 8 B, 16M keys", "E = 64 B, 16M keys"]
+    top = max(parse_sizes(REGISTRY["app.sort"].sizes))      # the default sweep's largest
+    assert [s.label for s in keys.series] == [f"E = {e} B, {fmt_bytes(top)} keys" for e in (4, 8, 64)]
     assert keys.x.label.startswith("ranks") and "keys" in keys.y.label and "MB/s" in mbps.y.label
     for ks, bs, e in zip(keys.series, mbps.series, (4, 8, 64)):
-        rows = {r.active: r for r in run.rows if r.bench == "app.sort" and r.size == 16 << 20
+        rows = {r.active: r for r in run.rows if r.bench == "app.sort" and r.size == top
                 and r.point.params["elem"] == str(e)}
         assert ks.x == [1, 2, 4]
-        assert ks.y == pytest.approx([(16 << 20) / rows[a].median_s / 1e6 for a in ks.x])
-        assert bs.y == pytest.approx([(16 << 20) * e / rows[a].median_s / 1e6 for a in bs.x])
+        assert ks.y == pytest.approx([top / rows[a].median_s / 1e6 for a in ks.x])
+        assert bs.y == pytest.approx([top * e / rows[a].median_s / 1e6 for a in bs.x])
         assert ks.band is not None
 
 
@@ -180,7 +183,8 @@ def test_show_gives_rate_speedup_and_phases(runs, capsys):
     from fabriclab.report.summary import benchmark_rows     # the summary a run ends with
     best = {r[0]: r[2] for r in benchmark_rows(schema.load(runs["apps"]))}
     assert re.fullmatch(r"[\d.]+ GFLOP/s at 2K on 4 ranks", best["app.matmul"])
-    assert best["app.sort [elem=64]"].endswith("Mkeys/s at 16M on 4 ranks")
+    top = fmt_bytes(max(parse_sizes(REGISTRY["app.sort"].sizes)))
+    assert best["app.sort [elem=64]"].endswith(f"Mkeys/s at {top} on 4 ranks")
     assert main(["show", runs["apps"], "-f", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     doc = schema.load(runs["apps"])
