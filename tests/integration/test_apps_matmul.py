@@ -51,8 +51,9 @@ def _check_point(p: dict, scale: str = "strong") -> None:
     # the phases are the mean active rank's split of an op, the sample its slowest rank's time
     assert all(s <= t * (1 + 1e-9) for s, t in zip(sums, p["samples"])), (sums, p["samples"])
     assert statistics.median(s / t for s, t in zip(sums, p["samples"])) > 0.5
-    if nranks == 1:
-        assert max(phases["gather"]) < 0.1 * statistics.median(phases["multiply"])
+    if nranks == 1:   # a gather of nothing: a call's overhead
+        gather, multiply = statistics.median(phases["gather"]), statistics.median(phases["multiply"])
+        assert gather < max(0.1 * multiply, 1e-5), (gather, multiply)
 
 
 @pytest.mark.parametrize("mpi", ["mpich", "openmpi"])
