@@ -6,7 +6,8 @@
 # Debian's Slurm and munge (with PMIx for srun --mpi=pmix) for the tests that
 # run under a real two-node Slurm on this machine (tests/support/slurmbed.py).
 # libfabric's and UCX's headers (Debian's libfabric-dev and libucx-dev) let the
-# core build its fabric and ucx levels against the MPI's own copies of both.
+# core build its fabric and ucx levels against the MPI's own copies of both;
+# Debian's OpenBLAS (libopenblas-dev) is the BLAS app.matmul multiplies with.
 # `make unit` runs the unit tests alone: no MPI launched, no root, no apt.
 PYTHON ?= python3
 VENV   := .venv
@@ -15,7 +16,9 @@ OMPI   := .mpi/openmpi
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The fabric and ucx levels build against libfabric's and UCX's headers (measure/libraries.py).
 LEVEL_DEBS := libfabric-dev libucx-dev
-DEBS   := python3-simgrid chromium slurmctld slurmd slurm-client munge libpmix2 libpmix-dev $(LEVEL_DEBS)
+# app.matmul's local multiply links a CBLAS when one is found (measure/libraries.py, find_blas).
+BLAS_DEBS := libopenblas-dev
+DEBS   := python3-simgrid chromium slurmctld slurmd slurm-client munge libpmix2 libpmix-dev $(LEVEL_DEBS) $(BLAS_DEBS)
 BENCH_DEBS := iperf3 sockperf
 
 .PHONY: run test unit bench venv openmpi debs level-debs bench-debs clean
@@ -47,10 +50,11 @@ debs:
 bench-debs:
 	$(call apt_install,$(BENCH_DEBS))
 
-# `make run` tries to add the headers of the fabric and ucx levels; without
-# them those levels are left out with a note and the rest of the suite runs.
+# `make run` tries to add the headers of the fabric and ucx levels and the
+# BLAS; without them those levels are left out with a note, app.matmul
+# multiplies by its blocked loop, and the rest of the suite runs.
 level-debs:
-	-$(call apt_install,$(LEVEL_DEBS))
+	-$(call apt_install,$(LEVEL_DEBS) $(BLAS_DEBS))
 
 run: venv level-debs
 	$(VENV)/bin/fabriclab run

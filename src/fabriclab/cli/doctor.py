@@ -54,7 +54,9 @@ def _levels(core) -> None:
     """The fabric and ucx levels: the library, and its providers or transports, or
     what is missing to build them. Informational: the rest of fabriclab works without them."""
     from ..measure import build, fabrics
-    for level, lib in sorted(build.levels(core.path).items()):
+    from ..measure.benchmarks import LIBRARY_LEVELS
+    built = build.levels(core.path)
+    for level, lib in sorted((lv, built[lv]) for lv in LIBRARY_LEVELS if lv in built):
         if not lib.get("available"):
             print(f"--    {level:<10} unavailable: {lib.get('reason')}; `{lib.get('enable')}` enables it")
             continue
@@ -66,6 +68,19 @@ def _levels(core) -> None:
         _line(True, level, f"{offer.describe()}, found by {lib.get('source')}; headers {lib.get('header_version')}")
         for row in _offer_rows(offer):
             print(f"      {'':<10} {row}")
+    _blas(built.get("blas"))
+
+
+def _blas(lib: dict | None) -> None:
+    """The BLAS app.matmul multiplies with, or why it uses its blocked loop."""
+    if lib is None:
+        return
+    if lib.get("available"):
+        _line(True, "blas", f"{lib.get('name')} {lib.get('header_version') or ''} from {lib.get('libdir')}, "
+                            f"found by {lib.get('source')}")
+    else:
+        print(f"--    {'blas':<10} none: {lib.get('reason')}; app.matmul multiplies by a blocked loop; "
+              f"`{lib.get('enable')}` enables it")
 
 
 def _offer_rows(offer) -> list:

@@ -276,7 +276,7 @@ def _open_stream(args, out: Path, started: datetime, m, spec, core, plan, levels
         "plan": plan.to_dict(),
     }
     if levels:
-        header["levels"] = levels   # the fabric and ucx levels: library, provider or transports, and why
+        header["levels"] = levels   # the fabric and ucx levels: library, provider or transports, and why; the BLAS
     writer = StreamWriter(out.with_suffix(".ndjson"), header)
     local = _one_host(spec)
     host_diags = diagnostics.check_host(host["loadavg_1min"] or 0.0, host["cpu_count"] or 1,

@@ -45,8 +45,20 @@ def blocks(n: int, nranks: int) -> list[int]:
 
 
 def matmul_side(n: int, nranks: int, scale: str) -> int:
-    """The matrix side a point multiplies: n (strong), or n cbrt(N) (weak: flops per rank fixed)."""
-    return n if scale == "strong" else max(1, round(n * nranks ** (1 / 3)))
+    """The matrix side a point multiplies: n (strong), or round(n cbrt(N)) (weak: flops per rank fixed).
+
+    Rounded in integers, as the core does (app_matmul.c, weak_side): the m
+    with (2m-1)^3 <= 8 n^3 N < (2m+1)^3, never a tie (the middle is even,
+    the bounds odd), so no floating-point cube root can make the two differ."""
+    if scale == "strong":
+        return n
+    target = 8 * n ** 3 * nranks
+    m = max(1, round(n * nranks ** (1 / 3)))
+    while (2 * m + 1) ** 3 <= target:
+        m += 1
+    while m > 1 and (2 * m - 1) ** 3 > target:
+        m -= 1
+    return m
 
 
 def sort_keys(size: int, nranks: int, scale: str) -> int:

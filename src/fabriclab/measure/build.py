@@ -13,7 +13,11 @@ trap).
 The fabric and ucx levels are built only where their library is found
 (libraries.py): their sources (csrc/families/fabric*.c, ucx*.c) are compiled
 with the library's headers and linked to the copy chosen, and levels.json
-beside the binary records what was found, or why not."""
+beside the binary records what was found, or why not. So does the BLAS
+app.matmul multiplies with (libraries.find_blas, key "blas"): with one the
+core is compiled with -DFL_HAVE_BLAS and linked to it; without one, or when
+linking it fails (the core is then built again without it, and the reason
+recorded), app.matmul multiplies by a blocked loop."""
 
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ import json
 import os
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import __version__
@@ -124,10 +128,16 @@ def level_of(path: Path) -> str | None:
     return next((lv for lv in libraries.SPECS if path.name.startswith(lv)), None)
 
 
+def linked(mpicc: str | None) -> dict:
+    """The libraries a core built with `mpicc` would link: the fabric and ucx
+    levels' and the BLAS ("blas"), each found or not."""
+    return {**libraries.find_all(mpicc), "blas": libraries.find_blas()}
+
+
 def planned(mpi: MPI, libs: dict | None = None) -> Core:
     """Where the core for this MPI, these libraries and these sources lives (built or not)."""
     shash = source_hash(source_dir())
-    libs = libraries.find_all(mpi.mpicc) if libs is None else libs
+    libs = linked(mpi.mpicc) if libs is None else libs
     found = json.dumps({k: [v.available, v.libdir, v.header_version] for k, v in sorted(libs.items())})
     key = hashlib.sha256("\0".join([os.path.realpath(mpi.mpicc), mpi.header_version, shash,
                                     " ".join(CFLAGS), found]).encode()).hexdigest()[:20]
@@ -142,25 +152,15 @@ def levels(core_path: str) -> dict:
         return {}
 
 
-def ensure_core(mpi: MPI, rebuild: bool = False) -> Core:
-    src = source_dir()
-    libs = libraries.find_all(mpi.mpicc)
-    plan = planned(mpi, libs)
-    shash, key, out = plan.source_hash, plan.cache_key, Path(plan.path)
-    if out.exists() and not rebuild:
-        return plan
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"cannot create the core cache {out.parent}: {e.strerror}; set FABRICLAB_CACHE") from None
+def _compile(mpi: MPI, src: Path, out: Path, libs: dict) -> tuple[list[str], str, str | None]:
+    """Compile the core beside `out` with the available libraries, to a temporary
+    name (renamed by the caller, so concurrent builds never see a half-written
+    binary): (argv, the temporary path, None) or (argv, "", the first error line)."""
     cfiles = [str(p) for p in sources(src) if p.suffix == ".c"
               and (level_of(p) is None or libs[level_of(p)].available)]
     extra_c = [f for lib in libs.values() if lib.available for f in lib.cflags]
     extra_ld = [f for lib in libs.values() if lib.available for f in lib.ldflags]
     gen = out.parent / "gen"
-    gen.mkdir(exist_ok=True)
-    (gen / "fl_facts.h").write_text(facts_header())
-    # Build to a temporary name and rename, so concurrent builds never see a half-written binary.
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".build-")
     os.close(fd)
     argv = [mpi.mpicc, *CFLAGS, "-I", str(src), "-I", str(gen), *extra_c, "-o", tmp, *cfiles, *extra_ld, "-lm"]
@@ -171,8 +171,37 @@ def ensure_core(mpi: MPI, rebuild: bool = False) -> Core:
         raise RunError(f"building the core with {mpi.mpicc} failed: {e}") from None
     if p.returncode != 0:
         Path(tmp).unlink(missing_ok=True)  # the compiler may already have removed it
-        first = next((ln for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip()[:300])
-        raise RunError(f"building the core with {mpi.mpicc} failed: {first}")
+        return argv, "", next((ln for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip()[:300])
+    return argv, tmp, None
+
+
+def _without_blas(libs: dict, error: str) -> dict:
+    """`libs` with the BLAS marked unusable because linking it failed."""
+    blas = libs["blas"]
+    why = f"building with {blas.name} from {blas.libdir} failed: {error}"
+    return {**libs, "blas": replace(blas, available=False, reason=why, enable=libraries.BLAS_ENABLE,
+                                    cflags=(), ldflags=())}
+
+
+def ensure_core(mpi: MPI, rebuild: bool = False) -> Core:
+    src = source_dir()
+    libs = linked(mpi.mpicc)
+    plan = planned(mpi, libs)
+    shash, key, out = plan.source_hash, plan.cache_key, Path(plan.path)
+    if out.exists() and not rebuild:
+        return plan
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create the core cache {out.parent}: {e.strerror}; set FABRICLAB_CACHE") from None
+    (out.parent / "gen").mkdir(exist_ok=True)
+    (out.parent / "gen" / "fl_facts.h").write_text(facts_header())
+    argv, tmp, error = _compile(mpi, src, out, libs)
+    if error and libs["blas"].available:
+        libs = _without_blas(libs, error)
+        argv, tmp, error = _compile(mpi, src, out, libs)
+    if error:
+        raise RunError(f"building the core with {mpi.mpicc} failed: {error}")
     (out.parent / "levels.json").write_text(json.dumps({k: v.to_dict() for k, v in libs.items()}, indent=1))
     os.replace(tmp, out)
     (out.parent / "build.txt").write_text(

@@ -220,10 +220,12 @@ def settle(plan, core_path: str, built: dict, one_host: bool, named: bool, probe
     every ucx job's transports checked, from the probes of this host.
 
     A level this core lacks (`built`: build.levels) is refused when a
-    benchmark of it was named, and left out of the default suite with a note."""
+    benchmark of it was named, and left out of the default suite with a note.
+    A plan with app.matmul also records the BLAS it multiplies with (blas_record)."""
+    blas = blas_record(plan, built)
     levels = {j.bench.level for j in plan.jobs} & set(LIBRARY_LEVELS)
     if not levels:
-        return plan, {}, []
+        return plan, blas, []
     jobs, notes, record, offers = [], [], {}, {}
     for level in sorted(levels):
         if not (built.get(level) or {}).get("available"):
@@ -253,4 +255,18 @@ def settle(plan, core_path: str, built: dict, one_host: bool, named: bool, probe
                 continue
             record[level]["jobs"].append({"bench": job.bench.name, "variant": job.variant, **rec})
             jobs.append(job)
-    return replace(plan, jobs=tuple(jobs), notes=plan.notes + tuple(notes)), record, notes
+    return replace(plan, jobs=tuple(jobs), notes=plan.notes + tuple(notes)), {**record, **blas}, notes
+
+
+def blas_record(plan, built: dict) -> dict:
+    """{"blas": ...}: the BLAS app.matmul's local multiply uses (library and jobs
+    as the levels record them), or why the core multiplies by its blocked loop;
+    {} when the plan has no app.matmul or the core recorded nothing."""
+    lib = built.get("blas")
+    if lib is None or not any(j.bench.name == "app.matmul" for j in plan.jobs):
+        return {}
+    if lib.get("available"):
+        return {"blas": {"library": {"name": lib.get("name", "BLAS"), "version": lib.get("header_version", ""),
+                                     "path": lib.get("libdir", "")}, "source": lib.get("source", ""), "jobs": []}}
+    return {"blas": {"library": {"name": "none (blocked loop)", "version": "", "path": ""},
+                     "why": lib.get("reason", ""), "enable": lib.get("enable", ""), "jobs": []}}

@@ -16,7 +16,15 @@ path. The library is chosen in this order, the first found wins:
 
 A level that cannot be built says why and names the one command that
 enables it; the rest of fabriclab works unchanged (`fabriclab list`,
-`fabriclab doctor`)."""
+`fabriclab doctor`).
+
+The BLAS that app.matmul multiplies with is no level: `find_blas` looks for
+a CBLAS (cblas.h and a library exporting cblas_dgemm) in this order:
+`FABRICLAB_BLAS=DIR` (DIR/include or DIR holding cblas.h, DIR/lib, DIR/lib64
+or DIR holding the library), pkg-config (`openblas`, `cblas`, `blis`:
+Debian's libopenblas-dev gives `openblas`, headers in
+/usr/include/<triplet>/openblas-pthread), then the system's include and
+library directories. Without one the core multiplies by a blocked loop."""
 
 from __future__ import annotations
 
@@ -174,3 +182,83 @@ def default_mpicc() -> str | None:
         return _resolve(None, "FABRICLAB_MPICC", "mpicc", os.environ.get("FABRICLAB_MPI_HOME"), False)
     except UsageError:
         return None
+
+
+# ---- the BLAS of app.matmul (no level: the core builds without it) ----
+
+BLAS_ENV = "FABRICLAB_BLAS"
+BLAS_PKGS = ("openblas", "cblas", "blis")
+# Libraries exporting cblas_dgemm, best first, and the name each is known by.
+BLAS_LIBS = {"libopenblas.so": "OpenBLAS", "libblis.so": "BLIS", "libmkl_rt.so": "MKL", "libcblas.so": "CBLAS",
+             "libblas.so": "BLAS"}
+SYSTEM_LIB_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+                   "/usr/local/lib")
+BLAS_ENABLE = f"apt-get install libopenblas-dev (or set {BLAS_ENV}=DIR holding include/cblas.h and lib/)"
+
+
+def _blas_version(incdir: str) -> str:
+    """OpenBLAS's version from openblas_config.h beside cblas.h, else ""."""
+    try:
+        text = Path(incdir, "openblas_config.h").read_text(errors="replace")
+    except OSError:
+        return ""
+    for line in text.splitlines():
+        if line.startswith("#define OPENBLAS_VERSION"):
+            return line.split('"')[1].split()[-1] if '"' in line else ""
+    return ""
+
+
+def _blas(incdir: str, libdir: str, lib: str, source: str, version: str = "") -> Library:
+    """A usable BLAS: include dir, library dir and the library's file name."""
+    cflags = (*((f"-I{incdir}",) if incdir not in INCLUDE_DIRS else ()), "-DFL_HAVE_BLAS=1")
+    return Library("blas", BLAS_LIBS.get(lib, lib), True, libdir=libdir, source=source,
+                   header_version=version or _blas_version(incdir), cflags=cflags,
+                   ldflags=(f"-L{libdir}", f"-l:{lib}", f"-Wl,-rpath,{libdir}"))
+
+
+def _blas_in(incdirs, libdirs, source: str) -> Library | None:
+    inc = next((str(d) for d in incdirs if Path(d, "cblas.h").exists()), None)
+    if inc is None:
+        return None
+    for lib in BLAS_LIBS:
+        where = _holding([str(d) for d in libdirs], lib)
+        if where:
+            return _blas(inc, where, lib, source)
+    return None
+
+
+def _blas_pkg(pkg: str) -> Library | None:
+    flags = _pkg_config("--cflags", pkg)
+    libdir = _pkg_config("--variable=libdir", pkg)
+    if flags is None or not libdir:
+        return None
+    incs = [f[2:] for f in shlex.split(flags) if f.startswith("-I")] + list(INCLUDE_DIRS)
+    inc = next((d for d in incs if Path(d, "cblas.h").exists()), None)
+    lib = next((n for n in BLAS_LIBS if Path(libdir, n).exists()), None)
+    if inc is None or lib is None:
+        return None
+    return _blas(inc.rstrip("/") or "/", libdir.rstrip("/") or "/", lib, "pkg-config",
+                 _pkg_config("--modversion", pkg) or "")
+
+
+def _system_includes() -> list[str]:
+    """The standard include directories and their multiarch ones (/usr/include/x86_64-linux-gnu)."""
+    multi = sorted(str(p) for p in Path("/usr/include").glob("*-linux-gnu*") if p.is_dir())
+    return [*INCLUDE_DIRS, *multi]
+
+
+def find_blas() -> Library:
+    """The CBLAS app.matmul links, in the documented order, or why there is none."""
+    given = os.environ.get(BLAS_ENV)
+    if given:
+        d = Path(given)
+        found = _blas_in([d / "include", d], [d / "lib", d / "lib64", d], "env")
+        return found or Library("blas", "BLAS", False, f"{BLAS_ENV}={given} holds no cblas.h beside one of "
+                                f"{', '.join(BLAS_LIBS)}", BLAS_ENABLE)
+    for pkg in BLAS_PKGS:
+        found = _blas_pkg(pkg)
+        if found:
+            return found
+    found = _blas_in(_system_includes(), SYSTEM_LIB_DIRS, "system")
+    return found or Library("blas", "BLAS", False, "no CBLAS (cblas.h and a library with cblas_dgemm) found",
+                            BLAS_ENABLE)
