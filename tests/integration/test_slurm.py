@@ -56,6 +56,20 @@ def test_pingpong_under_srun(slurm, flavour, plugin, tmp_path):  # noqa: F811
         assert pt["validation"]["errors"] == 0 and pt["validation"]["checked_bytes"] > 0
 
 
+def test_the_apps_run_across_both_nodes(slurm, tmp_path):  # noqa: F811
+    """The three apps in one allocation of two nodes: 1 and 2 active ranks, every result checked."""
+    out = tmp_path / "apps.json"
+    p = _run(slurm, out, mpi_home("mpich"), "app", "-s", "97", "--validate", "--launcher", "srun")
+    assert p.returncode == 0, p.stderr
+    doc = schema.load(out)
+    _one_job_on_both_nodes(doc, "pmi2")
+    pts = schema.points(doc)
+    assert {(pt["bench"], pt["active"]) for pt in pts} == {(b, a) for b in ("app.transpose", "app.matmul", "app.sort")
+                                                         for a in (1, 2)}
+    assert all(pt["validation"]["errors"] == 0 and pt["validation"]["checked_bytes"] > 0 for pt in pts)
+    assert all(sum(pt["rank_sent_bytes"]) > 0 for pt in pts if pt["active"] == 2)
+
+
 def test_auto_picks_srun_inside_an_allocation(slurm, tmp_path):  # noqa: F811
     out = tmp_path / "auto.json"
     p = _run(slurm, out, mpi_home("mpich"), "message.pingpong", "-s", "8")
