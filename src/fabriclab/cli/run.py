@@ -72,9 +72,9 @@ def _add_points(add) -> None:
         help="Connection counts for benchmarks with a conns axis (tcp.conns, message.conns), same "
              "syntax as sizes. Default: 1:128:x2.")
     add("--active", metavar="SPEC",
-        help="Active senders (hotspot) or pairs (saturation) for traffic patterns: a list or MIN:MAX (every count) "
-             "or MIN:MAX:xF. "
-             "Default: every count from 1 to the most the ranks allow.")
+        help="Active senders (hotspot), pairs (saturation) or the ranks an app runs on: a list or MIN:MAX "
+             "(every count) or MIN:MAX:xF. "
+             "Default: every count from 1 to the most the ranks allow (apps: 1, 2, 4 .. and all ranks).")
     add("--cache", choices=CACHE_STATES, default="warm", metavar="STATE",
         help="warm: buffers reused op after op, cache-resident as far as their size allows (as OSU "
              "and IMB); cold: ops rotate through buffers of more than twice the last-level cache. "
