@@ -41,13 +41,60 @@ int app_begin(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape, app_common
         all = size == a->n;
     }
     MPI_Allreduce(&all, &a->node_shared, 1, MPI_INT, MPI_MIN, ctx->comm);
+    if (on)
+        a->req = fl_alloc(sizeof *a->req * 2 * (size_t)a->n);
     return FL_OK;
+}
+
+int app_schedule(const fl_opts *o)
+{
+    const char *v = fl_param_find(o, "exchange");
+    return !v || strcmp(v, "collective") == 0 ? APP_COLLECTIVE
+           : strcmp(v, "concurrent") == 0     ? APP_CONCURRENT
+                                              : APP_PAIRWISE;
+}
+
+const char *app_schedule_name(int schedule)
+{
+    return schedule == APP_CONCURRENT ? "Isend/Irecv to every rank at once"
+           : schedule == APP_PAIRWISE ? "pairwise MPI_Sendrecv steps"
+                                      : "MPI_Alltoallv";
+}
+
+enum { TAG_APP = 401 };
+
+void app_alltoallv(app_common *a, int schedule, const void *sbuf, const int *scount, const int *sdispl,
+                   void *rbuf, const int *rcount, const int *rdispl, MPI_Datatype type)
+{
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(type, &lb, &ext);
+    const char *sb = sbuf;
+    char *rb = rbuf;
+    const int n = a->n, r = a->rank;
+    if (schedule == APP_COLLECTIVE) {
+        MPI_Alltoallv(sbuf, scount, sdispl, type, rbuf, rcount, rdispl, type, a->comm);
+        return;
+    }
+    for (int k = 0; k < n; k++) {
+        int to = (r + k) % n, from = (r - k + n) % n;
+        if (schedule == APP_PAIRWISE) {
+            MPI_Sendrecv(sb + sdispl[to] * ext, scount[to], type, to, TAG_APP, rb + rdispl[from] * ext,
+                         rcount[from], type, from, TAG_APP, a->comm, MPI_STATUS_IGNORE);
+            continue;
+        }
+        MPI_Irecv(rb + rdispl[from] * ext, rcount[from], type, from, TAG_APP, a->comm, &a->req[k]);
+        MPI_Isend(sb + sdispl[to] * ext, scount[to], type, to, TAG_APP, a->comm, &a->req[n + k]);
+    }
+    if (schedule == APP_CONCURRENT)
+        MPI_Waitall(2 * n, a->req, MPI_STATUSES_IGNORE);
 }
 
 void app_end(app_common *a)
 {
     if (a->comm != MPI_COMM_NULL)
         MPI_Comm_free(&a->comm);
+    fl_free(a->req);
+    a->req = NULL;
 }
 
 void app_phases(const void *state, double *out)

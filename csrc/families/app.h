@@ -32,7 +32,21 @@ typedef struct {
     int rank, n;             /* in comm; n = the point's active count */
     int node_shared;         /* every active rank shares one memory node (known on every rank) */
     double phase[FL_MAX_PHASES];
+    MPI_Request *req;        /* 2 n, for the exchanges of app_alltoallv */
 } app_common;
+
+/* How an app exchanges its blocks (param `exchange`): the MPI collective
+ * (the library's own schedule), every message at once (Irecv and Isend to
+ * every rank, one wait), or pairwise in n steps, step k sending to r + k
+ * and receiving from r - k (Thakur, Rabenseifner and Gropp, 2005). The
+ * model predicts the last two exactly (testbed/exchange.py). */
+enum { APP_COLLECTIVE, APP_CONCURRENT, APP_PAIRWISE };
+int app_schedule(const fl_opts *o);
+const char *app_schedule_name(int schedule);
+/* An all-to-all of blocks of `type` (counts and displacements in it) by
+ * the schedule; APP_COLLECTIVE is MPI_Alltoallv. */
+void app_alltoallv(app_common *a, int schedule, const void *sbuf, const int *scount, const int *sdispl,
+                   void *rbuf, const int *rcount, const int *rdispl, MPI_Datatype type);
 
 /* Checks the layout (the first ACTIVE ranks 'b', the rest 'i') and splits
  * off the active ranks (collective over ctx->comm). FL_OK, or FL_ERROR with

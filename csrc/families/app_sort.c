@@ -44,6 +44,7 @@ typedef struct {
     uint32_t (*hist)[RADIX]; /* radix counts, one row per digit */
     uint32_t top[RADIX], start[RADIX + 1]; /* the split on the highest digit */
     MPI_Datatype elem;
+    int schedule;            /* APP_COLLECTIVE, APP_CONCURRENT or APP_PAIRWISE (app.h) */
 } sort_state;
 
 /* ---- the elements (measure/apps.py draw writes the same keys) ---- */
@@ -260,8 +261,8 @@ static void exchange(sort_state *s)
     if (at != s->arrived) /* the keys are the same every op: a broken exchange */
         fl_die("app.sort: rank %d expected %lld elements, %lld announced", s->a.rank,
                (long long)s->arrived, (long long)at);
-    MPI_Alltoallv(s->send, s->scount, s->sdispl, s->elem, s->recv, s->rcount, s->rdispl,
-                  s->elem, s->a.comm);
+    app_alltoallv(&s->a, s->schedule, s->send, s->scount, s->sdispl, s->recv, s->rcount, s->rdispl,
+                  s->elem);
 }
 
 /* ---- setup ---- */
@@ -294,9 +295,10 @@ static void sort_shape(const fl_ctx *ctx, const sort_state *s, fl_shape *shape)
     shape->messages = s->a.n - 1;
     shape->bytes_per_op = s->total * (int64_t)s->e;
     snprintf(shape->info, FL_INFO_LEN,
-             "{\"keys\":%lld,\"elem\":%zu,\"key_bytes\":%d,\"scale\":\"%s\",\"seed\":%llu}",
+             "{\"keys\":%lld,\"elem\":%zu,\"key_bytes\":%d,\"scale\":\"%s\",\"seed\":%llu,"
+             "\"exchange\":\"%s\"}",
              (long long)s->total, s->e, s->e == 4 ? 4 : 8, fl_param(ctx->opts, "scale"),
-             (unsigned long long)s->seed);
+             (unsigned long long)s->seed, app_schedule_name(s->schedule));
 }
 
 static void sort_alloc(sort_state *s)
@@ -350,6 +352,7 @@ static int sort_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **st
         return FL_ERROR;
     }
     s->e = (size_t)fl_param_int(ctx->opts, "elem");
+    s->schedule = app_schedule(ctx->opts);
     s->seed = (uint64_t)fl_param_int(ctx->opts, "seed");
     s->total = total_keys(ctx, pt);
     shape->phase_names = "bucket,exchange,sort"; /* on idle ranks too: the runner's reductions */
@@ -392,6 +395,7 @@ static double sort_measure(const fl_ctx *ctx, void *state, int64_t iters)
     for (int64_t i = 0; i < iters; i++) {
         double t = fl_now(), t0 = t;
         bucket(s);
+        MPI_Barrier(s->a.comm); /* bucketing ends when every rank has bucketed: the exchange times the exchange alone */
         ph[0] += app_tick(&t);
         exchange(s);
         ph[1] += app_tick(&t);

@@ -42,6 +42,7 @@ struct tr_state {
     uint64_t *sbuf, *rbuf; /* packed */
     int *scount, *sdispl, *rcount, *rdispl; /* packed, in words */
     int even;              /* every block the same size: MPI_Alltoall */
+    int schedule;          /* packed: APP_COLLECTIVE, APP_CONCURRENT or APP_PAIRWISE (app.h) */
     MPI_Datatype *stype, *rtype, *ttype; /* datatype and put: per peer */
     int *ones, *sbytes, *rbytes, *zeros;
     MPI_Win win;
@@ -90,11 +91,11 @@ static void packed_op(tr_state *s, double *t)
     pack(s);
     MPI_Barrier(s->a.comm); /* packing ends when every rank has packed: the exchange times the collective alone */
     ph[0] += app_tick(t);
-    if (s->even)
+    if (s->even && s->schedule == APP_COLLECTIVE)
         MPI_Alltoall(s->sbuf, s->scount[0], MPI_UINT64_T, s->rbuf, s->rcount[0], MPI_UINT64_T, s->a.comm);
     else
-        MPI_Alltoallv(s->sbuf, s->scount, s->sdispl, MPI_UINT64_T, s->rbuf, s->rcount, s->rdispl,
-                      MPI_UINT64_T, s->a.comm);
+        app_alltoallv(&s->a, s->schedule, s->sbuf, s->scount, s->sdispl, s->rbuf, s->rcount, s->rdispl,
+                      MPI_UINT64_T);
     ph[1] += app_tick(t);
     unpack(s);
     ph[2] += app_tick(t);
@@ -229,6 +230,8 @@ static int deposit_stores(const fl_ctx *ctx, const tr_state *s, fl_shape *shape)
 
 static const char *exchange_name(const tr_state *s, const char *mode)
 {
+    if (strcmp(mode, "packed") == 0 && s->schedule != APP_COLLECTIVE)
+        return app_schedule_name(s->schedule);
     if (strcmp(mode, "packed") == 0)
         return s->even ? "MPI_Alltoall" : "MPI_Alltoallv";
     if (strcmp(mode, "datatype") == 0)
@@ -279,6 +282,7 @@ static int transpose_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void
         return stores < 0 ? FL_SKIP : FL_OK;
     }
     arrays_setup(s, m);
+    s->schedule = app_schedule(ctx->opts);
     if (strcmp(mode, "deposit") == 0) {
         window_setup(s, stores);
     } else {

@@ -88,3 +88,24 @@ def test_a_bad_network_ends_the_run_before_it_starts(fake_core, tmp_path, capsys
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and msg in err[0], err
     assert not out.exists()
+
+
+def test_a_pairwise_exchange_is_predicted_step_by_step():
+    """exchange=pairwise: step k sends from rank r to r + k; each step's flows at once, the steps in turn.
+    With one rank on each of h0, h1, h4, h5, steps 1 and 3 cross the trunk once each way, step 2 twice."""
+    m, hosts = 1024, ["h0", "h1", "h4", "h5"]
+    sys = FileSystem(TWO)
+    block = (m // 4) ** 2 * 8
+    p = _transpose(m, 4, 0.2)
+    p.params = {"exchange": "pairwise"}
+    (row,) = rows([p], hosts, sys)
+    nodes = [0, 1, 4, 5]
+    steps = [exchange_time(sys, [(nodes[r], nodes[(r + k) % 4], block) for r in range(4)]).seconds
+             for k in (1, 2, 3)]
+    assert row["predicted_s"] == pytest.approx(sum(steps)) and row["steps"] == 3
+    assert steps[1] == pytest.approx(2 * block / (20 * MB))           # two flows each way on the trunk
+    assert steps[0] == pytest.approx(block / (20 * MB)) == pytest.approx(steps[2])
+    p.params = {"exchange": "concurrent"}
+    (together,) = rows([p], hosts, sys)
+    assert together["predicted_s"] == pytest.approx(4 * block / (20 * MB)) and together["steps"] == 1
+    assert "pairwise steps" in row["schedule"] and together["schedule"] == "every flow at once"

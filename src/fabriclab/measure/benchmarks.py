@@ -168,6 +168,10 @@ PATTERNS = ("pairs", "bipairs", "hotspot", "all", "bisection", "app")
 # sort's keys are E bytes, the first 4 (E = 4) or 8 of them the key.
 APP_SCALE = {"scale": choice("strong", "weak")}
 APP_AXES = ("size", "active")
+# How the transpose (packed) and the sort exchange: the MPI collective (its
+# library's schedule), every message at once, or pairwise steps; the model
+# predicts the last two as they run (docs/apps.md).
+APP_EXCHANGE = {"exchange": choice("collective", "concurrent", "pairwise")}
 # In the default suite each app is one size on 1 and 2 ranks; a launch costs
 # about 0.6 s before its first point, so the suite takes the transpose's
 # packed and deposit modes (seed 000's contrast) and the sort at E = 8 only:
@@ -398,7 +402,8 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("app.transpose", "M x M array of 8-byte words by row blocks transposed: pack+alltoall+unpack, "
        "derived datatypes, or one-sided deposit", "bandwidth", sizes="256:4K:x2", axes=APP_AXES, min_ranks=1,
        pattern="app", concurrent=True,
-       params={"mode": choice("packed", "datatype", "deposit"), "deposit": choice("auto", "put", "stores")},
+       params={"mode": choice("packed", "datatype", "deposit"), "deposit": choice("auto", "put", "stores"),
+               **APP_EXCHANGE},
        suite={"sizes": "1K", "params": {"mode": "packed,deposit"}},
        views=("transpose", "phases"), size_label="array side M", size_unit="words", footprint=fp.APP_TRANSPOSE),
     _b("app.matmul", "C = A B of n x n doubles by row blocks, B gathered (MPI_Allgatherv), local BLAS dgemm",
@@ -409,7 +414,8 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     # per launch: the default sweep stops at 4M so that it runs within 60 s on 2 ranks.
     _b("app.sort", "bucket sort of E-byte keys: bucket by key range, MPI_Alltoallv, local radix sort",
        "bandwidth", sizes="64K:4M:x4", axes=APP_AXES, min_ranks=1, pattern="app", concurrent=True,
-       params={"elem": choice("8", "4", "16", "32", "64"), **APP_SCALE, "seed": integer(1, 0, MAX_VALUE)},
+       params={"elem": choice("8", "4", "16", "32", "64"), **APP_SCALE, "seed": integer(1, 0, MAX_VALUE),
+               **APP_EXCHANGE},
        suite={"sizes": "256K"},
        views=("speedup", "sort-rate", "phases"), size_label="keys", size_unit="keys", footprint=fp.APP_SORT),
 ]}
