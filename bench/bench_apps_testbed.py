@@ -14,7 +14,7 @@ block, testbed/exchange.py). Target: measured within 15% of the calibrated
 prediction at the largest size.
 
 Usage: python bench/bench_apps_testbed.py [--networks two-switches,ring,...]
-                                          [--transpose 1K,2K] [--sort 256K,1M]"""
+                                          [--transpose 1K,2K] [--sort 1M,4M]"""
 
 from __future__ import annotations
 
@@ -43,8 +43,9 @@ def _testbed(*args: str) -> None:
         raise BenchError(f"testbed {' '.join(args)}: {p.stderr.strip()}")
 
 
-def _calibrate(net: CustomNetwork, block: int, work: str) -> tuple[Path, float, str]:
-    """(calibration file, rate per direction in MB/s, the cable) from message.bibw across the bottleneck."""
+def _calibrate(net: CustomNetwork, block: int, work: str) -> tuple[Path, float, str, float]:
+    """(calibration file, rate per direction in MB/s, the cable, its nominal MB/s) from message.bibw
+    across the bottleneck."""
     b = v.bottleneck(net)
     pairs = v.saturation_pairs(net, b.channel, both=True)
     if not pairs:
@@ -60,7 +61,7 @@ def _calibrate(net: CustomNetwork, block: int, work: str) -> tuple[Path, float, 
     if p.returncode != 0:
         raise BenchError(f"calibrate: {p.stderr.strip()}")
     best = max(p["bandwidth_Bps"] for p in doc["merged"] if p["bench"] == "message.bibw")
-    return cal, best / 2 / 1e6, b.label
+    return cal, best / 2 / 1e6, b.label, b.rate_Bps / 1e6
 
 
 def _exchange(bench: str, size: int, hosts: list, extra: list, work: str) -> dict:
@@ -85,12 +86,13 @@ def _network(path: Path, transpose: list, sort: list, work: str) -> bool:
     try:
         for bench, sizes, block_of in (("app.transpose", transpose, lambda m: (m // n) ** 2 * 8),
                                        ("app.sort", sort, lambda k: k * 8 // n // n)):
-            cal, rate, cable = _calibrate(net, block_of(sizes[-1]), work)
-            print(f"  {bench}: {cable} calibrated both ways at {rate:.2f} MB/s per direction")
+            cal, rate, cable, nominal_rate = _calibrate(net, block_of(sizes[-1]), work)
+            print(f"  {bench}: {cable} calibrated both ways at {rate:.2f} MB/s per direction "
+                  f"(nominal {nominal_rate:g} MB/s)")
             for size in sizes:
                 got = _exchange(bench, size, hosts, ["--calibration", str(cal)], work)
                 for sched, r in got.items():
-                    nominal = r["predicted_s"] * r["bottleneck_rate_Bps"] / (rate * 1e6)
+                    nominal = r["predicted_s"] * rate / nominal_rate   # the bottleneck's class at its nominal rate
                     print(f"    size {size} {sched:10s}: exchange {r['measured_s'] * 1e3:7.1f} ms; predicted nominal "
                           f"{nominal * 1e3:7.1f} ms (ratio {r['measured_s'] / nominal:.3f}), calibrated "
                           f"{r['predicted_s'] * 1e3:7.1f} ms (ratio {r['ratio']:.3f}); {r['bottleneck']}")
@@ -107,7 +109,7 @@ def body() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--networks", default="two-switches,linear-array,ring,fat-tree")
     ap.add_argument("--transpose", default="1K,2K", help="array sides M (multiples of the host count)")
-    ap.add_argument("--sort", default="256K,1M", help="key counts")
+    ap.add_argument("--sort", default="1M,4M", help="key counts")
     a = ap.parse_args()
     header("app.transpose and app.sort: exchange phase vs the model, on the example testbeds",
            method="one rank per host, one launch per point; calibration from message.bibw window=1 both ways")

@@ -73,3 +73,18 @@ def test_bad_input_is_one_line_and_nothing_launched(argv, msg, tmp_path, capsys)
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and msg in err[0], err
     assert not out.exists() and not out.with_suffix(".ndjson").exists()
+
+
+def test_the_exchange_schedules_move_the_same_blocks(tmp_path):
+    """The packed transpose and the sort exchanging every message at once and in pairwise steps, on
+    3 ranks (uneven blocks): every element checked, the schedule recorded."""
+    out = tmp_path / "s.json"
+    assert main(["run", "app.transpose", "app.sort", "-n", "3", "-s", "37,1001", "--active", "3", "-p",
+                 "exchange=concurrent,pairwise", "--validate", "--mpi-home", mpi_home("mpich"), "-q", "-o", str(out),
+                 *FAST]) == 0
+    pts = schema.points(schema.load(out))
+    assert {(p["bench"], p["params"]["exchange"]) for p in pts} == {
+        (b, e) for b in ("app.transpose", "app.sort") for e in ("concurrent", "pairwise")}
+    assert all(p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0 for p in pts)
+    names = {p["params"]["exchange"]: p["info"]["exchange"] for p in pts}
+    assert names == {"concurrent": "Isend/Irecv to every rank at once", "pairwise": "pairwise MPI_Sendrecv steps"}
