@@ -32,7 +32,7 @@ def _check(p: dict, keys: int) -> None:
     """Sorted and the same multiset, every element checked; the exchange is the keys' own."""
     e, n = int(p["params"]["elem"]), p["active"]
     assert p["info"] == {"keys": keys, "elem": e, "key_bytes": 4 if e == 4 else 8,
-                         "scale": p["params"]["scale"], "seed": SEED}, p["info"]
+                         "scale": p["params"]["scale"], "seed": SEED, "exchange": "MPI_Alltoallv"}, p["info"]
     assert p["validation"] == {"errors": 0, "checked_bytes": keys * e}, p["validation"]
     assert p["bytes_per_op"] == keys * e and all(0 < s < 10 for s in p["samples"])
     assert list(p["phases"]) == PHASES
