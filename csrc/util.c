@@ -149,8 +149,14 @@ _Noreturn void fl_die(const char *fmt, ...)
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     snprintf(line, sizeof line, "rank %d: %s", rank, msg);
     fl_emit_error(line);
-    if (up && !down)
+    if (up && !down) {
+        /* The launcher forwards another rank's output through its proxies and
+         * stops forwarding once the abort starts: give the line 0.2 s to
+         * reach it, so the run says why (rank 0 prints directly). */
+        if (rank != 0)
+            nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
         MPI_Abort(MPI_COMM_WORLD, 3);
+    }
     exit(3);
 }
 
