@@ -150,11 +150,11 @@ _Noreturn void fl_die(const char *fmt, ...)
     snprintf(line, sizeof line, "rank %d: %s", rank, msg);
     fl_emit_error(line);
     if (up && !down) {
-        /* The launcher forwards another rank's output through its proxies and
-         * stops forwarding once the abort starts: give the line 0.2 s to
-         * reach it, so the run says why (rank 0 prints directly). */
-        if (rank != 0)
-            nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
+        /* The launcher forwards every rank's output through its proxies
+         * and may stop forwarding once the abort starts (MPICH's hydra lost
+         * the line now and then on a loaded host): give the line 0.2 s to
+         * reach it, so the run says why. */
+        nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
     exit(3);
