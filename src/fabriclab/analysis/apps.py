@@ -8,8 +8,8 @@ from __future__ import annotations
 
 
 def exchange_predictions(doc: dict) -> list[dict]:
-    """Rows of bench, variant, size, active, measured_s, predicted_s, ratio, verdict, bottleneck and
-    the network ({} fields are filled from the block); [] when the run predicted nothing."""
+    """The block's rows (bench, variant, size, active, measured_s, predicted_s, ratio, verdict,
+    bottleneck, schedule), each with the block's network and calibration; [] when there are none."""
     block = doc.get("exchange_model") or {}
     return [{**row, "network": block.get("network"), "calibration": block.get("calibration")}
             for row in block.get("rows") or []]
