@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fabriclab.measure import counters
-from fabriclab.measure.runner import ranks_on
+from fabriclab.measure.runner import Watch, ranks_on
 from fabriclab.model.topologies.custom import load_network_file
 from fabriclab.testbed import plan as tplan
 from fabriclab.testbed.launch import crossing_hosts, cut_cables
@@ -123,18 +123,12 @@ def test_the_counter_watch_reads_twice_after_a_hang(monkeypatch):
     assert w.stopped(["n1", "n2"]).startswith("Rank 0 on n1: eth0 on n1 stopped counting (no byte in 0 s")
 
 
-class _Looking:
+class _Looking(Watch):
     """A watch that notes, when asked after a hang, whether the fake core (its
     processes carry `tag` in their environment) still runs."""
 
     def __init__(self, tag: str):
         self.tag, self.running = tag.encode(), None
-
-    def before(self):
-        return None
-
-    def after(self, token):
-        return {}
 
     def stopped(self, rank_hosts):
         self.running = False

@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from fabriclab.errors import UsageError
+from fabriclab.measure.runner import Watch
 from fabriclab.model.topologies.custom import CustomNetwork, load_network_file
 from fabriclab.testbed import netns, plan as tplan, validate
 
@@ -145,8 +146,15 @@ def test_validate_needs_a_cable_between_switches():
         validate.bottleneck(net)
 
 
-class _Watch:
-    """A fabric whose cables carried nothing and whose host h0 (the fake core's) is cut."""
+class _Watch(Watch):
+    """A fabric whose cables carried nothing and whose host h0 (the fake core's) is cut;
+    it keeps the spans of the points the run reports."""
+
+    def __init__(self):
+        self.spans = []
+
+    def span(self, key, t0, t1):
+        self.spans.append((key, t1 - t0))
 
     def before(self):
         return 0
@@ -165,9 +173,12 @@ class _Watch:
 def test_runs_warn_when_bytes_bypass_the_fabric(fake_core, tmp_path, monkeypatch):
     from fabriclab import schema
     from fabriclab.cli import main, run
-    monkeypatch.setattr(run, "_watch", lambda args, spec: _Watch())
+    watch = _Watch()
+    monkeypatch.setattr(run, "_watch", lambda args, spec: watch)
     assert main(["run", "message.stream", "-s", "64K,1M", "-L", "1", "-q", "--core", fake_core["core"],
                  "--mpiexec", fake_core["mpiexec"], "-o", str(tmp_path / "r.json")]) == 0
+    # every point's span, from its begin line to its point line, reaches the watch
+    assert [k["size"] for k, _ in watch.spans] == [65536, 1 << 20] and all(s >= 0 for _, s in watch.spans)
     doc = schema.load(tmp_path / "r.json")
     assert all(e["wire_bytes"] == 0 and e["testbed"] == "fake" for e in doc["records"] if e["kind"] == "launch_end")
     bypass = [d for d in doc["records"] if d["kind"] == "diagnostic" and d["code"] == "fabric-bypassed"]

@@ -122,6 +122,13 @@ def _print_validation(v, seconds: float) -> None:
           f"(ratio {top.ratio:.3f}); bottleneck {label}"
           + ("" if v.agrees else f": {label} disagrees by {(top.ratio - 1):+.1%}")
           + f". {seconds:.0f} s; document {v.document}")
+    if v.explanation:
+        print(f"cables: {v.explanation}")
+    emu = v.emulation
+    if emu is not None:
+        print("emulation: " + ("faithful (every saturated cable reached its rate when busy; the kernel's packet "
+                               f"work waited for a CPU {emu['softirq_wait']:.0%} of the time)" if emu["faithful"]
+                               else "NOT faithful, so the gap is not the model's: " + "; ".join(emu["reasons"])))
 
 
 def register(sub) -> None:

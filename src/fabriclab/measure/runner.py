@@ -148,6 +148,10 @@ class Watch:
         on the fabric) is checked against the payload the launch's points moved."""
         return {}
 
+    def span(self, key: dict, t0: float, t1: float) -> None:
+        """A point of the launch ran from t0 to t1 (time.monotonic), from its
+        begin line to its point line; key names it (size, stride, conns, active)."""
+
     def stopped(self, rank_hosts: list[str]) -> str:
         """Asked when a launch went silent, before its ranks are stopped: a
         sentence naming what stopped (ranks, hosts, cables, interfaces), or ''.
@@ -215,6 +219,8 @@ class _Reading:
     end: dict = field(default_factory=dict)
     spec: LaunchSpec | None = None
     points: list = field(default_factory=list)   # the Points of this launch, as streamed
+    watch: Watch = field(default_factory=Watch)
+    begun: float = 0.0                           # time.monotonic() at the current point's begin line
 
     def wrong_world(self, ranks) -> str | None:
         """An error line when the core's world is not the ranks launched (N
@@ -241,7 +247,7 @@ def _launch(job: Job, k: int, plan: Plan, core_path: str, spec: LaunchSpec, writ
     launch = Launch(argv, env)
     r = _Reading(job, k, plan, writer, progress, diags,
                  {"bench": job.bench.name, "variant": job.variant, "launch": k, "command": argv, "env": env,
-                  "started": time.time()}, spec=spec)
+                  "started": time.time()}, spec=spec, watch=watch)
     try:
         try:
             error = _read(r, launch, silence)
@@ -305,6 +311,8 @@ def _point(r: _Reading, msg: protocol.Point, where: str) -> str | None:
     r.diags.extend(found)
     r.writer.add("point", p)
     r.points.append(p)
+    r.watch.span({"size": p.size, "stride": p.stride, "conns": p.conns, "active": p.active}, r.begun,
+                 time.monotonic())
     if r.progress:
         r.progress.advance(job.bench.name, p)
     return None
@@ -330,7 +338,7 @@ def _read(r: _Reading, launch: Launch, timeout: float) -> str | None:
                 return wrong
             r.timer, r.hosts = msg.data.get("timer") or {}, msg.data.get("hosts")
         elif isinstance(msg, protocol.Begin):
-            where = msg.where()
+            where, r.begun = msg.where(), time.monotonic()
         elif isinstance(msg, protocol.Point):
             error = _point(r, msg, where)
             if error:

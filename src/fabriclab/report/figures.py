@@ -455,7 +455,26 @@ def validation(runs: list) -> list[Figure]:
                           f"{v['per_size'][-1]['ratio']:.3f} of the prediction ({v['verdict']}, "
                           f"tolerance {v['tolerance']:.0%})")
         figs.append(fig)
+        figs += _validation_cables(v, suffix, pre)
     return figs
+
+
+def _validation_cables(v: dict, suffix: str, pre: str) -> list[Figure]:
+    """Every cable direction at the largest size, ranked by measured over
+    predicted utilization (testbed/cablecheck.py): the cables below 1 idled
+    where the model keeps them busy, those above carried more than it says."""
+    top = next((c for c in v.get("cables") or [] if c["size"] == v["per_size"][-1]["size"]), None)
+    rows = sorted((r for r in (top or {}).get("cables", []) if r.get("ratio")), key=lambda r: r["ratio"])
+    if not rows:
+        return []
+    emu = v.get("emulation") or {}
+    faithful = "faithful" if emu.get("faithful") else "NOT faithful: " + "; ".join(emu.get("reasons", []))
+    return [Figure(f"validation-cables{suffix}", f"{pre}Model vs measurement, cable by cable",
+                   Axis("cable direction"), Axis("measured / predicted utilization"),
+                   bars=[(f"{r['from']}->{r['to']}", r["ratio"]) for r in rows],
+                   note=f"at {fmt_bytes(top['size'])}: each cable direction's wire bytes over its rate during the "
+                        "point, over the utilization the calibrated model gives it under all-to-all (1: as "
+                        f"predicted). {v.get('explanation') or ''}. Emulation {faithful}.")]
 
 
 @dataclass(frozen=True)

@@ -255,6 +255,35 @@ def _apps(runs: list) -> list[str]:
     return out
 
 
+def _cables(runs: list) -> list[str]:
+    """A validation's cables at its largest size, ranked by measured over
+    predicted utilization (testbed/cablecheck.py), with the emulation's own check."""
+    out = []
+    for run in runs:
+        v = run.doc.get("validation") or {}
+        top = next((c for c in v.get("cables") or [] if c["size"] == v["per_size"][-1]["size"]), None)
+        if not top:
+            continue
+        rows = sorted(top["cables"], key=lambda r: (r["ratio"] is None, r["ratio"] or 0))
+        body = [[f"{r['from']} \u2192 {r['to']}", r.get("label") or "-", f"{r['flows']:g}",
+                 f"{r['predicted_util']:.3f}", f"{r['measured_util']:.3f}",
+                 f"{r['ratio']:.3f}" if r["ratio"] else "-", f"{r['p90_util']:.2f}", r["drops"]] for r in rows]
+        emu = v.get("emulation") or {}
+        said = ("faithful: every cable the model saturates reached its rate in its busiest windows, and the "
+                f"kernel's packet work waited for a CPU {emu.get('softirq_wait', 0):.0%} of the time"
+                if emu.get("faithful") else "NOT faithful: " + "; ".join(emu.get("reasons", [])))
+        of = f" ({escape(run.name)})" if len(runs) > 1 else ""
+        out += [f'<h3 id="cables">The model against measurement, cable by cable{of}</h3>',
+                f"<p>At {escape(fmt_bytes(top['size']))}, every cable direction: the all-to-all flows that cross "
+                "it, the utilization the calibrated model gives it (the bottleneck: 1), the utilization measured "
+                "(wire bytes over its rate during the point), their ratio, the 90th percentile of its 100 ms "
+                "windows, and its shaper's drops over the run. "
+                f"{escape(v.get('explanation') or '')}. Emulation {escape(said)}.</p>",
+                _table(["cable", "link", "flows", "predicted", "measured", "measured / predicted",
+                        "busiest windows", "drops"], body, nums={2, 3, 4, 5, 6, 7})]
+    return out
+
+
 def _compare(runs: list) -> list[str]:
     from ..analysis.compare import compare
     base, new = runs
@@ -309,6 +338,7 @@ def render(named_docs: list[tuple[str, dict]], wire_Bps: float | None = None, wi
     body += _layer_costs(runs[0])
     for v, figs in views:
         body += [f'<h2 id="view-{v.key}">{escape(v.title)}</h2>', _figs(figs)]
+    body += _cables(runs)
     body += app_tables
     if len(runs) == 2:
         body += _compare(runs)

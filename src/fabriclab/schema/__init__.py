@@ -44,7 +44,16 @@ History of SCHEMA_VERSION:
     job the provider chosen and why, or UCX_TLS; their points' `info` says
     what the kernel opened (provider, fabric, domain, endpoint type,
     capabilities, inject size, iov limit, MR mode; UCX's lanes). Older
-    documents load unchanged."""
+    documents load unchanged.
+  8 (fabriclab 0.2.0): the app level: point `phases`, app `info`, header
+    `levels.blas`. Older documents load unchanged.
+  9 (fabriclab 0.2.0): per-cable truth on a testbed: `launch_end` records
+    carry `spans` (per point: every cable direction's bytes, utilization and
+    busiest windows, the CPU's idle, softirq and softirq-wait shares) and
+    `shapers` (each shaper's bytes, packets, drops, overlimits over the
+    launch); a validation block carries `cables` (per size, every cable
+    direction predicted against measured), `emulation` and `explanation`.
+    Older documents load unchanged."""
 
 from __future__ import annotations
 
@@ -63,7 +72,7 @@ __all__ = ["SCHEMA", "SCHEMA_VERSION", "RECORD_KINDS", "STATUSES", "AXES", "KEY_
            "StreamWriter", "document", "write_document", "load", "validate", "points", "point_key"]
 
 SCHEMA = "fabriclab.run"
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 
 class StreamWriter:

@@ -103,6 +103,7 @@ def record(r, i: int, from_tool: bool) -> None:
         SkipRecord.from_dict(r, f"skip {where}")
     elif kind == "launch_end":
         check_launch_end(r, f"launch_end {where}")
+        launch_spans(r, f"launch_end {where}")
     else:
         check_diagnostic(r, f"diagnostic {where}")
 
@@ -170,6 +171,35 @@ def validation(v) -> None:
     for j, row in enumerate(rows):
         g = Fields(row, f"validation per_size[{j}]")
         g.int("size"), g.num("measured_Bps", hi=math.inf), g.num("ratio", hi=math.inf)
+    f.str("explanation", None, none=True)
+    emu = f.obj("emulation", None, none=True)
+    if emu is not None:
+        g = Fields(emu, "validation emulation")
+        g.bool("faithful"), g.list("reasons", lambda x: isinstance(x, str), "sentences", [])
+        g.num("softirq_wait", 0.0, hi=math.inf)
+    for j, size in enumerate(f.list("cables", lambda x: isinstance(x, dict), "sizes", [])):
+        g = Fields(size, f"validation cables[{j}]")
+        g.int("size")
+        for k, row in enumerate(g.list("cables", lambda x: isinstance(x, dict), "cable directions")):
+            cable_row(Fields(row, f"validation cables[{j}].cables[{k}]"))
+
+
+def cable_row(g: Fields) -> None:
+    """One cable direction of a validation (testbed/cablecheck.py), as the report reads it."""
+    g.str("from"), g.str("to"), g.str("label", "")
+    for key in ("flows", "predicted_util", "measured_util", "p90_util"):
+        g.num(key, hi=math.inf)
+    g.num("ratio", None, hi=math.inf, none=True), g.int("drops", 0)
+
+
+def launch_spans(d, where: str) -> None:
+    """A testbed launch's per-point spans and shaper counters (testbed/cables.py)."""
+    f = Fields(d, where)
+    for j, span in enumerate(f.list("spans", lambda x: isinstance(x, dict), "spans", [])):
+        g = Fields(span, f"{where} spans[{j}]")
+        g.int("size"), g.num("seconds"), g.obj("cpu")
+        g.list("cables", lambda x: isinstance(x, dict), "cable directions")
+    f.list("shapers", lambda x: isinstance(x, dict), "shaper counters", [])
 
 
 def document(doc, path) -> None:

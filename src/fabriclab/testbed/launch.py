@@ -10,7 +10,7 @@ from dataclasses import replace
 from ..errors import UsageError
 from ..measure.launch import make_spec
 from ..measure.runner import Watch, ranks_on
-from . import netns
+from . import cables, netns
 
 IFACE = "eth0"        # every host's first cable (plan.py names host ends eth0, eth1, ...)
 
@@ -39,20 +39,39 @@ def testbed_spec(args, m):
 class TestbedWatch(Watch):
     """Counters of every host's cables before and after a launch: the bytes
     that really crossed the emulated fabric, against the payload the points
-    moved (fewer means a path around it, such as shared memory)."""
+    moved (fewer means a path around it, such as shared memory); and every
+    cable's own figures over each point's span (cables.py)."""
 
     def __init__(self, name: str):
         self.state = netns.load(name)
+        self.sampler = None
+        self.spans: list = []
 
     def before(self):
-        return netns.counters(self.state)
+        token = (netns.counters(self.state), cables.qdisc(self.state))
+        self.spans = []
+        self.sampler = cables.Sampler(self.state)
+        self.sampler.start()
+        return token
+
+    def span(self, key: dict, t0: float, t1: float) -> None:
+        self.spans.append((key, t0, t1))
 
     def after(self, token) -> dict:
+        self.sampler.stop()
+        hosts, shapers = token
         now = netns.counters(self.state)
-        delta = {h: {k: now[h][k] - token[h][k] for k in now[h]} for h in now}
-        return {"testbed": self.state["name"], "counters": delta,
-                "wire_bytes": sum(d["tx_bytes"] for d in delta.values()),
-                "fabric": f"testbed {self.state['name']}'s cables"}
+        delta = {h: {k: now[h][k] - hosts[h][k] for k in now[h]} for h in now}
+        dirs = cables.directions(self.state)
+        spans = [{**key, **cables.span_cables(dirs, self.sampler.samples, t0, t1)} for key, t0, t1 in self.spans]
+        out = {"testbed": self.state["name"], "counters": delta,
+               "wire_bytes": sum(d["tx_bytes"] for d in delta.values()),
+               "fabric": f"testbed {self.state['name']}'s cables",
+               "shapers": cables.qdisc_delta(dirs, shapers, cables.qdisc(self.state)),
+               "spans": [s for s in spans if "cables" in s]}
+        if self.sampler.error:
+            out["sampler_error"] = self.sampler.error
+        return out
 
     def stopped(self, rank_hosts: list[str]) -> str:
         """Every cable of the network checked, hosts' and switches' alike."""

@@ -20,6 +20,7 @@ from ..model.resources import MB
 from ..model.datafile import read_data_file
 from ..model.topologies.custom import CustomNetwork
 from ..schema import write_document
+from . import cablecheck
 from . import validate as v
 
 # The saturation test streams windows of SAT_WINDOW messages of SAT_SIZE: about
@@ -103,11 +104,27 @@ class Validation:
     per_size: list                            # SizeResult, ascending sizes
     duration_s: float
     document: Path
+    cables: list = field(default_factory=list)   # cablecheck.compare: per size, every cable direction
 
     @property
     def top(self) -> SizeResult:
         """The largest size: the one the verdict rests on."""
         return self.per_size[-1]
+
+    @property
+    def top_cables(self) -> Optional[dict]:
+        """The per-cable comparison at the largest size (testbeds only)."""
+        return next((c for c in self.cables if c["size"] == self.top.size), None)
+
+    @property
+    def emulation(self) -> Optional[dict]:
+        c = self.top_cables
+        return cablecheck.emulation(c) if c else None
+
+    @property
+    def explanation(self) -> str:
+        c = self.top_cables
+        return cablecheck.explain(c, self.top.ratio) if c else ""
 
     @property
     def agrees(self) -> bool:
@@ -130,7 +147,8 @@ class Validation:
             "nominal_Bps": self.nominal[0], "nominal_bottleneck": self.nominal[1],
             "predicted_Bps": self.predicted[0], "predicted_bottleneck": self.predicted[1],
             "per_size": [r.to_dict() for r in self.per_size], "tolerance": v.TOLERANCE,
-            "verdict": self.top.verdict, "duration_s": self.duration_s}
+            "verdict": self.top.verdict, "duration_s": self.duration_s,
+            "cables": self.cables, "emulation": self.emulation, "explanation": self.explanation or None}
 
 
 def validate(site: Site, sizes: str, out: Path, measure: Measure, mpi_home: Optional[str] = None,
@@ -177,7 +195,16 @@ def _validate(site: Site, b: v.Bottleneck, run: "_Runs", progress) -> tuple:
     doc, measured = run.alltoall()
     per_size = [SizeResult(s, measured[s], predicted[0]) for s in sorted(measured)]
     return Validation(site, b, sat, bi, links, v.predict(net, site.file), predicted, both_ways, per_size, 0.0,
-                      run.out), doc
+                      run.out, _cables(site, links, sat.rate_Bps, doc)), doc
+
+
+def _cables(site: Site, links: list, rate_Bps: float, doc: dict) -> list:
+    """The per-cable comparison of the all-to-all run (a testbed's; real hosts have no shaped cables to read)."""
+    if site.hosts:
+        return []
+    from . import netns
+    pred = cablecheck.predicted(site.net, netns.load(site.name)["cables"], {i: rate_Bps for i in links})
+    return cablecheck.compare(pred, doc.get("records") or [])
 
 
 class _Runs:

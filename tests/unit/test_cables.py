@@ -1,0 +1,124 @@
+"""Per-cable truth of a testbed launch (testbed/cables.py) and the validation's
+comparison cable by cable (testbed/cablecheck.py), from recorded counters:
+the spans' bytes, rates and busiest windows, the shapers' deltas, the model's
+predicted utilization of every cable direction under all-to-all, and the
+verdicts on the cables and on the emulation."""
+from pathlib import Path
+
+import pytest
+
+from fabriclab.model.datafile import read_data_file
+from fabriclab.model.topologies.custom import CustomNetwork
+from fabriclab.testbed import cablecheck, cables, plan
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "testbeds"
+
+
+def _state(name: str) -> dict:
+    f = str(EXAMPLES / name)
+    net = CustomNetwork.from_dict(read_data_file(f, "network file"), where=f)
+    return net, plan.make(net, "t", source=f).to_dict()
+
+
+def _net_dev(rows: dict) -> str:
+    """/proc/net/dev's text with these interfaces' transmit bytes and packets."""
+    head = "Inter-|   Receive |  Transmit\n face |bytes packets errs drop fifo frame compressed multicast|bytes ...\n"
+    return head + "".join(f"{dev}: 0 0 0 0 0 0 0 0 {b} {p} 0 0 0 0 0 0\n" for dev, (b, p) in rows.items())
+
+
+def test_net_dev_is_read_as_transmit_bytes_and_packets():
+    assert cables._net_dev(_net_dev({"eth0": (1234, 5), "lo": (9, 1)})) == {"eth0": (1234, 5), "lo": (9, 1)}
+
+
+def _samples(rate_Bps: float, seconds: float, idle_from: float = 1e9) -> list:
+    """Readings every 0.1 s of a cable h0 -> s0 (h0's eth0) sending at rate_Bps until idle_from."""
+    out, sent = [], 0
+    for k in range(int(seconds / 0.1) + 1):
+        t = k * 0.1
+        out.append((t, {"h0": {"eth0": (int(sent), k)}}, (100 * k, 10 * k, 5 * k), 0.002 * k))
+        sent += rate_Bps * 0.1 if t < idle_from else 0
+    return out
+
+
+def test_a_span_gives_bytes_utilization_and_the_busiest_windows():
+    dirs = [{"cable": 0, "from": "h0", "to": "s0", "dev": "eth0", "rate_Bps": 10e6}]
+    got = cables.span_cables(dirs, _samples(10e6, 2.0, idle_from=1.0), 0.0, 2.0)
+    (c,) = got["cables"]
+    assert c["bytes"] == pytest.approx(10e6) and c["util"] == pytest.approx(0.5)
+    assert c["p90_util"] == pytest.approx(1.0) and c["at_rate"] == pytest.approx(0.5)
+    assert got["cpu"]["idle"] == pytest.approx(0.1) and got["cpu"]["softirq"] == pytest.approx(0.05)
+    assert got["cpu"]["softirq_wait"] == pytest.approx(0.02 / (cables.os.cpu_count() or 1))
+    assert cables.span_cables(dirs, _samples(10e6, 2.0), 5.0, 6.0) == {}      # no reading inside
+
+
+def test_shaper_counters_are_taken_per_direction_over_the_launch():
+    dirs = [{"cable": 3, "from": "s0", "to": "s1", "dev": "p4", "rate_Bps": 1e6}]
+    before = {"s0 p4": dict(bytes=10, packets=1, drops=2, overlimits=3, requeues=0)}
+    after = {"s0 p4": dict(bytes=110, packets=3, drops=7, overlimits=13, requeues=1)}
+    assert cables.qdisc_delta(dirs, before, after) == [
+        {"cable": 3, "from": "s0", "to": "s1", "bytes": 100, "packets": 2, "drops": 5, "overlimits": 10, "requeues": 1}]
+    assert cables.qdisc_delta(dirs, {}, after) == []
+
+
+def test_the_fat_tree_s_trunks_are_the_bottleneck_and_its_host_cables_carry_their_share():
+    net, state = _state("fat-tree.yaml")
+    trunks = [i for i, ln in enumerate(net.links) if isinstance(ln, dict)]
+    pred = cablecheck.predicted(net, state["cables"], {i: 7.5e6 for i in trunks})
+    assert len(pred) == 2 * len(state["cables"])
+    host = [d for d in pred if d["from"].startswith("h") or d["to"].startswith("h")]
+    trunk = [d for d in pred if d not in host]
+    # every host sends 7 flows and receives 7; every trunk direction carries 6 (2 hosts x 6 remote / 2 spines)
+    assert {d["flows"] for d in host} == {7.0} and {d["flows"] for d in trunk} == {6.0}
+    assert {round(d["util"], 9) for d in trunk} == {1.0}
+    assert {round(d["util"], 9) for d in host} == {round((7 / 16e6) / (6 / 7.5e6), 9)}
+
+
+def test_ecmp_splits_each_flow_evenly_over_equal_cost_cables():
+    net, state = _state("ring.yaml")
+    net.routing = "ecmp"
+    flows = cablecheck.channel_flows(net)
+    # the loads are a flow split: every host's flows add up to the flows it sends
+    n = net.n_nodes
+    total_host_out = sum(f for c, f in flows.items() if int(net.router.src[c]) < n)
+    assert total_host_out == pytest.approx(n * (n - 1))
+
+
+def _size_row(hot_util: float, wait: float = 0.01, p90: float = 1.0, host_util: float = 0.5) -> dict:
+    rows = [{"cable": 8, "from": "l0", "to": "sp0", "label": "link l0-sp0", "flows": 6, "predicted_util": 1.0,
+             "measured_util": hot_util, "ratio": hot_util, "p90_util": p90, "at_rate": 0.6, "drops": 4,
+             "overlimits": 9},
+            {"cable": 0, "from": "h0", "to": "l0", "label": "link h0-l0", "flows": 7, "predicted_util": 0.6,
+             "measured_util": host_util, "ratio": host_util / 0.6, "p90_util": 0.9, "at_rate": 0.1, "drops": 0,
+             "overlimits": 0}]
+    return {"size": 262144, "cables": rows, "cpu": {"idle": 0.0, "softirq": 0.2, "softirq_wait": wait},
+            "seconds": 3.0}
+
+
+def test_idle_bottleneck_cables_are_named_and_a_busier_cable_outranks_them():
+    said = cablecheck.explain(_size_row(0.85), ratio=0.86)
+    assert "carried 0.85 of their rate" in said and "l0->sp0" in said and "dropped 4 packets" in said
+    assert "idled" in said
+    said = cablecheck.explain(_size_row(0.85, host_util=0.95), ratio=0.86)
+    assert "h0->l0 ran at 0.95 of its rate where the model gives it 0.60" in said
+    assert "idled" not in cablecheck.explain(_size_row(0.99), ratio=0.99)
+
+
+def test_an_emulation_short_of_cpu_or_rate_is_not_faithful():
+    assert cablecheck.emulation(_size_row(0.9))["faithful"]
+    e = cablecheck.emulation(_size_row(0.9, wait=0.3))
+    assert not e["faithful"] and "waited for a CPU 30%" in e["reasons"][0]
+    e = cablecheck.emulation(_size_row(0.6, p90=0.7))
+    assert not e["faithful"] and e["slow_cables"] == ["l0->sp0"]
+
+
+def test_compare_takes_the_median_over_launches_and_the_shapers_sum():
+    pred = [{"cable": 8, "from": "l0", "to": "sp0", "label": "x", "flows": 6.0, "rate_Bps": 1.0, "util": 1.0}]
+
+    def end(util):
+        span = {"size": 4096, "seconds": 2.0, "cpu": {"idle": 0.0, "softirq": 0.2, "softirq_wait": 0.01},
+                "cables": [{"cable": 8, "from": "l0", "to": "sp0", "util": util, "p90_util": 1.0, "at_rate": 0.5}]}
+        return {"kind": "launch_end", "bench": "message.alltoall", "spans": [span],
+                "shapers": [{"cable": 8, "from": "l0", "to": "sp0", "drops": 2, "overlimits": 5}]}
+    (row,) = cablecheck.compare(pred, [end(0.8), end(0.9), end(0.95), {"kind": "point"}])
+    (c,) = row["cables"]
+    assert row["size"] == 4096 and c["measured_util"] == 0.9 and c["drops"] == 6 and c["overlimits"] == 15
