@@ -92,6 +92,7 @@ class Sampler:
         self._thread = None
         self._softirq = _ksoftirqd()
         self.error = ""
+        self.cpu_s = 0.0               # the sampler thread's own CPU time: what watching costs
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="cable-sampler", daemon=True)
@@ -120,6 +121,7 @@ class Sampler:
         finally:
             for fd in fds.values():
                 os.close(fd)
+            self.cpu_s = time.thread_time()
 
     def _read(self, libc, fds: dict) -> tuple:
         t = time.monotonic()

@@ -5,6 +5,7 @@ silent, and leaves no process behind."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 from ..errors import UsageError
@@ -48,7 +49,9 @@ class TestbedWatch(Watch):
         self.spans: list = []
 
     def before(self):
-        token = (netns.counters(self.state), cables.qdisc(self.state))
+        t0 = time.monotonic()
+        token = (netns.counters(self.state), cables.qdisc(self.state), t0)
+        self.read_s = time.monotonic() - t0
         self.spans = []
         self.sampler = cables.Sampler(self.state)
         self.sampler.start()
@@ -59,16 +62,21 @@ class TestbedWatch(Watch):
 
     def after(self, token) -> dict:
         self.sampler.stop()
-        hosts, shapers = token
+        hosts, shapers, _ = token
+        t0 = time.monotonic()
         now = netns.counters(self.state)
+        shaped = cables.qdisc(self.state)
+        self.read_s += time.monotonic() - t0
         delta = {h: {k: now[h][k] - hosts[h][k] for k in now[h]} for h in now}
         dirs = cables.directions(self.state)
         spans = [{**key, **cables.span_cables(dirs, self.sampler.samples, t0, t1)} for key, t0, t1 in self.spans]
         out = {"testbed": self.state["name"], "counters": delta,
                "wire_bytes": sum(d["tx_bytes"] for d in delta.values()),
                "fabric": f"testbed {self.state['name']}'s cables",
-               "shapers": cables.qdisc_delta(dirs, shapers, cables.qdisc(self.state)),
-               "spans": [s for s in spans if "cables" in s]}
+               "shapers": cables.qdisc_delta(dirs, shapers, shaped),
+               "spans": [s for s in spans if "cables" in s],
+               # what reading the cables cost: the sampler's CPU and the counter reads' time
+               "watch_cost_s": round(self.sampler.cpu_s + self.read_s, 4)}
         if self.sampler.error:
             out["sampler_error"] = self.sampler.error
         return out
