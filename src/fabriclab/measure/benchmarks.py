@@ -53,12 +53,15 @@ class Param:
     Three kinds: listed `choices` (the first is the default); an integer in
     lo..hi, typed in units.py's grammar (window=4K); or free text. `canonical`
     turns what a user typed into the one form the core receives: the choice
-    itself, a plain decimal integer, or the text. The core checks the same
-    rules, generated from these (build.py), and accepts nothing else."""
+    itself, a plain decimal integer, or the text. `only` = (key, value): a
+    value other than the default means something only while parameter key
+    has that value (Bench.idle). The core checks the same rules, generated
+    from these (build.py), and accepts nothing else."""
     default: str                # as written here, shown by `fabriclab list` ("32M")
     choices: tuple = ()
     lo: int | None = None       # an integer parameter's range, inclusive
     hi: int | None = None
+    only: tuple = ()            # ("variant", "concurrent"), or () for always
 
     @property
     def integer(self) -> bool:
@@ -95,8 +98,8 @@ def choice(*values: str) -> Param:
     return Param(values[0], tuple(values))
 
 
-def integer(default, lo: int, hi: int) -> Param:
-    return Param(str(default), lo=lo, hi=hi)
+def integer(default, lo: int, hi: int, only: tuple = ()) -> Param:
+    return Param(str(default), lo=lo, hi=hi, only=only)
 
 
 def text(default: str = "") -> Param:
@@ -244,6 +247,16 @@ class Bench:
     def canonical(self, key: str, value: str) -> str:
         """A value of parameter `key` as the core receives it; UsageError if refused."""
         return self.params[key].canonical(value, f"{self.name}: parameter {key}")
+
+    def idle(self, params: dict) -> dict:
+        """The parameters of one variant (canonical values) that mean nothing
+        beside the others: away from their default while the parameter their
+        `only` names has another value; each with why, in one line."""
+        have = {**self.defaults, **params}
+        return {k: f"{self.name}: parameter {k}={have[k]} applies only with {p.only[0]}={p.only[1]}, "
+                   f"not {p.only[0]}={have[p.only[0]]}"
+                for k, p in self.params.items()
+                if p.only and have[k] != p.core_default and have[p.only[0]] != p.only[1]}
 
     def check_ranks(self, nranks: int) -> None:
         if nranks < self.min_ranks:
