@@ -128,6 +128,10 @@ COMPLETION = choice("wait", "test")
 # Messages in flight per window (one ack or completion each): the core keeps a
 # request per message, so 2^20 bounds its memory (OSU's window is 64).
 WINDOW = {"window": integer(64, 1, 1 << 20)}
+# message.alltoall's concurrent schedule posts a window of whole exchanges,
+# 2(N-1)W requests: window 1 is one exchange per wait (the default, and the
+# only value the one-at-a-time schedules take).
+ALLTOALL_WINDOW = {"window": integer(1, 1, 4096, only=("variant", "concurrent"))}
 SYNC = {"sync": choice("flush", "fence")}
 HOTSPOT_VIEWS = ("hotspot", "fairness")
 STORES = {"stores": choice("auto", "nt", "normal")}
@@ -333,7 +337,8 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        "bandwidth", axes=("size", "active"), pattern="pairs", params=WINDOW, suite=None,
        views=("saturation", "fairness"), footprint=fp.MPI_PAIRS),
     _b("message.alltoall", "all-to-all personalized exchange: SIZE bytes to every other rank", "bandwidth",
-       concurrent=True, pattern="all", min_ranks=2, params={"variant": choice("collective", "pairwise", "concurrent")},
+       concurrent=True, pattern="all", min_ranks=2,
+       params={"variant": choice("collective", "pairwise", "concurrent"), **ALLTOALL_WINDOW},
        suite=None, views=("alltoall", "validation"), footprint=fp.MPI_ALLTOALL),
     _b("message.bisection", "a seeded random perfect matching; every pair streams both ways at once",
        "bandwidth", concurrent=True, pattern="bisection", params={**WINDOW, "seed": integer(1, 0, MAX_VALUE)},
