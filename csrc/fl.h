@@ -105,14 +105,16 @@ enum { FL_OK = 0, FL_SKIP = 1, FL_ERROR = -1 };
 enum { FL_AXIS_SIZE = 1, FL_AXIS_STRIDE = 2, FL_AXIS_ACTIVE = 4, FL_AXIS_CONNS = 8 };
 
 /* What one --param accepts (benchmarks.Param): one of the listed choices,
- * a decimal integer in lo..hi, or (neither) any text. Python sends only
- * values that pass; fl_opts_bind checks them again. */
+ * a decimal integer in lo..hi, or (neither) any text; a value other than the
+ * default only while param only_key is only_value. Python sends
+ * only values that pass; fl_opts_bind checks them again. */
 typedef struct {
     const char *key;
     const char *dflt;    /* as the core receives values: "64", "flush" */
     const char *choices; /* "flush|fence", or NULL */
     int integer;
     int64_t lo, hi;
+    const char *only_key, *only_value; /* "variant", "concurrent"; or NULL */
 } fl_param_rule;
 
 /* The facts of a benchmark, generated from fabriclab's registry

@@ -310,6 +310,17 @@ static int parse_layouts(fl_opts *o, int nranks, char *err, size_t errlen)
     return FL_OPTS_RUN;
 }
 
+/* A rule's param away from its default needs param only_key at only_value
+ * (window=8 needs variant=concurrent). Checked once the defaults are in. */
+static int condition_met(const fl_opts *o, const fl_param_rule *r)
+{
+    const char *v = fl_param_find(o, r->key), *other;
+    if (!r->only_key || !v || strcmp(v, r->dflt) == 0)
+        return 1;
+    other = fl_param_find(o, r->only_key);
+    return other && strcmp(other, r->only_value) == 0;
+}
+
 int fl_opts_bind(const fl_bench *b, fl_opts *o, char *err, size_t errlen)
 {
     const fl_facts *f = b->facts;
@@ -328,6 +339,10 @@ int fl_opts_bind(const fl_bench *b, fl_opts *o, char *err, size_t errlen)
                 return BAD("%s: more than %d params", b->name, FL_MAX_PARAMS);
             set_param(o, dup_n(r->key, strlen(r->key)), dup_n(r->dflt, strlen(r->dflt)));
         }
+    for (const fl_param_rule *r = f->rules; r->key; r++)
+        if (!condition_met(o, r))
+            return BAD("%s: param %s=%s applies only with %s=%s", b->name, r->key,
+                       fl_param_find(o, r->key), r->only_key, r->only_value);
 
     if (!(f->axes & FL_AXIS_STRIDE) && (o->nstrides != 1 || o->strides[0] != 1))
         return BAD("%s has no stride axis", b->name);

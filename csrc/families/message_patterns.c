@@ -10,9 +10,13 @@
  * - saturation: pairs run message.stream's protocol side by side.
  * - hotspot: every sender streams windows to one target, which posts a
  *   window of receives per sender and acks each sender per window.
- * - alltoall: an all-to-all personalized exchange, by MPI_Alltoall or by an
+ * - alltoall: an all-to-all personalized exchange, by MPI_Alltoall, by an
  *   explicit shifted pairwise schedule (Thakur, Rabenseifner and Gropp,
- *   "Optimization of collective communication operations in MPICH", 2005).
+ *   "Optimization of collective communication operations in MPICH", 2005),
+ *   or concurrently: the receives and sends of a window of W exchanges
+ *   posted at once, 2(N-1)W requests, one wait for all, so that the network
+ *   stays loaded across exchanges as the model's continuous all-to-all
+ *   assumes (W = 1: one exchange, its ramp-up and tail in every op).
  *
  * Cache state: op i sends from and receives into slot i % buffers of
  * regions of `buffers` slots of `size` bytes, i counted over the whole point
@@ -22,7 +26,8 @@
  * pattern per flow. A rank that receives from several peers (hotspot target,
  * alltoall) keeps the footprint the cache state asks for, about
  * buffers x size bytes per side, rather than buffers slots per peer: see
- * share_slots. */
+ * share_slots. Alltoall's exchange i uses array i % arrays; when arrays <
+ * window, receives of one window share arrays in the same way. */
 #include "../fl.h"
 
 #include <limits.h>
@@ -40,7 +45,7 @@ typedef struct {
     int peer;           /* partner rank, -1 for none */
     int nranks, rank;
     int count;          /* bytes of one message (alltoall: of one block) */
-    int window;         /* messages per flow per window; 1 for alltoall */
+    int window;         /* messages per flow per window (alltoall: exchanges) */
     int schedule;       /* alltoall: SCHED_* */
     int64_t buffers;    /* send (and pair receive) slots ops rotate through */
     int64_t rslots;     /* hotspot target: receive slots per sender; alltoall: arrays */
@@ -241,15 +246,21 @@ static int hotspot_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void *
 }
 
 /* alltoall: every rank sends a block to every rank; ops rotate through
- * arrays of nranks blocks. */
+ * arrays of nranks blocks. A window of W exchanges keeps 2(N-1)W requests
+ * (window is 1 but for the concurrent schedule: fl_opts_bind). */
 static int alltoall_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
                           fl_shape *shape)
 {
     const int n = ctx->nranks;
-    const int64_t unit = (int64_t)n * pt->size;
+    const int64_t unit = (int64_t)n * pt->size, window = fl_param_int(ctx->opts, "window");
     pat_state *s;
-    int st = pat_begin(ctx, pt, shape, alltoall_fault, 1, unit, &s);
     (void)bs;
+    if (2 * (int64_t)(n - 1) * window > INT_MAX) {
+        snprintf(shape->note, FL_NOTE_LEN, "2 x %d peers x window %lld requests exceed an MPI int count",
+                 n - 1, (long long)window);
+        return FL_ERROR;
+    }
+    int st = pat_begin(ctx, pt, shape, alltoall_fault, window, unit, &s);
     if (st != FL_OK)
         return st;
     const char *variant = fl_param(ctx->opts, "variant");
@@ -259,12 +270,14 @@ static int alltoall_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void 
     s->rslots = share_slots(pt->buffers, n);
     s->sbuf = fl_alloc(region(s->rslots, unit));
     s->rbuf = fl_alloc(region(s->rslots, unit));
-    s->req = fl_alloc(sizeof *s->req * 2 * (size_t)n);
+    s->req = fl_alloc(sizeof *s->req * 2 * (size_t)n * (size_t)window);
     shape->sent_bytes = shape->recv_bytes = (int64_t)(n - 1) * pt->size;
     shape->messages = n - 1;
     shape->timed = 1;
-    snprintf(shape->info, FL_INFO_LEN, "{\"variant\":\"%s\",\"buffers\":%lld,\"arrays\":%lld}",
-             variant, (long long)pt->buffers, (long long)s->rslots);
+    shape->batch_multiple = window; /* samples are whole windows */
+    snprintf(shape->info, FL_INFO_LEN,
+             "{\"variant\":\"%s\",\"window\":%d,\"buffers\":%lld,\"arrays\":%lld}", variant,
+             s->window, (long long)pt->buffers, (long long)s->rslots);
     *state = s;
     return FL_OK;
 }
@@ -372,52 +385,71 @@ static double hotspot_measure(const fl_ctx *ctx, void *state, int64_t iters)
     return finish(s, iters, t0);
 }
 
+/* Concurrent alltoall: the receives of `len` exchanges from op d, then
+ * their sends, then one wait for all 2(N-1)len. Exchange j uses array d + j;
+ * messages of one flow match in posting order, so each lands in its own. */
+static void concurrent_window(pat_state *s, MPI_Comm comm, int64_t d, int len)
+{
+    const int c = s->count, n = s->nranks, me = s->rank, m = n - 1;
+    MPI_Request *rq = s->req, *sq = s->req + (size_t)len * (size_t)m;
+    for (int j = 0; j < len; j++) {
+        char *ra = array(s, s->rbuf, d + j);
+        for (int k = 1; k < n; k++) {
+            int src = (me - k + n) % n;
+            MPI_Irecv(ra + (size_t)src * (size_t)c, c, MPI_BYTE, src, TAG_PAT_DATA, comm,
+                      &rq[j * m + k - 1]);
+        }
+    }
+    for (int j = 0; j < len; j++) {
+        char *sa = array(s, s->sbuf, d + j);
+        for (int k = 1; k < n; k++) { /* shifted: no rank is everyone's first target */
+            int dst = (me + k) % n;
+            MPI_Isend(sa + (size_t)dst * (size_t)c, c, MPI_BYTE, dst, TAG_PAT_DATA, comm,
+                      &sq[j * m + k - 1]);
+        }
+    }
+    MPI_Waitall(2 * m * len, s->req, MPI_STATUSES_IGNORE);
+}
+
+/* Pairwise alltoall: one partner at a time, N-1 steps of one exchange. */
+static void pairwise_exchange(pat_state *s, MPI_Comm comm, int64_t i)
+{
+    const int c = s->count, n = s->nranks, me = s->rank;
+    char *sa = array(s, s->sbuf, i), *ra = array(s, s->rbuf, i);
+    for (int k = 1; k < n; k++) {
+        int dst = (me + k) % n, src = (me - k + n) % n;
+        MPI_Irecv(ra + (size_t)src * (size_t)c, c, MPI_BYTE, src, TAG_PAT_DATA, comm, &s->req[0]);
+        MPI_Isend(sa + (size_t)dst * (size_t)c, c, MPI_BYTE, dst, TAG_PAT_DATA, comm, &s->req[1]);
+        MPI_Waitall(2, s->req, MPI_STATUSES_IGNORE);
+    }
+}
+
 /* alltoall: one op = one personalized exchange of `count` bytes with every
  * other rank; the self block moves too (collective) but is not counted.
  * Schedules: the library's MPI_Alltoall; an explicit shifted pairwise
- * exchange, one partner at a time; or every message at once (all receives
- * and sends posted, then one wait): the traffic the network model assumes. */
+ * exchange, one partner at a time; or every message of a window of
+ * exchanges at once (all receives and sends posted, then one wait): the
+ * traffic the network model assumes. */
 static double alltoall_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
     pat_state *s = state;
     MPI_Comm comm = ctx->comm;
-    const int c = s->count, n = s->nranks, me = s->rank;
+    const int c = s->count;
     double t0 = fl_now();
     if (s->schedule == SCHED_COLLECTIVE)
         for (int64_t i = 0; i < iters; i++)
             MPI_Alltoall(array(s, s->sbuf, i), c, MPI_BYTE, array(s, s->rbuf, i), c, MPI_BYTE,
                          comm);
     else if (s->schedule == SCHED_CONCURRENT)
-        for (int64_t i = 0; i < iters; i++) {
-            char *sa = array(s, s->sbuf, i), *ra = array(s, s->rbuf, i);
-            for (int k = 1; k < n; k++) {
-                int src = (me - k + n) % n;
-                MPI_Irecv(ra + (size_t)src * (size_t)c, c, MPI_BYTE, src, TAG_PAT_DATA, comm,
-                          &s->req[k - 1]);
-            }
-            for (int k = 1; k < n; k++) { /* shifted: no rank is everyone's first target */
-                int dst = (me + k) % n;
-                MPI_Isend(sa + (size_t)dst * (size_t)c, c, MPI_BYTE, dst, TAG_PAT_DATA, comm,
-                          &s->req[n - 1 + k - 1]);
-            }
-            MPI_Waitall(2 * (n - 1), s->req, MPI_STATUSES_IGNORE);
-        }
+        for (int64_t d = 0; d < iters; d += s->window)
+            concurrent_window(s, comm, d, window_len(iters, d, s->window));
     else
-        for (int64_t i = 0; i < iters; i++) {
-            char *sa = array(s, s->sbuf, i), *ra = array(s, s->rbuf, i);
-            for (int k = 1; k < n; k++) {
-                int dst = (me + k) % n, src = (me - k + n) % n;
-                MPI_Irecv(ra + (size_t)src * (size_t)c, c, MPI_BYTE, src, TAG_PAT_DATA, comm,
-                          &s->req[0]);
-                MPI_Isend(sa + (size_t)dst * (size_t)c, c, MPI_BYTE, dst, TAG_PAT_DATA, comm,
-                          &s->req[1]);
-                MPI_Waitall(2, s->req, MPI_STATUSES_IGNORE);
-            }
-        }
+        for (int64_t i = 0; i < iters; i++)
+            pairwise_exchange(s, comm, i);
     return finish(s, iters, t0);
 }
 
-/* ---- verify: one window (alltoall: one op) of patterned data ---- */
+/* ---- verify: one window of patterned data ---- */
 
 /* The seed of the flow from rank `from` to rank `to`. */
 static inline uint64_t flow_seed(const pat_state *s, int from, int to)
@@ -487,25 +519,29 @@ static int64_t hotspot_verify(const fl_ctx *ctx, void *st, int64_t *checked)
     return window_verify(ctx, st, checked, hotspot_measure);
 }
 
-/* One exchange (op 0, array 0): block d of the send array carries the flow
- * pattern (rank -> d); every block received from another rank is checked. */
+/* One window of exchanges (ops 0..W-1): block d of every send array the
+ * window uses carries the flow pattern (rank -> d); every block received
+ * from another rank is checked, in each distinct array once. */
 static int64_t alltoall_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 {
     pat_state *s = state;
-    const size_t c = (size_t)s->count;
-    s->next = 0;
-    char *sa = array(s, s->sbuf, 0), *ra = array(s, s->rbuf, 0);
+    const size_t c = (size_t)s->count, n = (size_t)s->nranks;
+    const int64_t arrays = min64(s->window, s->rslots);
     int64_t bad = 0;
-    for (int q = 0; q < s->nranks; q++)
-        fl_fill(sa + (size_t)q * c, c, flow_seed(s, s->rank, q));
-    memset(ra, 0, c * (size_t)s->nranks);
-    alltoall_measure(ctx, state, 1);
     s->next = 0;
-    for (int q = 0; q < s->nranks; q++)
-        if (q != s->rank) {
-            bad += fl_check(ra + (size_t)q * c, c, flow_seed(s, q, s->rank));
-            *checked += (int64_t)c;
-        }
+    for (int64_t k = 0; k < arrays; k++) {
+        for (int q = 0; q < s->nranks; q++)
+            fl_fill(array(s, s->sbuf, k) + (size_t)q * c, c, flow_seed(s, s->rank, q));
+        memset(array(s, s->rbuf, k), 0, c * n);
+    }
+    alltoall_measure(ctx, state, s->window);
+    s->next = 0; /* back to the arrays the window used */
+    for (int64_t k = 0; k < arrays; k++)
+        for (int q = 0; q < s->nranks; q++)
+            if (q != s->rank) {
+                bad += fl_check(array(s, s->rbuf, k) + (size_t)q * c, c, flow_seed(s, q, s->rank));
+                *checked += (int64_t)c;
+            }
     s->seed += (uint64_t)s->nranks * (uint64_t)s->nranks;
     return bad;
 }

@@ -41,7 +41,8 @@ def ints(text):
 
 def refusal(facts, opts, params):
     """What the real core refuses (docs/core-protocol.md): numbers other than
-    plain decimal integers, unknown params, values outside their rules."""
+    plain decimal integers, unknown params, values outside their rules or
+    away from their default where their `only` condition fails."""
     for opt in ("--sizes", "--buffers", "--strides", "--conns"):
         if opt in opts and not all(x.isdigit() for x in opts[opt].split(",")):
             return f"{opt}: expected comma-separated integers >= 0, got '{opts[opt]}'"
@@ -53,6 +54,9 @@ def refusal(facts, opts, params):
             return f"{facts.name}: param {key}={value} is not one of {'|'.join(rule.choices)}"
         if rule.integer and not (value.lstrip("-").isdigit() and rule.lo <= int(value) <= rule.hi):
             return f"{facts.name}: param {key}={value} is not a decimal integer in {rule.lo}..{rule.hi}"
+    for key in facts.idle(params):
+        other, value = facts.params[key].only
+        return f"{facts.name}: param {key}={params[key]} applies only with {other}={value}"
     return None
 
 

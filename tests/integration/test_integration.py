@@ -113,6 +113,22 @@ def test_patterns_at_four_ranks(flavour, tmp_path):
             assert p["bytes_per_op"] == 4 * 3 * p["size"]  # every rank sends SIZE to each of 3 others
 
 
+def test_alltoall_window_of_exchanges_at_four_ranks(flavour, tmp_path):
+    """variant=concurrent, window=4: four exchanges posted at once, each still one op; the whole window's
+    data validated (every block of every distinct array the window used, on every rank)."""
+    _, home = flavour
+    doc = _run(home, tmp_path / "a2a.json", "message.alltoall", "-n", "4", "-s", "8,64K",
+               "-p", "variant=concurrent", "-p", "window=4")
+    pts = schema.points(doc)
+    assert sorted(p["size"] for p in pts) == [8, 65536]
+    _check_points(doc)
+    for p in pts:
+        assert p["variant"] == "variant=concurrent,window=4" and p["bytes_per_op"] == 4 * 3 * p["size"]
+        assert p["info"]["window"] == 4 and p["info"]["variant"] == "concurrent"
+        arrays = min(4, p["info"]["arrays"])
+        assert p["validation"]["checked_bytes"] == 4 * 3 * p["size"] * arrays
+
+
 def test_three_launches_record_launches_and_placement(flavour, tmp_path):
     _, home = flavour
     out = tmp_path / "l3.json"
@@ -162,18 +178,20 @@ def test_suffixed_parameter_reaches_the_core_as_an_integer(flavour, tmp_path):
     _check_points(doc)
 
 
-@pytest.mark.parametrize("extra,msg", [
-    (["--param", "window=1K"], "param window=1K is not a decimal integer in 1..1048576"),
-    (["--param", "window=0"], "param window=0 is not a decimal integer in 1..1048576"),
-    (["--param", "completion=maybe"], "param completion=maybe is not one of wait|test"),
-    (["--sizes", "1K"], "--sizes: expected comma-separated integers"),
-    (["--param", "windw=8"], "has no param 'windw'"),
+@pytest.mark.parametrize("bench,extra,msg", [
+    ("message.stream", ["--param", "window=1K"], "param window=1K is not a decimal integer in 1..1048576"),
+    ("message.stream", ["--param", "window=0"], "param window=0 is not a decimal integer in 1..1048576"),
+    ("message.stream", ["--param", "completion=maybe"], "param completion=maybe is not one of wait|test"),
+    ("message.stream", ["--sizes", "1K"], "--sizes: expected comma-separated integers"),
+    ("message.stream", ["--param", "windw=8"], "has no param 'windw'"),
+    ("message.alltoall", ["--param", "window=2", "--param", "variant=pairwise"],
+     "param window=2 applies only with variant=concurrent"),
 ])
-def test_core_refuses_what_python_never_sends(flavour, extra, msg):
+def test_core_refuses_what_python_never_sends(flavour, bench, extra, msg):
     """The core's own check, driven by the generated rules: one error line, exit 2."""
     _, home = flavour
     core = build.ensure_core(mpi.discover(home=home))
-    out = subprocess.run([core.path, "message.stream", "--sizes", "8", *extra], capture_output=True, text=True,
+    out = subprocess.run([core.path, bench, "--sizes", "8", *extra], capture_output=True, text=True,
                          timeout=60, env={**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1",
                                           "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
     assert out.returncode == 2, out.stdout + out.stderr

@@ -110,6 +110,11 @@ def nothing_built_or_launched(tmp_path, monkeypatch):
     (["memory.strided_load", "--strides", "1,2kb"], "ambiguous stride"),
     (["message.conns", "--conns", "1KB"], "ambiguous connection count"),
     (["message.hotspot", "-n", "4", "--active", "1MB"], "ambiguous active count"),
+    (["message.alltoall", "-n", "4", "-p", "window=4"],
+     "message.alltoall: parameter window=4 applies only with variant=concurrent, not variant=collective"),
+    (["message.alltoall", "-n", "4", "-p", "window=4", "-p", "variant=concurrent,pairwise"],
+     "window=4 applies only with variant=concurrent, not variant=pairwise"),
+    (["message.alltoall", "-n", "4", "-p", "window=8K", "-p", "variant=concurrent"], "window must be 1..4096"),
 ])
 def test_refused_before_build_or_launch(argv, msg, nothing_built_or_launched, tmp_path, capsys):
     rc = main(["run", *argv, "--mpiexec", nothing_built_or_launched, "-o", str(tmp_path / "r.json"), "-q"])
@@ -177,6 +182,8 @@ def test_generated_rules_match_the_registry():
         for key, p in b.params.items():
             r = got[key]
             assert r.pop("dflt") == p.core_default, (b.name, key)
+            only = {"only_key": p.only[0], "only_value": p.only[1]} if p.only else {}
+            assert {k: r.pop(k) for k in list(r) if k.startswith("only_")} == only, (b.name, key)
             if p.choices:
                 assert r == {"choices": "|".join(p.choices)}, (b.name, key)
             elif p.integer:
@@ -184,12 +191,20 @@ def test_generated_rules_match_the_registry():
             else:
                 assert r == {}, (b.name, key)
     assert "burst=33554432" in REGISTRY["tcp.stream"].params_spec  # the core's listing: canonical
+    assert '.only_key = "variant", .only_value = "concurrent"' in core_build.facts_header()  # alltoall's window
+
+
+def test_every_condition_names_a_choice_of_the_same_benchmark():
+    """A parameter's `only` is (another parameter of its benchmark, one of that one's choices)."""
+    conditions = [(b, p.only) for b in REGISTRY.values() for p in b.params.values() if p.only]
+    assert conditions and all(key in b.params and value in b.params[key].choices for b, (key, value) in conditions)
 
 
 def test_fake_core_refuses_what_the_real_core_refuses(fake_core):
     import subprocess
-    for extra in (["--param", "window=1K"], ["--sizes", "1K"], ["--param", "window=0"], ["--param", "x=1"],
-                  ["--param", "completion=maybe"]):
-        p = subprocess.run([fake_core["core"], "message.stream", "--sizes", "8", *extra], capture_output=True,
+    for bench, extra in [("message.stream", x) for x in (
+            ["--param", "window=1K"], ["--sizes", "1K"], ["--param", "window=0"], ["--param", "x=1"],
+            ["--param", "completion=maybe"])] + [("message.alltoall", ["--param", "window=2"])]:
+        p = subprocess.run([fake_core["core"], bench, "--sizes", "8", *extra], capture_output=True,
                            text=True, timeout=60)
         assert p.returncode == 2 and json.loads(p.stdout)["type"] == "error", (extra, p.stdout)

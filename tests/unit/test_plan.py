@@ -60,6 +60,29 @@ def test_param_choices_and_integers_accepted_in_canonical_form():
     assert REGISTRY["deposit.put_bw"].defaults == {"sync": "flush", "window": "64"}
 
 
+def test_alltoall_window_only_with_the_concurrent_schedule():
+    a2a = REGISTRY["message.alltoall"]
+    assert a2a.defaults == {"variant": "collective", "window": "1"}   # one exchange per op, as before
+    plan = build(["message.alltoall"], "8", None, ["variant=concurrent", "window=1K"], Sampling(), False, 4)
+    assert plan.jobs[0].params == {"variant": "concurrent", "window": "1024"}
+    assert a2a.idle({"variant": "pairwise", "window": "1"}) == {}
+    assert a2a.idle({"window": "2"}) == {"window": "message.alltoall: parameter window=2 applies only with "
+                                                    "variant=concurrent, not variant=collective"}
+    with pytest.raises(UsageError, match="window=8 applies only with variant=concurrent, not variant=collective"):
+        build(["message.alltoall"], "8", None, ["variant=concurrent,collective", "window=8"], Sampling(), False, 4)
+
+
+def test_window_given_for_a_level_leaves_the_alltoall_schedules_that_take_none_alone():
+    """`run message -p window=8`: the window is for the benchmarks that stream windows; the all-to-all's
+    collective and pairwise schedules keep one exchange per op, the concurrent one takes it."""
+    plan = build(["message"], "8", None, ["window=8", "variant=collective,concurrent"], Sampling(), False, 4)
+    a2a = [j.params for j in plan.jobs if j.bench.name == "message.alltoall"]
+    assert a2a == [{"variant": "collective"}, {"variant": "concurrent", "window": "8"}]
+    assert next(j for j in plan.jobs if j.bench.name == "message.stream").params == {"window": "8"}
+    plan = build(["message"], "8", None, ["window=1,8"], Sampling(), False, 4)
+    assert [j.params for j in plan.jobs if j.bench.name == "message.alltoall"] == [{"window": "1"}]   # one job
+
+
 @pytest.mark.parametrize("s", [Sampling(min_samples=0), Sampling(target_ci=1.5), Sampling(point_time=0),
                                Sampling(min_samples=10, max_samples=5), Sampling(warmup=-1)])
 def test_bad_sampling(s):

@@ -52,6 +52,11 @@ KERNELS = [
     ("message.alltoall", dict(size=10, buffers=5, nranks=4), "b", 2 * 2 * 4 * 10 + 4 * 10),
     ("message.alltoall", dict(size=1 * M, buffers=1, nranks=4), "b", 2 * 4 * M + 4 * 64 * K),
     ("message.alltoall", dict(size=10, buffers=5, nranks=4, params={"variant": "pairwise"}), "b", 160),
+    # concurrent: 2(N-1)W requests, and a window of (N-1)W messages a rank ahead may leave unexpected
+    ("message.alltoall", dict(size=10, buffers=5, nranks=4, params={"variant": "concurrent", "window": "8"}), "b",
+     160 + 2 * 3 * 8 * 2 * K + 3 * 8 * 10),
+    ("message.alltoall", dict(size=1 * M, buffers=1, nranks=4, params={"variant": "concurrent"}), "b",
+     2 * 4 * M + 2 * 3 * 2 * K + 3 * 64 * K),
     ("message.bisection", dict(size=1000, buffers=1), "b", 2000),
     # via_message.c: conns is the pair's regions; scatter counts slots of 32-segment messages
     ("message.conns", dict(size=4 * K, buffers=16, conns=64), "s", 2 * 64 * K),

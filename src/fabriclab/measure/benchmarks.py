@@ -53,12 +53,15 @@ class Param:
     Three kinds: listed `choices` (the first is the default); an integer in
     lo..hi, typed in units.py's grammar (window=4K); or free text. `canonical`
     turns what a user typed into the one form the core receives: the choice
-    itself, a plain decimal integer, or the text. The core checks the same
-    rules, generated from these (build.py), and accepts nothing else."""
+    itself, a plain decimal integer, or the text. `only` = (key, value): a
+    value other than the default means something only while parameter key
+    has that value (Bench.idle). The core checks the same rules, generated
+    from these (build.py), and accepts nothing else."""
     default: str                # as written here, shown by `fabriclab list` ("32M")
     choices: tuple = ()
     lo: int | None = None       # an integer parameter's range, inclusive
     hi: int | None = None
+    only: tuple = ()            # ("variant", "concurrent"), or () for always
 
     @property
     def integer(self) -> bool:
@@ -95,8 +98,8 @@ def choice(*values: str) -> Param:
     return Param(values[0], tuple(values))
 
 
-def integer(default, lo: int, hi: int) -> Param:
-    return Param(str(default), lo=lo, hi=hi)
+def integer(default, lo: int, hi: int, only: tuple = ()) -> Param:
+    return Param(str(default), lo=lo, hi=hi, only=only)
 
 
 def text(default: str = "") -> Param:
@@ -125,6 +128,10 @@ COMPLETION = choice("wait", "test")
 # Messages in flight per window (one ack or completion each): the core keeps a
 # request per message, so 2^20 bounds its memory (OSU's window is 64).
 WINDOW = {"window": integer(64, 1, 1 << 20)}
+# message.alltoall's concurrent schedule posts a window of whole exchanges,
+# 2(N-1)W requests: window 1 is one exchange per wait (the default, and the
+# only value the one-at-a-time schedules take).
+ALLTOALL_WINDOW = {"window": integer(1, 1, 4096, only=("variant", "concurrent"))}
 SYNC = {"sync": choice("flush", "fence")}
 HOTSPOT_VIEWS = ("hotspot", "fairness")
 STORES = {"stores": choice("auto", "nt", "normal")}
@@ -245,6 +252,16 @@ class Bench:
         """A value of parameter `key` as the core receives it; UsageError if refused."""
         return self.params[key].canonical(value, f"{self.name}: parameter {key}")
 
+    def idle(self, params: dict) -> dict:
+        """The parameters of one variant (canonical values) that mean nothing
+        beside the others: away from their default while the parameter their
+        `only` names has another value; each with why, in one line."""
+        have = {**self.defaults, **params}
+        return {k: f"{self.name}: parameter {k}={have[k]} applies only with {p.only[0]}={p.only[1]}, "
+                   f"not {p.only[0]}={have[p.only[0]]}"
+                for k, p in self.params.items()
+                if p.only and have[k] != p.core_default and have[p.only[0]] != p.only[1]}
+
     def check_ranks(self, nranks: int) -> None:
         if nranks < self.min_ranks:
             raise UsageError(f"{self.name} needs at least {self.min_ranks} ranks; this run has {nranks}")
@@ -320,7 +337,8 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        "bandwidth", axes=("size", "active"), pattern="pairs", params=WINDOW, suite=None,
        views=("saturation", "fairness"), footprint=fp.MPI_PAIRS),
     _b("message.alltoall", "all-to-all personalized exchange: SIZE bytes to every other rank", "bandwidth",
-       concurrent=True, pattern="all", min_ranks=2, params={"variant": choice("collective", "pairwise", "concurrent")},
+       concurrent=True, pattern="all", min_ranks=2,
+       params={"variant": choice("collective", "pairwise", "concurrent"), **ALLTOALL_WINDOW},
        suite=None, views=("alltoall", "validation"), footprint=fp.MPI_ALLTOALL),
     _b("message.bisection", "a seeded random perfect matching; every pair streams both ways at once",
        "bandwidth", concurrent=True, pattern="bisection", params={**WINDOW, "seed": integer(1, 0, MAX_VALUE)},

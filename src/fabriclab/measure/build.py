@@ -77,6 +77,8 @@ def _param_rules(b) -> list[str]:
             rule += f", .choices = {_c_str('|'.join(p.choices))}"
         elif p.integer:
             rule += f", .integer = 1, .lo = INT64_C({p.lo}), .hi = INT64_C({p.hi})"
+        if p.only:
+            rule += f", .only_key = {_c_str(p.only[0])}, .only_value = {_c_str(p.only[1])}"
         lines.append(f"    {{{rule}}},")
     return lines + ["    {.key = NULL},", "};"]
 

@@ -173,10 +173,28 @@ def _check_options(chosen: list, given: dict, cache: str, strides, conns, active
             raise UsageError(f"{opt} applies to benchmarks with a {axis} axis; none is selected")
 
 
-def _jobs(b, s, st, cn, mine: dict, nranks: int, active_list, cache: str, llc_bytes) -> list:
+def _settled(b: Bench, mine: dict, named: bool) -> list[dict]:
+    """The variants of a benchmark's parameters, each checked whole: a
+    parameter that means nothing beside the others (Bench.idle: window=8 with
+    variant=collective) is refused for a benchmark named on the command
+    line, and left at its default for one selected through its level (there
+    it was given for the others)."""
+    out, seen = [], []
+    for params in variants(mine, b.canonical):
+        idle = b.idle(params)
+        if idle and named:
+            raise UsageError(next(iter(idle.values())))
+        params = {k: v for k, v in params.items() if k not in idle}
+        if {**b.defaults, **params} not in seen:   # window=1,8 may leave two alike
+            seen.append({**b.defaults, **params})
+            out.append(params)
+    return out
+
+
+def _jobs(b, s, st, cn, mine: dict, named: bool, nranks: int, active_list, cache: str, llc_bytes) -> list:
     """One job per variant of a benchmark's parameters, with its pattern's layouts."""
     out = []
-    for params in variants(mine, b.canonical):
+    for params in _settled(b, mine, named):
         lays = ()
         if b.pattern:
             acts = active_list if active_list and "active" in b.axes else None
@@ -194,7 +212,8 @@ def build(names: list[str] | None, sizes: str | None, strides: str | None, param
           launches: int = 1, seed: int = 0) -> Plan:
     """Default sweeps come from the registry; --sizes/--strides/--conns/--active override them.
 
-    A parameter applies to every selected benchmark that accepts it."""
+    A parameter applies to every selected benchmark that accepts it, in
+    the variants where it means something (_settled)."""
     chosen = select(names)
     given = parse_params(params)
     _check_options(chosen, given, cache, strides, conns, active)
@@ -216,8 +235,8 @@ def build(names: list[str] | None, sizes: str | None, strides: str | None, param
         cn = (conn_list or parse_sizes(b.conns, "connection count")) if "conns" in b.axes else [1]
         mine = {k: v for k, v in given.items() if k in b.params}
         _check_limits(b, s, cn)
-        jobs += _jobs(b, s, st, cn, mine if names else {**b.suite_params, **mine}, nranks, active_list, cache,
-                      llc_bytes)
+        jobs += _jobs(b, s, st, cn, mine if names else {**b.suite_params, **mine}, b.name in (names or ()), nranks,
+                      active_list, cache, llc_bytes)
     if not 1 <= launches <= MAX_LAUNCHES:
         raise UsageError(f"--launches must be 1..{MAX_LAUNCHES}, not {launches}")
     return Plan(tuple(jobs), sampling.check(), validate, cache, llc_bytes, tuple(notes), launches, seed)
