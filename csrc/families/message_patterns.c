@@ -37,6 +37,9 @@
 
 enum { TAG_PAT_DATA = 301, TAG_PAT_ACK = 302 };
 
+/* The most exchanges fill= puts in one window (window='s own upper bound). */
+enum { FILL_WINDOW_MAX = 4096 };
+
 /* message.alltoall's schedules (param variant). */
 enum { SCHED_COLLECTIVE, SCHED_PAIRWISE, SCHED_CONCURRENT };
 
@@ -252,9 +255,16 @@ static int alltoall_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void 
                           fl_shape *shape)
 {
     const int n = ctx->nranks;
-    const int64_t unit = (int64_t)n * pt->size, window = fl_param_int(ctx->opts, "window");
+    const int64_t unit = (int64_t)n * pt->size, fill = fl_param_int(ctx->opts, "fill");
+    int64_t window = fl_param_int(ctx->opts, "window");
     pat_state *s;
     (void)bs;
+    /* fill=BYTES: enough exchanges per window that each flow carries at least
+     * BYTES, so that every size keeps the cables as busy as the largest (the
+     * steady state the network model describes) */
+    if (fill > 0 && pt->size > 0 && (fill + pt->size - 1) / pt->size > window)
+        window = (fill + pt->size - 1) / pt->size < FILL_WINDOW_MAX ? (fill + pt->size - 1) / pt->size
+                                                                     : FILL_WINDOW_MAX;
     if (2 * (int64_t)(n - 1) * window > INT_MAX) {
         snprintf(shape->note, FL_NOTE_LEN, "2 x %d peers x window %lld requests exceed an MPI int count",
                  n - 1, (long long)window);

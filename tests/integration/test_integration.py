@@ -129,6 +129,15 @@ def test_alltoall_window_of_exchanges_at_four_ranks(flavour, tmp_path):
         assert p["validation"]["checked_bytes"] == 4 * 3 * p["size"] * arrays
 
 
+def test_alltoall_fill_grows_the_window_at_small_sizes(flavour, tmp_path):
+    """fill=256: at least 256 bytes per flow per wait, so 32 exchanges of 8 bytes and one of 64 KiB."""
+    _, home = flavour
+    doc = _run(home, tmp_path / "fill.json", "message.alltoall", "-n", "4", "-s", "8,64K",
+               "-p", "variant=concurrent", "-p", "fill=256")
+    _check_points(doc)
+    assert {p["size"]: p["info"]["window"] for p in schema.points(doc)} == {8: 32, 65536: 1}
+
+
 def test_three_launches_record_launches_and_placement(flavour, tmp_path):
     _, home = flavour
     out = tmp_path / "l3.json"

@@ -257,6 +257,33 @@ def test_validate_the_model_on_the_two_switch_example(tmp_path, capsys):
     assert "calibrated prediction" in text and netns.namespaces("val") == []    # brought up, brought down
 
 
+EXAMPLES = sorted((REPO / "examples" / "testbeds").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[f.stem for f in EXAMPLES])
+def test_validate_every_example_cable_by_cable(example, tmp_path, capsys):
+    """Each shipped network validates to the end, with every cable direction predicted
+    and measured, and the emulation's own check (the 5% target is bench/bench_testbed.py's)."""
+    out = tmp_path / "v.json"
+    rc = main(["testbed", "validate", str(example), "--name", "every", "-s", "64K", "-o", str(out)])
+    text = capsys.readouterr().out
+    v = json.loads(out.read_text())["validation"]
+    (size,) = v["cables"]
+    plan_cables = {(c["cable"], c["from"]) for c in size["cables"]}
+    assert size["size"] == 65536 and len(plan_cables) == len(size["cables"])       # every direction once
+    saturated = [c for c in size["cables"] if c["predicted_util"] >= 0.99]
+    assert saturated and max(c["predicted_util"] for c in size["cables"]) == pytest.approx(1.0)
+    # the directions the model loads carried traffic; its bottleneck class is among the saturated ones
+    assert all(c["measured_util"] > 0.05 for c in size["cables"] if c["predicted_util"] > 0.2)
+    assert all(c["p90_util"] < 1.5 for c in size["cables"])                # no cable above its rate
+    assert any(c["label"].startswith(v["bottleneck"].split(" (")[0]) for c in saturated)
+    assert isinstance(v["emulation"]["faithful"], bool) and (v["emulation"]["faithful"] == (not v["emulation"]["reasons"]))
+    assert any(f"{c['from']}->{c['to']}" in v["explanation"] for c in saturated)
+    top = v["per_size"][-1]
+    assert rc == (0 if top["verdict"] == "agrees" else 1) and "cables:" in text and "emulation:" in text
+    assert netns.namespaces("every") == []
+
+
 @pytest.mark.parametrize("argv,msg", [
     (["testbed", "exec", "itest", "h99", "--", "true"], "has no host 'h99'"),
     (["testbed", "up", TWO, "--name", "itest"], "already up"),

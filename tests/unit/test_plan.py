@@ -62,7 +62,7 @@ def test_param_choices_and_integers_accepted_in_canonical_form():
 
 def test_alltoall_window_only_with_the_concurrent_schedule():
     a2a = REGISTRY["message.alltoall"]
-    assert a2a.defaults == {"variant": "collective", "window": "1"}   # one exchange per op, as before
+    assert a2a.defaults == {"variant": "collective", "window": "1", "fill": "0"}   # one exchange per op, as before
     plan = build(["message.alltoall"], "8", None, ["variant=concurrent", "window=1K"], Sampling(), False, 4)
     assert plan.jobs[0].params == {"variant": "concurrent", "window": "1024"}
     assert a2a.idle({"variant": "pairwise", "window": "1"}) == {}

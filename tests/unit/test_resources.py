@@ -57,6 +57,10 @@ KERNELS = [
      160 + 2 * 3 * 8 * 2 * K + 3 * 8 * 10),
     ("message.alltoall", dict(size=1 * M, buffers=1, nranks=4, params={"variant": "concurrent"}), "b",
      2 * 4 * M + 2 * 3 * 2 * K + 3 * 64 * K),
+    # fill=100 bytes per flow of 10-byte blocks: a window of 10 exchanges (more than window=8)
+    ("message.alltoall", dict(size=10, buffers=5, nranks=4, params={"variant": "concurrent", "window": "8",
+                                                                    "fill": "100"}), "b",
+     160 + 2 * 3 * 10 * 2 * K + 3 * 10 * 10),
     ("message.bisection", dict(size=1000, buffers=1), "b", 2000),
     # via_message.c: conns is the pair's regions; scatter counts slots of 32-segment messages
     ("message.conns", dict(size=4 * K, buffers=16, conns=64), "s", 2 * 64 * K),

@@ -131,7 +131,10 @@ WINDOW = {"window": integer(64, 1, 1 << 20)}
 # message.alltoall's concurrent schedule posts a window of whole exchanges,
 # 2(N-1)W requests: window 1 is one exchange per wait (the default, and the
 # only value the one-at-a-time schedules take).
-ALLTOALL_WINDOW = {"window": integer(1, 1, 4096, only=("variant", "concurrent"))}
+# window: exchanges in flight per wait; fill: at least this many bytes per flow
+# per wait (the window grows at small sizes), both for the concurrent schedule.
+ALLTOALL_WINDOW = {"window": integer(1, 1, 4096, only=("variant", "concurrent")),
+                   "fill": integer(0, 0, 1 << 26, only=("variant", "concurrent"))}
 SYNC = {"sync": choice("flush", "fence")}
 HOTSPOT_VIEWS = ("hotspot", "fairness")
 STORES = {"stores": choice("auto", "nt", "normal")}

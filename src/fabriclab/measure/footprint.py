@@ -211,6 +211,7 @@ BRUCK_MAX = 64 << 10
 # (as in full postal semantics); no rank gets further ahead, since finishing
 # a window needs every peer's sends of it.
 REQUEST_BYTES = 2 << 10
+FILL_WINDOW_MAX = 4096        # the most exchanges fill= puts in a window (message_patterns.c)
 
 
 def _alltoall(at: At) -> int:
@@ -220,7 +221,8 @@ def _alltoall(at: At) -> int:
         return arrays + at.nranks * min(at.size, BRUCK_MAX)
     if variant == "pairwise":
         return arrays
-    flows = (at.nranks - 1) * at.param("window")
+    fill = at.param("fill") if "fill" in at.params else 0
+    flows = (at.nranks - 1) * max(at.param("window"), min(-(-fill // at.size), FILL_WINDOW_MAX) if at.size else 0)
     return arrays + 2 * flows * REQUEST_BYTES + flows * min(at.size, EAGER_MAX)
 
 

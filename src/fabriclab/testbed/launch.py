@@ -49,8 +49,9 @@ class TestbedWatch(Watch):
         self.spans: list = []
 
     def before(self):
+        hosts = netns.counters(self.state)
         t0 = time.monotonic()
-        token = (netns.counters(self.state), cables.qdisc(self.state), t0)
+        token = (hosts, cables.qdisc(self.state), t0)
         self.read_s = time.monotonic() - t0
         self.spans = []
         self.sampler = cables.Sampler(self.state)
@@ -63,8 +64,8 @@ class TestbedWatch(Watch):
     def after(self, token) -> dict:
         self.sampler.stop()
         hosts, shapers, _ = token
-        t0 = time.monotonic()
         now = netns.counters(self.state)
+        t0 = time.monotonic()
         shaped = cables.qdisc(self.state)
         self.read_s += time.monotonic() - t0
         delta = {h: {k: now[h][k] - hosts[h][k] for k in now[h]} for h in now}
@@ -75,7 +76,7 @@ class TestbedWatch(Watch):
                "fabric": f"testbed {self.state['name']}'s cables",
                "shapers": cables.qdisc_delta(dirs, shapers, shaped),
                "spans": [s for s in spans if "cables" in s],
-               # what reading the cables cost: the sampler's CPU and the counter reads' time
+               # what the per-cable records cost: the sampler's CPU and the shapers' reads
                "watch_cost_s": round(self.sampler.cpu_s + self.read_s, 4)}
         if self.sampler.error:
             out["sampler_error"] = self.sampler.error
