@@ -122,3 +122,27 @@ def test_compare_takes_the_median_over_launches_and_the_shapers_sum():
     (row,) = cablecheck.compare(pred, [end(0.8), end(0.9), end(0.95), {"kind": "point"}])
     (c,) = row["cables"]
     assert row["size"] == 4096 and c["measured_util"] == 0.9 and c["drops"] == 6 and c["overlimits"] == 15
+
+
+def test_links_named_by_interface_are_compared_with_the_model_s_flows_on_real_hosts():
+    """Two hosts per switch, one trunk; h0's link names eth1. Counters of two launches say eth1 moved
+    6 units each way, h1's eth0 (not named) anything; h2..h3 name eth0 and moved 3 units: half the
+    bytes for the same flows, so their share ratio is half h0's."""
+    data = {"nodes": ["h0", "h1", "h2", "h3"], "switches": ["s0", "s1"], "default_rate_MBps": 10,
+            "links": [{"a": "h0", "b": "s0", "iface": "eth1"}, ["h1", "s0"], {"a": "h2", "b": "s1", "iface": "eth0"},
+                      {"a": "s1", "b": "h3", "iface": "eth0"}, {"a": "s0", "b": "s1", "rate_MBps": 5}]}
+    net = CustomNetwork.from_dict(data, where="net")
+    hosts = {"h0": "n0", "h1": "n1", "h2": "n2", "h3": "n3"}
+
+    def end(k):
+        c = {"n0": {"interfaces": {"eth1": [6, 6], "lo": [99, 99]}}, "n2": {"interfaces": {"eth0": [3, 3]}},
+             "n3": {"interfaces": {"eth0": [3, 3]}}, "n1": {"interfaces": {"eth0": [1, 1]}}}
+        return {"kind": "launch_end", "bench": "message.alltoall", "launch": k, "counters": c, "ended": 10.0 + k}
+    records = [{"kind": "launch", "bench": "message.alltoall", "launch": k, "started": 9.0 + k} for k in (0, 1)]
+    rows = cablecheck.interface_links(net, hosts, records + [end(0), end(1)])
+    assert [(r["from"], r["to"], r["host"], r["iface"]) for r in rows] == [
+        ("h0", "s0", "n0", "eth1"), ("s0", "h0", "n0", "eth1"), ("h2", "s1", "n2", "eth0"),
+        ("s1", "h2", "n2", "eth0"), ("h3", "s1", "n3", "eth0"), ("s1", "h3", "n3", "eth0")]
+    assert {r["flows"] for r in rows} == {3.0} and rows[0]["bytes"] == 12 and rows[2]["bytes"] == 6
+    assert rows[0]["ratio"] == pytest.approx(2 * rows[2]["ratio"])
+    assert rows[0]["util"] == pytest.approx(12 / (2.0 * 10e6))              # two launches of 1 s each

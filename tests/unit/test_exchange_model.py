@@ -109,3 +109,24 @@ def test_a_pairwise_exchange_is_predicted_step_by_step():
     (together,) = rows([p], hosts, sys)
     assert together["predicted_s"] == pytest.approx(4 * block / (20 * MB)) and together["steps"] == 1
     assert "pairwise steps" in row["schedule"] and together["schedule"] == "every flow at once"
+
+
+def test_mpich_s_alltoall_of_large_blocks_is_predicted_as_its_xor_steps():
+    """MPICH's MPI_Alltoall runs blocks above 32 KiB as pairwise steps, partner rank XOR k at a
+    power-of-two rank count; other libraries' collectives, small blocks and the sort's Alltoallv stay
+    every flow at once."""
+    m, hosts = 1024, ["h0", "h1", "h4", "h5"]
+    sys = FileSystem(TWO)
+    block = (m // 4) ** 2 * 8
+    p = _transpose(m, 4, 0.2)
+    (row,) = rows([p], hosts, sys, flavour="mpich")
+    nodes = [0, 1, 4, 5]
+    steps = [exchange_time(sys, [(nodes[r], nodes[r ^ k], block) for r in range(4)]).seconds for k in (1, 2, 3)]
+    assert row["steps"] == 3 and row["predicted_s"] == pytest.approx(sum(steps)) and "XOR" in row["schedule"]
+    # XOR steps 2 and 3 both cross the trunk with both pairs: 2 + 2 flows each way, step 1 none
+    assert steps[0] == 0 or steps[0] < steps[1]
+    (other,) = rows([p], hosts, sys, flavour="openmpi")
+    assert other["steps"] == 1 and other["schedule"].startswith("the library's collective")
+    small = _transpose(64, 4, 0.2)                                   # 8 KiB blocks: not the pairwise range
+    (row,) = rows([small], hosts, sys, flavour="mpich")
+    assert row["steps"] == 1

@@ -61,7 +61,7 @@ def test_validation_calibrates_through_the_model_and_writes_the_block_the_report
                            "bidirectional", "calibrated_rate_Bps", "predicted_both_ways_Bps", "alltoall",
                            "calibrated_links", "nominal_Bps", "nominal_bottleneck", "predicted_Bps",
                            "predicted_bottleneck", "per_size", "tolerance", "verdict", "duration_s", "cables",
-                           "emulation", "explanation"]
+                           "emulation", "explanation", "interfaces"]
     assert block["cables"] == [] and block["emulation"] is None    # real hosts: no shaped cables to read
     assert block["testbed"] is None and block["verdict"] == "agrees" and block["tolerance"] == 0.10
     run = figures.RunView("v", {"header": {}, "validation": block},

@@ -124,6 +124,12 @@ def _print_validation(v, seconds: float) -> None:
           + f". {seconds:.0f} s; document {v.document}")
     if v.explanation:
         print(f"cables: {v.explanation}")
+    rated = [r for r in v.interfaces if r["ratio"] is not None]
+    if rated:
+        low = min(rated, key=lambda r: r["ratio"])
+        print(f"interfaces: {len(rated)} link directions named by interface carried {min(r['ratio'] for r in rated):.2f}"
+              f"..{max(r['ratio'] for r in rated):.2f} of their share of the routed flows (lowest {low['host']} "
+              f"{low['iface']} {low['from']}->{low['to']})")
     emu = v.emulation
     if emu is not None:
         print("emulation: " + ("faithful (every saturated cable reached its rate when busy; the kernel's packet "

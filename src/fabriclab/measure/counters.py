@@ -100,7 +100,10 @@ class CounterWatch(Watch):
         if not token or not now:
             return {"counters": None}
         delta = {h: {"tx_bytes": now[h]["tx_bytes"] - token[h]["tx_bytes"],
-                     "rx_bytes": now[h]["rx_bytes"] - token[h]["rx_bytes"]} for h in now if h in token}
+                     "rx_bytes": now[h]["rx_bytes"] - token[h]["rx_bytes"],
+                     "interfaces": {i: [now[h]["interfaces"][i][0] - v[0], now[h]["interfaces"][i][1] - v[1]]
+                                    for i, v in token[h]["interfaces"].items() if i in now[h]["interfaces"]}}
+                 for h in now if h in token}
         return {"counters": delta, "wire_bytes": sum(d["tx_bytes"] for d in delta.values()),
                 "fabric": "the hosts' network interfaces"}
 

@@ -261,6 +261,7 @@ def _cables(runs: list) -> list[str]:
     out = []
     for run in runs:
         v = run.doc.get("validation") or {}
+        out += _interfaces(v, f" ({escape(run.name)})" if len(runs) > 1 else "")
         top = next((c for c in v.get("cables") or [] if c["size"] == v["per_size"][-1]["size"]), None)
         if not top:
             continue
@@ -282,6 +283,25 @@ def _cables(runs: list) -> list[str]:
                 _table(["cable", "link", "flows", "predicted", "measured", "measured / predicted",
                         "busiest windows", "drops"], body, nums={2, 3, 4, 5, 6, 7})]
     return out
+
+
+def _interfaces(v: dict, of: str) -> list[str]:
+    """A validation on real hosts: the links the file names by interface, their bytes against the model's flows."""
+    rows = [r for r in v.get("interfaces") or []]
+    if not rows:
+        return []
+    body = [[f"{r['from']} \u2192 {r['to']}", f"{r['host']} {r['iface']}", f"{r['flows']:g}",
+             "-" if r["bytes"] is None else fmt_bytes(r["bytes"]),
+             "-" if r["ratio"] is None else f"{r['ratio']:.3f}", "-" if r["util"] is None else f"{r['util']:.3f}"]
+            for r in sorted(rows, key=lambda r: (r["ratio"] is None, r["ratio"] or 0))]
+    return [f'<h3 id="interfaces">The model against measurement, link by link{of}</h3>',
+            "<p>Every link the network file names by its host's interface (<code>iface</code>), both ways: the "
+            "all-to-all flows the model routes over it, the bytes the interface moved over the all-to-all's "
+            "launches (its counters, read through the launcher), its share of those bytes over its share of the "
+            "flows (1: as routed; below 1: another path carried its traffic), and its utilization over the "
+            "launches (a lower bound: a launch includes its start-up).</p>",
+            _table(["link", "interface", "flows", "bytes", "bytes share / flows share", "utilization"], body,
+                   nums={2, 3, 4, 5})]
 
 
 def _compare(runs: list) -> list[str]:

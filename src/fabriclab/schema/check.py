@@ -182,6 +182,15 @@ def validation(v) -> None:
         g.int("size")
         for k, row in enumerate(g.list("cables", lambda x: isinstance(x, dict), "cable directions")):
             cable_row(Fields(row, f"validation cables[{j}].cables[{k}]"))
+    for j, row in enumerate(f.list("interfaces", lambda x: isinstance(x, dict), "link directions", [])):
+        interface_row(Fields(row, f"validation interfaces[{j}]"))
+
+
+def interface_row(g: Fields) -> None:
+    """One link direction named by its host's interface (real hosts, testbed/cablecheck.py)."""
+    g.str("from"), g.str("to"), g.str("host"), g.str("iface"), g.num("flows", hi=math.inf)
+    g.int("bytes", None, hi=1 << 62, none=True), g.num("ratio", None, hi=math.inf, none=True)
+    g.num("util", None, hi=math.inf, none=True)
 
 
 def cable_row(g: Fields) -> None:

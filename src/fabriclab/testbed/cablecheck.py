@@ -172,3 +172,56 @@ def explain(size_row: dict, ratio: float) -> str:
         text += ": they idled while their flows waited elsewhere (loss recovery, the other cables of the route, " \
                 "the hosts), so the gap lies in how the transport fills them, not in the model's loads"
     return text
+
+
+def _launch_seconds(records: list, bench: str) -> float:
+    """Seconds the bench's launches took, from each launch record's start to its launch_end."""
+    started = {r.get("launch"): r.get("started") for r in records if r.get("kind") == "launch" and r.get("bench") == bench}
+    return sum(r["ended"] - started[r.get("launch")] for r in records
+               if r.get("kind") == "launch_end" and r.get("bench") == bench and started.get(r.get("launch"))
+               and r.get("ended"))
+
+
+def interface_links(net, hosts: dict, records: list, bench: str = "message.alltoall") -> list[dict]:
+    """On real hosts (`--counters`): every link of the file that names its host's
+    interface (`iface`), both directions, with the bytes that interface sent and
+    received over the bench's launches (their counters, read through the launcher)
+    beside the model's flows: each direction's share of the named links' bytes over
+    its share of their flows (1: the traffic went as routed; below: another path
+    carried it), and its utilization over the launches (a lower bound: launches
+    include start-up)."""
+    names = list(net.node_names)
+    flows = channel_flows(net)
+    by_link: dict = {}
+    for ch, f in flows.items():
+        i, _ = net.channel_cable[ch]
+        src = (names + list(net.switch_names))[int(net.router.src[ch])]
+        by_link[(i, src)] = by_link.get((i, src), 0.0) + f
+    moved: dict = {}
+    for r in records:
+        if r.get("kind") == "launch_end" and r.get("bench") == bench:
+            for h, c in (r.get("counters") or {}).items():
+                for iface, (tx, rx) in (c.get("interfaces") or {}).items():
+                    got = moved.setdefault((h, iface), [0, 0])
+                    got[0], got[1] = got[0] + tx, got[1] + rx
+    seconds = _launch_seconds(records, bench)
+    rows = []
+    for i, ln in enumerate(net.links):
+        if not isinstance(ln, dict) or "iface" not in ln:
+            continue
+        node = next((str(ln[k]) for k in ("a", "b") if str(ln[k]) in names), None)
+        if node is None or node not in hosts:
+            continue
+        other = str(ln["b"]) if str(ln["a"]) == node else str(ln["a"])
+        tx, rx = moved.get((hosts[node], str(ln["iface"])), (None, None))
+        rate = float(ln.get("rate_MBps", net.default_rate_MBps or 0)) * float(ln.get("efficiency", 1.0)) * 1e6
+        for src, dst, got in ((node, other, tx), (other, node, rx)):
+            rows.append({"link": i, "from": src, "to": dst, "host": hosts[node], "iface": str(ln["iface"]),
+                         "flows": by_link.get((i, src), 0.0), "bytes": got,
+                         "util": got / (seconds * rate) if got is not None and seconds > 0 and rate > 0 else None})
+    total_f = sum(r["flows"] for r in rows if r["bytes"] is not None)
+    total_b = sum(r["bytes"] for r in rows if r["bytes"] is not None)
+    for r in rows:
+        r["ratio"] = ((r["bytes"] / total_b) / (r["flows"] / total_f)
+                      if r["bytes"] is not None and r["flows"] and total_b and total_f else None)
+    return rows

@@ -26,11 +26,36 @@ TOLERANCE = 0.15          # measured within 15% of the prediction: "agrees"
 EXCHANGING = ("app.transpose", "app.sort")
 
 
-def _steps(p, nodes: dict, hosts: list) -> tuple[list, str] | None:
+# MPICH's MPI_Alltoall sends blocks above MPIR_CVAR_ALLTOALL_MEDIUM_MSG_SIZE
+# (32768 bytes) in pairwise exchange steps: at step k rank r exchanges with
+# r XOR k where the rank count is a power of two, else sends to r + k
+# (Thakur, Rabenseifner and Gropp, "Optimization of collective communication
+# operations in MPICH", 2005). Its MPI_Alltoallv (uneven blocks,
+# the sort) posts every message at once in batches of MPIR_CVAR_ALLTOALL_THROTTLE
+# (32): every flow at once, as the other libraries' collectives are predicted.
+MPICH_PAIRWISE_ABOVE = 32768
+
+
+def _library_steps(p, params: dict, pairs: dict, flavour: str) -> list | None:
+    """The steps of the MPI collective where the library's schedule is known
+    (MPICH's MPI_Alltoall of even blocks above MPICH_PAIRWISE_ABOVE), else None."""
+    n = p.active
+    even = len(set(pairs.values())) == 1
+    if (flavour != "mpich" or p.bench != "app.transpose" or params.get("mode", "packed") != "packed"
+            or params.get("exchange", "collective") != "collective" or not even
+            or next(iter(pairs.values())) <= MPICH_PAIRWISE_ABOVE):
+        return None
+    if n & (n - 1) == 0:
+        return [[(r, r ^ k) for r in range(n)] for k in range(1, n)]
+    return [[(r, (r + k) % n) for r in range(n)] for k in range(1, n)]
+
+
+def _steps(p, nodes: dict, hosts: list, flavour: str = "") -> tuple[list, str] | None:
     """The exchange of point p as the steps it runs in, each a list of
     (source node, destination node, bytes), and the schedule's name; None
     when a rank's host is not a node of the network. Every flow at once is
-    one step; pairwise, step k sends from rank r to rank r + k (app.h)."""
+    one step; pairwise, step k sends from rank r to rank r + k (app.h); the
+    MPI collective as its library runs it where that is known."""
     params = {**REGISTRY[p.bench].defaults, **p.params}
     where = []
     for r in range(p.active):
@@ -41,7 +66,9 @@ def _steps(p, nodes: dict, hosts: list) -> tuple[list, str] | None:
     pairs = apps.exchange_pairs(p.bench, p.size, p.active, params)
     n = p.active
     pairwise = params.get("exchange") == "pairwise" and params.get("mode", "packed") == "packed"
-    groups = [[(r, (r + k) % n) for r in range(n)] for k in range(1, n)] if pairwise else [list(pairs)]
+    library = _library_steps(p, params, pairs, flavour)
+    groups = ([[(r, (r + k) % n) for r in range(n)] for k in range(1, n)] if pairwise
+              else library or [list(pairs)])
     steps = []
     for group in groups:
         total: dict = {}
@@ -50,6 +77,9 @@ def _steps(p, nodes: dict, hosts: list) -> tuple[list, str] | None:
                 total[(where[a], where[b])] = total.get((where[a], where[b]), 0.0) + pairs[(a, b)]
         if total:
             steps.append([(s, d, b) for (s, d), b in total.items()])
+    if library:
+        return steps, ("MPICH's MPI_Alltoall: pairwise steps, partner rank XOR k" if n & (n - 1) == 0
+                       else "MPICH's MPI_Alltoall: pairwise steps, rank r to r + k") + ", one after another"
     return steps, SCHEDULES[params.get("exchange", "collective") if params.get("mode", "packed") == "packed"
                             else "collective"]
 
@@ -59,9 +89,10 @@ SCHEDULES = {"concurrent": "every flow at once",
              "pairwise": "pairwise steps, each step's flows at once, the steps one after another",
              "collective": "the library's collective, predicted as every flow at once (its own schedule may "
                            "run in steps: exchange=concurrent or pairwise names one the model follows)"}
+# The MPI library's flavour (the run header's mpi.flavour) decides _library_steps.
 
 
-def rows(points: list, hosts: list, system, calibration=None) -> list[dict]:
+def rows(points: list, hosts: list, system, calibration=None, flavour: str = "") -> list[dict]:
     """One row per exchanging app point whose ranks sit on the network's nodes."""
     nodes = {name: i for i, name in enumerate(system.topo.node_names)}
     out = []
@@ -69,7 +100,7 @@ def rows(points: list, hosts: list, system, calibration=None) -> list[dict]:
         measured = p.phase_medians.get("exchange")
         if p.bench not in EXCHANGING or not p.active or p.active < 2 or not measured:
             continue
-        found = _steps(p, nodes, hosts)
+        found = _steps(p, nodes, hosts, flavour)
         if not found or not found[0]:
             continue
         steps, schedule = found
@@ -94,7 +125,7 @@ def block(doc: dict, network: str, calibration: str | None = None) -> dict:
         raise UsageError(f"cannot read the network file {network}: {e.strerror}") from None
     cal = load_file(calibration) if calibration else None
     hosts = doc.get("header", {}).get("hosts") or []
-    found = rows(merge.merged(doc), hosts, system, cal)
+    found = rows(merge.merged(doc), hosts, system, cal, (doc.get("header", {}).get("mpi") or {}).get("flavour", ""))
     if not found:
         return {}
     return {"exchange_model": {"network": str(network), "calibration": calibration, "tolerance": TOLERANCE,

@@ -110,6 +110,7 @@ class Validation:
     duration_s: float
     document: Path
     cables: list = field(default_factory=list)   # cablecheck.compare: per size, every cable direction
+    interfaces: list = field(default_factory=list)  # real hosts: cablecheck.interface_links
 
     @property
     def top(self) -> SizeResult:
@@ -153,7 +154,8 @@ class Validation:
             "predicted_Bps": self.predicted[0], "predicted_bottleneck": self.predicted[1],
             "per_size": [r.to_dict() for r in self.per_size], "tolerance": v.TOLERANCE,
             "verdict": self.top.verdict, "duration_s": self.duration_s,
-            "cables": self.cables, "emulation": self.emulation, "explanation": self.explanation or None}
+            "cables": self.cables, "emulation": self.emulation, "explanation": self.explanation or None,
+            "interfaces": self.interfaces}
 
 
 def validate(site: Site, sizes: str, out: Path, measure: Measure, mpi_home: Optional[str] = None,
@@ -199,8 +201,10 @@ def _validate(site: Site, b: v.Bottleneck, run: "_Runs", progress) -> tuple:
              f"node ({predicted[1]}); measuring all-to-all on {net.n_nodes} hosts ...")
     doc, measured = run.alltoall()
     per_size = [SizeResult(s, measured[s], predicted[0]) for s in sorted(measured)]
+    records = doc.get("records") or []
     return Validation(site, b, sat, bi, links, v.predict(net, site.file), predicted, both_ways, per_size, 0.0,
-                      run.out, _cables(site, links, sat.rate_Bps, doc)), doc
+                      run.out, _cables(site, links, sat.rate_Bps, doc),
+                      cablecheck.interface_links(net, site.hosts, records) if site.hosts else []), doc
 
 
 def _cables(site: Site, links: list, rate_Bps: float, doc: dict) -> list:
