@@ -16,7 +16,7 @@ be hostile, so reading it is bounded before anything is built from it:
 YAML is read event by event (libyaml's parser where PyYAML was built with
 it), each value built as its event arrives: the first anchor, the value past
 the limit or the level past the depth stops the reading at once, and no node
-graph is kept beside the values (yaml.load keeps both, and takes about four
+graph is kept beside the values (yaml.load keeps both, and takes four to six
 times as long). JSON is parsed by the json module, then measured.
 """
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MAX_FILE_BYTES = 64 << 20        # the largest network the model takes (500,000 cables) needs under 40 MB
-MAX_VALUES = 8_000_000           # ~0.5 GB of Python values; 500,000 links of 5 keys each are 5.5 million
-MAX_DEPTH = 32                   # network files nest 4 levels, the catalog 5
+# 500,000 links (the most cables a network may have) of seven keys each (a, b, count, rate_MBps,
+# efficiency, duplex, name) are a 50 MB file of 7.5 million values; read, about 200 MiB of values.
+MAX_FILE_BYTES = 64 << 20
+MAX_VALUES = 8_000_000
+MAX_DEPTH = 32                   # network files nest 3 levels, the catalog 6
 MAX_NAME_CHARS = 200             # names of networks, nodes, switches, links, price items and sources
 
 
