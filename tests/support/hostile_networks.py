@@ -146,7 +146,7 @@ def mutations(seed: int, n: int) -> list:
 
 _VALUES = (1.0e308, 1e-320, -1, 0, float("nan"), float("inf"), True, None, "", "x\ny", "\x1b[2J", "\u202e",
            "a" * 300, 10 ** 30, [], {}, [1, [2, [3]]], {"a": {"b": 1}}, "1e3", 2 ** 63, 0.5, 7, "h0", "s0",
-           "ecmp", "half", ["h0", "h1"], {"a": "h0", "b": "s0"})
+           "ecmp", "half", ["h0", "h1"], {"a": "h0", "b": "s0"}, "$\\undefinedcommand$", "a$b$c")
 _TOKENS = (":", "- ", "[", "]", "{", "}", "&a ", "*a", "!!str ", "!!binary ", "\t", "'", '"', "\n", "? ", "|",
            "#", "\x1b", "\u202e", "1e400", "---\n", ",", "%YAML 1.1\n", "\\", "<<: ")
 
@@ -227,16 +227,17 @@ def _mib(field: str) -> float:
     return int(re.search(rf"^{field}:\s+(\d+) kB", status, re.M).group(1)) / 1024
 
 
-def run_in_process(path: Path) -> tuple:
-    """`fabriclab model --topology-file path --no-plot` through main() in this process:
-    (exit code, problem or '', CPU seconds, peak MiB above the resident set before).
-    The peak is VmHWM after resetting it to VmRSS (/proc/self/clear_refs, 5; Linux 4.0)."""
+def run_in_process(path: Path, plots: Path | None = None) -> tuple:
+    """`fabriclab model --topology-file path` through main() in this process, its plot in
+    `plots` or none (--no-plot): (exit code, problem or '', CPU seconds, peak MiB above
+    the resident set before). The peak is VmHWM after resetting it to VmRSS
+    (/proc/self/clear_refs, 5; Linux 4.0)."""
     from fabriclab.cli.main import main
     Path("/proc/self/clear_refs").write_text("5")
     before = _mib("VmRSS")
     out, err = io.StringIO(), io.StringIO()
     t0 = time.process_time()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main(["model", "--topology-file", str(path), "--no-plot"])
+        rc = main(["model", "--topology-file", str(path), *(["--output", str(plots)] if plots else ["--no-plot"])])
     cpu = time.process_time() - t0
     return rc, problem(rc, out.getvalue(), err.getvalue()), cpu, _mib("VmHWM") - before

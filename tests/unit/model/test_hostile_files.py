@@ -187,6 +187,15 @@ def test_names_that_do_not_print_are_refused_naming_the_field(model, field, bad)
     assert "is empty or holds a character that does not print" in err or "longer than 200" in err
 
 
+@pytest.mark.parametrize("name", ["$\\undefinedcommand$", "$x^{$", "cost: $5 or $6", "a\\b"])
+def test_names_that_matplotlib_would_parse_are_drawn_as_they_are(tmp_path, capsys, name):
+    f = tmp_path / "net.yaml"
+    f.write_text(hn.dump(hn.with_value(("name",), name)))
+    assert main(["model", "--topology-file", str(f), "--output", str(tmp_path / "plots")]) == 0
+    out = capsys.readouterr().out
+    assert f"Best per-node bandwidth: {name} best" in out and (tmp_path / "plots" / "model.png").stat().st_size > 0
+
+
 def test_tables_never_split_a_row_or_emit_a_terminal_sequence():
     text = _table([["evil\nrow\x1b[2J", 1], ["ok", 2]], ["system", "N"])
     assert len(text.splitlines()) == 4 and "\x1b" not in text and "evil\\x0arow\\x1b[2J" in text
