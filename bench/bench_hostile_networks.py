@@ -53,6 +53,7 @@ def large_cases(work: Path) -> list:
     with open(big, "wb") as f:
         f.truncate((64 << 20) + 1)
     out.append(("file of 64 MiB + 1 byte", big, [], 2))
+    out.append(("/dev/zero (no size: read up to the limit)", Path("/dev/zero"), [], 2))
     ints = work / "30M-numbers.json"
     ints.write_text("[" + ",".join(["1"] * 30_000_000) + "]")
     out.append(("JSON of 30,000,000 numbers (60 MB)", ints, [], 2))

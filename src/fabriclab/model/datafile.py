@@ -45,10 +45,15 @@ _NO_KEY, _SEQ = object(), object()
 def read_data_file(path, what: str):
     """The parsed content of a JSON or YAML file; `what` names it in errors."""
     p = Path(path)
+    too_large = UsageError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB, the most a {what} may be")
     try:
         if p.stat().st_size > MAX_FILE_BYTES:
-            raise UsageError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB, the most a {what} may be")
-        text = p.read_text(encoding="utf-8")
+            raise too_large
+        with open(p, "rb") as f:                     # bounded: a device or a growing file has no size
+            raw = f.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            raise too_large
+        text = raw.decode("utf-8")
     except OSError as e:
         raise UsageError(f"cannot read {what} {path}: {e.strerror}") from None
     except UnicodeDecodeError:

@@ -94,6 +94,12 @@ def test_a_file_beyond_the_size_limit_is_refused_unread(tmp_path, monkeypatch):
         datafile.read_data_file(f, "network file")
 
 
+def test_a_device_without_a_size_is_read_no_further_than_the_limit(monkeypatch):
+    monkeypatch.setattr(datafile, "MAX_FILE_BYTES", 1 << 20)
+    with pytest.raises(UsageError, match="/dev/zero: larger than 1 MiB"):
+        datafile.read_data_file("/dev/zero", "network file")
+
+
 def test_yaml_is_read_as_the_safe_loader_reads_it(tmp_path):
     files = sorted(hn.EXAMPLES.glob("*.yaml")) + sorted((datafile.Path(datafile.__file__).parent / "data").glob("*"))
     for f in files:
