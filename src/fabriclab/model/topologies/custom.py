@@ -30,16 +30,16 @@ import numpy as np
 from ...errors import UsageError
 from ..choices import MAX_NODES
 from ..datafile import read_data_file, shown
+from ..limits import EFFICIENCY, OVERHEAD_BYTES, PACKET_BYTES, PRICE, RATE_MBPS
 from ..resources import MB, Sourced, TechResource
 from ..routing import GraphRouter, alltoall_by_destination, check_budget, unreachable_pair
 from ..switchroutes import SwitchRouter
 from . import fields
 from .base import NodeModel, Paths, ResourceClass, Topology
-from ..limits import EFFICIENCY, OVERHEAD_BYTES, PACKET_BYTES, PRICE, RATE_MBPS
 from .fields import check_keys, number
 
 MAX_SWITCHES = 100_000
-MAX_CABLES = 500_000             # cables over all links; a file at the limit reads in ~10 s and ~1 GB
+MAX_CABLES = 500_000             # cables over all links; 500,000 links read and build in ~20-35 s, 1-1.4 GB
 PRICE_PARTS = ("adapter", "switch", "cable")
 _TOP_KEYS = {"name", "nodes", "switches", "links", "routing", "transit_nodes", "default_rate_MBps", "packet",
              "prices"}
@@ -237,7 +237,8 @@ class CustomNetwork(Topology):
         """The network; `by_switch=False` routes per destination node even where the
         per-switch decomposition applies (the reference it is tested against)."""
         if not isinstance(data, dict):
-            raise UsageError(f"{where}: the top level must be a mapping with 'nodes' and 'links', got {shown(data)}")
+            raise UsageError(f"{where}: the top level must be a mapping with 'nodes' and 'links', "
+                             f"got {shown(data)}")
         check_keys(data, _TOP_KEYS, ("nodes", "links"), where)
         nodes, switches, index = _vertices(data, where)
         default_rate, packet = _defaults(data, where)
