@@ -125,6 +125,48 @@ def timed(argv: list[str]) -> float:
     return dt
 
 
+# A small launcher that runs its arguments and reports that child's resources: Linux
+# counts a forking parent's resident pages in the forked child's ru_maxrss, so a large
+# parent (a bench script with numpy loaded) must not start the measured command itself.
+_LAUNCHER = """import json, resource, subprocess, sys, time
+t0 = time.perf_counter()
+p = subprocess.run(sys.argv[2:], capture_output=True, text=True, errors="replace")
+wall = time.perf_counter() - t0
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+json.dump({"rc": p.returncode, "out": p.stdout, "err": p.stderr, "wall_s": wall,
+           "cpu_s": u.ru_utime + u.ru_stime, "maxrss_MiB": u.ru_maxrss / 1024}, open(sys.argv[1], "w"))
+"""
+
+
+@dataclass
+class Measured:
+    """One command's exit code, output, wall and CPU seconds and peak resident memory (MiB)."""
+
+    rc: int
+    out: str
+    err: str
+    wall_s: float
+    cpu_s: float
+    maxrss_MiB: float
+
+
+def measured(argv: list[str], timeout: float = 120) -> Measured:
+    """Run argv in a fresh process, as a person types it, and measure that process alone
+    (max RSS of the whole process, as /usr/bin/time -v reports it)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "usage.json"
+        p = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(report), *argv], start_new_session=True)
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            raise BenchError(f"timed out after {timeout:g} s: {shlex.join(argv)}") from None
+        if not report.exists():
+            raise BenchError(f"the launcher failed (exit {p.returncode}): {shlex.join(argv)}")
+        return Measured(**json.loads(report.read_text()))
+
+
 def free_port() -> int:
     """An unused TCP port on 127.0.0.1."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

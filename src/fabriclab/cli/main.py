@@ -10,6 +10,7 @@ import sys
 
 from .. import __version__
 from ..errors import FabriclabError, UsageError
+from ..report.escape import terminal
 from . import calibrate, doctor, figures, imports, model, results, run, testbed
 from .letters import adder
 
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:  # --help and --version
         return 0 if e.code in (0, None) else 2
     except FabriclabError as e:
-        print(f"fabriclab: error: {e}", file=sys.stderr)
+        print(f"fabriclab: error: {terminal(e)}", file=sys.stderr)   # one line, whatever the input held
         return e.exit_code
     except KeyboardInterrupt:
         print("fabriclab: interrupted", file=sys.stderr)

@@ -20,6 +20,7 @@ from ..model.evaluate import Curve
 from ..model.projection import SCHEMA, Projection, Question, project
 from ..model.resources import MB
 from ..model.traffic import Traffic
+from ..report.escape import terminal
 
 
 # ---------------------------------------------------------------- parsing
@@ -61,14 +62,20 @@ def _calibration(args) -> Calibration:
 
 # ---------------------------------------------------------------- output
 def _fmt(x, digits=1) -> str:
+    """A figure with `digits` decimals; with three significant digits where those
+    would print it as 0 or it runs past 10^15 (inputs are bounded, docs/model.md)."""
     if x is None:
         return "-"
-    if x == float("inf"):
-        return "inf"
+    if not math.isfinite(x):
+        return "inf" if x > 0 else "-"
+    if x != 0 and (abs(x) < 0.5 * 10 ** -digits or abs(x) >= 1e15):
+        return f"{x:.3g}"
     return f"{x:,.{digits}f}"
 
 
 def _table(rows: list, header: list) -> str:
+    """Aligned columns; every cell on one line, control characters made visible (names come from files)."""
+    rows = [[terminal(c) for c in r] for r in rows]
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h))
               for i, h in enumerate(header)]
     line = lambda r: "  ".join(str(c).rjust(w) if i < len(r) - 1 or i == 0 else str(c).ljust(w)
@@ -87,7 +94,7 @@ def _curve_table(c: Curve, cost: bool) -> str:
             r += [_fmt(p.cost, 0), _fmt(p.cost_per_mbps, 2)]
         rows.append(r)
     head = f"{c.label} [{c.key}]" + (" — calibrated" if c.calibrated else "")
-    return head + "\n" + _table(rows, header)
+    return terminal(head) + "\n" + _table(rows, header)
 
 
 def model_handler(args) -> int:
@@ -135,20 +142,20 @@ def _print_curves(p: Projection, cost: bool) -> None:
 
 def _print_summary(p: Projection) -> None:
     if p.empty:
-        print("\nno configuration in this size range: " + ", ".join(p.empty))
+        print("\nno configuration in this size range: " + terminal(", ".join(p.empty)))
     if p.no_published_form:
         print("\nno 'as published' formula (only the seed's SCI and Myrinet systems have one): "
-              + ", ".join(p.no_published_form))
-    print("\nBest per-node bandwidth: " + p.best + ".")
+              + terminal(", ".join(p.no_published_form)))
+    print("\nBest per-node bandwidth: " + terminal(p.best) + ".")
     if p.cost_effectiveness:
-        print("Best cost effectiveness ($ per MB/s): " + p.cost_effectiveness + ".")
+        print("Best cost effectiveness ($ per MB/s): " + terminal(p.cost_effectiveness) + ".")
     if p.target:
         print(f"\nCheapest system giving every node at least {p.target[0].target_MBps:g} MB/s:")
         print(_table([[t.n, "none" if t.system is None else t.system.label, "-" if t.system is None else _fmt(t.cost, 0),
                        "-" if t.system is None else _fmt(t.per_node / MB)] for t in p.target],
                      ["N", "system", "cost $", "MB/s per node"]))
     if p.plot:
-        print(f"\nplot: {p.plot}")
+        print(f"\nplot: {terminal(p.plot)}")
 
 
 def _list() -> int:

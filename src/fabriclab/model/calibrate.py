@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 
 
 from ..errors import UsageError
-from .datafile import read_data_file
+from .datafile import read_data_file, shown
+from .limits import RATE_MBPS
 from .resources import MB
 
 
@@ -42,9 +43,11 @@ def _mbps(v, where: str) -> float:
         try:
             v = float(str(v))
         except ValueError:
-            raise UsageError(f"{where}: a measured rate must be a number of MB/s, got {v!r}") from None
+            raise UsageError(f"{where}: a measured rate must be a number of MB/s, got {shown(v)}") from None
     if not math.isfinite(v) or not v > 0:
         raise UsageError(f"{where}: a measured rate must be positive and finite, got {v}")
+    if not RATE_MBPS.lo <= v <= RATE_MBPS.hi:
+        raise UsageError(f"{where}: a measured rate must be {RATE_MBPS}, got {v:g}")
     return float(v) * MB
 
 

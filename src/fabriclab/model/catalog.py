@@ -8,14 +8,14 @@ enters the model without its source.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 
 from ..errors import UsageError
-from .datafile import read_data_file
+from .datafile import read_data_file, shown
+from .limits import CATALOG_MAX
 from .resources import KINDS, MB, Rates, Sourced, TechResource
 from .topologies import FAMILIES, NodeModel, build
 
@@ -24,10 +24,11 @@ DATA = Path(__file__).parent / "data"
 
 def _sourced(v, where: str, scale: float = 1.0) -> Sourced:
     if not isinstance(v, dict) or set(v) != {"value", "source", "date"}:
-        raise UsageError(f"{where}: a catalog number must be {{value, source, date}}, got {v!r}")
+        raise UsageError(f"{where}: a catalog number must be {{value, source, date}}, got {shown(v)}")
     val = v["value"]
-    if isinstance(val, bool) or not isinstance(val, (int, float)) or not math.isfinite(val) or val < 0:
-        raise UsageError(f"{where}: value must be a non-negative finite number, got {val!r}")
+    if isinstance(val, bool) or not isinstance(val, (int, float)) or not 0 <= val <= CATALOG_MAX:
+        raise UsageError(f"{where}: value must be a non-negative finite number of at most {CATALOG_MAX:g}, "
+                         f"got {shown(val)}")
     if not str(v["source"]).strip() or not str(v["date"]).strip():
         raise UsageError(f"{where}: source and date must not be empty")
     return Sourced(float(val) * scale, str(v["source"]), str(v["date"]))

@@ -26,6 +26,12 @@ class Series:
     group: int = 0               # series of one group share a colour and a marker
 
 
+def literal(text: str) -> str:
+    """Text that matplotlib prints as it is: a pair of '$' would start mathtext, which
+    fails on an unknown command (a network file's name may hold anything that prints)."""
+    return text.replace("$", r"\$")
+
+
 def figure(series: list, path, title: str, ylabel: str, xlabel: str = "Number of nodes",
            logx: bool = False, logy: bool = False, note: Optional[str] = None,
            ylim: Optional[tuple] = None) -> Path:
@@ -47,7 +53,7 @@ def figure(series: list, path, title: str, ylabel: str, xlabel: str = "Number of
         c = colours[s.group % len(colours)]
         m = _MARKERS[s.group % len(_MARKERS)]
         ax.plot(s.xs, s.ys, linestyle="--" if s.dashed else "-", marker=m,
-                markersize=3 if len(s.xs) > 40 else 5, color=c, label=s.label,
+                markersize=3 if len(s.xs) > 40 else 5, color=c, label=literal(s.label),
                 linewidth=1.2 if s.dashed else 1.6, alpha=0.85 if s.dashed else 1.0)
     if logx:
         ax.set_xscale("log")

@@ -25,6 +25,10 @@ from ..errors import UsageError
 from .choices import MAX_ENUMERATED_FLOWS as MAX_GROUPS
 from .routing import TABLE_CACHE_BYTES, bfs_to, check_budget, csr, next_hops, walk
 
+# Each aggregated flow is walked hop by hop: 40 million D-mod-K flows take about 10 s of one core
+# (a 35,000-host leaf-spine file, docs/model.md §10), the longest the model lets one file run.
+_WHY = "the model's limit on aggregated flows, about 10 s of routing"
+
 
 class SwitchRouter:
     """The routes of GraphRouter, one table per attachment switch."""
@@ -150,8 +154,9 @@ class SwitchRouter:
     def _ecmp(self, add, b_ids, n_on) -> None:
         """Switch part: one flow of weight n_A·n_B from every switch A to every other B."""
         if len(b_ids) ** 2 > MAX_GROUPS:
-            raise UsageError(f"{len(b_ids):,} switches with hosts make more than {MAX_GROUPS:,} switch pairs "
-                             "to aggregate")
+            raise UsageError(f"{len(b_ids):,} switches with hosts make {len(b_ids) ** 2:,} switch pairs to route, "
+                             f"more than {MAX_GROUPS:,} (the model's limit on aggregated flows); "
+                             "use fewer switches with hosts")
         for i, b in enumerate(b_ids.tolist()):
             others = np.nonzero(b_ids != b)[0]
             if len(others):
@@ -168,8 +173,10 @@ class SwitchRouter:
         ck, inv, size = np.unique(self.att * width + self.c_up, return_inverse=True, return_counts=True)
         k_att, k_c = ck // width, ck % width
         if len(ck) * N > MAX_GROUPS:
-            raise UsageError(f"{len(ck):,} host groups × {N:,} destinations are more than {MAX_GROUPS:,} "
-                             "flows to aggregate")
+            raise UsageError(f"D-mod-K routes each group of hosts (one switch, one uplink count) to every "
+                             f"destination apart: {len(ck):,} groups × {N:,} destinations make {len(ck) * N:,} "
+                             f"flows, more than {MAX_GROUPS:,} ({_WHY}); use fewer hosts or leaf switches, or the "
+                             "built-in folded-clos family")
         for i, b in enumerate(b_ids.tolist()):
             dests = by_b[b_bounds[i]:b_bounds[i + 1]]
             step = max(1, chunk // len(ck))

@@ -14,28 +14,32 @@ Example::
       - {a: s0, b: s1, count: 2, rate_MBps: 160, efficiency: 0.9}
 
 Sizes are bounded (MAX_NODES, MAX_SWITCHES, MAX_CABLES) so that a short file
-cannot ask for hours or hundreds of GB; every pair of nodes is checked for a
-route when the file is read.
+cannot ask for hours or hundreds of GB, every field's type and range is checked
+before it is used or printed (fields.py), and every pair of nodes is checked for
+a route when the file is read.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 import numpy as np
 
 from ...errors import UsageError
 from ..choices import MAX_NODES
-from ..datafile import read_data_file
+from ..datafile import read_data_file, shown
+from ..limits import EFFICIENCY, OVERHEAD_BYTES, PACKET_BYTES, PRICE, RATE_MBPS
 from ..resources import MB, Sourced, TechResource
 from ..routing import GraphRouter, alltoall_by_destination, check_budget, unreachable_pair
 from ..switchroutes import SwitchRouter
+from . import fields
 from .base import NodeModel, Paths, ResourceClass, Topology
+from .fields import check_keys, number
 
 MAX_SWITCHES = 100_000
-MAX_CABLES = 500_000             # cables over all links; a file at the limit reads in ~10 s and ~1 GB
+MAX_CABLES = 500_000             # cables over all links; 500,000 links read and build in ~20-35 s, 1-1.4 GB
 PRICE_PARTS = ("adapter", "switch", "cable")
 _TOP_KEYS = {"name", "nodes", "switches", "links", "routing", "transit_nodes", "default_rate_MBps", "packet",
              "prices"}
@@ -46,45 +50,23 @@ _LINK_KEYS = {"a", "b", "count", "rate_MBps", "efficiency", "duplex", "name"} | 
 def _names(value, prefix: str, what: str, where: str, limit: int) -> list:
     if value is None:
         return []
-    if isinstance(value, bool):
-        raise UsageError(f"{where}: '{what}' must be a count or a list of names")
-    if isinstance(value, int):
+    if isinstance(value, int) and not isinstance(value, bool):
         if value < 0:
             raise UsageError(f"{where}: '{what}' must not be negative")
         if value > limit:
-            raise UsageError(f"{where}: at most {limit:,} {what}, got {value:,}")
+            raise UsageError(f"{where}: at most {limit:,} {what}, got {fields.amount(value)}")
         return [f"{prefix}{i}" for i in range(value)]
-    if isinstance(value, list) and all(isinstance(x, (str, int)) and not isinstance(x, bool) for x in value):
-        if len(value) > limit:
-            raise UsageError(f"{where}: at most {limit:,} {what}, got {len(value):,}")
-        one = {"nodes": "node", "switches": "switch"}.get(what, what)
-        names = [_printable(str(x), one, where) for x in value]
-        if len(set(names)) < len(names):
-            seen = set()
-            dup = next(x for x in names if x in seen or seen.add(x))
-            raise UsageError(f"{where}: '{what}' lists {dup!r} twice")
-        return names
-    raise UsageError(f"{where}: '{what}' must be a count or a list of names")
-
-
-def _printable(name: str, what: str, where: str) -> str:
-    """A name as the file gives it, refused when empty or holding a character
-    that does not print (str.isprintable: Unicode categories C and Z but the
-    space; a newline, NUL, a zero-width or direction-changing character):
-    names reach tables, reports and commands."""
-    if not name or not name.isprintable():
-        raise UsageError(f"{where}: {what} name {name!r} is empty or holds a character that does not print")
-    return name
-
-
-def _number(value, what: str, where: str, lo: float = 0.0, strict: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise UsageError(f"{where}: {what} must be a number, got {value!r}")
-    if not math.isfinite(value):
-        raise UsageError(f"{where}: {what} must be a finite number, got {value}")
-    if value < lo or (strict and value == lo):
-        raise UsageError(f"{where}: {what} must be {'greater than' if strict else 'at least'} {lo}, got {value}")
-    return float(value)
+    if not isinstance(value, list):
+        raise UsageError(f"{where}: '{what}' must be a count or a list of names, got {shown(value)}")
+    if len(value) > limit:
+        raise UsageError(f"{where}: at most {limit:,} {what}, got {len(value):,}")
+    one = {"nodes": "node", "switches": "switch"}.get(what, what)
+    names = [fields.name(x, f"{one} name", where) for x in value]
+    if len(set(names)) < len(names):
+        seen = set()
+        dup = next(x for x in names if x in seen or seen.add(x))
+        raise UsageError(f"{where}: '{what}' lists {dup!r} twice")
+    return names
 
 
 def _packet(d: dict, where: str) -> dict:
@@ -94,10 +76,10 @@ def _packet(d: dict, where: str) -> dict:
         return {}
     if not {"payload_B", "overhead_B"} <= given:
         raise UsageError(f"{where}: a packet format needs both payload_B and overhead_B")
-    src = lambda k, strict: Sourced(_number(d[k], k, where, 0.0, strict), where, "")
-    out = {"payload": src("payload_B", True), "overhead": src("overhead_B", False)}
+    src = lambda k, bounds: Sourced(number(d[k], k, where, bounds), where, "")
+    out = {"payload": src("payload_B", PACKET_BYTES), "overhead": src("overhead_B", OVERHEAD_BYTES)}
     if "max_payload_B" in d:
-        out["max_payload"] = src("max_payload_B", True)
+        out["max_payload"] = src("max_payload_B", PACKET_BYTES)
     return out
 
 
@@ -110,31 +92,22 @@ def _prices(value, where: str) -> dict:
                          "{value, source, date}")
     out = {}
     for part, item in value.items():
-        w = f"{where}: prices.{part}"
         if part not in PRICE_PARTS:
-            raise UsageError(f"{w}: unknown part (known: {', '.join(PRICE_PARTS)})")
+            raise UsageError(f"{where}: prices: unknown part {shown(part)} (known: {', '.join(PRICE_PARTS)})")
+        w = f"{where}: prices.{part}"
         if isinstance(item, str):
-            out[part] = item
+            out[part] = fields.name(item, "price item", w)
         elif isinstance(item, dict) and set(item) == {"value", "source", "date"}:
-            out[part] = Sourced(_number(item["value"], "value", w, 0.0, strict=False), str(item["source"]),
-                                str(item["date"]))
+            text = lambda k: fields.name(item[k], k, w, (str, int, float, date))
+            out[part] = Sourced(number(item["value"], "value", w, PRICE), text("source"), text("date"))
         else:
-            raise UsageError(f"{w}: a price item name or {{value, source, date}}, got {item!r}")
+            raise UsageError(f"{w}: a price item name or {{value, source, date}}, got {shown(item)}")
     return out
 
 
 def load_network_file(path: str, node_model: NodeModel = NodeModel()) -> "CustomNetwork":
     data = read_data_file(path, "topology file")
     return CustomNetwork.from_dict(data, where=str(path), node_model=node_model)
-
-
-def _check_keys(d: dict, known: set, required: tuple, where: str) -> None:
-    """Refuse unknown keys (typos) and missing required ones, naming the first."""
-    unknown = set(d) - known
-    if unknown:
-        raise UsageError(f"{where}: unknown key {sorted(unknown)[0]!r} (known: {', '.join(sorted(known))})")
-    if any(k not in d for k in required):
-        raise UsageError(f"{where}: {' and '.join(repr(k) for k in required)} are required")
 
 
 def _vertices(data: dict, where: str) -> tuple[list, list, dict]:
@@ -155,10 +128,11 @@ def _defaults(data: dict, where: str) -> tuple[float | None, dict]:
     """The rate and packet format of links that give none."""
     default_rate = data.get("default_rate_MBps")
     if default_rate is not None:
-        default_rate = _number(default_rate, "default_rate_MBps", where)
+        default_rate = number(default_rate, "default_rate_MBps", where, RATE_MBPS)
     packet = data.get("packet", {})
-    if not isinstance(packet, dict) or set(packet) - _PACKET_KEYS:
-        raise UsageError(f"{where}: 'packet' must be a mapping of {', '.join(sorted(_PACKET_KEYS))}")
+    if not isinstance(packet, dict) or any(k not in _PACKET_KEYS for k in packet):
+        raise UsageError(f"{where}: 'packet' must be a mapping of {', '.join(sorted(_PACKET_KEYS))}, "
+                         f"got {shown(packet)}")
     return default_rate, _packet(packet, f"{where}: packet")
 
 
@@ -175,7 +149,7 @@ class _Link:
 
 def _links(links, index: dict, default_rate: float | None, packet: dict, where: str) -> list[_Link]:
     if not isinstance(links, list) or not links:
-        raise UsageError(f"{where}: 'links' must be a non-empty list")
+        raise UsageError(f"{where}: 'links' must be a non-empty list, got {shown(links)}")
     out, cables = [], 0
     for i, ln in enumerate(links):
         w = f"{where}: links[{i}]"
@@ -192,26 +166,22 @@ def _link(i: int, ln, index: dict, default_rate: float | None, packet: dict, w: 
             raise UsageError(f"{w}: the short form is [endpoint, endpoint]")
         ln = {"a": ln[0], "b": ln[1]}
     if not isinstance(ln, dict):
-        raise UsageError(f"{w}: a link is [a, b] or a mapping with 'a' and 'b'")
-    _check_keys(ln, _LINK_KEYS, ("a", "b"), w)
-    ea, eb = str(ln["a"]), str(ln["b"])
+        raise UsageError(f"{w}: a link is [a, b] or a mapping with 'a' and 'b', got {shown(ln)}")
+    check_keys(ln, _LINK_KEYS, ("a", "b"), w)
+    ea, eb = fields.name(ln["a"], "endpoint", w), fields.name(ln["b"], "endpoint", w)
     for e in (ea, eb):
         if e not in index:
             raise UsageError(f"{w}: unknown endpoint {e!r}")
     if ea == eb:
         raise UsageError(f"{w}: a link must join two different endpoints, got {ea!r} twice")
-    count = ln.get("count", 1)
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise UsageError(f"{w}: count must be a positive integer, got {count!r}")
+    count = fields.positive_int(ln.get("count", 1), "count", w)
     rate = ln.get("rate_MBps", default_rate)
     if rate is None:
         raise UsageError(f"{w}: no rate_MBps and no default_rate_MBps")
-    rate = _number(rate, "rate_MBps", w)
+    rate = number(rate, "rate_MBps", w, RATE_MBPS)
     fmt, eff = _efficiency(ln, packet, w)
-    duplex = ln.get("duplex", "full")
-    if duplex not in ("full", "half"):
-        raise UsageError(f"{w}: duplex must be 'full' or 'half', got {duplex!r}")
-    label = _printable(str(ln["name"]), "link", w) if "name" in ln else f"{ea}-{eb}"
+    duplex = fields.choice(ln.get("duplex", "full"), "duplex", w, ("full", "half"))
+    label = fields.name(ln["name"], "link name", w) if "name" in ln else f"{ea}-{eb}"
     own = TechResource(label, f"link {label}", "link", Sourced(rate * MB, w, ""), duplex,
                        fmt.get("payload"), fmt.get("overhead"), None,
                        None if eff is None else Sourced(eff, w, ""), None, fmt.get("max_payload"))
@@ -231,20 +201,12 @@ def _efficiency(ln: dict, packet: dict, w: str) -> tuple[dict, float | None]:
         return fmt or packet, None
     if fmt:
         raise UsageError(f"{w}: give efficiency or a packet format (payload_B, overhead_B), not both")
-    eff = _number(ln["efficiency"], "efficiency", w)
-    if eff > 1:
-        raise UsageError(f"{w}: efficiency must be at most 1, got {eff}")
-    return fmt, eff
+    return fmt, number(ln["efficiency"], "efficiency", w, EFFICIENCY)
 
 
 def _routing(data: dict, where: str) -> tuple[bool, str]:
-    transit = data.get("transit_nodes", False)
-    if not isinstance(transit, bool):
-        raise UsageError(f"{where}: transit_nodes must be true or false")
-    routing = data.get("routing", "d-mod-k")
-    if routing not in ("d-mod-k", "ecmp"):
-        raise UsageError(f"{where}: routing must be 'd-mod-k' or 'ecmp', got {routing!r}")
-    return transit, routing
+    transit = fields.flag(data.get("transit_nodes", False), "transit_nodes", where)
+    return transit, fields.choice(data.get("routing", "d-mod-k"), "routing", where, ("d-mod-k", "ecmp"))
 
 
 def _router(links: list[_Link], nodes: list, switches: list, routing: str, transit: bool,
@@ -275,12 +237,14 @@ class CustomNetwork(Topology):
         """The network; `by_switch=False` routes per destination node even where the
         per-switch decomposition applies (the reference it is tested against)."""
         if not isinstance(data, dict):
-            raise UsageError(f"{where}: the top level must be a mapping with 'nodes' and 'links'")
-        _check_keys(data, _TOP_KEYS, ("nodes", "links"), where)
+            raise UsageError(f"{where}: the top level must be a mapping with 'nodes' and 'links', "
+                             f"got {shown(data)}")
+        check_keys(data, _TOP_KEYS, ("nodes", "links"), where)
         nodes, switches, index = _vertices(data, where)
         default_rate, packet = _defaults(data, where)
         net = cls.__new__(cls)
-        net.name = str(data.get("name", Path(where).stem))
+        net.name = fields.name(data["name"], "name", where, (str, int, float)) if "name" in data \
+            else Path(where).stem
         net.node_names, net.switch_names = nodes, switches
         net.node_model = node_model
         net.n_nodes = len(nodes)

@@ -1,0 +1,41 @@
+"""The limits on what the model's data files may hold (docs/model.md, "Limits
+on network files"), in one place; nothing here imports anything heavy.
+
+Reading: a file of at most MAX_FILE_BYTES holds at most MAX_VALUES values
+nested at most MAX_DEPTH deep (datafile.py). Numbers: physical ranges, so that
+every figure derived from them (rates, times, costs) stays a finite positive
+double: a per-node rate is at least 1 B/s × 1e-6 efficiency / 1e10 flows,
+far above the smallest double, and a cost at most 1e9 $ × 700,000 parts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# 500,000 links (the most cables a network may have) of seven keys each (a, b, count, rate_MBps,
+# efficiency, duplex, name) are a 50 MB file of 7.5 million values; read, about 200 MiB of values.
+MAX_FILE_BYTES = 64 << 20
+MAX_VALUES = 8_000_000
+MAX_DEPTH = 32                   # network files nest 3 levels, the catalog 6
+MAX_NAME_CHARS = 200             # names of networks, nodes, switches, links, price items and sources
+
+
+@dataclass(frozen=True)
+class Range:
+    """A closed range of a file's numbers, with its unit for error lines."""
+
+    lo: float
+    hi: float
+    unit: str = ""
+
+    def __str__(self) -> str:
+        return f"from {self.lo:g} to {self.hi:g}{' ' + self.unit if self.unit else ''}"
+
+
+# 1 B/s to 1 PB/s: a thousand times the fastest link of the catalog (NVLink 5, 900 GB/s a direction)
+RATE_MBPS = Range(1e-6, 1e9, "MB/s (1 B/s to 1 PB/s)")
+EFFICIENCY = Range(1e-6, 1.0)
+PACKET_BYTES = Range(1.0, 1e9, "bytes")
+OVERHEAD_BYTES = Range(0.0, 1e9, "bytes")
+PRICE = Range(0.0, 1e9, "dollars")
+CATALOG_MAX = 1e12               # any catalog number: above every rate (MB/s), size (B) and price ($)
