@@ -146,3 +146,21 @@ def test_links_named_by_interface_are_compared_with_the_model_s_flows_on_real_ho
     assert {r["flows"] for r in rows} == {3.0} and rows[0]["bytes"] == 12 and rows[2]["bytes"] == 6
     assert rows[0]["ratio"] == pytest.approx(2 * rows[2]["ratio"])
     assert rows[0]["util"] == pytest.approx(12 / (2.0 * 10e6))              # two launches of 1 s each
+
+
+@pytest.mark.parametrize("link,msg", [
+    ({"a": "s0", "b": "s1", "iface": "eth0"}, "neither end is a node"),
+    ({"a": "h0", "b": "s0", "iface": "eth0;reboot"}, "iface must be an interface name"),
+    ({"a": "h0", "b": "s0", "iface": "a" * 16}, "iface must be an interface name"),
+    ({"a": "h0", "b": "s0", "iface": ["eth0"]}, "got a list of 1 entry"),
+])
+def test_an_interface_that_cannot_be_a_host_s_is_refused(link, msg):
+    from fabriclab.errors import UsageError
+    links = [link, ["h1", "s1"], ["s0", "s1"]] + ([["h0", "s0"]] if link["a"] == "s0" else [])
+    with pytest.raises(UsageError, match=msg):
+        CustomNetwork.from_dict({"nodes": ["h0", "h1"], "switches": ["s0", "s1"], "default_rate_MBps": 1,
+                                 "links": links}, where="net")
+    ok = CustomNetwork.from_dict({"nodes": ["h0", "h1"], "switches": ["s0", "s1"], "default_rate_MBps": 1,
+                                  "links": [{"a": "h0", "b": "s0", "iface": "mlx5_0/1"}, ["h1", "s1"], ["s0", "s1"]]},
+                                 where="net")
+    assert ok.links[0]["iface"] == "mlx5_0/1"

@@ -21,6 +21,7 @@ a route when the file is read.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -44,7 +45,7 @@ PRICE_PARTS = ("adapter", "switch", "cable")
 _TOP_KEYS = {"name", "nodes", "switches", "links", "routing", "transit_nodes", "default_rate_MBps", "packet",
              "prices"}
 _PACKET_KEYS = {"payload_B", "overhead_B", "max_payload_B"}
-_LINK_KEYS = {"a", "b", "count", "rate_MBps", "efficiency", "duplex", "name"} | _PACKET_KEYS
+_LINK_KEYS = {"a", "b", "count", "rate_MBps", "efficiency", "duplex", "name", "iface"} | _PACKET_KEYS
 
 
 def _names(value, prefix: str, what: str, where: str, limit: int) -> list:
@@ -182,6 +183,8 @@ def _link(i: int, ln, index: dict, default_rate: float | None, packet: dict, w: 
     fmt, eff = _efficiency(ln, packet, w)
     duplex = fields.choice(ln.get("duplex", "full"), "duplex", w, ("full", "half"))
     label = fields.name(ln["name"], "link name", w) if "name" in ln else f"{ea}-{eb}"
+    if "iface" in ln:
+        _iface(ln["iface"], w)
     own = TechResource(label, f"link {label}", "link", Sourced(rate * MB, w, ""), duplex,
                        fmt.get("payload"), fmt.get("overhead"), None,
                        None if eff is None else Sourced(eff, w, ""), None, fmt.get("max_payload"))
@@ -191,6 +194,26 @@ def _link(i: int, ln, index: dict, default_rate: float | None, packet: dict, w: 
     else:
         classes = [ResourceClass(f"links[{i}]", f"half-duplex link {label}", "link", "link", count, own=own)]
     return _Link((index[ea], index[eb]), count, duplex == "half", label, classes)
+
+
+# A host's interface on a link (validate on real hosts reads its counters): a Linux
+# interface name (IFNAMSIZ 16 with its NUL) or an InfiniBand port, DEVICE/PORT.
+IFACE = re.compile(r"[A-Za-z0-9._-]{1,15}(/[0-9]{1,3})?")
+
+
+def _iface(value, w: str) -> str:
+    if not isinstance(value, str) or not IFACE.fullmatch(value):
+        raise UsageError(f"{w}: iface must be an interface name (1-15 letters, digits, '._-', or DEVICE/PORT), "
+                         f"got {shown(value)}")
+    return value
+
+
+def _iface_hosts(links: list, nodes: list, where: str) -> None:
+    """A link's iface names a host's interface: one of its ends is a node."""
+    names = set(nodes)
+    for i, ln in enumerate(links):
+        if isinstance(ln, dict) and "iface" in ln and not {str(ln["a"]), str(ln["b"])} & names:
+            raise UsageError(f"{where}: links[{i}]: iface names a host's interface, and neither end is a node")
 
 
 def _efficiency(ln: dict, packet: dict, w: str) -> tuple[dict, float | None]:
@@ -250,6 +273,7 @@ class CustomNetwork(Topology):
         net.n_nodes = len(nodes)
         net.price_items = _prices(data.get("prices"), where)
         links = _links(data["links"], index, default_rate, packet, where)
+        _iface_hosts(data["links"], nodes, where)
         transit, net.routing = _routing(data, where)
         net.cables, net.link_names = sum(ln.count for ln in links), [ln.label for ln in links]
         net.classes = [c for ln in links for c in ln.classes] + node_model.classes(len(nodes))
