@@ -164,3 +164,25 @@ def test_an_interface_that_cannot_be_a_host_s_is_refused(link, msg):
                                   "links": [{"a": "h0", "b": "s0", "iface": "mlx5_0/1"}, ["h1", "s1"], ["s0", "s1"]]},
                                  where="net")
     assert ok.links[0]["iface"] == "mlx5_0/1"
+
+
+def test_the_report_ranks_the_loaded_cables_and_lists_every_one():
+    from fabriclab.report import figures, html
+    from fabriclab.report.rows import Row
+    from fabriclab.schema.records import MergedPoint, Summary
+    size = _size_row(0.85)
+    size["cables"] += [{**size["cables"][0], "cable": 9 + k, "from": f"l{k}", "measured_util": 0.9 + k / 100,
+                        "ratio": 0.9 + k / 100} for k in range(30)]
+    v = {"network": "net.yaml", "testbed": "t", "verdict": "slower", "predicted_bottleneck": "link l0-sp0",
+         "predicted_Bps": 9e6, "nominal_Bps": 9.3e6, "calibrated_rate_Bps": 7.9e6, "tolerance": 0.1,
+         "per_size": [{"size": 262144, "measured_Bps": 8e6, "ratio": 0.89}], "cables": [size],
+         "emulation": cablecheck.emulation(size), "explanation": cablecheck.explain(size, 0.89)}
+    point = MergedPoint(bench="message.alltoall", size=262144, bytes_per_op=1, summary=Summary(median=1.0))
+    run = figures.RunView("v", {"header": {}, "validation": v}, rows=[Row.of(point)])
+    _, cab = figures.validation([run])
+    # the host cable (predicted 0.6) is loaded; the 31 saturated and it make 32 rows: 12 lowest, 12 highest
+    assert len(cab.bars) == 24 and cab.bars[0] == ("h0->l0", pytest.approx(0.5 / 0.6)) and cab.bars[1] == ("l0->sp0", 0.85)
+    assert "12 lowest and highest of 32" in cab.note
+    assert "Emulation faithful" in cab.note
+    text = "".join(html._cables([run]))
+    assert text.count("<tr>") >= 33 and "cable by cable" in text

@@ -459,22 +459,31 @@ def validation(runs: list) -> list[Figure]:
     return figs
 
 
+LOADED = 0.5        # cable directions the model loads to this share of their rate get a bar
+MAX_BARS = 24
+
+
 def _validation_cables(v: dict, suffix: str, pre: str) -> list[Figure]:
     """Every cable direction at the largest size, ranked by measured over
     predicted utilization (testbed/cablecheck.py): the cables below 1 idled
     where the model keeps them busy, those above carried more than it says."""
     top = next((c for c in v.get("cables") or [] if c["size"] == v["per_size"][-1]["size"]), None)
-    rows = sorted((r for r in (top or {}).get("cables", []) if r.get("ratio")), key=lambda r: r["ratio"])
+    rows = sorted((r for r in (top or {}).get("cables", []) if r.get("ratio") and r["predicted_util"] >= LOADED),
+                  key=lambda r: r["ratio"])
     if not rows:
         return []
+    shown = rows if len(rows) <= MAX_BARS else rows[:MAX_BARS // 2] + rows[-MAX_BARS // 2:]
     emu = v.get("emulation") or {}
     faithful = "faithful" if emu.get("faithful") else "NOT faithful: " + "; ".join(emu.get("reasons", []))
     return [Figure(f"validation-cables{suffix}", f"{pre}Model vs measurement, cable by cable",
                    Axis("cable direction"), Axis("measured / predicted utilization"),
-                   bars=[(f"{r['from']}->{r['to']}", r["ratio"]) for r in rows],
+                   bars=[(f"{r['from']}->{r['to']}", r["ratio"]) for r in shown],
                    note=f"at {fmt_bytes(top['size'])}: each cable direction's wire bytes over its rate during the "
                         "point, over the utilization the calibrated model gives it under all-to-all (1: as "
-                        f"predicted). {v.get('explanation') or ''}. Emulation {faithful}.")]
+                        f"predicted); the directions the model loads to half their rate or more"
+                        + (f", the {MAX_BARS // 2} lowest and highest of {len(rows)}" if len(rows) > MAX_BARS else "")
+                        + f" (the report's table lists every one). {v.get('explanation') or ''}. "
+                        f"Emulation {faithful}")]
 
 
 @dataclass(frozen=True)

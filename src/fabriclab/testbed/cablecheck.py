@@ -20,7 +20,12 @@ Faithful emulation: every direction the model saturates reached its rate in
 its busiest windows (the 90th percentile of its 100 ms windows at
 FAITHFUL_RATE of its rate or more: the shaper delivers its rate when it has
 packets to send), and the kernel's softirq threads, which forward and shape
-every packet, waited for a CPU at most MAX_SOFTIRQ_WAIT of the span."""
+every packet, waited for a CPU at most MAX_SOFTIRQ_WAIT of the span.
+
+On real hosts no cable is shaped and no switch port is read: the links the
+network file names by their host's interface (`iface`) are compared by
+their share of the bytes the interfaces moved against their share of the
+routed flows (`interface_links`)."""
 
 from __future__ import annotations
 
@@ -84,24 +89,27 @@ def predicted(net, cables: list, calibrated: dict) -> list[dict]:
     return out
 
 
+def _ends(records: list, bench: str, key: str):
+    """Every item of `key` (spans, shapers) of the bench's launch_end records."""
+    for r in records:
+        if r.get("kind") == "launch_end" and r.get("bench") == bench:
+            yield from r.get(key) or []
+
+
 def _spans(records: list, bench: str) -> dict:
     """{size: [span of each launch]} from the run's launch_end records."""
     out: dict = {}
-    for r in records:
-        if r.get("kind") == "launch_end" and r.get("bench") == bench:
-            for s in r.get("spans") or []:
-                out.setdefault(s["size"], []).append(s)
+    for s in _ends(records, bench, "spans"):
+        out.setdefault(s["size"], []).append(s)
     return out
 
 
 def _shapers(records: list, bench: str) -> dict:
     """{(cable, from): (drops, overlimits)} summed over the run's launches."""
     out: dict = {}
-    for r in records:
-        if r.get("kind") == "launch_end" and r.get("bench") == bench:
-            for q in r.get("shapers") or []:
-                d, o = out.get((q["cable"], q["from"]), (0, 0))
-                out[(q["cable"], q["from"])] = (d + q["drops"], o + q["overlimits"])
+    for q in _ends(records, bench, "shapers"):
+        d, o = out.get((q["cable"], q["from"]), (0, 0))
+        out[(q["cable"], q["from"])] = (d + q["drops"], o + q["overlimits"])
     return out
 
 
