@@ -35,7 +35,7 @@ def _samples(rate_Bps: float, seconds: float, idle_from: float = 1e9) -> list:
     out, sent = [], 0
     for k in range(int(seconds / 0.1) + 1):
         t = k * 0.1
-        out.append((t, {"h0": {"eth0": (int(sent), k)}}, (100 * k, 10 * k, 5 * k), 0.002 * k))
+        out.append((t, {"h0": {"eth0": (int(sent), k)}}, (100 * k, 10 * k, 5 * k), 0.002 * k, 3 * k))
         sent += rate_Bps * 0.1 if t < idle_from else 0
     return out
 
@@ -48,6 +48,7 @@ def test_a_span_gives_bytes_utilization_and_the_busiest_windows():
     assert c["p90_util"] == pytest.approx(1.0) and c["at_rate"] == pytest.approx(0.5)
     assert got["cpu"]["idle"] == pytest.approx(0.1) and got["cpu"]["softirq"] == pytest.approx(0.05)
     assert got["cpu"]["softirq_wait"] == pytest.approx(0.02 / (cables.os.cpu_count() or 1))
+    assert got["cpu"]["backlog_drops"] == 60                                  # 3 a reading, 20 readings apart
     assert cables.span_cables(dirs, _samples(10e6, 2.0), 5.0, 6.0) == {}      # no reading inside
 
 
@@ -109,6 +110,13 @@ def test_an_emulation_short_of_cpu_or_rate_is_not_faithful():
     assert not e["faithful"] and "waited for a CPU 30%" in e["reasons"][0]
     e = cablecheck.emulation(_size_row(0.6, p90=0.7))
     assert not e["faithful"] and e["slow_cables"] == ["l0->sp0"]
+    e = cablecheck.emulation(_size_row(0.9), calibrating_p90=0.72)
+    assert not e["faithful"] and "saturation test brought the bottleneck cable to 0.72" in e["reasons"][0]
+    assert cablecheck.emulation(_size_row(0.9), calibrating_p90=0.97)["faithful"]
+    row = _size_row(0.9)
+    row["cpu"]["backlog_drops"] = 7
+    e = cablecheck.emulation(row)
+    assert not e["faithful"] and "dropped 7 packets at its input backlog" in e["reasons"][0]
 
 
 def test_compare_takes_the_median_over_launches_and_the_shapers_sum():

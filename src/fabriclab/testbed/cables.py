@@ -8,7 +8,7 @@ counter, after the shaper). A sampler thread reads every namespace's
 /proc/thread-self/net/dev SAMPLE_S apart, entering each namespace with
 setns(2) on its own thread (a read, no process started: about 2.5 ms for 14
 namespaces here), together with /proc/stat and the ksoftirqd threads'
-scheduler statistics. The shapers' counters (`tc -s qdisc`) are read before
+scheduler statistics and the kernel's input-backlog drops. The shapers' counters (`tc -s qdisc`) are read before
 and after the launch. The accounting from those readings is pure
 (`span_cables`, `qdisc_delta`) and tested on recorded counters."""
 
@@ -56,6 +56,17 @@ def _cpu() -> tuple:
     return sum(v[:8]), v[3] + v[4], v[6]
 
 
+def _backlog_drops() -> int:
+    """Packets the kernel dropped at its per-CPU input backlog (net.core.netdev_max_backlog):
+    /proc/net/softnet_stat's second column, hexadecimal, summed over CPUs. A veth's peer
+    receives through that backlog, so these are packets lost between cables, by no shaper."""
+    try:
+        return sum(int(line.split()[1], 16) for line in Path("/proc/net/softnet_stat").read_text().splitlines()
+                   if len(line.split()) > 1)
+    except (OSError, ValueError):
+        return 0
+
+
 def _ksoftirqd() -> list[str]:
     """The schedstat files of the kernel's softirq threads (one per CPU)."""
     found = []
@@ -87,7 +98,7 @@ class Sampler:
     def __init__(self, state: dict):
         self.dirs = directions(state)
         self.namespaces = state["namespaces"]
-        self.samples: list = []        # (monotonic time, {vertex: {dev: (bytes, packets)}}, cpu, waited)
+        self.samples: list = []        # (time, {vertex: {dev: (bytes, packets)}}, cpu, waited, backlog drops)
         self._stop = threading.Event()
         self._thread = None
         self._softirq = _ksoftirqd()
@@ -131,7 +142,7 @@ class Sampler:
                 raise OSError(ctypes.get_errno(), f"setns into {v} failed")
             with open("/proc/thread-self/net/dev") as f:
                 devs[v] = _net_dev(f.read())
-        return t, devs, _cpu(), _waited(self._softirq)
+        return t, devs, _cpu(), _waited(self._softirq), _backlog_drops()
 
 
 def span_cables(dirs: list[dict], samples: list, t0: float, t1: float) -> dict:
@@ -161,7 +172,8 @@ def span_cables(dirs: list[dict], samples: list, t0: float, t1: float) -> dict:
     jiffies = max(tot1 - tot0, 1)
     ncpu = os.cpu_count() or 1
     cpu = {"idle": (idle1 - idle0) / jiffies, "softirq": (soft1 - soft0) / jiffies,
-           "softirq_wait": (last[3] - first[3]) / (dt * ncpu)}
+           "softirq_wait": (last[3] - first[3]) / (dt * ncpu),
+           "backlog_drops": last[4] - first[4] if len(first) > 4 else 0}
     return {"seconds": dt, "cables": cables, "cpu": cpu}
 
 

@@ -75,6 +75,7 @@ class Rate:
     run: Path
     pairs: list = field(default_factory=list)
     active: Optional[int] = None              # pairs at the saturation plateau
+    cable_p90: Optional[float] = None         # testbed: the cable's busiest windows at the plateau, share of its rate
 
 
 @dataclass
@@ -125,7 +126,7 @@ class Validation:
     @property
     def emulation(self) -> Optional[dict]:
         c = self.top_cables
-        return cablecheck.emulation(c) if c else None
+        return cablecheck.emulation(c, self.saturation.cable_p90) if c else None
 
     @property
     def explanation(self) -> str:
@@ -144,7 +145,7 @@ class Validation:
             "hosts": self.site.hosts or None, "bottleneck": self.bottleneck.label,
             "bottleneck_load": self.bottleneck.load, "pairs": [list(p) for p in s.pairs],
             "saturation": {"rate_Bps": s.rate_Bps, "ci_Bps": [s.low_Bps, s.high_Bps], "active": s.active,
-                           "run": str(s.run)},
+                           "run": str(s.run), "cable_p90_util": s.cable_p90},
             "bidirectional": None if bi is None else {
                 "pairs": [list(p) for p in bi.pairs], "rate_Bps": bi.rate_Bps, "ci_Bps": [bi.low_Bps, bi.high_Bps],
                 "run": str(bi.run)},
@@ -189,7 +190,7 @@ def _validate(site: Site, b: v.Bottleneck, run: "_Runs", progress) -> tuple:
     progress(f"validate {site.name}: the model's bottleneck is {b.label} ({b.load} of the all-to-all routes cross "
              f"its busiest cable); saturating it with {len(pairs)} pairs: "
              + ", ".join(f"{s}->{d}" for s, d in pairs))
-    sat = run.saturation(pairs)
+    sat = run.saturation(pairs, b)
     links = v.cable_class(net, b.link)
     bi = run.bidirectional(v.saturation_pairs(net, b.channel, both=True))
     predicted = v.predict(net, site.file, links, sat.rate_Bps)
@@ -226,15 +227,31 @@ class _Runs:
         """(document, merged points) of one run, FAST and the MPI options around argv."""
         return self.measure([*FAST, *argv, *self.mpi], out)
 
-    def saturation(self, pairs: list) -> Rate:
+    def saturation(self, pairs: list, b: v.Bottleneck) -> Rate:
         """Senders on one side of the cable, receivers on the other, 1 to all pairs active."""
         out = self.out.with_name(self.out.stem + "-saturation.json")
         nodes = [s for s, _ in pairs] + [d for _, d in pairs]
-        _, points = self._run(["message.saturation", *self.site.place(nodes), "--ranks", str(len(nodes)),
-                             "--sizes", SAT_SIZE, "--param", f"window={SAT_WINDOW}", "--active",
-                             f"1:{len(pairs)}", "--launches", "2", *CALIBRATE], out)
+        doc, points = self._run(["message.saturation", *self.site.place(nodes), "--ranks", str(len(nodes)),
+                                 "--sizes", SAT_SIZE, "--param", f"window={SAT_WINDOW}", "--active",
+                                 f"1:{len(pairs)}", "--launches", "3", *CALIBRATE], out)
         rate, lo, hi, active = v.plateau_rate(points)
-        return Rate(rate, lo, hi, out, pairs, active)
+        return Rate(rate, lo, hi, out, pairs, active, self._busiest(doc, b, active))
+
+    def _busiest(self, doc: dict, b: v.Bottleneck, active: int) -> Optional[float]:
+        """The bottleneck direction's busiest windows (their 90th percentile, share of its rate) during the
+        plateau point, the median over launches; None on real hosts."""
+        if self.site.hosts:
+            return None
+        from statistics import median
+        from . import netns
+        net = self.site.net
+        link, index = net.channel_cable[b.channel]
+        k = next(i for i, c in enumerate(netns.load(self.site.name)["cables"]) if (c["link"], c["index"]) == (link, index))
+        src = (list(net.node_names) + list(net.switch_names))[int(net.router.src[b.channel])]
+        got = [c["p90_util"] for r in doc.get("records") or [] if r.get("kind") == "launch_end"
+               for s in r.get("spans") or [] if s.get("active") == active
+               for c in s["cables"] if c["cable"] == k and c["from"] == src]
+        return median(got) if got else None
 
     def bidirectional(self, pairs: list) -> Optional[Rate]:
         """The cable loaded both ways: its rate per direction (what it loses to the
