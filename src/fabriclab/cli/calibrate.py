@@ -7,6 +7,17 @@ from .letters import adder
 from .options import checked_output, write_out
 
 
+def _plain_dumper():
+    import yaml
+
+    class Plain(yaml.SafeDumper):
+        """Every shared value written out: network and calibration files refuse anchors and aliases
+        (model/datafile.py), and several resources calibrated from one point share its figures."""
+        def ignore_aliases(self, data) -> bool:
+            return True
+    return Plain
+
+
 def cmd_calibrate(args) -> int:
     import yaml
     from .. import schema
@@ -15,7 +26,7 @@ def cmd_calibrate(args) -> int:
     doc = schema.load(args.file)
     cal = calibration(doc, args.resource, args.technology, args.stream, args.bidirectional)
     text = (f"# fabriclab calibration from {args.file}: measured saturation throughput in MB/s (10^6 B/s)\n"
-            + yaml.safe_dump(cal, sort_keys=False, allow_unicode=True))
+            + yaml.dump(cal, Dumper=_plain_dumper(), sort_keys=False, allow_unicode=True))
     write_out(text, args.output)
     return 0
 
