@@ -19,7 +19,7 @@ ALLOWED = {
     "model": set(),
     "measure": {"analysis"},
     "report": {"analysis", "measure"},
-    "studies": {"model"},
+    "studies": {"analysis", "measure", "model", "report"},
     "testbed": {"analysis", "measure", "model"},
     "cli": {"analysis", "measure", "model", "report", "studies", "testbed"},
 }

@@ -9,28 +9,23 @@ import argparse
 import sys
 
 from .. import __version__
-from ..errors import FabriclabError, UsageError
+from ..errors import FabriclabError
 from ..report.escape import terminal
-from . import calibrate, doctor, figures, imports, model, results, run, testbed
+from . import calibrate, doctor, figures, imports, model, results, run, study, testbed
 from .letters import adder
-
-
-class _Parser(argparse.ArgumentParser):
-    """Bad options become one line and exit code 2, like every other bad input."""
-
-    def error(self, message):
-        raise UsageError(message if self.prog == "fabriclab" else f"{self.prog}: {message}")
+from .options import Parser
 
 
 # Subcommands in the order `fabriclab --help` lists them. Registering one
 # imports nothing heavy: each command loads its libraries when it runs.
 REGISTRARS = (run.register, results.register_list, results.register_show, results.register_compare,
               imports.register, figures.register_report, figures.register_plot, doctor.register,
-              testbed.register, calibrate.register, model.register_model, model.register_reproduce)
+              testbed.register, calibrate.register, model.register_model, model.register_reproduce,
+              study.register)
 
 
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = Parser(
         prog="fabriclab",
         description="Measure, model and compare the communication fabrics of computer clusters.")
     adder(p, "fabriclab")("--version", action="version", version=f"fabriclab {__version__}")

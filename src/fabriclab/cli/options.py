@@ -14,6 +14,13 @@ from ..measure.launch import BINDINGS, LAUNCHERS
 from .letters import adder
 
 
+class Parser(argparse.ArgumentParser):
+    """Bad options become one line and exit code 2, like every other bad input."""
+
+    def error(self, message):
+        raise UsageError(message if self.prog == "fabriclab" else f"{self.prog}: {message}")
+
+
 def testbed_name(text: str) -> str:
     """A testbed's name as given, checked whole (testbed/plan.py): '' or a newline is refused."""
     from ..testbed.plan import check_name  # only when the option is given

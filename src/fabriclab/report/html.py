@@ -44,7 +44,7 @@ def _td(v, num=False) -> str:
     return f'<td class="num">{escape(str(v))}</td>' if num else f"<td>{escape(str(v))}</td>"
 
 
-def _table(head: list, body: list, nums: set = frozenset()) -> str:
+def table(head: list, body: list, nums: set = frozenset()) -> str:
     out = ["<table><thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
     out += ["<tr>" + "".join(_td(c, i in nums) for i, c in enumerate(row)) + "</tr>" for row in body]
     return "\n".join(out) + "</tbody></table>"
@@ -154,7 +154,7 @@ def _header(runs: list) -> list[str]:
     out.append('<h2 id="runs">What ran, where and how</h2>')
     for run in runs:
         facts = run_facts(run.name, run.doc)
-        out.append(_table(["", run.name], [[k, v] for k, v in facts]))
+        out.append(table(["", run.name], [[k, v] for k, v in facts]))
     out.append('<h2 id="warnings">Warnings</h2>')
     for run in runs:
         groups = warning_groups(_diagnostics(run))
@@ -163,7 +163,7 @@ def _header(runs: list) -> list[str]:
         if not groups:
             out.append("<p>None.</p>")
             continue
-        out.append(_table(["kind", "count", "where", "what (first instance)", "advice"],
+        out.append(table(["kind", "count", "where", "what (first instance)", "advice"],
                           [[g["code"], g["count"], g["where"] or "whole run", g["message"], g["advice"]]
                            for g in groups], nums={1}))
     return out + _skipped(runs)
@@ -177,7 +177,7 @@ def _skipped(runs: list) -> list[str]:
     if not rows:
         return []
     return ['<h2 id="skipped">Skipped points</h2>',
-            _table(["run", "benchmark", "points", "count", "why"], rows, nums={3})]
+            table(["run", "benchmark", "points", "count", "why"], rows, nums={3})]
 
 
 def _ladder(runs: list, wire_Bps, wire_text, wire_name) -> list[str]:
@@ -201,7 +201,7 @@ def _ladder(runs: list, wire_Bps, wire_text, wire_name) -> list[str]:
                      f"{r.latency_bench} at {fmt_bytes(r.latency_size)}" if r.latency_s is not None
                      else "-"] if r else ["-"] * 4)
         body.append(row)
-    out.append(_table(head, body))
+    out.append(table(head, body))
     if not wire_Bps:
         out.append("<p>Efficiency against the wire rate: give <code>--wire-rate MBPS</code> or "
                    "<code>--technology NAME</code> (a catalog entry) to draw it.</p>")
@@ -226,7 +226,7 @@ def _layer_costs(run) -> list[str]:
             "latency at the smallest size both measured (ratio above 1: MPI's cost), bandwidth at the largest "
             "(ratio below 1: the share MPI keeps). The <em>layers</em> figures show every size "
             "(seed 004 Fig. 4-5).</p>",
-            _table(["MPI", "layer below", "figure", "size", "MPI", "below", "MPI / below"], body, nums={4, 5, 6})]
+            table(["MPI", "layer below", "figure", "size", "MPI", "below", "MPI / below"], body, nums={4, 5, 6})]
 
 
 def _apps(runs: list) -> list[str]:
@@ -236,7 +236,7 @@ def _apps(runs: list) -> list[str]:
     for run in runs:
         head, body = apps.summary_table(run)
         if body:
-            out += ([f"<h3>{escape(run.name)}</h3>"] if len(runs) > 1 else []) + [_table(head, body, nums={2, 3, 5})]
+            out += ([f"<h3>{escape(run.name)}</h3>"] if len(runs) > 1 else []) + [table(head, body, nums={2, 3, 5})]
     if not out:
         return []
     out = ['<h2 id="apps">Applications: rate, speedup and time split</h2>',
@@ -251,7 +251,7 @@ def _apps(runs: list) -> list[str]:
             out += [f"<h3>Exchange phase: measured vs predicted by the model{of}</h3>",
                     "<p>The all-to-all exchange of the transpose and the sort, its measured median beside the time "
                     "the network model predicts for the bytes each rank sends (ratio above 1: slower than "
-                    "predicted).</p>", _table(head, body, nums={2, 3, 4, 5})]
+                    "predicted).</p>", table(head, body, nums={2, 3, 4, 5})]
     return out
 
 
@@ -280,7 +280,7 @@ def _cables(runs: list) -> list[str]:
                 "(wire bytes over its rate during the point), their ratio, the 90th percentile of its 100 ms "
                 "windows, and its shaper's drops over the run. "
                 f"{escape(v.get('explanation') or '')}. Emulation {escape(said)}.</p>",
-                _table(["cable", "link", "flows", "predicted", "measured", "measured / predicted",
+                table(["cable", "link", "flows", "predicted", "measured", "measured / predicted",
                         "busiest windows", "drops"], body, nums={2, 3, 4, 5, 6, 7})]
     return out
 
@@ -300,7 +300,7 @@ def _interfaces(v: dict, of: str) -> list[str]:
             "launches (its counters, read through the launcher), its share of those bytes over its share of the "
             "flows (1: as routed; below 1: another path carried its traffic), and its utilization over the "
             "launches (a lower bound: a launch includes its start-up).</p>",
-            _table(["link", "interface", "flows", "bytes", "bytes share / flows share", "utilization"], body,
+            table(["link", "interface", "flows", "bytes", "bytes share / flows share", "utilization"], body,
                    nums={2, 3, 4, 5})]
 
 
@@ -326,7 +326,7 @@ def _compare(runs: list) -> list[str]:
         body.append([group_name(c.bench, c.variant), where, fmt_time(c.base_median_s), fmt_time(c.new_median_s),
                      f"{c.ratio:.3f}" if c.ratio == c.ratio else "-", ci, c.verdict])
     if body:
-        out.append(_table(["benchmark", "point", "base", "new", "ratio", "95% interval", "verdict"], body,
+        out.append(table(["benchmark", "point", "base", "new", "ratio", "95% interval", "verdict"], body,
                           nums={2, 3, 4}))
     else:
         out.append("<p>The two runs have no point in common (benchmark, variant and every axis).</p>")

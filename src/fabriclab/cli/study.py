@@ -1,0 +1,196 @@
+"""`fabriclab study list|show|run`: the seed studies as runnable recipes.
+`run` runs each step as `fabriclab run` with the user's launch options,
+keeps every run document, and writes the study's report (studies/page.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from ..errors import FabriclabError, UsageError
+from ..units import fmt_time
+from . import run
+from .letters import adder
+from .options import Parser
+
+# The `fabriclab run` options a study passes through to every step; the rest
+# of run's options (benchmarks, sizes, parameters) are the study's own.
+HOSTS_OPTIONS = ("--hosts", "--hostfile", "--testbed")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("study", help="Re-run a seed study on your machines, its published results beside yours.")
+    ss = p.add_subparsers(dest="study_command", metavar="ACTION")
+    ss.add_parser("list", help="The studies, what each needs and how long it takes.").set_defaults(func=cmd_list)
+    show = ss.add_parser("show", help="What a study runs, its figures and findings.")
+    show.add_argument("name", metavar="NAME")
+    show.set_defaults(func=cmd_show)
+    r = ss.add_parser("run", help="Run a study's benchmarks and write its report.",
+                      description="Options after NAME other than -o and --dry-run go to every `fabriclab run` "
+                                  "the study makes: ranks, hosts, hostfile, testbed, launcher, MPI, launches, "
+                                  "point time (`fabriclab run --help`).")
+    r.add_argument("name", metavar="NAME")
+    r.add_argument("options", nargs=argparse.REMAINDER, metavar="[-o DIR] [--dry-run] [RUN OPTIONS]")
+    r.set_defaults(func=cmd_run)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def cmd_list(args) -> int:
+    from ..studies.registry import STUDIES
+    print(f"{'study':<22} {'seed':<5} {'default time':>12}  {'ranks':>5} {'hosts':>5}  what")
+    for s in STUDIES.values():
+        print(f"{s.name:<22} {s.seed:<5} {'~' + fmt_time(s.seconds):>12}  {s.ranks:>5} {s.hosts:>5}  {s.title}")
+    return 0
+
+
+def cmd_show(args) -> int:
+    from ..studies.reference import load
+    from ..studies.registry import study
+    s = study(args.name)
+    ref = load(s.name)
+    print(f"{s.name} (seed {s.seed}): {ref.title}, {ref.authors}" + (f", {ref.year}" if ref.year else ""))
+    print(f"  {s.about}")
+    print(f"  about {fmt_time(s.seconds)} at default settings; {s.ranks} ranks; {s.hosts} host(s) at least\n")
+    print("steps:")
+    for st in s.steps:
+        print(f"  {st.name:<20} {st.feeds}\n  {'':<20} fabriclab {shlex.join(_argv(st, []))}")
+    from ..studies.recipe import Runs
+    print("\nfindings:")
+    for f in s.findings(Runs(), ref):
+        print(f"  {f.id:<6} {f.claim} ({f.where}); published: {f.published}")
+    print("\nfigures:")
+    for fig in s.figures(Runs(), ref):
+        print(f"  {fig.title}")
+    print(f"\npublished values: {len(ref.values)} (fabriclab study run {s.name} draws them beside yours)")
+    return 0
+
+
+def _argv(step, user: list, out: str = "RUN.json") -> list:
+    """The `fabriclab run` arguments of a step: the study's, its rank count, then the user's (later wins)."""
+    return ["run", *step.args, "-n", str(step.ranks), *user, "-o", out]
+
+
+def _own_options(options: list) -> tuple:
+    """(-o DIR, --dry-run, the rest): the study's own options out of run's."""
+    p = Parser(prog="fabriclab study run", add_help=False)
+    adder(p, "study")("--output")
+    p.add_argument("--dry-run", action="store_true")
+    own, rest = p.parse_known_args(options)
+    return own.output, own.dry_run, rest
+
+
+def _hosts_given(rest: list) -> int:
+    """How many hosts the user's launch options name (1: this machine)."""
+    p = Parser(prog="fabriclab study run", add_help=False)
+    for o in HOSTS_OPTIONS:
+        p.add_argument(o)
+    a, _ = p.parse_known_args(rest)
+    if a.hosts:
+        return len({h for h in a.hosts.split(",") if h})
+    if a.hostfile:
+        lines = Path(a.hostfile).read_text(errors="replace").splitlines()
+        return len({ln.split()[0].split(":")[0] for ln in lines if ln.strip() and not ln.startswith("#")})
+    if a.testbed:
+        from ..testbed import netns
+        return len(netns.load(a.testbed)["hosts"])
+    return int(os.environ.get("SLURM_JOB_NUM_NODES", "1") or 1)
+
+
+def _skip_reason(step, hosts: int) -> str:
+    if step.hosts > hosts:
+        return (f"needs {step.hosts} hosts and the launch names {hosts}: give --hosts, --hostfile or --testbed, "
+                "or run inside a Slurm allocation")
+    if step.gpu and not shutil.which("nvidia-smi"):
+        return "needs device memory, and this machine has no GPU (no nvidia-smi)"
+    return ""
+
+
+def _run_one(argv: list) -> int:
+    """`fabriclab run` in this process, through run's own parser (bad options: exit 2)."""
+    p = Parser(prog="fabriclab")
+    run.register(p.add_subparsers(dest="command"))
+    try:
+        args = p.parse_args(argv)
+        args.argv = argv
+        return args.func(args)
+    except FabriclabError as e:
+        from ..report.escape import terminal
+        print(f"fabriclab: error: {terminal(e)}", file=sys.stderr)
+        return e.exit_code
+
+
+def cmd_run(args) -> int:
+    from ..studies.reference import load
+    from ..studies.registry import study
+    s = study(args.name)
+    ref = load(s.name)
+    out, dry, rest = _own_options(args.options)
+    folder = Path(out or f"results/study-{s.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    hosts = _hosts_given(rest)
+    plan = [(st, _skip_reason(st, hosts), _argv(st, rest, str(folder / f"{st.name}.json"))) for st in s.steps]
+    for st, why, argv in plan:         # every step's options checked before anything launches
+        if not why:
+            _check(argv)
+    if dry:
+        for st, why, argv in plan:
+            print(f"# {st.name}: {why or st.feeds}")
+            if not why and _run_one(argv + ["--dry-run"]) != 0:
+                return 2
+        return 0
+    folder.mkdir(parents=True, exist_ok=True)
+    return _execute(s, ref, plan, folder)
+
+
+def _check(argv: list) -> None:
+    p = Parser(prog="fabriclab")
+    run.register(p.add_subparsers(dest="command"))
+    p.parse_args(argv)
+
+
+def _execute(s, ref, plan: list, folder: Path) -> int:
+    from .. import schema
+    from ..studies.page import render
+    from ..studies.recipe import Runs
+    runs, commands, steps = Runs(), {}, []
+    for i, (st, why, argv) in enumerate(plan, 1):
+        commands[st.name] = "fabriclab " + shlex.join(argv)
+        if why:
+            runs.skipped[st.name] = why
+            steps.append({"step": st.name, "skipped": why})
+            continue
+        print(f"fabriclab: study {s.name}: step {i}/{len(plan)} {st.name} ({st.feeds})", file=sys.stderr)
+        rc = _run_one(argv)
+        if rc in (2, 130, 143):
+            return rc
+        doc = _document(Path(argv[argv.index("-o") + 1]), schema)
+        if doc is not None:
+            runs.docs[st.name] = doc
+        if rc != 0:
+            runs.skipped[st.name] = f"its run failed (exit {rc}); the points it completed are used"
+        steps.append({"step": st.name, "argv": argv, "exit": rc})
+    page = folder / "report.html"
+    page.write_text(render(s, runs, ref, commands))
+    found = [f.to_dict() for f in s.findings(runs, ref)]
+    (folder / "study.json").write_text(json.dumps({"study": s.name, "seed": s.seed, "steps": steps,
+                                                   "findings": found}, indent=1) + "\n")
+    for f in found:
+        print(f"{f['id']:<6} {f['verdict']:<18} {f['claim']}")
+    print(f"report: {page}")
+    return 0
+
+
+def _document(path: Path, schema):
+    """The run's document, or the stream a failed run left; None when it wrote neither."""
+    for p in (path, path.with_suffix(".ndjson")):
+        if p.exists():
+            try:
+                return schema.load(p)
+            except (OSError, ValueError, FabriclabError):
+                continue
+    return None

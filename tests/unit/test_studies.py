@@ -1,0 +1,137 @@
+"""The seed studies as recipes: what each runs (checked without MPI), its
+findings on fixed run documents, and `fabriclab study` end to end on the fake core."""
+import copy
+import json
+
+import pytest
+
+from fabriclab import schema
+from fabriclab.cli import main
+from fabriclab.cli import study as cli_study
+from fabriclab.measure.benchmarks import REGISTRY
+from fabriclab.studies.recipe import FAILS, HOLDS, UNMEASURED, Finding, Runs, Step
+from fabriclab.studies.reference import load
+from fabriclab.studies.registry import STUDIES
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize("name", sorted(STUDIES))
+def test_every_step_is_a_valid_run(name):
+    s = STUDIES[name]
+    assert len({st.name for st in s.steps}) == len(s.steps) and s.seconds > 0
+    for st in s.steps:
+        argv = cli_study._argv(st, [])
+        cli_study._check(argv)                                  # run's own parser accepts it
+        benches = [a for a in st.args if "." in a and not a[0].isdigit() and a in REGISTRY]
+        assert benches, st.name
+        assert all(not a.startswith(tuple(b.split(".")[0] + "." for b in REGISTRY)) or a in REGISTRY
+                   for a in st.args if "=" not in a), st.name
+
+
+@pytest.mark.parametrize("name", sorted(STUDIES))
+def test_without_runs_every_finding_is_unmeasured_and_every_figure_empty(name):
+    s, ref = STUDIES[name], load(name)
+    found = s.findings(Runs(), ref)
+    assert found and all(f.verdict == UNMEASURED and f.because and f.published for f in found)
+    assert len({f.id for f in found}) == len(found)
+    assert all(not any(y is not None for ser in fig.series if not ser.dashed for y in ser.y)
+               for fig in s.figures(Runs(), ref))
+
+
+def test_a_verdict_must_be_one_of_three():
+    with pytest.raises(ValueError):
+        Finding("x", "claim", "where", "published", verdict="maybe")
+
+
+@pytest.fixture(scope="module")
+def studied(fake_core_module, tmp_path_factory):
+    out = tmp_path_factory.mktemp("study") / "hv"
+    rc = main(["study", "run", "hellwagner-via", "-o", str(out), "--core", fake_core_module["core"],
+               "--mpiexec", fake_core_module["mpiexec"], "-L", "1", "-q"])
+    return rc, out
+
+
+def test_a_study_run_writes_every_run_and_its_report(studied):
+    rc, out = studied
+    assert rc == 0
+    s = STUDIES["hellwagner-via"]
+    for st in s.steps:
+        assert schema.load(out / f"{st.name}.json")["footer"]["status"] == "complete"
+    manifest = json.loads((out / "study.json").read_text())
+    assert [x["step"] for x in manifest["steps"]] == [st.name for st in s.steps]
+    assert {f["id"] for f in manifest["findings"]} == {"hv-1", "hv-2", "hv-3", "hv-4"}
+    html = (out / "report.html").read_text()
+    assert html.count("<figure") == 4 and 'id="published"' in html
+    assert "84.7" in html                                          # Table 1's blocking round trip, drawn
+
+
+def _runs(out, scale: dict = {}) -> Runs:
+    """The study's documents, with the samples of (step, bench, param=value) scaled."""
+    runs = Runs()
+    for st in STUDIES["hellwagner-via"].steps:
+        doc = copy.deepcopy(schema.load(out / f"{st.name}.json"))
+        for (step, bench, where), k in scale.items():
+            if step != st.name:
+                continue
+            key, value = where.split("=")
+            doc.pop("merged")
+            for r in doc["records"]:
+                if r["kind"] == "point" and r["bench"] == bench and str(r["params"].get(key)) == value:
+                    r["samples"] = [x * k for x in r["samples"]]
+        runs.docs[st.name] = doc
+    return runs
+
+
+def test_findings_on_fixed_documents_hold_or_not_by_the_numbers(studied):
+    _, out = studied
+    s, ref = STUDIES["hellwagner-via"], load("hellwagner-via")
+    by = {f.id: f for f in s.findings(_runs(out), ref)}
+    # the fake core times every benchmark alike: equal throughputs hold, a 1x blocking cost does not
+    assert by["hv-1"].verdict == HOLDS and "ratio 1.00" in by["hv-1"].measured
+    assert by["hv-2"].verdict == FAILS and "1.0x" in by["hv-2"].because
+    slower = _runs(out, {("latency", "fabric.pingpong", "completion=block"): 5.0,
+                         ("throughput", "fabric.put_bw", "provider=shm"): 2.0})
+    by = {f.id: f for f in s.findings(slower, ref)}
+    assert by["hv-2"].verdict == HOLDS and "5.0x" in by["hv-2"].measured
+    assert by["hv-1"].verdict == FAILS and "ratio 0.50" in by["hv-1"].measured
+
+
+def test_a_skipped_step_leaves_its_findings_unmeasured_with_the_reason(studied):
+    _, out = studied
+    runs = _runs(out)
+    del runs.docs["connections"]
+    runs.skipped["connections"] = "needs 2 hosts"
+    by = {f.id: f for f in STUDIES["hellwagner-via"].findings(runs, load("hellwagner-via"))}
+    assert by["hv-3"].verdict == UNMEASURED and by["hv-3"].because == "needs 2 hosts"
+
+
+def test_list_and_show(capsys):
+    assert main(["study", "list"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in STUDIES)
+    assert main(["study", "show", "hellwagner-via"]) == 0
+    out = capsys.readouterr().out
+    assert "fabriclab run fabric.pingpong" in out and "hv-4" in out and "84.7 us blocking" in out
+
+
+def test_needs_a_launch_cannot_meet_are_skipped_with_a_reason(tmp_path):
+    two = Step("x", ("message.pingpong",), "a figure", hosts=2)
+    assert cli_study._skip_reason(two, 1).startswith("needs 2 hosts and the launch names 1")
+    assert cli_study._skip_reason(two, cli_study._hosts_given(["--hosts", "a,b,a"])) == ""
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("# nodes\nn1:2\nn2 slots=2\n\n")
+    assert cli_study._hosts_given(["--hostfile", str(hostfile)]) == 2
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["study", "show", "nosuch"], "no study 'nosuch'"),
+    (["study", "run", "nosuch"], "no study 'nosuch'"),
+    (["study", "run", "hellwagner-via", "--bogus"], "unrecognized arguments: --bogus"),
+    (["study", "run", "hellwagner-via", "-n", "many"], "-n"),
+])
+def test_bad_input_is_one_line_and_launches_nothing(argv, msg, capsys, tmp_path):
+    assert main([*argv, "-o", str(tmp_path / "out")] if argv[1] == "run" else argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and msg in err[0], err
+    assert not (tmp_path / "out").exists()
