@@ -36,19 +36,19 @@ ELEMENTS = (4, 8, 16, 32, 64)              # the seed's 64-256 bytes are beyond 
 
 STEPS = (
     Step("memory", ("memory.copy", "memory.memcpy", "-s", "64:64M:x4", *QUICK),
-         "Fig. 2-3: processor to memory, a copy's throughput and its read-then-write time", seconds=40),
+         "Fig. 2-3: processor to memory, a copy's throughput and its read-then-write time", seconds=35),
     Step("io-raw", ("fabric.put_bw", "fabric.put_lat", *SIZES, "-p", "complete=transmit,delivery", *QUICK),
          "Fig. 2-5: fi_write handed to the provider (the I/O bus) and delivered (the raw network)",
-         seconds=45),
+         seconds=35),
     Step("messaging", ("fabric.stream", "fabric.pingpong", "message.stream", "message.pingpong", *SIZES,
                        *QUICK),
-         "Fig. 8-11: lightweight messaging, the fabric level's send/receive and MPI", seconds=45),
+         "Fig. 8-11: lightweight messaging, the fabric level's send/receive and MPI", seconds=30),
     Step("tcp", ("tcp.stream", "tcp.rr_poll", *SIZES, *SOCKET, *QUICK),
          "Fig. 6-7: TCP/IP one-way stream and round trip, 64 KiB socket buffers", seconds=30),
     Step("matmul", ("app.matmul", "-s", ",".join(map(str, MATRIX_SIDES)), *QUICK),
-         "Fig. 12: matrix-multiply speedup over ranks (1, 2, 4 .. N)", seconds=25),
+         "Fig. 12: matrix-multiply speedup over ranks (1, 2, 4 .. N)", seconds=15),
     Step("sort", ("app.sort", "-s", str(SORT_KEYS), "-p", "elem=" + ",".join(map(str, ELEMENTS)), *QUICK),
-         "Fig. 13: bucket-sort rate over ranks, per element size", seconds=30),
+         "Fig. 13: bucket-sort rate over ranks, per element size", seconds=20),
 )
 
 # (label, step, one-way benchmark, round-trip benchmark, parameters, color)
