@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ..errors import UsageError
-from . import hellwagner_via
+from . import george_todd_phipps, hellwagner_via
 from .recipe import Study
 
-STUDIES = {s.name: s for s in (hellwagner_via.STUDY,)}
+STUDIES = {s.name: s for s in (hellwagner_via.STUDY, george_todd_phipps.STUDY)}
 
 
 def study(name: str) -> Study:
