@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ..errors import UsageError
-from . import hellwagner_via
+from . import hellwagner_via, millich_george_oral
 from .recipe import Study
 
-STUDIES = {s.name: s for s in (hellwagner_via.STUDY,)}
+STUDIES = {s.name: s for s in (hellwagner_via.STUDY, millich_george_oral.STUDY)}
 
 
 def study(name: str) -> Study:
