@@ -156,7 +156,6 @@ def test_derived_figures_are_computed_by_the_point_record_only():
 # ceiling: they may shrink, never grow, and no other function may join them.
 MAX_LINES = 50
 KNOWN_LONG = {
-    "model/maxmin.py:max_min": 102,                    # progressive filling, one loop
     "report/raster.py:render_png": 61,
     "model/routing.py:alltoall_by_destination": 61,
 }

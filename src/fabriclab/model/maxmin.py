@@ -55,108 +55,120 @@ def _distinct(a: np.ndarray, stamp: np.ndarray) -> np.ndarray:
     return a[stamp[a] == idx]
 
 
-def max_min(paths: Paths, capacity: np.ndarray, demand: Optional[np.ndarray] = None,
-            rel_tol: float = 1e-9) -> MaxMinResult:
-    """Max-min fair rates for the flows in `paths` over resources of `capacity` (bytes/s)."""
-    cap = np.asarray(capacity, float)
-    F = paths.n_flows
-    if F == 0:
-        return MaxMinResult(np.zeros(0), np.zeros(0, np.int64), 0)
-    if np.any(cap <= 0):
-        raise UsageError("every resource needs a positive capacity for max-min sharing")
-    R = len(cap)
-    res, wt, fptr = paths.res, paths.weight, paths.indptr
-    if len(res) and (res.min() < 0 or res.max() >= R):
-        raise UsageError("a path uses a resource that has no capacity")
-    # resource -> (flow, weight) CSR
-    flow_of = np.repeat(np.arange(F, dtype=np.int64), np.diff(fptr))
-    order = stable_order(res)
-    r_flow = flow_of[order]
-    rptr = np.zeros(R + 1, np.int64)
-    np.cumsum(np.bincount(res, minlength=R), out=rptr[1:])
+class _Filling:
+    """Progressive filling's state: the resource -> flow index, the live weight
+    (W) and the capacity frozen flows took (U) per resource, and the fill level
+    at which each resource saturates (key), which only rises as flows freeze."""
 
-    W = np.bincount(res, weights=wt, minlength=R)           # weight of live flows per resource
-    U = np.zeros(R)                                          # capacity taken by frozen flows
-    rate = np.full(F, np.nan)
-    bott = np.full(F, -1, np.int64)
-    live = np.ones(F, bool)
-    if np.any(np.diff(fptr) == 0):
-        raise UsageError("a flow crosses no resource, so its max-min rate is unbounded")
-    # fill level at which each resource saturates; it only rises as flows freeze
-    key = np.full(R, np.inf)
-    pos_w = W > 0
-    key[pos_w] = cap[pos_w] / W[pos_w]
-    if demand is not None:
-        dem = np.asarray(demand, float)
-        dorder = np.argsort(dem, kind="stable")
-    else:
-        dem, dorder = None, np.zeros(0, np.int64)
-    dptr = 0
-    stamp = np.full(F, -1, np.int64)
-    rstamp = np.full(R, -1, np.int64)
-    level, levels, n_live = 0.0, 0, F
-    cand, T = np.zeros(0, np.int64), -np.inf
-    while n_live:
-        # candidates: live resources whose key was below a threshold T when
-        # chosen; keys only rise, so the minimum is among them until they run out
+    def __init__(self, paths: Paths, cap: np.ndarray, demand: Optional[np.ndarray], rel_tol: float):
+        F, R = paths.n_flows, len(cap)
+        self.cap, self.rel_tol = cap, rel_tol
+        self.res, self.wt, self.fptr = paths.res, paths.weight, paths.indptr
+        if len(self.res) and (self.res.min() < 0 or self.res.max() >= R):
+            raise UsageError("a path uses a resource that has no capacity")
+        if np.any(np.diff(self.fptr) == 0):
+            raise UsageError("a flow crosses no resource, so its max-min rate is unbounded")
+        flow_of = np.repeat(np.arange(F, dtype=np.int64), np.diff(self.fptr))
+        self.r_flow = flow_of[stable_order(self.res)]           # resource -> (flow) CSR
+        self.rptr = np.zeros(R + 1, np.int64)
+        np.cumsum(np.bincount(self.res, minlength=R), out=self.rptr[1:])
+        self.W = np.bincount(self.res, weights=self.wt, minlength=R)
+        self.U = np.zeros(R)
+        self.key = np.full(R, np.inf)
+        pos_w = self.W > 0
+        self.key[pos_w] = cap[pos_w] / self.W[pos_w]
+        self.rate, self.bott = np.full(F, np.nan), np.full(F, -1, np.int64)
+        self.live = np.ones(F, bool)
+        self.stamp, self.rstamp = np.full(F, -1, np.int64), np.full(R, -1, np.int64)
+        self.dem = None if demand is None else np.asarray(demand, float)
+        self.dorder = np.zeros(0, np.int64) if demand is None else np.argsort(self.dem, kind="stable")
+        self.dptr = 0
+
+    def candidates(self, cand: np.ndarray, T: float):
+        """(cand, their keys, T), or None when nothing bounds the live flows. The
+        candidates are live resources whose key was below a threshold T when
+        chosen; keys only rise, so the minimum is among them until they run out."""
+        key = self.key
         if len(cand):
             ck = key[cand]
             keep = ck <= T
             cand, ck = cand[keep], ck[keep]
-        if not len(cand):
-            act = np.nonzero(np.isfinite(key))[0]
-            if not len(act):
-                if dem is None:
-                    break
-                T, cand, ck = np.inf, act, key[act]
-            else:
-                m = max(256, len(act) // 64)
-                T = float(np.partition(key[act], m - 1)[m - 1]) if len(act) > m else np.inf
-                cand = act[key[act] <= T]
-                ck = key[cand]
+            if len(cand):
+                return cand, ck, T
+        act = np.nonzero(np.isfinite(key))[0]
+        if not len(act):
+            return None if self.dem is None else (act, key[act], np.inf)
+        m = max(256, len(act) // 64)
+        T = float(np.partition(key[act], m - 1)[m - 1]) if len(act) > m else np.inf
+        cand = act[key[act] <= T]
+        return cand, key[cand], T
+
+    def demand_hit(self, nxt: float):
+        """(the next level, the live flows whose demand caps them there, or None)."""
+        dem, dorder, live, F = self.dem, self.dorder, self.live, len(self.live)
+        if dem is None:
+            return nxt, None
+        while self.dptr < F and not live[dorder[self.dptr]]:
+            self.dptr += 1
+        if self.dptr >= F or dem[dorder[self.dptr]] > nxt:
+            return nxt, None
+        nxt, e = float(dem[dorder[self.dptr]]), self.dptr
+        while e < F and dem[dorder[e]] <= nxt * (1 + self.rel_tol):
+            e += 1
+        hit = dorder[self.dptr:e]
+        return nxt, hit[live[hit]]
+
+    def saturated_flows(self, sat: np.ndarray) -> np.ndarray:
+        """The live flows crossing the saturated resources, each with its bottleneck recorded."""
+        pos = _gather(self.rptr, sat)
+        fl, owner = self.r_flow[pos], np.repeat(sat, self.rptr[sat + 1] - self.rptr[sat])
+        alive = self.live[fl]
+        fl, owner = fl[alive], owner[alive]
+        self.bott[fl] = owner
+        return fl
+
+    def freeze(self, flows: np.ndarray, level: float, sat: np.ndarray) -> int:
+        """Freeze the flows at `level`, update the resources they cross; how many froze."""
+        fz = _distinct(flows, self.stamp)
+        fz = fz[self.live[fz]]
+        self.rate[fz] = level
+        self.live[fz] = False
+        pos = _gather(self.fptr, fz)
+        rr, ww = self.res[pos], self.wt[pos]
+        np.subtract.at(self.W, rr, ww)
+        np.add.at(self.U, rr, ww * level)
+        aff = _distinct(rr, self.rstamp)
+        cap, W, key = self.cap, self.W, self.key
+        ok = W[aff] > 1e-9 * cap[aff] / np.maximum(key[aff], 1e-300)
+        key[aff] = np.where(ok, (cap[aff] - self.U[aff]) / np.where(ok, W[aff], 1.0), np.inf)
+        key[sat] = np.inf
+        return len(fz)
+
+
+def max_min(paths: Paths, capacity: np.ndarray, demand: Optional[np.ndarray] = None,
+            rel_tol: float = 1e-9) -> MaxMinResult:
+    """Max-min fair rates for the flows in `paths` over resources of `capacity` (bytes/s)."""
+    cap = np.asarray(capacity, float)
+    if paths.n_flows == 0:
+        return MaxMinResult(np.zeros(0), np.zeros(0, np.int64), 0)
+    if np.any(cap <= 0):
+        raise UsageError("every resource needs a positive capacity for max-min sharing")
+    s = _Filling(paths, cap, demand, rel_tol)
+    level, levels, n_live = 0.0, 0, paths.n_flows
+    cand, T = np.zeros(0, np.int64), -np.inf
+    while n_live:
+        got = s.candidates(cand, T)
+        if got is None:
+            break
+        cand, ck, T = got
         levels += 1
-        nxt = float(ck.min()) if len(ck) else np.inf
-        cap_hit = None
-        if dem is not None:
-            while dptr < F and not live[dorder[dptr]]:
-                dptr += 1
-            if dptr < F and dem[dorder[dptr]] <= nxt:
-                nxt = float(dem[dorder[dptr]])
-                e = dptr
-                while e < F and dem[dorder[e]] <= nxt * (1 + rel_tol):
-                    e += 1
-                cap_hit = dorder[dptr:e]
-                cap_hit = cap_hit[live[cap_hit]]
+        nxt, hit = s.demand_hit(float(ck.min()) if len(ck) else np.inf)
         if not np.isfinite(nxt):
             raise UsageError("max-min filling made no progress (a flow has no finite bound)")
         level = max(level, nxt)
-        frozen = []
-        sat = np.zeros(0, np.int64)
-        if cap_hit is not None:
-            frozen.append(cap_hit)
-        else:
-            sat = cand[ck <= level * (1 + rel_tol)]
-            pos = _gather(rptr, sat)
-            fl = r_flow[pos]
-            owner = np.repeat(sat, rptr[sat + 1] - rptr[sat])
-            alive = live[fl]
-            fl, owner = fl[alive], owner[alive]
-            bott[fl] = owner
-            frozen.append(fl)
-        fz = _distinct(np.concatenate(frozen), stamp)
-        fz = fz[live[fz]]
-        rate[fz] = level
-        live[fz] = False
-        n_live -= len(fz)
-        pos = _gather(fptr, fz)
-        rr, ww = res[pos], wt[pos]
-        np.subtract.at(W, rr, ww)
-        np.add.at(U, rr, ww * level)
-        aff = _distinct(rr, rstamp)
-        ok = W[aff] > 1e-9 * cap[aff] / np.maximum(key[aff], 1e-300)
-        key[aff] = np.where(ok, (cap[aff] - U[aff]) / np.where(ok, W[aff], 1.0), np.inf)
-        key[sat] = np.inf
-    return MaxMinResult(rate, bott, levels)
+        sat = np.zeros(0, np.int64) if hit is not None else cand[ck <= level * (1 + rel_tol)]
+        n_live -= s.freeze(hit if hit is not None else s.saturated_flows(sat), level, sat)
+    return MaxMinResult(s.rate, s.bott, levels)
 
 
 def check_max_min(paths: Paths, capacity: np.ndarray, result: MaxMinResult, tol: float = 1e-6) -> bool:

@@ -1,0 +1,34 @@
+"""A seed study run for real, at reduced sizes, its report loaded in headless Chromium."""
+import json
+
+import pytest
+
+from fabriclab import schema
+from fabriclab.cli import main
+from fabriclab.studies.recipe import VERDICTS
+from fabriclab.studies.registry import study
+
+from browser import check_page, output_dir  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+
+def test_hellwagner_via_end_to_end_in_a_browser(tmp_path):
+    out = tmp_path / "hv"
+    assert main(["study", "run", "hellwagner-via", "-o", str(out), "-s", "4,1K", "-L", "1",
+                 "--point-time", "0.05", "--min-samples", "5", "-q"]) == 0
+    s = study("hellwagner-via")
+    for st in s.steps:
+        doc = schema.load(out / f"{st.name}.json")
+        assert doc["footer"]["status"] == "complete" and schema.points(doc), st.name
+    found = json.loads((out / "study.json").read_text())["findings"]
+    assert len(found) == 4 and all(f["verdict"] in VERDICTS for f in found)
+    # every finding measured here: each rests on points the reduced run still has
+    assert all(f["verdict"] != "not measured" and f["measured"] for f in found), found
+    check = check_page(out / "report.html", output_dir() / "study-hellwagner-via.png", timeout=90)
+    assert check.console_errors == [] and check.external_requests == []
+    assert check.title.startswith("fabriclab study hellwagner-via")
+    assert len(check.figures) == 4
+    for f in check.figures:
+        assert f["svg"] and f["width"] > 100 and f["drawn"] > 10 and f["title"], f
+    assert not check.blank
