@@ -2,7 +2,7 @@
 
 For each network file of examples/testbeds: bring it up as a testbed, find
 the cable the model names as the bottleneck and the pairs of hosts whose
-routes cross it (testbed/validate.py), calibrate that cable's class with its
+routes cross it (model/validate.py), calibrate that cable's class with its
 saturation throughput as `testbed validate` does (message.saturation, every
 pair streaming windows of 64 KiB at once, three launches: `fabriclab
 calibrate`), then run app.transpose (packed) and app.sort with one rank on
@@ -32,7 +32,7 @@ from _common import REPO, BenchError, fabriclab, fabriclab_exe, header, main, ve
 
 from fabriclab.model.datafile import read_data_file
 from fabriclab.model.topologies.custom import CustomNetwork
-from fabriclab.testbed import validate as v
+from fabriclab.model import validate as v
 from fabriclab.units import parse_size
 
 NAME = "appbench"

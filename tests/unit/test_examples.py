@@ -11,7 +11,7 @@ import yaml
 
 from fabriclab.cli.main import main
 from fabriclab.model.topologies.custom import load_network_file
-from fabriclab.testbed import validate
+from fabriclab.model import validate
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "testbeds").glob("*.yaml"))
 MB = 1e6

@@ -9,7 +9,8 @@ import yaml
 from fabriclab.errors import UsageError
 from fabriclab.measure.runner import Watch
 from fabriclab.model.topologies.custom import CustomNetwork, load_network_file
-from fabriclab.testbed import netns, plan as tplan, validate
+from fabriclab.model import validate
+from fabriclab.testbed import netns, plan as tplan
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "testbeds").glob("*.yaml"))
 

@@ -273,7 +273,7 @@ def _open_stream(args, out: Path, started: datetime, m, spec, core, plan, levels
         "start_time": started.isoformat(), "host": host, "nranks": args.ranks,
         "mpi": m.to_dict(), "launcher": {**spec.to_dict(), "binding": binding(spec)},
         "core": {"path": core.path, "source_hash": core.source_hash, "cache_key": core.cache_key},
-        "plan": plan.to_dict(),
+        "plan": plan.to_dict(), "network": _network(args),
     }
     if levels:
         header["levels"] = levels   # the fabric and ucx levels: library, provider or transports, and why; the BLAS
@@ -284,6 +284,19 @@ def _open_stream(args, out: Path, started: datetime, m, spec, core, plan, levels
     for d in host_diags:
         writer.add("diagnostic", d.to_dict())
     return writer, host_diags
+
+
+def _network(args) -> str | None:
+    """The network file the run's hosts are joined by, for readers that set the
+    model beside the run (a study's prediction): --network, or the file the
+    testbed was made from."""
+    if args.network:
+        return str(Path(args.network).resolve())
+    if not getattr(args, "testbed", None):
+        return None
+    from ..testbed import netns
+    source = netns.load(args.testbed).get("source") or ""
+    return str(Path(source).resolve()) if source and Path(source).is_file() else None
 
 
 def _measure(args, plan, core, spec, writer):

@@ -110,7 +110,7 @@ def cmd_validate(args) -> int:
 
 def _print_validation(v, seconds: float) -> None:
     from ..model.resources import MB
-    from ..testbed.validate import TOLERANCE
+    from ..model.validate import TOLERANCE
     from ..units import fmt_bytes
     print(f"{'size':>8}  {'measured MB/s':>14}  {'predicted MB/s':>14}  {'ratio':>6}  verdict")
     for r in v.per_size:

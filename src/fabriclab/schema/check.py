@@ -19,7 +19,7 @@ STATUSES = ("complete", "interrupted", "failed", "incomplete")
 def header(h) -> None:
     """The header fields readers use, each of its type (all optional but their types)."""
     f = Fields(h, "header")
-    for key in ("run_id", "fabriclab_version", "start_time"):
+    for key in ("run_id", "fabriclab_version", "start_time", "network"):
         f.str(key, None, none=True)
     f.list("argv", is_text, "arguments", None, none=True)
     f.int("nranks", None, hi=MAX_RANKS, none=True)

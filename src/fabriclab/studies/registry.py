@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from ..errors import UsageError
-from . import george_todd_phipps, hellwagner_via
+from . import george_todd_phipps, hellwagner_via, millich_george_oral
 from .recipe import Study
 
-STUDIES = {s.name: s for s in (hellwagner_via.STUDY, george_todd_phipps.STUDY)}
+# In the seeds' order.
+STUDIES = {s.name: s for s in (millich_george_oral.STUDY, hellwagner_via.STUDY, george_todd_phipps.STUDY)}
 
 
 def study(name: str) -> Study:

@@ -3,7 +3,7 @@ testbed up (unless it is, or real hosts stand for the file's nodes), saturate
 the model's bottleneck cable and calibrate with its rate, measure the cable
 loaded both ways, predict and measure all-to-all, write one document (the
 all-to-all run with a `validation` block, drawn by report/figures.py), bring
-down what it brought up. The reasoning is validate.py's.
+down what it brought up. The reasoning is model/validate.py's.
 
 Measuring is a `fabriclab run` of its own per step, started by the caller's
 `measure(argv, out)`, which returns the run's document and its merged points
@@ -21,7 +21,7 @@ from ..model.datafile import read_data_file
 from ..model.topologies.custom import CustomNetwork
 from ..schema import write_document
 from . import cablecheck
-from . import validate as v
+from ..model import validate as v
 
 # The saturation test streams windows of SAT_WINDOW messages of SAT_SIZE: about
 # 1 MiB per sample, a few hundredths of a second on a cable of tens of MB/s.

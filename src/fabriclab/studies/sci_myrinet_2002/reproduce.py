@@ -95,15 +95,30 @@ SCI_LABELS = {"sci-ring": "Ring", "sci-2d": "2D torus", "sci-3d": "3D torus", "s
 CALIBRATED = ("sci-2d", "sci-ring") + MYRINET     # the systems of Figures 13-15, as drawn
 
 
+@dataclass
+class Spec:
+    """One figure as data: its series (model.plot.Series), title, y label and
+    figure() options; drawn here as PNG or SVG and by the study's report
+    (studies/millich_george_oral.py) as one of its figures."""
+
+    series: list
+    title: str
+    ylabel: str
+    options: dict = field(default_factory=dict)
+
+
+def specs(st: Study) -> dict:
+    """Figure number -> Spec, for every figure of the study."""
+    return {"2": _sci_figure(st, "link", "Fig. 2: SCI bandwidth per node limited by the SCI links (nominal 444 MB/s)"),
+            "3": _sci_figure(st, "blink", "Fig. 3: SCI bandwidth per node limited by the B-Link (nominal 427 MB/s)"),
+            "4": _sci_figure(st, "overall", "Fig. 4: SCI bandwidth per node, links and B-Link (nominal)"),
+            "9": _figure9(st), "10": _figure10(st), "13": _figure13(st), "14": _figure14(st), "15": _figure15(st)}
+
+
 def draw(st: Study, outdir: Path, fmt: str = "png") -> dict:
     """Every figure of the study into outdir; figure number -> path (also kept in st.figures)."""
-    path = lambda num: outdir / f"figure{num}.{fmt}"
-    out = {
-        "2": _sci_figure(st, path(2), "link", "Fig. 2: SCI bandwidth per node limited by the SCI links (nominal 444 MB/s)"),
-        "3": _sci_figure(st, path(3), "blink", "Fig. 3: SCI bandwidth per node limited by the B-Link (nominal 427 MB/s)"),
-        "4": _sci_figure(st, path(4), "overall", "Fig. 4: SCI bandwidth per node, links and B-Link (nominal)"),
-        "9": _figure9(st, path(9)), "10": _figure10(st, path(10)), "13": _figure13(st, path(13)),
-        "14": _figure14(st, path(14)), "15": _figure15(st, path(15))}
+    out = {num: figure(f.series, outdir / f"figure{num}.{fmt}", f.title, f.ylabel, **f.options)
+           for num, f in specs(st).items()}
     st.figures = {k: str(v) for k, v in out.items()}
     return st.figures
 
@@ -116,7 +131,7 @@ def _sci_bound(res, which: str) -> float:
                if (cl.kind == "link") == (which == "link") and cl.kind in ("link", "adapter_bus"))
 
 
-def _sci_figure(st: Study, path: Path, which: str, title: str):
+def _sci_figure(st: Study, which: str, title: str) -> Spec:
     """Figures 2-4: the exact bound (`which`: link, blink or overall) of every torus, and Eq. 4-5."""
     series = []
     for g, key in enumerate(SCI):
@@ -129,11 +144,11 @@ def _sci_figure(st: Study, path: Path, which: str, title: str):
                                        res_["adapter_bus"].effective()) for n in xs]
         series.append(Series(SCI_LABELS[key] + " (as published)", xs, [p[which] / MB for p in pub],
                              dashed=True, group=g))
-    return figure(series, path, title, "Available bandwidth per node (MB/s)",
-                  logx=True, note=NOTE_PUB + "; the two coincide for SCI tori")
+    return Spec(series, title, "Available bandwidth per node (MB/s)",
+                {"logx": True, "note": NOTE_PUB + "; the two coincide for SCI tori"})
 
 
-def _figure9(st: Study, path: Path):
+def _figure9(st: Study) -> Spec:
     """Myrinet switch-to-switch bandwidth, exact and Eq. 10."""
     series = []
     for g, key in enumerate(MYRINET):
@@ -143,11 +158,11 @@ def _figure9(st: Study, path: Path):
         pub = [p for p in st.pub_myr[(key, False)] if p.sw2sw is not None]
         series.append(Series(lab + " (as published)", [p.n for p in pub], [p.sw2sw / MB for p in pub],
                              dashed=True, group=g))
-    return figure(series, path, "Fig. 9: Myrinet switch-to-switch available bandwidth per node (nominal)",
-                  "Bandwidth per node (MB/s)", note=NOTE_PUB + NOTE_CAP + "; exact curves capped at 400 MB/s for display")
+    return Spec(series, "Fig. 9: Myrinet switch-to-switch available bandwidth per node (nominal)",
+                "Bandwidth per node (MB/s)", {"note": NOTE_PUB + NOTE_CAP + "; exact curves capped at 400 MB/s for display"})
 
 
-def _figure10(st: Study, path: Path):
+def _figure10(st: Study) -> Spec:
     """Myrinet overall bandwidth, exact and Eq. 12."""
     series = []
     for g, key in enumerate(MYRINET):
@@ -156,11 +171,11 @@ def _figure10(st: Study, path: Path):
         pub = st.pub_myr[(key, False)]
         series.append(Series(lab + " (as published)", [p.n for p in pub], [p.overall / MB for p in pub],
                              dashed=True, group=g))
-    return figure(series, path, "Fig. 10: Myrinet overall available bandwidth per node (nominal)",
-                  "Bandwidth per node (MB/s)", note=NOTE_PUB + NOTE_CAP)
+    return Spec(series, "Fig. 10: Myrinet overall available bandwidth per node (nominal)",
+                "Bandwidth per node (MB/s)", {"note": NOTE_PUB + NOTE_CAP})
 
 
-def _figure13(st: Study, path: Path):
+def _figure13(st: Study) -> Spec:
     """The calibrated systems' bandwidth, exact and (Myrinet) Eq. 12."""
     series = []
     for g, key in enumerate(CALIBRATED):
@@ -170,8 +185,8 @@ def _figure13(st: Study, path: Path):
             pub = st.pub_myr[(key, True)]
             series.append(Series(c.label + " (as published)", [p.n for p in pub], [p.overall / MB for p in pub],
                                  dashed=True, group=g))
-    return figure(series, path, "Fig. 13: projected available bandwidth per node (calibrated)",
-                  "Bandwidth per node (MB/s)", note=NOTE_PUB + NOTE_CAP + "; rates: SCI link 390, B-Link 360, Myrinet 144 MB/s")
+    return Spec(series, "Fig. 13: projected available bandwidth per node (calibrated)",
+                "Bandwidth per node (MB/s)", {"note": NOTE_PUB + NOTE_CAP + "; rates: SCI link 390, B-Link 360, Myrinet 144 MB/s"})
 
 
 def _costs(st: Study, attr: str) -> list:
@@ -184,16 +199,15 @@ def _costs(st: Study, attr: str) -> list:
     return series
 
 
-def _figure14(st: Study, path: Path):
-    return figure(_costs(st, "cost"), path, "Fig. 14: total network cost vs system size (EXAMPLE prices)",
-                  "Total cost (US$)", note="prices are illustrative examples, not the seed's (see data/prices.yaml)")
+def _figure14(st: Study) -> Spec:
+    return Spec(_costs(st, "cost"), "Fig. 14: total network cost vs system size (EXAMPLE prices)",
+                "Total cost (US$)", {"note": "prices are illustrative examples, not the seed's (see data/prices.yaml)"})
 
 
-def _figure15(st: Study, path: Path):
-    return figure(_costs(st, "cost_per_mbps"), path,
-                  "Fig. 15: cost effectiveness, US$ per MB/s of per-node bandwidth (EXAMPLE prices)",
-                  "US$ / (MB/s) per node", ylim=(0, 80),
-                  note="total cost / (N × per-node bandwidth), calibrated exact model; example prices")
+def _figure15(st: Study) -> Spec:
+    return Spec(_costs(st, "cost_per_mbps"), "Fig. 15: cost effectiveness, US$ per MB/s of per-node bandwidth "
+                "(EXAMPLE prices)", "US$ / (MB/s) per node",
+                {"ylim": (0, 80), "note": "total cost / (N × per-node bandwidth), calibrated exact model; example prices"})
 
 
 def run(study: str, outdir: str, fmt: str = "png", prices_file=None) -> tuple:

@@ -3,8 +3,8 @@ find the cable the model names as the bottleneck, choose sender/receiver
 pairs whose routes all cross it (the seed's Fig. 11 test), turn their
 measured saturation throughput into the cable class's rate, predict per-node
 all-to-all bandwidth with it, and set the prediction beside the measured
-all-to-all. This module holds the reasoning; validation.py the procedure
-that measures (`fabriclab run` across the testbed) and its typed result."""
+all-to-all. This module holds the reasoning; testbed/validation.py the
+procedure that measures (`fabriclab run` across the testbed) and its typed result."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import re
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from ..model.calibrate import Calibration
-from ..model.evaluate import evaluate
-from ..model.filesystem import FileSystem
-from ..model.loads import solve
-from ..model.topologies.custom import CustomNetwork
+from .calibrate import Calibration
+from .evaluate import evaluate
+from .filesystem import FileSystem
+from .loads import solve
+from .topologies.custom import CustomNetwork
 
 TOLERANCE = 0.10          # the issue's target: measured within 10% of the calibrated prediction
 _KEY = re.compile(r"^links\[(\d+)\]\.(ab|ba)$")
@@ -107,12 +107,16 @@ def saturation_pairs(net: CustomNetwork, channel: int, both: bool = False) -> li
     return pairs
 
 
+def link_rate_MBps(net: CustomNetwork, i: int) -> float:
+    """Link i's nominal rate per cable and direction: its rate times its efficiency."""
+    ln = _link(net.links, i)
+    return float(ln.get("rate_MBps", net.default_rate_MBps or 0)) * float(ln.get("efficiency", 1.0))
+
+
 def cable_class(net: CustomNetwork, i: int) -> list[int]:
     """Links of the same class as link i: between switches, at the same rate."""
-    def rate(j):
-        ln = _link(net.links, j)
-        return float(ln.get("rate_MBps", net.default_rate_MBps or 0)) * float(ln.get("efficiency", 1.0))
-    return [j for j in trunks(net) if abs(rate(j) - rate(i)) <= 1e-9 * max(rate(i), 1)]
+    rate = link_rate_MBps(net, i)
+    return [j for j in trunks(net) if abs(link_rate_MBps(net, j) - rate) <= 1e-9 * max(rate, 1)]
 
 
 def predict(net: CustomNetwork, where: str, links: list[int] = (), rate_Bps: float | None = None) -> tuple[float, str]:
