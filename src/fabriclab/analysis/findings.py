@@ -183,17 +183,29 @@ def _off_trend(points: list) -> list:
     neighbours' intervals or wholly below both. The time of an op does not
     fall as its size grows, so a point outside its neighbours' envelope is a
     spike or a dip; a step (a protocol switch, a cache edge) lies between its
-    neighbours and is no such point. lo, hi: the neighbours' envelope."""
+    neighbours and is no such point. The farthest one is taken first and set
+    aside, so that a spike does not make its neighbour look like a dip.
+    lo, hi: the neighbours' envelope."""
     out = []
     for g in sweeps(points):
-        for left, m, right in zip(g, g[1:], g[2:]):
-            s, a, b = m.summary, left.summary, right.summary
-            if None in (s.ci_low, s.ci_high, a.ci_low, a.ci_high, b.ci_low, b.ci_high):
-                continue
-            lo, hi = min(a.ci_low, b.ci_low), max(a.ci_high, b.ci_high)
-            if s.ci_low > hi or s.ci_high < lo:
-                out.append((m, lo, hi))
+        g = [m for m in g if None not in (m.summary.ci_low, m.summary.ci_high)]
+        while (found := _farthest(g)) is not None:
+            i, lo, hi = found
+            out.append((g.pop(i), lo, hi))
     return out
+
+
+def _farthest(g: list):
+    """(index, lo, hi) of the interior point of a sweep farthest outside its
+    neighbours' envelope (relative to the envelope), or None."""
+    best, far = None, 0.0
+    for i in range(1, len(g) - 1):
+        s, a, b = g[i].summary, g[i - 1].summary, g[i + 1].summary
+        lo, hi = min(a.ci_low, b.ci_low), max(a.ci_high, b.ci_high)
+        gap = (s.ci_low - hi) / max(hi, 1e-300) if s.ci_low > hi else (lo - s.ci_high) / lo if s.ci_high < lo else 0.0
+        if gap > far:
+            best, far = (i, lo, hi), gap
+    return best
 
 
 def _not_converged(m, typical: float) -> bool:
