@@ -210,10 +210,10 @@ def _farthest(g: list):
 
 def _not_converged(m, typical: float) -> bool:
     """Most launches stopped before their interval reached the target, the
-    point's interval is wider than the run's median, and its samples, not
+    point's interval is more than WIDE_FACTOR times the run's median, and its samples, not
     the launch-to-launch spread, limit it (within_rel > between_rel): more
     time per point would narrow it, more launches would not."""
     stopped = sum(x.stop != "converged" for x in m.launches)
     w, within, between = _width(m), m.spread.within_rel, m.spread.between_rel
-    return (stopped > MOST * len(m.launches) and w is not None and w > typical
+    return (stopped > MOST * len(m.launches) and w is not None and w > WIDE_FACTOR * typical
             and within is not None and between is not None and within > between)
