@@ -149,3 +149,13 @@ def test_show_lists_each_kind_once_and_a_version_9_document_is_classified(fake_c
     assert "outliers" not in text.split("finding:")[0]          # no kind repeated per launch in the rows
     assert text.count("validation-failed (2 launches)") == 1
     assert text.count("finding: noisy-machine") == 1 and "outlier samples in a launch (3 of 3 points)" in text
+
+
+def test_a_timer_bias_is_the_points_own_only_in_every_launch():
+    pts = run(launch_sigma=0.0, sample_sigma=0.01)
+    timer = {"code": "timer-overhead", "message": "reading the timer costs 200 ns", "advice": "raise --sample-time"}
+    pts[3].diagnostics += [dict(timer)] * 5      # every launch: the point's own
+    pts[4].diagnostics += [dict(timer)] * 3      # some launches: the machine's load
+    findings.classify(pts)
+    assert flagged(pts) == {SIZES[3]: ["timer-overhead"]}
+    assert pts[3].diagnostics[0]["launches"] == 5

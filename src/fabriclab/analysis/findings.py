@@ -6,7 +6,7 @@ not any point: it is stated once, as a run-level finding with its measured
 size. A point keeps only what is particular to it: its data arrived
 corrupted, its interval is much wider than the run's others, its median is
 off the curve its neighbours in size draw, it stopped short where more
-samples would have narrowed it, or the timer biased most of its launches.
+samples would have narrowed it, or the timer biased every one of its launches.
 docs/statistics.md ("Warnings at the right level") gives the rules and why.
 
 Pure Python over merged points (schema.records.MergedPoint): a stored
@@ -29,8 +29,10 @@ MOST = 0.5
 # the run, never named point by point.
 RUN_KINDS = (dg.UNSTABLE_ACROSS_LAUNCHES, dg.OUTLIERS, dg.UNSTABLE_POINT, dg.TIME_CAP, dg.TOO_FEW_SAMPLES,
              dg.TIMER_OVERHEAD, dg.TIMER_RESOLUTION)
-# Per-launch conditions a point keeps when most of its launches had them and
-# most points of the run did not: a bias of that point, not noise.
+# Per-launch conditions a point keeps when every one of its launches had them
+# and most points of the run did not: the core sizes its batches for a timer
+# cost under 1% of a sample, so a bias of the point's own shows in every
+# launch, while one that comes and goes follows the machine's load.
 POINT_FROM_LAUNCHES = (dg.TIMER_OVERHEAD, dg.TIMER_RESOLUTION)
 # "Much wider": above the run's 90th percentile of relative interval
 # widths, more than WIDE_FACTOR times their median, and an outlier of their
@@ -129,13 +131,13 @@ def classify(points: list, outlier_share: Optional[float] = None, steal: Optiona
 
 def _from_launches(m, run_wide: set) -> list:
     """A point's own warnings among its launches': a failed validation in any
-    launch; a timer bias in most of its launches, unless the run shares it."""
+    launch; a timer bias in every one of its launches, unless the run shares it."""
     codes, n = _codes(m), max(len(m.launches), 1)
     out, seen = [], set()
     for d in m.diagnostics:
         code = d["code"]
         keep = code == dg.VALIDATION_FAILED or (
-            code in POINT_FROM_LAUNCHES and code not in run_wide and codes[code] > MOST * n)
+            code in POINT_FROM_LAUNCHES and code not in run_wide and codes[code] >= n)
         if keep and code not in seen:
             seen.add(code)
             out.append({**d, "launches": codes[code]})

@@ -58,8 +58,8 @@ History of SCHEMA_VERSION:
     carries `findings` (the run's measured noise, how many points had each
     per-launch condition, and the run-level findings), and a merged point's
     `diagnostics` hold only its own warnings (`not-converged`,
-    `wide-interval`, `off-trend`, `validation-failed`, a timer bias of most
-    of its launches), each once with `launches`, how many launches had it.
+    `wide-interval`, `off-trend`, `validation-failed`, a timer bias of every
+    one of its launches), each once with `launches`, how many launches had it.
     Version 9 documents load: their merged points are classified when read."""
 
 from __future__ import annotations
