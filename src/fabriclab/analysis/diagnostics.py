@@ -28,6 +28,12 @@ STEAL_TIME = "steal-time"
 FABRIC_BYPASSED = "fabric-bypassed"
 UNSTABLE_ACROSS_LAUNCHES = "unstable-across-launches"
 STACKED_RANKS = "stacked-ranks"
+# Classified over a whole run (analysis/findings.py): one finding about the
+# run, or a point that stands out from the run's others.
+NOISY_MACHINE = "noisy-machine"
+NOT_CONVERGED = "not-converged"
+WIDE_INTERVAL = "wide-interval"
+OFF_TREND = "off-trend"
 
 MIN_SAMPLES = 10  # below this the median CI spans most of the samples (n <= 5: min..max)
 OUTLIER_FRACTION = 0.10  # more than this is a disturbed machine, not an odd sample
@@ -188,14 +194,77 @@ def check_timer(overhead_s: float, resolution_s: float, median_sample_s: float) 
     return out
 
 
-def steal(fraction: float) -> Diagnostic:
-    """The hypervisor took CPU time from this VM during a launch."""
+def steal_launches(stolen: int, launches: int, top: float) -> Diagnostic:
+    """The hypervisor took CPU time from this VM during some launches."""
     return Diagnostic(
         STEAL_TIME,
-        f"{fraction:.2%} of the CPU time during a launch was stolen by the hypervisor",
+        f"the hypervisor stole CPU time during {stolen} of {launches} launches (at most {top:.2%})",
         "Other virtual machines on the same physical host took CPU time: timings rise and vary "
         "from launch to launch. Use dedicated or bare-metal nodes, or repeat launches "
         "(--launches) and read the between-launch spread.")
+
+
+_CONDITIONS = {
+    UNSTABLE_ACROSS_LAUNCHES: "launches that disagree beyond their own intervals",
+    OUTLIERS: "more than 10% outlier samples in a launch",
+    UNSTABLE_POINT: "a launch's interval wider than --target-ci",
+    TIME_CAP: "a launch stopped at the --point-time cap",
+    TOO_FEW_SAMPLES: f"a launch with fewer than {MIN_SAMPLES} samples",
+    TIMER_OVERHEAD: "the timer's cost above 1% of a sample",
+    TIMER_RESOLUTION: "the timer's tick above 1% of a sample",
+}
+
+
+def noisy_machine(held: Mapping, size: Mapping) -> Diagnostic:
+    """Conditions most points of a run share (held: code -> [points, of]),
+    stated once with the run's measured noise (findings.noise)."""
+    shared = "; ".join(f"{_CONDITIONS.get(code, code)} ({n} of {of} points)" for code, (n, of) in held.items())
+    figures = []
+    if size.get("launch_ratio_median") is not None:
+        figures.append(f"launch medians of a point differ by {size['launch_ratio_median']:.2f}x (max/min) at the "
+                       f"median point, {size['launch_ratio_p90']:.2f}x at the 90th percentile")
+    if size.get("outlier_share") is not None:
+        figures.append(f"{size['outlier_share']:.1%} of samples are outliers")
+    if size.get("steal_launches"):
+        figures.append(f"the hypervisor stole CPU time in {size['steal_launches']} of {size['launches']} launches "
+                       f"(at most {size['steal_max']:.2%})")
+    return Diagnostic(
+        NOISY_MACHINE,
+        "the machine, not any one point: " + "; ".join(([shared] if shared else []) + figures),
+        "Every point's interval already covers the launch-to-launch spread, so the figures hold, only less "
+        "precisely. To narrow them, quiet the machine (stop other work, keep --bind core, use dedicated or "
+        "bare-metal nodes) or measure more launches (--launches).")
+
+
+def wide_interval(ci_rel: float, typical: float) -> Diagnostic:
+    """A point's interval much wider than the run's others (findings.WIDE_*)."""
+    return Diagnostic(
+        WIDE_INTERVAL,
+        f"interval +-{_pct(ci_rel)}, {ci_rel / typical:.1f}x the run's median +-{_pct(typical)}",
+        "Something disturbed this point more than the others (a launch that ran slow, a bimodal protocol "
+        "choice at this size): measure it again alone (-s SIZE) with more launches, and compare the launch "
+        "medians (`fabriclab show`, column between).")
+
+
+def off_trend(median: float, lo: float, hi: float) -> Diagnostic:
+    """A point outside the envelope of its size neighbours' intervals."""
+    side = "above" if median > hi else "below"
+    return Diagnostic(
+        OFF_TREND,
+        f"median {_si_time(median)} lies {side} both neighbouring sizes' intervals ({_si_time(lo)} .. "
+        f"{_si_time(hi)}), beyond its own interval",
+        "A spike or a dip in the size curve: measure this size again alone (-s SIZE); if it stays, the "
+        "fabric or library does something particular here (a protocol switch, an alignment, a cache edge).")
+
+
+def not_converged(stopped: int, launches: int, within: float, between: float) -> Diagnostic:
+    """Most of a point's launches stopped short, and its own samples limit its interval."""
+    return Diagnostic(
+        NOT_CONVERGED,
+        f"{stopped} of {launches} launches stopped before reaching the target interval; within a launch the "
+        f"median is known to +-{_pct(within)}, more loosely than the launches differ (+-{_pct(between)})",
+        "More samples would narrow this point's interval: raise --point-time (or accept it with a larger "
+        "--target-ci).")
 
 
 def fabric_bypassed(wire_bytes: int, payload_bytes: int, where: str) -> Diagnostic:

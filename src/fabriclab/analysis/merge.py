@@ -11,7 +11,11 @@ merges to itself, with one launch.
 
 An imported point (another tool's figure, no samples) has nothing to
 bootstrap: it merges to itself, its spread and interval unknown (None); one
-printed twice (outputs concatenated) takes the median of its figures."""
+printed twice (outputs concatenated) takes the median of its figures.
+
+A merged point's warnings are judged against the whole run
+(analysis/findings.py): what most points share becomes one finding of the
+run (`findings`), and a point keeps what is particular to it."""
 
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from dataclasses import fields
 
 from ..schema import points
 from ..schema.records import LaunchSummary, MergedPoint, Point, Spread, Summary
-from . import diagnostics, ranks
+from . import diagnostics, findings, ranks
 
 # What a merged point takes from its first launch's record as it is; the
 # rest differs from launch to launch and is recomputed.
@@ -101,26 +105,72 @@ def merge(ps: list[Point], hosts: list | None = None) -> MergedPoint:
     if ps[0].is_pattern:
         m.rank_samples = _rank_samples(ps)
         ranks.summarize_point(m, hosts)
-    diags = {(d["code"], d["message"]): d for p in ps for d in p.diagnostics}
+    # Every launch's warnings, one entry per launch: findings.classify counts them.
+    m.diagnostics = [d for p in ps for d in p.diagnostics]
     if launches.unstable(sets):
         d = diagnostics.unstable_across_launches(m.spread.to_dict(), len(sets))
-        diags[(d.code, d.message)] = {**d.to_dict(), "bench": m.bench, "size": m.size, "stride": m.stride}
-    m.diagnostics = list(diags.values())
+        m.diagnostics.append({**d.to_dict(), "bench": m.bench, "size": m.size, "stride": m.stride})
     return m
 
 
-def merged(doc: dict) -> list[MergedPoint]:
-    """Every point of a run, its launches merged, in the order first measured.
+_last: list = []    # (document, its analysis): a report reads both halves of one document
 
-    A finished run stores them in its document (`merged`, see stored()), so
-    reading it costs nothing; a stream is merged when read."""
+
+def analyse(doc: dict) -> tuple[list[MergedPoint], dict]:
+    """(every point of a run, its launches merged, in the order first
+    measured; the run's findings, findings.classify).
+
+    A finished run stores both in its document (`merged`, `findings`; see
+    stored()), so reading them costs nothing; a stream is merged when read,
+    and a document of schema version 9 or older, whose merged points carry
+    every launch's warnings, is classified when read."""
+    key = (doc, doc.get("merged"), len(doc.get("records", [])))
+    if _last and all(a is b for a, b in zip(_last[0][:2], key[:2])) and _last[0][2] == key[2]:
+        return _last[1]
     if isinstance(doc.get("merged"), list):
-        return [MergedPoint.from_dict(m, f"merged point {i}") for i, m in enumerate(doc["merged"])]
-    hosts = doc.get("header", {}).get("hosts")
-    return [merge(ps, hosts) for ps in groups(doc).values()]
+        pts = [MergedPoint.from_dict(m, f"merged point {i}") for i, m in enumerate(doc["merged"])]
+    else:
+        hosts = doc.get("header", {}).get("hosts")
+        pts = [merge(ps, hosts) for ps in groups(doc).values()]
+    found = doc.get("findings")
+    if not isinstance(found, dict) or not isinstance(doc.get("merged"), list):
+        found = findings.classify(pts, _outlier_share(doc), _steal(doc))
+    _last[:] = [key, (pts, found)]
+    return pts, found
+
+
+def merged(doc: dict) -> list[MergedPoint]:
+    """Every point of a run, its launches merged, its warnings its own (analyse)."""
+    return analyse(doc)[0]
+
+
+def run_findings(doc: dict) -> dict:
+    """The run's findings (analyse)."""
+    return analyse(doc)[1]
+
+
+def _outlier_share(doc: dict):
+    """Outlier samples over all samples of the run's launches (each launch's own summary)."""
+    n = out = 0
+    for r in points(doc):
+        s = r.get("summary") or {}
+        if isinstance(s.get("n"), int) and isinstance(s.get("outliers"), int):
+            n, out = n + s["n"], out + s["outliers"]
+    return out / n if n else None
+
+
+def _steal(doc: dict) -> list:
+    """The steal fraction of every launch that recorded one (launch_end noise)."""
+    out = []
+    for r in doc.get("records", []):
+        v = (r.get("noise") or {}).get("steal_fraction") if r.get("kind") == "launch_end" else None
+        if isinstance(v, (int, float)) and v >= 0:
+            out.append(float(v))
+    return out
 
 
 def stored(doc: dict) -> dict:
     """What a run stores beside its records: its merged points, without the
-    pooled samples (StreamWriter.close's derive)."""
-    return {"merged": [m.to_dict(stored=True) for m in merged(doc)]}
+    pooled samples, and its findings (StreamWriter.close's derive)."""
+    pts, found = analyse(doc)
+    return {"merged": [m.to_dict(stored=True) for m in pts], "findings": found}

@@ -156,12 +156,12 @@ def cmd_run(args) -> int:
     writer, host_diags = _open_stream(args, out, started, m, spec, core, plan, levels)
     t0 = time.monotonic()
     outcome = _measure(args, plan, core, spec, writer)
-    late = _enrich(writer, host_diags)
+    _enrich(writer, host_diags)
     doc = writer.close({"status": outcome.status, "error": outcome.error,
                         "end_time": datetime.now(timezone.utc).isoformat(),
                         "duration_s": time.monotonic() - t0, "points": outcome.points},
                        derive=lambda d: {**merge.stored(d), **exchange(d)})
-    _print_end(args, doc, host_diags + late + outcome.diagnostics + _across_launches(doc), out)
+    _print_end(args, doc, out)
     print(f"fabriclab: {outcome.points} points in {time.monotonic() - t0:.1f} s -> {out} "
           f"(stream {out.with_suffix('.ndjson')})", file=sys.stderr)
     return _exit_code(outcome)
@@ -310,22 +310,16 @@ def _measure(args, plan, core, spec, writer):
         progress.close()
 
 
-def _across_launches(doc: dict) -> list:
-    """The merged points' warnings of instability across launches."""
-    from ..analysis import diagnostics
-    return [diagnostics.Diagnostic.from_dict(d) for pt in doc.get("merged", []) for d in pt["diagnostics"]
-            if d["code"] == diagnostics.UNSTABLE_ACROSS_LAUNCHES]
-
-
-def _print_end(args, doc: dict, diags: list, out: Path) -> None:
-    """Tables (--tables) and the one-screen summary, or with --quiet the warnings on stderr."""
+def _print_end(args, doc: dict, out: Path) -> None:
+    """Tables (--tables) and the one-screen summary, or with --quiet the findings and warnings on stderr
+    (report/summary.py: all read from the document)."""
     from ..report import summary, tables as report
     if args.tables and not args.quiet:
         sys.stdout.write(report.format_doc(doc, "table") + "\n")
     if not args.quiet:
-        sys.stdout.write(summary.summary(doc, diags, {"result": str(out), "stream": str(out.with_suffix(".ndjson"))}))
+        sys.stdout.write(summary.summary(doc, {"result": str(out), "stream": str(out.with_suffix(".ndjson"))}))
     else:
-        for line in report.skip_lines(doc) + summary.warning_lines(diags):
+        for line in report.skip_lines(doc) + summary.warning_lines(doc):
             print(f"fabriclab: {line}", file=sys.stderr)
 
 

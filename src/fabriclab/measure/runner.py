@@ -265,8 +265,6 @@ def _launch(job: Job, k: int, plan: Plan, core_path: str, spec: LaunchSpec, writ
         fabric = watch.after(token)
         writer.add("launch_end", {"bench": job.bench.name, "variant": job.variant, "launch": k,
                                   "cpu_end": r.end.get("cpu_end"), "noise": noise, "ended": time.time(), **fabric})
-    if noise["steal_fraction"]:
-        diags.append(replace(diagnostics.steal(noise["steal_fraction"]), bench=job.bench.name))
     if "wire_bytes" in fabric:
         # The timed payload is a lower bound on what the wire must carry.
         payload = sum(p.payload_bytes for p in r.points)

@@ -13,7 +13,6 @@ import time
 from html import escape
 
 from .. import __version__
-from ..analysis.diagnostics import Diagnostic
 from ..units import fmt_bytes, fmt_rate, fmt_time
 from . import apps, figures, layers, svg
 from .figure import Figure
@@ -127,22 +126,6 @@ def _level_facts(levels) -> list[tuple[str, str]]:
     return out
 
 
-def _diagnostics(run) -> list[Diagnostic]:
-    """Each warning once: the run's diagnostic records and every merged point's (its rows' points)."""
-    seen, out = set(), []
-    dicts = [r for r in run.doc["records"] if r.get("kind") == "diagnostic"]
-    dicts += [d for r in run.rows for d in r.point.diagnostics]
-    for d in dicts:
-        key = (d.get("code"), d.get("message"), d.get("bench"), d.get("size"), d.get("stride"))
-        if key not in seen:
-            seen.add(key)
-            try:
-                out.append(Diagnostic.from_dict(d))
-            except ValueError:
-                continue
-    return out
-
-
 def _header(runs: list) -> list[str]:
     out = []
     for run in runs:
@@ -157,15 +140,15 @@ def _header(runs: list) -> list[str]:
         out.append(table(["", run.name], [[k, v] for k, v in facts]))
     out.append('<h2 id="warnings">Warnings</h2>')
     for run in runs:
-        groups = warning_groups(_diagnostics(run))
+        groups = warning_groups(run.doc)
         if len(runs) > 1:
             out.append(f"<h3>{escape(run.name)}</h3>")
         if not groups:
             out.append("<p>None.</p>")
             continue
-        out.append(table(["kind", "count", "where", "what (first instance)", "advice"],
-                          [[g["code"], g["count"], g["where"] or "whole run", g["message"], g["advice"]]
-                           for g in groups], nums={1}))
+        out.append(table(["level", "kind", "count", "where", "what (first instance)", "advice"],
+                         [[g["level"], g["code"], g["count"], g["where"] or "whole run", g["message"], g["advice"]]
+                          for g in groups], nums={2}))
     return out + _skipped(runs)
 
 

@@ -94,7 +94,7 @@ class Row:
             between_launch_rel=p.spread.between_rel if len(p.launches) > 1 else None,
             cache=p.cache, buffers=p.buffers, batch=p.batch, stop=p.stop,
             validation_errors=None if p.validation is None else p.validation.get("errors"),
-            warnings=" ".join(dict.fromkeys(d["code"] for d in p.diagnostics)),
+            warnings=warning_text(p.diagnostics),
             flops_per_s=rate if p.bench == "app.matmul" else None,
             keys_per_s=rate if p.bench == "app.sort" else None,
             speedup=speedup, phases_s=p.phase_medians or None, point=p)
@@ -122,6 +122,15 @@ class Row:
 
 
 ROW_FIELDS = tuple(f.name for f in fields(Row) if f.name != "point")
+
+
+def warning_text(diags: list) -> str:
+    """A point's warnings, each kind once, with how many launches had it
+    where that is more than one: "validation-failed (3 launches), off-trend"."""
+    counts: dict = {}
+    for d in diags:
+        counts[d["code"]] = counts.get(d["code"], 0) + (d.get("launches") or 1)
+    return ", ".join(code + (f" ({n} launches)" if n > 1 else "") for code, n in counts.items())
 
 
 def _best_copies(pts: list) -> dict:

@@ -1,29 +1,25 @@
 """The one-screen summary `fabriclab run` ends with: a row per benchmark
-variant, each warning kind once with its count and advice, and where the
-results are. The full per-point tables stay with `fabriclab show` (and
-`run --tables`)."""
+variant with a status a user can act on, the run's findings once, each
+point-level warning kind once naming its points, and where the results are.
+The full per-point tables stay with `fabriclab show` (and `run --tables`)."""
 
 from __future__ import annotations
 
+from ..analysis.merge import run_findings
 from ..measure.benchmarks import REGISTRY
 from ..units import fmt_bytes, fmt_rate, fmt_time
 from . import escape
 from .tables import derived, group_name, header_lines, rows, skip_lines
 from .work import RATES
 
-# Warnings that describe a noisy machine rather than a point: counted, never
-# listed point by point.
-MACHINE_NOISE = ("outliers", "unstable-point", "time-cap", "too-few-samples", "steal-time",
-                 "unstable-across-launches", "timer-overhead", "timer-resolution")
-
 
 def benchmark_rows(doc: dict) -> list[list[str]]:
     """Per benchmark variant: latency at its smallest size, peak bandwidth and
     where (an app: its best work rate, at which size on how many ranks),
-    half-peak size, points converged / total, warnings."""
+    half-peak size, points converged / total, status (status())."""
     rs = rows(doc)
     der = derived(doc, rs)
-    by: dict[str, list[dict]] = {}
+    by: dict[str, list] = {}
     for r in rs:
         by.setdefault(group_name(r.bench, r.variant), []).append(r)
     out = []
@@ -34,14 +30,34 @@ def benchmark_rows(doc: dict) -> list[list[str]]:
         peak = max((r for r in group if r.bandwidth_Bps), key=lambda r: r.bandwidth_Bps, default=None)
         converged = sum(r.stop == "converged" for r in group)
         imported = all(r.stop == "imported" for r in group)
-        warned = sum(bool(r.warnings) for r in group)
         out.append([name, f"{fmt_time(smallest.latency_s)} at {fmt_bytes(smallest.size)}",
                     _best_rate(group[0].bench, d) if "best_rate_per_s" in d else
                     f"{fmt_rate(peak.bandwidth_Bps)} at {fmt_bytes(peak.size)}" if peak else "-",
                     fmt_bytes(d["half_peak_size"]) if d.get("half_peak_size") else "-",
-                    "imported" if imported else f"{converged}/{len(group)}",
-                    f"{warned} with warnings" if warned else "ok"])
+                    "imported" if imported else f"{converged}/{len(group)}", status(group)])
     return out
+
+
+def status(group: list) -> str:
+    """What a user can act on for one benchmark variant: the points to look
+    at and why (their point-level warnings), else "converged" (every launch
+    of every point reached the target) or "interval" (some stopped at the
+    cap), with the median relative half-width of its points' intervals."""
+    flagged = [r for r in group if r.warnings]
+    if flagged:
+        named = [f"{r.point.diagnostics[0]['code'].replace('-', ' ')} at {_where(r)}" for r in flagged]
+        return "; ".join(named[:2]) + (f"; +{len(named) - 2} more" if len(named) > 2 else "")
+    widths = sorted(r.ci_rel for r in group if r.ci_rel is not None)
+    if not widths:
+        return "imported" if all(r.imported for r in group) else "-"
+    mid = widths[len(widths) // 2]
+    state = "converged" if all(r.stop == "converged" for r in group) else "interval"
+    return f"{state} +-{mid:.1%}"
+
+
+def _where(r) -> str:
+    return (fmt_bytes(r.size) + (f" stride {r.stride}" if r.stride != 1 else "")
+            + (f" conns {r.conns}" if r.conns != 1 else "") + (f" active {r.active}" if r.active is not None else ""))
 
 
 def _best_rate(bench: str, d: dict) -> str:
@@ -51,26 +67,45 @@ def _best_rate(bench: str, d: dict) -> str:
             f"on {d['best_at_active']} ranks")
 
 
-def warning_groups(diags: list) -> list[dict]:
-    """Each warning kind once: its count, first message and advice; where a
-    warning is about one point and not the machine, the benchmarks it hit."""
-    groups: dict[str, list] = {}
-    for d in diags:
-        groups.setdefault(d.code, []).append(d)
-    out = []
-    for code, ds in groups.items():
-        benches = sorted({d.bench for d in ds if d.bench})
-        where = "" if code in MACHINE_NOISE or not benches else ", ".join(benches[:4]) + (
-            f" (+{len(benches) - 4} more)" if len(benches) > 4 else "")
-        out.append({"code": code, "count": len(ds), "where": where, "message": ds[0].message,
-                    "advice": ds[0].advice})
+def warning_groups(doc: dict) -> list[dict]:
+    """The run's warnings, each once: its findings (analysis/findings.py),
+    then its run-level diagnostic records by kind (with the benchmarks they
+    hit), then each point-level kind with the points it names. Each group:
+    level (finding, run or point), code, count, where, message (the first), advice."""
+    out = [{"level": "finding", "code": d["code"], "count": 1, "where": "", "message": d["message"],
+            "advice": d["advice"]} for d in run_findings(doc)["run"]]
+    records = [d for d in doc["records"] if d.get("kind") == "diagnostic"]
+    out += _grouped(records, "run", lambda d: d.get("bench"))
+    points = [(d, r) for r in rows(doc) for d in r.point.diagnostics]
+    out += _grouped(points, "point", lambda dr: f"{group_name(dr[1].bench, dr[1].variant)} at {_where(dr[1])}")
     return out
 
 
-def warning_lines(diags: list) -> list[str]:
-    """Each warning kind on one line (warning_groups)."""
-    return [f"warning: {g['code']} ({g['count']}x{' in ' + g['where'] if g['where'] else ''}): "
-            f"{g['message']}. {g['advice']}" for g in warning_groups(diags)]
+def _grouped(items: list, level: str, where) -> list[dict]:
+    groups: dict = {}
+    for it in items:
+        d = it[0] if isinstance(it, tuple) else it
+        groups.setdefault(d["code"], []).append(it)
+    out = []
+    for code, its in groups.items():
+        first = its[0][0] if isinstance(its[0], tuple) else its[0]
+        names = list(dict.fromkeys(w for w in map(where, its) if w))
+        out.append({"level": level, "code": code, "count": len(its), "message": first["message"],
+                    "advice": first.get("advice", ""),
+                    "where": ", ".join(names[:4]) + (f" (+{len(names) - 4} more)" if len(names) > 4 else "")})
+    return out
+
+
+def warning_lines(doc: dict) -> list[str]:
+    """Each finding and warning kind on one line (warning_groups)."""
+    out = []
+    for g in warning_groups(doc):
+        if g["level"] == "finding":
+            out.append(f"finding: {g['code']}: {g['message']}. {g['advice']}")
+        else:
+            out.append(f"warning: {g['code']} ({g['count']}x{' in ' + g['where'] if g['where'] else ''}): "
+                       f"{g['message']}. {g['advice']}")
+    return out
 
 
 def _table(head: list[str], body: list[list[str]]) -> list[str]:
@@ -80,11 +115,11 @@ def _table(head: list[str], body: list[list[str]]) -> list[str]:
     return [fmt(head)] + [fmt(r) for r in body]
 
 
-def summary(doc: dict, diags: list, paths: dict) -> str:
+def summary(doc: dict, paths: dict) -> str:
     """The text printed at the end of a run."""
     head = ["benchmark", "latency (smallest)", "peak bandwidth", "half-peak", "converged", "status"]
     lines = [escape.terminal(ln) for ln in header_lines(doc)] + [""] + _table(head, benchmark_rows(doc)) + [""]
-    lines += [escape.terminal(ln) for ln in skip_lines(doc)] + warning_lines(diags)
+    lines += [escape.terminal(ln) for ln in skip_lines(doc)] + [escape.terminal(ln) for ln in warning_lines(doc)]
     lines += [f"result {paths['result']}  (stream {paths['stream']})",
               f"figures: fabriclab report {paths['result']}   tables: fabriclab show {paths['result']}   "
               f"compare: fabriclab compare BASE.json {paths['result']}"]

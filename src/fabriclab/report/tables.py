@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 
 from ..analysis import fit, ranks
+from ..analysis.merge import run_findings
 from ..measure.benchmarks import REGISTRY
 from ..schema.records import SkipRecord
 from ..units import fmt_bytes, fmt_time
@@ -291,12 +292,19 @@ def skip_lines(doc: dict) -> list[str]:
             f"{'s' if len(g['where']) != 1 else ''}): {g['reason']}" for g in skipped(doc)]
 
 
+def finding_lines(doc: dict) -> list[str]:
+    """The run's findings (analysis/findings.py), a line each: what most points
+    share, said once instead of at every point."""
+    return [f"finding: {d['code']}: {d['message']}" for d in run_findings(doc)["run"]]
+
+
 def _json(doc: dict) -> str:
     rs = rows(doc)
     per_rank = [{"bench": p.bench, "variant": p.variant, "size": p.size, "active": p.active,
                  "ranks": [x.to_dict() for x in p.ranks]} for p in (r.point for r in rs) if p.ranks is not None]
     return json.dumps({"header": doc["header"], "footer": doc["footer"], "rows": [r.to_dict() for r in rs],
-                       "derived": derived(doc, rs), "ranks": per_rank, "skipped": skipped(doc)}, indent=1) + "\n"
+                       "derived": derived(doc, rs), "ranks": per_rank, "skipped": skipped(doc),
+                       "findings": run_findings(doc)}, indent=1) + "\n"
 
 
 def _csv(doc: dict) -> str:
@@ -317,6 +325,8 @@ def _md(doc: dict) -> str:
     for title, head, body in _table_blocks(rs):
         out += [f"## {escape.markdown(title)}", "", row(head), "|" + "---|" * len(head)]
         out += [row(r) for r in body] + [""]
+    found = finding_lines(doc)
+    out += (["## Findings", ""] + [f"- {escape.markdown(ln)}" for ln in found] + [""]) if found else []
     skips = skip_lines(doc)
     out += (["## Skipped", ""] + [f"- {escape.markdown(ln)}" for ln in skips] + [""]) if skips else []
     out += ["## Derived", ""] + [f"- {escape.markdown(ln)}" for ln in _derived_lines(doc, rs)]
@@ -334,7 +344,7 @@ def _table(doc: dict) -> str:
         out.append("  ".join(h.rjust(w) for h, w in zip(head, widths)))
         out += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in body]
         out.append("")
-    out += [escape.terminal(ln) for ln in skip_lines(doc) + _derived_lines(doc, rs)]
+    out += [escape.terminal(ln) for ln in finding_lines(doc) + skip_lines(doc) + _derived_lines(doc, rs)]
     return "\n".join(out) + "\n"
 
 

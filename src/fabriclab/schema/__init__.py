@@ -53,7 +53,14 @@ History of SCHEMA_VERSION:
     `shapers` (each shaper's bytes, packets, drops, overlimits over the
     launch); a validation block carries `cables` (per size, every cable
     direction predicted against measured), `emulation` and `explanation`.
-    Older documents load unchanged."""
+    Older documents load unchanged.
+  10 (fabriclab 0.2.0): warnings at the level they belong to: the document
+    carries `findings` (the run's measured noise, how many points had each
+    per-launch condition, and the run-level findings), and a merged point's
+    `diagnostics` hold only its own warnings (`not-converged`,
+    `wide-interval`, `off-trend`, `validation-failed`, a timer bias of every
+    one of its launches), each once with `launches`, how many launches had it.
+    Version 9 documents load: their merged points are classified when read."""
 
 from __future__ import annotations
 
@@ -72,7 +79,7 @@ __all__ = ["SCHEMA", "SCHEMA_VERSION", "RECORD_KINDS", "STATUSES", "AXES", "KEY_
            "StreamWriter", "document", "write_document", "load", "validate", "points", "point_key"]
 
 SCHEMA = "fabriclab.run"
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 
 class StreamWriter:

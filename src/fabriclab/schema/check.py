@@ -147,6 +147,22 @@ def merged(ms) -> None:
         MergedPoint.from_dict(m, f"merged point {i}")
 
 
+def findings(v) -> None:
+    """The run's findings (analysis/findings.py), as the summary and report read them."""
+    f = Fields(v, "findings")
+    noise = Fields(f.obj("noise"), "findings noise")
+    noise.int("points", 0), noise.int("launches", 0), noise.int("steal_launches", 0)
+    for key in ("launch_ratio_median", "launch_ratio_p90", "outlier_share"):
+        noise.num(key, None, hi=math.inf, none=True)
+    noise.num("steal_max", 0.0, hi=1.0)
+    for code, pair in f.obj("conditions", {}).items():
+        if not (isinstance(pair, list) and len(pair) == 2 and all(is_count(x) for x in pair)):
+            raise RecordError(f"findings conditions {code!r:.40} is not [points, of]")
+    for j, d in enumerate(f.list("run", lambda x: isinstance(x, dict), "findings", [])):
+        check_diagnostic(d, f"findings run[{j}]")
+    f.int("flagged", 0)
+
+
 def exchange_model(v) -> None:
     """The apps' exchange phases against the network's model (docs/apps.md)."""
     f = Fields(v, "exchange_model")
@@ -241,6 +257,8 @@ def document(doc, path) -> None:
         points(numbered, from_tool)
         if "merged" in doc:
             merged(doc["merged"])
+        if "findings" in doc:
+            findings(doc["findings"])
         if doc.get("validation") is not None:
             validation(doc["validation"])
         if doc.get("exchange_model") is not None:
