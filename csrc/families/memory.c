@@ -14,15 +14,25 @@
  * through the caches, so each destination line is first read for ownership
  * and then evicted dirty; `nt` uses non-temporal stores (x86-64 movntdq /
  * vmovntdq, movnti for single words), which write whole lines through the
- * write-combining buffers without reading them. glibc's memcpy switches to
- * non-temporal stores from __x86_shared_non_temporal_threshold bytes up
- * (memmove-vec-unaligned-erms.S; by default 3/4 of a thread's share of the
- * last-level cache up to glibc 2.37, 1/4 of the whole since 2.38; tunable
- * glibc.cpu.x86_non_temporal_threshold), and `auto` applies the same rule to
- * the bytes one op copies, with the threshold this process's glibc uses. */
+ * write-combining buffers without reading them: 2 bytes of memory traffic
+ * per byte copied instead of 3 (Intel 64 and IA-32 Architectures
+ * Optimization Reference Manual, "Non-temporal stores"; AMD Software
+ * Optimization Guide for Family 19h, "Write-combining"). `auto` streams from
+ * a quarter of the last-level cache copied per op up, glibc's rule since
+ * 2.38 (sysdeps/x86/dl-cacheinfo.h, non_temporal_threshold = shared / 4):
+ * from there source and destination together exceed half the cache, and
+ * the destination lines are evicted before they are written again. The
+ * cache size is the kernel's (sysfs), as in the run header: under a
+ * hypervisor CPUID, which glibc reads, may report another machine's cache
+ * (a 32 MiB L3 seen as 320 MiB), and glibc's memcpy then streams only from
+ * its own __x86_shared_non_temporal_threshold (memmove-vec-unaligned-erms.S;
+ * 3/4 of a thread's share of the cache up to glibc 2.37; tunable
+ * glibc.cpu.x86_non_temporal_threshold). Both thresholds are recorded in
+ * every point's info, so a record says which stores each copy used. */
 #include "../fl.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,11 +83,13 @@
  * 64 bytes (every default size) this is fl_slot's layout exactly. */
 #define SLOT_ALIGN 64
 
-/* Once per run: the non-temporal threshold of this process's glibc. */
+/* Once per run: where the word loops and where glibc's memcpy start to
+ * stream, as bytes per op; -1 where there is no such rule. The json fields
+ * hold them as info objects do: a number or null. */
 typedef struct {
-    int64_t nt_threshold; /* bytes; -1 where there is no such rule */
-    const char *from;     /* where the figure came from */
-    char nt_json[32];     /* nt_threshold as info objects hold it: a number or null */
+    int64_t nt_threshold, libc_nt_threshold;
+    const char *from, *libc_from; /* where each figure came from */
+    char nt_json[32], libc_nt_json[32];
 } mem_run;
 
 /* One point. */
@@ -296,32 +308,87 @@ static int64_t sysconf_nt_threshold(void)
     return c > 0 ? (int64_t)c / 4 * 3 : (int64_t)64 << 20;
 }
 
+/* One line of a small sysfs file, newline dropped; 0 if unreadable. */
+static int read_line(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    int ok = f && fgets(buf, (int)len, f);
+    if (f)
+        fclose(f);
+    if (ok)
+        buf[strcspn(buf, "\n")] = '\0';
+    return ok;
+}
+
+/* The largest data or unified cache of the CPU this process runs on, as
+ * the kernel lists it (/sys/devices/system/cpu/cpuN/cache/indexK, sizes
+ * such as "32768K"); -1 if unreadable. */
+static int64_t sysfs_llc(void)
+{
+    int cpu = sched_getcpu();
+    int64_t llc = -1;
+    char path[96], line[32];
+    for (int k = 0; k < 16; k++) {
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index%d/type",
+                 cpu < 0 ? 0 : cpu, k);
+        if (!read_line(path, line, sizeof line))
+            break;
+        if (strcmp(line, "Instruction") == 0)
+            continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index%d/size",
+                 cpu < 0 ? 0 : cpu, k);
+        char *unit;
+        long long v = read_line(path, line, sizeof line) ? strtoll(line, &unit, 10) : -1;
+        if (v <= 0)
+            continue;
+        v <<= *unit == 'K' ? 10 : *unit == 'M' ? 20 : *unit == 'G' ? 30 : 0;
+        llc = v > llc ? v : llc;
+    }
+    return llc;
+}
+
+static void put_json(char *buf, size_t len, int64_t v)
+{
+    if (v >= 0)
+        snprintf(buf, len, "%lld", (long long)v);
+    else
+        snprintf(buf, len, "null");
+}
+
+/* Rank 0's thresholds (the only rank that copies): glibc's, read from
+ * ld.so or estimated from sysconf, and the word loops', a quarter of the
+ * sysfs last-level cache or glibc's where sysfs has none. */
+static void find_thresholds(mem_run *r)
+{
+#if HAVE_LDSO
+    r->libc_nt_threshold = ldso_nt_threshold();
+    r->libc_from = "ld.so --list-tunables";
+#endif
+    if (r->libc_nt_threshold < 0) {
+        r->libc_nt_threshold = sysconf_nt_threshold();
+        r->libc_from = "sysconf";
+    }
+    int64_t llc = sysfs_llc();
+    r->nt_threshold = llc > 0 ? llc / 4 : r->libc_nt_threshold;
+    r->from = llc > 0 ? "sysfs last-level cache / 4" : r->libc_from;
+}
+
 static int mem_init(const fl_ctx *ctx, void **bench_state)
 {
     mem_run *r = calloc(1, sizeof *r);
     if (!r)
         fl_die("memory: out of memory");
-    r->nt_threshold = -1;
-    r->from = "none";
+    r->nt_threshold = r->libc_nt_threshold = -1;
+    r->from = r->libc_from = "none";
 #if HAVE_NT
     pick_copy_words_nt();
-    if (ctx->rank == 0) { /* the only rank that copies */
-#if HAVE_LDSO
-        r->nt_threshold = ldso_nt_threshold();
-        r->from = "ld.so --list-tunables";
-#endif
-        if (r->nt_threshold < 0) {
-            r->nt_threshold = sysconf_nt_threshold();
-            r->from = "sysconf";
-        }
-    }
+    if (ctx->rank == 0)
+        find_thresholds(r);
 #else
     (void)ctx;
 #endif
-    if (r->nt_threshold >= 0)
-        snprintf(r->nt_json, sizeof r->nt_json, "%lld", (long long)r->nt_threshold);
-    else
-        snprintf(r->nt_json, sizeof r->nt_json, "null");
+    put_json(r->nt_json, sizeof r->nt_json, r->nt_threshold);
+    put_json(r->libc_nt_json, sizeof r->libc_nt_json, r->libc_nt_threshold);
     *bench_state = r;
     return FL_OK;
 }
@@ -375,8 +442,9 @@ static int memcpy_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **
     const mem_run *r = bs;
     const mem_state *m = new_state(ctx, pt, state, shape);
     shape->bytes_per_op = pt->size;
-    snprintf(shape->info, FL_INFO_LEN, "{\"nt_threshold\":%s,\"buffers\":%zu}", r->nt_json,
-             m->buffers);
+    snprintf(shape->info, FL_INFO_LEN,
+             "{\"nt_threshold\":%s,\"nt_threshold_from\":\"%s\",\"buffers\":%zu}",
+             r->libc_nt_json, r->libc_from, m->buffers);
     return FL_OK;
 }
 
@@ -391,8 +459,8 @@ static int words_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **s
     shape->bytes_per_op = (int64_t)(m->n * 8);
     snprintf(shape->info, FL_INFO_LEN,
              "{\"stores\":\"%s\",\"nt_threshold\":%s,\"nt_threshold_from\":\"%s\","
-             "\"buffers\":%zu%s}",
-             m->nt ? "nt" : "normal", r->nt_json, r->from, m->buffers,
+             "\"memcpy_nt_threshold\":%s,\"buffers\":%zu%s}",
+             m->nt ? "nt" : "normal", r->nt_json, r->from, r->libc_nt_json, m->buffers,
              HAVE_NT ? "" : ",\"note\":\"no non-temporal stores outside x86-64\"");
     return FL_OK;
 }
