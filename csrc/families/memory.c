@@ -30,29 +30,17 @@
  * glibc.cpu.x86_non_temporal_threshold). Both thresholds are recorded in
  * every point's info, so a record says which stores each copy used. */
 #include "../fl.h"
+#include "memory_nt.h"
 
-#include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define HAVE_NT 1
 #else
 #define HAVE_NT 0
-#endif
-
-#if defined(__linux__) && defined(__GLIBC__)
-#include <fcntl.h>
-#include <link.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#define HAVE_LDSO 1
-#else
-#define HAVE_LDSO 0
 #endif
 
 /* The word loops must stay loops: GCC and clang would otherwise turn the
@@ -87,8 +75,7 @@
  * stream, as bytes per op; -1 where there is no such rule. The json fields
  * hold them as info objects do: a number or null. */
 typedef struct {
-    int64_t nt_threshold, libc_nt_threshold;
-    const char *from, *libc_from; /* where each figure came from */
+    mem_thresholds t;
     char nt_json[32], libc_nt_json[32];
 } mem_run;
 
@@ -235,118 +222,6 @@ static void pick_copy_words_nt(void)
 #define copy_strided_load_nt copy_strided_load
 #endif /* HAVE_NT */
 
-#if HAVE_LDSO
-/* The program interpreter (PT_INTERP) of this process: the ld.so that goes
- * with the libc whose memcpy is measured. */
-static int find_interp(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_INTERP)
-            *(const char **)data = (const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    return 1; /* the first object is the program itself */
-}
-
-/* glibc.cpu.x86_non_temporal_threshold as `ld.so --list-tunables` prints it
- * (glibc >= 2.33): glibc keeps the figure in a hidden variable, and this is
- * its one public reading. The child inherits the environment, so a
- * GLIBC_TUNABLES setting counts as it does here. posix_spawn, not fork: no
- * copy of an MPI process's address space. -1 if it cannot be read. */
-static int64_t ldso_nt_threshold(void)
-{
-    static const char key[] = "glibc.cpu.x86_non_temporal_threshold:";
-    const char *ldso = NULL;
-    int fd[2];
-    int64_t v = -1;
-    dl_iterate_phdr(find_interp, &ldso);
-    if (!ldso || pipe(fd) != 0)
-        return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fd[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&fa, fd[0]);
-    posix_spawn_file_actions_addclose(&fa, fd[1]);
-    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    char *argv[] = {(char *)ldso, (char *)"--list-tunables", NULL};
-    pid_t pid;
-    int rc = posix_spawn(&pid, ldso, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fd[1]);
-    FILE *f = fdopen(fd[0], "r");
-    if (!f) {
-        close(fd[0]);
-    } else {
-        char line[256];
-        while (fgets(line, sizeof line, f)) /* read to the end, so the child never blocks */
-            if (v < 0 && strncmp(line, key, sizeof key - 1) == 0) {
-                char *end;
-                long long x = strtoll(line + sizeof key - 1, &end, 0);
-                v = end != line + sizeof key - 1 && x > 0 ? x : -1;
-            }
-        fclose(f);
-    }
-    if (rc == 0) {
-        int status;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
-    }
-    return v;
-}
-#endif
-
-/* glibc's default rule as of 2.26..2.37, from the cache size sysconf reports
- * (glibc computes both from CPUID): 3/4 of the last-level cache, the L2 when
- * there is no L3, 64 MiB when neither is known (glibc >= 2.38's fallback). */
-static int64_t sysconf_nt_threshold(void)
-{
-    long c = -1;
-#if defined(_SC_LEVEL3_CACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
-    c = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (c <= 0)
-        c = sysconf(_SC_LEVEL2_CACHE_SIZE);
-#endif
-    return c > 0 ? (int64_t)c / 4 * 3 : (int64_t)64 << 20;
-}
-
-/* One line of a small sysfs file, newline dropped; 0 if unreadable. */
-static int read_line(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    int ok = f && fgets(buf, (int)len, f);
-    if (f)
-        fclose(f);
-    if (ok)
-        buf[strcspn(buf, "\n")] = '\0';
-    return ok;
-}
-
-/* The largest data or unified cache of the CPU this process runs on, as
- * the kernel lists it (/sys/devices/system/cpu/cpuN/cache/indexK, sizes
- * such as "32768K"); -1 if unreadable. */
-static int64_t sysfs_llc(void)
-{
-    int cpu = sched_getcpu();
-    int64_t llc = -1;
-    char path[96], line[32];
-    for (int k = 0; k < 16; k++) {
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index%d/type",
-                 cpu < 0 ? 0 : cpu, k);
-        if (!read_line(path, line, sizeof line))
-            break;
-        if (strcmp(line, "Instruction") == 0)
-            continue;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index%d/size",
-                 cpu < 0 ? 0 : cpu, k);
-        char *unit;
-        long long v = read_line(path, line, sizeof line) ? strtoll(line, &unit, 10) : -1;
-        if (v <= 0)
-            continue;
-        v <<= *unit == 'K' ? 10 : *unit == 'M' ? 20 : *unit == 'G' ? 30 : 0;
-        llc = v > llc ? v : llc;
-    }
-    return llc;
-}
-
 static void put_json(char *buf, size_t len, int64_t v)
 {
     if (v >= 0)
@@ -355,40 +230,22 @@ static void put_json(char *buf, size_t len, int64_t v)
         snprintf(buf, len, "null");
 }
 
-/* Rank 0's thresholds (the only rank that copies): glibc's, read from
- * ld.so or estimated from sysconf, and the word loops', a quarter of the
- * sysfs last-level cache or glibc's where sysfs has none. */
-static void find_thresholds(mem_run *r)
-{
-#if HAVE_LDSO
-    r->libc_nt_threshold = ldso_nt_threshold();
-    r->libc_from = "ld.so --list-tunables";
-#endif
-    if (r->libc_nt_threshold < 0) {
-        r->libc_nt_threshold = sysconf_nt_threshold();
-        r->libc_from = "sysconf";
-    }
-    int64_t llc = sysfs_llc();
-    r->nt_threshold = llc > 0 ? llc / 4 : r->libc_nt_threshold;
-    r->from = llc > 0 ? "sysfs last-level cache / 4" : r->libc_from;
-}
-
 static int mem_init(const fl_ctx *ctx, void **bench_state)
 {
     mem_run *r = calloc(1, sizeof *r);
     if (!r)
         fl_die("memory: out of memory");
-    r->nt_threshold = r->libc_nt_threshold = -1;
-    r->from = r->libc_from = "none";
+    r->t.nt_threshold = r->t.libc_nt_threshold = -1;
+    r->t.from = r->t.libc_from = "none";
 #if HAVE_NT
     pick_copy_words_nt();
-    if (ctx->rank == 0)
-        find_thresholds(r);
+    if (ctx->rank == 0) /* the only rank that copies */
+        fl_mem_thresholds(&r->t);
 #else
     (void)ctx;
 #endif
-    put_json(r->nt_json, sizeof r->nt_json, r->nt_threshold);
-    put_json(r->libc_nt_json, sizeof r->libc_nt_json, r->libc_nt_threshold);
+    put_json(r->nt_json, sizeof r->nt_json, r->t.nt_threshold);
+    put_json(r->libc_nt_json, sizeof r->libc_nt_json, r->t.libc_nt_threshold);
     *bench_state = r;
     return FL_OK;
 }
@@ -399,14 +256,17 @@ static void mem_fini(const fl_ctx *ctx, void *bench_state)
     free(bench_state);
 }
 
-/* stores=auto|nt|normal -> 1 for non-temporal stores at this many bytes. */
-static int want_nt(const fl_ctx *ctx, const mem_run *r, size_t bytes)
+/* stores=auto|nt|normal -> 1 for non-temporal stores at this many bytes.
+ * auto streams only stores that run along whole lines: stores at a stride
+ * leave each write-combining buffer a partial line, which goes to memory
+ * as a read-modify-write, slower than the cached store it replaces. */
+static int want_nt(const fl_ctx *ctx, const mem_run *r, size_t bytes, int scattered)
 {
     if (!HAVE_NT || fl_param_is(ctx->opts, "stores", "normal"))
         return 0;
     if (fl_param_is(ctx->opts, "stores", "nt"))
         return 1;
-    return r->nt_threshold >= 0 && (int64_t)bytes >= r->nt_threshold;
+    return !scattered && r->t.nt_threshold >= 0 && (int64_t)bytes >= r->t.nt_threshold;
 }
 
 /* Both setups: rank 0 holds `buffers` slots per side, every source slot
@@ -444,25 +304,37 @@ static int memcpy_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **
     shape->bytes_per_op = pt->size;
     snprintf(shape->info, FL_INFO_LEN,
              "{\"nt_threshold\":%s,\"nt_threshold_from\":\"%s\",\"buffers\":%zu}",
-             r->libc_nt_json, r->libc_from, m->buffers);
+             r->libc_nt_json, r->t.libc_from, m->buffers);
     return FL_OK;
 }
 
 /* The word loops (memory.copy and the ECT copies): whole words, and the
- * stores the `stores` param asks for. */
-static int words_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
-                       fl_shape *shape)
+ * stores the `stores` param asks for; `scattered`: the stores go at the
+ * point's stride. */
+static int setup_words(const fl_ctx *ctx, const mem_run *r, const fl_point *pt, void **state,
+                       fl_shape *shape, int scattered)
 {
-    const mem_run *r = bs;
     mem_state *m = new_state(ctx, pt, state, shape);
-    m->nt = want_nt(ctx, r, m->bytes);
+    m->nt = want_nt(ctx, r, m->bytes, scattered && m->s > 1);
     shape->bytes_per_op = (int64_t)(m->n * 8);
     snprintf(shape->info, FL_INFO_LEN,
              "{\"stores\":\"%s\",\"nt_threshold\":%s,\"nt_threshold_from\":\"%s\","
              "\"memcpy_nt_threshold\":%s,\"buffers\":%zu%s}",
-             m->nt ? "nt" : "normal", r->nt_json, r->from, r->libc_nt_json, m->buffers,
+             m->nt ? "nt" : "normal", r->nt_json, r->t.from, r->libc_nt_json, m->buffers,
              HAVE_NT ? "" : ",\"note\":\"no non-temporal stores outside x86-64\"");
     return FL_OK;
+}
+
+static int words_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
+                       fl_shape *shape)
+{
+    return setup_words(ctx, bs, pt, state, shape, 0);
+}
+
+static int strided_store_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
+                               fl_shape *shape)
+{
+    return setup_words(ctx, bs, pt, state, shape, 1);
 }
 
 static void teardown(const fl_ctx *ctx, void *state)
@@ -616,7 +488,8 @@ const fl_kernel fl_memory_kernels[] = {
      .measure = memcpy_measure, .verify = memcpy_verify, .teardown = teardown},
     {.name = "memory.copy", .init = mem_init, .fini = mem_fini, .setup = words_setup,
      .measure = copy_measure, .verify = copy_verify, .teardown = teardown},
-    {.name = "memory.strided_store", .init = mem_init, .fini = mem_fini, .setup = words_setup,
+    {.name = "memory.strided_store", .init = mem_init, .fini = mem_fini,
+     .setup = strided_store_setup,
      .measure = strided_store_measure, .verify = strided_store_verify, .teardown = teardown},
     {.name = "memory.strided_load", .init = mem_init, .fini = mem_fini, .setup = words_setup,
      .measure = strided_load_measure, .verify = strided_load_verify, .teardown = teardown},
