@@ -12,7 +12,7 @@ rank: nothing else of fabriclab's runs beside the copy. The load average and
 the CPU time stolen by a hypervisor during the rounds are printed, since both
 move these figures. Target: memory.copy >= 95% of memory.memcpy at every size.
 
-Usage: python bench/bench_memory.py [--rounds N] [--point-time S] [--sizes SPEC]"""
+Usage: python bench/bench_memory.py [--rounds N] [--point-time S] [--sizes SPEC] [--stores KIND]"""
 
 from __future__ import annotations
 
@@ -49,6 +49,9 @@ def body() -> None:
     ap.add_argument("--point-time", type=float, default=0.5,
                     help="fabriclab --point-time per size, seconds (default 0.5)")
     ap.add_argument("--sizes", default=SIZES, help=f"sizes copied per op (default {SIZES})")
+    ap.add_argument("--stores", default="auto", choices=("auto", "nt", "normal"),
+                    help="memory.copy's stores param; normal compares like with like where memcpy "
+                         "stores normally (default auto)")
     opts = ap.parse_args()
     common = ["-s", opts.sizes, "-n", "1", "-L", "1", "--point-time", f"{opts.point_time:g}"]
 
@@ -60,10 +63,10 @@ def body() -> None:
         doc, _, _ = c.fabriclab(["memory.memcpy", "-s", "64K", "-n", "1"], work)  # build + warm-up
         caches = doc["header"]["host"].get("caches") or {}
         args = " ".join(common)
-        c.header("fabriclab memory.copy (8-byte word loop, stores=auto) vs memory.memcpy (libc memcpy)",
+        c.header(f"fabriclab memory.copy (8-byte word loop, stores={opts.stores}) vs memory.memcpy (libc memcpy)",
                  mpi=[f"{c.mpi_library(doc)} (launches the one rank that copies)"],
                  commands=[f"A: fabriclab run memory.memcpy {args} -o RUN.json -q",
-                           f"B: fabriclab run memory.copy {args} -p stores=auto -o RUN.json -q"],
+                           f"B: fabriclab run memory.copy {args} -p stores={opts.stores} -o RUN.json -q"],
                  method=f"{opts.rounds} rounds, A and B alternated (A B, B A, ...); per size the median "
                         f"over rounds of bandwidth_Bps (bytes copied / median op time), and the median of "
                         f"per-round ratios, on which the target is judged; "
@@ -77,7 +80,7 @@ def body() -> None:
         print("per round: size:GB/s")
         stat0 = cpu_times()
         res = c.alternate([("memcpy", lambda: measure("memory.memcpy")),
-                           ("copy", lambda: measure("memory.copy", "-p", "stores=auto"))],
+                           ("copy", lambda: measure("memory.copy", "-p", f"stores={opts.stores}"))],
                           opts.rounds, show=show)
         load = os.getloadavg()[0]
         print(f"\nduring the rounds: {steal_share(stat0, cpu_times()):.1%} of CPU time stolen by the "
@@ -85,10 +88,11 @@ def body() -> None:
 
         info = next(iter(res["copy"][0].values())).get("info", {})
         libc = next(iter(res["memcpy"][0].values())).get("info", {})
-        for who, i in (("memory.copy stores=auto", info), ("glibc memcpy", libc)):
+        for who, i in ((f"memory.copy stores={opts.stores}", info), ("glibc memcpy", libc)):
             t = i.get("nt_threshold")
+            forced = f"; stores={opts.stores} overrides it" if i is info and opts.stores != "auto" else ""
             print(f"{who}: non-temporal stores from {c.fmt_size(t) if t else 'never'} copied per op up "
-                  f"({t} bytes, from {i.get('nt_threshold_from')})")
+                  f"({t} bytes, from {i.get('nt_threshold_from')}){forced}")
         print(f"\n{'size copied':>12} {'working set':>12} {'stores':>14} {'memcpy GB/s':>12} {'copy GB/s':>10} "
               f"{'ratio of':>9} {'per-round copy/memcpy':>22}")
         print(f"{'':>12} {'':>12} {'memcpy/copy':>14} {'median':>12} {'median':>10} {'medians':>9} "
