@@ -16,14 +16,15 @@
  * vmovntdq, movnti for single words), which write whole lines through the
  * write-combining buffers without reading them: 2 bytes of memory traffic
  * per byte copied instead of 3 (Intel 64 and IA-32 Architectures
- * Optimization Reference Manual, "Non-temporal stores"; AMD Software
- * Optimization Guide for Family 19h, "Write-combining"). `auto` streams from
- * a quarter of the last-level cache copied per op up, glibc's rule since
+ * Optimization Reference Manual, on streaming stores; AMD Software
+ * Optimization Guide for Family 19h Processors, on write-combining). `auto`
+ * streams contiguous stores (want_nt says why not strided ones) from a
+ * quarter of the last-level cache copied per op up, glibc's rule since
  * 2.38 (sysdeps/x86/dl-cacheinfo.h, non_temporal_threshold = shared / 4):
  * from there source and destination together exceed half the cache, and
  * the destination lines are evicted before they are written again. The
  * cache size is the kernel's (sysfs), as in the run header: under a
- * hypervisor CPUID, which glibc reads, may report another machine's cache
+ * hypervisor CPUID, which glibc reads, may report a cache the guest lacks
  * (a 32 MiB L3 seen as 320 MiB), and glibc's memcpy then streams only from
  * its own __x86_shared_non_temporal_threshold (memmove-vec-unaligned-erms.S;
  * 3/4 of a thread's share of the cache up to glibc 2.37; tunable
