@@ -14,35 +14,34 @@
  * through the caches, so each destination line is first read for ownership
  * and then evicted dirty; `nt` uses non-temporal stores (x86-64 movntdq /
  * vmovntdq, movnti for single words), which write whole lines through the
- * write-combining buffers without reading them. glibc's memcpy switches to
- * non-temporal stores from __x86_shared_non_temporal_threshold bytes up
- * (memmove-vec-unaligned-erms.S; by default 3/4 of a thread's share of the
- * last-level cache up to glibc 2.37, 1/4 of the whole since 2.38; tunable
- * glibc.cpu.x86_non_temporal_threshold), and `auto` applies the same rule to
- * the bytes one op copies, with the threshold this process's glibc uses. */
+ * write-combining buffers without reading them: 2 bytes of memory traffic
+ * per byte copied instead of 3 (Intel 64 and IA-32 Architectures
+ * Optimization Reference Manual, on streaming stores; AMD Software
+ * Optimization Guide for Family 19h Processors, on write-combining). `auto`
+ * streams contiguous stores (want_nt says why not strided ones) from a
+ * quarter of the last-level cache copied per op up, glibc's rule since
+ * 2.38 (sysdeps/x86/dl-cacheinfo.h, non_temporal_threshold = shared / 4):
+ * from there source and destination together exceed half the cache, and
+ * the destination lines are evicted before they are written again. The
+ * cache size is the kernel's (sysfs), as in the run header: under a
+ * hypervisor CPUID, which glibc reads, may report a cache the guest lacks
+ * (a 32 MiB L3 seen as 320 MiB), and glibc's memcpy then streams only from
+ * its own __x86_shared_non_temporal_threshold (memmove-vec-unaligned-erms.S;
+ * 3/4 of a thread's share of the cache up to glibc 2.37; tunable
+ * glibc.cpu.x86_non_temporal_threshold). Both thresholds are recorded in
+ * every point's info, so a record says which stores each copy used. */
 #include "../fl.h"
+#include "memory_nt.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define HAVE_NT 1
 #else
 #define HAVE_NT 0
-#endif
-
-#if defined(__linux__) && defined(__GLIBC__)
-#include <fcntl.h>
-#include <link.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#define HAVE_LDSO 1
-#else
-#define HAVE_LDSO 0
 #endif
 
 /* The word loops must stay loops: GCC and clang would otherwise turn the
@@ -73,11 +72,12 @@
  * 64 bytes (every default size) this is fl_slot's layout exactly. */
 #define SLOT_ALIGN 64
 
-/* Once per run: the non-temporal threshold of this process's glibc. */
+/* Once per run: where the word loops and where glibc's memcpy start to
+ * stream, as bytes per op; -1 where there is no such rule. The json fields
+ * hold them as info objects do: a number or null. */
 typedef struct {
-    int64_t nt_threshold; /* bytes; -1 where there is no such rule */
-    const char *from;     /* where the figure came from */
-    char nt_json[32];     /* nt_threshold as info objects hold it: a number or null */
+    mem_thresholds t;
+    char nt_json[32], libc_nt_json[32];
 } mem_run;
 
 /* One point. */
@@ -223,77 +223,12 @@ static void pick_copy_words_nt(void)
 #define copy_strided_load_nt copy_strided_load
 #endif /* HAVE_NT */
 
-#if HAVE_LDSO
-/* The program interpreter (PT_INTERP) of this process: the ld.so that goes
- * with the libc whose memcpy is measured. */
-static int find_interp(struct dl_phdr_info *info, size_t size, void *data)
+static void put_json(char *buf, size_t len, int64_t v)
 {
-    (void)size;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_INTERP)
-            *(const char **)data = (const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    return 1; /* the first object is the program itself */
-}
-
-/* glibc.cpu.x86_non_temporal_threshold as `ld.so --list-tunables` prints it
- * (glibc >= 2.33): glibc keeps the figure in a hidden variable, and this is
- * its one public reading. The child inherits the environment, so a
- * GLIBC_TUNABLES setting counts as it does here. posix_spawn, not fork: no
- * copy of an MPI process's address space. -1 if it cannot be read. */
-static int64_t ldso_nt_threshold(void)
-{
-    static const char key[] = "glibc.cpu.x86_non_temporal_threshold:";
-    const char *ldso = NULL;
-    int fd[2];
-    int64_t v = -1;
-    dl_iterate_phdr(find_interp, &ldso);
-    if (!ldso || pipe(fd) != 0)
-        return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fd[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&fa, fd[0]);
-    posix_spawn_file_actions_addclose(&fa, fd[1]);
-    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    char *argv[] = {(char *)ldso, (char *)"--list-tunables", NULL};
-    pid_t pid;
-    int rc = posix_spawn(&pid, ldso, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fd[1]);
-    FILE *f = fdopen(fd[0], "r");
-    if (!f) {
-        close(fd[0]);
-    } else {
-        char line[256];
-        while (fgets(line, sizeof line, f)) /* read to the end, so the child never blocks */
-            if (v < 0 && strncmp(line, key, sizeof key - 1) == 0) {
-                char *end;
-                long long x = strtoll(line + sizeof key - 1, &end, 0);
-                v = end != line + sizeof key - 1 && x > 0 ? x : -1;
-            }
-        fclose(f);
-    }
-    if (rc == 0) {
-        int status;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
-    }
-    return v;
-}
-#endif
-
-/* glibc's default rule as of 2.26..2.37, from the cache size sysconf reports
- * (glibc computes both from CPUID): 3/4 of the last-level cache, the L2 when
- * there is no L3, 64 MiB when neither is known (glibc >= 2.38's fallback). */
-static int64_t sysconf_nt_threshold(void)
-{
-    long c = -1;
-#if defined(_SC_LEVEL3_CACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
-    c = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (c <= 0)
-        c = sysconf(_SC_LEVEL2_CACHE_SIZE);
-#endif
-    return c > 0 ? (int64_t)c / 4 * 3 : (int64_t)64 << 20;
+    if (v >= 0)
+        snprintf(buf, len, "%lld", (long long)v);
+    else
+        snprintf(buf, len, "null");
 }
 
 static int mem_init(const fl_ctx *ctx, void **bench_state)
@@ -301,27 +236,17 @@ static int mem_init(const fl_ctx *ctx, void **bench_state)
     mem_run *r = calloc(1, sizeof *r);
     if (!r)
         fl_die("memory: out of memory");
-    r->nt_threshold = -1;
-    r->from = "none";
+    r->t.nt_threshold = r->t.libc_nt_threshold = -1;
+    r->t.from = r->t.libc_from = "none";
 #if HAVE_NT
     pick_copy_words_nt();
-    if (ctx->rank == 0) { /* the only rank that copies */
-#if HAVE_LDSO
-        r->nt_threshold = ldso_nt_threshold();
-        r->from = "ld.so --list-tunables";
-#endif
-        if (r->nt_threshold < 0) {
-            r->nt_threshold = sysconf_nt_threshold();
-            r->from = "sysconf";
-        }
-    }
+    if (ctx->rank == 0) /* the only rank that copies */
+        fl_mem_thresholds(&r->t);
 #else
     (void)ctx;
 #endif
-    if (r->nt_threshold >= 0)
-        snprintf(r->nt_json, sizeof r->nt_json, "%lld", (long long)r->nt_threshold);
-    else
-        snprintf(r->nt_json, sizeof r->nt_json, "null");
+    put_json(r->nt_json, sizeof r->nt_json, r->t.nt_threshold);
+    put_json(r->libc_nt_json, sizeof r->libc_nt_json, r->t.libc_nt_threshold);
     *bench_state = r;
     return FL_OK;
 }
@@ -332,14 +257,17 @@ static void mem_fini(const fl_ctx *ctx, void *bench_state)
     free(bench_state);
 }
 
-/* stores=auto|nt|normal -> 1 for non-temporal stores at this many bytes. */
-static int want_nt(const fl_ctx *ctx, const mem_run *r, size_t bytes)
+/* stores=auto|nt|normal -> 1 for non-temporal stores at this many bytes.
+ * auto streams only stores that run along whole lines: stores at a stride
+ * leave each write-combining buffer a partial line, which goes to memory
+ * as a read-modify-write, slower than the cached store it replaces. */
+static int want_nt(const fl_ctx *ctx, const mem_run *r, size_t bytes, int scattered)
 {
     if (!HAVE_NT || fl_param_is(ctx->opts, "stores", "normal"))
         return 0;
     if (fl_param_is(ctx->opts, "stores", "nt"))
         return 1;
-    return r->nt_threshold >= 0 && (int64_t)bytes >= r->nt_threshold;
+    return !scattered && r->t.nt_threshold >= 0 && (int64_t)bytes >= r->t.nt_threshold;
 }
 
 /* Both setups: rank 0 holds `buffers` slots per side, every source slot
@@ -375,26 +303,39 @@ static int memcpy_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **
     const mem_run *r = bs;
     const mem_state *m = new_state(ctx, pt, state, shape);
     shape->bytes_per_op = pt->size;
-    snprintf(shape->info, FL_INFO_LEN, "{\"nt_threshold\":%s,\"buffers\":%zu}", r->nt_json,
-             m->buffers);
+    snprintf(shape->info, FL_INFO_LEN,
+             "{\"nt_threshold\":%s,\"nt_threshold_from\":\"%s\",\"buffers\":%zu}",
+             r->libc_nt_json, r->t.libc_from, m->buffers);
     return FL_OK;
 }
 
 /* The word loops (memory.copy and the ECT copies): whole words, and the
- * stores the `stores` param asks for. */
-static int words_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
-                       fl_shape *shape)
+ * stores the `stores` param asks for; `scattered`: the stores go at the
+ * point's stride. */
+static int setup_words(const fl_ctx *ctx, const mem_run *r, const fl_point *pt, void **state,
+                       fl_shape *shape, int scattered)
 {
-    const mem_run *r = bs;
     mem_state *m = new_state(ctx, pt, state, shape);
-    m->nt = want_nt(ctx, r, m->bytes);
+    m->nt = want_nt(ctx, r, m->bytes, scattered && m->s > 1);
     shape->bytes_per_op = (int64_t)(m->n * 8);
     snprintf(shape->info, FL_INFO_LEN,
              "{\"stores\":\"%s\",\"nt_threshold\":%s,\"nt_threshold_from\":\"%s\","
-             "\"buffers\":%zu%s}",
-             m->nt ? "nt" : "normal", r->nt_json, r->from, m->buffers,
+             "\"memcpy_nt_threshold\":%s,\"buffers\":%zu%s}",
+             m->nt ? "nt" : "normal", r->nt_json, r->t.from, r->libc_nt_json, m->buffers,
              HAVE_NT ? "" : ",\"note\":\"no non-temporal stores outside x86-64\"");
     return FL_OK;
+}
+
+static int words_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
+                       fl_shape *shape)
+{
+    return setup_words(ctx, bs, pt, state, shape, 0);
+}
+
+static int strided_store_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
+                               fl_shape *shape)
+{
+    return setup_words(ctx, bs, pt, state, shape, 1);
 }
 
 static void teardown(const fl_ctx *ctx, void *state)
@@ -548,7 +489,8 @@ const fl_kernel fl_memory_kernels[] = {
      .measure = memcpy_measure, .verify = memcpy_verify, .teardown = teardown},
     {.name = "memory.copy", .init = mem_init, .fini = mem_fini, .setup = words_setup,
      .measure = copy_measure, .verify = copy_verify, .teardown = teardown},
-    {.name = "memory.strided_store", .init = mem_init, .fini = mem_fini, .setup = words_setup,
+    {.name = "memory.strided_store", .init = mem_init, .fini = mem_fini,
+     .setup = strided_store_setup,
      .measure = strided_store_measure, .verify = strided_store_verify, .teardown = teardown},
     {.name = "memory.strided_load", .init = mem_init, .fini = mem_fini, .setup = words_setup,
      .measure = strided_load_measure, .verify = strided_load_verify, .teardown = teardown},
