@@ -42,7 +42,7 @@ _STRIDED = (("local copy", "memory.strided_store"), *_DIRECT, ("buffer packing",
 _LEVELS = (("copy", "memory.copy"), ("deposit", "fabric.put_bw"), ("MPI rstr", "message.postal_restricted"),
            ("MPI full", "message.postal_full"), ("TCP", "tcp.stream"))
 _SEED_LEVELS = (("PPro", "pentium-pro-memory-copy"), ("SCI raw", "sci-peak"), ("BIP-MPI", "bip-mpi-peak"),
-                ("T3D PVM", "t3d-pvm-peak"), ("Myri TCP", "myrinet-tcp"), ("BIP-TCP", "myrinet-bip-tcp"),
+                ("PVM", "t3d-pvm-peak"), ("Myr TCP", "myrinet-tcp"), ("BIP-TCP", "myrinet-bip-tcp"),
                 ("SCI TCP", "sci-tcp"))
 # Fig. 16: the seed's best software rate over its full-duplex wire rate, one way
 _SEED_EFFICIENCY = (("Myrinet", "bip-mpi-peak", "myrinet-link"), ("SCI", "sci-peak", "sci-link"))
@@ -56,6 +56,13 @@ def _rows(runs: Runs, bench: str) -> list:
 
 def _best(rows: list):
     return draw.peak(rows)
+
+
+def _copy(runs: Runs):
+    """The local memory copy at its largest size: the memory system's rate, as the seed measured it with
+    a large working set (§V), not a small copy's cache-resident peak."""
+    rows = [r for r in _rows(runs, "memory.copy") if r.bandwidth_Bps]
+    return rows[-1] if rows else None
 
 
 def _by_stride(rows: list) -> dict:
@@ -108,8 +115,9 @@ def _blocks_figure(runs: Runs, ref) -> Figure:
                           xs, color=5),
                draw.level("SCI peak, at least (Abstract)", ref.get("sci-peak"), xs, color=7)]
     fig = draw.figure("ks-blocks", "Fastest transfer of each block size (Fig. 12)", draw.SIZE, draw.BANDWIDTH,
-                      series, "contiguous blocks deposited each way; the black curve is the fastest, and a "
-                      "dotted line marks the size from which another way is fastest, named beside it")
+                      series, "contiguous blocks deposited each way; the black curve is the fastest (it covers "
+                      "a way that is fastest throughout), and a dotted line marks the size from which "
+                      "another way is fastest, named beside it")
     fig.marks = [Mark(b[0], b[2]) for a, b in zip(top, top[1:]) if a[2] != b[2]]
     return fig
 
@@ -129,13 +137,15 @@ def _postal_figure(runs: Runs, ref) -> Figure:
 
 
 def _levels_figure(runs: Runs, ref) -> Figure:
-    bars = [(label, _mb(_best(_rows(runs, bench)))) for label, bench in _LEVELS]
+    bars = [(label, _mb(_copy(runs) if bench == "memory.copy" else _best(_rows(runs, bench))))
+            for label, bench in _LEVELS]
     if not any(v for _, v in bars):
         return Figure("ks-levels", "Summary per level (Fig. 15)", Axis("level", log=False), draw.BANDWIDTH)
     bars += [(label, ref.get(key).si() / draw.MBPS) for label, key in _SEED_LEVELS]
     return Figure("ks-levels", "Summary per level (Fig. 15)", Axis("level", log=False),
                   Axis("best throughput (MB/s)", log=True), bars=bars,
-                  note="the first five bars: the best point of each level measured here (the local word copy, "
+                  note="the first five bars: the best point of each level measured here (the local word copy "
+                       "at its largest size, "
                        "fabric writes as the raw deposit, MPI with restricted and full postal semantics, TCP); "
                        "then the seed's published rates: the Pentium Pro's copy, SCI's raw rate (a lower "
                        "bound), BIP-MPI on Myrinet, PVM on the T3D, Myricom's TCP, BIP-TCP and SCI's TCP (§V)")
@@ -143,6 +153,12 @@ def _levels_figure(runs: Runs, ref) -> Figure:
 
 def _mb(row):
     return row.bandwidth_Bps / draw.MBPS if row is not None else None
+
+
+def _one_host(runs: Runs) -> str:
+    """What to add to an efficiency when every rank of the levels ran on one host."""
+    hosts = set((runs.docs.get("levels") or {}).get("header", {}).get("hosts") or [])
+    return "; every rank ran on one host, so no transfer crossed that wire" if len(hosts) == 1 else ""
 
 
 def _efficiency_figure(runs: Runs, ref) -> list:
@@ -158,7 +174,7 @@ def _efficiency_figure(runs: Runs, ref) -> list:
                    Axis("best throughput / wire rate (%)", log=False), bars=bars,
                    note=f"the best point of each transfer level measured here over {runs.wire}; then the "
                         "seed's: BIP-MPI over Myrinet's 1.28 Gbit/s, SCI's half a Gigabit/s over its 1.6 Gbit/s "
-                        "(both one way)")]
+                        "(both one way)" + _one_host(runs))]
 
 
 def _transpose_figure(runs: Runs) -> Figure:
@@ -185,7 +201,7 @@ def _copy_bound(runs: Runs, ref) -> Finding:
                 "the memory system is a bottleneck", "§V, Fig. 9-11",
                 f"Pentium Pro copy {draw.quoted(ref.get('pentium-pro-memory-copy'))}; BIP-MPI and the raw "
                 f"deposit {draw.stated(ref.get('bip-mpi-peak'))}")
-    copy, raw = _best(_rows(runs, "memory.copy")), _best(_rows(runs, "fabric.put_bw"))
+    copy, raw = _copy(runs), _best(_rows(runs, "fabric.put_bw"))
     if copy is None or raw is None:
         return f.unmeasured(runs.missing("levels"))
     ratio = copy.bandwidth_Bps / raw.bandwidth_Bps
@@ -285,8 +301,9 @@ def _remote_vs_local(runs: Runs, ref) -> Finding:
         return f.unmeasured(runs.missing("strided"))
     best = max(direct, key=lambda r: r.bandwidth_Bps)
     ratio = best.bandwidth_Bps / local.bandwidth_Bps
+    # "faster": by more than 10%, beyond the launch-to-launch spread of a loaded host
     return f.judged(f"at stride 1: direct deposit {draw.mbps(best)} ({best.bench}), local copy "
-                    f"{draw.mbps(local)} ({ratio:.2f}x)", ratio > 1,
+                    f"{draw.mbps(local)} ({ratio:.2f}x)", ratio > 1.1,
                     f"the direct deposit reaches only {ratio:.2f}x the local copy")
 
 
@@ -326,11 +343,11 @@ def _full_postal(runs: Runs, ref) -> Finding:
                 f"Pentium Pro copy {draw.quoted(ref.get('pentium-pro-memory-copy'))}; BIP-MPI blocking "
                 f"{draw.stated(ref.get('bip-mpi-peak'))}; on the card, "
                 f"{draw.quoted(ref.get('bip-mpi-lanai-buffering'))}")
-    big = [_best([r for r in _rows(runs, b) if r.size >= LARGE])
-           for b in ("message.postal_full", "message.postal_restricted", "memory.copy")]
-    if any(r is None for r in big):
+    full, restricted = (_best([r for r in _rows(runs, b) if r.size >= LARGE])
+                        for b in ("message.postal_full", "message.postal_restricted"))
+    copy = _copy(runs)
+    if full is None or restricted is None or copy is None:
         return f.unmeasured(runs.missing("levels"))
-    full, restricted, copy = big
     drop, to_copy = full.bandwidth_Bps / restricted.bandwidth_Bps, full.bandwidth_Bps / copy.bandwidth_Bps
     # "falls": at least 20% under the restricted case; "to the copy": no more than 1.2x the copy rate
     return f.judged(f"from {fmt_bytes(LARGE)}: full {draw.mbps(full)}, restricted {draw.mbps(restricted)} "
@@ -389,7 +406,7 @@ def _efficiency(runs: Runs, ref) -> Finding:
         return f.unmeasured(runs.missing("levels"))
     eff = raw.bandwidth_Bps / wire
     # "most": at least 75%, rounding down Myrinet's 126 MB/s of 160 MB/s (79%)
-    return f.judged(f"raw deposit {draw.mbps(raw)} over {runs.wire}: {eff:.0%}", eff >= 0.75,
+    return f.judged(f"raw deposit {draw.mbps(raw)} over {runs.wire}: {eff:.0%}{_one_host(runs)}", eff >= 0.75,
                     f"the raw deposit reaches {eff:.0%} of the wire rate")
 
 
