@@ -16,6 +16,7 @@ from pathlib import Path
 from ..errors import FabriclabError, UsageError
 from ..units import fmt_time
 from . import run
+from .figures import _wire
 from .letters import adder
 from .options import Parser
 
@@ -32,9 +33,10 @@ def register(sub) -> None:
     show.add_argument("name", metavar="NAME")
     show.set_defaults(func=cmd_show)
     r = ss.add_parser("run", help="Run a study's benchmarks and write its report.",
-                      description="Options after NAME other than -o and --dry-run go to every `fabriclab run` "
-                                  "the study makes: ranks, hosts, hostfile, testbed, launcher, MPI, launches, "
-                                  "point time (`fabriclab run --help`).")
+                      description="Options after NAME other than -o, --dry-run, --wire-rate MBPS and "
+                                  "--technology NAME (the wire rate of an efficiency figure, as `fabriclab "
+                                  "report` takes it) go to every `fabriclab run` the study makes: ranks, hosts, "
+                                  "hostfile, testbed, launcher, MPI, launches, point time (`fabriclab run --help`).")
     r.add_argument("name", metavar="NAME")
     r.add_argument("options", nargs=argparse.REMAINDER, metavar="[-o DIR] [--dry-run] [RUN OPTIONS]")
     r.set_defaults(func=cmd_run)
@@ -77,12 +79,15 @@ def _argv(step, user: list, out: str = "RUN.json") -> list:
 
 
 def _own_options(options: list) -> tuple:
-    """(-o DIR, --dry-run, the rest): the study's own options out of run's."""
+    """(-o DIR, --dry-run, the wire rate's (B/s, text), the rest): the study's own options out of run's;
+    the wire rate as `fabriclab report` takes it (--wire-rate MBPS or --technology NAME)."""
     p = Parser(prog="fabriclab study run", add_help=False)
     adder(p, "study")("--output")
     p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--wire-rate", type=float)
+    p.add_argument("--technology")
     own, rest = p.parse_known_args(options)
-    return own.output, own.dry_run, rest
+    return own.output, own.dry_run, _wire(own)[:2], rest
 
 
 def _hosts_given(rest: list) -> int:
@@ -130,7 +135,9 @@ def cmd_run(args) -> int:
     from ..studies.registry import study
     s = study(args.name)
     ref = load(s.name)
-    out, dry, rest = _own_options(args.options)
+    out, dry, wire, rest = _own_options(args.options)
+    if wire[0] and not s.wire:
+        raise UsageError(f"study {s.name} draws no efficiency: --wire-rate and --technology do not apply")
     folder = Path(out or f"results/study-{s.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     hosts = _hosts_given(rest)
     plan = [(st, _skip_reason(st, hosts), _argv(st, rest, str(folder / f"{st.name}.json"))) for st in s.steps]
@@ -144,7 +151,7 @@ def cmd_run(args) -> int:
                 return 2
         return 0
     folder.mkdir(parents=True, exist_ok=True)
-    return _execute(s, ref, plan, folder)
+    return _execute(s, ref, plan, folder, wire)
 
 
 def _check(argv: list) -> None:
@@ -153,11 +160,11 @@ def _check(argv: list) -> None:
     p.parse_args(argv)
 
 
-def _execute(s, ref, plan: list, folder: Path) -> int:
+def _execute(s, ref, plan: list, folder: Path, wire: tuple = (None, "")) -> int:
     from .. import schema
     from ..studies.page import render
     from ..studies.recipe import Runs
-    runs, commands, steps = Runs(), {}, []
+    runs, commands, steps = Runs(wire_Bps=wire[0], wire=wire[1]), {}, []
     for i, (st, why, argv) in enumerate(plan, 1):
         commands[st.name] = "fabriclab " + shlex.join(argv)
         if why:

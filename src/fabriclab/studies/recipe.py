@@ -63,6 +63,8 @@ class Runs:
 
     docs: dict = field(default_factory=dict)       # step name -> merged run document
     skipped: dict = field(default_factory=dict)    # step name -> why it did not run
+    wire_Bps: Optional[float] = None               # the wire rate `study run` was given (--wire-rate, --technology)
+    wire: str = ""                                 # how it was given, for a caption
 
     def rows(self, step: str, bench: str, where: Optional[str] = None) -> list:
         """The merged rows (report.rows.Row) of one benchmark of a step, by size;
@@ -91,6 +93,7 @@ class Study:
     steps: tuple                     # Step, in the order they run
     figures: Callable                # (Runs, Reference) -> [report.figure.Figure]
     findings: Callable               # (Runs, Reference) -> [Finding]
+    wire: bool = False               # draws an efficiency against a wire rate (seed 000 Fig. 16)
 
     def step(self, name: str) -> Step:
         return next(s for s in self.steps if s.name == name)
