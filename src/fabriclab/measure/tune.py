@@ -49,7 +49,8 @@ def tune(findings: list[Finding], root_user: bool, state: Path | None = None) ->
     changes = [{"path": p, "previous": current(p), "value": v} for p, v in writes]
     changes = [c for c in changes if c["previous"] != c["value"]]
     # the state is written before any setting: a write that fails halfway still leaves --reset its way back
-    _save(state, kept + [c for c in changes if c["path"] not in known])
+    if changes:
+        _save(state, kept + [c for c in changes if c["path"] not in known])
     for c in changes:
         _write(c["path"], c["value"])
     return changes
