@@ -8,7 +8,7 @@ import sys
 import time
 
 MARK = {"ok": "ok  ", "info": "--  ", "warn": "WARN", "unknown": "??  "}
-DOCTOR_WINDOW_S = 0.5     # processes and steal measured over this long; the whole check stays under 2 s
+DOCTOR_WINDOW_S = 0.3     # processes and steal measured over this long; the whole command stays under 2 s on a loaded machine
 RUN_WINDOW_S = 0.25       # the short form at the start of a run
 
 
