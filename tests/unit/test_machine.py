@@ -7,7 +7,7 @@ import pytest
 
 from fabriclab.cli import main
 from fabriclab.errors import UsageError
-from fabriclab.measure import machine, probes, tune
+from fabriclab.measure import machine, probes, sysfs, tune
 from support import machinetrees as trees
 
 
@@ -18,7 +18,7 @@ def _check(tmp_path, tree, window_s=0.0):
 def test_every_probe_answers_in_order(tmp_path):
     found = machine.check(trees.write(trees.VM_STEAL, tmp_path), 0.0)
     assert [f.name for f in found] == [name for name, _ in probes.PROBES]
-    assert all(f.status in machine.STATUSES for f in found)
+    assert all(f.status in sysfs.STATUSES for f in found)
 
 
 def test_vm_with_steal(tmp_path):
@@ -39,10 +39,10 @@ def test_vm_with_steal(tmp_path):
 
 
 def test_steal_and_busy_over_a_window(tmp_path):
-    tree = machine.Tree(trees.write(trees.VM_STEAL, tmp_path))
+    tree = sysfs.Tree(trees.write(trees.VM_STEAL, tmp_path))
     hz = probes.os.sysconf("SC_CLK_TCK")
-    a = machine.Snapshot(0.0, [0] * 8, {4242: ("busy loop", 0), 7: ("idle", 5)})
-    b = machine.Snapshot(1.0, [0, 0, 0, 90, 0, 0, 0, 10], {4242: ("busy loop", hz), 7: ("idle", 5),
+    a = sysfs.Snapshot(0.0, [0] * 8, {4242: ("busy loop", 0), 7: ("idle", 5)})
+    b = sysfs.Snapshot(1.0, [0, 0, 0, 90, 0, 0, 0, 10], {4242: ("busy loop", hz), 7: ("idle", 5),
                                                            8: ("newcomer", hz // 2)})
     steal = probes.steal(tree, a, b)
     assert steal.status == "warn" and "10.0% over the last 1.0 s" in steal.value

@@ -12,7 +12,7 @@ import os
 import re
 
 from ..units import fmt_bytes
-from .machine import Finding, Snapshot, Tree
+from .sysfs import Finding, Snapshot, Tree
 
 CPU = "sys/devices/system/cpu"
 THP = "sys/kernel/mm/transparent_hugepage"

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from ..errors import RunError, UsageError
-from .machine import Finding
+from .sysfs import Finding
 
 STATE = Path("/run/fabriclab/tune.json")
 
