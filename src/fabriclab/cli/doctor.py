@@ -1,4 +1,5 @@
-"""`fabriclab doctor`: which MPI, launcher and core build a run would use, and a test launch."""
+"""`fabriclab doctor`: which MPI, launcher and core build a run would use, and a test launch;
+with --machine, --tune, --reset or --aa, the machine check (cli/machine.py) or the A/A test (cli/aa.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,11 @@ def _line(ok: bool, what: str, detail: str) -> None:
 
 
 def doctor(args) -> int:
-    """Each check one line, in order; the first failure ends it (exit 1)."""
+    """Each check one line, in order; the first failure ends it (exit 1). The
+    machine check, its tuning and the A/A test are their own modules."""
+    if args.check:
+        from . import aa, machine
+        return {"machine": machine.show, "tune": machine.apply, "reset": machine.undo, "aa": aa.aa}[args.check](args)
     try:
         m, spec = resolve_launch(args)
     except FabriclabError as e:
@@ -157,8 +162,23 @@ def _pingpong(points) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("doctor", help="Check which MPI, launcher and core build fabriclab will use, and that they work.")
+    p = sub.add_parser("doctor", help="Check which MPI, launcher and core build fabriclab will use, and that they "
+                                      "work; with --machine, what on this machine disturbs timings.")
     add_mpi_options(p, "doctor")
     adder(p, "doctor")("--timeout", type=float, default=60, metavar="SECONDS",
                        help="Give up on the test launch after this many seconds. Default: 60.")
-    p.set_defaults(func=doctor)
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--machine", dest="check", action="store_const", const="machine",
+                   help="Instead: report what on this machine is known to disturb fabric benchmarks (virtual "
+                        "machine and steal, frequency, SMT, isolated cores, NIC interrupts, huge pages, NUMA, "
+                        "the memory lock limit, busy processes), each with its effect and fix. Default: off.")
+    g.add_argument("--tune", dest="check", action="store_const", const="tune",
+                   help="Instead: apply the machine check's safe, reversible fixes (governor, turbo, huge pages; "
+                        "root only) and keep the previous values for --reset. Default: off.")
+    g.add_argument("--reset", dest="check", action="store_const", const="reset",
+                   help="Instead: restore the values --tune replaced (root only). Default: off.")
+    g.add_argument("--aa", dest="check", action="store_const", const="aa",
+                   help="Instead: run a short ping-pong and stream configuration twice and compare the runs, "
+                        "reporting the share of false verdicts and the between-launch spread (under a minute "
+                        "on two cores). Default: off.")
+    p.set_defaults(func=doctor, check=None)

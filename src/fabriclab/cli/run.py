@@ -267,13 +267,15 @@ def _open_stream(args, out: Path, started: datetime, m, spec, core, plan, levels
     from ..measure import sysinfo
     from ..measure.launch import binding
     from ..schema import StreamWriter
+    from .machine import run_start
     host = sysinfo.host()
+    machine = run_start(args.quiet)     # before the header: the check's window sees the machine before the run loads it
     header = {
         "run_id": out.stem, "fabriclab_version": __version__, "argv": ["fabriclab", *args.argv],
         "start_time": started.isoformat(), "host": host, "nranks": args.ranks,
         "mpi": m.to_dict(), "launcher": {**spec.to_dict(), "binding": binding(spec)},
         "core": {"path": core.path, "source_hash": core.source_hash, "cache_key": core.cache_key},
-        "plan": plan.to_dict(), "network": _network(args),
+        "plan": plan.to_dict(), "network": _network(args), "machine": machine,
     }
     if levels:
         header["levels"] = levels   # the fabric and ucx levels: library, provider or transports, and why; the BLAS
