@@ -24,7 +24,7 @@ def header(h) -> None:
     f.list("argv", is_text, "arguments", None, none=True)
     f.int("nranks", None, hi=MAX_RANKS, none=True)
     f.list("hosts", is_text, "host names", None, none=True)
-    for key in ("host", "mpi", "launcher", "core", "timer", "plan", "placement", "imported"):
+    for key in ("host", "mpi", "launcher", "core", "timer", "plan", "placement", "imported", "machine"):
         f.obj(key, None, none=True)
     _host(h.get("host"))
     _named(h.get("mpi"), "header mpi", ("library", "mpi_version", "flavour", "header_version"))
