@@ -233,7 +233,8 @@ def noisy_machine(held: Mapping, size: Mapping) -> Diagnostic:
         "the machine, not any one point: " + "; ".join(([shared] if shared else []) + figures),
         "Every point's interval already covers the launch-to-launch spread, so the figures hold, only less "
         "precisely. To narrow them, quiet the machine (stop other work, keep --bind core, use dedicated or "
-        "bare-metal nodes) or measure more launches (--launches).")
+        "bare-metal nodes) or measure more launches (--launches). `fabriclab doctor --machine` names what "
+        "disturbs this machine; `fabriclab doctor --aa` how far `compare` can be trusted on it.")
 
 
 def wide_interval(ci_rel: float, typical: float) -> Diagnostic:
