@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ..errors import UsageError
-from . import hellwagner_via
+from . import hellwagner_via, petrini_quadrics
 from .recipe import Study
 
-STUDIES = {s.name: s for s in (hellwagner_via.STUDY,)}
+STUDIES = {s.name: s for s in (hellwagner_via.STUDY, petrini_quadrics.STUDY)}
 
 
 def study(name: str) -> Study:
