@@ -107,8 +107,8 @@ def test_a_falling_hotspot_does_not_hold(studied):
     assert by["pq-6"].verdict == FAILS and "message.hotspot keeps only" in by["pq-6"].because
 
 
-def test_an_oversubscribed_ping_is_not_judged(studied):
+def test_runs_with_more_ranks_than_cpus_are_not_judged(studied):
     _, out = studied
-    by = _found(_runs(out, oversubscribed=("ping", "stream")))
-    for fid in ("pq-1", "pq-2", "pq-4", "pq-5", "pq-3"):
+    by = _found(_runs(out, oversubscribed=("ping", "stream", "hotspot")))
+    for fid in ("pq-1", "pq-2", "pq-3", "pq-4", "pq-5", "pq-6", "pq-7"):
         assert by[fid].verdict == UNMEASURED and "CPUs" in by[fid].because, fid
