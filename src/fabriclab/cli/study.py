@@ -108,6 +108,8 @@ def _hosts_given(rest: list) -> int:
 
 
 def _skip_reason(step, hosts: int) -> str:
+    if step.blocked:
+        return step.blocked
     if step.hosts > hosts:
         return (f"needs {step.hosts} hosts and the launch names {hosts}: give --hosts, --hostfile or --testbed, "
                 "or run inside a Slurm allocation")

@@ -25,6 +25,7 @@ class Step:
     hosts: int = 1                   # hosts it needs to mean anything (1: any machine)
     gpu: bool = False                # needs device memory (a GPU)
     seconds: float = 30.0            # its time at default settings on a 2-core machine, measured
+    blocked: str = ""                # why no launch can run it yet (a capability fabriclab lacks)
 
 
 @dataclass
