@@ -135,3 +135,12 @@ def test_bad_input_is_one_line_and_launches_nothing(argv, msg, capsys, tmp_path)
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and msg in err[0], err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_users_ranks_reach_only_the_steps_that_grow_with_them():
+    pair = Step("p", ("message.pingpong",), "a pair")
+    grows = Step("h", ("message.hotspot",), "a hotspot", ranks=4, scales=True)
+    p = cli_study._check(cli_study._argv(pair, ["-n", "8"]))
+    h = cli_study._check(cli_study._argv(grows, ["-n", "8"]))
+    assert (p.ranks, h.ranks) == (2, 8)
+    assert cli_study._check(cli_study._argv(grows, [])).ranks == 4

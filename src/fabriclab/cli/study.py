@@ -74,8 +74,11 @@ def cmd_show(args) -> int:
 
 
 def _argv(step, user: list, out: str = "RUN.json") -> list:
-    """The `fabriclab run` arguments of a step: the study's, its rank count, then the user's (later wins)."""
-    return ["run", *step.args, "-n", str(step.ranks), *user, "-o", out]
+    """The `fabriclab run` arguments of a step: the study's, then the user's (later wins), its rank
+    count before the user's where the user's -n may change it (Step.scales), after them where not."""
+    ranks = ["-n", str(step.ranks)]
+    return ["run", *step.args, *(ranks if step.scales else []), *user, *([] if step.scales else ranks),
+            "-o", out]
 
 
 def _own_options(options: list) -> tuple:
@@ -156,10 +159,11 @@ def cmd_run(args) -> int:
     return _execute(s, ref, plan, folder, wire)
 
 
-def _check(argv: list) -> None:
+def _check(argv: list) -> argparse.Namespace:
+    """A step's `fabriclab run` arguments as run's parser reads them (bad options: UsageError)."""
     p = Parser(prog="fabriclab")
     run.register(p.add_subparsers(dest="command"))
-    p.parse_args(argv)
+    return p.parse_args(argv)
 
 
 def _execute(s, ref, plan: list, folder: Path, wire: tuple = (None, "")) -> int:

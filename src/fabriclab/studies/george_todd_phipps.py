@@ -46,9 +46,9 @@ STEPS = (
     Step("tcp", ("tcp.stream", "tcp.rr_poll", *SIZES, *SOCKET, *QUICK),
          "Fig. 6-7: TCP/IP one-way stream and round trip, 64 KiB socket buffers", seconds=30),
     Step("matmul", ("app.matmul", "-s", ",".join(map(str, MATRIX_SIDES)), *QUICK),
-         "Fig. 12: matrix-multiply speedup over ranks (1, 2, 4 .. N)", seconds=15),
+         "Fig. 12: matrix-multiply speedup over ranks (1, 2, 4 .. N)", scales=True, seconds=15),
     Step("sort", ("app.sort", "-s", str(SORT_KEYS), "-p", "elem=" + ",".join(map(str, ELEMENTS)), *QUICK),
-         "Fig. 13: bucket-sort rate over ranks, per element size", seconds=20),
+         "Fig. 13: bucket-sort rate over ranks, per element size", scales=True, seconds=20),
 )
 
 # (label, step, one-way benchmark, round-trip benchmark, parameters, color)

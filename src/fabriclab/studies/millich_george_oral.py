@@ -29,11 +29,11 @@ QUICK = ("--launches", "3", "--point-time", "1")
 STEPS = (
     Step("saturation", ("message.saturation", "-s", "4K:256K:x4", "-p", "window=16", *QUICK),
          "Fig. 5-8, 11-12: 1 to N/2 senders (rank i to rank i + N/2), all messages across one cable; "
-         "its plateau calibrates the model", ranks=8, hosts=4, seconds=70),
+         "its plateau calibrates the model", ranks=8, hosts=4, scales=True, seconds=70),
     Step("alltoall", ("message.alltoall", "-s", "16K,64K,256K", "-p", "variant=concurrent", "-p", "fill=256K",
                       *QUICK),
          "§5: the all-to-all the calibrated model predicts, every message in flight at once, one rank per node",
-         ranks=8, hosts=4, seconds=20),
+         ranks=8, hosts=4, scales=True, seconds=20),
 )
 ON_ONE_MACHINE = ("on one machine: `fabriclab testbed up examples/testbeds/two-switches.yaml --name tb` (root), "
                   "then `fabriclab study run millich-george-oral --testbed tb -n 8`")

@@ -41,7 +41,7 @@ STEPS = (
     Step("device-memory", (*_benches("stream"), "-s", STREAM_SIZES, *QUICK),
          "Fig. 4-6: buffers in device memory (the seed's Elan memory)", gpu=True, seconds=0, blocked=DEVICE),
     Step("hotspot", ("deposit.hotspot_get", "deposit.hotspot_put", "message.hotspot", "-s", "64K", *QUICK),
-         "Fig. 8: read and write hotspot as processes grow", ranks=4, seconds=25),
+         "Fig. 8: read and write hotspot as processes grow", ranks=4, scales=True, seconds=25),
 )
 
 COUNT = Axis("processes reading or writing", log=False, kind="count")

@@ -21,7 +21,12 @@ class Step:
     name: str                        # the run document's file stem in the study's folder
     args: tuple                      # `fabriclab run` arguments
     feeds: str                       # which figures and findings read it, in words
-    ranks: int = 2                   # the rank count it runs at unless the user gives -n
+    ranks: int = 2                   # the rank count it runs at
+    # Whether the user's -n sets its rank count: a step that grows with the
+    # processes (hotspot, the applications, a network's all-to-all) does; a
+    # step that measures one pair keeps its ranks, as the seeds measured two
+    # processes, whatever -n the study's other steps take.
+    scales: bool = False
     hosts: int = 1                   # hosts it needs to mean anything (1: any machine)
     gpu: bool = False                # needs device memory (a GPU)
     seconds: float = 30.0            # its time at default settings on a 2-core machine, measured
