@@ -14,3 +14,10 @@ def fake_core(folder: Path) -> dict:
     (folder / "levels.json").write_text(
         '{"fabric": {"available": true, "source": "mpi"}, "ucx": {"available": true, "source": "mpi"}}')
     return {"core": str(exe), "mpiexec": str(FAKES / "mpiexec")}
+
+
+def run_study(name: str, fake: dict, out: Path, *extra: str) -> int:
+    """`fabriclab study run NAME` on the fake core into `out`, one launch per point."""
+    from fabriclab.cli import main
+    return main(["study", "run", name, "-o", str(out), "--core", fake["core"], "--mpiexec", fake["mpiexec"],
+                 "-L", "1", "-q", *extra])

@@ -13,6 +13,8 @@ from fabriclab.studies.recipe import FAILS, HOLDS, UNMEASURED, Finding, Runs, St
 from fabriclab.studies.reference import load
 from fabriclab.studies.registry import STUDIES
 
+from fakebuild import run_study  # noqa: E402  (tests/support is on the path)
+
 pytestmark = pytest.mark.unit
 
 
@@ -47,8 +49,7 @@ def test_a_verdict_must_be_one_of_three():
 @pytest.fixture(scope="module")
 def studied(fake_core_module, tmp_path_factory):
     out = tmp_path_factory.mktemp("study") / "hv"
-    rc = main(["study", "run", "hellwagner-via", "-o", str(out), "--core", fake_core_module["core"],
-               "--mpiexec", fake_core_module["mpiexec"], "-L", "1", "-q"])
+    rc = run_study("hellwagner-via", fake_core_module, out)
     return rc, out
 
 

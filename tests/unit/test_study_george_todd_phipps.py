@@ -8,10 +8,11 @@ import pytest
 
 from fabriclab import schema
 from fabriclab.analysis.merge import stored
-from fabriclab.cli import main
 from fabriclab.studies import george_todd_phipps as gtp
 from fabriclab.studies.recipe import FAILS, HOLDS, UNMEASURED, Runs
 from fabriclab.studies.reference import load
+
+from fakebuild import run_study  # noqa: E402  (tests/support is on the path)
 
 pytestmark = pytest.mark.unit
 
@@ -36,8 +37,7 @@ def test_the_recipe_runs_the_seeds_layers_and_applications():
 @pytest.fixture(scope="module")
 def studied(fake_core_module, tmp_path_factory):
     out = tmp_path_factory.mktemp("study") / "gtp"
-    rc = main(["study", "run", NAME, "-o", str(out), "--core", fake_core_module["core"],
-               "--mpiexec", fake_core_module["mpiexec"], "-L", "1", "-q"])
+    rc = run_study(NAME, fake_core_module, out)
     return rc, out
 
 

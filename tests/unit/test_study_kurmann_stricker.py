@@ -11,6 +11,8 @@ from fabriclab.studies import kurmann_stricker as ks
 from fabriclab.studies.recipe import FAILS, HOLDS, UNMEASURED, Runs
 from fabriclab.studies.reference import load
 
+from fakebuild import run_study  # noqa: E402  (tests/support is on the path)
+
 pytestmark = pytest.mark.unit
 
 STUDY, REF = ks.STUDY, load("kurmann-stricker")
@@ -33,8 +35,7 @@ def test_the_recipe_measures_every_level_and_transfer_mode_the_seed_compares():
 @pytest.fixture(scope="module")
 def studied(fake_core_module, tmp_path_factory):
     out = tmp_path_factory.mktemp("study") / "ks"
-    rc = main(["study", "run", "kurmann-stricker", "-o", str(out), "--core", fake_core_module["core"],
-               "--mpiexec", fake_core_module["mpiexec"], "-L", "1", "-q", "--point-time", "0.01"])
+    rc = run_study("kurmann-stricker", fake_core_module, out, "--point-time", "0.01")
     assert rc == 0
     return {st.name: schema.load(out / f"{st.name}.json") for st in STUDY.steps}
 

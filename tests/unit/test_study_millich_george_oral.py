@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from fabriclab import schema
-from fabriclab.cli import main
 from fabriclab.model import validate
 from fabriclab.model.topologies.custom import load_network_file
 from fabriclab.studies.recipe import FAILS, HOLDS, UNMEASURED, Runs
 from fabriclab.studies.reference import load
 from fabriclab.studies.registry import STUDIES
+
+from fakebuild import run_study  # noqa: E402  (tests/support is on the path)
 
 pytestmark = pytest.mark.unit
 
@@ -26,9 +27,7 @@ TRUNK_MBPS = 20.0              # two-switches.yaml's trunk
 @pytest.fixture(scope="module")
 def studied(fake_core_module, tmp_path_factory):
     out = tmp_path_factory.mktemp("study") / "mgo"
-    rc = main(["study", "run", NAME, "-o", str(out), "--core", fake_core_module["core"],
-               "--mpiexec", fake_core_module["mpiexec"], "-L", "1", "-q", "--hosts", ",".join(HOSTS),
-               "--network", NET, "-n", "8"])
+    rc = run_study(NAME, fake_core_module, out, "--hosts", ",".join(HOSTS), "--network", NET, "-n", "8")
     return rc, out
 
 

@@ -5,12 +5,13 @@ import json
 
 import pytest
 
-from fabriclab.cli import main
 from fabriclab.cli import study as cli_study
 from fabriclab import schema
 from fabriclab.studies.recipe import FAILS, HOLDS, UNMEASURED, Runs
 from fabriclab.studies.reference import load
 from fabriclab.studies.registry import STUDIES
+
+from fakebuild import run_study  # noqa: E402  (tests/support is on the path)
 
 pytestmark = pytest.mark.unit
 STUDY = STUDIES["petrini-quadrics"]
@@ -36,8 +37,7 @@ def test_device_memory_is_declared_and_always_skipped_with_the_reason():
 @pytest.fixture(scope="module")
 def studied(fake_core_module, tmp_path_factory):
     out = tmp_path_factory.mktemp("study") / "pq"
-    rc = main(["study", "run", "petrini-quadrics", "-o", str(out), "--core", fake_core_module["core"],
-               "--mpiexec", fake_core_module["mpiexec"], "-L", "1", "-q"])
+    rc = run_study("petrini-quadrics", fake_core_module, out)
     return rc, out
 
 
