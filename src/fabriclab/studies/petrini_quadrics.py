@@ -248,7 +248,7 @@ def _hotspot_flat(runs: Runs, ref) -> Finding:
 def _read_vs_write(runs: Runs, ref) -> Finding:
     rd, wr = ref.get("hotspot-read"), ref.get("hotspot-write")
     f = Finding("pq-7", "Read and write hotspots reach about the same aggregate bandwidth", "§5.3, Fig. 8",
-                f"{draw.quoted(wr)}")
+                f"read {draw.quoted(rd)}, write {draw.quoted(wr)}")
     counts, why = _hotspot_counts(runs), _trouble(runs, "hotspot")
     get, put = counts.get("deposit.hotspot_get"), counts.get("deposit.hotspot_put")
     if why or not get or not put:
