@@ -1,1 +1,1 @@
-"""Seed studies re-run: each subpackage reproduces one paper's figures and findings."""
+"""The seed studies as runnable recipes: what each runs, the figures it draws beside the published values, and its findings judged on your runs."""
