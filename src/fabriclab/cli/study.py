@@ -102,7 +102,10 @@ def _hosts_given(rest: list) -> int:
     if a.hosts:
         return len({h for h in a.hosts.split(",") if h})
     if a.hostfile:
-        lines = Path(a.hostfile).read_text(errors="replace").splitlines()
+        try:
+            lines = Path(a.hostfile).read_text(errors="replace").splitlines()
+        except OSError as e:
+            raise UsageError(f"--hostfile {a.hostfile}: {e.strerror or e}") from None
         return len({ln.split()[0].split(":")[0] for ln in lines if ln.strip() and not ln.startswith("#")})
     if a.testbed:
         from ..testbed import netns
