@@ -126,10 +126,8 @@ def _skip_reason(step, hosts: int) -> str:
 
 def _run_one(argv: list) -> int:
     """`fabriclab run` in this process, through run's own parser (bad options: exit 2)."""
-    p = Parser(prog="fabriclab")
-    run.register(p.add_subparsers(dest="command"))
     try:
-        args = p.parse_args(argv)
+        args = _check(argv)
         args.argv = argv
         return args.func(args)
     except FabriclabError as e:
