@@ -40,7 +40,8 @@ from fabriclab.units import parse_size
 
 NAME = "appbench"
 TARGET = 0.15
-FAST = ["--launches", "1", "--point-time", "2", "--min-samples", "3"]
+# Per point: up to 2 s a launch; the exchange figure is the median of every launch's samples.
+FAST = ["--point-time", "2", "--min-samples", "3"]
 # The schedules the model follows (testbed/exchange.py); the collective's own is the library's.
 SCHEDULES = ("collective", "concurrent", "pairwise")
 
@@ -72,8 +73,9 @@ def _calibrate(net: CustomNetwork, work: str) -> tuple[Path, float, str, float]:
     return cal, best / 1e6, b.label, b.rate_Bps / 1e6
 
 
-def _exchange(bench: str, size: int, hosts: list, extra: list, work: str) -> dict:
-    """The prediction rows of one run, by schedule (the `exchange` parameter)."""
+def _exchange(bench: str, size: int, hosts: list, extra: list, work: str) -> tuple[dict, str]:
+    """The prediction rows of one run, by schedule (the `exchange` parameter), and what the
+    hypervisor took from its launches (a stepwise exchange on the fat tree stalls with the CPU)."""
     n = str(len(hosts))
     doc, _, _ = fabriclab([bench, "--testbed", NAME, "--hosts", ",".join(hosts), "-n", n, "--active", n,
                            "-s", str(size), "-p", f"exchange={','.join(SCHEDULES)}", *extra, *FAST], work,
@@ -81,10 +83,13 @@ def _exchange(bench: str, size: int, hosts: list, extra: list, work: str) -> dic
     rows = (doc.get("exchange_model") or {}).get("rows") or []
     if not rows:
         raise BenchError(f"{bench} at {size}: the run has no exchange prediction")
-    return {r["variant"].replace("exchange=", "") or "collective": r for r in rows}
+    noise = (doc.get("findings") or {}).get("noise") or {}
+    steal = (f"steal in {noise.get('steal_launches', 0)} of {noise.get('launches', 0)} launches, at most "
+             f"{100 * (noise.get('steal_max') or 0):.1f}%")
+    return {r["variant"].replace("exchange=", "") or "collective": r for r in rows}, steal
 
 
-def _round(net, hosts: list, transpose: list, sort: list, work: str) -> dict:
+def _round(net, hosts: list, transpose: list, sort: list, launches: int, work: str) -> dict:
     """One calibration, then both apps at every size and schedule: {(bench, size, schedule): ratio}."""
     cal, rate, cable, nominal_rate = _calibrate(net, work)
     print(f"  {cable} calibrated at {rate:.2f} MB/s per direction, saturated one way (nominal "
@@ -92,7 +97,9 @@ def _round(net, hosts: list, transpose: list, sort: list, work: str) -> dict:
     ratios = {}
     for bench, sizes in (("app.transpose", transpose), ("app.sort", sort)):
         for size in sizes:
-            got = _exchange(bench, size, hosts, ["--calibration", str(cal)], work)
+            got, steal = _exchange(bench, size, hosts, ["--calibration", str(cal), "--launches", str(launches)],
+                                   work)
+            print(f"    {bench} size {size}: {launches} launches, {steal}")
             for sched, r in got.items():
                 nominal = r["predicted_s"] * rate / nominal_rate   # the bottleneck's class at its nominal rate
                 print(f"    {bench} size {size} {sched:10s}: exchange {r['measured_s'] * 1e3:7.1f} ms; predicted "
@@ -102,7 +109,7 @@ def _round(net, hosts: list, transpose: list, sort: list, work: str) -> dict:
     return ratios
 
 
-def _network(path: Path, transpose: list, sort: list, rounds: int, work: str) -> bool:
+def _network(path: Path, transpose: list, sort: list, rounds: int, launches: int, work: str) -> bool:
     """`rounds` rounds of calibration and exchanges; the verdict on each ratio's median over them."""
     net = CustomNetwork.from_dict(read_data_file(str(path), "network file"), where=str(path))
     hosts = list(net.node_names)
@@ -112,7 +119,7 @@ def _network(path: Path, transpose: list, sort: list, rounds: int, work: str) ->
     try:
         for k in range(rounds):
             print(f"  round {k + 1} of {rounds}")
-            runs.append(_round(net, hosts, transpose, sort, work))
+            runs.append(_round(net, hosts, transpose, sort, launches, work))
     finally:
         _testbed("down", NAME)
     for bench, sizes in (("app.transpose", transpose), ("app.sort", sort)):
@@ -132,16 +139,18 @@ def body() -> None:
     ap.add_argument("--sort", default="1M,4M", help="key counts")
     ap.add_argument("--rounds", type=int, default=3,
                     help="rounds of calibration and exchanges per network; the verdict is on the median")
+    ap.add_argument("--launches", type=int, default=3,
+                    help="launches per exchange point; its figure is the median of all their samples")
     a = ap.parse_args()
     header("app.transpose and app.sort: exchange phase vs the model, on the example testbeds",
-           method=f"one rank per host, one launch per point; calibration from message.saturation (64K, window 16) "
+           method=f"one rank per host, {a.launches} launches per point; calibration from message.saturation (64K, window 16) "
                   f"before each of {a.rounds} rounds; verdicts on the median ratio over the rounds")
     transpose = [parse_size(x) for x in a.transpose.split(",")]
     sort = [parse_size(x) for x in a.sort.split(",")]
     with tempfile.TemporaryDirectory() as work:
         for name in a.networks.split(","):
             print(f"network {name}")
-            _network(REPO / "examples" / "testbeds" / f"{name}.yaml", transpose, sort, a.rounds, work)
+            _network(REPO / "examples" / "testbeds" / f"{name}.yaml", transpose, sort, a.rounds, a.launches, work)
 
 
 if __name__ == "__main__":
