@@ -276,4 +276,11 @@ void fl_buf_nums(fl_buf *b, const double *x, int64_t n);   /* [x0,x1,...] */
 void fl_buf_ints(fl_buf *b, const int64_t *x, int64_t n);
 void fl_buf_free(fl_buf *b);
 
+/* hello.c: the run's first line, and the CPUs the ranks are on */
+double fl_timer_overhead(void);                /* seconds per fl_now() call */
+double fl_timer_resolution(void);              /* the smallest step fl_now() shows */
+void fl_gather_cpus(const fl_ctx *c, int *cpus);  /* every rank's current CPU, on rank 0 */
+char *fl_hello(const fl_ctx *c, const fl_opts *o, const char *bench, double resolution);
+void fl_buf_int_list(fl_buf *j, const char *key, const int *x, int n);  /* ,"key":[...] */
+
 #endif
