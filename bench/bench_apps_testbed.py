@@ -7,12 +7,15 @@ saturation throughput as `testbed validate` does (message.saturation, every
 pair streaming windows of 64 KiB at once, three launches: `fabriclab
 calibrate`), then run app.transpose (packed) and app.sort with one rank on
 each host, exchanging with the MPI collective, every block at once, and in
-pairwise steps, and read each point's exchange phase beside the time the
-model predicts for it, nominal and calibrated (the run's `exchange_model`
-block, testbed/exchange.py). Target: measured within 15% of the calibrated
+pairwise steps, and read each point's exchange phase (the median of the
+samples of `--launches` launches) beside the time the model predicts for
+it, nominal and calibrated (the run's `exchange_model` block,
+testbed/exchange.py). Target: measured within 15% of the calibrated
 prediction at the largest size, the median over `--rounds` rounds, each
-with its own calibration (one calibration and one exchange per network
-move from run to run by more than the target on a virtual machine).
+with its own calibration. On a virtual machine one launch is not enough:
+8 ranks share 2 CPUs with the emulated cables, a launch whose ranks are
+held up stalls a stepwise exchange whose steps load each fat-tree trunk
+with one flow, and one-launch figures of the same exchange read 1.02-2.3.
 
 A calibration from message.bibw with one message per pair per op (both ways
 at once, at the exchange's block size) reads 0.81-0.97 of the cable's rate:
@@ -21,7 +24,8 @@ well as rate, and it made every exchange read 0.83-0.92 of its prediction
 once the cables carried 9000-byte frames (docs/apps.md).
 
 Usage: python bench/bench_apps_testbed.py [--networks two-switches,ring,...]
-                                          [--transpose 1K,2K] [--sort 1M,4M] [--rounds 3]"""
+                                          [--transpose 1K,2K] [--sort 1M,4M] [--rounds 3]
+                                          [--launches 3]"""
 
 from __future__ import annotations
 
