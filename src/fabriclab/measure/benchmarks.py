@@ -148,11 +148,11 @@ SEGMENTS = {"segments": integer(32, 1, 1024)}
 # sweeps to stay within 3 minutes (docs/statistics.md, "How many launches"):
 # request/response and the bidirectional stream every x16, the strided copies
 # at strides 1, 8 and 64 up to 32 MiB (a working set of twice a 32 MiB
-# last-level cache), the TCP stream every x8 from 4 KiB, the MPI stream and
-# postal pair every x4.
+# last-level cache), the TCP stream at the levels' stream sizes (below), the
+# MPI stream and postal pair every x8 and at 4 MiB, where they reach their peak.
 RR_SUITE = {"sizes": "0:4M:x16"}
 ECT_SUITE = {"strides": "1,8,64", "sizes": "32K,512K,32M"}
-POSTAL_SUITE = {"sizes": "0:4M:x4"}
+POSTAL_SUITE = {"sizes": "0:2M:x8,4M"}
 CONNS_SUITE = {"sizes": "64K", "conns": "1,8,64"}
 # The fabric level (libfabric): the provider (empty: fabriclab chooses from
 # fi_getinfo's answers, measure/fabrics.py, and records which and why) and the
@@ -362,7 +362,7 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("tcp.rr_epoll", "TCP request/response, receive after blocking in epoll_wait", "latency", legs=2,
        params=SOCKET, suite=RR_SUITE, views=("via-latency",), footprint=fp.TCP_RR),
     _b("tcp.stream", "TCP streaming, SIZE bytes per send", "bandwidth", sizes="1:4M:x2",
-       params={**SOCKET, "burst": integer("32M", 1, 1 << 40)}, suite={"sizes": "4K:4M:x8"},
+       params={**SOCKET, "burst": integer("32M", 1, 1 << 40)}, suite=LEVEL_STREAM_SUITE,
        views=("layers",), footprint=fp.TCP_STREAM),
     _b("tcp.conns", "TCP stream round-robin over CONNS connections; completion by epoll or a scan",
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS,
