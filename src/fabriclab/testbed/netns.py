@@ -179,7 +179,7 @@ def vertex_lines(plan: Plan, v: str) -> tuple[list[str], list[str]]:
             lines.append(f"link set {dev} mtu {MTU} gso_max_size {MTU} up")
     lines += [f"rule add {r}" for r in plan.rules.get(v, [])]
     lines += [f"route add {r}" for r in plan.routes.get(v, [])]
-    return lines, [ln for c in plan.cables if v in (c.a, c.b) for ln in _shaper(c.end(v)[0], c.rate_Bps)]
+    return lines, [_tbf(c.end(v)[0], c.rate_Bps) for c in plan.cables if v in (c.a, c.b)]
 
 
 def _wait_up(plan: Plan, vertices: list, limit: float = 10.0) -> None:
@@ -208,39 +208,16 @@ QUEUE_BYTES = 4 << 20
 QUEUE_S = 0.5
 
 
-# Acknowledgements first: under the token bucket a two-class htb (rates
-# above the cable's, so it only orders) sends packets under SMALL_PACKET
-# bytes (TCP's pure acknowledgements, MPI's control messages) before the
-# data queue. A credit-based fabric never holds an acknowledgement behind
-# the reverse direction's data; a FIFO of 0.5 s does, and the sender's window
-# then waits on it (docs/testbed.md, Shaping).
-SMALL_PACKET = 512
-
-
-def _shaper(dev: str, rate_Bps: float) -> list[str]:
-    """`tc` lines shaping one cable end: a token bucket at the cable's rate.
-    Veths hand tbf GSO super-packets of up to 64 KiB unless told otherwise,
-    and a bucket that holds one lets a 64 KiB ping-pong message through at
-    twice the shaped rate; with GSO off (packets of at most the MTU) a bucket
-    of 16 KiB or 1 ms of the rate keeps every message at the rate (a 20 MB/s
-    cable: 19.1 MB/s streaming, 18.8 MB/s ping-pong at 1 MiB, measured here).
-    Below it, small packets go ahead of the deep data queue."""
-    bits = int(rate_Bps * 8)
+def _tbf(dev: str, rate_Bps: float) -> str:
+    """A token bucket at the cable's rate. Veths hand tbf GSO super-packets
+    of up to 64 KiB unless told otherwise, and a bucket that holds one lets a
+    64 KiB ping-pong message through at twice the shaped rate; with GSO off
+    (packets of at most the MTU) a bucket of 16 KiB or 1 ms of the rate keeps
+    every message at the rate (a 20 MB/s cable: 19.1 MB/s streaming, 18.8 MB/s
+    ping-pong at 1 MiB, measured here)."""
     burst = max(16 * 1024, int(rate_Bps * 0.001))
     limit = max(QUEUE_BYTES, int(rate_Bps * QUEUE_S))
-    # The htb classes never hold a packet back: with htb's default burst
-    # (1600 bytes at 4x the rate) its timer let the bucket overflow, and a
-    # saturated 8 MB/s cable carried 6.9-7.8 MB/s instead of 7.7-7.9.
-    fast = f"rate {max(10 ** 10, 4 * bits)}bit burst 1mb cburst 1mb"
-    return [f"qdisc add dev {dev} root handle 1: tbf rate {bits}bit burst {burst} limit {limit}",
-            f"qdisc add dev {dev} parent 1:1 handle 10: htb default 20",
-            f"class add dev {dev} parent 10: classid 10:10 htb {fast} prio 0 quantum {MTU + 100}",
-            f"class add dev {dev} parent 10: classid 10:20 htb {fast} prio 1 quantum {MTU + 100}",
-            f"qdisc add dev {dev} parent 10:10 pfifo limit 10000",
-            f"qdisc add dev {dev} parent 10:20 bfifo limit {limit}",
-            # IPv4 total length (bytes 2-3) below 512: the top 7 bits are zero.
-            f"filter add dev {dev} parent 10: protocol ip prio 1 u32 match u16 0x0000 "
-            f"0x{0xffff & ~(SMALL_PACKET - 1):04x} at 2 flowid 10:10"]
+    return f"qdisc add dev {dev} root tbf rate {int(rate_Bps * 8)}bit burst {burst} limit {limit}"
 
 
 # What a launch leaves in the namespaces if it dies: ranks and MPI's daemons.
