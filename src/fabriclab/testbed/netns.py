@@ -179,7 +179,7 @@ def vertex_lines(plan: Plan, v: str) -> tuple[list[str], list[str]]:
             lines.append(f"link set {dev} mtu {MTU} gso_max_size {MTU} up")
     lines += [f"rule add {r}" for r in plan.rules.get(v, [])]
     lines += [f"route add {r}" for r in plan.routes.get(v, [])]
-    return lines, [_tbf(c.end(v)[0], c.rate_Bps) for c in plan.cables if v in (c.a, c.b)]
+    return lines, [ln for c in plan.cables if v in (c.a, c.b) for ln in _shaper(c.end(v)[0], c.rate_Bps)]
 
 
 def _wait_up(plan: Plan, vertices: list, limit: float = 10.0) -> None:
@@ -208,16 +208,41 @@ QUEUE_BYTES = 4 << 20
 QUEUE_S = 0.5
 
 
-def _tbf(dev: str, rate_Bps: float) -> str:
-    """A token bucket at the cable's rate. Veths hand tbf GSO super-packets
-    of up to 64 KiB unless told otherwise, and a bucket that holds one lets a
-    64 KiB ping-pong message through at twice the shaped rate; with GSO off
-    (packets of at most the MTU) a bucket of 16 KiB or 1 ms of the rate keeps
-    every message at the rate (a 20 MB/s cable: 19.1 MB/s streaming, 18.8 MB/s
-    ping-pong at 1 MiB, measured here)."""
+# Pure acknowledgements first: under the token bucket a two-class htb whose
+# classes never hold a packet back (so the bucket alone sets the rate) sends
+# TCP segments without payload ahead of the data queue. A credit-based
+# fabric never holds an acknowledgement behind the reverse direction's data;
+# a FIFO of 0.5 s does, and a sender whose window is open then idles
+# (docs/testbed.md, Shaping). Only segments without payload: letting every
+# small packet ahead (MPI's headers among them) reordered data within a
+# connection, and its spurious retransmissions cost a saturated cable 4-14%.
+def _pure_acks(dev: str) -> list[str]:
+    """u32 filters matching IPv4 (no options) TCP segments whose total
+    length is the headers' alone: 20 + 4 x data offset, offsets 5-15."""
+    return [f"filter add dev {dev} parent 10: protocol ip prio 1 u32 match u8 0x45 0xff at 0 "
+            f"match u8 6 0xff at 9 match u16 {20 + 4 * doff} 0xffff at 2 match u8 0x{doff << 4:02x} 0xf0 at 32 "
+            f"flowid 10:10" for doff in range(5, 16)]
+
+
+def _shaper(dev: str, rate_Bps: float) -> list[str]:
+    """`tc` lines shaping one cable end: a token bucket at the cable's rate.
+    Veths hand tbf GSO super-packets of up to 64 KiB unless told otherwise,
+    and a bucket that holds one lets a 64 KiB ping-pong message through at
+    twice the shaped rate; with GSO off (packets of at most the MTU) a bucket
+    of 16 KiB or 1 ms of the rate keeps every message at the rate (a 20 MB/s
+    cable: 19.1 MB/s streaming, 18.8 MB/s ping-pong at 1 MiB, measured here).
+    Below it, pure acknowledgements go ahead of the deep data queue."""
+    bits = int(rate_Bps * 8)
     burst = max(16 * 1024, int(rate_Bps * 0.001))
     limit = max(QUEUE_BYTES, int(rate_Bps * QUEUE_S))
-    return f"qdisc add dev {dev} root tbf rate {int(rate_Bps * 8)}bit burst {burst} limit {limit}"
+    # htb's default burst (1600 bytes) would let its timer, not the bucket, pace the cable.
+    fast = f"rate {max(10 ** 10, 4 * bits)}bit burst 1mb cburst 1mb"
+    return [f"qdisc add dev {dev} root handle 1: tbf rate {bits}bit burst {burst} limit {limit}",
+            f"qdisc add dev {dev} parent 1:1 handle 10: htb default 20",
+            f"class add dev {dev} parent 10: classid 10:10 htb {fast} prio 0 quantum {MTU + 100}",
+            f"class add dev {dev} parent 10: classid 10:20 htb {fast} prio 1 quantum {MTU + 100}",
+            f"qdisc add dev {dev} parent 10:10 pfifo limit 10000",
+            f"qdisc add dev {dev} parent 10:20 bfifo limit {limit}", *_pure_acks(dev)]
 
 
 # What a launch leaves in the namespaces if it dies: ranks and MPI's daemons.
