@@ -205,3 +205,39 @@ def test_counter_lines_are_parsed_per_host():
     # IB data counters count 4-byte words (IBA PortXmitData); a repeated interface counts once.
     assert c["n1"]["tx_bytes"] == 1000 + 10 + 400 and c["n1"]["rx_bytes"] == 2000 + 20 + 200
     assert c["n2"]["tx_bytes"] == 7 and c["n1"]["interfaces"]["mlx5_0/1"] == [400, 200]
+
+
+def _first(lines: list[str], packet: bytes) -> bool:
+    """Whether a shaper's u32 filters send `packet` (an IPv4 packet) to the first class:
+    some filter all of whose `match uN VALUE MASK at OFFSET` hold."""
+    for ln in lines:
+        if not ln.startswith("filter "):
+            continue
+        terms = re.findall(r"match u(8|16) (\S+) (\S+) at (\d+)", ln)
+        assert terms and ln.endswith("flowid 10:10")
+        if all(int.from_bytes(packet[int(o):int(o) + int(w) // 8], "big") & int(m, 0) == int(v, 0) & int(m, 0)
+               for w, v, m, o in terms):
+            return True
+    return False
+
+
+def _ipv4(proto: int, payload: int, doff: int = 8, ihl: int = 5) -> bytes:
+    """An IPv4 header (`ihl` words), then a TCP header of `doff` words, then payload bytes."""
+    total = 4 * ihl + 4 * doff + payload
+    ip = bytes([0x40 | ihl, 0]) + total.to_bytes(2, "big") + bytes(5) + bytes([proto]) + bytes(4 * ihl - 10)
+    tcp = bytes(12) + bytes([doff << 4, 0x10]) + bytes(4 * doff - 14)
+    return ip + tcp + bytes(payload)
+
+
+def test_only_pure_acknowledgements_go_ahead_of_the_data():
+    """Segments without payload jump the data queue; a data segment of any size never
+    does (it would overtake its own connection's data), nor does another protocol."""
+    lines = netns._shaper("p0", 10e6)
+    assert lines[0].startswith("qdisc add dev p0 root handle 1: tbf rate 80000000bit")
+    for doff in (5, 8, 11, 15):
+        assert _first(lines, _ipv4(6, 0, doff))
+    for payload in (1, 4, 12, 40, 100, 8948):
+        assert not _first(lines, _ipv4(6, payload))
+    assert not _first(lines, _ipv4(17, 0))
+    assert not _first(lines, _ipv4(6, 0, 8, ihl=6))
+    assert all(netns.BATCH_LINE.fullmatch(ln) for ln in lines)
