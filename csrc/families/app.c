@@ -48,16 +48,18 @@ int app_begin(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape, app_common
 
 int app_schedule(const fl_opts *o)
 {
-    const char *v = fl_param_find(o, "exchange");
+    const char *v = fl_param_find(o, "exchange"), *sync = fl_param_find(o, "sync");
     return !v || strcmp(v, "collective") == 0 ? APP_COLLECTIVE
            : strcmp(v, "concurrent") == 0     ? APP_CONCURRENT
+           : sync && strcmp(sync, "none") == 0 ? APP_PAIRWISE_FREE
                                               : APP_PAIRWISE;
 }
 
 const char *app_schedule_name(int schedule)
 {
     return schedule == APP_CONCURRENT ? "Isend/Irecv to every rank at once"
-           : schedule == APP_PAIRWISE ? "pairwise MPI_Sendrecv steps"
+           : schedule == APP_PAIRWISE ? "pairwise MPI_Sendrecv steps, a barrier between steps"
+           : schedule == APP_PAIRWISE_FREE ? "pairwise MPI_Sendrecv steps, no barrier"
                                       : "MPI_Alltoallv";
 }
 
@@ -77,7 +79,9 @@ void app_alltoallv(app_common *a, int schedule, const void *sbuf, const int *sco
     }
     for (int k = 0; k < n; k++) {
         int to = (r + k) % n, from = (r - k + n) % n;
-        if (schedule == APP_PAIRWISE) {
+        if (schedule == APP_PAIRWISE || schedule == APP_PAIRWISE_FREE) {
+            if (k > 1 && schedule == APP_PAIRWISE) /* step k - 1 over on every rank (app.h) */
+                MPI_Barrier(a->comm);
             MPI_Sendrecv(sb + sdispl[to] * ext, scount[to], type, to, TAG_APP, rb + rdispl[from] * ext,
                          rcount[from], type, from, TAG_APP, a->comm, MPI_STATUS_IGNORE);
             continue;

@@ -38,9 +38,15 @@ typedef struct {
 /* How an app exchanges its blocks (param `exchange`): the MPI collective
  * (the library's own schedule), every message at once (Irecv and Isend to
  * every rank, one wait), or pairwise in n steps, step k sending to r + k
- * and receiving from r - k (Thakur, Rabenseifner and Gropp, 2005). The
- * model predicts the last two exactly (testbed/exchange.py). */
-enum { APP_COLLECTIVE, APP_CONCURRENT, APP_PAIRWISE };
+ * and receiving from r - k (Thakur, Rabenseifner and Gropp, 2005), a
+ * barrier between steps so that they run one after another, as the model
+ * adds them (testbed/exchange.py): without it a rank ahead sends its next
+ * step's block (eagerly, below the library's rendezvous threshold) into
+ * cables still carrying the step before, and the steps overlap (barriers
+ * between the phases of an all-to-all: Brewer and Kuszmaul, "How to get
+ * good performance from the CM-5 data network", IPPS 1994; docs/apps.md).
+ * `-p sync=none` leaves the barrier out. */
+enum { APP_COLLECTIVE, APP_CONCURRENT, APP_PAIRWISE, APP_PAIRWISE_FREE /* sync=none */ };
 int app_schedule(const fl_opts *o);
 const char *app_schedule_name(int schedule);
 /* An all-to-all of blocks of `type` (counts and displacements in it) by

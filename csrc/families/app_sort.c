@@ -44,7 +44,7 @@ typedef struct {
     uint32_t (*hist)[RADIX]; /* radix counts, one row per digit */
     uint32_t top[RADIX], start[RADIX + 1]; /* the split on the highest digit */
     MPI_Datatype elem;
-    int schedule;            /* APP_COLLECTIVE, APP_CONCURRENT or APP_PAIRWISE (app.h) */
+    int schedule;            /* APP_COLLECTIVE, APP_CONCURRENT or a pairwise one (app.h) */
 } sort_state;
 
 /* ---- the elements (measure/apps.py draw writes the same keys) ---- */

@@ -42,7 +42,7 @@ struct tr_state {
     uint64_t *sbuf, *rbuf; /* packed */
     int *scount, *sdispl, *rcount, *rdispl; /* packed, in words */
     int even;              /* every block the same size: MPI_Alltoall */
-    int schedule;          /* packed: APP_COLLECTIVE, APP_CONCURRENT or APP_PAIRWISE (app.h) */
+    int schedule;          /* packed: APP_COLLECTIVE, APP_CONCURRENT or a pairwise one (app.h) */
     MPI_Datatype *stype, *rtype, *ttype; /* datatype and put: per peer */
     int *ones, *sbytes, *rbytes, *zeros;
     MPI_Win win;

@@ -88,4 +88,13 @@ def test_the_exchange_schedules_move_the_same_blocks(tmp_path):
         (b, e) for b in ("app.transpose", "app.sort") for e in ("concurrent", "pairwise")}
     assert all(p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0 for p in pts)
     names = {p["params"]["exchange"]: p["info"]["exchange"] for p in pts}
-    assert names == {"concurrent": "Isend/Irecv to every rank at once", "pairwise": "pairwise MPI_Sendrecv steps"}
+    assert names == {"concurrent": "Isend/Irecv to every rank at once",
+                     "pairwise": "pairwise MPI_Sendrecv steps, a barrier between steps"}
+    # sync=none: the same steps without the barrier, the same blocks moved
+    free = tmp_path / "free.json"
+    assert main(["run", "app.transpose", "app.sort", "-n", "3", "-s", "37,1001", "--active", "3", "-p",
+                 "exchange=pairwise", "-p", "sync=none", "--validate", "--mpi-home", mpi_home("mpich"), "-q",
+                 "-o", str(free), *FAST]) == 0
+    pts = schema.points(schema.load(free))
+    assert len(pts) == 4 and all(p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0 for p in pts)
+    assert {p["info"]["exchange"] for p in pts} == {"pairwise MPI_Sendrecv steps, no barrier"}

@@ -112,6 +112,10 @@ def test_a_pairwise_exchange_is_predicted_step_by_step():
     (together,) = rows([p], hosts, sys)
     assert together["predicted_s"] == pytest.approx(4 * block / (20 * MB)) and together["steps"] == 1
     assert "pairwise steps" in row["schedule"] and together["schedule"] == "every flow at once"
+    assert "barrier between steps" in row["schedule"]
+    p.params = {"exchange": "pairwise", "sync": "none"}
+    (free,) = rows([p], hosts, sys)      # the same lockstep sum, named as what it is without the barrier
+    assert free["predicted_s"] == pytest.approx(row["predicted_s"]) and "without a barrier" in free["schedule"]
 
 
 def test_mpich_s_alltoall_of_large_blocks_is_predicted_as_its_xor_steps():

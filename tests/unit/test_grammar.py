@@ -114,6 +114,9 @@ def nothing_built_or_launched(tmp_path, monkeypatch):
      "message.alltoall: parameter window=4 applies only with variant=concurrent, not variant=collective"),
     (["message.alltoall", "-n", "4", "-p", "window=4", "-p", "variant=concurrent,pairwise"],
      "window=4 applies only with variant=concurrent, not variant=pairwise"),
+    (["app.transpose", "-n", "4", "-p", "sync=none"],
+     "app.transpose: parameter sync=none applies only with exchange=pairwise, not exchange=collective"),
+    (["app.sort", "-n", "4", "-p", "exchange=pairwise", "-p", "sync=later"], "sync must be one of barrier, none"),
     (["message.alltoall", "-n", "4", "-p", "window=8K", "-p", "variant=concurrent"], "window must be 1..4096"),
 ])
 def test_refused_before_build_or_launch(argv, msg, nothing_built_or_launched, tmp_path, capsys):

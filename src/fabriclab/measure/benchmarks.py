@@ -181,7 +181,10 @@ APP_AXES = ("size", "active")
 # How the transpose (packed) and the sort exchange: the MPI collective (its
 # library's schedule), every message at once, or pairwise steps; the model
 # predicts the last two as they run (docs/apps.md).
-APP_EXCHANGE = {"exchange": choice("collective", "concurrent", "pairwise")}
+# `sync` (pairwise only): a barrier between steps (the default, the schedule the
+# model adds step by step) or none, where ranks that drift run steps that overlap.
+APP_EXCHANGE = {"exchange": choice("collective", "concurrent", "pairwise"),
+                "sync": Param("barrier", ("barrier", "none"), only=("exchange", "pairwise"))}
 # In the default suite each app is one size on 1 and 2 ranks, with its
 # default parameters (the packed transpose, the sort at E = 8): five launches
 # of each cost about 14 s of the 3 minutes (a launch takes about 0.6 s before

@@ -80,13 +80,19 @@ def _steps(p, nodes: dict, hosts: list, flavour: str = "") -> tuple[list, str] |
     if library:
         return steps, ("MPICH's MPI_Alltoall: pairwise steps, partner rank XOR k" if n & (n - 1) == 0
                        else "MPICH's MPI_Alltoall: pairwise steps, rank r to r + k") + ", one after another"
+    if pairwise and params.get("sync") == "none":
+        return steps, SCHEDULES["pairwise, sync=none"]
     return steps, SCHEDULES[params.get("exchange", "collective") if params.get("mode", "packed") == "packed"
                             else "collective"]
 
 
 # What the prediction assumes of each schedule (the `exchange` parameter).
 SCHEDULES = {"concurrent": "every flow at once",
-             "pairwise": "pairwise steps, each step's flows at once, the steps one after another",
+             "pairwise": "pairwise steps, each step's flows at once, a barrier between steps (app.h)",
+             # Without the barrier the lockstep sum is what the steps would take one after another;
+             # ranks that drift overlap them, and the measurement may exceed it (docs/apps.md).
+             "pairwise, sync=none": "pairwise steps without a barrier, predicted as if they ran one after "
+                                    "another",
              "collective": "the library's collective, predicted as every flow at once (its own schedule may "
                            "run in steps: exchange=concurrent or pairwise names one the model follows)"}
 # The MPI library's flavour (the run header's mpi.flavour) decides _library_steps.
