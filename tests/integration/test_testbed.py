@@ -49,9 +49,10 @@ def test_up_makes_the_hosts(bed):
                             capture_output=True, text=True).stdout
     assert "10.77.0.5 via 10.78.0.1 dev p4" in routes   # h0 -> h4 leaves s0 over the trunk
     tcp = subprocess.run(netns.exec_argv(st, "h4", ["sysctl", "-n", "net.ipv4.tcp_congestion_control",
-                                                    "net.ipv4.tcp_slow_start_after_idle"]),
+                                                    "net.ipv4.tcp_slow_start_after_idle",
+                                                    "net.ipv4.tcp_rmem"]),
                          capture_output=True, text=True).stdout.split()
-    assert tcp == ["cubic", "0"]                        # the hosts' TCP, whatever the machine's (netns.py)
+    assert tcp == ["cubic", "0", "4096", "8388608", "33554432"]   # the hosts' TCP, whatever the machine's (netns.py)
     mtu = subprocess.run(netns.exec_argv(st, "h4", ["cat", "/sys/class/net/eth0/mtu"]), capture_output=True, text=True)
     assert mtu.stdout.strip() == str(netns.MTU)
 

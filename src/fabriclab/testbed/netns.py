@@ -47,13 +47,21 @@ CC = Path("/proc/sys/net/ipv4")
 # deep queue, every doubling waits a queued round trip, and MPICH's MPI_Alltoall
 # over the fat tree took 1.22-1.33x its prediction, against 1.03-1.04 without
 # the restart (docs/testbed.md).
-HOST_TCP = ("net.ipv4.tcp_slow_start_after_idle=0",)
+# Receive buffers of 8 MiB from the start (Linux: 128 KiB, grown once per round
+# trip), so that windows grow with the data. Pure acknowledgements overtake
+# data queued in the same direction (acknowledgements first, below), and a
+# data segment arriving with an acknowledgement older than the largest window
+# its receiver was offered is dropped (RFC 5961 5.2, Linux's TCP_TOO_OLD_ACK):
+# with windows of 96-500 KiB, 512 KiB blocks both ways over the ring lost
+# segments no counter showed, a retransmission timeout cost a step 200 ms, and
+# the ring's pairwise sort read 1.26 of its prediction (docs/testbed.md).
+HOST_TCP = ("net.ipv4.tcp_slow_start_after_idle=0", "net.ipv4.tcp_rmem=4096 8388608 33554432")
 
 
 def _host_sysctls() -> tuple:
     """The hosts' TCP settings: congestion control, allowed in the namespaces
-    first (a namespace may choose only an algorithm the machine allows), and
-    no restart after idle."""
+    first (a namespace may choose only an algorithm the machine allows), no
+    restart after idle, and large receive buffers."""
     try:
         if HOST_CC not in (CC / "tcp_available_congestion_control").read_text().split():
             return HOST_TCP
