@@ -7,10 +7,10 @@ saturation throughput as `testbed validate` does (message.saturation, every
 pair streaming windows of 64 KiB at once, three launches: `fabriclab
 calibrate`), then run app.transpose (packed) and app.sort with one rank on
 each host, exchanging with the MPI collective, every block at once, and in
-pairwise steps with a barrier between them, and read each point's exchange phase (the median of the
-samples of `--launches` launches) beside the time the model predicts for
-it, nominal and calibrated (the run's `exchange_model` block,
-testbed/exchange.py). Target: measured within 15% of the calibrated
+pairwise steps with a barrier between them, and read each point's exchange
+phase (the median of the samples of `--launches` launches) beside the time
+the model predicts for it, nominal and calibrated (the run's
+`exchange_model` block, testbed/exchange.py). Target: measured within 15% of the calibrated
 prediction at the largest size, the median over `--rounds` rounds (5),
 each with its own calibration; only the largest sizes run unless asked
 (`--transpose 1K,2K --sort 1M,4M`). On a virtual machine one launch is
