@@ -80,8 +80,9 @@ def test_speedup_is_one_on_one_rank_and_t1_over_tn(runs):
         assert "t(1) / t(N)" in fig.note and not fig.y.log
     # strong scaling: the same problem, so rate(N) / rate(1) = t(1) / t(N)
     rows = {(r.size, r.active): r for r in run.rows if r.bench == "app.matmul"}
-    curve = next(s for s in figs["speedup-app-matmul-strong"].series if s.label == "n = 2K")
-    assert curve.y == pytest.approx([rows[(2048, 1)].median_s / rows[(2048, a)].median_s for a in curve.x])
+    top = max(parse_sizes(REGISTRY["app.matmul"].sizes))
+    curve = next(s for s in figs["speedup-app-matmul-strong"].series if s.label == f"n = {fmt_bytes(top)}")
+    assert curve.y == pytest.approx([rows[(top, 1)].median_s / rows[(top, a)].median_s for a in curve.x])
     # sizes picked evenly when every variant's sizes would not fit: at most 8 curves and the ideal line
     assert len(figs["speedup-app-sort-strong"].series) <= 9
 
@@ -182,7 +183,8 @@ def test_show_gives_rate_speedup_and_phases(runs, capsys):
     assert "half-peak" not in table and re.search(r"app\.matmul: best [\d.]+ GFLOP/s", table)
     from fabriclab.report.summary import benchmark_rows     # the summary a run ends with
     best = {r[0]: r[2] for r in benchmark_rows(schema.load(runs["apps"]))}
-    assert re.fullmatch(r"[\d.]+ GFLOP/s at 2K on 4 ranks", best["app.matmul"])
+    top = fmt_bytes(max(parse_sizes(REGISTRY["app.matmul"].sizes)))
+    assert re.fullmatch(rf"[\d.]+ GFLOP/s at {top} on 4 ranks", best["app.matmul"])
     top = fmt_bytes(max(parse_sizes(REGISTRY["app.sort"].sizes)))
     assert best["app.sort [elem=64]"].endswith(f"Mkeys/s at {top} on 4 ranks")
     assert main(["show", runs["apps"], "-f", "json"]) == 0

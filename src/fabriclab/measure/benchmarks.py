@@ -430,8 +430,10 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
                **APP_EXCHANGE},
        suite={"sizes": "1K"},
        views=("transpose", "phases"), size_label="array side M", size_unit="words", footprint=fp.APP_TRANSPOSE),
+    # n = 2048 takes about 1.1 s an op on one rank of a 2-core host, 5.5 s a launch at five ops:
+    # the default sweep stops at 1K so that it runs within 60 s on 2 ranks.
     _b("app.matmul", "C = A B of n x n doubles by row blocks, B gathered (MPI_Allgatherv), local BLAS dgemm",
-       "latency", sizes="256:2K:x2", axes=APP_AXES, min_ranks=1, pattern="app", concurrent=True,
+       "latency", sizes="256:1K:x2", axes=APP_AXES, min_ranks=1, pattern="app", concurrent=True,
        params={**APP_SCALE, "local": choice("auto", "blas", "loop")}, suite={"sizes": "512"},
        views=("speedup", "phases"), size_label="matrix side n", size_unit="elements", footprint=fp.APP_MATMUL),
     # 16M keys take 0.4-1 s an op on one rank of a 2-core host and a point runs at least five ops
