@@ -326,6 +326,13 @@ static int sample(fl_run_state *r, void *state, const fl_shape *sh, int64_t batc
         int k = (int)ctl[1];
         MPI_Barrier(c->comm);
         for (int i = 0; i < k; i++) {
+            /* A pattern's ranks start every sample together: sample i's slowest
+             * time then spans one interval for all of them, over which the
+             * aggregate (all ranks' bytes) was really carried. Free-running,
+             * a pair that finishes its samples early leaves the others a
+             * faster cable, and the sum overstates what it carries. */
+            if (i > 0 && r->b->facts->pattern)
+                MPI_Barrier(c->comm);
             if (r->nphases)
                 phase_begin(r, state);
             r->round[i] = r->b->k->measure(c, state, batch) / (double)batch;
