@@ -180,11 +180,11 @@ def fl_doc(args: list[str], work: str) -> dict:
         raise c.BenchError(str(e)) from None
 
 
-def fl_value(doc: dict, bench: str, point: tuple) -> float:
+def fl_value(doc, bench: str, point: tuple) -> float:
     key = "latency_s" if point[0] == "latency" else "bandwidth_Bps"
-    for p in schema.points(doc):
-        if p["bench"] == bench and p["size"] == point[1] and p.get(key):
-            return p[key]
+    for p in doc.points:
+        if p.bench == bench and p.size == point[1] and getattr(p, key):
+            return getattr(p, key)
     raise c.BenchError(f"no {key} for {bench} at size {point[1]} in the result")
 
 

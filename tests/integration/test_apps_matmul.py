@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.measure import apps, build, mpi as mpis
@@ -22,13 +23,13 @@ FABRICLAB = str(Path(sys.executable).parent / "fabriclab")
 
 def _run(out: Path, *argv: str, mpi: str = "mpich") -> dict:
     assert main(["run", "app.matmul", *argv, "--validate", "--mpi-home", mpi_home(mpi), "-o", str(out), *FAST]) == 0
-    doc = schema.load(out)
+    doc = docs.read(out)
     assert doc["footer"]["status"] == "complete", doc["footer"]
     return doc
 
 
 def _points(doc: dict) -> list[dict]:
-    pts = schema.points(doc)
+    pts = docs.points(doc)
     assert pts, [r for r in doc["records"] if r["kind"] == "skip"]
     return pts
 

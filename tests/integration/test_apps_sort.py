@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.measure import apps
@@ -23,9 +24,9 @@ SEED = 1
 
 def _run(out: Path, home: str, *argv: str) -> list[dict]:
     assert main(["run", "app.sort", *argv, "--validate", "--mpi-home", home, "-q", "-o", str(out), *FAST]) == 0
-    doc = schema.load(out)
+    doc = docs.read(out)
     assert doc["footer"]["status"] == "complete", doc["footer"]
-    return schema.points(doc)
+    return docs.points(doc)
 
 
 def _check(p: dict, keys: int) -> None:

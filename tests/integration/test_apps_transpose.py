@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.measure import apps
@@ -20,7 +21,7 @@ FAST = ["--point-time", "0.05", "--min-samples", "3", "--warmup", "1", "-t", "60
 def _run(out: Path, *argv: str, mpi: str = "mpich") -> dict:
     assert main(["run", "app.transpose", *argv, "--validate", "--mpi-home", mpi_home(mpi), "-q", "-o", str(out),
                  *FAST]) == 0
-    doc = schema.load(out)
+    doc = docs.read(out)
     assert doc["footer"]["status"] == "complete", doc["footer"]
     return doc
 
@@ -30,7 +31,7 @@ def _run(out: Path, *argv: str, mpi: str = "mpich") -> dict:
 def test_every_mode_transposes_every_element(mpi, ranks, tmp_path):
     doc = _run(tmp_path / "t.json", "-n", str(ranks), "-s", "8,37,128", "-p", "mode=packed,datatype,deposit",
                mpi=mpi)
-    pts = schema.points(doc)
+    pts = docs.points(doc)
     actives = apps_actives(ranks)
     assert {(p["params"].get("mode", "packed"), p["size"], p["active"]) for p in pts} == {
         (m, s, a) for m in ("packed", "datatype", "deposit") for s in (8, 37, 128) for a in actives}
@@ -58,7 +59,7 @@ def apps_actives(ranks: int) -> list[int]:
 
 def test_the_deposit_by_put_moves_the_same_array(tmp_path):
     doc = _run(tmp_path / "p.json", "-n", "3", "-s", "50", "-p", "mode=deposit", "-p", "deposit=put")
-    pts = schema.points(doc)
+    pts = docs.points(doc)
     assert {p["active"] for p in pts} == {1, 2, 3}
     assert all(p["info"]["exchange"] == "MPI_Put" and p["validation"]["errors"] == 0 for p in pts)
 
@@ -83,7 +84,7 @@ def test_the_exchange_schedules_move_the_same_blocks(tmp_path):
     assert main(["run", "app.transpose", "app.sort", "-n", "3", "-s", "37,1001", "--active", "3", "-p",
                  "exchange=concurrent,pairwise", "--validate", "--mpi-home", mpi_home("mpich"), "-q", "-o", str(out),
                  *FAST]) == 0
-    pts = schema.points(schema.load(out))
+    pts = docs.points(docs.read(out))
     assert {(p["bench"], p["params"]["exchange"]) for p in pts} == {
         (b, e) for b in ("app.transpose", "app.sort") for e in ("concurrent", "pairwise")}
     assert all(p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0 for p in pts)
@@ -95,6 +96,6 @@ def test_the_exchange_schedules_move_the_same_blocks(tmp_path):
     assert main(["run", "app.transpose", "app.sort", "-n", "3", "-s", "37,1001", "--active", "3", "-p",
                  "exchange=pairwise", "-p", "sync=none", "--validate", "--mpi-home", mpi_home("mpich"), "-q",
                  "-o", str(free), *FAST]) == 0
-    pts = schema.points(schema.load(free))
+    pts = docs.points(docs.read(free))
     assert len(pts) == 4 and all(p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0 for p in pts)
     assert {p["info"]["exchange"] for p in pts} == {"pairwise MPI_Sendrecv steps, no barrier"}

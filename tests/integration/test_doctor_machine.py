@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.measure import probes, tune
 
@@ -64,7 +65,7 @@ def test_a_run_records_the_check_and_says_it_in_one_line(tmp_path):
     assert p.returncode == 0, p.stderr
     lines = [x for x in p.stderr.splitlines() if "machine check:" in x]
     assert len(lines) == 1 and lines[0].startswith("fabriclab: machine check: ")
-    machine = schema.load(out)["header"]["machine"]
+    machine = docs.read(out)["header"]["machine"]
     assert [f["name"] for f in machine["findings"]] == [name for name, _ in probes.PROBES]
     assert machine["window_s"] == 0.25 and 0 < machine["probe_s"] < 2 and machine["tuned"] is False
     quiet = _fabriclab("run", "message.pingpong", "-s", "8", "-L", "1", "--point-time", "0.05", "-q",

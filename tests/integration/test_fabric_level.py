@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.units import parse_size
@@ -20,7 +21,7 @@ MPICH = mpi_home("mpich")
 
 def _run(out: Path, bench: str, *argv: str, home: str = MPICH) -> dict:
     assert main(["run", bench, *argv, "--validate", "--mpi-home", home, "-q", "-o", str(out), *FAST]) == 0
-    doc = schema.load(out)
+    doc = docs.read(out)
     assert doc["footer"]["status"] == "complete", doc["footer"]
     return doc
 
@@ -31,7 +32,7 @@ def _skips(doc: dict) -> list[dict]:
 
 def _validated(doc: dict, bench: str, provider: str) -> list[dict]:
     """Every point of `bench` ran on `provider`, recorded it, and checked its bytes."""
-    pts = [p for p in schema.points(doc) if p["bench"] == bench]
+    pts = [p for p in docs.points(doc) if p["bench"] == bench]
     assert pts, (bench, _skips(doc))
     for p in pts:
         info = p["info"]
@@ -95,7 +96,7 @@ def test_msg_endpoints_on_tcp(tmp_path):
 
 def test_what_a_provider_cannot_carry_is_skipped_with_its_reason(tmp_path):
     doc = _run(tmp_path / "m.json", "fabric.pingpong", "-s", "8", "-p", "provider=shm", "-p", "ep=msg")
-    assert not schema.points(doc)
+    assert not docs.points(doc)
     assert [s["reason"] for s in _skips(doc)] == ["provider shm offers no msg endpoints"]
     doc = _run(tmp_path / "v.json", "fabric.scatter", "-s", "8", "-p", "provider=tcp")
     reason = _skips(doc)[0]["reason"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.measure import build as corebuild, mpi, resources
@@ -81,7 +82,7 @@ def test_estimate_bounds_what_the_ranks_hold(flavour, n, bench, opts, tmp_path, 
     out = tmp_path / "r.json"
     assert main(["run", bench, *opts, "-n", str(n), "--core", str(PSS_CORE), "--mpi-home", home, "-L", "1",
                  "--point-time", "0.2", "-q", "-o", str(out)]) == 0
-    assert len(schema.points(schema.load(out))) == 1
+    assert len(docs.points(docs.read(out))) == 1
     held, est = _host_peak(folder), _estimate(n, bench, opts, flavour)
     assert held <= est <= 1.5 * held, (bench, resources.amount(held), resources.amount(est))
 
@@ -99,7 +100,7 @@ def test_limits_are_the_points_the_core_skips(bench, size, opts, tmp_path, capsy
     out = tmp_path / "r.json"
     assert main(["run", bench, "-s", f"{size},8", *opts, "--mpi-home", home, "-L", "1", "--point-time", "0.05",
                  "-q", "-o", str(out)]) == 0
-    skips = [r for r in schema.load(out)["records"] if r["kind"] == "skip"]
+    skips = [r for r in docs.read(out)["records"] if r["kind"] == "skip"]
     b = REGISTRY[bench]
     o = dict(zip(opts[::2], opts[1::2]))
     params = {**b.defaults, **dict([o["-p"].split("=")] if "-p" in o else [])}

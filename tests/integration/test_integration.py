@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.measure import build, mpi
 from fabriclab.measure.benchmarks import LEVELS, REGISTRY
@@ -42,13 +43,13 @@ FAST = ["--point-time", "0.05", "--min-samples", "5", "--warmup", "2", "-t", "60
 
 def _run(home: str, out: Path, *argv: str) -> dict:
     assert main(["run", *argv, "--validate", "--mpi-home", home, "-q", "-o", str(out), *FAST]) == 0
-    doc = schema.load(out)
+    doc = docs.read(out)
     assert doc["footer"]["status"] == "complete"
     return doc
 
 
 def _check_points(doc: dict) -> None:
-    for p in schema.points(doc):
+    for p in docs.points(doc):
         assert all(0 < s < 10 for s in p["samples"]), p["bench"]
         assert p["summary"]["n"] == len(p["samples"]) >= 1
         if p["bytes_per_op"] > 0:
@@ -67,7 +68,7 @@ def test_level_validates_under_both_mpis(flavour, level, tmp_path):
     name, home = flavour
     doc = _run(home, tmp_path / f"{level}.json", level, *SMALL[level])
     assert name.replace("mpich", "MPICH").replace("openmpi", "Open MPI") in doc["header"]["mpi"]["library"]
-    pts = schema.points(doc)
+    pts = docs.points(doc)
     benches = {p["bench"] for p in pts}
     expected = {b for b in REGISTRY if b.startswith(level + ".")}
     skipped = {r["bench"] for r in doc["records"] if r["kind"] == "skip"}
@@ -81,7 +82,7 @@ def test_zero_and_one_byte_transfers(flavour, tmp_path):
     _, home = flavour
     doc = _run(home, tmp_path / "zero.json", "message.pingpong", "message.stream", "message.bibw",
                "deposit.put_lat", "deposit.get_bw", "tcp.rr_poll", "tcp.rr_epoll", "-s", "0,1")
-    assert len(schema.points(doc)) == 14
+    assert len(docs.points(doc)) == 14
     _check_points(doc)
 
 
@@ -93,7 +94,7 @@ def test_patterns_at_four_ranks(flavour, tmp_path):
     _, home = flavour
     doc = _run(home, tmp_path / "p4.json", *PATTERNS, "-n", "4", "-s", "8,4K",
                "-p", "variant=collective,pairwise")
-    pts = schema.points(doc)
+    pts = docs.points(doc)
     assert {p["bench"] for p in pts} == set(PATTERNS)
     _check_points(doc)
     placed = doc["header"]["placement"]
@@ -119,7 +120,7 @@ def test_alltoall_window_of_exchanges_at_four_ranks(flavour, tmp_path):
     _, home = flavour
     doc = _run(home, tmp_path / "a2a.json", "message.alltoall", "-n", "4", "-s", "8,64K",
                "-p", "variant=concurrent", "-p", "window=4")
-    pts = schema.points(doc)
+    pts = docs.points(doc)
     assert sorted(p["size"] for p in pts) == [8, 65536]
     _check_points(doc)
     for p in pts:
@@ -135,7 +136,7 @@ def test_alltoall_fill_grows_the_window_at_small_sizes(flavour, tmp_path):
     doc = _run(home, tmp_path / "fill.json", "message.alltoall", "-n", "4", "-s", "8,64K",
                "-p", "variant=concurrent", "-p", "fill=256")
     _check_points(doc)
-    assert {p["size"]: p["info"]["window"] for p in schema.points(doc)} == {8: 32, 65536: 1}
+    assert {p["size"]: p["info"]["window"] for p in docs.points(doc)} == {8: 32, 65536: 1}
 
 
 def test_three_launches_record_launches_and_placement(flavour, tmp_path):
@@ -143,8 +144,8 @@ def test_three_launches_record_launches_and_placement(flavour, tmp_path):
     out = tmp_path / "l3.json"
     assert main(["run", "message.pingpong", "message.stream", "-s", "0,4K", "--mpi-home", home, "-q", "-o",
                  str(out), "--point-time", "0.05", "--min-samples", "5", "-L", "3", "--seed", "11"]) == 0
-    doc = schema.load(out)
-    pts = schema.points(doc)
+    doc = docs.read(out)
+    pts = docs.points(doc)
     assert sorted(p["launch"] for p in pts) == [0] * 4 + [1] * 4 + [2] * 4
     starts = [r for r in doc["records"] if r["kind"] == "launch"]
     ends = [r for r in doc["records"] if r["kind"] == "launch_end"]
@@ -182,7 +183,7 @@ def test_suffixed_parameter_reaches_the_core_as_an_integer(flavour, tmp_path):
     doc = _run(home, tmp_path / "w.json", "message.stream", "-s", "8,4K", "-p", "window=1KiB")
     hello = next(r["hello"] for r in doc["records"] if r["kind"] == "launch")
     assert hello["options"]["params"]["window"] == "1024"
-    pts = schema.points(doc)
+    pts = docs.points(doc)
     assert len(pts) == 2 and all(p["info"]["window"] == 1024 and p["variant"] == "window=1024" for p in pts)
     _check_points(doc)
 
@@ -225,11 +226,11 @@ def test_interrupted_run_keeps_a_valid_document(tmp_path):
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
-    doc = schema.load(out)
+    doc = docs.read(out)
     assert doc["footer"]["status"] == "interrupted"
-    assert len(schema.points(doc)) >= 3
-    assert doc["footer"]["points"] == len(schema.points(doc))
-    assert schema.load(stream)["footer"]["status"] == "interrupted"
+    assert len(docs.points(doc)) >= 3
+    assert doc["footer"]["points"] == len(docs.points(doc))
+    assert docs.read(stream)["footer"]["status"] == "interrupted"
 
 
 def test_tcp_interface_selection_and_recorded_options(tmp_path, capsys):
@@ -237,7 +238,7 @@ def test_tcp_interface_selection_and_recorded_options(tmp_path, capsys):
     out = tmp_path / "lo.json"
     assert main(["run", "tcp.rr_poll", "-s", "64", "-p", "iface=lo", "-p", "sndbuf=256K", "--mpi-home", home,
                  "-q", "-o", str(out), "--point-time", "0.05"]) == 0
-    info = schema.points(schema.load(out))[0]["info"]
+    info = docs.points(docs.read(out))[0]["info"]
     assert "127.0.0.1" in json.dumps(info)
     assert main(["run", "tcp.rr_poll", "-s", "64", "-p", "iface=nosuch0", "--mpi-home", home, "-q",
                  "-o", str(tmp_path / "bad.json"), "-t", "30"]) == 1

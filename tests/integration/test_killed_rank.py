@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 
 pytestmark = pytest.mark.integration
@@ -80,4 +81,4 @@ def test_killed_rank_is_named(flavour, tmp_path):
         assert f"rank 1 (PID {ranks[1]})" in line, line
     else:                            # Hydra names the process, not the rank
         assert any(f"(PID {pid})" in line for pid in ranks.values()), line
-    assert schema.load(out)["footer"]["status"] == "failed"
+    assert docs.read(out)["footer"]["status"] == "failed"

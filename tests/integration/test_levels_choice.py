@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 
@@ -18,13 +19,13 @@ FABRICLAB = str(Path(sys.executable).parent / "fabriclab")
 def test_one_host_runs_on_shm_and_the_header_says_why(tmp_path):
     out = tmp_path / "r.json"
     assert main(["run", "fabric.pingpong", "ucx.pingpong", "-s", "8", "-o", str(out), *FAST]) == 0
-    doc = schema.load(out)
+    doc = docs.read(out)
     levels = doc["header"]["levels"]
     job = levels["fabric"]["jobs"][0]
     assert job["provider"] == "shm" and "one host" in job["why"] and job["answer"]["inject_size"] > 0
     assert levels["fabric"]["library"]["name"] == "libfabric" and Path(levels["fabric"]["library"]["path"]).exists()
     assert levels["ucx"]["jobs"][0]["tls"].startswith("default") and levels["ucx"]["library"]["name"] == "UCX"
-    info = {p["bench"]: p["info"] for p in schema.points(doc)}
+    info = {p["bench"]: p["info"] for p in docs.points(doc)}
     assert info["fabric.pingpong"]["provider"] == "shm" and info["ucx.pingpong"]["lanes"]
 
 
@@ -43,9 +44,9 @@ def test_bad_names_are_one_line_and_exit_2_before_launching(argv, line, tmp_path
 def test_a_provider_without_rma_skips_the_puts_with_the_reason(tmp_path):
     out = tmp_path / "r.json"
     assert main(["run", "fabric.put_bw", "-s", "8", "-p", "provider=sm2", "-o", str(out), *FAST]) == 0
-    doc = schema.load(out)
+    doc = docs.read(out)
     skips = [r for r in doc["records"] if r["kind"] == "skip"]
-    assert not schema.points(doc) and skips and "sm2" in skips[0]["reason"], skips
+    assert not docs.points(doc) and skips and "sm2" in skips[0]["reason"], skips
 
 
 def test_doctor_lists_providers_and_transports(capsys):
@@ -67,4 +68,4 @@ def test_a_level_that_cannot_be_built_is_named_with_its_fix(tmp_path, monkeypatc
     assert "the fabric level is not available" in capsys.readouterr().err
     # the rest works unchanged, from a core built without the level
     assert main(["run", "message.pingpong", "ucx.pingpong", "-s", "8", "-o", str(tmp_path / "m.json"), *FAST]) == 0
-    assert {p["bench"] for p in schema.points(schema.load(tmp_path / "m.json"))} == {"message.pingpong", "ucx.pingpong"}
+    assert {p["bench"] for p in docs.points(docs.read(tmp_path / "m.json"))} == {"message.pingpong", "ucx.pingpong"}

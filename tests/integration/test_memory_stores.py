@@ -5,6 +5,7 @@ import platform
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 
@@ -18,8 +19,8 @@ WORD_LOOPS = ["memory.copy", "memory.strided_store", "memory.strided_load"]
 def _points(tmp_path, name: str, *argv: str) -> list[dict]:
     out = tmp_path / f"{name}.json"
     assert main(["run", *argv, "-o", str(out), *FAST]) == 0
-    doc = schema.load(out)
-    pts = schema.points(doc)
+    doc = docs.read(out)
+    pts = docs.points(doc)
     for p in pts:
         assert p["validation"]["errors"] == 0, p
         assert p["validation"]["checked_bytes"] == p["bytes_per_op"] > 0, p

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from slurmbed import slurm  # noqa: F401  (the fixture)
 from mpihome import mpi_home
@@ -39,7 +40,7 @@ def test_pingpong_under_srun(slurm, flavour, plugin, tmp_path):  # noqa: F811
     out = tmp_path / f"{flavour}.json"
     p = _run(slurm, out, home, "message.pingpong", "-s", "8,4K", "--validate", "--launcher", "srun")
     assert p.returncode == 0, p.stderr
-    doc = schema.load(out)
+    doc = docs.read(out)
     assert doc["footer"]["status"] == "complete"
     launcher = doc["header"]["launcher"]
     assert (launcher["launcher"], launcher["flavour"]) == ("srun", flavour)
@@ -49,7 +50,7 @@ def test_pingpong_under_srun(slurm, flavour, plugin, tmp_path):  # noqa: F811
     else:
         assert launcher["env"] == {}
     _one_job_on_both_nodes(doc, plugin)
-    pts = schema.points(doc)
+    pts = docs.points(doc)
     assert sorted(p["size"] for p in pts) == [8, 4096]
     for pt in pts:
         assert all(0 < s < 1 for s in pt["samples"])
@@ -61,9 +62,9 @@ def test_the_apps_run_across_both_nodes(slurm, tmp_path):  # noqa: F811
     out = tmp_path / "apps.json"
     p = _run(slurm, out, mpi_home("mpich"), "app", "-s", "97", "--validate", "--launcher", "srun")
     assert p.returncode == 0, p.stderr
-    doc = schema.load(out)
+    doc = docs.read(out)
     _one_job_on_both_nodes(doc, "pmi2")
-    pts = schema.points(doc)
+    pts = docs.points(doc)
     assert {(pt["bench"], pt["active"]) for pt in pts} == {(b, a) for b in ("app.transpose", "app.matmul", "app.sort")
                                                          for a in (1, 2)}
     assert all(pt["validation"]["errors"] == 0 and pt["validation"]["checked_bytes"] > 0 for pt in pts)
@@ -74,7 +75,7 @@ def test_auto_picks_srun_inside_an_allocation(slurm, tmp_path):  # noqa: F811
     out = tmp_path / "auto.json"
     p = _run(slurm, out, mpi_home("mpich"), "message.pingpong", "-s", "8")
     assert p.returncode == 0, p.stderr
-    doc = schema.load(out)
+    doc = docs.read(out)
     assert doc["header"]["launcher"]["launcher"] == "srun"
     _one_job_on_both_nodes(doc, "pmi2")
 
@@ -97,6 +98,6 @@ def test_singletons_stop_the_run_with_the_plugin_to_use(slurm, flavour, wrong, h
     assert len(errors) == 1, p.stderr
     assert "srun started 2 separate MPI jobs of 1 rank each, not one job of 2 ranks" in errors[0]
     assert errors[0].endswith(hint), errors[0]
-    doc = schema.load(out)
+    doc = docs.read(out)
     assert doc["footer"]["status"] == "failed" and doc["footer"]["points"] == 0
-    assert not schema.points(doc)
+    assert not docs.points(doc)

@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.studies.recipe import VERDICTS
@@ -19,8 +20,8 @@ def test_hellwagner_via_end_to_end_in_a_browser(tmp_path):
                  "--point-time", "0.05", "--min-samples", "5", "-q"]) == 0
     s = study("hellwagner-via")
     for st in s.steps:
-        doc = schema.load(out / f"{st.name}.json")
-        assert doc["footer"]["status"] == "complete" and schema.points(doc), st.name
+        doc = docs.read(out / f"{st.name}.json")
+        assert doc["footer"]["status"] == "complete" and docs.points(doc), st.name
     found = json.loads((out / "study.json").read_text())["findings"]
     assert len(found) == 4 and all(f["verdict"] in VERDICTS for f in found)
     # every finding measured here: each rests on points the reduced run still has

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.testbed import netns
@@ -63,15 +64,15 @@ def test_run_across_the_testbed(bed, tmp_path, mpi):
     out = tmp_path / "r.json"
     assert main(["run", "message.pingpong", "--testbed", "itest", "--hosts", "h0,h4", "-n", "2", "-s", "8,256K",
                  "--validate", *home, "-o", str(out), *FAST]) == 0
-    doc = schema.load(out)
+    doc = docs.read(out)
     assert doc["header"]["hosts"] == ["h0", "h4"]
     assert doc["header"]["launcher"]["transport"] == "tcp over eth0"
     ends = [r for r in doc["records"] if r["kind"] == "launch_end"]
-    payload = sum(len(p["samples"]) * p["batch"] * p["bytes_per_op"] for p in schema.points(doc))
+    payload = sum(len(p["samples"]) * p["batch"] * p["bytes_per_op"] for p in docs.points(doc))
     assert ends and sum(e["wire_bytes"] for e in ends) >= payload > 0     # every payload byte crossed a cable
     assert ends[0]["counters"]["h4"]["rx_bytes"] > 0 and ends[0]["counters"]["h2"]["tx_bytes"] < 10_000
     assert not any(d["code"] == "fabric-bypassed" for d in doc["records"] if d["kind"] == "diagnostic")
-    assert all(p["validation"]["errors"] == 0 for p in schema.points(doc))
+    assert all(p["validation"]["errors"] == 0 for p in docs.points(doc))
 
 
 @pytest.mark.parametrize("mpi", ["mpich", "openmpi"])
@@ -82,11 +83,11 @@ def test_the_levels_below_mpi_cross_the_testbed(bed, tmp_path, mpi):
     out = tmp_path / "r.json"
     assert main(["run", "fabric.stream", "fabric.pingpong", "ucx.stream", "--testbed", "itest", "--hosts", "h0,h4",
                  "-n", "2", "-s", "256K", "--validate", *home, "-o", str(out), *FAST]) == 0
-    doc = schema.load(out)
+    doc = docs.read(out)
     levels = doc["header"]["levels"]
     assert {j["provider"] for j in levels["fabric"]["jobs"]} == {"tcp"}
     assert {j["tls"] for j in levels["ucx"]["jobs"]} == {"tcp+self"}
-    pts = schema.points(doc)
+    pts = docs.points(doc)
     assert {p["bench"] for p in pts} == {"fabric.stream", "fabric.pingpong", "ucx.stream"}
     assert all(p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0 for p in pts)
     assert all(p["info"]["provider"] == "tcp" for p in pts if p["bench"].startswith("fabric."))
@@ -101,7 +102,7 @@ def test_saturation_across_the_trunk(bed, tmp_path):
     out = tmp_path / "s.json"
     assert main(["run", "message.saturation", "--testbed", "itest", "--hosts", "h0,h1,h4,h5", "-n", "4",
                  "-s", "64K", "-p", "window=8", "-o", str(out), *FAST, "--point-time", "1"]) == 0
-    doc = schema.load(out)
+    doc = docs.read(out)
     agg = {p["active"]: p["aggregate_bandwidth_Bps"] for p in doc["merged"]}
     # A second per point: a 64 KiB message takes 3.3 ms on the trunk, and one TCP stall in a
     # fifth of a second's few samples halves the figure.
@@ -122,8 +123,8 @@ def test_the_apps_cross_the_testbed_and_meet_the_model(bed, tmp_path):
     out = tmp_path / "apps.json"
     assert main(["run", "app.transpose", "app.sort", "--testbed", "itest", "--hosts", "h0,h1,h4,h5", "-n", "4",
                  "-s", "256", "--active", "4", "--validate", "-o", str(out), *FAST]) == 0
-    doc = schema.load(out)
-    pts = schema.points(doc)
+    doc = docs.read(out)
+    pts = docs.points(doc)
     assert {p["bench"] for p in pts} == {"app.transpose", "app.sort"}
     assert all(p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0 for p in pts)
     for p in pts:
@@ -153,11 +154,11 @@ def test_a_cut_cable_ends_the_run_and_names_the_rank(tmp_path):
                    "--point-time", "1", "-t", "5", "-L", "1", "-q", "-o", str(out)])
         threading_cut.wait()
         assert rc == 1 and time.monotonic() - t0 < 60
-        doc = schema.load(out.with_suffix(".ndjson"))
+        doc = docs.read(out.with_suffix(".ndjson"))
         err = doc["footer"]["error"]
         assert "message.pingpong" in err and "at size" in err and "phase: measuring" in err
         assert "Rank 1 on h4 stopped answering" in err
-        assert len(schema.points(doc)) >= 1                                      # completed points kept
+        assert len(docs.points(doc)) >= 1                                      # completed points kept
         left = [ns for ns in netns.namespaces("cut")
                 if subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.strip()]
         assert left == []                                                        # no process left behind
@@ -181,7 +182,7 @@ def test_a_cut_trunk_names_the_cable_and_the_ranks_whose_routes_cross_it(tmp_pat
                    "--point-time", "1", "-t", "5", "-L", "3", "-q", "-o", str(out)])
         cut.wait()
         assert rc == 1 and time.monotonic() - t0 < 90
-        err = schema.load(out.with_suffix(".ndjson"))["footer"]["error"]
+        err = docs.read(out.with_suffix(".ndjson"))["footer"]["error"]
         assert "message.stream" in err and "phase: measuring" in err
         assert ("Ranks 0, 1 on h0, h4 stopped answering: their routes cross cable s0:p4 <-> s1:p4 (link trunk), "
                 "which is down") in err
@@ -192,14 +193,14 @@ def test_a_cut_trunk_names_the_cable_and_the_ranks_whose_routes_cross_it(tmp_pat
 def test_the_counters_watch_names_the_host_it_cannot_reach(tmp_path):
     """--counters' watch (a real cluster's: no routes, no cable states) on a cut trunk, read through the
     launcher as on a cluster: the host beyond the cut does not answer, and it says so."""
-    import argparse
     from fabriclab.measure import counters, mpi
-    from fabriclab.testbed.launch import testbed_spec
+    from fabriclab.measure.session import Launch
+    from fabriclab.testbed.launch import TestbedSite
     assert main(["testbed", "up", TWO, "--name", "cw"]) == 0
     try:
-        args = argparse.Namespace(testbed="cw", hosts="h0,h4", ranks=2, hostfile=None, launcher="mpiexec",
-                                  ppn=None, launcher_arg=None)
-        watch = counters.CounterWatch(testbed_spec(args, mpi.discover(None, None, None, need_compiler=False)))
+        spec = TestbedSite("cw").spec(Launch(ranks=2, hosts="h0,h4", launcher="mpiexec"),
+                                      mpi.discover(None, None, None, need_compiler=False))
+        watch = counters.CounterWatch(spec)
         assert sorted(watch.before()) == ["h0", "h4"]
         st = netns.load("cw")
         subprocess.run(["ip", "-n", st["namespaces"]["s0"], "link", "set", "p4", "down"], check=True)
@@ -339,7 +340,7 @@ def test_counters_on_one_host_see_the_bypass(tmp_path):
     """--counters through the launcher: two ranks on one host move nothing on any interface."""
     out = tmp_path / "c.json"
     assert main(["run", "message.stream", "-s", "1M", "--counters", "-o", str(out), *FAST]) == 0
-    doc = schema.load(out)
+    doc = docs.read(out)
     ends = [r for r in doc["records"] if r["kind"] == "launch_end"]
     assert ends and all(set(e["counters"]) == {doc["header"]["hosts"][0]} for e in ends)
     assert any(d["code"] == "fabric-bypassed" for d in doc["records"] if d["kind"] == "diagnostic")
@@ -350,7 +351,7 @@ def test_alltoall_schedules_move_the_right_bytes(tmp_path):
     out = tmp_path / "a.json"
     assert main(["run", "message.alltoall", "-p", "variant=collective,pairwise,concurrent", "-n", "4", "-s", "8,64K",
                  "--validate", "--bind", "none", "-o", str(out), *FAST]) == 0
-    pts = schema.points(schema.load(out))
+    pts = docs.points(docs.read(out))
     assert {p["variant"] for p in pts} == {"", "variant=pairwise", "variant=concurrent"}   # "": the default
     assert all(p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0 for p in pts)
 
@@ -362,7 +363,7 @@ def test_validate_on_real_hosts_without_a_testbed(tmp_path, capsys):
     rc = main(["testbed", "validate", TWO, "--hosts", ",".join(["localhost"] * 8), "-s", "16K", "-o", str(out)])
     v = json.loads(out.read_text())["validation"]
     assert v["testbed"] is None and v["hosts"]["h7"] == "localhost" and netns.namespaces("twoswitches") == []
-    sat = schema.load(v["saturation"]["run"])
+    sat = docs.read(v["saturation"]["run"])
     assert "--counters" in sat["header"]["argv"] and "--testbed" not in sat["header"]["argv"]
     assert rc == 1 and "disagrees by" in capsys.readouterr().out     # shared memory is no 20 MB/s trunk
     assert main(["testbed", "validate", TWO, "--hosts", "a,b"]) == 2

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.measure import libraries, mpi
@@ -30,7 +31,7 @@ def _home(flavour: str) -> str:
 
 def _run(home: str, out: Path, *argv: str) -> dict:
     assert main(["run", *argv, "--validate", "--mpi-home", home, "-o", str(out), *FAST]) == 0
-    doc = schema.load(out)
+    doc = docs.read(out)
     assert doc["footer"]["status"] == "complete"
     return doc
 
@@ -41,7 +42,7 @@ def _lanes(p: dict) -> list[tuple[str, str]]:
 
 
 def _check(doc: dict, benches: list[str], tls: tuple[str, ...]) -> None:
-    points = schema.points(doc)
+    points = docs.points(doc)
     assert {(p["bench"], p["params"]["tls"]) for p in points} == {(b, t) for b in benches for t in tls}
     for p in points:
         info, size, v = p["info"], p["size"], p["validation"]
@@ -60,7 +61,7 @@ def _check(doc: dict, benches: list[str], tls: tuple[str, ...]) -> None:
 def test_every_pair_kernel_over_shared_memory_and_tcp_under_mpich(tmp_path):
     doc = _run(_home("mpich"), tmp_path / "r.json", *PAIR, *SIZES, "-p", f"tls={SHM},{TCP}")
     _check(doc, PAIR, (SHM, TCP))
-    tcp = [p for p in schema.points(doc) if p["params"]["tls"] == TCP and p["bench"] != "ucx.mr_reg"]
+    tcp = [p for p in docs.points(doc) if p["params"]["tls"] == TCP and p["bench"] != "ucx.mr_reg"]
     assert tcp and all(where.startswith("tcp/") for p in tcp for _, where in _lanes(p))
 
 
@@ -74,7 +75,7 @@ def test_tagged_and_rma_kernels_under_open_mpi(tmp_path):
 def test_bibw_on_two_pairs(flavour, tmp_path):
     doc = _run(_home(flavour), tmp_path / "r.json", "ucx.bibw", "-n", "4", *SIZES, "-p", f"tls={SHM}")
     _check(doc, ["ucx.bibw"], (SHM,))
-    for p in schema.points(doc):
+    for p in docs.points(doc):
         assert [r["role"] for r in p["ranks"]] == ["both"] * 4 and p["info"]["window"] == 64
 
 
@@ -82,5 +83,5 @@ def test_a_transport_ucx_cannot_use_here_skips_every_point_with_its_name(tmp_pat
     """`rc` is a UCX name (no InfiniBand here): the kernel records UCX's refusal per point."""
     doc = _run(_home("mpich"), tmp_path / "r.json", "ucx.pingpong", "-s", "0,8", "-p", "tls=rc")
     skips = [r for r in doc["records"] if r["kind"] == "skip"]
-    assert not schema.points(doc) and [r["size"] for r in skips] == [0, 8]
+    assert not docs.points(doc) and [r["size"] for r in skips] == [0, 8]
     assert all("UCX_TLS=rc" in r["reason"] for r in skips)

@@ -6,7 +6,8 @@ import math
 from fabriclab.analysis import aa
 from fabriclab.analysis.compare import Change
 from fabriclab.measure.runner import derive
-from fabriclab.schema import document
+
+import docs  # noqa: E402  (tests/support)
 
 
 def _change(size, verdict, lo, hi):
@@ -17,10 +18,9 @@ def _doc(medians_by_size):
     recs = []
     for size, medians in medians_by_size.items():
         for k, m in enumerate(medians):
-            rec = derive({"bench": "message.pingpong", "size": size, "stride": 1, "bytes_per_op": size,
-                          "legs_per_op": 2, "samples": [m] * 11, "launch": k}).to_dict()
-            recs.append({"kind": "point", **rec})
-    return document({"kind": "header"}, recs, {"status": "complete"})
+            recs.append(derive({"bench": "message.pingpong", "size": size, "stride": 1, "bytes_per_op": size,
+                                "legs_per_op": 2, "samples": [m] * 11, "launch": k}))
+    return docs.of(recs)
 
 
 def test_rate_counts_only_compared_points():

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.measure.benchmarks import REGISTRY
@@ -189,9 +190,9 @@ def test_show_gives_rate_speedup_and_phases(runs, capsys):
     assert best["app.sort [elem=64]"].endswith(f"Mkeys/s at {top} on 4 ranks")
     assert main(["show", runs["apps"], "-f", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    doc = schema.load(runs["apps"])
+    doc = docs.read(runs["apps"])
     rows = {(r["bench"], r["variant"], r["size"], r["active"]): r for r in out["rows"]}
-    for p in schema.points(doc):
+    for p in docs.points(doc):
         r = rows[(p["bench"], p["variant"], p["size"], p["active"])]
         assert r["phases_s"] == pytest.approx({k: statistics.median(v) for k, v in p["phases"].items()})
         if p["bench"] == "app.matmul":
@@ -205,19 +206,19 @@ def test_show_gives_rate_speedup_and_phases(runs, capsys):
 
 
 def test_the_exchange_phase_beside_the_model(runs):
-    """The run's exchange_model block (testbed/exchange.py) as the report's table."""
+    """The run's exchange_model block (measure/exchange.py) as the report's table."""
     doc = schema.load(runs["apps"])
-    doc["exchange_model"] = {"network": "two-switches.yaml", "calibration": None, "tolerance": 0.15,
+    doc.add_block("exchange_model", {"network": "two-switches.yaml", "calibration": None, "tolerance": 0.15,
                              "rows": [{"bench": "app.sort", "variant": "elem=64", "size": 16 << 20, "active": 4,
                                        "measured_s": 0.0123, "predicted_s": 0.0111, "ratio": 0.0123 / 0.0111,
-                                       "verdict": "agrees", "bottleneck": "link trunk (s0\u2192s1)"}]}
+                                       "verdict": "agrees", "bottleneck": "link trunk (s0\u2192s1)"}]})
     text = html.render([("apps", doc)])
     assert check_html(text)[0] == []
     assert "Exchange phase: measured vs predicted by the model" in text
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", text[text.index("Exchange phase"):])
     assert cells[:9] == ["app.sort [elem=64]", "16M keys", "4", "12.3 ms", "11.1 ms", "1.108", "agrees",
                          "link trunk (s0\u2192s1)", "two-switches.yaml"]
-    del doc["exchange_model"]
+    del doc.blocks["exchange_model"]
     assert "Exchange phase" not in html.render([("apps", doc)]) and 'id="apps"' in html.render([("apps", doc)])
 
 

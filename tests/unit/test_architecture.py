@@ -17,7 +17,7 @@ BASE = {"errors", "units", "schema", "outputs", ""}
 ALLOWED = {
     "analysis": set(),
     "model": set(),
-    "measure": {"analysis"},
+    "measure": {"analysis", "model"},
     "report": {"analysis", "measure"},
     "studies": {"analysis", "measure", "model", "report"},
     "testbed": {"analysis", "measure", "model"},
@@ -230,3 +230,98 @@ def test_test_modules_have_unique_names():
     """pytest imports test files by basename (no packages under tests/): two of one name collide."""
     names = [p.name for p in (PKG.parents[1] / "tests").rglob("test_*.py")]
     assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+
+
+# ---- one run entry point, one document type ------------------------------------------------------
+def _calls(path: Path):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call):
+            yield node
+
+
+def _dotted(node) -> str:
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def test_the_front_ends_build_no_namespace_and_start_no_fabriclab_process():
+    """A run is reached in-process through measure/session.py: cli/ makes no argparse
+    Namespace of its own (only its parsers do) nor reads a parser's private actions,
+    and no module starts fabriclab's own command line as a process."""
+    bad = []
+    for path in PKG.rglob("*.py"):
+        text = path.read_text()
+        rel = path.relative_to(PKG).as_posix()
+        for call in _calls(path):
+            if _dotted(call.func).endswith("Namespace"):
+                bad.append(f"{rel}:{call.lineno} builds a Namespace")
+            if _dotted(call.func).startswith("subprocess.") and any(
+                    isinstance(c, ast.Constant) and str(c.value).startswith(("fabriclab.cli", "fabriclab"))
+                    and c.value != "fabriclab-core" for c in ast.walk(call)):
+                bad.append(f"{rel}:{call.lineno} starts fabriclab's own command line")
+        if rel.startswith("cli/") and "._actions" in text and rel != "cli/letters.py":
+            bad.append(f"{rel} reads a parser's private actions")
+    assert not bad, bad
+
+
+def _reads_the_json_form(node) -> str | None:
+    """'header' or 'kind' where a node indexes a document's JSON form: x["header"],
+    x.get("kind"), x["records"]."""
+    keys = ("header", "kind", "records", "footer", "merged")
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value in keys:
+        return node.slice.value
+    if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "get" and node.args \
+            and isinstance(node.args[0], ast.Constant) and node.args[0].value in keys:
+        return node.args[0].value
+    return None
+
+
+def test_only_the_schema_reads_a_document_s_json():
+    """Readers take the typed document (schema/document.py): none but the schema
+    indexes ["header"] or filters records by their ["kind"]."""
+    bad = []
+    for path in PKG.rglob("*.py"):
+        rel = path.relative_to(PKG).as_posix()
+        if rel.startswith("schema/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            key = _reads_the_json_form(node)
+            if key:
+                bad.append(f"{rel}:{node.lineno} reads [{key!r}]")
+    # not run documents: tc's own JSON (the testbed's shapers) and the catalog's technologies
+    assert [b.split(":")[0] for b in bad] == ["model/catalog.py", "testbed/cables.py"], bad
+
+
+def test_one_validator_and_no_module_global_caches():
+    """The schema is read by one set of typed readers (fields.py's Fields, used by
+    records.py and document.py); nothing remembers a result between calls at module level."""
+    assert sorted(p.name for p in (PKG / "schema").glob("*.py")) == ["__init__.py", "document.py", "fields.py",
+                                                                     "records.py"]
+    bad = []
+    for path in PKG.rglob("*.py"):
+        rel = path.relative_to(PKG).as_posix()
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                bad += [f"{rel}:{node.lineno} {node.name} is memoised" for d in node.decorator_list
+                        if "cache" in ast.unparse(d)]
+            if isinstance(node, ast.Global):
+                bad.append(f"{rel}:{node.lineno} rebinds a module global")
+        mutable = {t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                   for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)
+                   and isinstance(n.value, (ast.List, ast.Dict, ast.Set)) and not _literal(n.value)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id in mutable \
+                    and node.func.attr in ("append", "extend", "update", "setdefault", "add", "insert"):
+                bad.append(f"{rel}:{node.lineno} grows module-level {node.func.value.id}")
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) \
+                    and isinstance(node.value, ast.Name) and node.value.id in mutable:
+                bad.append(f"{rel}:{node.lineno} stores into module-level {node.value.id}")
+    assert not bad, bad
+
+
+def _literal(node) -> bool:
+    """A container written out whole (a table of facts), not an empty one to fill."""
+    return bool(getattr(node, "elts", None) or getattr(node, "keys", None))

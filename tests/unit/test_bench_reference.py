@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
+
 from fabriclab.measure.benchmarks import REGISTRY
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
@@ -105,12 +107,14 @@ def test_within_five_percent_either_way():
 
 
 def test_fl_value_reads_the_points_median():
-    doc = {"records": [
-        {"kind": "launch"},
-        {"kind": "point", "bench": "fabric.pingpong", "size": 0, "latency_s": 2e-7},
-        {"kind": "point", "bench": "fabric.pingpong", "size": 8, "latency_s": 3e-7},
-        {"kind": "point", "bench": "fabric.stream", "size": 8, "bandwidth_Bps": 5e9}]}
-    assert bf.fl_value(doc, "fabric.pingpong", ("latency", 8)) == 3e-7
-    assert bf.fl_value(doc, "fabric.stream", ("bandwidth", 8)) == 5e9
+    from fabriclab.schema.records import Point, Summary
+
+    def pt(bench, size, t, legs):
+        return Point(bench=bench, size=size, bytes_per_op=legs * size, legs_per_op=legs, summary=Summary(t),
+                     samples=[t])
+    doc = docs.of([pt("fabric.pingpong", 0, 4e-7, 2), pt("fabric.pingpong", 8, 6e-7, 2),
+                   pt("fabric.stream", 8, 1.6e-9, 1)])
+    assert bf.fl_value(doc, "fabric.pingpong", ("latency", 8)) == pytest.approx(3e-7)
+    assert bf.fl_value(doc, "fabric.stream", ("bandwidth", 8)) == pytest.approx(5e9)
     with pytest.raises(bf.c.BenchError):
         bf.fl_value(doc, "fabric.stream", ("bandwidth", 65536))

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
+
 from fabriclab.model.datafile import read_data_file
 from fabriclab.model.topologies.custom import CustomNetwork
 from fabriclab.testbed import cablecheck, cables, plan
@@ -119,6 +121,11 @@ def test_an_emulation_short_of_cpu_or_rate_is_not_faithful():
     assert not e["faithful"] and "dropped 7 packets at its input backlog" in e["reasons"][0]
 
 
+def _doc(records: list):
+    """A document of these records (launch and launch_end), read as readers take it."""
+    return docs.typed(docs.document({}, records, {"status": "complete"}))
+
+
 def test_compare_takes_the_median_over_launches_and_the_shapers_sum():
     pred = [{"cable": 8, "from": "l0", "to": "sp0", "label": "x", "flows": 6.0, "rate_Bps": 1.0, "util": 1.0}]
 
@@ -127,7 +134,7 @@ def test_compare_takes_the_median_over_launches_and_the_shapers_sum():
                 "cables": [{"cable": 8, "from": "l0", "to": "sp0", "util": util, "p90_util": 1.0, "at_rate": 0.5}]}
         return {"kind": "launch_end", "bench": "message.alltoall", "spans": [span],
                 "shapers": [{"cable": 8, "from": "l0", "to": "sp0", "drops": 2, "overlimits": 5}]}
-    (row,) = cablecheck.compare(pred, [end(0.8), end(0.9), end(0.95), {"kind": "point"}])
+    (row,) = cablecheck.compare(pred, _doc([end(0.8), end(0.9), end(0.95)]))
     (c,) = row["cables"]
     assert row["size"] == 4096 and c["measured_util"] == 0.9 and c["drops"] == 6 and c["overlimits"] == 15
 
@@ -147,7 +154,7 @@ def test_links_named_by_interface_are_compared_with_the_model_s_flows_on_real_ho
              "n3": {"interfaces": {"eth0": [3, 3]}}, "n1": {"interfaces": {"eth0": [1, 1]}}}
         return {"kind": "launch_end", "bench": "message.alltoall", "launch": k, "counters": c, "ended": 10.0 + k}
     records = [{"kind": "launch", "bench": "message.alltoall", "launch": k, "started": 9.0 + k} for k in (0, 1)]
-    rows = cablecheck.interface_links(net, hosts, records + [end(0), end(1)])
+    rows = cablecheck.interface_links(net, hosts, _doc(records + [end(0), end(1)]))
     assert [(r["from"], r["to"], r["host"], r["iface"]) for r in rows] == [
         ("h0", "s0", "n0", "eth1"), ("s0", "h0", "n0", "eth1"), ("h2", "s1", "n2", "eth0"),
         ("s1", "h2", "n2", "eth0"), ("h3", "s1", "n3", "eth0"), ("s1", "h3", "n3", "eth0")]
@@ -186,7 +193,9 @@ def test_the_report_ranks_the_loaded_cables_and_lists_every_one():
          "per_size": [{"size": 262144, "measured_Bps": 8e6, "ratio": 0.89}], "cables": [size],
          "emulation": cablecheck.emulation(size), "explanation": cablecheck.explain(size, 0.89)}
     point = MergedPoint(bench="message.alltoall", size=262144, bytes_per_op=1, summary=Summary(median=1.0))
-    run = figures.RunView("v", {"header": {}, "validation": v}, rows=[Row.of(point)])
+    doc = docs.of([])
+    doc.add_block("validation", v)
+    run = figures.RunView("v", doc, rows=[Row.of(point)])
     _, cab = figures.validation([run])
     # the host cable (predicted 0.6) is loaded; the 31 saturated and it make 32 rows: 12 lowest, 12 highest
     assert len(cab.bars) == 24 and cab.bars[0] == ("h0->l0", pytest.approx(0.5 / 0.6)) and cab.bars[1] == ("l0->sp0", 0.85)

@@ -4,6 +4,7 @@ calibration file that the model reads back."""
 import pytest
 import yaml
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.model.calibrate import load_file
@@ -29,8 +30,8 @@ def test_calibration_from_saturation(runs, capsys):
     m = data["link"]
     assert m["value"] == pytest.approx(plateau["rate_Bps"] / 1e6, abs=1e-3)
     assert m["ci_MBps"][0] <= m["value"] <= m["ci_MBps"][1]
-    assert "message.saturation at 1M" in m["source"] and f"run {doc['header']['run_id']}" in m["source"]
-    assert m["date"] == doc["header"]["start_time"][:10]
+    assert "message.saturation at 1M" in m["source"] and f"run {doc.header.run_id}" in m["source"]
+    assert m["date"] == doc.header.start_time[:10]
     assert load_file(str(out)).common["link"] == pytest.approx(m["value"] * 1e6)   # the model reads it back
 
 

@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 
@@ -15,9 +16,9 @@ def run_args(fake, tmp_path, *extra):
 def test_run_writes_valid_document(fake_core, tmp_path, capsys):
     rc = main(run_args(fake_core, tmp_path, "message.pingpong", "message.stream", "-s", "0:1K:x4", "--validate"))
     assert rc == 0
-    doc = schema.load(tmp_path / "r.json")
+    doc = docs.read(tmp_path / "r.json")
     assert doc["footer"]["status"] == "complete"
-    pts = schema.points(doc)
+    pts = docs.points(doc)
     k = doc["header"]["plan"]["launches"]
     assert k == 5  # the default
     for launch in range(k):  # every launch measures every point, in its own shuffled order
@@ -54,17 +55,17 @@ def test_hang_names_bench_point_and_phase(fake_core, tmp_path, monkeypatch, caps
     assert rc == 1
     err = capsys.readouterr().err
     assert "message.pingpong" in err and "no output for 1.5 s" in err and "phase: measuring" in err
-    doc = schema.load(tmp_path / "r.json")
+    doc = docs.read(tmp_path / "r.json")
     assert doc["footer"]["status"] == "failed"
-    assert len(schema.points(doc)) == 2
+    assert len(docs.points(doc)) == 2
 
 
 def test_dead_rank_keeps_completed_points(fake_core, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FAKECORE_MODE", "die:3")
     assert main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "1:64:x2")) == 1
     assert "ended early" in capsys.readouterr().err
-    stream = schema.load(tmp_path / "r.ndjson")
-    assert len(schema.points(stream)) == 3 and stream["footer"]["points"] == 3
+    stream = docs.read(tmp_path / "r.ndjson")
+    assert len(docs.points(stream)) == 3 and stream["footer"]["points"] == 3
     launch = next(r for r in stream["records"] if r["kind"] == "launch")
     assert launch["hello"]["mpi_library"] == "FakeMPI 1.0"  # streamed, not only in RUN.json
 
@@ -73,7 +74,7 @@ def test_point_without_samples_fails_cleanly(fake_core, tmp_path, monkeypatch, c
     monkeypatch.setenv("FAKECORE_MODE", "nosamples:1")
     assert main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "1:8:x2")) == 1
     assert "unusable point" in capsys.readouterr().err
-    doc = schema.load(tmp_path / "r.json")
+    doc = docs.read(tmp_path / "r.json")
     assert doc["footer"]["status"] == "failed" and doc["footer"]["points"] == 1
 
 
@@ -88,8 +89,8 @@ def test_separate_one_rank_jobs_stop_before_any_point(fake_core, tmp_path, monke
     assert main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "8")) == 1
     err = capsys.readouterr().err
     assert "mpiexec started 2 separate MPI jobs of 1 rank each, not one job of 2 ranks" in err
-    doc = schema.load(tmp_path / "r.json")
-    assert doc["footer"]["status"] == "failed" and not schema.points(doc)
+    doc = docs.read(tmp_path / "r.json")
+    assert doc["footer"]["status"] == "failed" and not docs.points(doc)
     assert next(r for r in doc["records"] if r["kind"] == "launch")["hello"]["ranks"] == 1  # the evidence
 
 

@@ -8,7 +8,7 @@ from fabriclab.cli import main
 from fabriclab.analysis.compare import compare
 from fabriclab.errors import UsageError
 from fabriclab.measure.runner import derive
-from fabriclab.schema import document, write_document
+import docs  # noqa: E402  (tests/support)
 
 
 def _doc(points):
@@ -19,9 +19,8 @@ def _doc(points):
         for k, launch in enumerate(sets):
             rec = {"bench": bench, "size": size, "stride": 1, "bytes_per_op": size, "legs_per_op": 1,
                    "samples": list(launch), "launch": k}
-            rec = derive(rec).to_dict()
-            recs.append({"kind": "point", **rec})
-    return document({"kind": "header"}, recs, {"status": "complete"})
+            recs.append(derive(rec))
+    return docs.of(recs)
 
 
 def _launches(rng, median, k=5, n=100, between=0.1, within=0.02):
@@ -89,8 +88,8 @@ def test_threshold_hides_trivial_significant_changes():
 
 def test_compare_cli_and_fail_on_slower(tmp_path, capsys):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
-    write_document(_doc({("message.pingpong", 8): [1e-6, 1.01e-6, 1.02e-6] * 10}), a)
-    write_document(_doc({("message.pingpong", 8): [2e-6, 2.01e-6, 2.02e-6] * 10}), b)
+    _doc({("message.pingpong", 8): [1e-6, 1.01e-6, 1.02e-6] * 10}).write(a)
+    _doc({("message.pingpong", 8): [2e-6, 2.01e-6, 2.02e-6] * 10}).write(b)
     assert main(["compare", str(a), str(b)]) == 0
     assert "1 slower" in capsys.readouterr().out
     assert main(["compare", str(a), str(b), "--fail-on-slower"]) == 1

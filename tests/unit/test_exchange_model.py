@@ -1,4 +1,4 @@
-"""The apps' exchange phases against the model (model/exchange.py, testbed/exchange.py): the busiest
+"""The apps' exchange phases against the model (model/exchange.py, measure/exchange.py): the busiest
 resource's work for explicit flows, checked by hand on the two-switch network; rank placement by host
 name; a calibration that lowers the trunk's rate; and `fabriclab calibrate --bidirectional`."""
 from pathlib import Path
@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab.cli import main
 from fabriclab.errors import UsageError
 from fabriclab.measure import apps
@@ -13,7 +14,7 @@ from fabriclab.model.calibrate import Calibration
 from fabriclab.model.exchange import exchange_time
 from fabriclab.model.filesystem import FileSystem
 from fabriclab.schema.records import MergedPoint, Summary
-from fabriclab.testbed.exchange import rows
+from fabriclab.measure.exchange import rows
 
 TWO = str(Path(__file__).resolve().parents[2] / "examples" / "testbeds" / "two-switches.yaml")
 MB = 1e6
@@ -74,7 +75,7 @@ def test_calibrate_both_ways_from_bibw(fake_core, tmp_path):
     from fabriclab.model.calibrate import load_file
     # Two resources share one point's figures: written out, not aliased, since the loader refuses aliases.
     assert "&" not in out.read_text() and set(load_file(str(out)).common) == {"links[8]", "trunk"}
-    best = max(p["bandwidth_Bps"] for p in schema.load(run)["merged"])
+    best = max(p["bandwidth_Bps"] for p in docs.read(run)["merged"])
     assert set(data) == {"links[8]", "trunk"}
     assert data["trunk"]["value"] == pytest.approx(best / 2 / 1e6, abs=1e-3)
     assert "loading it both ways" in data["trunk"]["source"]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.measure import failures
@@ -57,6 +58,6 @@ def test_error_line_names_the_killed_rank(fake_core, tmp_path, monkeypatch, caps
     assert "the MPI job ended early" in line and "killed by signal 9 (Killed)" in line, line
     assert "out-of-memory killer" in line and "stderr: (empty)" not in line
     assert ("rank 1 (PID 18447) on vm" if "openmpi" in report else "a rank (PID 16480) on vm") in line
-    doc = schema.load(out)
+    doc = docs.read(out)
     assert doc["footer"]["status"] == "failed" and "killed by signal 9" in doc["footer"]["error"]
-    assert len(schema.points(doc)) == 2
+    assert len(docs.points(doc)) == 2

@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.errors import UsageError
@@ -21,7 +22,7 @@ def _run(fake, tmp_path, *argv):
     out = tmp_path / "r.json"
     rc = main(["run", "--core", fake["core"], "--mpiexec", fake["mpiexec"], "-o", str(out), "-q", "-L", "1",
                *argv])
-    return rc, (schema.load(out) if out.exists() else None)
+    return rc, (docs.read(out) if out.exists() else None)
 
 
 def _hellos(doc) -> dict:
@@ -35,7 +36,7 @@ def test_suffixed_parameter_reaches_the_core_as_a_decimal_integer(fake_core, tmp
     rc, doc = _run(fake_core, tmp_path, "message.stream", "-s", "8", "-p", "window=1KiB")
     assert rc == 0
     assert _hellos(doc)["message.stream"]["params"]["window"] == "1024"
-    (p,) = schema.points(doc)
+    (p,) = docs.points(doc)
     assert p["params"]["window"] == "1024" and p["variant"] == "window=1024"
 
 
@@ -57,7 +58,7 @@ def test_strides_and_connection_counts_with_suffixes(fake_core, tmp_path):
 def test_active_counts(fake_core, tmp_path):
     rc, doc = _run(fake_core, tmp_path, "message.hotspot", "-n", "4", "-s", "8", "--active", "1,3")
     assert rc == 0
-    assert sorted(p["active"] for p in schema.points(doc)) == [1, 3]
+    assert sorted(p["active"] for p in docs.points(doc)) == [1, 3]
 
 
 def test_choice_text_and_size_parameters(fake_core, tmp_path):
@@ -74,7 +75,7 @@ def test_choice_text_and_size_parameters(fake_core, tmp_path):
 def test_spellings_of_one_value_are_one_variant(fake_core, tmp_path):
     rc, doc = _run(fake_core, tmp_path, "message.stream", "-s", "8", "-p", "window=1K,1024,1KiB,64")
     assert rc == 0
-    assert sorted(p["variant"] for p in schema.points(doc)) == ["", "window=1024"]
+    assert sorted(p["variant"] for p in docs.points(doc)) == ["", "window=1024"]
 
 
 # ---- refused before anything is built or launched

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.analysis.compare import compare
 from fabriclab.report.changes import format_changes
-from fabriclab.analysis.merge import merged, stored
 from fabriclab.cli import main
 from fabriclab.errors import UsageError
 from fabriclab.measure import imports
@@ -22,13 +22,14 @@ DATA = Path(__file__).parents[1] / "data" / "imports"
 
 
 def load(name: str, tool: str) -> dict:
-    return imports.load(DATA / name, tool)
+    """The imported document's JSON form."""
+    return imports.load(DATA / name, tool).to_dict()
 
 
 def pts(doc: dict, bench: str | None = None) -> dict:
     """Points by (bench, size, active), or by size for one benchmark."""
     out = {}
-    for p in schema.points(doc):
+    for p in docs.points(doc):
         if bench is None:
             out[(p["bench"], p["size"], p["active"])] = p
         elif p["bench"] == bench:
@@ -71,7 +72,7 @@ def test_osu_header_says_what_was_imported():
     assert imp["benchmarks"] == ["osu_latency"] and "half the round trip" in imp["averaging"]
     assert h["run_id"] == f"imported-osu-{sha[:12]}" and h["nranks"] == 2
     assert h["start_time"] == datetime.fromtimestamp(os.stat(path).st_mtime, timezone.utc).isoformat()
-    assert doc["schema_version"] == schema.SCHEMA_VERSION == 10
+    assert doc["schema_version"] == schema.SCHEMA_VERSION == 11
     assert doc["footer"] == {"status": "complete", "error": None, "points": 24}
 
 
@@ -128,7 +129,7 @@ def test_osu_concatenated_outputs_and_library_noise():
     assert by[("deposit.get_bw", 1, None)]["bytes_per_op"] == 1
     bibw = by[("deposit.put_bibw", 64, 1)]
     assert bibw["concurrent"] and bibw["bytes_per_op"] == 128 and bibw["variant"] == ""
-    assert len(schema.points(doc)) == 3 * 13
+    assert len(docs.points(doc)) == 3 * 13
 
 
 def test_osu_unsupported_and_empty_sections():
@@ -170,7 +171,7 @@ def test_imb_blocks_of_every_benchmark_and_process_count():
     assert (a2["bytes_per_op"], a4["bytes_per_op"]) == (2 * 128, 12 * 128)
     assert a4["summary"]["median"] == pytest.approx(3.64e-6) and a4["latency_s"] == a4["summary"]["median"]
     assert by[("message.alltoall", 0, 4)]["bandwidth_Bps"] is None
-    assert len(schema.points(doc)) == 12 * 8
+    assert len(docs.points(doc)) == 12 * 8
 
 
 @pytest.mark.parametrize("name,mega", [("imb_mpi1_2021.txt", 1e6), ("imb_mpi1_v3.txt", 1048576)])
@@ -178,7 +179,7 @@ def test_imb_megabytes_by_version(name, mega):
     """PingPong's Mbytes/sec is size / t[usec] in IMB's Mbyte: 10^6 B from 2018, 2^20 B before."""
     doc = load(name, "imb")
     assert imb.mega(doc["header"]["imported"]["tool_version"]) == mega
-    for p in schema.points(doc):
+    for p in docs.points(doc):
         if p["bench"] == "message.pingpong" and p["size"] >= 64:
             printed = float(p["imported"]["row"]["Mbytes/sec"])
             assert p["bandwidth_Bps"] == pytest.approx(printed * mega, rel=5e-3)
@@ -202,25 +203,25 @@ def test_imb_failed_samples_are_skips():
 
 def test_schema_accepts_points_without_samples_only_when_imported(tmp_path):
     doc = load("osu_latency_v5.txt", "osu")
-    schema.validate(doc)
+    docs.typed(doc)
     f = tmp_path / "imp.json"
-    schema.write_document(doc, f)
-    assert schema.load(f) == json.loads(json.dumps(doc))
+    schema.write_json(doc, f)
+    assert docs.read(f) == json.loads(json.dumps(doc))
     plain = json.loads(json.dumps(doc))
     del plain["header"]["imported"]
     with pytest.raises(UsageError, match="empty or non-finite samples"):
-        schema.validate(plain)
+        docs.typed(plain)
     broken = json.loads(json.dumps(doc))
     broken["records"][0]["summary"]["median"] = None
     with pytest.raises(UsageError, match="no time per op"):
-        schema.validate(broken)
+        docs.typed(broken)
 
 
 def test_imported_point_merges_to_itself():
     doc = load("osu_latency_v5.txt", "osu")
-    m = [x.to_dict(stored=True) for x in merged(doc)]  # as stored
-    again = merged({k: v for k, v in doc.items() if k != "merged"})  # as computed
-    assert m == stored({k: v for k, v in doc.items() if k != "merged"})["merged"]
+    m = [x.to_dict(stored=True) for x in docs.typed(doc).merged]  # as stored
+    again = docs.typed({k: v for k, v in doc.items() if k != "merged"}).merged  # as computed
+    assert m == [x.to_dict(stored=True) for x in again] == doc["merged"]
     p = next(x for x in again if x.size == 8).to_dict()
     assert p["launches"] == [{"launch": 0, "median": pytest.approx(3.2e-6), "n": None, "stop": "imported"}]
     assert p["spread"] == {"within_rel": None, "between_rel": None, "max_min_ratio": None, "launch_medians": None}
@@ -233,9 +234,9 @@ def test_a_point_printed_twice_is_two_launches(tmp_path):
     second = first.replace("1.60", "2.00")
     f = tmp_path / "twice.txt"
     f.write_text(first + "\n" + second)
-    doc = imports.load(f, "osu")
-    assert [(p["size"], p["launch"]) for p in schema.points(doc)] == [(8, 0), (64, 0), (8, 1), (64, 1)]
-    p = next(x for x in merged(doc) if x.size == 8).to_dict()
+    doc = imports.load(f, "osu").to_dict()
+    assert [(p["size"], p["launch"]) for p in docs.points(doc)] == [(8, 0), (64, 0), (8, 1), (64, 1)]
+    p = next(x for x in docs.typed(doc).merged if x.size == 8).to_dict()
     assert [x["median"] for x in p["launches"]] == pytest.approx([3.2e-6, 4.0e-6])
     assert p["summary"]["median"] == pytest.approx(3.6e-6) and p["latency_s"] == pytest.approx(1.8e-6)
 
@@ -247,18 +248,17 @@ def _own_pingpong(sizes, median):
             rec = {"bench": "message.pingpong", "variant": "", "size": size, "stride": 1, "conns": 1,
                    "bytes_per_op": 2 * size, "legs_per_op": 2, "samples": [median * (1 + 0.01 * (i % 3)) for i in range(30)],
                    "launch": k}
-            rec = derive(rec).to_dict()
-            recs.append({"kind": "point", **rec})
-    return schema.document({"kind": "header", "run_id": "own"}, recs, {"status": "complete"})
+            recs.append(derive(rec))
+    return docs.of(recs, {"run_id": "own"})
 
 
 def test_compare_against_an_imported_run_has_no_interval():
     own = _own_pingpong([8, 64, 3], 6.4e-6)  # twice OSU's time at 8 B: still no verdict
     osu_doc = load("osu_latency_v5.txt", "osu")
-    changes = {c.size: c for c in compare(own, osu_doc)}
+    changes = {c.size: c for c in compare(own, docs.typed(osu_doc))}
     c = changes[8]
     assert c.verdict == "no-interval"
-    assert c.ratio == pytest.approx(3.2e-6 / own["records"][0]["summary"]["median"])
+    assert c.ratio == pytest.approx(3.2e-6 / own.points[0].summary.median)
     assert c.new_median_s == pytest.approx(3.2e-6) and (c.base_launches, c.new_launches) == (3, 1)
     assert math.isnan(c.ratio_ci_low) and math.isnan(c.ratio_ci_high)
     assert changes[3].verdict == "only-in-base" and changes[16].verdict == "only-in-new"
@@ -272,14 +272,14 @@ def test_compare_against_an_imported_run_has_no_interval():
 
 
 def test_imported_against_imported():
-    changes = compare(load("osu_latency_v5.txt", "osu"), load("imb_mpi1_2021.txt", "imb"))
+    changes = compare(docs.typed(load("osu_latency_v5.txt", "osu")), docs.typed(load("imb_mpi1_2021.txt", "imb")))
     c = next(x for x in changes if x.bench == "message.pingpong" and x.size == 1024)
     assert c.verdict == "no-interval" and c.ratio == pytest.approx(6.68 / 3.05)
 
 
 def test_tables_and_summary_read_imported_points():
     from fabriclab.report import summary, tables
-    doc = load("imb_mpi1_2021.txt", "imb")
+    doc = docs.typed(load("imb_mpi1_2021.txt", "imb"))
     for fmt in ("table", "md", "csv", "json"):
         tables.format_doc(doc, fmt)
     rows = tables.rows(doc)
@@ -297,7 +297,7 @@ def test_cli_import_then_show(tmp_path, capsys):
     assert main(["import", str(DATA / "osu_latency_v5.txt"), "--from", "osu", "-o", str(out)]) == 0
     err = capsys.readouterr().err
     assert "imported 24 points of OSU osu_latency" in err and str(out) in err
-    doc = schema.load(out)
+    doc = docs.read(out)
     assert doc["header"]["argv"][:2] == ["fabriclab", "import"]
     assert main(["show", str(out)]) == 0
     shown = capsys.readouterr().out
@@ -310,7 +310,7 @@ def test_cli_default_output_and_stdout(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["import", str(DATA / "imb_mpi1_2021.txt"), "--from", "imb"]) == 0
     path = tmp_path / "results" / "imported-imb-imb_mpi1_2021.json"
-    assert schema.load(path)["header"]["imported"]["tool"] == "imb"
+    assert docs.read(path)["header"]["imported"]["tool"] == "imb"
     assert "not imported: Allreduce" in capsys.readouterr().err
     assert main(["import", str(DATA / "osu_bw_v7.txt"), "--from", "osu", "-o", "-"]) == 0
     cap = capsys.readouterr()
@@ -320,7 +320,7 @@ def test_cli_default_output_and_stdout(tmp_path, monkeypatch, capsys):
 
 def _fabriclab_json(tmp_path):
     f = tmp_path / "run.json"
-    schema.write_document(_own_pingpong([8], 1e-6), f)
+    _own_pingpong([8], 1e-6).write(f)
     return f
 
 

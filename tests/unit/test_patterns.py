@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.analysis import ranks
 from fabriclab.cli import main
@@ -238,9 +239,9 @@ def test_hotspot_run_records_ranks(fake_core, tmp_path, capsys):
     out = tmp_path / "h.json"
     assert main(["run", "message.hotspot", "-n", "4", "-s", "8,1K", "--mpiexec", fake_core["mpiexec"],
                  "--core", fake_core["core"], "-q", "-o", str(out), "-L", "1"]) == 0
-    doc = schema.load(out)
-    assert doc["schema_version"] == schema.SCHEMA_VERSION == 10
-    pts = schema.points(doc)
+    doc = docs.read(out)
+    assert doc["schema_version"] == schema.SCHEMA_VERSION == 11
+    pts = docs.points(doc)
     assert [(p["active"], p["size"]) for p in pts] == [(1, 8), (1, 1024), (2, 8), (2, 1024), (3, 8), (3, 1024)]
     for p in pts:
         assert len(p["ranks"]) == p["active"] + 1 and p["fairness"]["n"] == p["active"]
@@ -257,30 +258,30 @@ def test_schema_round_trip_of_pattern_fields(fake_core, tmp_path):
     out = tmp_path / "s.json"
     assert main(["run", "message.saturation", "-n", "4", "-s", "64", "--mpiexec", fake_core["mpiexec"],
                  "--core", fake_core["core"], "-q", "-o", str(out)]) == 0
-    doc = schema.load(out)
-    again = schema.load(out.with_suffix(".ndjson"))
-    assert schema.points(again) == schema.points(doc)
-    p = schema.points(doc)[0]
+    doc = docs.read(out)
+    again = docs.read(out.with_suffix(".ndjson"))
+    assert docs.points(again) == docs.points(doc)
+    p = docs.points(doc)[0]
     assert {"roles", "peers", "rank_samples", "rank_sent_bytes", "rank_recv_bytes", "ranks", "fairness",
             "aggregate_bandwidth_Bps", "message_rate_per_s", "variant", "cache", "buffers"} <= set(p)
     broken = copy.deepcopy(doc)
-    schema.points(broken)[0]["rank_samples"] = [[1e-6]]
+    docs.points(broken)[0]["rank_samples"] = [[1e-6]]
     with pytest.raises(UsageError, match="rank samples"):
-        schema.validate(broken)
+        docs.typed(broken)
 
 
 def test_version_1_documents_still_load_and_compare(fake_core, tmp_path, capsys):
     out = tmp_path / "v.json"
     assert main(["run", "message.pingpong", "-s", "8", "--mpiexec", fake_core["mpiexec"], "--core",
                  fake_core["core"], "-q", "-o", str(out)]) == 0
-    doc = schema.load(out)
+    doc = docs.read(out)
     old = copy.deepcopy(doc)
     old["schema_version"] = 1
-    for p in schema.points(old):
+    for p in docs.points(old):
         for k in ("variant", "conns", "cache", "buffers", "concurrent"):
             p.pop(k, None)
-    schema.validate(old)
-    assert schema.point_key(schema.points(old)[0]) == schema.point_key(schema.points(doc)[0])
+    docs.typed(old)
+    assert schema.point_key(docs.points(old)[0]) == schema.point_key(docs.points(doc)[0])
 
 
 def test_strided_copies_are_read_against_the_best_contiguous_copy(fake_core, tmp_path, capsys):
@@ -298,21 +299,20 @@ def test_strided_copies_are_read_against_the_best_contiguous_copy(fake_core, tmp
 
 
 def test_stored_merged_points_match_a_fresh_merge(fake_core, tmp_path):
-    from fabriclab.analysis.merge import merged
     from fabriclab.report.tables import rows
     out = tmp_path / "k.json"
     assert main(["run", "message.pingpong", "message.hotspot", "-n", "4", "-s", "8,1K", "-L", "3",
                  "--seed", "7", "--mpiexec", fake_core["mpiexec"], "--core", fake_core["core"], "-q",
                  "-o", str(out)]) == 0
-    doc = schema.load(out)
+    doc = docs.read(out)
     assert doc["header"]["plan"]["seed"] == 7 and doc["header"]["plan"]["launches"] == 3
-    fresh = {k: v for k, v in doc.items() if k != "merged"}
-    assert rows(doc) == rows(fresh)
-    m = merged(fresh)
+    fresh = docs.typed({k: v for k, v in doc.items() if k != "merged"})
+    assert rows(docs.typed(doc)) == rows(fresh)
+    m = fresh.merged
     assert all(len(p.launches) == 3 for p in m) and len(m) == 2 + 3 * 2
     assert "samples" not in doc["merged"][0] and m[0].samples
     again = schema.load(out.with_suffix(".ndjson"))  # a stream has no stored merge: merged when read
-    assert rows(again) == rows(doc)
+    assert rows(again) == rows(docs.typed(doc))
 
 
 def test_shuffle_is_deterministic_per_seed_and_launch():

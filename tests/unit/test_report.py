@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.report import figures, html, svg
@@ -53,8 +54,8 @@ def test_report_of_the_default_suite(runs, capsys):
                 "layers-latency", "layers-bandwidth", "layer-cost-latency", "layer-cost-bandwidth"):
         assert fid in ids
     assert any(i.startswith("strided-") for i in ids)
-    doc = schema.load(runs["suite"])
-    for bench in {p["bench"] for p in schema.points(doc)}:
+    doc = docs.read(runs["suite"])
+    for bench in {p["bench"] for p in docs.points(doc)}:
         assert f"{bench.replace('.', '-').replace('_', '-')}-" in " ".join(ids), bench
     # The header says what ran, where and how; warnings are grouped by kind.
     for fact in ("launch command", "cache state", "launches per point", "FakeMPI", "complete"):
@@ -113,8 +114,7 @@ def test_patterns_report(runs):
     hs = figures.hotspot([run])[0]
     assert [s.label for s in hs.series] == ["aggregate", "per sender (mean)", "slowest sender"]
     agg, per, slow = hs.series
-    from fabriclab.analysis.merge import merged
-    pts = {p.active: p.to_dict() for p in merged(run.doc) if p.bench == "message.hotspot" and p.size == 1 << 20}
+    pts = {p.active: p.to_dict() for p in run.doc.merged if p.bench == "message.hotspot" and p.size == 1 << 20}
     for a, m, lo in zip(per.x, per.y, slow.y):
         senders = [r["bandwidth_Bps"] / 1e6 for r in pts[a]["ranks"] if r["role"] == "sender"]
         assert len(senders) == a and m == pytest.approx(sum(senders) / a) and lo == pytest.approx(min(senders))

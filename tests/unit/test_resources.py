@@ -3,6 +3,7 @@ against what its kernel allocates (read off csrc/families), the points a
 kernel skips, the ranks per host, and the refusal through main()."""
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.measure import footprint as fp, resources
@@ -213,7 +214,7 @@ def test_force_runs_what_the_estimate_refuses(fake_core, tmp_path, monkeypatch, 
     assert "needs about 1.06 GiB" in capsys.readouterr().err
     assert main([*argv, "--force"]) == 0
     assert "needs about" in capsys.readouterr().err      # still said
-    assert len(schema.points(schema.load(tmp_path / "r.json"))) == 1
+    assert len(docs.points(docs.read(tmp_path / "r.json"))) == 1
 
 
 def test_nothing_to_measure_is_refused(tmp_path, capsys, untouchable_core):

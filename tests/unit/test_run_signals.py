@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 
 
@@ -30,7 +31,7 @@ def test_signal_ends_the_run_as_interrupted(fake_core, tmp_path, sig, code, said
     _, err = p.communicate(timeout=60)
     assert p.returncode == code, err
     assert f"fabriclab: {said}, launch 1 of 1; the completed points are saved" in err
-    doc = schema.load(out)
+    doc = docs.read(out)
     assert doc["footer"]["status"] == "interrupted" and doc["footer"]["error"].startswith(said.split(" during")[0])
-    assert len(schema.points(doc)) == doc["footer"]["points"] == 3
-    assert schema.load(stream)["footer"]["status"] == "interrupted"
+    assert len(docs.points(doc)) == doc["footer"]["points"] == 3
+    assert docs.read(stream)["footer"]["status"] == "interrupted"

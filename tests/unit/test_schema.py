@@ -2,43 +2,67 @@ import json
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.errors import UsageError
 from fabriclab.measure.runner import derive
+from fabriclab.schema.records import SkipRecord
 
 
 def _point(size=8, samples=(1e-6, 1.1e-6, 1.2e-6)):
     rec = {"bench": "message.pingpong", "size": size, "stride": 1, "bytes_per_op": 2 * size,
            "legs_per_op": 2, "samples": list(samples), "stop": "converged", "batch": 4}
-    rec = derive(rec).to_dict()
-    return rec
+    return derive(rec)
 
 
 def test_round_trip_stream_and_document(tmp_path):
-    w = schema.StreamWriter(tmp_path / "r.ndjson", {"run_id": "r", "argv": ["fabriclab", "run"]})
-    w.add("point", _point(8))
-    w.add("skip", {"bench": "tcp.stream", "size": 0, "stride": 1, "reason": "no payload"})
-    doc = w.close({"status": "complete", "error": None})
-    from_json = schema.load(tmp_path / "r.json")
-    from_stream = schema.load(tmp_path / "r.ndjson")
-    assert from_json == doc
-    assert from_stream == json.loads(json.dumps(doc))
-    assert doc["schema_version"] == schema.SCHEMA_VERSION
-    p = schema.points(doc)[0]
+    w = schema.StreamWriter(tmp_path / "r.ndjson", schema.Header(run_id="r", argv=["fabriclab", "run"]))
+    w.add(_point(8))
+    w.add(SkipRecord("tcp.stream", 0, "no payload"))
+    doc = w.close(schema.Footer("complete"))
+    doc.write(tmp_path / "r.json")
+    from_json = docs.read(tmp_path / "r.json")
+    from_stream = docs.read(tmp_path / "r.ndjson")
+    assert from_json == json.loads(json.dumps(doc.to_dict()))
+    assert {k: v for k, v in from_stream.items() if k not in ("merged", "findings")} == \
+        {k: v for k, v in from_json.items() if k not in ("merged", "findings")}
+    assert from_json["schema_version"] == schema.SCHEMA_VERSION
+    p = docs.points(from_json)[0]
     assert p["summary"]["median"] == pytest.approx(1.1e-6)
     assert p["latency_s"] == pytest.approx(0.55e-6)
     assert p["bandwidth_Bps"] == pytest.approx(16 / 1.1e-6)
+    assert doc.points[0].latency_s == pytest.approx(0.55e-6) and doc.skips[0].reason == "no payload"
+
+
+def test_the_header_is_written_once_it_is_complete(tmp_path):
+    """Records wait for the header, which is written as it stands when the first
+    hello completes it (or at the footer): the stream's header is the document's."""
+    path = tmp_path / "r.ndjson"
+    w = schema.StreamWriter(path, schema.Header(run_id="r"))
+    w.add(_point(8))
+    assert path.read_text() == ""
+    w.header.hosts = ["a", "b"]
+    w.complete_header()
+    w.add(_point(16))
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    assert [x["kind"] for x in lines] == ["header", "point", "point"] and lines[0]["hosts"] == ["a", "b"]
+    w.header.hosts = ["changed"]           # too late: the header is out
+    w.complete_header()
+    doc = w.close(schema.Footer("complete"))
+    assert len(path.read_text().splitlines()) == 4 and docs.read(path)["header"]["hosts"] == ["a", "b"]
+    assert doc.points[1].size == 16
 
 
 def test_stream_without_footer_is_incomplete_and_torn_line_dropped(tmp_path):
-    w = schema.StreamWriter(tmp_path / "r.ndjson", {"run_id": "r"})
-    w.add("point", _point(8))
-    w.add("point", _point(16))
+    w = schema.StreamWriter(tmp_path / "r.ndjson", schema.Header(run_id="r"))
+    w.complete_header()
+    w.add(_point(8))
+    w.add(_point(16))
     w._f.write('{"kind": "point", "bench": "mess')  # killed mid-write
     w._f.flush()
-    doc = schema.load(tmp_path / "r.ndjson")
+    doc = docs.read(tmp_path / "r.ndjson")
     assert doc["footer"]["status"] == "incomplete"
-    assert [p["size"] for p in schema.points(doc)] == [8, 16]
+    assert [p["size"] for p in docs.points(doc)] == [8, 16]
 
 
 @pytest.mark.parametrize("content,msg", [
@@ -53,17 +77,17 @@ def test_invalid_documents(tmp_path, content, msg):
     f = tmp_path / "bad.json"
     f.write_text(content)
     with pytest.raises(UsageError, match=msg):
-        schema.load(f)
+        docs.read(f)
 
 
 def test_unreadable_file():
     with pytest.raises(UsageError, match="cannot read"):
-        schema.load("/nonexistent/run.json")
+        docs.read("/nonexistent/run.json")
 
 
 def test_non_finite_samples_rejected(tmp_path):
-    rec = _point(8)
+    rec = _point(8).to_dict()
     rec["samples"] = [1e-6, float("inf")]
-    doc = schema.document({"kind": "header"}, [{"kind": "point", **rec}], {"status": "complete"})
+    doc = docs.document({"kind": "header"}, [{"kind": "point", **rec}], {"status": "complete"})
     with pytest.raises(UsageError, match="non-finite"):
-        schema.validate(doc)
+        docs.typed(doc)

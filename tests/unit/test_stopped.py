@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab.measure import counters
 from fabriclab.measure.runner import Watch, ranks_on
 from fabriclab.model.topologies.custom import load_network_file
@@ -146,14 +147,15 @@ class _Looking(Watch):
 def test_the_watch_looks_while_the_ranks_still_run(fake_core, tmp_path, monkeypatch):
     """A hang is diagnosed before the launch is stopped: counters can still move, the ranks are still there."""
     from fabriclab import schema
-    from fabriclab.cli import main, run
+    from fabriclab.cli import main
+    from fabriclab.measure.session import Site
     tag = f"FABRICLAB_TEST_TAG={tmp_path}"
     watch = _Looking(tag)
-    monkeypatch.setattr(run, "_watch", lambda args, spec: watch)
+    monkeypatch.setattr(Site, "watch", lambda self, spec, counters: watch)
     monkeypatch.setenv("FAKECORE_MODE", "hang:1")
     monkeypatch.setenv(*tag.split("=", 1))
     assert main(["run", "message.pingpong", "-s", "8:64:x2", "-L", "1", "-q", "-t", "1", "--point-time", "0.1", "--core", fake_core["core"],
                  "--mpiexec", fake_core["mpiexec"], "-o", str(tmp_path / "h.json")]) == 1
     assert watch.running is True
-    err = schema.load(tmp_path / "h.ndjson")["footer"]["error"]
+    err = docs.read(tmp_path / "h.ndjson")["footer"]["error"]
     assert "no output for" in err and err.endswith("Ranks 0, 1 on h0 looked at")

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.cli import study as cli_study
@@ -58,7 +59,7 @@ def test_a_study_run_writes_every_run_and_its_report(studied):
     assert rc == 0
     s = STUDIES["hellwagner-via"]
     for st in s.steps:
-        assert schema.load(out / f"{st.name}.json")["footer"]["status"] == "complete"
+        assert docs.read(out / f"{st.name}.json")["footer"]["status"] == "complete"
     manifest = json.loads((out / "study.json").read_text())
     assert [x["step"] for x in manifest["steps"]] == [st.name for st in s.steps]
     assert {f["id"] for f in manifest["findings"]} == {"hv-1", "hv-2", "hv-3", "hv-4"}
@@ -71,7 +72,7 @@ def _runs(out, scale: dict = {}) -> Runs:
     """The study's documents, with the samples of (step, bench, param=value) scaled."""
     runs = Runs()
     for st in STUDIES["hellwagner-via"].steps:
-        doc = copy.deepcopy(schema.load(out / f"{st.name}.json"))
+        doc = copy.deepcopy(docs.read(out / f"{st.name}.json"))
         for (step, bench, where), k in scale.items():
             if step != st.name:
                 continue
@@ -80,7 +81,7 @@ def _runs(out, scale: dict = {}) -> Runs:
             for r in doc["records"]:
                 if r["kind"] == "point" and r["bench"] == bench and str(r["params"].get(key)) == value:
                     r["samples"] = [x * k for x in r["samples"]]
-        runs.docs[st.name] = doc
+        runs.docs[st.name] = docs.typed(doc)
     return runs
 
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
-from fabriclab.analysis.merge import stored
 from fabriclab.studies import george_todd_phipps as gtp
 from fabriclab.studies.recipe import FAILS, HOLDS, UNMEASURED, Runs
 from fabriclab.studies.reference import load
@@ -45,7 +45,7 @@ def test_a_study_run_writes_every_run_and_its_report(studied):
     rc, out = studied
     assert rc == 0
     for st in gtp.STEPS:
-        assert schema.load(out / f"{st.name}.json")["footer"]["status"] == "complete"
+        assert docs.read(out / f"{st.name}.json")["footer"]["status"] == "complete"
     manifest = json.loads((out / "study.json").read_text())
     assert [f["id"] for f in manifest["findings"]] == [f"gtp-{i}" for i in range(1, 11)]
     html = (out / "report.html").read_text()
@@ -57,7 +57,7 @@ def _runs(out, scale: dict = {}) -> Runs:
     fields or parameters have the given values scaled by k."""
     runs = Runs()
     for st in gtp.STEPS:
-        doc = copy.deepcopy(schema.load(out / f"{st.name}.json"))
+        doc = copy.deepcopy(docs.read(out / f"{st.name}.json"))
         for (step, bench, where), k in scale.items():
             if step != st.name:
                 continue
@@ -69,9 +69,7 @@ def _runs(out, scale: dict = {}) -> Runs:
                     if r.get("rank_samples"):
                         r["rank_samples"] = [s and [x * k for x in s] for s in r["rank_samples"]]
                     r["phases"] = {p: [x * k for x in xs] for p, xs in (r.get("phases") or {}).items()}
-        if "merged" not in doc:
-            doc.update(stored(doc))                 # merged once, as a finished run stores them
-        runs.docs[st.name] = doc
+        runs.docs[st.name] = docs.typed(doc)       # merged when first read, where the samples changed
     return runs
 
 

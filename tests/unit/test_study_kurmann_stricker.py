@@ -4,8 +4,8 @@ import copy
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
-from fabriclab.analysis.merge import stored
 from fabriclab.cli import main
 from fabriclab.studies import kurmann_stricker as ks
 from fabriclab.studies.recipe import FAILS, HOLDS, UNMEASURED, Runs
@@ -37,25 +37,23 @@ def studied(fake_core_module, tmp_path_factory):
     out = tmp_path_factory.mktemp("study") / "ks"
     rc = run_study("kurmann-stricker", fake_core_module, out, "--point-time", "0.01")
     assert rc == 0
-    return {st.name: schema.load(out / f"{st.name}.json") for st in STUDY.steps}
+    return {st.name: docs.read(out / f"{st.name}.json") for st in STUDY.steps}
 
 
-def _runs(docs, scale=(), wire=None) -> Runs:
+def _runs(found, scale=(), wire=None) -> Runs:
     """The study's documents; `scale`: (step, bench, test(record) -> bool, factor) multiplies the
     samples of the points the test picks (a factor of 2 halves their bandwidth)."""
     runs = Runs(wire_Bps=wire, wire="--wire-rate" if wire else "")
     for st in STUDY.steps:
-        doc = docs[st.name]
+        doc = found[st.name]
         for step, bench, pick, k in scale:
             if step == st.name:
-                doc = copy.deepcopy(doc) if doc is docs[st.name] else doc
+                doc = copy.deepcopy(doc) if doc is found[st.name] else doc
                 doc.pop("merged", None)
                 for r in doc["records"]:
                     if r["kind"] == "point" and r["bench"] == bench and pick(r):
                         r["samples"] = [x * k for x in r["samples"]]
-        if doc is not docs[st.name]:
-            doc.update(stored(doc))                  # merged once, as a finished run stores it
-        runs.docs[st.name] = doc
+        runs.docs[st.name] = docs.typed(doc)         # merged when first read, as a stream is
     return runs
 
 

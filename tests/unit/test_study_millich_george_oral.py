@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.model import validate
 from fabriclab.model.topologies.custom import load_network_file
@@ -57,12 +58,13 @@ def _runs(out, senders: dict, alltoall: float, hosts=HOSTS, network=NET) -> Runs
     """The study's documents on the 8 hosts of two-switches.yaml: `senders` the aggregate MB/s by
     active senders at every size, `alltoall` the per-node all-to-all MB/s."""
     runs = Runs()
-    sat = schema.load(out / "saturation.json")
+    sat = docs.read(out / "saturation.json")
     runs.docs["saturation"] = _scaled(sat, "message.saturation", lambda r: _mbps(r) / senders[r["active"]])
-    a2a = schema.load(out / "alltoall.json")
+    a2a = docs.read(out / "alltoall.json")
     runs.docs["alltoall"] = _scaled(a2a, "message.alltoall", lambda r: _mbps(r) / 8 / alltoall)
-    for doc in runs.docs.values():
+    for step, doc in runs.docs.items():
         doc["header"].update(hosts=hosts, network=network)
+        runs.docs[step] = docs.typed(doc)
     return runs
 
 
@@ -74,7 +76,7 @@ def test_a_study_run_records_the_network_and_writes_every_figure(studied):
     rc, out = studied
     assert rc == 0
     for step in ("saturation", "alltoall"):
-        doc = schema.load(out / f"{step}.json")
+        doc = docs.read(out / f"{step}.json")
         assert doc["footer"]["status"] == "complete" and doc["header"]["network"] == NET
     manifest = json.loads((out / "study.json").read_text())
     assert [s["step"] for s in manifest["steps"]] == ["saturation", "alltoall"]
@@ -114,7 +116,7 @@ def test_without_the_network_or_on_the_wrong_hosts_the_model_steps_are_unmeasure
     assert by["mgo-1"].verdict == HOLDS                                      # needs no network
     assert by["mgo-3"].verdict == UNMEASURED and "--network FILE" in by["mgo-3"].because
     runs = _runs(out, {1: 9.0, 2: 18.0, 3: 18.0, 4: 18.0}, 5.0)
-    runs.docs["alltoall"]["header"]["hosts"] = HOSTS[:4]
+    runs.docs["alltoall"].header.hosts = HOSTS[:4]
     by = _findings(runs)
     assert by["mgo-3"].verdict == HOLDS
     assert by["mgo-4"].verdict == UNMEASURED and "give -n 8" in by["mgo-4"].because

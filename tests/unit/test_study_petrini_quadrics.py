@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab.cli import study as cli_study
 from fabriclab import schema
 from fabriclab.studies.recipe import FAILS, HOLDS, UNMEASURED, Runs
@@ -47,7 +48,7 @@ def test_a_study_run_writes_its_runs_its_skipped_step_and_its_report(studied):
     manifest = json.loads((out / "study.json").read_text())
     steps = {x["step"]: x for x in manifest["steps"]}
     assert "device memory" in steps["device-memory"]["skipped"]
-    assert schema.load(out / "hotspot.json")["header"]["nranks"] == 4
+    assert docs.read(out / "hotspot.json")["header"]["nranks"] == 4
     html = (out / "report.html").read_text()
     assert html.count("<figure") == 5 and 'id="skipped"' in html
     assert "335" in html and "314" in html                  # the seed's peak and read hotspot, drawn
@@ -59,7 +60,7 @@ def _runs(out, scale: dict = {}, oversubscribed: tuple = ()) -> Runs:
     for st in STUDY.steps:
         if not (out / f"{st.name}.json").exists():
             continue
-        doc = copy.deepcopy(schema.load(out / f"{st.name}.json"))
+        doc = copy.deepcopy(docs.read(out / f"{st.name}.json"))
         doc["header"].setdefault("placement", {})["oversubscribed"] = st.name in oversubscribed
         for (step, bench), k in scale.items():
             if step == st.name:
@@ -69,7 +70,7 @@ def _runs(out, scale: dict = {}, oversubscribed: tuple = ()) -> Runs:
                         r["samples"] = [x * k for x in r["samples"]]
                         for rs in filter(None, r.get("rank_samples") or []):
                             rs[:] = [x * k for x in rs]
-        runs.docs[st.name] = doc
+        runs.docs[st.name] = docs.typed(doc)
     return runs
 
 
@@ -98,11 +99,12 @@ def test_a_falling_hotspot_does_not_hold(studied):
     runs = _runs(out)
     by = _found(runs)
     assert by["pq-6"].verdict == HOLDS
-    doc = runs.docs["hotspot"]
+    doc = runs.docs["hotspot"].to_dict()
     doc.pop("merged", None)
     for r in doc["records"]:          # the aggregate at 3 processes down to a third of the fake's
         if r["kind"] == "point" and r["bench"] == "message.hotspot" and r["active"] == 3:
             r["samples"] = [x * 9 for x in r["samples"]]
+    runs.docs["hotspot"] = docs.typed(doc)
     by = _found(runs)
     assert by["pq-6"].verdict == FAILS and "message.hotspot keeps only" in by["pq-6"].because
 

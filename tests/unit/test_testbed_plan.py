@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import docs  # noqa: E402  (tests/support)
 from fabriclab.errors import UsageError
 from fabriclab.measure.runner import Watch
 from fabriclab.model.topologies.custom import CustomNetwork, load_network_file
@@ -173,14 +174,15 @@ class _Watch(Watch):
 
 def test_runs_warn_when_bytes_bypass_the_fabric(fake_core, tmp_path, monkeypatch):
     from fabriclab import schema
-    from fabriclab.cli import main, run
+    from fabriclab.cli import main
+    from fabriclab.measure.session import Site
     watch = _Watch()
-    monkeypatch.setattr(run, "_watch", lambda args, spec: watch)
+    monkeypatch.setattr(Site, "watch", lambda self, spec, counters: watch)
     assert main(["run", "message.stream", "-s", "64K,1M", "-L", "1", "-q", "--core", fake_core["core"],
                  "--mpiexec", fake_core["mpiexec"], "-o", str(tmp_path / "r.json")]) == 0
     # every point's span, from its begin line to its point line, reaches the watch
     assert [k["size"] for k, _ in watch.spans] == [65536, 1 << 20] and all(s >= 0 for _, s in watch.spans)
-    doc = schema.load(tmp_path / "r.json")
+    doc = docs.read(tmp_path / "r.json")
     assert all(e["wire_bytes"] == 0 and e["testbed"] == "fake" for e in doc["records"] if e["kind"] == "launch_end")
     bypass = [d for d in doc["records"] if d["kind"] == "diagnostic" and d["code"] == "fabric-bypassed"]
     assert bypass and "only 0 bytes crossed" in bypass[0]["message"]
@@ -188,13 +190,14 @@ def test_runs_warn_when_bytes_bypass_the_fabric(fake_core, tmp_path, monkeypatch
 
 def test_a_hang_names_the_ranks_that_stopped(fake_core, tmp_path, monkeypatch):
     from fabriclab import schema
-    from fabriclab.cli import main, run
-    monkeypatch.setattr(run, "_watch", lambda args, spec: _Watch())
+    from fabriclab.cli import main
+    from fabriclab.measure.session import Site
+    monkeypatch.setattr(Site, "watch", lambda self, spec, counters: _Watch())
     monkeypatch.setenv("FAKECORE_MODE", "hang:2")
     assert main(["run", "message.pingpong", "-s", "8:1K:x2", "-L", "1", "-q", "-t", "1", "--point-time", "0.1", "--core", fake_core["core"],
                  "--mpiexec", fake_core["mpiexec"], "-o", str(tmp_path / "h.json")]) == 1
-    doc = schema.load(tmp_path / "h.ndjson")
-    assert "Ranks 0, 1 on h0 stopped answering" in doc["footer"]["error"] and len(schema.points(doc)) == 2
+    doc = docs.read(tmp_path / "h.ndjson")
+    assert "Ranks 0, 1 on h0 stopped answering" in doc["footer"]["error"] and len(docs.points(doc)) == 2
 
 
 def test_counter_lines_are_parsed_per_host():

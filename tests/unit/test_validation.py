@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from fabriclab import schema
 from fabriclab.errors import UsageError
 from fabriclab.report import figures
 from fabriclab.report.rows import Row
@@ -27,28 +28,29 @@ class FakeRuns:
     and 15 MB/s per direction both ways; all-to-all moves `share` of the calibrated prediction."""
 
     def __init__(self, share: float):
-        self.share, self.argvs = share, []
+        self.share, self.requests = share, []
 
-    def __call__(self, argv, out):
-        self.argvs.append(argv)
-        bench = next(a for a in argv if a.startswith("message."))
+    def __call__(self, request):
+        self.requests.append(request)
+        (bench,) = request.benches
         if bench == "message.saturation":
             points = [_point(bench, 65536, min(k, 2) * 8e6, active=k) for k in (1, 2, 3, 4)]
         elif bench == "message.bibw":
             points = [_point(bench, 65536, 30e6)]
         else:
             points = [_point(bench, s, 8 * self.share * 7 / 16 * 16e6) for s in (16384, 65536)]
-        return {"header": {"nranks": 8}, "records": [], "footer": {}}, points
+        return schema.Document(schema.Header(nranks=8), [], schema.Footer("complete"), merged=points,
+                               findings={"run": []})
 
 
 def test_validation_calibrates_through_the_model_and_writes_the_block_the_report_reads(tmp_path):
     runs = FakeRuns(share=0.95)
     site = Site.of(TWO, "two", ["node%d" % i for i in range(8)])
     v = validate(site, "16K,64K", tmp_path / "v.json", runs)
-    assert [next(x for x in a if x.startswith("message.")) for a in runs.argvs] == [
-        "message.saturation", "message.bibw", "message.alltoall"]
-    sat = runs.argvs[0]
-    assert sat[sat.index("--hosts") + 1] == "node0,node1,node2,node3,node4,node5,node6,node7" and "--counters" in sat
+    assert [r.benches for r in runs.requests] == [("message.saturation",), ("message.bibw",), ("message.alltoall",)]
+    sat = runs.requests[0]
+    assert sat.launch.hosts == "node0,node1,node2,node3,node4,node5,node6,node7" and sat.counters
+    assert sat.launch.ranks == 8 and sat.site.testbed is None and sat.sampling.point_time == 3.0
     assert v.saturation.rate_Bps == 16e6 and v.saturation.active == 2
     assert v.saturation.low_Bps == pytest.approx(16e6 / 1.05) and v.bidirectional.rate_Bps == 15e6
     # seed 001 Eq. 4-5 with the measured trunk: 7/16 x 16 MB/s, the trunk still the bottleneck
@@ -64,8 +66,9 @@ def test_validation_calibrates_through_the_model_and_writes_the_block_the_report
                            "emulation", "explanation", "interfaces"]
     assert block["cables"] == [] and block["emulation"] is None    # real hosts: no shaped cables to read
     assert block["testbed"] is None and block["verdict"] == "agrees" and block["tolerance"] == 0.10
-    run = figures.RunView("v", {"header": {}, "validation": block},
-                          rows=[Row.of(_point("message.alltoall", 16384, 1e6))])
+    doc = schema.Document(schema.Header(), [], schema.Footer("complete"))
+    doc.add_block("validation", block)
+    run = figures.RunView("v", doc, rows=[Row.of(_point("message.alltoall", 16384, 1e6))])
     (fig,) = figures.validation([run])
     assert "0.950 of the prediction (agrees" in fig.note
 

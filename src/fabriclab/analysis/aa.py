@@ -14,7 +14,6 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from .merge import groups
 
 COMPARED = ("same", "faster", "slower")
 
@@ -32,17 +31,17 @@ class Reading:
         return dict(self.__dict__)
 
 
-def spreads(doc: dict) -> list[float]:
+def spreads(doc) -> list[float]:
     """Per point measured in several launches: max/min of its launch medians."""
     out = []
-    for ps in groups(doc).values():
+    for ps in doc.groups().values():
         meds = [p.summary.median for p in ps]
         if len(meds) > 1 and min(meds) > 0:
             out.append(max(meds) / min(meds))
     return out
 
 
-def read(changes: list, docs: list[dict]) -> Reading:
+def read(changes: list, docs: list) -> Reading:
     """The reading of compare's changes between the runs in docs."""
     compared = [c for c in changes if c.verdict in COMPARED]
     verdicts: dict = {}

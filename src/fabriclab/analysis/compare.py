@@ -22,7 +22,6 @@ from dataclasses import dataclass, fields
 from ..errors import UsageError
 from ..schema.records import KEY_FIELDS, Point
 from . import launches
-from .merge import groups
 
 FIELDS = KEY_FIELDS + ("base_median_s", "new_median_s", "ratio", "ratio_ci_low", "ratio_ci_high", "base_launches",
                        "new_launches", "verdict")
@@ -52,11 +51,11 @@ def _estimate(ps: list[Point]) -> float:
     return statistics.median(p.summary.median for p in ps)
 
 
-def compare(base: dict, new: dict, alpha: float = 0.05, threshold: float = 0.02) -> list[Change]:
+def compare(base, new, alpha: float = 0.05, threshold: float = 0.02) -> list[Change]:
     """Changes point by point; the intervals' confidence is 1 - alpha."""
     if not 0 < alpha < 1 or not 0 <= threshold < 1:
         raise UsageError("--alpha must be in (0, 1) and --threshold in [0, 1)")
-    a, b = groups(base), groups(new)
+    a, b = base.groups(), new.groups()
     out = []
     for key in sorted(a.keys() | b.keys(), key=lambda k: tuple((x is None, x) for x in k)):
         pa, pb = a.get(key, []), b.get(key, [])

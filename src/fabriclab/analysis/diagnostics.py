@@ -12,6 +12,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, List, Mapping, Optional
 
+from ..schema.records import DiagnosticRecord
+
 if TYPE_CHECKING:
     from ..schema.records import Summary
 
@@ -54,6 +56,11 @@ class Diagnostic:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def record(self) -> DiagnosticRecord:
+        """The warning as a run's `diagnostic` record."""
+        return DiagnosticRecord(self.code, self.message, self.advice, self.bench,
+                                {"size": self.size, "stride": self.stride})
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "Diagnostic":

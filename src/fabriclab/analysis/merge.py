@@ -22,7 +22,6 @@ from __future__ import annotations
 import statistics
 from dataclasses import fields
 
-from ..schema import points
 from ..schema.records import LaunchSummary, MergedPoint, Point, Spread, Summary
 from . import diagnostics, findings, ranks
 
@@ -32,22 +31,6 @@ SHARED = ("bench", "variant", "size", "stride", "conns", "active", "bytes_per_op
           "params", "cache", "buffers", "info", "imported", "roles", "peers", "rank_sent_bytes",
           "rank_recv_bytes", "messages_per_op", "extra")
 assert set(SHARED) <= {f.name for f in fields(Point)}
-
-
-def groups(doc: dict) -> dict:
-    """Point records by key (benchmark, variant, axes), each typed and in
-    launch order; the keys in the order the benchmarks first ran, then by
-    their axes (a launch may have run the sizes shuffled)."""
-    out: dict = {}
-    first: dict = {}
-    for i, r in enumerate(points(doc)):
-        p = Point.from_dict(r, f"point record {i}")
-        out.setdefault(p.key, []).append(p)
-        first.setdefault(p.key[:2], len(first))
-    for ps in out.values():
-        ps.sort(key=lambda p: p.launch or 0)
-    order = sorted(out, key=lambda k: (first[k[:2]], k[5] is not None, k[5] or 0, k[4], k[3], k[2]))
-    return {k: out[k] for k in order}
 
 
 def _shared(p: Point) -> dict:
@@ -113,64 +96,28 @@ def merge(ps: list[Point], hosts: list | None = None) -> MergedPoint:
     return m
 
 
-_last: list = []    # (document, its analysis): a report reads both halves of one document
+def analyse(doc, stored: list | None = None) -> tuple[list[MergedPoint], dict]:
+    """(every point of a document, its launches merged, in the order first
+    measured; the run's findings, findings.classify). Documents call it once
+    and keep both (schema/document.py).
+
+    `stored`: the merged points a finished run stored, read back instead of
+    merged again; a document of schema version 9 or older stored them with
+    every launch's warnings, so they are classified here all the same."""
+    hosts = doc.header.hosts
+    pts = stored if stored is not None else [merge(ps, hosts) for ps in doc.groups().values()]
+    return pts, findings.classify(pts, _outlier_share(doc), _steal(doc))
 
 
-def analyse(doc: dict) -> tuple[list[MergedPoint], dict]:
-    """(every point of a run, its launches merged, in the order first
-    measured; the run's findings, findings.classify).
-
-    A finished run stores both in its document (`merged`, `findings`; see
-    stored()), so reading them costs nothing; a stream is merged when read,
-    and a document of schema version 9 or older, whose merged points carry
-    every launch's warnings, is classified when read."""
-    key = (doc, doc.get("merged"), len(doc.get("records", [])))
-    if _last and all(a is b for a, b in zip(_last[0][:2], key[:2])) and _last[0][2] == key[2]:
-        return _last[1]
-    if isinstance(doc.get("merged"), list):
-        pts = [MergedPoint.from_dict(m, f"merged point {i}") for i, m in enumerate(doc["merged"])]
-    else:
-        hosts = doc.get("header", {}).get("hosts")
-        pts = [merge(ps, hosts) for ps in groups(doc).values()]
-    found = doc.get("findings")
-    if not isinstance(found, dict) or not isinstance(doc.get("merged"), list):
-        found = findings.classify(pts, _outlier_share(doc), _steal(doc))
-    _last[:] = [key, (pts, found)]
-    return pts, found
-
-
-def merged(doc: dict) -> list[MergedPoint]:
-    """Every point of a run, its launches merged, its warnings its own (analyse)."""
-    return analyse(doc)[0]
-
-
-def run_findings(doc: dict) -> dict:
-    """The run's findings (analyse)."""
-    return analyse(doc)[1]
-
-
-def _outlier_share(doc: dict):
+def _outlier_share(doc):
     """Outlier samples over all samples of the run's launches (each launch's own summary)."""
     n = out = 0
-    for r in points(doc):
-        s = r.get("summary") or {}
-        if isinstance(s.get("n"), int) and isinstance(s.get("outliers"), int):
-            n, out = n + s["n"], out + s["outliers"]
+    for p in doc.points:
+        if p.summary.n is not None and p.summary.outliers is not None:
+            n, out = n + p.summary.n, out + p.summary.outliers
     return out / n if n else None
 
 
-def _steal(doc: dict) -> list:
+def _steal(doc) -> list:
     """The steal fraction of every launch that recorded one (launch_end noise)."""
-    out = []
-    for r in doc.get("records", []):
-        v = (r.get("noise") or {}).get("steal_fraction") if r.get("kind") == "launch_end" else None
-        if isinstance(v, (int, float)) and v >= 0:
-            out.append(float(v))
-    return out
-
-
-def stored(doc: dict) -> dict:
-    """What a run stores beside its records: its merged points, without the
-    pooled samples, and its findings (StreamWriter.close's derive)."""
-    pts, found = analyse(doc)
-    return {"merged": [m.to_dict(stored=True) for m in pts], "findings": found}
+    return [e.steal_fraction for e in doc.launch_ends if e.steal_fraction is not None]

@@ -4,16 +4,13 @@ this machine (analysis/aa.py) before gating CI on it."""
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import io
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from ..errors import RunError
-from .options import add_mpi_options
+from .options import launch_options, site
 
 BENCHES = ("message.pingpong", "message.stream")
 SIZES = "0,64,1K,16K,256K,1M"
@@ -22,12 +19,11 @@ POINT_TIME_S = 0.2    # a fifth of a second per point and launch: the pair stays
 
 def aa(args) -> int:
     from ..analysis import aa as reading, compare
-    from ..schema import load
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="fabriclab-aa-") as work:
-        docs = [load(_run(args, Path(work) / f"{name}.json", i)) for i, name in enumerate(("a", "b"))]
+        docs = [_run(args, Path(work) / f"{name}.json", i) for i, name in enumerate(("a", "b"))]
     r = reading.read(compare.compare(docs[0], docs[1]), docs)
-    launches = docs[0]["header"]["plan"].get("launches")
+    launches = docs[0].header.launches
     print(f"A/A: {', '.join(BENCHES)} at {SIZES} bytes, {launches} launches a point, run twice "
           f"and compared in {time.monotonic() - t0:.1f} s")
     counts = ", ".join(f"{n} {v}" for v, n in sorted(r.verdicts.items()))
@@ -49,29 +45,18 @@ def _advice(r) -> str:
             f"beyond --threshold {r.threshold_all_same:.2f}, or use more --launches")
 
 
-def _run(args, out: Path, i: int) -> Path:
-    """One run of the A/A configuration into out, with doctor's MPI options; its
-    stderr kept back unless it fails."""
-    from . import run
-    p = argparse.ArgumentParser()
-    run.register(p.add_subparsers())
-    argv = ["run", *BENCHES, "-s", SIZES, "--point-time", str(POINT_TIME_S), "-q", "-o", str(out)]
-    rargs = p.parse_args(argv)
-    for dest in _mpi_dests():
-        setattr(rargs, dest, getattr(args, dest))
-    rargs.argv = argv
+def _run(args, out: Path, i: int):
+    """One run of the A/A configuration into out, with doctor's MPI options
+    (measure/session.py, in this process); its notes kept back unless it fails."""
+    from ..measure.plan import Sampling
+    from ..measure.session import Request, Session
+    notes: list = []
+    req = Request(benches=BENCHES, sizes=SIZES, sampling=Sampling(point_time=POINT_TIME_S),
+                  launch=launch_options(args), site=site(args), output=str(out),
+                  argv=("run", *BENCHES, "-s", SIZES, "--point-time", str(POINT_TIME_S), "-q", "-o", str(out)))
     print(f"fabriclab: A/A run {i + 1} of 2 ...", file=sys.stderr, flush=True)
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        rc = run.cmd_run(rargs)
-    if rc != 0:
-        tail = " | ".join(err.getvalue().strip().splitlines()[-2:])
-        raise RunError(f"A/A run {i + 1} failed (exit {rc}): {tail}")
-    return out
-
-
-def _mpi_dests() -> list[str]:
-    """The destinations of the MPI and launch options, shared by doctor and run."""
-    p = argparse.ArgumentParser(add_help=False)
-    add_mpi_options(p, "doctor")
-    return [a.dest for a in p._actions]
+    result = Session(req, say=notes.append).run()
+    if result.exit_code != 0:
+        tail = " | ".join((notes + [result.error or ""])[-2:])
+        raise RunError(f"A/A run {i + 1} failed (exit {result.exit_code}): {tail}")
+    return result.document

@@ -8,7 +8,8 @@ import time
 
 from ..errors import FabriclabError
 from .letters import adder
-from .options import add_mpi_options, core_for, resolve_launch
+from ..measure.session import core_for, resolve
+from .options import add_mpi_options, launch_options, site
 
 
 def _line(ok: bool, what: str, detail: str) -> None:
@@ -22,7 +23,7 @@ def doctor(args) -> int:
         from . import aa, machine
         return {"machine": machine.show, "tune": machine.apply, "reset": machine.undo, "aa": aa.aa}[args.check](args)
     try:
-        m, spec = resolve_launch(args)
+        m, spec = resolve(launch_options(args), site(args))
     except FabriclabError as e:
         _line(False, "mpi", str(e))
         return 1
@@ -46,7 +47,7 @@ def _core(args, m):
     """The core to launch, built now or cached; None (said) when it cannot be had."""
     t0 = time.monotonic()
     try:
-        core = core_for(args, m)
+        core = core_for(launch_options(args), m)
     except FabriclabError as e:
         _line(False, "core", str(e))
         return None

@@ -24,22 +24,20 @@ def cmd_import(args) -> int:
     import json
 
     from ..measure import imports
-    from ..schema import write_document
     out = None if args.output == "-" else outputs.file(args.output or default_output(args.file, args.tool))
     doc = imports.load(args.file, args.tool, ["fabriclab", *args.argv])
-    imp = doc["header"]["imported"]
-    npts = doc["footer"]["points"]
+    imp, npts = doc.header.imported, doc.footer.points
     if args.output == "-":
-        sys.stdout.write(json.dumps(doc, indent=1, allow_nan=False) + "\n")
+        sys.stdout.write(json.dumps(doc.to_dict(), indent=1, allow_nan=False) + "\n")
         where = "stdout"
     else:
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
-            write_document(doc, out)
+            doc.write(out)
         except OSError as e:
             raise UsageError(f"cannot write {out}: {e.strerror}") from None
         where = str(out)
-    skipped = sum(r["kind"] == "skip" for r in doc["records"])
+    skipped = len(doc.skips)
     extra = (f"; skipped {skipped} row{'s' if skipped > 1 else ''} without a time" if skipped else "") + (
         f"; not imported: {', '.join(imp['ignored'])}" if imp["ignored"] else "")
     print(f"fabriclab: imported {npts} points of {args.tool.upper()} {', '.join(imp['benchmarks'])} "

@@ -9,7 +9,6 @@ import time
 
 MARK = {"ok": "ok  ", "info": "--  ", "warn": "WARN", "unknown": "??  "}
 DOCTOR_WINDOW_S = 0.3     # processes and steal measured over this long; the whole command stays under 2 s on a loaded machine
-RUN_WINDOW_S = 0.25       # the short form at the start of a run
 
 
 def is_root() -> bool:
@@ -58,12 +57,3 @@ def undo(args) -> int:
     if not restored:
         print("nothing to reset: `fabriclab doctor --tune` changed nothing that is still recorded")
     return 0
-
-
-def run_start(quiet: bool) -> dict:
-    """The short check at the start of a run: header.machine, and one line on stderr unless quiet."""
-    from ..measure import machine, tune
-    rec = machine.record(window_s=RUN_WINDOW_S, tuned=tune.tuned())
-    if not quiet and rec.get("findings"):
-        print(f"fabriclab: {machine.short_line(rec['findings'])}", file=sys.stderr)
-    return rec

@@ -1,5 +1,6 @@
 """Options and helpers shared by several subcommands: which MPI and how to
-launch (run, doctor), the core to launch, and writing output to a path."""
+launch (run, doctor) as the run entry point takes them, and writing output
+to a path."""
 
 from __future__ import annotations
 
@@ -66,27 +67,21 @@ def add_mpi_options(p: argparse.ArgumentParser, command: str) -> None:
                         "whose compute nodes lack a compiler). Default: build and cache one per MPI.")
 
 
-def resolve_launch(args):
-    """(MPI, LaunchSpec) from the options; raises UsageError for bad ones."""
-    from ..measure import mpi
-    from ..measure.launch import make_spec
-    m = mpi.discover(args.mpicc, args.mpiexec, args.mpi_home, need_compiler=not args.core)
+def launch_options(args):
+    """The MPI and launch options (add_mpi_options) as the run entry point takes them."""
+    from ..measure.session import Launch
+    return Launch(ranks=args.ranks, hosts=args.hosts, hostfile=args.hostfile, ppn=args.ppn, launcher=args.launcher,
+                  bind=args.bind, srun_mpi=args.srun_mpi, launcher_args=tuple(args.launcher_arg), mpicc=args.mpicc,
+                  mpiexec=args.mpiexec, mpi_home=args.mpi_home, rebuild=args.rebuild, core=args.core)
+
+
+def site(args):
+    """Where the ranks go: a testbed (--testbed), else this machine or the named hosts."""
     if getattr(args, "testbed", None):
-        from ..testbed.launch import testbed_spec
-        return m, testbed_spec(args, m)
-    spec = make_spec(args.launcher, m.mpiexec, m.flavour, args.ranks, args.hosts, args.hostfile,
-                     args.ppn, args.launcher_arg, args.bind, args.srun_mpi)
-    return m, spec
-
-
-def core_for(args, m):
-    """The core a command will launch: --core as given, else the cached build."""
-    from ..measure import build
-    if args.core:
-        if not os.access(args.core, os.X_OK):
-            raise UsageError(f"--core {args.core} is not an executable file")
-        return build.Core(os.path.abspath(args.core), "", "prebuilt", False)
-    return build.ensure_core(m, args.rebuild)
+        from ..testbed.launch import TestbedSite
+        return TestbedSite(args.testbed)
+    from ..measure.session import Site
+    return Site()
 
 
 def checked_output(path: str | None) -> None:

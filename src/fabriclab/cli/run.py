@@ -1,25 +1,16 @@
-"""`fabriclab run`: build the plan, build the core, launch, stream, summarise."""
+"""`fabriclab run`: its options parsed into a run request (measure/session.py), the result printed."""
 
 from __future__ import annotations
 
-import random
-import shlex
 import sys
-import time
-from datetime import datetime, timezone
-from pathlib import Path
+from dataclasses import replace
 
-from .. import __version__, outputs
 from ..errors import UsageError
 from ..measure.buffers import CACHE_STATES
 from ..measure.plan import Sampling
+from ..measure.session import DEFAULT_LAUNCHES, DEFAULT_TIMEOUT_S, Request
 from .letters import adder
-from .options import add_mpi_options
-
-
-# Launches per point: see docs/statistics.md ("How many launches") for why
-# five, and what the default suite trims to afford them.
-DEFAULT_LAUNCHES = 5
+from .options import add_mpi_options, launch_options, site
 
 
 def _int(text: str) -> int:
@@ -107,7 +98,7 @@ def _add_sampling(add) -> None:
 
 def _add_behaviour(add) -> None:
     """Timeout, dry run, quiet, counters, tables."""
-    add("--timeout", type=float, default=60.0, metavar="SECONDS",
+    add("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
         help="End the run when a launch prints nothing for this long plus twice --point-time "
              "(a hung or dead rank). Default: 60.")
     add("--dry-run", action="store_true",
@@ -132,249 +123,52 @@ def _add_behaviour(add) -> None:
              "checked before anything is built or launched). Default: off.")
 
 
-def _output_path(opt: str | None, started: datetime) -> Path:
-    if opt:
-        path = Path(opt)
-        return path if path.suffix == ".json" else path.with_suffix(path.suffix + ".json")
-    return Path("results") / f"fabriclab-{started.strftime('%Y%m%d-%H%M%S')}.json"
+def request(args, **over) -> Request:
+    """The run request of parsed `fabriclab run` options (over: fields a caller sets itself)."""
+    sampling = Sampling(args.warmup, args.min_samples, args.max_samples, args.target_ci, args.point_time,
+                        args.sample_time)
+    return replace(Request(benches=tuple(args.bench), sizes=args.sizes, strides=args.strides,
+                           params=tuple(args.param), conns=args.conns, active=args.active, cache=args.cache,
+                           validate=args.validate, sampling=sampling, launches=args.launches, seed=args.seed,
+                           launch=launch_options(args), site=site(args), output=args.output, timeout=args.timeout,
+                           counters=args.counters, network=args.network, calibration=args.calibration,
+                           force=args.force, argv=tuple(getattr(args, "argv", ()))), **over)
 
 
 def cmd_run(args) -> int:
-    """Check everything, then build, launch, stream and summarise: each step a function."""
-    from ..analysis import merge
-    from .options import core_for
-    sampling, plan = _plan(args)
-    m, spec = _launch_spec(args)
-    _check_resources(args, plan, spec)
-    exchange = _exchange_model(args, plan)
-    if args.dry_run:
-        return _dry_run(args, m, spec, plan, sampling)
-    out = outputs.document(_output_path(args.output, datetime.now(timezone.utc)), given=args.output)
-    core = core_for(args, m)
-    plan, levels = _settle_levels(args, plan, core, spec)
-    started = datetime.now(timezone.utc)
-    writer, host_diags = _open_stream(args, out, started, m, spec, core, plan, levels)
-    t0 = time.monotonic()
-    outcome = _measure(args, plan, core, spec, writer)
-    _enrich(writer, host_diags)
-    doc = writer.close({"status": outcome.status, "error": outcome.error,
-                        "end_time": datetime.now(timezone.utc).isoformat(),
-                        "duration_s": time.monotonic() - t0, "points": outcome.points},
-                       derive=lambda d: {**merge.stored(d), **exchange(d)})
-    _print_end(args, doc, out)
-    print(f"fabriclab: {outcome.points} points in {time.monotonic() - t0:.1f} s -> {out} "
-          f"(stream {out.with_suffix('.ndjson')})", file=sys.stderr)
-    return _exit_code(outcome)
+    return execute(args)[0]
 
 
-def _plan(args):
-    """(sampling, plan) from the options; the plan's notes on stderr."""
-    from ..measure import sysinfo
-    from ..measure.plan import build as build_plan
-    sampling = Sampling(args.warmup, args.min_samples, args.max_samples, args.target_ci,
-                        args.point_time, args.sample_time)
-    caches = sysinfo.cache_sizes()
-    seed = args.seed if args.seed is not None else random.randrange(1 << 31)
-    plan = build_plan(args.bench, args.sizes, args.strides, args.param, sampling, args.validate, args.ranks,
-                      conns=args.conns, active=args.active, cache=args.cache,
-                      llc_bytes=max(caches.values()) if caches else None, launches=args.launches, seed=seed)
-    for note in plan.notes:
-        print(f"fabriclab: {note}", file=sys.stderr)
-    return sampling, plan
-
-
-def _launch_spec(args):
-    """(MPI, launch spec) from the options, checked."""
-    from .options import resolve_launch
-    m, spec = resolve_launch(args)
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive")
-    return m, spec
-
-
-def _check_resources(args, plan, spec) -> None:
-    """Memory per host and what the levels can carry, before anything is built (measure/resources.py)."""
-    from ..measure import resources
-    for note in resources.check(plan, spec, force=args.force or args.dry_run):
-        print(f"fabriclab: {note}", file=sys.stderr)
-
-
-def _one_host(spec) -> bool:
-    return spec.launcher == "mpiexec" and not spec.hosts and not spec.hostfile
-
-
-def _settle_levels(args, plan, core, spec):
-    """(plan, header record): the fabric jobs' providers chosen and the ucx jobs'
-    transports checked from the core's probes (measure/fabrics.py)."""
-    from ..measure import build, fabrics
-    plan, record, notes = fabrics.settle(plan, core.path, build.levels(core.path), _one_host(spec),
-                                         named=bool(args.bench), testbed=bool(getattr(args, "testbed", None)))
-    for note in notes:
-        print(f"fabriclab: {note}", file=sys.stderr)
-    for level, rec in record.items():
-        for job in rec["jobs"]:
-            if "provider" in job and not args.quiet:
-                print(f"fabriclab: {job['bench']}: provider {job['provider']} ({job['why']})", file=sys.stderr)
-    return plan, record
-
-
-def _exchange_model(args, plan):
-    """What the document adds about the apps' exchange phases: their time
-    predicted from the network the run crossed (testbed/exchange.py), when a
-    network is known and an app exchanges; the files are read here, before
-    anything is launched, so a bad one ends the run at once."""
-    network = args.network
-    if args.calibration and not network and not getattr(args, "testbed", None):
-        raise UsageError("--calibration applies to the network of --network or --testbed")
-    exchanging = any(j.bench.name in ("app.transpose", "app.sort") for j in plan.jobs)
-    if not exchanging or not (network or getattr(args, "testbed", None)):
-        return lambda doc: {}
-    from ..model.calibrate import load_file
-    from ..model.filesystem import FileSystem
-    from ..testbed import exchange
-    network = network or exchange.testbed_network(args.testbed)
-    FileSystem(network)
-    if args.calibration:
-        load_file(args.calibration)
-    return lambda doc: exchange.block(doc, network, args.calibration)
-
-
-def _dry_run(args, m, spec, plan, sampling) -> int:
-    """The exact launch commands of the first launch, nothing run. The levels
-    below MPI get their provider and transports from the core's probe when the
-    core is built already (the probe launches nothing); otherwise a note says
-    they are chosen when the run starts."""
-    from ..measure import build, protocol
-    from ..measure.benchmarks import LIBRARY_LEVELS
-    from ..measure.launch import command
-    core_path = args.core or build.planned(m).path
-    below = any(j.bench.level in LIBRARY_LEVELS for j in plan.jobs)
-    if below and Path(core_path).exists():
-        plan, _ = _settle_levels(args, plan, build.Core(core_path, "", "", False), spec)
-    elif below:
-        print("fabriclab: the core is not built yet: the fabric and ucx levels' providers and transports are "
-              "chosen when the run starts", file=sys.stderr)
-    for job in plan.order(0):
-        argv, env = command(spec, protocol.job_argv(core_path, job, sampling, plan.validate))
-        prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        print((prefix + " " if prefix else "") + shlex.join(argv))
-    return 0
-
-
-def _open_stream(args, out: Path, started: datetime, m, spec, core, plan, levels: dict):
-    """(the stream writer with the run's header, the pre-run diagnostics of this host)."""
-    from ..analysis import diagnostics
-    from ..measure import sysinfo
-    from ..measure.launch import binding
-    from ..schema import StreamWriter
-    from .machine import run_start
-    host = sysinfo.host()
-    machine = run_start(args.quiet)     # before the header: the check's window sees the machine before the run loads it
-    header = {
-        "run_id": out.stem, "fabriclab_version": __version__, "argv": ["fabriclab", *args.argv],
-        "start_time": started.isoformat(), "host": host, "nranks": args.ranks,
-        "mpi": m.to_dict(), "launcher": {**spec.to_dict(), "binding": binding(spec)},
-        "core": {"path": core.path, "source_hash": core.source_hash, "cache_key": core.cache_key},
-        "plan": plan.to_dict(), "network": _network(args), "machine": machine,
-    }
-    if levels:
-        header["levels"] = levels   # the fabric and ucx levels: library, provider or transports, and why; the BLAS
-    writer = StreamWriter(out.with_suffix(".ndjson"), header)
-    local = _one_host(spec)
-    host_diags = diagnostics.check_host(host["loadavg_1min"] or 0.0, host["cpu_count"] or 1,
-                                        args.ranks) if local else []
-    for d in host_diags:
-        writer.add("diagnostic", d.to_dict())
-    return writer, host_diags
-
-
-def _network(args) -> str | None:
-    """The network file the run's hosts are joined by, for readers that set the
-    model beside the run (a study's prediction): --network, or the file the
-    testbed was made from."""
-    if args.network:
-        return str(Path(args.network).resolve())
-    if not getattr(args, "testbed", None):
-        return None
-    from ..testbed import netns
-    source = netns.load(args.testbed).get("source") or ""
-    return str(Path(source).resolve()) if source and Path(source).is_file() else None
-
-
-def _measure(args, plan, core, spec, writer):
-    """Every launch of the plan, streamed; the runner's outcome."""
-    from ..measure import runner
+def execute(args) -> tuple:
+    """(exit code, the run's Result or None for a dry run): the options as a
+    request, run in this process (measure/session.py), what it gave printed."""
+    from ..measure.session import Session
     from .progress import Progress
-    progress = Progress(plan.npoints, enabled=not args.quiet)
-    try:
-        return runner.run(plan, core.path, spec, writer, args.timeout, progress, _watch(args, spec))
-    finally:
-        progress.close()
+    session = Session(request(args), say=lambda line: print(f"fabriclab: {line}", file=sys.stderr),
+                      progress=None if args.quiet else (lambda total: Progress(total)))
+    if args.dry_run:
+        for line in session.commands():
+            print(line)
+        return 0, None
+    result = session.run()
+    _print_end(args, result)
+    print(f"fabriclab: {result.points} points in {result.seconds:.1f} s -> {result.path} "
+          f"(stream {result.stream})", file=sys.stderr)
+    if result.error:
+        print(f"fabriclab: {'error: ' if result.status == 'failed' else ''}{result.error}"
+              + ("; the completed points are saved" if result.status == "interrupted" else ""), file=sys.stderr)
+    return result.exit_code, result
 
 
-def _print_end(args, doc: dict, out: Path) -> None:
+def _print_end(args, result) -> None:
     """Tables (--tables) and the one-screen summary, or with --quiet the findings and warnings on stderr
     (report/summary.py: all read from the document)."""
     from ..report import summary, tables as report
+    doc = result.document
     if args.tables and not args.quiet:
         sys.stdout.write(report.format_doc(doc, "table") + "\n")
     if not args.quiet:
-        sys.stdout.write(summary.summary(doc, {"result": str(out), "stream": str(out.with_suffix(".ndjson"))}))
+        sys.stdout.write(summary.summary(doc, {"result": str(result.path), "stream": str(result.stream)}))
     else:
         for line in report.skip_lines(doc) + summary.warning_lines(doc):
             print(f"fabriclab: {line}", file=sys.stderr)
-
-
-def _exit_code(outcome) -> int:
-    if outcome.status == "failed":
-        print(f"fabriclab: error: {outcome.error}", file=sys.stderr)
-        return 1
-    if outcome.status == "interrupted":
-        print(f"fabriclab: {outcome.error}; the completed points are saved", file=sys.stderr)
-        return 128 + (outcome.signal or 2)   # the shell's code for death by that signal: 130, 143
-    return 0
-
-
-def _watch(args, spec):
-    """What to watch around launches: a testbed's cables, every host's
-    interface counters (--counters), or nothing."""
-    if getattr(args, "testbed", None):
-        from ..testbed.launch import TestbedWatch
-        return TestbedWatch(args.testbed)
-    if args.counters:
-        from ..measure.counters import CounterWatch
-        return CounterWatch(spec)
-    return None
-
-
-def _enrich(writer, early: list) -> list:
-    """Copy what the core reported (MPI library string, rank hosts, CPUs) into
-    the document header, with the ranks placed on each host. More ranks than
-    CPUs on a host is warned about once (unless the pre-run check did)."""
-    from ..analysis import diagnostics
-    hellos = [r["hello"] for r in writer.records if r["kind"] == "launch" and "hello" in r]
-    if not hellos:
-        return []
-    h = hellos[0]
-    writer.header["mpi"] = {**writer.header["mpi"], "library": h.get("mpi_library"),
-                            "mpi_version": h.get("mpi_version")}
-    writer.header["hosts"] = h.get("hosts")
-    writer.header["core"]["version"] = h.get("core_version")
-    writer.header["timer"] = h.get("timer")
-    placement = {}
-    for host, cpus in zip(h.get("hosts") or [], h.get("cpus") or []):
-        p = placement.setdefault(host, {"ranks": 0, "cpus": cpus})
-        p["ranks"] += 1
-    over = {k: v for k, v in placement.items() if v["ranks"] > v["cpus"]}
-    stacked = diagnostics.stacked_ranks(h.get("hosts") or [], h.get("affinity") or [])
-    writer.header["placement"] = {"hosts": placement, "oversubscribed": bool(over), "stacked": bool(stacked)}
-    for d in stacked:
-        writer.add("diagnostic", d.to_dict())
-    if not over or any(d.code == diagnostics.OVERSUBSCRIBED for d in early):
-        return stacked
-    host, p = next(iter(over.items()))
-    found = diagnostics.check_host(0.0, p["cpus"], p["ranks"])[:1]
-    found = [d.__class__(d.code, f"{d.message} on host {host}", d.advice) for d in found]
-    for d in found:
-        writer.add("diagnostic", d.to_dict())
-    return stacked + found

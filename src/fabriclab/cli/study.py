@@ -124,16 +124,16 @@ def _skip_reason(step, hosts: int) -> str:
     return ""
 
 
-def _run_one(argv: list) -> int:
-    """`fabriclab run` in this process, through run's own parser (bad options: exit 2)."""
+def _run_one(argv: list) -> tuple:
+    """(exit code, document or None): the step's `fabriclab run` options as a
+    run request, run in this process (bad options: exit 2)."""
     try:
-        args = _check(argv)
-        args.argv = argv
-        return args.func(args)
+        rc, result = run.execute(_check(argv))
+        return rc, result.document if result else None
     except FabriclabError as e:
         from ..report.escape import terminal
         print(f"fabriclab: error: {terminal(e)}", file=sys.stderr)
-        return e.exit_code
+        return e.exit_code, None
 
 
 def cmd_run(args) -> int:
@@ -153,7 +153,7 @@ def cmd_run(args) -> int:
     if dry:
         for st, why, argv in plan:
             print(f"# {st.name}: {why or st.feeds}")
-            if not why and _run_one(argv + ["--dry-run"]) != 0:
+            if not why and _run_one(argv + ["--dry-run"])[0] != 0:
                 return 2
         return 0
     folder.mkdir(parents=True, exist_ok=True)
@@ -164,11 +164,12 @@ def _check(argv: list) -> argparse.Namespace:
     """A step's `fabriclab run` arguments as run's parser reads them (bad options: UsageError)."""
     p = Parser(prog="fabriclab")
     run.register(p.add_subparsers(dest="command"))
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    args.argv = argv
+    return args
 
 
 def _execute(s, ref, plan: list, folder: Path, wire: tuple = (None, "")) -> int:
-    from .. import schema
     from ..studies.page import render
     from ..studies.recipe import Runs
     runs, commands, steps = Runs(wire_Bps=wire[0], wire=wire[1]), {}, []
@@ -179,10 +180,9 @@ def _execute(s, ref, plan: list, folder: Path, wire: tuple = (None, "")) -> int:
             steps.append({"step": st.name, "skipped": why})
             continue
         print(f"fabriclab: study {s.name}: step {i}/{len(plan)} {st.name} ({st.feeds})", file=sys.stderr)
-        rc = _run_one(argv)
+        rc, doc = _run_one(argv)
         if rc in (2, 130, 143):
             return rc
-        doc = _document(Path(argv[argv.index("-o") + 1]), schema)
         if doc is not None:
             runs.docs[st.name] = doc
         if rc != 0:
@@ -197,14 +197,3 @@ def _execute(s, ref, plan: list, folder: Path, wire: tuple = (None, "")) -> int:
         print(f"{f['id']:<6} {f['verdict']:<18} {f['claim']}")
     print(f"report: {page}")
     return 0
-
-
-def _document(path: Path, schema):
-    """The run's document, or the stream a failed run left; None when it wrote neither."""
-    for p in (path, path.with_suffix(".ndjson")):
-        if p.exists():
-            try:
-                return schema.load(p)
-            except (OSError, ValueError, FabriclabError):
-                continue
-    return None

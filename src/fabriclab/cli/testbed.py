@@ -84,26 +84,17 @@ def cmd_exec(args) -> int:
     return subprocess.call(argv)
 
 
-def _measure(argv: list[str], out: Path) -> tuple[dict, list]:
-    """One `fabriclab run` (a process of its own): its document and merged points."""
-    from .. import schema
-    from ..analysis.merge import merged
-    rc = subprocess.call([sys.executable, "-m", "fabriclab.cli", "run", *argv, "-o", str(out)])
-    if rc != 0 or not out.exists():
-        raise UsageError(f"validate: the run `fabriclab run {' '.join(argv)}` failed (exit {rc}); see {out}")
-    doc = schema.load(out)
-    return doc, merged(doc)
-
-
 def cmd_validate(args) -> int:
     """The model against measurement on a testbed (testbed/validation.py); a table and a verdict."""
-    from ..testbed.validation import Site, validate
+    from ..measure.session import Launch
+    from ..testbed.validation import Site, run, validate
     name = default_name(args.file) if args.name is None else args.name
     site = Site.of(args.file, name, [h for h in (args.hosts or "").split(",") if h])
     out = outputs.document(Path(args.output or f"results/validate-{site.name}.json"), given=args.output)
     t0 = time.monotonic()
-    v = validate(site, args.sizes, out, _measure, args.mpi_home, args.keep,
-                 progress=lambda text: print(text, file=sys.stderr))
+    say = lambda line: print(f"fabriclab: {line}", file=sys.stderr)  # noqa: E731
+    v = validate(site, args.sizes, out, lambda request: run(request, say), Launch(mpi_home=args.mpi_home),
+                 args.keep, progress=lambda text: print(text, file=sys.stderr), argv=tuple(args.argv))
     _print_validation(v, time.monotonic() - t0)
     return 0 if v.agrees else 1
 

@@ -221,6 +221,9 @@ class Bench:
     # fabric level: the fi_getinfo capabilities its kernel asks for ("msg", "rma");
     # the provider chosen must offer them (fabrics.py).
     caps: tuple = ()
+    # An app whose op has an exchange phase between its ranks, which a network's
+    # model predicts (measure/exchange.py, docs/apps.md).
+    exchanges: bool = False
 
     def for_suite(self) -> "Bench":
         """This benchmark with the default suite's (shorter) sweeps."""
@@ -429,7 +432,8 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        params={"mode": choice("packed", "datatype", "deposit"), "deposit": choice("auto", "put", "stores"),
                **APP_EXCHANGE},
        suite={"sizes": "1K"},
-       views=("transpose", "phases"), size_label="array side M", size_unit="words", footprint=fp.APP_TRANSPOSE),
+       views=("transpose", "phases"), size_label="array side M", size_unit="words", footprint=fp.APP_TRANSPOSE,
+       exchanges=True),
     # n = 2048 takes about 1.1 s an op on one rank of a 2-core host, 5.5 s a launch at five ops:
     # the default sweep stops at 1K so that it runs within 60 s on 2 ranks.
     _b("app.matmul", "C = A B of n x n doubles by row blocks, B gathered (MPI_Allgatherv), local BLAS dgemm",
@@ -443,7 +447,8 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        params={"elem": choice("8", "4", "16", "32", "64"), **APP_SCALE, "seed": integer(1, 0, MAX_VALUE),
                **APP_EXCHANGE},
        suite={"sizes": "256K"},
-       views=("speedup", "sort-rate", "phases"), size_label="keys", size_unit="keys", footprint=fp.APP_SORT),
+       views=("speedup", "sort-rate", "phases"), size_label="keys", size_unit="keys", footprint=fp.APP_SORT,
+       exchanges=True),
 ]}
 
 

@@ -28,7 +28,6 @@ library directories. Without one the core multiplies by a blocked loop."""
 
 from __future__ import annotations
 
-import functools
 import os
 import shlex
 import subprocess
@@ -103,10 +102,9 @@ def _headers(spec: Spec) -> tuple[list[str], str] | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
 def mpi_lib_dirs(mpicc: str) -> tuple[str, ...]:
     """The -L directories of the MPI compiler wrapper (`mpicc -show`; Open MPI: `--showme:link`),
-    asked once per wrapper: both levels look beside the same MPI library."""
+    both levels look beside the same MPI library."""
     for flag in ("-show", "--showme:link"):
         try:
             p = subprocess.run([mpicc, flag], capture_output=True, text=True, timeout=30)

@@ -47,6 +47,15 @@ def record(root: Path | str | None = None, window_s: float = 0.25, tuned: bool =
             "tuned": tuned}
 
 
+RUN_WINDOW_S = 0.25     # the short check at the start of a run
+
+
+def run_start() -> dict:
+    """The short check at the start of a run: its `header.machine`."""
+    from . import tune
+    return record(window_s=RUN_WINDOW_S, tuned=tune.tuned())
+
+
 def short_line(findings: list[dict]) -> str:
     """The one line a run prints before it measures."""
     warn = [f["name"] for f in findings if f["status"] == "warn"]

@@ -17,10 +17,11 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from typing import Callable
 
 from ..analysis import diagnostics, ranks, stats
 from ..schema import StreamWriter
-from ..schema.records import Point
+from ..schema.records import LaunchEnd, LaunchRecord, Point, SkipRecord
 from . import failures, protocol, sysinfo
 from .launch import LaunchSpec, command, wrong_world
 from .plan import Job, Plan
@@ -166,25 +167,43 @@ class Watch:
 BYPASS_SHARE = 0.5
 
 
+@dataclass(frozen=True)
+class _Run:
+    """What every launch of a run shares."""
+    plan: Plan
+    core_path: str
+    spec: LaunchSpec
+    writer: StreamWriter
+    silence: float                   # seconds a launch may print nothing
+    progress: object
+    watch: Watch
+    on_hello: Callable[[dict], None]
+    executor: Callable[[list, dict], "Launch"]
+    diags: list
+
+
 def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, timeout: float,
-        progress=None, watch: Watch | None = None) -> Outcome:
+        progress=None, watch: Watch | None = None, on_hello=None, executor=None) -> Outcome:
     """Run every job in each of the plan's launches; stop at the first
     failure. Ctrl-C or SIGTERM ends the run as 'interrupted'.
 
     A launch may stay silent for `timeout` plus twice the point time cap: one
     point prints nothing between its begin and point lines. Around every
     launch the machine's noise is read (load, steal time, frequencies) and
-    recorded with where each rank ended up (a `launch_end` record)."""
+    recorded with where each rank ended up (a `launch_end` record).
+    `on_hello(hello)` hears every launch's hello before its points (the
+    session completes the header from the first); `executor(argv, env)`
+    starts a launch (Launch: a process group)."""
     diags: list = []
     status, error = "complete", None
-    silence = timeout + 2 * plan.sampling.point_time
+    r = _Run(plan, core_path, spec, writer, timeout + 2 * plan.sampling.point_time, progress, watch or Watch(),
+             on_hello or (lambda hello: None), executor or Launch, diags)
     job, k, sig = None, 0, None
     previous = _catch_sigterm()
     try:
         for k in range(plan.launches):
             for job in plan.order(k):
-                error = _launch(job, k, plan, core_path, spec, writer, silence, progress, diags,
-                                watch or Watch())
+                error = _launch(job, k, r)
                 if error:
                     break
             if error:
@@ -198,7 +217,7 @@ def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, time
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-    done = sum(1 for r in writer.records if r["kind"] == "point")
+    done = sum(isinstance(x, Point) for x in writer.records)
     return Outcome(status, error, done, diags, sig)
 
 
@@ -208,26 +227,25 @@ class _Reading:
     what the core has said so far."""
     job: Job
     launch: int
-    plan: Plan
-    writer: StreamWriter
-    progress: object
-    diags: list
-    record: dict                 # the launch record, streamed once the hello is in it
+    run: _Run
+    record: LaunchRecord         # streamed once the hello is in it
     streamed: bool = False
     hosts: list | None = None
     timer: dict = field(default_factory=dict)
     end: dict = field(default_factory=dict)
-    spec: LaunchSpec | None = None
     points: list = field(default_factory=list)   # the Points of this launch, as streamed
-    watch: Watch = field(default_factory=Watch)
     begun: float = 0.0                           # time.monotonic() at the current point's begin line
+
+    @property
+    def writer(self) -> StreamWriter:
+        return self.run.writer
 
     def wrong_world(self, ranks) -> str | None:
         """An error line when the core's world is not the ranks launched (N
         singletons: each rank 0 of 1), else None."""
-        if self.spec is None or not isinstance(ranks, int) or ranks == self.spec.nranks:
+        if not isinstance(ranks, int) or ranks == self.run.spec.nranks:
             return None
-        return wrong_world(self.spec, ranks)
+        return wrong_world(self.run.spec, ranks)
 
     def stream_launch(self) -> None:
         """Stream the launch record (once): at the hello, or at the first sign of
@@ -235,24 +253,21 @@ class _Reading:
         hosts and the timer."""
         if not self.streamed:
             self.streamed = True
-            self.writer.add("launch", self.record)
+            self.writer.add(self.record)
 
 
-def _launch(job: Job, k: int, plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter,
-            silence: float, progress, diags: list, watch: Watch) -> str | None:
+def _launch(job: Job, k: int, run: _Run) -> str | None:
     """One launch of the core for one job; an error line or None."""
-    argv, env = command(spec, protocol.job_argv(core_path, job, plan.sampling, plan.validate))
+    argv, env = command(run.spec, protocol.job_argv(run.core_path, job, run.plan.sampling, run.plan.validate))
     before = sysinfo.noise()
-    token = watch.before()
-    launch = Launch(argv, env)
-    r = _Reading(job, k, plan, writer, progress, diags,
-                 {"bench": job.bench.name, "variant": job.variant, "launch": k, "command": argv, "env": env,
-                  "started": time.time()}, spec=spec, watch=watch)
+    token = run.watch.before()
+    launch = run.executor(argv, env)
+    r = _Reading(job, k, run, LaunchRecord(job.bench.name, job.variant, k, argv, env, time.time()))
     try:
         try:
-            error = _read(r, launch, silence)
+            error = _read(r, launch, run.silence)
             if error and "no output for" in error:
-                error += _stopped(r, watch)
+                error += _stopped(r, run.watch)
         finally:
             r.stream_launch()
         rc = launch.finish(grace=0 if error else 30)
@@ -260,20 +275,25 @@ def _launch(job: Job, k: int, plan: Plan, core_path: str, spec: LaunchSpec, writ
             error = f"{job.bench.name}: the MPI job exited with code {rc}; {launch.said(r.hosts)}"
     finally:
         launch.close()
-        watch.cleanup()
+        run.watch.cleanup()
         noise = sysinfo.noise_between(before, sysinfo.noise())
-        fabric = watch.after(token)
-        writer.add("launch_end", {"bench": job.bench.name, "variant": job.variant, "launch": k,
-                                  "cpu_end": r.end.get("cpu_end"), "noise": noise, "ended": time.time(), **fabric})
-    if "wire_bytes" in fabric:
-        # The timed payload is a lower bound on what the wire must carry.
-        payload = sum(p.payload_bytes for p in r.points)
-        if payload > (1 << 20) and fabric["wire_bytes"] < BYPASS_SHARE * payload:
-            d = replace(diagnostics.fabric_bypassed(fabric["wire_bytes"], payload,
-                                                    fabric.get("fabric", "the fabric")), bench=job.bench.name)
-            writer.add("diagnostic", d.to_dict())
-            diags.append(d)
+        fabric = run.watch.after(token)
+        wire = fabric.pop("wire_bytes", None)
+        run.writer.add(LaunchEnd(job.bench.name, job.variant, k, noise, wire,
+                                 {"cpu_end": r.end.get("cpu_end"), "ended": time.time(), **fabric}))
+    _bypassed(r, wire, fabric.get("fabric", "the fabric"))
     return error
+
+
+def _bypassed(r: _Reading, wire, fabric: str) -> None:
+    """A warning when far fewer bytes crossed the fabric than the launch's
+    points moved: the timed payload is a lower bound on what the wire must carry."""
+    payload = sum(p.payload_bytes for p in r.points)
+    if wire is None or payload <= (1 << 20) or wire >= BYPASS_SHARE * payload:
+        return
+    d = replace(diagnostics.fabric_bypassed(wire, payload, fabric), bench=r.job.bench.name)
+    r.writer.add(d.record())
+    r.run.diags.append(d)
 
 
 def ranks_on(rank_hosts: list[str], hosts: list[str]) -> str:
@@ -294,25 +314,25 @@ def _point(r: _Reading, msg: protocol.Point, where: str) -> str | None:
     """Summarise, check and stream one point; an error line for an unusable one."""
     job = r.job
     rec = dict(msg.data)
-    rec.update(params={**job.bench.defaults, **job.params}, cache=r.plan.cache, variant=job.variant,
+    rec.update(params={**job.bench.defaults, **job.params}, cache=r.run.plan.cache, variant=job.variant,
                launch=r.launch)
     try:
         p = derive(rec, r.hosts)
     except (ValueError, KeyError, TypeError) as e:  # no samples, negative ones, a torn record
         return f"{job.bench.name}{where}: the core sent an unusable point ({e})"
-    found = diagnostics.check_point(p, p.summary, r.plan.sampling.target_ci)
+    found = diagnostics.check_point(p, p.summary, r.run.plan.sampling.target_ci)
     if r.timer:
         found += [replace(d, bench=p.bench, size=p.size, stride=p.stride) for d in
                   diagnostics.check_timer(r.timer.get("overhead_s", 0.0), r.timer.get("resolution_s", 0.0),
                                           p.summary.median * (p.batch or 1))]
     p.diagnostics = [d.to_dict() for d in found]
-    r.diags.extend(found)
-    r.writer.add("point", p)
+    r.run.diags.extend(found)
+    r.writer.add(p)
     r.points.append(p)
-    r.watch.span({"size": p.size, "stride": p.stride, "conns": p.conns, "active": p.active}, r.begun,
-                 time.monotonic())
-    if r.progress:
-        r.progress.advance(job.bench.name, p)
+    r.run.watch.span({"size": p.size, "stride": p.stride, "conns": p.conns, "active": p.active}, r.begun,
+                     time.monotonic())
+    if r.run.progress:
+        r.run.progress.advance(job.bench.name, p)
     return None
 
 
@@ -329,7 +349,8 @@ def _read(r: _Reading, launch: Launch, timeout: float) -> str | None:
             launch.stray.append(line)
         elif isinstance(msg, protocol.Hello):
             phase = "measuring"
-            r.record["hello"] = msg.data
+            r.record.hello = msg.data
+            r.run.on_hello(msg.data)
             r.stream_launch()
             wrong = r.wrong_world(msg.data.get("ranks"))
             if wrong:  # stop before the first point: N singletons would each measure alone
@@ -342,9 +363,10 @@ def _read(r: _Reading, launch: Launch, timeout: float) -> str | None:
             if error:
                 return error
         elif isinstance(msg, protocol.Skip):
-            r.writer.add("skip", {**msg.data, "variant": r.job.variant, "launch": r.launch})
-            if r.progress:
-                r.progress.advance(name, None)
+            r.writer.add(SkipRecord.from_dict({**msg.data, "variant": r.job.variant, "launch": r.launch},
+                                              "the core's skip"))
+            if r.run.progress:
+                r.run.progress.advance(name, None)
         elif isinstance(msg, protocol.CoreError):
             return r.wrong_world(msg.ranks) or f"{name}{where}: {msg.message}"
         elif isinstance(msg, protocol.End):

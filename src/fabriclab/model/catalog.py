@@ -7,7 +7,6 @@ enters the model without its source.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -92,7 +91,6 @@ def _technology(key: str, d: dict, where: str) -> Technology:
     return Technology(key, str(d["name"]), str(d.get("era", "")), res, sp, tuple(d.get("topologies", ())))
 
 
-@functools.lru_cache(maxsize=None)
 def technologies(path: Optional[str] = None) -> dict:
     p = Path(path) if path else DATA / "technologies.yaml"
     data = _read_yaml(p, "technology catalog")
@@ -109,7 +107,6 @@ def technology(key: str) -> Technology:
     return techs[key]
 
 
-@functools.lru_cache(maxsize=None)
 def prices(path: Optional[str] = None) -> dict:
     p = Path(path) if path else DATA / "prices.yaml"
     data = _read_yaml(p, "price list")
@@ -142,7 +139,6 @@ class System:
         return calibration.for_tech(self.tech) if calibration else {}
 
 
-@functools.lru_cache(maxsize=None)
 def _systems_data() -> dict:
     p = DATA / "systems.yaml"
     data = _read_yaml(p, "system list")

@@ -38,12 +38,12 @@ def _bidirectional(rs: list) -> tuple:
     return r, r.bandwidth_Bps / 2, how
 
 
-def measurement(doc: dict, stream: bool = False, bidirectional: bool = False) -> dict:
+def measurement(doc, stream: bool = False, bidirectional: bool = False) -> dict:
     """{value, ci_MBps, source, date} in MB/s from a run's saturation (or stream, or bibw) points."""
-    h = doc["header"]
+    h = doc.header
     rs = rows(doc)
-    hosts = ",".join(dict.fromkeys(h.get("hosts") or [])) or (h.get("host") or {}).get("hostname", "?")
-    date = str(h.get("start_time") or "")[:10]
+    hosts = ",".join(dict.fromkeys(h.hosts or [])) or h.host.get("hostname", "?")
+    date = str(h.start_time or "")[:10]
     sat = [r for r in rs if r.bench == "message.saturation" and r.aggregate_bandwidth_Bps]
     if bidirectional:
         r, rate, how = _bidirectional(rs)
@@ -69,10 +69,10 @@ def measurement(doc: dict, stream: bool = False, bidirectional: bool = False) ->
         raise UsageError("the run has no message.saturation points (run `fabriclab run message.saturation` "
                          "across the resource, or give --stream to use message.stream's peak)")
     return {"value": round(rate / MB, 3), "ci_MBps": _interval(r, rate),
-            "source": f"fabriclab run {h.get('run_id', '?')}, {how}, hosts {hosts}", "date": date}
+            "source": f"fabriclab run {h.run_id or '?'}, {how}, hosts {hosts}", "date": date}
 
 
-def calibration(doc: dict, resource: str = "link", tech: str | None = None, stream: bool = False,
+def calibration(doc, resource: str = "link", tech: str | None = None, stream: bool = False,
                 bidirectional: bool = False) -> dict:
     """The calibration file's content: {resource: measurement} or {tech: {resource: measurement}};
     `resource` may name several, comma-separated (the cables of one class), each given the rate."""

@@ -28,18 +28,18 @@ STATS_NOTE = ("line: median; dark band: its 95% interval over launches; light ba
 class RunView:
     """One run as the builders read it: its rows (report/tables.py) and derived figures."""
     name: str
-    doc: dict
+    doc: object                  # the run's document (schema/document.py)
     rows: list = field(default_factory=list)
     derived: dict = field(default_factory=dict)
 
     @classmethod
-    def of(cls, name: str, doc: dict) -> "RunView":
+    def of(cls, name: str, doc) -> "RunView":
         rs = rows(doc)
         return cls(name, doc, rs, derived(doc, rs))
 
     @property
     def nranks(self) -> int:
-        return int(self.doc["header"].get("nranks") or 2)
+        return int(self.doc.header.nranks or 2)
 
     def benches(self) -> list[str]:
         return in_registry_order(r.bench for r in self.rows)

@@ -418,7 +418,7 @@ def ladder(runs: list, wire_Bps: float | None = None, wire_text: str = "", wire_
     if wire_Bps:
         bars = [(r.level, (r.best_Bps or 0) / wire_Bps * 100) for r in lad if r.level != "memory"]
         vals = [v for _, v in bars if v > 0]
-        hosts = set(runs[0].doc["header"].get("hosts") or [])
+        hosts = set(runs[0].doc.header.hosts or [])
         one_host = len(hosts) <= 1
         figs.append(Figure("efficiency", f"Efficiency against {wire_name or 'the wire rate'}{of}",
                            Axis("level", log=False),
@@ -437,7 +437,7 @@ def validation(runs: list) -> list[Figure]:
     nominal prediction."""
     figs = []
     for suffix, pre, (run,) in _each_run(runs, in_view("validation")):
-        v = run.doc.get("validation")
+        v = run.doc.validation
         if not v:
             continue
         xs = [r["size"] for r in v["per_size"]]
@@ -525,7 +525,7 @@ def memory_figures(runs: list, bench: str) -> list[Figure]:
     copy's throughput steps down where its working set (2 x size) leaves a
     cache level (seed 000's ECT measurements read the same edges)."""
     figs = per_benchmark(runs, bench)
-    caches = (runs[0].doc["header"].get("host") or {}).get("caches") or {}
+    caches = runs[0].doc.header.caches
     for fig in figs:
         if fig.id.endswith(("-latency", "-bandwidth")):
             # The working set is source and destination: it leaves a cache of C bytes at size C / 2.

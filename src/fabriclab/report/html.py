@@ -65,45 +65,40 @@ def _figs(figs: list) -> str:
     return '<div class="figs">' + "\n".join(figure_html(f) for f in figs) + "</div>"
 
 
-def _hosts(h: dict) -> str:
-    hosts = h.get("hosts") or []
-    if hosts:
+def _hosts(h) -> str:
+    if h.hosts:
         counts: dict = {}
-        for x in hosts:
+        for x in h.hosts:
             counts[x] = counts.get(x, 0) + 1
         return ", ".join(f"{k} ({v} ranks)" for k, v in counts.items())
-    return (h.get("host") or {}).get("hostname", "?")
+    return h.host.get("hostname", "?")
 
 
-def _launch_command(doc: dict) -> str:
-    first = next((r for r in doc["records"] if r.get("kind") == "launch" and r.get("command")), None)
-    return " ".join(first["command"]) if first else "-"
+def _launch_command(doc) -> str:
+    first = next((r for r in doc.launches if r.command), None)
+    return " ".join(first.command) if first else "-"
 
 
-def run_facts(name: str, doc: dict) -> list[tuple[str, str]]:
+def run_facts(name: str, doc) -> list[tuple[str, str]]:
     """What ran, where and how: the facts a reader checks before any figure."""
-    h, f = doc["header"], doc["footer"]
-    host = (h.get("host") or {})
-    mpi = (h.get("mpi") or {})
-    hello = next((r.get("hello") for r in doc["records"] if r.get("kind") == "launch" and r.get("hello")), {})
-    plan = h.get("plan") or {}
-    benches = figures.in_registry_order(r["bench"] for r in doc["records"] if r.get("kind") == "point")
-    facts = [("run", f"{name} (id {h.get('run_id', '?')}), fabriclab {h.get('fabriclab_version', '?')}"),
-             ("status", f.get("status", "?") + (f": {f['error']}" if f.get("error") else "")),
-             ("started", str(h.get("start_time") or h.get("started") or "?")),
+    h, f = doc.header, doc.footer
+    host, plan = h.host, h.plan
+    benches = figures.in_registry_order(p.bench for p in doc.points)
+    facts = [("run", f"{name} (id {h.run_id or '?'}), fabriclab {h.fabriclab_version or '?'}"),
+             ("status", f.status + (f": {f.error}" if f.error else "")),
+             ("started", str(h.start_time or h.extra.get("started") or "?")),
              ("hosts", _hosts(h)),
              ("CPU", f"{host.get('cpu_model', '?')} x{host.get('cpu_count', '?')}, kernel {host.get('kernel', '?')}"),
-             ("MPI", _first_line(hello.get("mpi_library")) or mpi.get("header_version") or "?"),
-             ("ranks", str(h.get("nranks", "?"))),
-             ("launcher", f"{(h.get('launcher') or {}).get('launcher', '?')}, binding "
-                          f"{(h.get('launcher') or {}).get('binding', '?')}"),
+             ("MPI", _first_line(doc.hello.get("mpi_library")) or h.mpi.get("header_version") or "?"),
+             ("ranks", str(h.nranks if h.nranks is not None else "?")),
+             ("launcher", f"{h.launcher.get('launcher', '?')}, binding {h.launcher.get('binding', '?')}"),
              ("launch command", _launch_command(doc)),
-             ("command", " ".join(h.get("argv") or []) or "-"),
+             ("command", " ".join(h.argv or []) or "-"),
              ("cache state", ((plan.get("cache") or {}).get("state")) or "warm"),
              ("launches per point", str(plan.get("launches", 1))),
              ("benchmarks", f"{len(benches)}: " + ", ".join(benches))]
-    facts += _level_facts(h.get("levels"))
-    imp = h.get("imported")
+    facts += _level_facts(h.levels)
+    imp = h.imported
     if imp:
         facts.insert(1, ("imported", f"from {imp.get('tool')} {imp.get('tool_version') or ''} output "
                                      f"{imp.get('source')}: summary figures only, no samples; "
@@ -129,10 +124,10 @@ def _level_facts(levels) -> list[tuple[str, str]]:
 def _header(runs: list) -> list[str]:
     out = []
     for run in runs:
-        f = run.doc["footer"]
-        if f.get("status") != "complete":
-            out.append(f'<div class="banner">Run {escape(run.name)} ended early (status {escape(f.get("status", "?"))}'
-                       f'{": " + escape(str(f["error"])) if f.get("error") else ""}): the figures show the '
+        f = run.doc.footer
+        if f.status != "complete":
+            out.append(f'<div class="banner">Run {escape(run.name)} ended early (status {escape(f.status)}'
+                       f'{": " + escape(str(f.error)) if f.error else ""}): the figures show the '
                        "points it completed.</div>")
     out.append('<h2 id="runs">What ran, where and how</h2>')
     for run in runs:
@@ -243,7 +238,7 @@ def _cables(runs: list) -> list[str]:
     predicted utilization (testbed/cablecheck.py), with the emulation's own check."""
     out = []
     for run in runs:
-        v = run.doc.get("validation") or {}
+        v = run.doc.validation or {}
         out += _interfaces(v, f" ({escape(run.name)})" if len(runs) > 1 else "")
         top = next((c for c in v.get("cables") or [] if c["size"] == v["per_size"][-1]["size"]), None)
         if not top:
@@ -316,12 +311,13 @@ def _compare(runs: list) -> list[str]:
     return out
 
 
-def render(named_docs: list[tuple[str, dict]], wire_Bps: float | None = None, wire_text: str = "",
+def render(named_docs: list[tuple], wire_Bps: float | None = None, wire_text: str = "",
            wire_name: str = "") -> str:
     """The report of runs given as (name, document)."""
-    ranks = {doc["header"].get("nranks") for _, doc in named_docs}
+    ranks = {doc.header.nranks for _, doc in named_docs}
     if len(ranks) > 1:      # runs of different shapes: say so wherever they are named
-        named_docs = [(f"{name} ({doc['header'].get('nranks', '?')} ranks)", doc) for name, doc in named_docs]
+        named_docs = [(f"{name} ({doc.header.nranks if doc.header.nranks is not None else '?'} ranks)", doc)
+                      for name, doc in named_docs]
     runs = [figures.RunView.of(name, doc) for name, doc in named_docs]
     title = "fabriclab report: " + ", ".join(r.name for r in runs)
     views = figures.views(runs)

@@ -12,7 +12,6 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Optional
 
-from ..analysis.merge import merged
 from ..measure.benchmarks import REGISTRY
 from ..schema.records import MergedPoint
 from .work import speedups, work_rate
@@ -145,12 +144,12 @@ def _best_copies(pts: list) -> dict:
     return best
 
 
-def rows(doc: dict) -> list[Row]:
+def rows(doc) -> list[Row]:
     """One row per point, its launches merged (analysis/merge.py). A strided
     copy is read against the best contiguous copy of the same working set,
     the bound every packing mode lives under (ECT, seed 000); an app's rate
-    against its rate on one rank."""
-    pts = merged(doc)
+    against its rate on one rank (the document's merged points: schema/document.py)."""
+    pts = doc.merged
     best = _best_copies(pts)
     ups = speedups(pts)
     out = []

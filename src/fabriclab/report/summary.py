@@ -5,7 +5,6 @@ The full per-point tables stay with `fabriclab show` (and `run --tables`)."""
 
 from __future__ import annotations
 
-from ..analysis.merge import run_findings
 from ..measure.benchmarks import REGISTRY
 from ..units import fmt_bytes, fmt_rate, fmt_time
 from . import escape
@@ -13,7 +12,7 @@ from .tables import derived, group_name, header_lines, rows, skip_lines
 from .work import RATES
 
 
-def benchmark_rows(doc: dict) -> list[list[str]]:
+def benchmark_rows(doc) -> list[list[str]]:
     """Per benchmark variant: latency at its smallest size, peak bandwidth and
     where (an app: its best work rate, at which size on how many ranks),
     half-peak size, points converged / total, status (status())."""
@@ -67,15 +66,14 @@ def _best_rate(bench: str, d: dict) -> str:
             f"on {d['best_at_active']} ranks")
 
 
-def warning_groups(doc: dict) -> list[dict]:
+def warning_groups(doc) -> list[dict]:
     """The run's warnings, each once: its findings (analysis/findings.py),
     then its run-level diagnostic records by kind (with the benchmarks they
     hit), then each point-level kind with the points it names. Each group:
     level (finding, run or point), code, count, where, message (the first), advice."""
     out = [{"level": "finding", "code": d["code"], "count": 1, "where": "", "message": d["message"],
-            "advice": d["advice"]} for d in run_findings(doc)["run"]]
-    records = [d for d in doc["records"] if d.get("kind") == "diagnostic"]
-    out += _grouped(records, "run", lambda d: d.get("bench"))
+            "advice": d["advice"]} for d in doc.findings["run"]]
+    out += _grouped([d.to_dict() for d in doc.diagnostics], "run", lambda d: d.get("bench"))
     points = [(d, r) for r in rows(doc) for d in r.point.diagnostics]
     out += _grouped(points, "point", lambda dr: f"{group_name(dr[1].bench, dr[1].variant)} at {_where(dr[1])}")
     return out
@@ -96,7 +94,7 @@ def _grouped(items: list, level: str, where) -> list[dict]:
     return out
 
 
-def warning_lines(doc: dict) -> list[str]:
+def warning_lines(doc) -> list[str]:
     """Each finding and warning kind on one line (warning_groups)."""
     out = []
     for g in warning_groups(doc):
@@ -115,7 +113,7 @@ def _table(head: list[str], body: list[list[str]]) -> list[str]:
     return [fmt(head)] + [fmt(r) for r in body]
 
 
-def summary(doc: dict, paths: dict) -> str:
+def summary(doc, paths: dict) -> str:
     """The text printed at the end of a run."""
     head = ["benchmark", "latency (smallest)", "peak bandwidth", "half-peak", "converged", "status"]
     lines = [escape.terminal(ln) for ln in header_lines(doc)] + [""] + _table(head, benchmark_rows(doc)) + [""]

@@ -14,9 +14,7 @@ import json
 from dataclasses import dataclass
 
 from ..analysis import fit, ranks
-from ..analysis.merge import run_findings
 from ..measure.benchmarks import REGISTRY
-from ..schema.records import SkipRecord
 from ..units import fmt_bytes, fmt_time
 from . import FORMATS, escape
 from .rows import ROW_FIELDS, Row, rows
@@ -33,7 +31,7 @@ def _groups(rs: list[dict]) -> dict:
     return by
 
 
-def derived(doc: dict, rs: list | None = None) -> dict:
+def derived(doc, rs: list | None = None) -> dict:
     """Per benchmark variant: peak bandwidth, half-peak size and a Hockney fit
     over its size sweep (one stride, one connection count, all participants);
     for a saturation pattern, the plateau of aggregate bandwidth vs active
@@ -194,7 +192,7 @@ def _table_blocks(all_rows: list):
         yield f"{name}  ({_note(rs[0], c)})", c.head(), [_cells(r, c) for r in rs]
 
 
-def _derived_lines(doc: dict, rs: list) -> list[str]:
+def _derived_lines(doc, rs: list) -> list[str]:
     lines = []
     for name, d in derived(doc, rs).items():
         if "peak_bandwidth_Bps" in d:
@@ -232,10 +230,10 @@ def _first_line(text) -> str:
     return " ".join(str(text).splitlines()[0].split()) if text else ""
 
 
-def _imported_lines(h: dict) -> list[str]:
-    imp = h["imported"]
+def _imported_lines(h) -> list[str]:
+    imp = h.imported
     lines = [f"imported from {imp.get('tool', '?').upper()} {imp.get('tool_version') or '(version not printed)'} "
-             f"output {imp.get('source')} (sha256 {str(imp.get('sha256'))[:12]}), {h.get('nranks') or '?'} ranks: "
+             f"output {imp.get('source')} (sha256 {str(imp.get('sha256'))[:12]}), {h.nranks or '?'} ranks: "
              + ", ".join(imp.get("benchmarks") or []),
              f"averaging: {imp.get('averaging')}"]
     if imp.get("ignored"):
@@ -243,36 +241,33 @@ def _imported_lines(h: dict) -> list[str]:
     return lines
 
 
-def header_lines(doc: dict) -> list[str]:
-    h, f = doc["header"], doc["footer"]
-    if "imported" in h:
-        return [f"fabriclab {h.get('fabriclab_version', '?')} run {h.get('run_id', '')}: status {f.get('status')}",
-                *_imported_lines(h)]
-    mpi = (h.get("mpi") or {})
-    cache = (h.get("plan") or {}).get("cache") or {}
-    lines = [f"fabriclab {h.get('fabriclab_version', '?')} run {h.get('run_id', '')}: status {f.get('status')}",
-             f"host {(h.get('host') or {}).get('hostname', '?')}, {(h.get('host') or {}).get('cpu_model', '?')} "
-             f"x{(h.get('host') or {}).get('cpu_count', '?')}; MPI {_first_line(mpi.get('library')) or mpi.get('header_version', '?')}; "
-             f"{h.get('nranks', '?')} ranks via {(h.get('launcher') or {}).get('launcher', '?')}"
+def header_lines(doc) -> list[str]:
+    h, f = doc.header, doc.footer
+    first = f"fabriclab {h.fabriclab_version or '?'} run {h.run_id or ''}: status {f.status}"
+    if doc.imported:
+        return [first, *_imported_lines(h)]
+    cache = h.plan.get("cache") or {}
+    lines = [first,
+             f"host {h.host.get('hostname', '?')}, {h.host.get('cpu_model', '?')} x{h.host.get('cpu_count', '?')}; "
+             f"MPI {_first_line(h.mpi_library) or h.mpi.get('header_version', '?')}; "
+             f"{h.nranks if h.nranks is not None else '?'} ranks via {h.launcher.get('launcher', '?')}"
              + (f"; cache {cache['state']}" if cache.get("state") else "")]
-    placement = h.get("placement") or {}
+    placement = h.placement or {}
     if placement.get("oversubscribed"):
         lines.append("oversubscribed: " + ", ".join(f"{k} {v['ranks']} ranks on {v['cpus']} CPUs"
                                                     for k, v in placement["hosts"].items()))
-    if f.get("error"):
-        lines.append(f"error: {f['error']}")
+    if f.error:
+        lines.append(f"error: {f.error}")
     return lines
 
 
-def skipped(doc: dict) -> list[dict]:
+def skipped(doc) -> list[dict]:
     """The points a kernel skipped, once each however many launches skipped
     them, grouped by benchmark variant and reason: {bench, reason, where}."""
     groups: dict = {}
-    for r in doc["records"]:
-        if r.get("kind") == "skip":
-            s = SkipRecord.from_dict(r)
-            key = (group_name(s.bench, s.variant), s.reason or "no reason given")
-            groups.setdefault(key, {})[(s.size, s.stride, s.conns, s.active)] = None
+    for s in doc.skips:
+        key = (group_name(s.bench, s.variant), s.reason or "no reason given")
+        groups.setdefault(key, {})[(s.size, s.stride, s.conns, s.active)] = None
     return [{"bench": bench, "reason": reason, "where": [_at(*p) for p in sorted(pts, key=_order)]}
             for (bench, reason), pts in groups.items()]
 
@@ -286,28 +281,28 @@ def _at(size, stride, conns, active) -> str:
             + (f" active {active}" if active is not None else ""))
 
 
-def skip_lines(doc: dict) -> list[str]:
+def skip_lines(doc) -> list[str]:
     """One line per skipped group: which points and why."""
     return [f"skipped: {g['bench']} at {', '.join(g['where'])} ({len(g['where'])} point"
             f"{'s' if len(g['where']) != 1 else ''}): {g['reason']}" for g in skipped(doc)]
 
 
-def finding_lines(doc: dict) -> list[str]:
+def finding_lines(doc) -> list[str]:
     """The run's findings (analysis/findings.py), a line each: what most points
     share, said once instead of at every point."""
-    return [f"finding: {d['code']}: {d['message']}" for d in run_findings(doc)["run"]]
+    return [f"finding: {d['code']}: {d['message']}" for d in doc.findings["run"]]
 
 
-def _json(doc: dict) -> str:
+def _json(doc) -> str:
     rs = rows(doc)
     per_rank = [{"bench": p.bench, "variant": p.variant, "size": p.size, "active": p.active,
                  "ranks": [x.to_dict() for x in p.ranks]} for p in (r.point for r in rs) if p.ranks is not None]
-    return json.dumps({"header": doc["header"], "footer": doc["footer"], "rows": [r.to_dict() for r in rs],
-                       "derived": derived(doc, rs), "ranks": per_rank, "skipped": skipped(doc),
-                       "findings": run_findings(doc)}, indent=1) + "\n"
+    return json.dumps({"header": doc.header.to_dict(), "footer": doc.footer.to_dict(),
+                       "rows": [r.to_dict() for r in rs], "derived": derived(doc, rs), "ranks": per_rank,
+                       "skipped": skipped(doc), "findings": doc.findings}, indent=1) + "\n"
 
 
-def _csv(doc: dict) -> str:
+def _csv(doc) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=ROW_FIELDS, lineterminator="\n")
     w.writeheader()
@@ -317,7 +312,7 @@ def _csv(doc: dict) -> str:
     return buf.getvalue()
 
 
-def _md(doc: dict) -> str:
+def _md(doc) -> str:
     """Markdown: every value from the document escaped (report/escape.py)."""
     rs = rows(doc)
     row = lambda cells: "| " + " | ".join(escape.markdown(c) for c in cells) + " |"  # noqa: E731
@@ -333,7 +328,7 @@ def _md(doc: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def _table(doc: dict) -> str:
+def _table(doc) -> str:
     """Aligned text: control characters from the document made visible."""
     rs = rows(doc)
     out = [escape.terminal(ln) for ln in header_lines(doc)] + [""]
@@ -353,5 +348,5 @@ EXPORTERS = {"table": _table, "json": _json, "csv": _csv, "md": _md}
 assert tuple(EXPORTERS) == FORMATS, "report.FORMATS and the exporters disagree"
 
 
-def format_doc(doc: dict, fmt: str) -> str:
+def format_doc(doc, fmt: str) -> str:
     return EXPORTERS[fmt](doc)

@@ -1,4 +1,5 @@
-"""The versioned result document (docs/schema.md) and its NDJSON stream.
+"""The versioned result document (docs/schema.md): its typed records, the
+document every reader takes, and its NDJSON stream.
 
 A run writes RUN.ndjson line by line while it goes (header, then one line per
 launch, point, skip or diagnostic, then a footer) and, at the end, RUN.json:
@@ -60,178 +61,17 @@ History of SCHEMA_VERSION:
     `diagnostics` hold only its own warnings (`not-converged`,
     `wide-interval`, `off-trend`, `validation-failed`, a timer bias of every
     one of its launches), each once with `launches`, how many launches had it.
-    Version 9 documents load: their merged points are classified when read."""
+    Version 9 documents load: their merged points are classified when read.
+  11 (fabriclab 0.2.0): the stream's header is complete when it is first
+    written (the ranks' hosts, the MPI library, the timer and the placement
+    from the first launch's hello), so RUN.ndjson's header is RUN.json's.
+    Older documents load unchanged."""
 
 from __future__ import annotations
 
-import gc
-import json
-import os
-from contextlib import contextmanager
-from pathlib import Path
-
-from ..errors import UsageError
-from . import check
-from .check import RECORD_KINDS, STATUSES
-from .records import AXES, KEY_FIELDS, SUMMARY_KEYS, Point, point_key
+from .document import (RECORD_KINDS, SCHEMA, SCHEMA_VERSION, STATUSES, Document, Footer, Header, StreamWriter,
+                       load, write_json)
+from .records import AXES, KEY_FIELDS, SUMMARY_KEYS, MergedPoint, Point, point_key
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "RECORD_KINDS", "STATUSES", "AXES", "KEY_FIELDS", "SUMMARY_KEYS", "Point",
-           "StreamWriter", "document", "write_document", "load", "validate", "points", "point_key"]
-
-SCHEMA = "fabriclab.run"
-SCHEMA_VERSION = 10
-
-
-class StreamWriter:
-    """Appends one JSON object per line and flushes, so a killed run keeps every line."""
-
-    def __init__(self, path: Path, header: dict):
-        self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._f = open(self.path, "w", encoding="utf-8")
-        except OSError as e:
-            raise UsageError(f"cannot write results to {self.path}: {e.strerror}") from None
-        self.header = {"kind": "header", "schema": SCHEMA, "schema_version": SCHEMA_VERSION, **header}
-        self.records: list[dict] = []
-        self._write(self.header)
-
-    def _write(self, obj: dict) -> None:
-        self._f.write(json.dumps(obj, allow_nan=False, separators=(",", ":")) + "\n")
-        self._f.flush()
-
-    def add(self, kind: str, record) -> None:
-        """Streams one record (a mapping, or a typed record that writes itself)."""
-        if kind not in RECORD_KINDS:
-            raise ValueError(f"unknown record kind {kind}")
-        rec = {"kind": kind, **(record.to_dict() if hasattr(record, "to_dict") else record)}
-        self.records.append(rec)
-        self._write(rec)
-
-    def close(self, footer: dict, derive=None) -> dict:
-        """Write the footer line, then the whole document next to the stream.
-
-        derive(doc) may return fields to store with the document beside the
-        records (the merged points, a cache of what readers would compute)."""
-        if footer.get("status") not in STATUSES:
-            raise ValueError(f"bad status {footer.get('status')}")
-        foot = {"kind": "footer", **footer}
-        self._write(foot)
-        os.fsync(self._f.fileno())
-        self._f.close()
-        doc = document(self.header, self.records, foot)
-        if derive:
-            try:
-                doc.update(derive(doc))
-            except (ValueError, KeyError, TypeError):
-                pass  # the records are what counts: readers derive again, and say what is wrong
-        write_document(doc, self.path.with_suffix(".json"))
-        return doc
-
-
-def document(header: dict, records: list[dict], footer: dict) -> dict:
-    head = {k: v for k, v in header.items() if k not in ("kind", "schema", "schema_version")}
-    foot = {k: v for k, v in footer.items() if k != "kind"}
-    return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "header": head,
-            "records": records, "footer": foot}
-
-
-def write_document(doc: dict, path: Path) -> None:
-    tmp = Path(str(path) + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-@contextmanager
-def _collector_paused():
-    """Python's cyclic collector paused while a document is parsed and checked.
-
-    A default run's document is about a million objects, all kept; the
-    allocations of parsing and checking trigger collections that walk them
-    again and again (measured: they cost more than the check itself) and
-    can free nothing."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-def load(path: str | Path) -> dict:
-    """Read RUN.json or RUN.ndjson into a validated document."""
-    with _collector_paused():
-        return _load(path)
-
-
-def _load(path: str | Path) -> dict:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
-    if _first_line_kind(text) == "header":
-        doc = _from_stream(text, path)
-    else:
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise UsageError(f"{path} is not a fabriclab result: {e.msg} at line {e.lineno}") from None
-        except (ValueError, RecursionError) as e:  # an integer of thousands of digits, nesting too deep
-            raise UsageError(f"{path} is not a fabriclab result: {_why(e)}") from None
-    validate(doc, path)
-    return doc
-
-
-def _why(e: Exception) -> str:
-    if isinstance(e, RecursionError):
-        return "nested too deeply"
-    return "an integer of more than 4300 digits" if "digits" in str(e) else str(e).split(":")[0]
-
-
-def _first_line_kind(text: str):
-    try:
-        first = json.loads(text.lstrip().split("\n", 1)[0])
-    except (ValueError, RecursionError):
-        return None
-    return first.get("kind") if isinstance(first, dict) else None
-
-
-def _from_stream(text: str, path) -> dict:
-    lines = text.splitlines()
-    objs = []
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            if i == len(lines) - 1:
-                break  # a torn last line from a killed writer
-            raise UsageError(f"{path}: line {i + 1} is not JSON") from None
-        except (ValueError, RecursionError) as e:
-            raise UsageError(f"{path}: line {i + 1}: {_why(e)}") from None
-        if not isinstance(obj, dict):
-            raise UsageError(f"{path}: line {i + 1} is not a JSON object")
-        objs.append(obj)
-    if not objs or objs[0].get("kind") != "header":
-        raise UsageError(f"{path} is not a fabriclab result stream: no header line")
-    header, body = objs[0], objs[1:]
-    footer = body.pop() if body and body[-1].get("kind") == "footer" else {"kind": "footer", "status": "incomplete"}
-    if header.get("schema") != SCHEMA:
-        raise UsageError(f"{path} is not a fabriclab result stream")
-    doc = document(header, [r for r in body if r.get("kind") in RECORD_KINDS], footer)
-    doc["schema_version"] = header.get("schema_version")
-    return doc
-
-
-def validate(doc: dict, path="document") -> None:
-    """Types and ranges of every field readers use (check.py); raises
-    UsageError naming the first problem."""
-    check.document(doc, path)
-
-
-def points(doc: dict) -> list[dict]:
-    """The point records of a document, as stored (Point.from_dict types them)."""
-    return [r for r in doc["records"] if r.get("kind") == "point"]
+           "MergedPoint", "Document", "Header", "Footer", "StreamWriter", "load", "write_json", "point_key"]

@@ -190,6 +190,7 @@ class Point:
     None) also carry every rank's layout, bytes and samples and the per-rank
     figures computed from them (analysis/ranks.py)."""
 
+    KIND = "point"
     bench: str
     size: int
     bytes_per_op: int
@@ -340,19 +341,20 @@ class Point:
 
 # What a reader derives and so does not take from a document.
 DERIVED = ("latency_s", "bandwidth_Bps", "aggregate_bandwidth_Bps", "message_rate_per_s")
+# The fields a point reads; the rest of a record is kept as it is (`extra`).
+_POINT_KNOWN = frozenset({x.name for x in dc_fields(Point)} | {"kind", "spread", "launches"} | set(DERIVED))
 
 
 def _point_fields(d, where: str) -> dict:
     """The constructor arguments of a Point from its mapping, checked."""
-    f = Fields(d, where)
-    f = Fields(d, f"{where} ({d.get('bench')!s:.40} size {d.get('size')!s:.24})")
+    Fields(d, where)     # not a mapping: said before any field is read
+    f = Fields(d, lambda: f"{where} ({d.get('bench')!s:.40} size {d.get('size')!s:.24})")
     kw: dict[str, Any] = _key_fields(f)
     kw.update(_op_fields(f))
     kw.update(_sampling_fields(f, d))
     kw.update(_pattern_fields(f, d, kw["bytes_per_op"]))
     kw["phases"] = _phases(f)
-    known = {x.name for x in dc_fields(Point)} | {"kind", "spread", "launches"} | set(DERIVED)
-    kw["extra"] = {k: v for k, v in d.items() if k not in known}
+    kw["extra"] = {k: v for k, v in d.items() if k not in _POINT_KNOWN}
     return kw
 
 
@@ -375,11 +377,11 @@ def _sampling_fields(f: Fields, d) -> dict:
         f.bad("samples", f"must be durations in seconds, finite, 0 to {MAX_SECONDS:g}")
     validation = f.obj("validation", None, none=True)
     if validation is not None:
-        v = Fields(validation, f"{f.where} validation")
+        v = Fields(validation, lambda: f"{f.where} validation")
         v.int("checked_bytes", 0), v.int("errors", 0)
     diags = f.list("diagnostics", lambda x: isinstance(x, dict) and is_text(x.get("code"))
                    and is_text(x.get("message")), "warnings with a code and a message", [])
-    return dict(summary=Summary.from_dict(f.obj("summary"), f"{f.where} summary"), samples=samples,
+    return dict(summary=Summary.from_dict(f.obj("summary"), lambda: f"{f.where} summary"), samples=samples,
                 launch=f.int("launch", 0, none=True), warmup=f.int("warmup", None, none=True),
                 batch=f.int("batch", None, none=True), stop=f.str("stop", None, none=True),
                 elapsed_s=f.num("elapsed_s", None, none=True), validation=validation, diagnostics=diags)
@@ -403,24 +405,25 @@ def _pattern_fields(f: Fields, d, bytes_per_op: int) -> dict:
         f.bad("roles", f"must be role letters ({''.join(ROLE_NAMES)}), one per rank")
     n = len(roles)
 
-    def per_rank(key, item, what, none=False):
-        v = f.list(key, item, what, None if none else [0] * n, none=none)
+    def per_rank(key, lo, hi, what, none=False):
+        """Integers lo..hi per rank, or (lo None) each rank's samples or null."""
+        default = None if none else [0] * n
+        v = (f.counts(key, lo, hi, what, default, none) if lo is not None else
+             f.list(key, lambda x: x is None or durations(x), what, default, none))
         if v is not None and len(v) != n:
             raise RecordError(f"{f.where}: {key.replace('_', ' ')} do not match its roles ({len(v)} entries for "
                               f"{n} ranks)")
         return v
 
-    is_bytes = lambda x: is_count(x, MAX_BYTES)  # noqa: E731
     ranks = f.list("ranks", lambda x: isinstance(x, dict), "rank figures", None, none=True)
     fair = f.obj("fairness", None, none=True)
-    return dict(roles=roles, peers=per_rank("peers", lambda x: isinstance(x, int) and -1 <= x < n, "rank numbers"),
-                rank_samples=per_rank("rank_samples", lambda x: x is None or durations(x),
-                                      "lists of durations or null", none=True),
-                rank_sent_bytes=per_rank("rank_sent_bytes", is_bytes, "byte counts"),
-                rank_recv_bytes=per_rank("rank_recv_bytes", is_bytes, "byte counts"),
+    return dict(roles=roles, peers=per_rank("peers", -1, n - 1, "rank numbers"),
+                rank_samples=per_rank("rank_samples", None, None, "lists of durations or null", none=True),
+                rank_sent_bytes=per_rank("rank_sent_bytes", 0, MAX_BYTES, "byte counts"),
+                rank_recv_bytes=per_rank("rank_recv_bytes", 0, MAX_BYTES, "byte counts"),
                 messages_per_op=f.int("messages_per_op", None, none=True),
-                ranks=None if ranks is None else [RankFigures.from_dict(r, f"{f.where} rank") for r in ranks],
-                fairness=None if fair is None else Fairness.from_dict(fair, f"{f.where} fairness"))
+                ranks=None if ranks is None else [RankFigures.from_dict(r, lambda: f"{f.where} rank") for r in ranks],
+                fairness=None if fair is None else Fairness.from_dict(fair, lambda: f"{f.where} fairness"))
 
 
 @dataclass
@@ -449,14 +452,15 @@ class MergedPoint(Point):
         kw.pop("launch", None), kw.pop("warmup", None), kw.pop("elapsed_s", None)
         launches = f.list("launches", lambda x: isinstance(x, dict), "launch summaries")
         spread = f.obj("spread", None, none=True)
-        return cls(**kw, launch=None, launches=[LaunchSummary.from_dict(x, f"{where} launch") for x in launches],
-                   spread=Spread() if spread is None else Spread.from_dict(spread, f"{where} spread"))
+        return cls(**kw, launch=None, launches=[LaunchSummary.from_dict(x, lambda: f"{where} launch") for x in launches],
+                   spread=Spread() if spread is None else Spread.from_dict(spread, lambda: f"{where} spread"))
 
 
 @dataclass
 class LaunchRecord:
     """A `launch` record: one launch of the core, its command and the core's hello."""
 
+    KIND = "launch"
     bench: str
     variant: str = ""
     launch: int = 0
@@ -465,6 +469,14 @@ class LaunchRecord:
     started: Optional[float] = None
     hello: Optional[dict] = None
     extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = {"bench": self.bench, "variant": self.variant, "launch": self.launch, "command": self.command,
+             "env": self.env, "started": self.started}
+        if self.hello is not None:
+            d["hello"] = self.hello
+        d.update(self.extra)
+        return d
 
     @classmethod
     def from_dict(cls, d, where: str = "launch record") -> "LaunchRecord":
@@ -479,14 +491,61 @@ class LaunchRecord:
         return cls(f.str("bench"), f.str("variant", ""), f.int("launch", 0),
                    f.list("command", is_text, "arguments", []), f.obj("env", {}),
                    f.num("started", None, hi=math.inf, none=True), hello,
-                   {k: v for k, v in d.items() if k not in ("kind", "bench", "variant", "launch", "command", "env",
-                                                            "started", "hello")})
+                   _extra(d, ("bench", "variant", "launch", "command", "env", "started", "hello")))
+
+
+@dataclass
+class LaunchEnd:
+    """A `launch_end` record: where a launch's ranks ended, the machine's
+    noise around it and, on a testbed, what its cables carried (spans,
+    shapers, wire bytes)."""
+
+    KIND = "launch_end"
+    bench: str
+    variant: str = ""
+    launch: int = 0
+    noise: Optional[dict] = None
+    wire_bytes: Optional[float] = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def spans(self) -> list:
+        return self.extra.get("spans") or []
+
+    @property
+    def steal_fraction(self) -> Optional[float]:
+        v = (self.noise or {}).get("steal_fraction")
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else None
+
+    def get(self, key: str, default=None):
+        """A field a testbed's watch adds (counters, shapers, spans, ...)."""
+        return self.extra.get(key, default)
+
+    def to_dict(self) -> dict:
+        d = {"bench": self.bench, "variant": self.variant, "launch": self.launch, "noise": self.noise}
+        if self.wire_bytes is not None:
+            d["wire_bytes"] = self.wire_bytes
+        d.update(self.extra)
+        return d
+
+    @classmethod
+    def from_dict(cls, d, where: str = "launch_end record") -> "LaunchEnd":
+        f = Fields(d, where)
+        for j, span in enumerate(f.list("spans", lambda x: isinstance(x, dict), "spans", [])):
+            g = Fields(span, f"{where} spans[{j}]")
+            g.int("size"), g.num("seconds"), g.obj("cpu")
+            g.list("cables", lambda x: isinstance(x, dict), "cable directions")
+        f.list("shapers", lambda x: isinstance(x, dict), "shaper counters", [])
+        return cls(f.str("bench"), f.str("variant", ""), f.int("launch", 0), f.obj("noise", None, none=True),
+                   f.num("wire_bytes", None, hi=math.inf, none=True),
+                   _extra(d, ("bench", "variant", "launch", "noise", "wire_bytes")))
 
 
 @dataclass
 class SkipRecord:
     """A `skip` record: a point the kernel cannot measure here, and why."""
 
+    KIND = "skip"
     bench: str
     size: int
     reason: str
@@ -500,26 +559,47 @@ class SkipRecord:
     def key(self) -> tuple:
         return (self.bench, self.variant, self.size, self.stride, self.conns, self.active)
 
+    def to_dict(self) -> dict:
+        return {"bench": self.bench, "variant": self.variant, "size": self.size, "stride": self.stride,
+                "conns": self.conns, "active": self.active, "reason": self.reason, **self.extra}
+
     @classmethod
     def from_dict(cls, d, where: str = "skip record") -> "SkipRecord":
         f = Fields(d, where)
         return cls(f.str("bench"), f.int("size", hi=MAX_BYTES), f.str("reason", "", none=True) or "",
                    f.int("stride", 1, lo=1, hi=MAX_BYTES), f.str("variant", ""),
                    f.int("conns", 1, lo=1, hi=MAX_RANKS), f.int("active", None, hi=MAX_RANKS, none=True),
-                   {k: v for k, v in d.items() if k not in ("kind", "bench", "size", "reason", "stride", "variant",
-                                                            "conns", "active")})
+                   _extra(d, ("bench", "size", "reason", "stride", "variant", "conns", "active")))
 
 
-def check_launch_end(d, where: str = "launch_end record") -> None:
-    f = Fields(d, where)
-    f.str("bench"), f.int("launch", 0), f.obj("noise", None, none=True)
-    f.num("wire_bytes", None, hi=math.inf, none=True)
+@dataclass
+class DiagnosticRecord:
+    """A `diagnostic` record: a warning about the run or a benchmark (code,
+    message, advice), as analysis/diagnostics.py writes it."""
+
+    KIND = "diagnostic"
+    code: str
+    message: str
+    advice: str = ""
+    bench: Optional[str] = None
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"code": self.code, "message": self.message, "advice": self.advice, "bench": self.bench,
+                **self.extra}
+
+    @classmethod
+    def from_dict(cls, d, where: str = "diagnostic record") -> "DiagnosticRecord":
+        f = Fields(d, where)
+        return cls(f.str("code"), f.str("message"), f.str("advice", ""), f.str("bench", None, none=True),
+                   _extra(d, ("code", "message", "advice", "bench")))
 
 
-def check_diagnostic(d, where: str = "diagnostic record") -> None:
-    f = Fields(d, where)
-    f.str("code"), f.str("message"), f.str("advice", "")
+def _extra(d, known: tuple) -> dict:
+    """The fields of a record this version does not type (kept and written back)."""
+    return {k: v for k, v in d.items() if k != "kind" and k not in known}
 
 
 __all__ = ["AXES", "KEY_FIELDS", "SUMMARY_KEYS", "Summary", "RankFigures", "Fairness", "LaunchSummary", "Spread",
-           "Point", "MergedPoint", "LaunchRecord", "SkipRecord", "RecordError", "point_key"]
+           "Point", "MergedPoint", "LaunchRecord", "LaunchEnd", "SkipRecord", "DiagnosticRecord", "RecordError",
+           "point_key"]

@@ -158,7 +158,8 @@ def _mb(row):
 
 def _one_host(runs: Runs) -> str:
     """What to add to an efficiency when every rank of the levels ran on one host."""
-    hosts = set((runs.docs.get("levels") or {}).get("header", {}).get("hosts") or [])
+    levels = runs.docs.get("levels")
+    hosts = set((levels.header.hosts if levels else None) or [])
     return "; every rank ran on one host, so no transfer crossed that wire" if len(hosts) == 1 else ""
 
 

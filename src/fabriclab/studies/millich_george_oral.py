@@ -11,7 +11,6 @@ sci-myrinet-2002` does (its figures and findings, studies/sci_myrinet_2002/)."""
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Optional
 
 from ..errors import FabriclabError
@@ -57,8 +56,7 @@ def _network(runs: Runs, step: str):
     doc = runs.docs.get(step)
     if doc is None:
         return f"{runs.missing(step)}; {ON_ONE_MACHINE}"
-    head = doc.get("header") or {}
-    path, hosts = head.get("network"), head.get("hosts") or []
+    path, hosts = doc.header.network, doc.header.hosts or []
     if not path:
         return "the run names no network file: run it on a testbed (--testbed) or give --network FILE"
     from ..model.topologies.custom import load_network_file
@@ -215,16 +213,15 @@ _PROJECTED = (("4", ("sci-ring-best-uncalibrated", "sci-3d-torus-uncalibrated"))
 _BOUND = {"at_most": "<=", "at_least": ">=", None: ""}
 
 
-@lru_cache(maxsize=1)
 def _specs() -> dict:
     from .sci_myrinet_2002.reproduce import compute, specs
     return specs(compute())
 
 
 def _projections(ref) -> list:
-    out = []
+    out, specs = [], _specs()
     for num, marks in _PROJECTED:
-        spec = _specs()[num]
+        spec = specs[num]
         series = [Series(s.label, list(s.xs), list(s.ys), dashed=True, markers=False, color=s.group % 8)
                   for s in spec.series if not s.dashed]
         values = [ref.get(k) for k in marks]

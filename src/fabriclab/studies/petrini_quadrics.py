@@ -126,9 +126,9 @@ def _trouble(runs: Runs, step: str) -> str:
     doc = runs.docs.get(step)
     if doc is None:
         return runs.missing(step)
-    head = doc.get("header", {})
-    if (head.get("placement") or {}).get("oversubscribed"):
-        return (f"the run {step} placed {head.get('nranks')} ranks on {head.get('host', {}).get('cpu_count')} "
+    head = doc.header
+    if (head.placement or {}).get("oversubscribed"):
+        return (f"the run {step} placed {head.nranks} ranks on {head.host.get('cpu_count')} "
                 "CPUs: the ranks take turns on the CPUs, so its times are the scheduler's; give each rank a CPU "
                 "(without -n the ping steps run 2 ranks; the hotspot needs 4 CPUs or several hosts)")
     return ""

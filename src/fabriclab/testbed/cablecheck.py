@@ -91,35 +91,35 @@ def predicted(net, cables: list, calibrated: dict) -> list[dict]:
     return out
 
 
-def _ends(records: list, bench: str, key: str):
+def _ends(doc, bench: str, key: str):
     """Every item of `key` (spans, shapers) of the bench's launch_end records."""
-    for r in records:
-        if r.get("kind") == "launch_end" and r.get("bench") == bench:
-            yield from r.get(key) or []
+    for e in doc.launch_ends:
+        if e.bench == bench:
+            yield from e.get(key) or []
 
 
-def _spans(records: list, bench: str) -> dict:
+def _spans(doc, bench: str) -> dict:
     """{size: [span of each launch]} from the run's launch_end records."""
     out: dict = {}
-    for s in _ends(records, bench, "spans"):
+    for s in _ends(doc, bench, "spans"):
         out.setdefault(s["size"], []).append(s)
     return out
 
 
-def _shapers(records: list, bench: str) -> dict:
+def _shapers(doc, bench: str) -> dict:
     """{(cable, from): (drops, overlimits)} summed over the run's launches."""
     out: dict = {}
-    for q in _ends(records, bench, "shapers"):
+    for q in _ends(doc, bench, "shapers"):
         d, o = out.get((q["cable"], q["from"]), (0, 0))
         out[(q["cable"], q["from"])] = (d + q["drops"], o + q["overlimits"])
     return out
 
 
-def compare(pred: list, records: list, bench: str = "message.alltoall") -> list[dict]:
+def compare(pred: list, doc, bench: str = "message.alltoall") -> list[dict]:
     """Per size: every cable direction's predicted and measured utilization
     (the median over launches), its busiest windows, its shaper's drops, and
     the CPU the emulation had; ascending sizes."""
-    spans, shapers = _spans(records, bench), _shapers(records, bench)
+    spans, shapers = _spans(doc, bench), _shapers(doc, bench)
     out = []
     for size in sorted(spans):
         launches = spans[size]
@@ -194,15 +194,14 @@ def explain(size_row: dict, ratio: float) -> str:
     return text
 
 
-def _launch_seconds(records: list, bench: str) -> float:
+def _launch_seconds(doc, bench: str) -> float:
     """Seconds the bench's launches took, from each launch record's start to its launch_end."""
-    started = {r.get("launch"): r.get("started") for r in records if r.get("kind") == "launch" and r.get("bench") == bench}
-    return sum(r["ended"] - started[r.get("launch")] for r in records
-               if r.get("kind") == "launch_end" and r.get("bench") == bench and started.get(r.get("launch"))
-               and r.get("ended"))
+    started = {r.launch: r.started for r in doc.launches if r.bench == bench}
+    return sum(e.get("ended") - started[e.launch] for e in doc.launch_ends
+               if e.bench == bench and started.get(e.launch) and e.get("ended"))
 
 
-def interface_links(net, hosts: dict, records: list, bench: str = "message.alltoall") -> list[dict]:
+def interface_links(net, hosts: dict, doc, bench: str = "message.alltoall") -> list[dict]:
     """On real hosts (`--counters`): every link of the file that names its host's
     interface (`iface`), both directions, with the bytes that interface sent and
     received over the bench's launches (their counters, read through the launcher)
@@ -218,13 +217,13 @@ def interface_links(net, hosts: dict, records: list, bench: str = "message.allto
         src = (names + list(net.switch_names))[int(net.router.src[ch])]
         by_link[(i, src)] = by_link.get((i, src), 0.0) + f
     moved: dict = {}
-    for r in records:
-        if r.get("kind") == "launch_end" and r.get("bench") == bench:
-            for h, c in (r.get("counters") or {}).items():
+    for e in doc.launch_ends:
+        if e.bench == bench:
+            for h, c in (e.get("counters") or {}).items():
                 for iface, (tx, rx) in (c.get("interfaces") or {}).items():
                     got = moved.setdefault((h, iface), [0, 0])
                     got[0], got[1] = got[0] + tx, got[1] + rx
-    seconds = _launch_seconds(records, bench)
+    seconds = _launch_seconds(doc, bench)
     rows = []
     for i, ln in enumerate(net.links):
         if not isinstance(ln, dict) or "iface" not in ln:

@@ -1,7 +1,8 @@
-"""Runs across a testbed: the launch spec that reaches its hosts through the
-agent, and the watch that reads the cables' counters around every launch,
-names the cut cable and the ranks whose routes cross it when a launch goes
-silent, and leaves no process behind."""
+"""Runs across a testbed: the site a run's ranks go to (its launch spec,
+which reaches the hosts through the agent; its network file), and the watch
+that reads the cables' counters around every launch, names the cut cable and
+the ranks whose routes cross it when a launch goes silent, and leaves no
+process behind."""
 
 from __future__ import annotations
 
@@ -11,30 +12,49 @@ from dataclasses import replace
 from ..errors import UsageError
 from ..measure.launch import make_spec
 from ..measure.runner import Watch, ranks_on
+from ..measure.session import Launch, Site
 from . import cables, netns
 
 IFACE = "eth0"        # every host's first cable (plan.py names host ends eth0, eth1, ...)
 
 
-def testbed_spec(args, m):
-    """The LaunchSpec of `fabriclab run --testbed NAME`: one rank per named
-    host (default: the first N hosts), by IP (the machine's resolver does not
-    know the emulated names), through the testbed's agent."""
-    netns.require_root()
-    state = netns.load(args.testbed)
-    if args.hostfile:
-        raise UsageError("--testbed takes --hosts (its host names), not --hostfile")
-    if args.launcher == "srun":
-        raise UsageError("--testbed launches with mpiexec through the testbed's agent, not srun")
-    names = [h for h in (args.hosts or "").split(",") if h] or state["hosts"][:args.ranks]
-    unknown = [h for h in names if h not in state["addresses"]]
-    if unknown:
-        raise UsageError(f"testbed {state['name']} has no host {unknown[0]!r} (hosts: {', '.join(state['hosts'])})")
-    if not args.hosts and args.ranks > len(state["hosts"]):
-        names = [state["hosts"][i % len(state["hosts"])] for i in range(args.ranks)]
-    ips = ",".join(state["addresses"][h] for h in names)
-    spec = make_spec("mpiexec", m.mpiexec, m.flavour, args.ranks, ips, None, args.ppn, args.launcher_arg, "none")
-    return replace(spec, agent=state["agent"], prefix=tuple(netns.exec_argv(state, names[0], [])), iface=IFACE)
+class TestbedSite(Site):
+    """A run across testbed NAME (`fabriclab run --testbed NAME`): one rank
+    per named host (default: the first N hosts), reached by IP (the machine's
+    resolver does not know the emulated names) through the testbed's agent,
+    with MPI forced onto TCP over the hosts' first cables; its cables are
+    watched around every launch."""
+
+    def __init__(self, name: str):
+        self.testbed = name
+
+    def spec(self, launch: Launch, m):
+        netns.require_root()
+        state = netns.load(self.testbed)
+        if launch.hostfile:
+            raise UsageError("--testbed takes --hosts (its host names), not --hostfile")
+        if launch.launcher == "srun":
+            raise UsageError("--testbed launches with mpiexec through the testbed's agent, not srun")
+        names = [h for h in (launch.hosts or "").split(",") if h] or state["hosts"][:launch.ranks]
+        unknown = [h for h in names if h not in state["addresses"]]
+        if unknown:
+            raise UsageError(f"testbed {state['name']} has no host {unknown[0]!r} "
+                             f"(hosts: {', '.join(state['hosts'])})")
+        if not launch.hosts and launch.ranks > len(state["hosts"]):
+            names = [state["hosts"][i % len(state["hosts"])] for i in range(launch.ranks)]
+        ips = ",".join(state["addresses"][h] for h in names)
+        spec = make_spec("mpiexec", m.mpiexec, m.flavour, launch.ranks, ips, None, launch.ppn,
+                         list(launch.launcher_args), "none")
+        return replace(spec, agent=state["agent"], prefix=tuple(netns.exec_argv(state, names[0], [])), iface=IFACE)
+
+    def watch(self, spec, counters: bool):
+        return TestbedWatch(self.testbed)
+
+    def network(self) -> str | None:
+        """The network file the testbed was made from, while it is still there."""
+        from pathlib import Path
+        source = netns.load(self.testbed).get("source") or ""
+        return str(Path(source).resolve()) if source and Path(source).is_file() else None
 
 
 class TestbedWatch(Watch):

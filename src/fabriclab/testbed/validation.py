@@ -5,38 +5,50 @@ loaded both ways, predict and measure all-to-all, write one document (the
 all-to-all run with a `validation` block, drawn by report/figures.py), bring
 down what it brought up. The reasoning is model/validate.py's.
 
-Measuring is a `fabriclab run` of its own per step, started by the caller's
-`measure(argv, out)`, which returns the run's document and its merged points
-(report/tables.py: one row per point, launches merged)."""
+Each step is a run of its own (measure/session.py, in this process): the
+caller's `measure(request)` returns its document, whose merged points the
+step reads (one per point, launches merged)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
-from ..errors import UsageError
+from ..errors import RunError, UsageError
+from ..measure import session
+from ..measure.plan import Sampling
+from ..measure.session import Launch, Request
 from ..model.resources import MB
 from ..model.datafile import read_data_file
 from ..model.topologies.custom import CustomNetwork
-from ..schema import write_document
 from . import cablecheck
+from .launch import TestbedSite
 from ..model import validate as v
 
 # The saturation test streams windows of SAT_WINDOW messages of SAT_SIZE: about
 # 1 MiB per sample, a few hundredths of a second on a cable of tens of MB/s.
 SAT_SIZE, SAT_WINDOW = "64K", 16
-FAST = ["--point-time", "1", "-q"]
+FAST = Sampling(point_time=1.0)
 # The calibrating rate decides every prediction: its points get longer (TCP's share of a
 # cable loaded both ways swings by 10-20% over a second here).
-CALIBRATE = ["--point-time", "3"]
+CALIBRATE = Sampling(point_time=3.0)
 
 # Every flow carries at least FILL bytes per wait of the all-to-all (message.alltoall
 # fill=), so small sizes keep the cables as busy as 256 KiB does: with one exchange per
 # wait, 16 KiB read 0.84 of the prediction where 256 KiB read 0.95-1.00 (docs/testbed.md).
 FILL = "256K"
 
-Measure = Callable[[list, Path], tuple]    # (run options, document path) -> (document, merged points)
+Measure = Callable[[Request], object]     # a run's request -> its document (schema.Document)
+
+
+def run(request: Request, say=lambda line: None):
+    """One step's run in this process; RunError when it fails (its document stays on disk)."""
+    result = session.run(request, say=say)
+    if result.exit_code != 0:
+        raise RunError(f"validate: the run of {', '.join(request.benches)} failed ({result.error}); "
+                       f"see {result.path}")
+    return result.document
 
 
 @dataclass
@@ -57,12 +69,14 @@ class Site:
                              f"({', '.join(net.node_names)}), in that order")
         return cls(file, net, name, dict(zip(net.node_names, hosts)))
 
-    def place(self, nodes: list[str]) -> list[str]:
-        """Run options that put one rank on each of these file nodes: testbed hosts,
-        or the real hosts they stand for (their counters read through the launcher)."""
+    def request(self, nodes: list[str], launch: Launch, **fields) -> Request:
+        """A run with one rank on each of these file nodes: testbed hosts, or
+        the real hosts they stand for (their counters read through the launcher)."""
         if self.hosts:
-            return ["--hosts", ",".join(self.hosts[h] for h in nodes), "--counters"]
-        return ["--testbed", self.name, "--hosts", ",".join(nodes)]
+            return Request(launch=replace(launch, ranks=len(nodes), hosts=",".join(self.hosts[h] for h in nodes)),
+                           counters=True, **fields)
+        return Request(launch=replace(launch, ranks=len(nodes), hosts=",".join(nodes)),
+                       site=TestbedSite(self.name), **fields)
 
 
 @dataclass
@@ -159,9 +173,12 @@ class Validation:
             "interfaces": self.interfaces}
 
 
-def validate(site: Site, sizes: str, out: Path, measure: Measure, mpi_home: Optional[str] = None,
-             keep: bool = False, progress: Callable[[str], None] = lambda text: None) -> Validation:
-    """The whole procedure; the document goes to `out`, each calibrating run beside it."""
+def validate(site: Site, sizes: str, out: Path, measure: Measure = run, launch: Launch = Launch(),
+             keep: bool = False, progress: Callable[[str], None] = lambda text: None,
+             argv: tuple = ()) -> Validation:
+    """The whole procedure; the document goes to `out`, each calibrating run
+    beside it. `launch` holds the MPI to measure with; `argv` the command
+    each run's header records."""
     import time
     from . import netns, plan
     if not site.hosts:
@@ -174,10 +191,11 @@ def validate(site: Site, sizes: str, out: Path, measure: Measure, mpi_home: Opti
     if brought:
         netns.up(p)
     try:
-        run = _Runs(site, out, sizes, measure, ["--mpi-home", mpi_home] if mpi_home else [])
-        result, alltoall = _validate(site, b, run, progress)
+        runs = _Runs(site, out, sizes, measure, launch, tuple(argv))
+        result, alltoall = _validate(site, b, runs, progress)
         result.duration_s = round(time.monotonic() - t0, 1)
-        write_document({**alltoall, "validation": result.to_dict()}, out)
+        alltoall.add_block("validation", result.to_dict())
+        alltoall.write(out)
     finally:
         if brought and not keep:
             netns.down(site.name)
@@ -202,42 +220,42 @@ def _validate(site: Site, b: v.Bottleneck, run: "_Runs", progress) -> tuple:
              f"node ({predicted[1]}); measuring all-to-all on {net.n_nodes} hosts ...")
     doc, measured = run.alltoall()
     per_size = [SizeResult(s, measured[s], predicted[0]) for s in sorted(measured)]
-    records = doc.get("records") or []
     return Validation(site, b, sat, bi, links, v.predict(net, site.file), predicted, both_ways, per_size, 0.0,
                       run.out, _cables(site, links, sat.rate_Bps, doc),
-                      cablecheck.interface_links(net, site.hosts, records) if site.hosts else []), doc
+                      cablecheck.interface_links(net, site.hosts, doc) if site.hosts else []), doc
 
 
-def _cables(site: Site, links: list, rate_Bps: float, doc: dict) -> list:
+def _cables(site: Site, links: list, rate_Bps: float, doc) -> list:
     """The per-cable comparison of the all-to-all run (a testbed's; real hosts have no shaped cables to read)."""
     if site.hosts:
         return []
     from . import netns
     pred = cablecheck.predicted(site.net, netns.load(site.name)["cables"], {i: rate_Bps for i in links})
-    return cablecheck.compare(pred, doc.get("records") or [])
+    return cablecheck.compare(pred, doc)
 
 
 class _Runs:
-    """The three `fabriclab run`s of a validation, each a document beside `out`."""
+    """The three runs of a validation, each a document beside `out`."""
 
-    def __init__(self, site: Site, out: Path, sizes: str, measure: Measure, mpi: list[str]):
-        self.site, self.out, self.sizes, self.measure, self.mpi = site, out, sizes, measure, mpi
+    def __init__(self, site: Site, out: Path, sizes: str, measure: Measure, launch: Launch, argv: tuple):
+        self.site, self.out, self.sizes, self.measure = site, out, sizes, measure
+        self.launch, self.argv = launch, argv
 
-    def _run(self, argv: list[str], out: Path) -> tuple:
-        """(document, merged points) of one run, FAST and the MPI options around argv."""
-        return self.measure([*FAST, *argv, *self.mpi], out)
+    def _run(self, nodes: list[str], out: Path, **fields):
+        """One run with a rank on each of `nodes` and three launches per point, into `out`: its document."""
+        return self.measure(self.site.request(nodes, self.launch, output=str(out), launches=3, argv=self.argv,
+                                              **{"sampling": FAST, **fields}))
 
     def saturation(self, pairs: list, b: v.Bottleneck) -> Rate:
         """Senders on one side of the cable, receivers on the other, 1 to all pairs active."""
         out = self.out.with_name(self.out.stem + "-saturation.json")
-        nodes = [s for s, _ in pairs] + [d for _, d in pairs]
-        doc, points = self._run(["message.saturation", *self.site.place(nodes), "--ranks", str(len(nodes)),
-                                 "--sizes", SAT_SIZE, "--param", f"window={SAT_WINDOW}", "--active",
-                                 f"1:{len(pairs)}", "--launches", "3", *CALIBRATE], out)
-        rate, lo, hi, active = v.plateau_rate(points)
+        doc = self._run([s for s, _ in pairs] + [d for _, d in pairs], out, benches=("message.saturation",),
+                        sizes=SAT_SIZE, params=(f"window={SAT_WINDOW}",), active=f"1:{len(pairs)}",
+                        sampling=CALIBRATE)
+        rate, lo, hi, active = v.plateau_rate(doc.merged)
         return Rate(rate, lo, hi, out, pairs, active, self._busiest(doc, b, active))
 
-    def _busiest(self, doc: dict, b: v.Bottleneck, active: int) -> Optional[float]:
+    def _busiest(self, doc, b: v.Bottleneck, active: int) -> Optional[float]:
         """The bottleneck direction's busiest windows (their 90th percentile, share of its rate) during the
         plateau point, the median over launches; None on real hosts."""
         if self.site.hosts:
@@ -248,8 +266,7 @@ class _Runs:
         link, index = net.channel_cable[b.channel]
         k = next(i for i, c in enumerate(netns.load(self.site.name)["cables"]) if (c["link"], c["index"]) == (link, index))
         src = (list(net.node_names) + list(net.switch_names))[int(net.router.src[b.channel])]
-        got = [c["p90_util"] for r in doc.get("records") or [] if r.get("kind") == "launch_end"
-               for s in r.get("spans") or [] if s.get("active") == active
+        got = [c["p90_util"] for e in doc.launch_ends for s in e.spans if s.get("active") == active
                for c in s["cables"] if c["cable"] == k and c["from"] == src]
         return median(got) if got else None
 
@@ -259,17 +276,15 @@ class _Runs:
         if not pairs:
             return None
         out = self.out.with_name(self.out.stem + "-bidirectional.json")
-        nodes = [s for s, _ in pairs] + [d for _, d in pairs]
-        _, points = self._run(["message.bibw", *self.site.place(nodes), "--ranks", str(len(nodes)), "--sizes",
-                             SAT_SIZE, "--param", f"window={SAT_WINDOW}", "--launches", "3", *CALIBRATE], out)
-        return Rate(*v.bidirectional_rate(points), out, pairs)
+        doc = self._run([s for s, _ in pairs] + [d for _, d in pairs], out, benches=("message.bibw",),
+                        sizes=SAT_SIZE, params=(f"window={SAT_WINDOW}",), sampling=CALIBRATE)
+        return Rate(*v.bidirectional_rate(doc.merged), out, pairs)
 
     def alltoall(self) -> tuple:
         """(its document, per-node all-to-all bandwidth by size), every message in flight at once: the
         traffic the model describes (docs/model.md §1); MPI_Alltoall's own phases load
         different cables one after another."""
         net = self.site.net
-        doc, points = self._run(["message.alltoall", "--param", "variant=concurrent", "--param", f"fill={FILL}",
-                               *self.site.place(list(net.node_names)), "--ranks", str(net.n_nodes),
-                               "--sizes", self.sizes, "--launches", "3"], self.out)
-        return doc, v.per_node(points, net.n_nodes)
+        doc = self._run(list(net.node_names), self.out, benches=("message.alltoall",), sizes=self.sizes,
+                        params=("variant=concurrent", f"fill={FILL}"))
+        return doc, v.per_node(doc.merged, net.n_nodes)

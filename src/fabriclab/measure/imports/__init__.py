@@ -15,10 +15,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ... import __version__
-from ...analysis.merge import stored
 from ...errors import UsageError
-from ...schema import document
-from ...schema.records import Point, Summary
+from ...schema import Document, Footer, Header
+from ...schema.records import Point, SkipRecord, Summary
 from ..benchmarks import REGISTRY
 from ..patterns import max_active
 from . import imb, osu
@@ -67,31 +66,29 @@ def point(f: Printed, launch: int = 0) -> Point:
                            "row": f.row})
 
 
-def build(parsed: Parsed, tool: str, source: str, data: bytes, mtime: float, argv: list | None = None) -> dict:
+def build(parsed: Parsed, tool: str, source: str, data: bytes, mtime: float, argv: list | None = None) -> Document:
     """The run document of a parsed file. A point printed twice (outputs
     concatenated) becomes two launches of one point."""
     sha = hashlib.sha256(data).hexdigest()
     seen: dict = {}
-    records = []
+    records: list = []
     for f in parsed.figures:
         p = point(f)
         p.launch = seen[p.key] = seen.get(p.key, -1) + 1
-        records.append({"kind": "point", **p.to_dict()})
-    records += [{"kind": "skip", "bench": bench, "size": size, "stride": 1, "reason": reason}
-                for bench, size, reason in parsed.skips]
-    header = {
-        "run_id": f"imported-{tool}-{sha[:12]}", "fabriclab_version": __version__,
-        "argv": argv or ["fabriclab", "import", source, "--from", tool],
-        "start_time": datetime.fromtimestamp(mtime, timezone.utc).isoformat(), "nranks": parsed.nranks,
-        "imported": {"tool": tool, "tool_version": parsed.tool_version, "source": source, "sha256": sha,
-                     "averaging": parsed.averaging, "benchmarks": parsed.benchmarks,
-                     "ignored": parsed.ignored, "settings": parsed.settings},
-    }
-    return document(header, records, {"status": "complete", "error": None, "points": len(parsed.figures)})
+        records.append(p)
+    records += [SkipRecord(bench, size, reason) for bench, size, reason in parsed.skips]
+    header = Header(
+        run_id=f"imported-{tool}-{sha[:12]}", fabriclab_version=__version__,
+        argv=argv or ["fabriclab", "import", source, "--from", tool],
+        start_time=datetime.fromtimestamp(mtime, timezone.utc).isoformat(), nranks=parsed.nranks,
+        imported={"tool": tool, "tool_version": parsed.tool_version, "source": source, "sha256": sha,
+                  "averaging": parsed.averaging, "benchmarks": parsed.benchmarks,
+                  "ignored": parsed.ignored, "settings": parsed.settings})
+    return Document(header, records, Footer("complete", None, None, len(parsed.figures)))
 
 
-def load(path: str | Path, tool: str, argv: list | None = None) -> dict:
-    """Read FILE as `tool`'s output into a run document (with its merged points)."""
+def load(path: str | Path, tool: str, argv: list | None = None) -> Document:
+    """Read FILE as `tool`'s output into a run document."""
     if tool not in IMPORTERS:
         raise UsageError(f"unknown tool {tool!r}: fabriclab imports {', '.join(IMPORTERS)}")
     data, text = read(path)
@@ -103,6 +100,4 @@ def load(path: str | Path, tool: str, argv: list | None = None) -> dict:
         check_physical(f, str(path))
     if parsed.nranks is not None and parsed.nranks > MAX_RANKS:
         raise UsageError(f"{path}: {parsed.nranks} processes is beyond any job (at most {MAX_RANKS})")
-    doc = build(parsed, tool, str(path), data, Path(path).stat().st_mtime, argv)
-    doc.update(stored(doc))
-    return doc
+    return build(parsed, tool, str(path), data, Path(path).stat().st_mtime, argv)

@@ -13,17 +13,15 @@ prediction beside the measured phase (its median over the samples) as its
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from ..errors import UsageError
-from ..measure import apps
-from ..measure.benchmarks import REGISTRY
 from ..model.calibrate import load_file
 from ..model.exchange import exchange_time
 from ..model.filesystem import FileSystem
+from . import apps
+from .benchmarks import REGISTRY
 
 TOLERANCE = 0.15          # measured within 15% of the prediction: "agrees"
-EXCHANGING = ("app.transpose", "app.sort")
 
 
 # MPICH's MPI_Alltoall sends blocks above MPIR_CVAR_ALLTOALL_MEDIUM_MSG_SIZE
@@ -104,7 +102,7 @@ def rows(points: list, hosts: list, system, calibration=None, flavour: str = "")
     out = []
     for p in points:
         measured = p.phase_medians.get("exchange")
-        if p.bench not in EXCHANGING or not p.active or p.active < 2 or not measured:
+        if p.bench not in REGISTRY or not REGISTRY[p.bench].exchanges or not p.active or p.active < 2 or not measured:
             continue
         found = _steps(p, nodes, hosts, flavour)
         if not found or not found[0]:
@@ -122,26 +120,20 @@ def rows(points: list, hosts: list, system, calibration=None, flavour: str = "")
     return out
 
 
-def block(doc: dict, network: str, calibration: str | None = None) -> dict:
-    """The document's `exchange_model` block ({} when no point exchanged across the network)."""
-    from ..analysis import merge
+def predictor(network: str, calibration: str | None = None):
+    """doc -> the document's `exchange_model` block ({} when no point exchanged
+    across the network); the network and calibration files are read now, so
+    a bad one ends a run before anything is launched."""
     try:
         system = FileSystem(network)
     except OSError as e:
         raise UsageError(f"cannot read the network file {network}: {e.strerror}") from None
     cal = load_file(calibration) if calibration else None
-    hosts = doc.get("header", {}).get("hosts") or []
-    found = rows(merge.merged(doc), hosts, system, cal, (doc.get("header", {}).get("mpi") or {}).get("flavour", ""))
-    if not found:
-        return {}
-    return {"exchange_model": {"network": str(network), "calibration": calibration, "tolerance": TOLERANCE,
-                               "rows": found}}
 
-
-def testbed_network(name: str) -> str:
-    """The network file a testbed that is up was made from."""
-    from . import netns
-    source = netns.load(name).get("source") or ""
-    if not source or not Path(source).is_file():
-        raise UsageError(f"testbed {name}'s network file {source!r} is no longer there; give it with --network")
-    return source
+    def block(doc) -> dict:
+        found = rows(doc.merged, doc.header.hosts or [], system, cal, doc.header.mpi.get("flavour", ""))
+        if not found:
+            return {}
+        return {"exchange_model": {"network": str(network), "calibration": calibration, "tolerance": TOLERANCE,
+                                   "rows": found}}
+    return block
