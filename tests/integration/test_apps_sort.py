@@ -43,7 +43,7 @@ def _check(p: dict, keys: int) -> None:
     recv = [(sum(col) - col[b]) * e for b, col in enumerate(zip(*counts))]
     idle = [0] * (len(p["rank_sent_bytes"]) - n)
     assert p["rank_sent_bytes"] == sent + idle and p["rank_recv_bytes"] == recv + idle
-    pairs = apps.exchange_pairs("app.sort", p["size"], n, p["params"])
+    pairs = apps.sort_pairs(p["size"], n, p["params"])
     for a in range(n):   # within 5 standard deviations of the uniform expectation
         want = sum(v for (x, _), v in pairs.items() if x == a)
         assert abs(sent[a] - want) <= 5 * e * (want / e) ** 0.5 + e, (a, sent[a], want)

@@ -67,17 +67,17 @@ def test_sort_counts_follow_the_keys_not_the_ranks():
 
 
 def test_exchange_pairs_of_the_sort():
-    pairs = apps.exchange_pairs("app.sort", 10007, 3, {"elem": "16", "scale": "strong"})
+    pairs = apps.SORT.exchange(10007, 3, {"elem": "16", "scale": "strong"})
     assert set(pairs) == {(a, b) for a in range(3) for b in range(3) if a != b}
     assert pairs[(0, 1)] == 3335 * 16 / 3 and pairs[(2, 0)] == 3336 * 16 / 3   # blocks 3335, 3336, 3336
-    weak = apps.exchange_pairs("app.sort", 1000, 4, {"elem": "8", "scale": "weak"})
+    weak = apps.SORT.exchange(1000, 4, {"elem": "8", "scale": "weak"})
     assert all(v == 1000 * 8 / 4 for v in weak.values())
-    assert apps.exchange_pairs("app.sort", 1000, 1, {}) == {}
+    assert apps.SORT.exchange(1000, 1, {}) == {}
 
 
 def test_weak_scaling_keeps_each_ranks_keys():
     assert apps.sort_keys(5003, 4, "weak") == 20012 and apps.sort_keys(5003, 4, "strong") == 5003
-    assert apps.problem("app.sort", 5003, 3, {"scale": "weak"}) == 15009
+    assert apps.SORT.problem(5003, 3, {"scale": "weak"}) == 15009
 
 
 def test_sort_footprint_and_refusal():
@@ -85,8 +85,6 @@ def test_sort_footprint_and_refusal():
     keys = 3336   # the largest block of 10007 over 3
     arrive = keys + 8 * int(math.sqrt(keys)) + 64
     assert footprint.APP_SORT.bytes("b", at) == (2 * keys + 2 * arrive) * 16
-    assert footprint.APP_SORT.refuse(at) is None
-    few = At(size=3, buffers=1, active=4, nranks=4, params={"elem": "8", "scale": "strong"})
-    assert "key count 3 over 4 ranks" in footprint.APP_SORT.refuse(few)
-    weak = At(size=1, buffers=1, active=4, nranks=4, params={"elem": "8", "scale": "weak"})
-    assert footprint.APP_SORT.refuse(weak) is None   # one key per rank
+    assert apps.SORT.refusal(10007, 3, {"elem": "16", "scale": "strong"}) is None
+    assert "key count 3 over 4 ranks" in apps.SORT.refusal(3, 4, {"elem": "8", "scale": "strong"})
+    assert apps.SORT.refusal(1, 4, {"elem": "8", "scale": "weak"}) is None   # one key per rank

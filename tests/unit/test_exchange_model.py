@@ -51,7 +51,7 @@ def _transpose(m: int, active: int, exchange_s: float) -> MergedPoint:
 def test_rows_place_ranks_by_host_and_leave_out_what_stays_on_a_host():
     """Four ranks, two per host (h0, h4): the blocks between ranks of one host stay off the network."""
     m = 1024
-    sent = apps.exchange_pairs("app.transpose", m, 4, {})
+    sent = apps.TRANSPOSE.exchange(m, 4, {})
     cross = sum(b for (a, d), b in sent.items() if (a < 2) != (d < 2))
     pts = [_transpose(m, 4, 0.2), _transpose(m, 1, 0.1)]
     out = rows(pts, ["h0", "h0", "h4", "h4"], FileSystem(TWO))

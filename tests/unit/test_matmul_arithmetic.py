@@ -43,7 +43,7 @@ def test_rows_and_gathered_bytes_of_uneven_divisions(n, nranks, rows, received):
 
 
 def test_a_side_below_the_ranks_is_refused_with_the_numbers():
-    assert apps.refusal("app.matmul", 4, 4, {"scale": "strong"}) is None
-    why = apps.refusal("app.matmul", 3, 4, {"scale": "strong"})
+    assert apps.MATMUL.refusal(4, 4, {"scale": "strong"}) is None
+    why = apps.MATMUL.refusal(3, 4, {"scale": "strong"})
     assert "matrix side n 3 over 4 ranks" in why
-    assert apps.refusal("app.matmul", 3, 4, {"scale": "weak"}) is None   # 3 cbrt(4) rounds to 5
+    assert apps.MATMUL.refusal(3, 4, {"scale": "weak"}) is None   # 3 cbrt(4) rounds to 5

@@ -110,7 +110,7 @@ def cmd_plot(args) -> int:
     from dataclasses import replace
     from ..measure.benchmarks import REGISTRY
     from ..report import figures
-    from ..report.work import RATES
+    from ..report.work import app_of
     files, names = _split(args.items)
     out = args.output
     if out and Path(out).suffix.lower() not in FIGURE_SUFFIXES:
@@ -127,8 +127,8 @@ def cmd_plot(args) -> int:
     benches = with_x
     xlog = None if args.xscale is None else args.xscale == "log"
     fig = figures.sweep(runs, benches, metric, x, xlog=xlog)
-    if metric == "rate" and len(benches) == 1 and benches[0] in RATES:     # one app: its own unit
-        fig.y = replace(fig.y, label=RATES[benches[0]].axis)
+    if metric == "rate" and len(benches) == 1 and app_of(benches[0]):     # one app: its own unit
+        fig.y = replace(fig.y, label=app_of(benches[0]).rate.axis)
     if args.yscale:
         fig.y = replace(fig.y, log=args.yscale == "log")
     if args.title:

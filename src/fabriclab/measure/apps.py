@@ -6,8 +6,9 @@ items lo(r) .. lo(r+1) - 1, so any n divides over any N <= n and the blocks
 differ by at most one item. This module writes the same arithmetic in
 Python, for three uses: the memory a point needs (footprint.py), the bytes
 each rank sends to others, which the model turns into a predicted exchange
-time (analysis/apps.py) and the tests check against what the core reports,
-and the refusals of a problem that cannot be split (N larger than it).
+time (measure/exchange.py) and the tests check against what the core
+reports, and the refusals of a problem that cannot be split (N larger than
+it). Each app's facts are one `App` on its registry entry (benchmarks.py).
 
 Problems (the SIZE axis of each app):
 - `app.transpose`: an M x M array of 8-byte words by row blocks. Rank r
@@ -24,6 +25,11 @@ Problems (the SIZE axis of each app):
   counts of a small problem)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from ..schema.records import Point
 
 WORD = 8
 ELEMENT_SIZES = (4, 8, 16, 32, 64)
@@ -66,15 +72,6 @@ def sort_keys(size: int, nranks: int, scale: str) -> int:
     return size if scale == "strong" else size * nranks
 
 
-def problem(bench: str, size: int, nranks: int, params: dict) -> int:
-    """The number of items divided among the ranks (rows, or keys)."""
-    if bench == "app.matmul":
-        return matmul_side(size, nranks, params.get("scale", "strong"))
-    if bench == "app.sort":
-        return sort_keys(size, nranks, params.get("scale", "strong"))
-    return size
-
-
 def transpose_sent(m: int, nranks: int) -> list[int]:
     """Bytes each rank of a transpose sends to the others per op."""
     rows = blocks(m, nranks)
@@ -112,38 +109,93 @@ def sort_counts(keys: int, nranks: int, seed: int) -> list[list[int]]:
     return counts
 
 
-def exchange_pairs(bench: str, size: int, nranks: int, params: dict) -> dict:
-    """Bytes per op from rank a to rank b (a != b) of an app's exchange, as
-    far as the problem fixes them: exact for the transpose; for the sort the
-    expectation for uniform keys, keys(a) E / N per destination."""
-    out = {}
-    if bench == "app.transpose":
-        rows = blocks(size, nranks)
-        for a in range(nranks):
-            for b in range(nranks):
-                if a != b:
-                    out[(a, b)] = rows[a] * rows[b] * WORD
-    elif bench == "app.sort":
-        e = int(params.get("elem", 8))
-        keys = blocks(sort_keys(size, nranks, params.get("scale", "strong")), nranks)
-        for a in range(nranks):
-            for b in range(nranks):
-                if a != b:
-                    out[(a, b)] = keys[a] * e / nranks
-    return out
+def transpose_pairs(size: int, nranks: int, params: dict) -> dict:
+    """Bytes per op from rank a to rank b (a != b) of a transpose's exchange:
+    the block of a's rows and b's columns."""
+    rows = blocks(size, nranks)
+    return {(a, b): rows[a] * rows[b] * WORD for a in range(nranks) for b in range(nranks) if a != b}
 
 
-def refusal(bench: str, size: int, nranks: int, params: dict) -> str | None:
-    """Why a problem cannot be divided over `nranks` active ranks, or None."""
-    n = problem(bench, size, nranks, params)
-    what = {"app.transpose": "array side M", "app.matmul": "matrix side n", "app.sort": "key count"}[bench]
-    if n < nranks:
-        return (f"{bench} divides {what} {n} over {nranks} ranks: each rank needs at least one "
-                f"{'row' if bench != 'app.sort' else 'key'}; choose sizes of at least {nranks} or fewer ranks")
-    return None
+def sort_pairs(size: int, nranks: int, params: dict) -> dict:
+    """Bytes per op from rank a to rank b of a sort's exchange: the expectation
+    for uniform keys, keys(a) E / N per destination."""
+    e = int(params.get("elem", 8))
+    keys = blocks(sort_keys(size, nranks, params.get("scale", "strong")), nranks)
+    return {(a, b): keys[a] * e / nranks for a in range(nranks) for b in range(nranks) if a != b}
 
 
 def flops(n: int) -> int:
     """Floating-point operations of an n x n multiply: n^3 multiply-adds."""
     return 2 * n ** 3
 
+
+def scale_of(p: Point) -> str:
+    """"strong" (a fixed problem) or "weak" (a fixed problem per rank)."""
+    return p.params.get("scale", "strong")
+
+
+@dataclass(frozen=True)
+class Rate:
+    """How an app's work rate reads: a label, its unit and the factor to it."""
+    label: str
+    unit: str
+    scale: float
+
+    @property
+    def axis(self) -> str:
+        return f"{self.label} ({self.unit})"
+
+    def text(self, per_s: Optional[float]) -> str:
+        return "-" if per_s is None else f"{per_s * self.scale:.4g}"
+
+
+@dataclass(frozen=True)
+class App:
+    """What fabriclab knows of an application kernel (the registry's `app`):
+    the problem SIZE stands for, the work of one op and the rate it is read
+    in (the unit the seeds used), and the bytes its exchange phase moves
+    between ranks, which a network's model predicts (measure/exchange.py)."""
+
+    noun: str                                   # what SIZE is, in a refusal: "array side M"
+    item: str                                   # what each rank needs one of at least: "row", "key"
+    problem: Callable[[int, int, dict], int]    # (size, ranks, params) -> the items divided among the ranks
+    rate: Rate
+    work: Callable[[Point], float]              # the work of one op: flops, keys, array bytes
+    column: Optional[str]                       # the row's field for its rate; None: its bandwidth
+    size_text: str                              # a point's size in words: "n = {}"
+    weak_text: Optional[str] = None             # ... when each rank holds SIZE (weak scaling)
+    exchange: Optional[Callable[[int, int, dict], dict]] = None   # bytes a -> b per op, or no exchange phase
+    blas: bool = False                          # its local work multiplies with a BLAS (measure/libraries.py)
+    # The phase in which it communicates, drawn as a share of the op against
+    # the ranks (its scaling), with its rate against the ranks; None: not drawn.
+    communication: Optional[str] = None
+    communication_text: str = ""                # that phase in words, for the figure's axis and note
+
+    @property
+    def exchanges(self) -> bool:
+        return self.exchange is not None
+
+    def refusal(self, size: int, nranks: int, params: dict) -> str | None:
+        """Why a problem cannot be divided over `nranks` active ranks, or None."""
+        n = self.problem(size, nranks, params)
+        if n < nranks:
+            return (f"divides {self.noun} {n} over {nranks} ranks: each rank needs at least one {self.item}; "
+                    f"choose sizes of at least {nranks} or fewer ranks")
+        return None
+
+
+# The work of an op: the multiply's 2 n^3 floating-point operations (seed 003
+# Fig. 12), the keys sorted (Fig. 13), the transpose's array bytes (seed 000),
+# from the point's `info` where the core says it, else from the arithmetic above.
+TRANSPOSE = App("array side M", "row", lambda size, n, params: size,
+                Rate("array GB/s", "10^9 bytes of the array transposed/s", 1e-9),
+                lambda p: float(p.bytes_per_op), None, "M = {}", exchange=transpose_pairs)
+MATMUL = App("matrix side n", "row", lambda size, n, params: matmul_side(size, n, params.get("scale", "strong")),
+             Rate("GFLOP/s", "10^9 floating-point operations/s", 1e-9),
+             lambda p: float(p.info.get("flops") or flops(matmul_side(p.size, p.active or 1, scale_of(p)))),
+             "flops_per_s", "n = {}", "n = {} N^(1/3)", blas=True, communication="gather",
+             communication_text="the gather of B (MPI_Allgatherv)")
+SORT = App("key count", "key", lambda size, n, params: sort_keys(size, n, params.get("scale", "strong")),
+           Rate("Mkeys/s", "10^6 keys sorted/s", 1e-6),
+           lambda p: float(p.info.get("keys") or sort_keys(p.size, p.active or 1, scale_of(p))),
+           "keys_per_s", "{} keys", "{} keys per rank", exchange=sort_pairs)

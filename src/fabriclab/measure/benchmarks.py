@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import UsageError
 from ..units import MAX_VALUE, parse_size
-from . import footprint as fp
+from . import apps, footprint as fp
 
 LEVELS = {
     "memory": "local copy throughput of one process (ECT: contiguous and strided loads/stores)",
@@ -221,9 +221,9 @@ class Bench:
     # fabric level: the fi_getinfo capabilities its kernel asks for ("msg", "rma");
     # the provider chosen must offer them (fabrics.py).
     caps: tuple = ()
-    # An app whose op has an exchange phase between its ranks, which a network's
-    # model predicts (measure/exchange.py, docs/apps.md).
-    exchanges: bool = False
+    # An application: its problem, work, rate and exchange phase (apps.py);
+    # None for the transfer benchmarks.
+    app: apps.App | None = None
 
     def for_suite(self) -> "Bench":
         """This benchmark with the default suite's (shorter) sweeps."""
@@ -433,13 +433,14 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
                **APP_EXCHANGE},
        suite={"sizes": "1K"},
        views=("transpose", "phases"), size_label="array side M", size_unit="words", footprint=fp.APP_TRANSPOSE,
-       exchanges=True),
+       app=apps.TRANSPOSE),
     # n = 2048 takes about 1.1 s an op on one rank of a 2-core host, 5.5 s a launch at five ops:
     # the default sweep stops at 1K so that it runs within 60 s on 2 ranks.
     _b("app.matmul", "C = A B of n x n doubles by row blocks, B gathered (MPI_Allgatherv), local BLAS dgemm",
        "latency", sizes="256:1K:x2", axes=APP_AXES, min_ranks=1, pattern="app", concurrent=True,
        params={**APP_SCALE, "local": choice("auto", "blas", "loop")}, suite={"sizes": "512"},
-       views=("speedup", "phases"), size_label="matrix side n", size_unit="elements", footprint=fp.APP_MATMUL),
+       views=("speedup", "phases"), size_label="matrix side n", size_unit="elements", footprint=fp.APP_MATMUL,
+       app=apps.MATMUL),
     # 16M keys take 0.4-1 s an op on one rank of a 2-core host and a point runs at least five ops
     # per launch: the default sweep stops at 4M so that it runs within 60 s on 2 ranks.
     _b("app.sort", "bucket sort of E-byte keys: bucket by key range, MPI_Alltoallv, local radix sort",
@@ -448,7 +449,7 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
                **APP_EXCHANGE},
        suite={"sizes": "256K"},
        views=("speedup", "sort-rate", "phases"), size_label="keys", size_unit="keys", footprint=fp.APP_SORT,
-       exchanges=True),
+       app=apps.SORT),
 ]}
 
 

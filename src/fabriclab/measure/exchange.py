@@ -18,7 +18,6 @@ from ..errors import UsageError
 from ..model.calibrate import load_file
 from ..model.exchange import exchange_time
 from ..model.filesystem import FileSystem
-from . import apps
 from .benchmarks import REGISTRY
 
 TOLERANCE = 0.15          # measured within 15% of the prediction: "agrees"
@@ -61,7 +60,7 @@ def _steps(p, nodes: dict, hosts: list, flavour: str = "") -> tuple[list, str] |
         if host not in nodes:
             return None
         where.append(nodes[host])
-    pairs = apps.exchange_pairs(p.bench, p.size, p.active, params)
+    pairs = REGISTRY[p.bench].app.exchange(p.size, p.active, params)
     n = p.active
     pairwise = params.get("exchange") == "pairwise" and params.get("mode", "packed") == "packed"
     library = _library_steps(p, params, pairs, flavour)
@@ -102,7 +101,8 @@ def rows(points: list, hosts: list, system, calibration=None, flavour: str = "")
     out = []
     for p in points:
         measured = p.phase_medians.get("exchange")
-        if p.bench not in REGISTRY or not REGISTRY[p.bench].exchanges or not p.active or p.active < 2 or not measured:
+        app = REGISTRY[p.bench].app if p.bench in REGISTRY else None
+        if not app or not app.exchanges or not p.active or p.active < 2 or not measured:
             continue
         found = _steps(p, nodes, hosts, flavour)
         if not found or not found[0]:

@@ -263,7 +263,7 @@ def blas_record(plan, built: dict) -> dict:
     as the levels record them), or why the core multiplies by its blocked loop;
     {} when the plan has no app.matmul or the core recorded nothing."""
     lib = built.get("blas")
-    if lib is None or not any(j.bench.name == "app.matmul" for j in plan.jobs):
+    if lib is None or not any(j.bench.app and j.bench.app.blas for j in plan.jobs):
         return {}
     if lib.get("available"):
         return {"blas": {"library": {"name": lib.get("name", "BLAS"), "version": lib.get("header_version", ""),

@@ -76,9 +76,6 @@ class Footprint:
     """Bytes per rank of one point by role, and the points the kernel skips."""
     roles: dict                                   # role letter -> Callable[[At], int]
     limit: Callable[[At], str | None] = lambda at: None   # the core's skip reason, or None
-    # A point that cannot run at all (an app's problem smaller than its ranks):
-    # the run is refused before anything is launched.
-    refuse: Callable[[At], str | None] = lambda at: None
 
     def bytes(self, role: str, at: At) -> int:
         fn = self.roles.get(role)
@@ -318,10 +315,6 @@ def _sort(at: At) -> int:
     return (2 * keys + 2 * arrive) * e
 
 
-def _app(bench: str) -> Callable[[At], str | None]:
-    return lambda at: apps.refusal(bench, at.size, max(at.active, 1), at.params)
-
-
-APP_TRANSPOSE = Footprint({"b": _transpose}, refuse=_app("app.transpose"))
-APP_MATMUL = Footprint({"b": _matmul}, refuse=_app("app.matmul"))
-APP_SORT = Footprint({"b": _sort}, refuse=_app("app.sort"))
+APP_TRANSPOSE = Footprint({"b": _transpose})
+APP_MATMUL = Footprint({"b": _matmul})
+APP_SORT = Footprint({"b": _sort})

@@ -172,9 +172,9 @@ def _job(job: Job, plan: Plan, place: Placement, nranks: int, est: Estimate) -> 
                     at = At(size, nbuf, stride, conns, nranks, roles.count("s"),
                             layout.active if layout is not None else nranks, params,
                             plan.sampling.sample_time, snd, rcv)
-                    refused = fp.refuse(at)
+                    refused = job.bench.app.refusal(size, at.active, params) if job.bench.app else None
                     if refused:
-                        raise UsageError(refused)
+                        raise UsageError(f"{job.bench.name} {refused}")
                     reason = fp.limit(at)
                     if reason:
                         est.skips.setdefault((job.bench.name, reason), {})[_where(at, job, layout)] = None

@@ -199,7 +199,7 @@ class Session:
         files are read here, before anything launches, so a bad one ends the run at once."""
         from . import exchange
         network = self.network()
-        if not any(j.bench.exchanges for j in self.plan.jobs):
+        if not any(j.bench.app and j.bench.app.exchanges for j in self.plan.jobs):
             return lambda doc: {}
         if not network and self.request.site.testbed is not None:
             raise UsageError(f"testbed {self.request.site.testbed}'s network file is no longer there; "

@@ -27,17 +27,18 @@ from ..units import fmt_bytes, fmt_time
 from .curves import MAX_SERIES, STATS_NOTE, measured, pick, series_of, variant_name
 from .figure import Axis, Figure, Series, slug
 from .tables import group_name
-from .work import RATES, phase_split, scale_of
+from ..measure.apps import scale_of
+from .work import app_of, phase_split
 
-SIZE_TEXT = {"app.matmul": "n = {}", "app.sort": "{} keys", "app.transpose": "M = {}"}
-# With weak scaling SIZE is each rank's share: the side grows as n N^(1/3), the keys as SIZE N (measure/apps.py).
-WEAK_TEXT = {"app.matmul": "n = {} N^(1/3)", "app.sort": "{} keys per rank"}
 IDEAL = 6      # the palette's black: the ideal line, as the fits are drawn
 
 
 def size_text(bench: str, size: int, scale: str = "strong") -> str:
-    text = WEAK_TEXT.get(bench) if scale == "weak" else None
-    return (text or SIZE_TEXT.get(bench, "{}")).format(fmt_bytes(size))
+    """A point's problem in words (its registry facts): with weak scaling SIZE
+    is each rank's share (measure/apps.py)."""
+    app = app_of(bench)
+    text = app and (app.weak_text if scale == "weak" else None) or (app.size_text if app else "{}")
+    return text.format(fmt_bytes(size))
 
 
 def _size_of(r) -> str:
@@ -172,7 +173,7 @@ def sort_rate(runs: list) -> list[Figure]:
     for bench in measured(runs, in_view("sort-rate")):
         variants = _variants(runs, bench)
         keys = Figure(f"sort-rate-keys-{slug(bench)}", f"{bench}: keys sorted per second vs ranks, per element size",
-                      _ranks_axis([]), Axis(RATES[bench].axis), note=STATS_NOTE)
+                      _ranks_axis([]), Axis(app_of(bench).rate.axis), note=STATS_NOTE)
         mbps = Figure(f"sort-rate-bytes-{slug(bench)}", f"{bench}: MB/s sorted vs ranks, per element size",
                       _ranks_axis([]), Axis("sort rate (MB/s, 10^6 bytes of keys and payload/s)"),
                       note=STATS_NOTE)
@@ -235,9 +236,9 @@ def transpose(runs: list) -> list[Figure]:
         n = ", ".join(str(a) for a in sorted(at_n))
         m = ", ".join(fmt_bytes(s) for s in sorted(at_m))
         f1 = _capped(Figure(f"transpose-{slug(bench)}", f"{bench}: array transposed per second vs M, per mode "
-                            f"(N = {n})", _size_axis(bench), Axis(RATES[bench].axis), note=TRANSPOSE_NOTE), by_size)
+                            f"(N = {n})", _size_axis(bench), Axis(app_of(bench).rate.axis), note=TRANSPOSE_NOTE), by_size)
         f2 = _capped(Figure(f"transpose-ranks-{slug(bench)}", f"{bench}: array transposed per second vs ranks "
-                            f"(M = {m})", _ranks_axis([a for s in by_ranks for a in s.x]), Axis(RATES[bench].axis),
+                            f"(M = {m})", _ranks_axis([a for s in by_ranks for a in s.x]), Axis(app_of(bench).rate.axis),
                             note=TRANSPOSE_NOTE), by_ranks)
         figs += [f for f in (f1, f2) if not f.empty()]
     return figs
@@ -298,36 +299,39 @@ def _by_size(runs: list, bench: str, variant: str, value) -> list:
     return out
 
 
-def _gather_share(r):
-    """The multiply's communication: its gather phase over the op's time, in %."""
-    t = (r.phases_s or {}).get("gather")
-    return None if t is None or not r.median_s else t / r.median_s * 100
+def _share(phase: str):
+    """An app's communication: its `phase` over the op's time, in %."""
+    def share(r):
+        t = (r.phases_s or {}).get(phase)
+        return None if t is None or not r.median_s else t / r.median_s * 100
+    return share
 
 
 def app_figures(runs: list, bench: str) -> list[Figure]:
-    """Time per op and work rate vs size, one curve per rank count; the
-    multiply adds GFLOP/s and its communication share vs ranks."""
-    figs = []
+    """Time per op and work rate vs size, one curve per rank count; an app
+    whose facts name its communication phase adds its rate and that phase's
+    share vs ranks."""
+    figs, app = [], app_of(bench)
     variants = _variants(runs, bench)
     for v in variants:
         name = group_name(bench, v)
         base = slug(name)
-        rate = Axis(RATES[bench].axis)
+        rate = Axis(app.rate.axis)
         figs.append(_capped(Figure(f"{base}-time", f"{name}: time per op vs size", _size_axis(bench),
                                    Axis("time per op (\u00b5s)"), note=STATS_NOTE),
                             _by_active(runs, bench, v, "latency")))
-        figs.append(_capped(Figure(f"{base}-rate", f"{name}: {RATES[bench].label} vs size", _size_axis(bench),
+        figs.append(_capped(Figure(f"{base}-rate", f"{name}: {app.rate.label} vs size", _size_axis(bench),
                                    rate, note=STATS_NOTE), _by_active(runs, bench, v, "rate")))
-        if bench == "app.matmul":
+        if app.communication:
             by = _by_size(runs, bench, v, "rate")
             ranks = _ranks_axis([a for s in by for a in s.x])
-            figs.append(_capped(Figure(f"{base}-rate-vs-ranks", f"{name}: GFLOP/s vs ranks", ranks, rate,
+            figs.append(_capped(Figure(f"{base}-rate-vs-ranks", f"{name}: {app.rate.label} vs ranks", ranks, rate,
                                        note=STATS_NOTE), by))
             figs.append(_capped(Figure(f"{base}-communication", f"{name}: share of time communicating vs ranks",
-                                       ranks, Axis("gather phase / time per multiply (%)", log=False),
-                                       note="the gather of B (MPI_Allgatherv), the mean rank's median, over the "
+                                       ranks, Axis(f"{app.communication} phase / time per op (%)", log=False),
+                                       note=f"{app.communication_text}, the mean rank's median, over the "
                                             "op's median time (the slowest rank's)"),
-                                _by_size(runs, bench, v, _gather_share)))
+                                _by_size(runs, bench, v, _share(app.communication))))
     return [f for f in figs if not f.empty()]
 
 
@@ -337,14 +341,13 @@ def summary_table(run) -> tuple[list, list]:
     """(head, body): each app variant at its largest size, every rank count:
     time per op, work rate, speedup and the time split."""
     body = []
-    for bench in (b for b in REGISTRY if b in RATES):
-        variants = _variants([run], bench)
+    for bench in (b for b in REGISTRY if app_of(b)):
+        variants, rate = _variants([run], bench), app_of(bench).rate
         for v in variants:
             for r in sorted(_largest(_rows(run, bench, v)), key=lambda r: r.active):
-                rate = r.flops_per_s or r.keys_per_s or r.bandwidth_Bps
                 split = " \u00b7 ".join(f"{x.name} {x.share:.0%}" for x in phase_split(r.phases_s, r.median_s))
                 body.append([variant_name(bench, v, variants), _size_of(r), r.active, fmt_time(r.median_s),
-                             f"{RATES[bench].text(rate)} {RATES[bench].label}",
+                             f"{rate.text(r.work_per_s)} {rate.label}",
                              f"{r.speedup:.2f}" if r.speedup is not None else "-", split or "-"])
     return ["benchmark", "problem", "ranks", "time per op", "rate", "speedup", "time split"], body
 

@@ -15,7 +15,7 @@ from ..units import fmt_bytes
 from .figure import Axis, Figure, Series, slug
 from .rows import Row, rows
 from .tables import derived, group_name
-from .work import RATES, app_work
+from .work import app_of, app_work
 
 SIZE = Axis("message size (bytes)", log=True, kind="size")
 # Where a benchmark's size is not a message's.
@@ -71,9 +71,9 @@ def _rate_mbps(r: Row, t):
 
 
 def _app_rate(r: Row, t):
-    """An app's work per second at an op time t, in its figures' unit (work.RATES)."""
-    work = app_work(r.point) if r.bench in RATES else None
-    return work / t * RATES[r.bench].scale if work and t and t > 0 else None
+    """An app's work per second at an op time t, in its figures' unit (its registry facts)."""
+    work = app_work(r.point)
+    return work / t * app_of(r.bench).rate.scale if work and t and t > 0 else None
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Optional
 
 from ..measure.benchmarks import REGISTRY
 from ..schema.records import MergedPoint
-from .work import speedups, work_rate
+from .work import app_of, speedups, work_rate
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,10 @@ class Row:
         the same working set, for a strided copy (ECT, seed 000); speedup: an
         app's rate over its rate on one rank."""
         s, fair, bws = p.summary, p.fairness, p.sender_bandwidths()
-        rate = work_rate(p)
+        app = app_of(p.bench)
+        rates = dict.fromkeys(RATE_FIELDS)       # an app's work rate in the column its facts name
+        if app and app.column:
+            rates[app.column] = work_rate(p)
         return cls(
             bench=p.bench, variant=p.variant, size=p.size, stride=p.stride, conns=p.conns, active=p.active,
             n=s.n, median_s=s.median, ci_low_s=s.ci_low, ci_high_s=s.ci_high,
@@ -94,13 +97,19 @@ class Row:
             cache=p.cache, buffers=p.buffers, batch=p.batch, stop=p.stop,
             validation_errors=None if p.validation is None else p.validation.get("errors"),
             warnings=warning_text(p.diagnostics),
-            flops_per_s=rate if p.bench == "app.matmul" else None,
-            keys_per_s=rate if p.bench == "app.sort" else None,
-            speedup=speedup, phases_s=p.phase_medians or None, point=p)
+            **rates, speedup=speedup, phases_s=p.phase_medians or None, point=p)
 
     @property
     def axes(self) -> dict:
         return {"size": self.size, "stride": self.stride, "conns": self.conns, "active": self.active}
+
+    @property
+    def work_per_s(self) -> Optional[float]:
+        """An app's work per second in its own unit's base (flops, keys, array bytes); None for a transfer."""
+        app = app_of(self.bench)
+        if app is None:
+            return None
+        return getattr(self, app.column) if app.column else self.bandwidth_Bps
 
     @property
     def imported(self) -> bool:
@@ -121,6 +130,8 @@ class Row:
 
 
 ROW_FIELDS = tuple(f.name for f in fields(Row) if f.name != "point")
+# The columns an app's work rate may take (measure/apps.py, App.column).
+RATE_FIELDS = ("flops_per_s", "keys_per_s")
 
 
 def warning_text(diags: list) -> str:

@@ -9,7 +9,7 @@ from ..measure.benchmarks import REGISTRY
 from ..units import fmt_bytes, fmt_rate, fmt_time
 from . import escape
 from .tables import derived, group_name, header_lines, rows, skip_lines
-from .work import RATES
+from .work import app_of
 
 
 def benchmark_rows(doc) -> list[list[str]]:
@@ -60,8 +60,8 @@ def _where(r) -> str:
 
 
 def _best_rate(bench: str, d: dict) -> str:
-    """An app's best work rate (work.RATES) instead of a transfer's peak bandwidth."""
-    rate = RATES[bench]
+    """An app's best work rate (its registry facts) instead of a transfer's peak bandwidth."""
+    rate = app_of(bench).rate
     return (f"{rate.text(d['best_rate_per_s'])} {rate.label} at {fmt_bytes(d['best_at_size'])} "
             f"on {d['best_at_active']} ranks")
 

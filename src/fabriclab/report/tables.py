@@ -18,7 +18,7 @@ from ..measure.benchmarks import REGISTRY
 from ..units import fmt_bytes, fmt_time
 from . import FORMATS, escape
 from .rows import ROW_FIELDS, Row, rows
-from .work import RATES, phase_split
+from .work import app_of, phase_split
 
 def group_name(bench: str, variant: str) -> str:
     return f"{bench} [{variant}]" if variant else bench
@@ -43,7 +43,7 @@ def derived(doc, rs: list | None = None) -> dict:
         line = [r for r in rs if r.stride == 1 and r.conns == rs[0].conns and r.active == top
                 and r.size > 0 and r.bandwidth_Bps]
         d = {}
-        if rs[0].bench in RATES:              # an app: its best rate and speedup, not a transfer's peak
+        if app_of(rs[0].bench):               # an app: its best rate and speedup, not a transfer's peak
             d = _app_derived(rs)
         elif len(line) >= 2:
             sizes = [r.size for r in line]
@@ -76,9 +76,9 @@ def derived(doc, rs: list | None = None) -> dict:
 
 
 def _app_derived(rs: list) -> dict:
-    """An app variant's best work rate (work.RATES) and where, and its
+    """An app variant's best work rate (its registry facts) and where, and its
     speedup on the most ranks at the largest size."""
-    rate = lambda r: r.flops_per_s or r.keys_per_s or r.bandwidth_Bps  # noqa: E731
+    rate = lambda r: r.work_per_s  # noqa: E731
     best = max((r for r in rs if rate(r)), key=rate, default=None)
     if best is None:
         return {}
@@ -104,12 +104,12 @@ class _Columns:
     ect: bool
     multi: bool
     imported: bool     # another tool's figures only: no interval, percentiles or ranks
-    app: str | None = None      # an app: its rate column (work.RATES) instead of per-rank figures
+    app: str | None = None      # an app: its rate column (its registry facts) instead of per-rank figures
     phases: tuple = ()          # an app's phase names, a column each
 
     @classmethod
     def of(cls, rs: list) -> "_Columns":
-        app = rs[0].bench if rs[0].bench in RATES else None
+        app = rs[0].bench if app_of(rs[0].bench) else None
         phases = tuple(dict.fromkeys(x.name for r in rs for x in phase_split(r.phases_s, r.median_s)))
         return cls(any(r.stride != 1 for r in rs), any(r.conns != 1 for r in rs),
                    any(r.active is not None for r in rs), any(r.vs_best_copy is not None for r in rs),
@@ -126,7 +126,7 @@ class _Columns:
                 + (["median", "n", "MB/s"] if self.imported else
                    ["median", "95% CI", "p5", "p99", "min", "max", "n", "MB/s"])
                 + (["rank MB/s min..max", "Jain", "Mmsg/s"] if self.ranked else [])
-                + ([RATES[self.app].label, "speedup"] if self.app else []) + list(self.phases)
+                + ([app_of(self.app).rate.label, "speedup"] if self.app else []) + list(self.phases)
                 + (["vs best copy"] if self.ect else []) + (["launches", "between"] if self.multi else [])
                 + ["stop", "warnings"])
 
@@ -149,8 +149,7 @@ def _cells(r: Row, c: _Columns) -> list[str]:
                 f"{r.fairness_jain:.3f}" if r.fairness_jain is not None else "-",
                 f"{r.message_rate_per_s / 1e6:.3g}" if r.message_rate_per_s else "-"]
     if c.app:
-        rate = r.flops_per_s or r.keys_per_s or (r.bandwidth_Bps if c.app == "app.transpose" else None)
-        row += [RATES[c.app].text(rate), f"{r.speedup:.2f}" if r.speedup is not None else "-"]
+        row += [app_of(c.app).rate.text(r.work_per_s), f"{r.speedup:.2f}" if r.speedup is not None else "-"]
         split = {x.name: x for x in phase_split(r.phases_s, r.median_s)}
         row += [_part(split.get(k)) for k in c.phases]
     if c.ect:
@@ -169,8 +168,9 @@ def _part(x) -> str:
 
 def _note(first: Row, c: _Columns) -> str:
     if c.app:
+        rate = app_of(c.app).rate
         return (f"time per op: the whole {first.bench[4:]} on ACTIVE ranks, the slowest rank's; "
-                f"{RATES[c.app].label} in {RATES[c.app].unit}; speedup: that rate over the rate on 1 rank; "
+                f"{rate.label} in {rate.unit}; speedup: that rate over the rate on 1 rank; "
                 "phases: the mean active rank's median time per op and its share of the op's (other: the "
                 "slowest rank's time beyond them); "
                 "MB/s = 10^6 bytes/s of the problem's data")
@@ -217,7 +217,7 @@ def _derived_lines(doc, rs: list) -> list[str]:
 
 def _app_line(name: str, d: dict) -> str:
     bench = name.split(" ", 1)[0]
-    rate, label = RATES[bench], REGISTRY[bench].size_label
+    rate, label = app_of(bench).rate, REGISTRY[bench].size_label
     text = (f"{name}: best {rate.text(d['best_rate_per_s'])} {rate.label} at {label} "
             f"{fmt_bytes(d['best_at_size'])} on {d['best_at_active']} ranks")
     if "speedup" in d:

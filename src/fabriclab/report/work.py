@@ -2,62 +2,31 @@
 
 An app's op is one whole run of the application on ACTIVE ranks
 (measure/apps.py): its rate is the work it does per second at the median
-time of an op, in the unit the seeds used: GFLOP/s for the matrix multiply
-(2 n^3 floating-point operations, seed 003 Fig. 12), keys per second for
-the bucket sort (seed 003 Fig. 13), the array's bytes per second for the
-transpose (seed 000). Its phases (docs/core-protocol.md) are the mean active
-rank's seconds per op in each part; against the op's time, the slowest
-rank's, the rest is `other`: imbalance and waits outside the phases."""
+time of an op, in the unit its registry facts give (the seeds' units:
+GFLOP/s, keys per second, the array's bytes per second). Its phases
+(docs/core-protocol.md) are the mean active rank's seconds per op in each
+part; against the op's time, the slowest rank's, the rest is `other`:
+imbalance and waits outside the phases."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Optional
 
-from ..measure import apps
+from ..measure.benchmarks import REGISTRY
 from ..schema.records import Point
 
 
-@dataclass(frozen=True)
-class Rate:
-    """How an app's work rate reads: a label, its unit and the factor to it."""
-    label: str
-    unit: str
-    scale: float
-
-    @property
-    def axis(self) -> str:
-        return f"{self.label} ({self.unit})"
-
-    def text(self, per_s: Optional[float]) -> str:
-        return "-" if per_s is None else f"{per_s * self.scale:.4g}"
-
-
-RATES = {
-    "app.matmul": Rate("GFLOP/s", "10^9 floating-point operations/s", 1e-9),
-    "app.sort": Rate("Mkeys/s", "10^6 keys sorted/s", 1e-6),
-    "app.transpose": Rate("array GB/s", "10^9 bytes of the array transposed/s", 1e-9),
-}
-
-
-def scale_of(p: Point) -> str:
-    """"strong" (a fixed problem) or "weak" (a fixed problem per rank)."""
-    return p.params.get("scale", "strong")
+def app_of(bench: str):
+    """The app facts of a benchmark (measure/apps.py), or None for a transfer."""
+    b = REGISTRY.get(bench)
+    return b.app if b else None
 
 
 def app_work(p: Point) -> Optional[float]:
-    """The work of an app's op: the multiply's floating-point operations
-    (2 n^3), the keys sorted, the transpose's array bytes; None for other
-    benchmarks. From the point's `info` where the core says it, else from the
-    problem's arithmetic."""
-    active = p.active or 1
-    if p.bench == "app.matmul":
-        return float(p.info.get("flops") or apps.flops(apps.matmul_side(p.size, active, scale_of(p))))
-    if p.bench == "app.sort":
-        return float(p.info.get("keys") or apps.sort_keys(p.size, active, scale_of(p)))
-    if p.bench == "app.transpose":
-        return float(p.bytes_per_op)
-    return None
+    """The work of an app's op (its registry facts: flops, keys, array bytes); None for other benchmarks."""
+    app = app_of(p.bench)
+    return app.work(p) if app else None
 
 
 def work_rate(p: Point) -> Optional[float]:
