@@ -1,5 +1,5 @@
 """What `fabriclab run` checks before it builds or launches anything, and what
-that costs: the memory estimate of every point (measure/resources.py) and
+that costs: the memory estimate of every point (measure/capacity.py) and
 the output path (outputs.py). Target: under 50 ms together for the default
 suite and for large traffic-pattern plans.
 
@@ -31,7 +31,7 @@ def _median_time(fn, runs: int) -> list[float]:
 
 def body() -> None:
     from fabriclab import outputs
-    from fabriclab.measure import resources
+    from fabriclab.measure import capacity as resources
     from fabriclab.measure.launch import make_spec
     from fabriclab.measure.plan import Sampling, build
 

@@ -195,7 +195,7 @@ def test_the_counters_watch_names_the_host_it_cannot_reach(tmp_path):
     launcher as on a cluster: the host beyond the cut does not answer, and it says so."""
     from fabriclab.measure import counters, mpi
     from fabriclab.measure.session import Launch
-    from fabriclab.testbed.launch import TestbedSite
+    from fabriclab.testbed.site import TestbedSite
     assert main(["testbed", "up", TWO, "--name", "cw"]) == 0
     try:
         spec = TestbedSite("cw").spec(Launch(ranks=2, hosts="h0,h4", launcher="mpiexec"),

@@ -11,7 +11,7 @@ import docs  # noqa: E402  (tests/support)
 
 from fabriclab.model.datafile import read_data_file
 from fabriclab.model.topologies.custom import CustomNetwork
-from fabriclab.testbed import cablecheck, cables, plan
+from fabriclab.testbed import cablecheck, cables, wiring as plan
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "testbeds"
 

@@ -7,7 +7,7 @@ import yaml
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
-from fabriclab.model.calibrate import load_file
+from fabriclab.model.calibration import load_file
 from fabriclab.report.tables import derived, rows
 
 

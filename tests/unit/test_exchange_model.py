@@ -1,4 +1,4 @@
-"""The apps' exchange phases against the model (model/exchange.py, measure/exchange.py): the busiest
+"""The apps' exchange phases against the model (model/exchange.py, measure/exchange_prediction.py): the busiest
 resource's work for explicit flows, checked by hand on the two-switch network; rank placement by host
 name; a calibration that lowers the trunk's rate; and `fabriclab calibrate --bidirectional`."""
 from pathlib import Path
@@ -10,11 +10,11 @@ import docs  # noqa: E402  (tests/support)
 from fabriclab.cli import main
 from fabriclab.errors import UsageError
 from fabriclab.measure import apps
-from fabriclab.model.calibrate import Calibration
+from fabriclab.model.calibration import Calibration
 from fabriclab.model.exchange import exchange_time
-from fabriclab.model.filesystem import FileSystem
+from fabriclab.model.netfile import NetworkFile
 from fabriclab.schema.records import MergedPoint, Summary
-from fabriclab.measure.exchange import rows
+from fabriclab.measure.exchange_prediction import rows
 
 TWO = str(Path(__file__).resolve().parents[2] / "examples" / "testbeds" / "two-switches.yaml")
 MB = 1e6
@@ -23,7 +23,7 @@ MB = 1e6
 def test_the_trunk_carries_every_cross_flow():
     """h0 and h1 (switch s0) each send 1 MB to h4 and h5 (switch s1): 4 MB cross the 20 MB/s trunk
     one way, 2 MB leave each 60 MB/s host cable: the trunk decides, 0.2 s."""
-    sys = FileSystem(TWO)
+    sys = NetworkFile(TWO)
     flows = [(a, b, 1e6) for a in (0, 1) for b in (4, 5)]
     ex = exchange_time(sys, flows)
     assert ex.seconds == pytest.approx(4e6 / (20 * MB))
@@ -37,9 +37,9 @@ def test_the_trunk_carries_every_cross_flow():
 
 def test_an_exchange_that_never_reaches_the_network_is_refused():
     with pytest.raises(UsageError, match="sends nothing"):
-        exchange_time(FileSystem(TWO), [(3, 3, 1e6)])
+        exchange_time(NetworkFile(TWO), [(3, 3, 1e6)])
     with pytest.raises(UsageError, match="outside the network's 8 nodes"):
-        exchange_time(FileSystem(TWO), [(0, 9, 1e6)])
+        exchange_time(NetworkFile(TWO), [(0, 9, 1e6)])
 
 
 def _transpose(m: int, active: int, exchange_s: float) -> MergedPoint:
@@ -54,14 +54,14 @@ def test_rows_place_ranks_by_host_and_leave_out_what_stays_on_a_host():
     sent = apps.TRANSPOSE.exchange(m, 4, {})
     cross = sum(b for (a, d), b in sent.items() if (a < 2) != (d < 2))
     pts = [_transpose(m, 4, 0.2), _transpose(m, 1, 0.1)]
-    out = rows(pts, ["h0", "h0", "h4", "h4"], FileSystem(TWO))
+    out = rows(pts, ["h0", "h0", "h4", "h4"], NetworkFile(TWO))
     assert len(out) == 1                      # one rank exchanges nothing
     r = out[0]
     assert r["network_bytes"] == pytest.approx(cross)
     assert r["predicted_s"] == pytest.approx(cross / 2 / (20 * MB))    # half each way over the trunk
     assert r["ratio"] == pytest.approx(0.2 / r["predicted_s"])
     assert r["verdict"] == ("agrees" if abs(r["ratio"] - 1) <= 0.15 else "slower" if r["ratio"] > 1 else "faster")
-    assert rows(pts, ["x0", "x1", "h4", "h4"], FileSystem(TWO)) == []   # hosts the file does not know
+    assert rows(pts, ["x0", "x1", "h4", "h4"], NetworkFile(TWO)) == []   # hosts the file does not know
 
 
 def test_calibrate_both_ways_from_bibw(fake_core, tmp_path):
@@ -72,7 +72,7 @@ def test_calibrate_both_ways_from_bibw(fake_core, tmp_path):
     assert main(["calibrate", str(run), "--bidirectional", "--resource", "links[8],trunk", "-o", str(out)]) == 0
     data = yaml.safe_load(out.read_text())
     from fabriclab import schema
-    from fabriclab.model.calibrate import load_file
+    from fabriclab.model.calibration import load_file
     # Two resources share one point's figures: written out, not aliased, since the loader refuses aliases.
     assert "&" not in out.read_text() and set(load_file(str(out)).common) == {"links[8]", "trunk"}
     best = max(p["bandwidth_Bps"] for p in docs.read(run)["merged"])
@@ -98,7 +98,7 @@ def test_a_pairwise_exchange_is_predicted_step_by_step():
     """exchange=pairwise: step k sends from rank r to r + k; each step's flows at once, the steps in turn.
     With one rank on each of h0, h1, h4, h5, steps 1 and 3 cross the trunk once each way, step 2 twice."""
     m, hosts = 1024, ["h0", "h1", "h4", "h5"]
-    sys = FileSystem(TWO)
+    sys = NetworkFile(TWO)
     block = (m // 4) ** 2 * 8
     p = _transpose(m, 4, 0.2)
     p.params = {"exchange": "pairwise"}
@@ -124,7 +124,7 @@ def test_mpich_s_alltoall_of_large_blocks_is_predicted_as_its_xor_steps():
     power-of-two rank count; other libraries' collectives, small blocks and the sort's Alltoallv stay
     every flow at once."""
     m, hosts = 1024, ["h0", "h1", "h4", "h5"]
-    sys = FileSystem(TWO)
+    sys = NetworkFile(TWO)
     block = (m // 4) ** 2 * 8
     p = _transpose(m, 4, 0.2)
     (row,) = rows([p], hosts, sys, flavour="mpich")

@@ -145,7 +145,7 @@ def test_cli_tune_without_root_exits_2_in_one_line(tmp_path, monkeypatch, capsys
     root, _ = _untuned(tmp_path)
     monkeypatch.setattr(machine, "ROOT", root)
     monkeypatch.setattr(tune, "STATE", tmp_path / "tune.json")
-    monkeypatch.setattr("fabriclab.cli.machine.is_root", lambda: False)
+    monkeypatch.setattr("fabriclab.cli.doctor_machine.is_root", lambda: False)
     assert main(["doctor", "--tune"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("fabriclab: error: --tune needs root; it would change:")
@@ -157,7 +157,7 @@ def test_cli_tune_and_reset_as_root_on_a_recorded_tree(tmp_path, monkeypatch, ca
     root, _ = _untuned(tmp_path)
     monkeypatch.setattr(machine, "ROOT", root)
     monkeypatch.setattr(tune, "STATE", tmp_path / "tune.json")
-    monkeypatch.setattr("fabriclab.cli.machine.is_root", lambda: True)
+    monkeypatch.setattr("fabriclab.cli.doctor_machine.is_root", lambda: True)
     assert main(["doctor", "--tune"]) == 0
     out = capsys.readouterr().out
     assert "no_turbo: 0 -> 1" in out and "enabled: always -> madvise" in out

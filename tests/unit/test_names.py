@@ -9,7 +9,7 @@ from pathlib import Path
 from fabriclab.cli import main
 from fabriclab.errors import UsageError
 from fabriclab.model.topologies.custom import CustomNetwork
-from fabriclab.testbed import netns, plan as tplan
+from fabriclab.testbed import netns, wiring as tplan
 
 TWO = Path(__file__).resolve().parents[2] / "examples" / "testbeds" / "two-switches.yaml"
 

@@ -6,7 +6,7 @@ import pytest
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
-from fabriclab.measure import footprint as fp, resources
+from fabriclab.measure import capacity as resources, footprint as fp
 from fabriclab.measure.benchmarks import REGISTRY
 from fabriclab.measure.launch import LaunchSpec, make_spec
 from fabriclab.measure.plan import Sampling, build

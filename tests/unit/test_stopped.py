@@ -11,8 +11,8 @@ import docs  # noqa: E402  (tests/support)
 from fabriclab.measure import counters
 from fabriclab.measure.runner import Watch, ranks_on
 from fabriclab.model.topologies.custom import load_network_file
-from fabriclab.testbed import plan as tplan
-from fabriclab.testbed.launch import crossing_hosts, cut_cables
+from fabriclab.testbed import wiring as tplan
+from fabriclab.testbed.site import crossing_hosts, cut_cables
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "testbeds").glob("*.yaml"))
 TWO = next(p for p in EXAMPLES if p.stem == "two-switches")

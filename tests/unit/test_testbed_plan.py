@@ -11,7 +11,7 @@ from fabriclab.errors import UsageError
 from fabriclab.measure.runner import Watch
 from fabriclab.model.topologies.custom import CustomNetwork, load_network_file
 from fabriclab.model import validate
-from fabriclab.testbed import netns, plan as tplan
+from fabriclab.testbed import netns, wiring as tplan
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "testbeds").glob("*.yaml"))
 

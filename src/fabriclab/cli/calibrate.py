@@ -21,7 +21,7 @@ def _plain_dumper():
 def cmd_calibrate(args) -> int:
     import yaml
     from .. import schema
-    from ..report.calibration import calibration
+    from ..report.calibration_file import calibration
     checked_output(args.output)
     doc = schema.load(args.file)
     cal = calibration(doc, args.resource, args.technology, args.stream, args.bidirectional)

@@ -1,5 +1,5 @@
 """`fabriclab doctor`: which MPI, launcher and core build a run would use, and a test launch;
-with --machine, --tune, --reset or --aa, the machine check (cli/machine.py) or the A/A test (cli/aa.py)."""
+with --machine, --tune, --reset or --aa, the machine check (cli/doctor_machine.py) or the A/A test (cli/doctor_aa.py)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ def doctor(args) -> int:
     """Each check one line, in order; the first failure ends it (exit 1). The
     machine check, its tuning and the A/A test are their own modules."""
     if args.check:
-        from . import aa, machine
-        return {"machine": machine.show, "tune": machine.apply, "reset": machine.undo, "aa": aa.aa}[args.check](args)
+        from . import doctor_aa, doctor_machine as machine
+        return {"machine": machine.show, "tune": machine.apply, "reset": machine.undo, "aa": doctor_aa.aa}[args.check](args)
     try:
         m, spec = resolve(launch_options(args), site(args))
     except FabriclabError as e:
@@ -131,7 +131,7 @@ def _check_launch(spec, argv, msgs, rc, stderr):
     from ..measure import protocol
     from ..measure.launch import wrong_world
     hello = next((x.data for x in msgs if isinstance(x, protocol.Hello)), None)
-    points = [x.data for x in msgs if isinstance(x, protocol.Point)]
+    points = [x.data for x in msgs if isinstance(x, protocol.PointLine)]
     worlds = [x.data.get("ranks") if isinstance(x, protocol.Hello) else x.ranks for x in msgs
               if isinstance(x, (protocol.Hello, protocol.CoreError))]
     wrong = next((n for n in worlds if isinstance(n, int) and n != spec.nranks), None)

@@ -11,7 +11,7 @@ import sys
 from .. import __version__
 from ..errors import FabriclabError
 from ..report.escape import terminal
-from . import calibrate, doctor, figures, imports, model, results, run, study, testbed
+from . import calibrate, doctor, imports, model, report, results, run, study, testbed
 from .letters import adder
 from .options import Parser
 
@@ -19,7 +19,7 @@ from .options import Parser
 # Subcommands in the order `fabriclab --help` lists them. Registering one
 # imports nothing heavy: each command loads its libraries when it runs.
 REGISTRARS = (run.register, results.register_list, results.register_show, results.register_compare,
-              imports.register, figures.register_report, figures.register_plot, doctor.register,
+              imports.register, report.register_report, report.register_plot, doctor.register,
               testbed.register, calibrate.register, model.register_model, model.register_reproduce,
               study.register)
 

@@ -13,7 +13,7 @@ from typing import Optional
 from .. import outputs
 from ..errors import UsageError
 from ..units import parse_size, parse_sizes
-from ..model.calibrate import Calibration, load_file, parse_flags
+from ..model.calibration import Calibration, load_file, parse_flags
 from ..model.catalog import system, system_names, technologies
 from ..model.choices import DEFAULT_OUT, MAX_NODES
 from ..model.evaluate import Curve

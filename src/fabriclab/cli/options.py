@@ -23,8 +23,8 @@ class Parser(argparse.ArgumentParser):
 
 
 def testbed_name(text: str) -> str:
-    """A testbed's name as given, checked whole (testbed/plan.py): '' or a newline is refused."""
-    from ..testbed.plan import check_name  # only when the option is given
+    """A testbed's name as given, checked whole (testbed/wiring.py): '' or a newline is refused."""
+    from ..testbed.wiring import check_name  # only when the option is given
     return check_name(text)
 
 
@@ -78,7 +78,7 @@ def launch_options(args):
 def site(args):
     """Where the ranks go: a testbed (--testbed), else this machine or the named hosts."""
     if getattr(args, "testbed", None):
-        from ..testbed.launch import TestbedSite
+        from ..testbed.site import TestbedSite
         return TestbedSite(args.testbed)
     from ..measure.session import Site
     return Site()

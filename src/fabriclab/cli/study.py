@@ -16,7 +16,7 @@ from pathlib import Path
 from ..errors import FabriclabError, UsageError
 from ..units import fmt_time
 from . import run
-from .figures import _wire
+from .report import _wire
 from .letters import adder
 from .options import Parser
 

@@ -21,13 +21,13 @@ def default_name(path: str) -> str:
 
 def load_plan(path: str, name: str):
     from ..model.topologies.custom import load_network_file
-    from ..testbed import plan
+    from ..testbed import wiring as plan
     return plan.make(load_network_file(path), name, source=str(Path(path).resolve()))
 
 
 def cmd_up(args) -> int:
     from ..testbed import netns
-    from ..testbed.plan import check_name
+    from ..testbed.wiring import check_name
     name = default_name(args.file) if args.name is None else check_name(args.name)   # '' is no name
     netns.require_root()
     p = load_plan(args.file, name)

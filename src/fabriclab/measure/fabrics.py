@@ -20,7 +20,7 @@ decision can be tested from recorded answers and the core only times loops:
   the probe found, UCX's aliases, or `^` exclusions (else exit 2, listing them).
 - **On a testbed** (`run --testbed`) the emulated hosts share one kernel, so
   shared memory would bypass the emulated cables, as it would for MPI
-  (testbed/launch.py forces MPI onto TCP): unless told otherwise the fabric
+  (testbed/site.py forces MPI onto TCP): unless told otherwise the fabric
   level runs on the `tcp` provider and the ucx level on `tcp+self`."""
 
 from __future__ import annotations

@@ -12,12 +12,12 @@ import time
 from pathlib import Path
 
 from . import probes
-from .sysfs import Finding, Tree, Unreadable, snapshot
+from .sysfs import Check, Tree, Unreadable, snapshot
 
 ROOT = Path("/")
 
 
-def check(root: Path | str | None = None, window_s: float = 0.5) -> list[Finding]:
+def check(root: Path | str | None = None, window_s: float = 0.5) -> list[Check]:
     """Every probe's finding, in a fixed order; the process and steal figures
     cover `window_s` seconds of this machine's life (0: since boot only)."""
     tree = Tree(root or ROOT)
@@ -30,9 +30,9 @@ def check(root: Path | str | None = None, window_s: float = 0.5) -> list[Finding
         try:
             out.append(probe(tree, first, second))
         except Unreadable as e:
-            out.append(Finding(name, "unknown", str(e)))
+            out.append(Check(name, "unknown", str(e)))
         except Exception as e:   # a malformed file must not end a run: the finding says what went wrong
-            out.append(Finding(name, "unknown", f"unexpected contents ({type(e).__name__}: {e})"))
+            out.append(Check(name, "unknown", f"unexpected contents ({type(e).__name__}: {e})"))
     return out
 
 

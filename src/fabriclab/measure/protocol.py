@@ -63,7 +63,7 @@ class Begin:
 
 
 @dataclass(frozen=True)
-class Point:
+class PointLine:
     data: dict          # the point line without its type
 
 
@@ -84,7 +84,7 @@ class End:
     data: dict = field(default_factory=dict)
 
 
-_TYPES = {"hello": Hello, "begin": Begin, "point": Point, "skip": Skip}
+_TYPES = {"hello": Hello, "begin": Begin, "point": PointLine, "skip": Skip}
 
 
 def parse_line(line: str):

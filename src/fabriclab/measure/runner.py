@@ -138,7 +138,7 @@ class Launch:
 
 class Watch:
     """What a run watches around each launch besides the machine's noise: the
-    fabric's interface counters (a testbed, testbed/launch.py). The default
+    fabric's interface counters (a testbed, testbed/site.py). The default
     watches nothing."""
 
     def before(self):
@@ -310,7 +310,7 @@ def _stopped(r: _Reading, watch: Watch) -> str:
     return f". {said}" if said else ""
 
 
-def _point(r: _Reading, msg: protocol.Point, where: str) -> str | None:
+def _point(r: _Reading, msg: protocol.PointLine, where: str) -> str | None:
     """Summarise, check and stream one point; an error line for an unusable one."""
     job = r.job
     rec = dict(msg.data)
@@ -358,7 +358,7 @@ def _read(r: _Reading, launch: Launch, timeout: float) -> str | None:
             r.timer, r.hosts = msg.data.get("timer") or {}, msg.data.get("hosts")
         elif isinstance(msg, protocol.Begin):
             where, r.begun = msg.where(), time.monotonic()
-        elif isinstance(msg, protocol.Point):
+        elif isinstance(msg, protocol.PointLine):
             error = _point(r, msg, where)
             if error:
                 return error

@@ -171,7 +171,7 @@ class Session:
             return self
         self.plan = self._plan()
         self.mpi, self.spec = self._resolve()
-        from . import resources
+        from . import capacity as resources
         for note in resources.check(self.plan, self.spec, force=self.request.force or force):
             self.say(note)
         self._exchange = self._exchange_model()
@@ -195,9 +195,9 @@ class Session:
 
     def _exchange_model(self) -> Callable[[Document], dict]:
         """The apps' exchange phases predicted from the network the run crossed
-        (measure/exchange.py), when a network is known and an app exchanges; the
+        (measure/exchange_prediction.py), when a network is known and an app exchanges; the
         files are read here, before anything launches, so a bad one ends the run at once."""
-        from . import exchange
+        from . import exchange_prediction as exchange
         network = self.network()
         if not any(j.bench.app and j.bench.app.exchanges for j in self.plan.jobs):
             return lambda doc: {}

@@ -1,6 +1,6 @@
 """Reading /proc and /sys below a root directory, for the machine check
 (measure/machine.py, measure/probes.py): a Tree of files, the CPU tick
-snapshot the steal and busy probes measure over, and the Finding a probe
+snapshot the steal and busy probes measure over, and the Check a probe
 returns. A missing file reads as None; one that exists but cannot be read
 raises Unreadable, which the check turns into an "unknown" finding."""
 
@@ -18,7 +18,7 @@ class Unreadable(Exception):
 
 
 @dataclass(frozen=True)
-class Finding:
+class Check:
     name: str            # the probe: virtualization, steal, governor, turbo, smt, isolation, irq, thp, numa, ...
     status: str          # ok | info (context, not a fault) | warn (known to disturb timings) | unknown
     value: str           # what was found, in words

@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 
 from ..errors import RunError, UsageError
-from .sysfs import Finding
+from .sysfs import Check
 
 STATE = Path("/run/fabriclab/tune.json")
 
 
-def planned(findings: list[Finding]) -> list[tuple[str, str]]:
+def planned(findings: list[Check]) -> list[tuple[str, str]]:
     """(path, value) of every write --tune would make, in the findings' order."""
     return [w for f in findings for w in f.tune]
 
@@ -37,7 +37,7 @@ def current(path: str) -> str:
     return chosen[0].strip("[]") if chosen else text.strip()
 
 
-def tune(findings: list[Finding], root_user: bool, state: Path | None = None) -> list[dict]:
+def tune(findings: list[Check], root_user: bool, state: Path | None = None) -> list[dict]:
     """Apply the planned writes and record their previous values; the changes
     made. Without root, nothing is touched: a UsageError names what would change."""
     writes = planned(findings)

@@ -8,7 +8,7 @@ from typing import Optional
 import numpy as np
 
 from ..errors import UsageError
-from .calibrate import Calibration
+from .calibration import Calibration
 from .cost import network_cost
 from .loads import class_rates, solve
 from .maxmin import max_min
@@ -19,7 +19,7 @@ from .choices import MAX_NODES
 
 
 @dataclass
-class Point:
+class Prediction:
     n: int
     per_node: float                 # bytes/s, calibrated when a calibration applies
     nominal: float                  # bytes/s from the packet formats
@@ -46,7 +46,7 @@ class Curve:
     calibrated: bool
     points: list = field(default_factory=list)
 
-    def at(self, n: int) -> Optional[Point]:
+    def at(self, n: int) -> Optional[Prediction]:
         for p in self.points:
             if p.n == n:
                 return p
@@ -59,7 +59,7 @@ class Curve:
 
 def evaluate(system, n: int, calibration: Optional[Calibration] = None, traffic: Traffic = Traffic(),
              method: str = "auto", prices: Optional[dict] = None, payload: Optional[float] = None,
-             with_cost: bool = True) -> Optional[Point]:
+             with_cost: bool = True) -> Optional[Prediction]:
     """One point, or None when the system has no configuration of n nodes."""
     if not 2 <= n <= MAX_NODES:
         raise UsageError(f"system sizes must be between 2 and {MAX_NODES:,} nodes, got {n}")
@@ -71,7 +71,7 @@ def evaluate(system, n: int, calibration: Optional[Calibration] = None, traffic:
     res = solve(topo, system.rates(topo, cal, payload), traffic, method) if cal else nominal
     name = lambda r: (r.bottleneck.instance if topo.bottleneck_instances and r.bottleneck.instance
                       else r.bottleneck.label)
-    p = Point(n, res.per_node, nominal.per_node, name(res), res.bottleneck.kind, name(nominal), res.method,
+    p = Prediction(n, res.per_node, nominal.per_node, name(res), res.bottleneck.kind, name(nominal), res.method,
               topo.describe(), result=res)
     if with_cost:
         c = network_cost(system, topo, prices)

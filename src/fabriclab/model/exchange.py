@@ -32,7 +32,7 @@ class Exchange:
 
 def exchange_time(system, flows: list, calibration=None) -> Exchange:
     """The predicted time of `flows` [(source node, destination node, bytes)]
-    on `system` (a model.filesystem.FileSystem): the busiest resource's work."""
+    on `system` (a model.netfile.NetworkFile): the busiest resource's work."""
     topo = system.build(system.n_nodes)
     flows = [(int(s), int(d), float(b)) for s, d, b in flows if s != d and b > 0]
     if not flows:

@@ -15,12 +15,12 @@ from typing import Callable, Optional
 
 from ..errors import UsageError
 from . import crossover as X
-from .calibrate import Calibration
+from .calibration import Calibration
 from .catalog import system, technologies
 from .choices import DEFAULT_SYSTEMS
 from .cost import price_list
 from .evaluate import Curve, cheapest, curve, maxmin_rates
-from .filesystem import FileSystem
+from .netfile import NetworkFile
 from .loads import METHODS
 from .resources import MB
 from .traffic import Traffic
@@ -127,7 +127,7 @@ def project(q: Question) -> Projection:
     curves = [curve(s, sizes[s.key], q.calibration, q.traffic, q.method, prices, q.payload, with_cost=True)
               for s in systems]
     p = Projection(q.traffic.describe(), bool(q.calibration), curves)
-    p.custom = [_custom(c) for s, c in zip(systems, curves) if isinstance(s, FileSystem)]
+    p.custom = [_custom(c) for s, c in zip(systems, curves) if isinstance(s, NetworkFile)]
     p.published, p.no_published_form = _published(q, systems)
     p.segments = X.segments(p.drawn)
     p.best = X.sentence(p.segments)
@@ -149,7 +149,7 @@ def _systems(q: Question) -> tuple:
     the calibration checked against what they have."""
     named = q.systems or (() if q.topology_file else DEFAULT_SYSTEMS)
     catalog = [system(k) for k in named]
-    files = [FileSystem(q.topology_file)] if q.topology_file else []
+    files = [NetworkFile(q.topology_file)] if q.topology_file else []
     q.calibration.check([s.tech for s in catalog], technologies(),
                         frozenset().union(*(f.resource_names() for f in files)))
     sizes = {s.key: list(q.nodes) for s in catalog} | {f.key: [f.n_nodes] for f in files}
@@ -160,7 +160,7 @@ def _published(q: Question, systems: list) -> tuple:
     """(the "as published" curves, labels of the systems that have none)."""
     if q.published is None:
         return [], []
-    pubs = [None if isinstance(s, FileSystem) else q.published(s, list(q.nodes), s.calibrated(q.calibration))
+    pubs = [None if isinstance(s, NetworkFile) else q.published(s, list(q.nodes), s.calibrated(q.calibration))
             for s in systems]
     return [c for c in pubs if c is not None], [s.label for s, c in zip(systems, pubs) if c is None]
 

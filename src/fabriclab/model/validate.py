@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from .calibrate import Calibration
+from .calibration import Calibration
 from .evaluate import evaluate
-from .filesystem import FileSystem
+from .netfile import NetworkFile
 from .loads import solve
 from .topologies.custom import CustomNetwork
 
@@ -127,7 +127,7 @@ def predict(net: CustomNetwork, where: str, links: list[int] = (), rate_Bps: flo
     cal = None
     if rate_Bps is not None:
         cal = Calibration(common={f"links[{i}]": rate_Bps for i in links}, capped=False)
-    p = evaluate(FileSystem(where, topo=net), net.n_nodes, cal, with_cost=False)
+    p = evaluate(NetworkFile(where, topo=net), net.n_nodes, cal, with_cost=False)
     return p.per_node, p.result.bottleneck.label
 
 

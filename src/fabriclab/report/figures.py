@@ -10,7 +10,7 @@ seed studies drew them: strided modes (seed 000 Fig. 9-11), postal semantics
 (Fig. 13-14), the level ladder (Fig. 15) and efficiency (Fig. 16), uni- vs
 bidirectional and hotspot curves (seed 004 Fig. 4-8), saturation vs senders
 (seed 001 Fig. 12), the VI Architecture experiments (seed 002) and the
-applications' views (report/apps.py: transpose by mode, speedup, sort rate,
+applications' views (report/app_views.py: transpose by mode, speedup, sort rate,
 time split). A new benchmark adds its figure here, in one place."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ..units import fmt_bytes, fmt_rate
 # RunView, in_registry_order and sweep are read from here too (report/html.py, `fabriclab plot`)
 from .curves import (METRICS, SIZE, STATS_NOTE, XAXES, RunView, in_registry_order, measured, pick,  # noqa: F401
                      series_of, sweep, variant_name)
-from . import apps
+from . import app_views
 from .figure import Axis, Figure, Mark, Series, slug
 from .layers import costs
 from .tables import group_name
@@ -514,10 +514,10 @@ VIEWS = (
     View("layers", "Each library level and the cost of each layer", layers_view),
     View("registration", "Memory registration", registration),
     View("validation", "The model against measurement", validation),
-    View("transpose", "Applications: the distributed transpose by mode", apps.transpose),
-    View("speedup", "Applications: speedup vs ranks", apps.speedup),
-    View("sort-rate", "Applications: bucket sort rate vs ranks and element size", apps.sort_rate),
-    View("phases", "Applications: the time split of each op", apps.phases),
+    View("transpose", "Applications: the distributed transpose by mode", app_views.transpose),
+    View("speedup", "Applications: speedup vs ranks", app_views.speedup),
+    View("sort-rate", "Applications: bucket sort rate vs ranks and element size", app_views.sort_rate),
+    View("phases", "Applications: the time split of each op", app_views.phases),
 )
 
 def memory_figures(runs: list, bench: str) -> list[Figure]:
@@ -535,7 +535,7 @@ def memory_figures(runs: list, bench: str) -> list[Figure]:
 
 
 # Per-benchmark builders by benchmark name or family ("memory"); the rest use per_benchmark.
-BUILDERS: dict[str, Callable] = {"memory": memory_figures, "app": apps.app_figures}
+BUILDERS: dict[str, Callable] = {"memory": memory_figures, "app": app_views.app_figures}
 
 
 def for_benchmark(runs: list, bench: str) -> list[Figure]:

@@ -4,7 +4,7 @@ Figures are inline SVG (svg.py), styles are inline CSS; nothing is fetched,
 nothing runs, so the page reads the same offline, in any browser and on
 paper. The order follows how a reader asks: what ran and how, what to worry
 about, the ladder of levels (seed 000 Fig. 15-16), the cross-benchmark views
-(figures.VIEWS), the applications' tables (apps.py), the comparison of two
+(figures.VIEWS), the applications' tables (app_views.py), the comparison of two
 runs, then every benchmark's own figures."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from html import escape
 
 from .. import __version__
 from ..units import fmt_bytes, fmt_rate, fmt_time
-from . import apps, figures, layers, svg
+from . import app_views, figures, layers, svg
 from .figure import Figure
 from .summary import warning_groups
 from .tables import _first_line, group_name, skipped
@@ -209,10 +209,10 @@ def _layer_costs(run) -> list[str]:
 
 def _apps(runs: list) -> list[str]:
     """The applications at their largest sizes: rate, speedup, time split; and
-    the exchange phase beside the model's prediction where analysis/apps.py gives one."""
+    the exchange phase beside the model's prediction where the run stored one."""
     out = []
     for run in runs:
-        head, body = apps.summary_table(run)
+        head, body = app_views.summary_table(run)
         if body:
             out += ([f"<h3>{escape(run.name)}</h3>"] if len(runs) > 1 else []) + [table(head, body, nums={2, 3, 5})]
     if not out:
@@ -223,7 +223,7 @@ def _apps(runs: list) -> list[str]:
            "t(1) / t(N); weak: the scaled speedup) and each phase's share of the op (the mean rank's; other: "
            "the rest). The figures above show every size.</p>"] + out
     for run in runs:
-        head, body = apps.exchange_table(run)
+        head, body = app_views.exchange_table(run)
         of = f" ({escape(run.name)})" if len(runs) > 1 else ""
         if body:
             out += [f"<h3>Exchange phase: measured vs predicted by the model{of}</h3>",

@@ -236,6 +236,15 @@ class Document:
     def exchange_model(self) -> Optional[dict]:
         return self.blocks.get("exchange_model")
 
+    @property
+    def exchange_predictions(self) -> list:
+        """The exchange_model block's rows (bench, variant, size, active,
+        measured_s, predicted_s, ratio, verdict, bottleneck, schedule), each
+        with the block's network and calibration; [] when there are none."""
+        block = self.exchange_model or {}
+        return [{**row, "network": block.get("network"), "calibration": block.get("calibration")}
+                for row in block.get("rows") or []]
+
     # ---- what is derived, once per document
 
     def groups(self) -> dict:

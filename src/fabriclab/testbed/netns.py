@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from ..errors import UsageError
-from .plan import PREFIX, Plan, check_name
+from .wiring import PREFIX, Plan, check_name
 
 STATE = Path(os.environ.get("FABRICLAB_TESTBED_STATE", "/run/fabriclab/testbeds"))
 TIMEOUT = 60          # seconds any one kernel command may take

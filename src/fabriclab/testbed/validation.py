@@ -23,7 +23,7 @@ from ..model.resources import MB
 from ..model.datafile import read_data_file
 from ..model.topologies.custom import CustomNetwork
 from . import cablecheck
-from .launch import TestbedSite
+from .site import TestbedSite
 from ..model import validate as v
 
 # The saturation test streams windows of SAT_WINDOW messages of SAT_SIZE: about
@@ -180,7 +180,7 @@ def validate(site: Site, sizes: str, out: Path, measure: Measure = run, launch: 
     beside it. `launch` holds the MPI to measure with; `argv` the command
     each run's header records."""
     import time
-    from . import netns, plan
+    from . import netns, wiring as plan
     if not site.hosts:
         netns.require_root()
         p = plan.make(site.net, site.name, source=site.file)

@@ -5,7 +5,7 @@ import yaml
 
 from fabriclab.errors import UsageError
 from fabriclab.model import catalog
-from fabriclab.model.calibrate import Calibration, load_file, parse_flags
+from fabriclab.model.calibration import Calibration, load_file, parse_flags
 from fabriclab.model.catalog import system, system_names, technologies
 from fabriclab.model.cost import network_cost, price_list
 from fabriclab.model.evaluate import cheapest, evaluate

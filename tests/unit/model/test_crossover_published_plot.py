@@ -6,14 +6,14 @@ from fabriclab.errors import UsageError
 from fabriclab.model import crossover as X
 from fabriclab.studies.sci_myrinet_2002 import published as P
 from fabriclab.model.catalog import system
-from fabriclab.model.evaluate import Curve, Point, curve
+from fabriclab.model.evaluate import Curve, Prediction, curve
 from fabriclab.model.plot import Series, figure
 from fabriclab.model.resources import MB
 
 
 def mk(label, pts):
     c = Curve(label, label, False)
-    c.points = [Point(n, v, v, "", "", "", "", "") for n, v in pts]
+    c.points = [Prediction(n, v, v, "", "", "", "", "") for n, v in pts]
     return c
 
 

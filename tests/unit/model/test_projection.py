@@ -6,7 +6,7 @@ import json
 import pytest
 
 from fabriclab.errors import UsageError
-from fabriclab.model.calibrate import Calibration
+from fabriclab.model.calibration import Calibration
 from fabriclab.model.catalog import system
 from fabriclab.model.projection import Question, project
 from fabriclab.model.traffic import Traffic

@@ -2,7 +2,7 @@
 
 import pytest
 
-from fabriclab.model.calibrate import Calibration
+from fabriclab.model.calibration import Calibration
 from fabriclab.model.catalog import system, technology
 from fabriclab.model.loads import solve
 from fabriclab.model.resources import MB, packet_efficiency

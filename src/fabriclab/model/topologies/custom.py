@@ -15,7 +15,7 @@ Example::
 
 Sizes are bounded (MAX_NODES, MAX_SWITCHES, MAX_CABLES) so that a short file
 cannot ask for hours or hundreds of GB, every field's type and range is checked
-before it is used or printed (fields.py), and every pair of nodes is checked for
+before it is used or printed (checks.py), and every pair of nodes is checked for
 a route when the file is read.
 """
 
@@ -35,9 +35,9 @@ from ..limits import EFFICIENCY, OVERHEAD_BYTES, PACKET_BYTES, PRICE, RATE_MBPS
 from ..resources import MB, Sourced, TechResource
 from ..routing import GraphRouter, alltoall_by_destination, check_budget, unreachable_pair
 from ..switchroutes import SwitchRouter
-from . import fields
+from . import checks
 from .base import NodeModel, Paths, ResourceClass, Topology
-from .fields import check_keys, number
+from .checks import check_keys, number
 
 MAX_SWITCHES = 100_000
 MAX_CABLES = 500_000             # cables over all links; 500,000 links read and build in ~20-35 s, 1-1.4 GB
@@ -55,14 +55,14 @@ def _names(value, prefix: str, what: str, where: str, limit: int) -> list:
         if value < 0:
             raise UsageError(f"{where}: '{what}' must not be negative")
         if value > limit:
-            raise UsageError(f"{where}: at most {limit:,} {what}, got {fields.amount(value)}")
+            raise UsageError(f"{where}: at most {limit:,} {what}, got {checks.amount(value)}")
         return [f"{prefix}{i}" for i in range(value)]
     if not isinstance(value, list):
         raise UsageError(f"{where}: '{what}' must be a count or a list of names, got {shown(value)}")
     if len(value) > limit:
         raise UsageError(f"{where}: at most {limit:,} {what}, got {len(value):,}")
     one = {"nodes": "node", "switches": "switch"}.get(what, what)
-    names = [fields.name(x, f"{one} name", where) for x in value]
+    names = [checks.name(x, f"{one} name", where) for x in value]
     if len(set(names)) < len(names):
         seen = set()
         dup = next(x for x in names if x in seen or seen.add(x))
@@ -97,9 +97,9 @@ def _prices(value, where: str) -> dict:
             raise UsageError(f"{where}: prices: unknown part {shown(part)} (known: {', '.join(PRICE_PARTS)})")
         w = f"{where}: prices.{part}"
         if isinstance(item, str):
-            out[part] = fields.name(item, "price item", w)
+            out[part] = checks.name(item, "price item", w)
         elif isinstance(item, dict) and set(item) == {"value", "source", "date"}:
-            text = lambda k: fields.name(item[k], k, w, (str, int, float, date))
+            text = lambda k: checks.name(item[k], k, w, (str, int, float, date))
             out[part] = Sourced(number(item["value"], "value", w, PRICE), text("source"), text("date"))
         else:
             raise UsageError(f"{w}: a price item name or {{value, source, date}}, got {shown(item)}")
@@ -169,20 +169,20 @@ def _link(i: int, ln, index: dict, default_rate: float | None, packet: dict, w: 
     if not isinstance(ln, dict):
         raise UsageError(f"{w}: a link is [a, b] or a mapping with 'a' and 'b', got {shown(ln)}")
     check_keys(ln, _LINK_KEYS, ("a", "b"), w)
-    ea, eb = fields.name(ln["a"], "endpoint", w), fields.name(ln["b"], "endpoint", w)
+    ea, eb = checks.name(ln["a"], "endpoint", w), checks.name(ln["b"], "endpoint", w)
     for e in (ea, eb):
         if e not in index:
             raise UsageError(f"{w}: unknown endpoint {e!r}")
     if ea == eb:
         raise UsageError(f"{w}: a link must join two different endpoints, got {ea!r} twice")
-    count = fields.positive_int(ln.get("count", 1), "count", w)
+    count = checks.positive_int(ln.get("count", 1), "count", w)
     rate = ln.get("rate_MBps", default_rate)
     if rate is None:
         raise UsageError(f"{w}: no rate_MBps and no default_rate_MBps")
     rate = number(rate, "rate_MBps", w, RATE_MBPS)
     fmt, eff = _efficiency(ln, packet, w)
-    duplex = fields.choice(ln.get("duplex", "full"), "duplex", w, ("full", "half"))
-    label = fields.name(ln["name"], "link name", w) if "name" in ln else f"{ea}-{eb}"
+    duplex = checks.choice(ln.get("duplex", "full"), "duplex", w, ("full", "half"))
+    label = checks.name(ln["name"], "link name", w) if "name" in ln else f"{ea}-{eb}"
     if "iface" in ln:
         _iface(ln["iface"], w)
     own = TechResource(label, f"link {label}", "link", Sourced(rate * MB, w, ""), duplex,
@@ -228,8 +228,8 @@ def _efficiency(ln: dict, packet: dict, w: str) -> tuple[dict, float | None]:
 
 
 def _routing(data: dict, where: str) -> tuple[bool, str]:
-    transit = fields.flag(data.get("transit_nodes", False), "transit_nodes", where)
-    return transit, fields.choice(data.get("routing", "d-mod-k"), "routing", where, ("d-mod-k", "ecmp"))
+    transit = checks.flag(data.get("transit_nodes", False), "transit_nodes", where)
+    return transit, checks.choice(data.get("routing", "d-mod-k"), "routing", where, ("d-mod-k", "ecmp"))
 
 
 def _router(links: list[_Link], nodes: list, switches: list, routing: str, transit: bool,
@@ -266,7 +266,7 @@ class CustomNetwork(Topology):
         nodes, switches, index = _vertices(data, where)
         default_rate, packet = _defaults(data, where)
         net = cls.__new__(cls)
-        net.name = fields.name(data["name"], "name", where, (str, int, float)) if "name" in data \
+        net.name = checks.name(data["name"], "name", where, (str, int, float)) if "name" in data \
             else Path(where).stem
         net.node_names, net.switch_names = nodes, switches
         net.node_model = node_model

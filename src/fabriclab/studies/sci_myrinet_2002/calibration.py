@@ -4,7 +4,7 @@ and the findings."""
 
 from __future__ import annotations
 
-from ...model.calibrate import Calibration
+from ...model.calibration import Calibration
 from ...model.catalog import system
 from ...model.loads import solve
 

@@ -35,7 +35,7 @@ from typing import Optional
 
 from ...errors import UsageError
 from ...model.closed_forms import sci_hot_blink, sci_hot_link
-from ...model.evaluate import Curve, Point
+from ...model.evaluate import Curve, Prediction
 
 _MYRINET_FORMS = {"switch-array": "minimal", "switch-ring": "ring", "clos64": "clos64"}
 
@@ -145,7 +145,7 @@ def curve(system, ns, calibrated: dict) -> Optional[Curve]:
     c = Curve(system.key + ":published", system.label + " (as published)", bool(calibrated))
     points = _sci_points(system, f[1], ns, calibrated) if f[0] == "sci" else \
         _myrinet_points(system, f[1:], ns, calibrated)
-    c.points = [Point(n, v, v, "as published", "", "", "published", "") for n, v in points]
+    c.points = [Prediction(n, v, v, "as published", "", "", "published", "") for n, v in points]
     return c
 
 

@@ -17,7 +17,7 @@ from .resources import MB, Rates
 from .topologies import NodeModel, load_network_file
 
 
-class FileSystem:
+class NetworkFile:
     """The system of one network file."""
 
     family = "custom"

@@ -17,11 +17,10 @@
 
 The HTML report's tables of the apps (`summary_table`, `exchange_table`)
 are here too; the model's prediction of the exchange phase is the one the
-run stored (analysis/apps.py)."""
+run stored (its document's exchange_model block, measure/exchange_prediction.py)."""
 
 from __future__ import annotations
 
-from ..analysis.apps import exchange_predictions
 from ..measure.benchmarks import REGISTRY, in_view
 from ..units import fmt_bytes, fmt_time
 from .curves import MAX_SERIES, STATS_NOTE, measured, pick, series_of, variant_name
@@ -354,12 +353,12 @@ def summary_table(run) -> tuple[list, list]:
 
 def exchange_table(run) -> tuple[list, list]:
     """(head, body): the exchange phase measured against the model's
-    prediction for the network the run crossed (analysis/apps.py: the
-    document's exchange_model block), or no rows where the run has none."""
+    prediction for the network the run crossed (the document's exchange_model
+    block), or no rows where the run has none."""
     body = [[group_name(p["bench"], p.get("variant", "")), size_text(p["bench"], p["size"]), p["active"],
              fmt_time(p["measured_s"]), fmt_time(p["predicted_s"]), f"{p['ratio']:.3f}", p.get("verdict", "-"),
              p.get("bottleneck") or "-", p.get("network") or "-"]
-            for p in exchange_predictions(run.doc)]
+            for p in run.doc.exchange_predictions]
     return ["benchmark", "problem", "ranks", "exchange measured", "predicted", "measured / predicted",
             "verdict (15%)", "bottleneck", "network"], body
 

@@ -1,5 +1,5 @@
 """`fabriclab calibrate`: a run's measured saturation throughput as the
-model's calibration file (model/calibrate.py reads it with `-C`).
+model's calibration file (model/calibration.py reads it with `-C`).
 
 Seed 001 §3.2 and §5: force all traffic through one resource, measure the
 throughput at which it saturates, and substitute it for the nominal B_eff.

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 
 from ..errors import UsageError
-from ..model.calibrate import load_file
+from ..model.calibration import load_file
 from ..model.exchange import exchange_time
-from ..model.filesystem import FileSystem
+from ..model.netfile import NetworkFile
 from .benchmarks import REGISTRY
 
 TOLERANCE = 0.15          # measured within 15% of the prediction: "agrees"
@@ -125,7 +125,7 @@ def predictor(network: str, calibration: str | None = None):
     across the network); the network and calibration files are read now, so
     a bad one ends a run before anything is launched."""
     try:
-        system = FileSystem(network)
+        system = NetworkFile(network)
     except OSError as e:
         raise UsageError(f"cannot read the network file {network}: {e.strerror}") from None
     cal = load_file(calibration) if calibration else None
