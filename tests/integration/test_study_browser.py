@@ -33,3 +33,19 @@ def test_hellwagner_via_end_to_end_in_a_browser(tmp_path):
     for f in check.figures:
         assert f["svg"] and f["width"] > 100 and f["drawn"] > 10 and f["title"], f
     assert not check.blank
+
+
+def test_millich_george_oral_on_one_machine_draws_its_projections_in_a_browser(tmp_path):
+    """Seed 001 on one machine: both measured steps skipped (they need 4 hosts), its eight
+    projections drawn and its findings judged on the model, the page clean in Chromium."""
+    out = tmp_path / "mgo"
+    assert main(["study", "run", "millich-george-oral", "-o", str(out)]) == 0
+    manifest = json.loads((out / "study.json").read_text())
+    assert all("skipped" in s for s in manifest["steps"])
+    assert sum(f["judged_on"] == "model" and f["verdict"] in VERDICTS for f in manifest["findings"]) == 18
+    check = check_page(out / "report.html", output_dir() / "study-millich-george-oral.png", timeout=90)
+    assert check.console_errors == [] and check.external_requests == []
+    assert len(check.figures) == 8
+    for f in check.figures:
+        assert f["svg"] and f["width"] > 100 and f["drawn"] > 10 and f["title"].startswith("Fig. "), f
+    assert not check.blank

@@ -10,7 +10,8 @@ from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.cli import study as cli_study
 from fabriclab.measure.benchmarks import REGISTRY
-from fabriclab.studies.recipe import FAILS, HOLDS, UNMEASURED, Finding, Runs, Step
+from fabriclab.studies.recipe import (FAILS, HOLDS, MEASUREMENTS, MODEL, MODEL_HOLDS, UNJUDGED, UNMEASURED,
+                                      VERDICTS_ON, Finding, Runs, Step)
 from fabriclab.studies.reference import load
 from fabriclab.studies.registry import STUDIES
 
@@ -33,18 +34,30 @@ def test_every_step_is_a_valid_run(name):
 
 
 @pytest.mark.parametrize("name", sorted(STUDIES))
-def test_without_runs_every_finding_is_unmeasured_and_every_figure_empty(name):
-    s, ref = STUDIES[name], load(name)
-    found = s.findings(Runs(), ref)
-    assert found and all(f.verdict == UNMEASURED and f.because and f.published for f in found)
+def test_without_runs_every_finding_on_measurements_is_unmeasured_and_every_figure_empty(name):
+    s, ref, runs = STUDIES[name], load(name), Runs()
+    found = s.findings(runs, ref)
+    measured = [f for f in found if f.judged_on == MEASUREMENTS]
+    assert measured and all(f.verdict == UNMEASURED and f.because and f.published for f in measured)
+    # judged on the model alone (seed 001's projections): judged here too, with what the model computes
+    assert all(f.verdict in VERDICTS_ON[MODEL] and f.model and f.published for f in found if f.judged_on == MODEL)
     assert len({f.id for f in found}) == len(found)
     assert all(not any(y is not None for ser in fig.series if not ser.dashed for y in ser.y)
-               for fig in s.figures(Runs(), ref))
+               for fig in s.figures(runs, ref))
 
 
-def test_a_verdict_must_be_one_of_three():
+def test_a_verdict_must_be_one_of_the_three_of_what_it_is_judged_on():
     with pytest.raises(ValueError):
         Finding("x", "claim", "where", "published", verdict="maybe")
+    with pytest.raises(ValueError):                      # "here" is this machine's runs, not the model
+        Finding("x", "claim", "where", "published", verdict=HOLDS, judged_on=MODEL)
+    with pytest.raises(ValueError):
+        Finding("x", "claim", "where", "published", judged_on="guess")
+    assert Finding("x", "c", "w", "p").verdict == UNMEASURED
+    assert Finding("x", "c", "w", "p", judged_on=MODEL).verdict == UNJUDGED
+    f = Finding("x", "c", "w", "p", judged_on=MODEL).judged("444.7 MB/s", True)
+    assert (f.verdict, f.model, f.measured) == (MODEL_HOLDS, "444.7 MB/s", "")
+    assert Finding("x", "c", "w", "p").judged("2.0x", False, "why").to_dict()["judged_on"] == MEASUREMENTS
 
 
 @pytest.fixture(scope="module")

@@ -24,12 +24,13 @@ LETTERS = {
 SHORT = {long: letter for letter, long in LETTERS.items()}
 
 # (subcommand, long option) -> the letter it had before this table: accepted for one
-# more release with a deprecation line. model's and reproduce's --output name a
-# directory of plots, not the file -o names everywhere else.
+# more release with a deprecation line. model's --output names a directory of plots,
+# not the file -o names everywhere else; reproduce's is the study's folder, as
+# `study run -o` takes it, so it keeps -o.
 RETIRED = {
     ("model", "--system"): "-s", ("model", "--nodes"): "-n", ("model", "--prices"): "-p",
     ("model", "--topology-file"): "-t", ("model", "--output"): "-o",
-    ("reproduce", "--prices"): "-p", ("reproduce", "--output"): "-o",
+    ("reproduce", "--prices"): "-p",
 }
 
 

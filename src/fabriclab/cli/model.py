@@ -1,21 +1,37 @@
-"""`fabriclab model` and `fabriclab reproduce`: their options. Registering them
-loads nothing heavy; the handlers (model_cmd.py) load the model library and
-matplotlib only when one of these commands runs."""
+"""`fabriclab model`, and `fabriclab reproduce sci-myrinet-2002`, the old
+spelling of seed 001's study (`fabriclab study run millich-george-oral`):
+their options, and what they do: turn the options into the model's question
+(model/projection.py) and print the typed result as tables or JSON.
+
+Registering the commands loads nothing heavy (`fabriclab --help` and `model
+--help` start fast): the model library, numpy, matplotlib and the catalog are
+imported inside the handlers, when one of these commands runs."""
 
 from __future__ import annotations
 
-from ..model.choices import DEFAULT_OUT, DEFAULT_SYSTEMS, METHODS, PATTERNS
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+from .. import outputs
+from ..errors import UsageError
+from ..model.choices import DEFAULT_OUT, DEFAULT_SYSTEMS, MAX_NODES, METHODS, PATTERNS
+from ..model.resources import MB
+from ..report.escape import terminal
+from ..units import parse_size, parse_sizes
 from .letters import adder
 
+if TYPE_CHECKING:
+    from ..model.calibration import Calibration
+    from ..model.evaluate import Curve
+    from ..model.projection import Projection, Question
 
-def _model(args) -> int:
-    from .model_cmd import model_handler
-    return model_handler(args)
-
-
-def _reproduce(args) -> int:
-    from .model_cmd import reproduce_handler
-    return reproduce_handler(args)
+# The alias: the study that is seed 001's one home, and what its old name still does.
+STUDY = "millich-george-oral"
+DEPRECATED = f"fabriclab: reproduce sci-myrinet-2002 is deprecated; use fabriclab study run {STUDY}"
 
 
 def register_model(subparsers) -> None:
@@ -33,7 +49,11 @@ def register_model(subparsers) -> None:
     add("--payload", metavar="BYTES", type=float,
         help="Packet payload for the efficiency payload/(payload+overhead) instead of the catalog's. "
              "Default: the catalog's.")
-    _add_output(add, "plots", DEFAULT_OUT)
+    add("--format", metavar="FORMAT", default="table", choices=("table", "json"),
+        help="Output format: table or json. Default: table.")
+    add("--output", metavar="DIR", default=DEFAULT_OUT, help=f"Directory for plots. Default: ./{DEFAULT_OUT}.")
+    add("--plot-format", metavar="FMT", default="png", choices=("png", "svg"),
+        help="Plot file format: png or svg. Default: png.")
     add("--no-plot", action="store_true", help="Do not draw the plot. Default: draw it.")
     add("--list", action="store_true",
         help="List the technologies and named systems with their sources, then exit. Default: off.")
@@ -84,25 +104,192 @@ def _add_cost(add) -> None:
              "Default: none.")
 
 
-def _add_output(add, what: str, directory: str | None) -> None:
-    """The output format, the directory of the plots or figures (`what`) and their file format."""
-    add("--format", metavar="FORMAT", default="table", choices=("table", "json"),
-        help="Output format: table or json. Default: table.")
-    add("--output", metavar="DIR", default=directory,
-        help=f"Directory for {what}. Default: ./{directory or DEFAULT_OUT + '/STUDY'}.")
-    add("--plot-format", metavar="FMT", default="png", choices=("png", "svg"),
-        help=f"{'Plot' if what == 'plots' else 'Figure'} file format: png or svg. Default: png.")
-
-
 def register_reproduce(subparsers) -> None:
     r = subparsers.add_parser(
-        "reproduce", help="Regenerate a seed paper's figures and compare its findings with the model.",
-        description="Regenerate the figures of a published study and print each stated finding beside "
-                    "what the model computes.")
+        "reproduce", help=f"Deprecated: seed 001's projections and findings; use `fabriclab study run {STUDY}`.",
+        description=f"The old spelling of `fabriclab study run {STUDY}` without its measured steps: it writes "
+                    "that study's report (report.html, study.json) with the seed's projections drawn and its "
+                    "findings judged on the model, and says once on stderr that it is deprecated.")
     add = adder(r, "reproduce")
     r.add_argument("study", metavar="STUDY", choices=("sci-myrinet-2002",),
-                   help="The study to reproduce: sci-myrinet-2002 (Millich, George, Oral 2002).")
-    _add_output(add, "the figures", None)
+                   help="sci-myrinet-2002 (Millich, George, Oral 2002), the study now called "
+                        f"{STUDY}.")
+    add("--format", metavar="FORMAT", default="table", choices=("table", "json"),
+        help="table: each finding's verdict and where the report is. json is refused: the findings as "
+             "data are in DIR/study.json. Default: table.")
+    add("--output", metavar="DIR",
+        help=f"The study's folder (report.html, study.json), as `study run {STUDY} -o DIR`. "
+             f"Default: ./results/study-{STUDY}-TIME.")
+    r.add_argument("--plot-format", metavar="FMT", help=argparse.SUPPRESS)    # refused: see _reproduce
     add("--prices", metavar="FILE",
-        help="A price list overriding the shipped example prices for Figures 14 and 15. Default: none.")
+        help="A price list overriding the shipped example prices for Fig. 14-15 and the findings on cost, as "
+             f"`study run {STUDY} --prices FILE`. Default: none.")
     r.set_defaults(func=_reproduce)
+
+
+def _reproduce(args) -> int:
+    """The study's model part in its folder, after one deprecation line; what no longer means
+    anything, and any other bad input, is refused in one line before it."""
+    if args.format == "json":
+        raise UsageError(f"reproduce -f json is gone: `fabriclab study run {STUDY}` writes the findings as "
+                         "data to DIR/study.json")
+    if args.plot_format is not None:
+        raise UsageError(f"reproduce --plot-format is gone: `fabriclab study run {STUDY}` draws every figure "
+                         "inline (SVG) in DIR/report.html")
+    from .study import model_part
+    return model_part(STUDY, args.output, args.prices,
+                      f"not run by `fabriclab reproduce`, which draws the model's part only; `fabriclab study run "
+                      f"{STUDY}` measures it", say=DEPRECATED)
+
+
+# ---------------------------------------------------------------- parsing
+def parse_nodes(spec: str) -> list:
+    """'9', '4,9,16', '2:128' (every size if at most 256 sizes, else x2),
+    '2:1024:x2' (geometric), '16:256:+16' (arithmetic); K means x1024.
+    The sweep syntax is fabriclab's one (units.parse_sizes); only the default
+    step differs: model curves want every size over short ranges."""
+    parts = []
+    for part in filter(None, (x.strip() for x in str(spec).split(","))):
+        bits = part.split(":")
+        if len(bits) == 2:
+            lo, hi = parse_size(bits[0], "node count"), parse_size(bits[1], "node count")
+            part += ":+1" if 0 <= hi - lo <= 255 else ":x2"
+        parts.append(part)
+    out = set(parse_sizes(",".join(parts), "node count")) if parts else set()
+    if not out:
+        raise UsageError("no node counts given")
+    bad = [n for n in out if not 2 <= n <= MAX_NODES]
+    if bad:
+        raise UsageError(f"node counts must be between 2 and {MAX_NODES:,}, got {min(bad)}")
+    if len(out) > 5000:
+        raise UsageError(f"{len(out)} node counts are too many; use a geometric step such as 2:100000:x1.5")
+    return sorted(out)
+
+
+def _positive(option: str, value: Optional[float]) -> None:
+    """A rate or size option must be a positive finite number (argparse takes nan, inf and -5)."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{option} must be a positive finite number, got {value:g}")
+
+
+def _calibration(args) -> Calibration:
+    from ..model.calibration import load_file, parse_flags
+    cal = parse_flags(args.calibrate)
+    if args.calibration_file:
+        cal = cal.merge(load_file(args.calibration_file))
+    return cal
+
+
+# ---------------------------------------------------------------- output
+def _fmt(x, digits=1) -> str:
+    """A figure with `digits` decimals; with three significant digits where those
+    would print it as 0 or it runs past 10^15 (inputs are bounded, docs/model.md)."""
+    if x is None:
+        return "-"
+    if not math.isfinite(x):
+        return "inf" if x > 0 else "-"
+    if x != 0 and (abs(x) < 0.5 * 10 ** -digits or abs(x) >= 1e15):
+        return f"{x:.3g}"
+    return f"{x:,.{digits}f}"
+
+
+def _table(rows: list, header: list) -> str:
+    """Aligned columns; every cell on one line, control characters made visible (names come from files)."""
+    rows = [[terminal(c) for c in r] for r in rows]
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h))
+              for i, h in enumerate(header)]
+    line = lambda r: "  ".join(str(c).rjust(w) if i < len(r) - 1 or i == 0 else str(c).ljust(w)
+                               for i, (c, w) in enumerate(zip(r, widths)))
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def _curve_table(c: Curve, cost: bool) -> str:
+    header = ["N", "MB/s per node"] + (["nominal MB/s"] if c.calibrated else []) + ["bottleneck"]
+    if cost:
+        header += ["cost $", "$ per MB/s"]
+    rows = []
+    for p in c.points:
+        r = [p.n, _fmt(p.per_node / MB)] + ([_fmt(p.nominal / MB)] if c.calibrated else []) + [p.bottleneck]
+        if cost:
+            r += [_fmt(p.cost, 0), _fmt(p.cost_per_mbps, 2)]
+        rows.append(r)
+    head = f"{c.label} [{c.key}]" + (" — calibrated" if c.calibrated else "")
+    return terminal(head) + "\n" + _table(rows, header)
+
+
+def _model(args) -> int:
+    from ..model.projection import project
+    if args.list:
+        return _list()
+    if not args.no_plot:
+        outputs.directory(args.output, "plot directory")
+    p = project(_question(args))
+    if args.format == "json":
+        json.dump(p.to_dict(), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    _print_curves(p, args.cost)
+    _print_summary(p)
+    return 0
+
+
+def _question(args) -> Question:
+    """The model's question from the options, each checked."""
+    from ..model.projection import Question
+    from ..model.traffic import Traffic
+    from ..studies.millich_george_oral.as_published import curve as published_curve
+    _positive("--target", args.target)
+    _positive("--payload", args.payload)
+    return Question(
+        systems=tuple(args.system or ()), topology_file=args.topology_file, nodes=tuple(parse_nodes(args.nodes)),
+        traffic=Traffic(args.traffic, args.hotspot_target, args.seed), calibration=_calibration(args),
+        prices_file=args.prices, method=args.method, payload=args.payload, cost=args.cost,
+        target_MBps=args.target, maxmin=args.maxmin, published=published_curve if args.published else None,
+        plot=None if args.no_plot else Path(args.output) / f"model.{args.plot_format}")
+
+
+def _print_curves(p: Projection, cost: bool) -> None:
+    print(f"Traffic: {p.traffic}. Bandwidth in MB/s (10^6 bytes/s) per node; "
+          f"{'calibrated rates where measured' if p.calibrated else 'nominal rates from the packet formats'}.")
+    for c in p.drawn:
+        print()
+        print(_curve_table(c, cost))
+    for c in p.published:
+        print()
+        print(_curve_table(c, False))
+    if p.maxmin:
+        print("\nMax-min fair steady state (per-node totals, MB/s):")
+        print(_table([[m.label, m.n, _fmt(m.min / MB), _fmt(m.median / MB), _fmt(m.max / MB)] for m in p.maxmin],
+                     ["system", "N", "min", "median", "max"]))
+
+
+def _print_summary(p: Projection) -> None:
+    if p.empty:
+        print("\nno configuration in this size range: " + terminal(", ".join(p.empty)))
+    if p.no_published_form:
+        print("\nno 'as published' formula (only the seed's SCI and Myrinet systems have one): "
+              + terminal(", ".join(p.no_published_form)))
+    print("\nBest per-node bandwidth: " + terminal(p.best) + ".")
+    if p.cost_effectiveness:
+        print("Best cost effectiveness ($ per MB/s): " + terminal(p.cost_effectiveness) + ".")
+    if p.target:
+        print(f"\nCheapest system giving every node at least {p.target[0].target_MBps:g} MB/s:")
+        print(_table([[t.n, "none" if t.system is None else t.system.label, "-" if t.system is None else _fmt(t.cost, 0),
+                       "-" if t.system is None else _fmt(t.per_node / MB)] for t in p.target],
+                     ["N", "system", "cost $", "MB/s per node"]))
+    if p.plot:
+        print(f"\nplot: {terminal(p.plot)}")
+
+
+def _list() -> int:
+    from ..model.catalog import system, system_names, technologies
+    print("Technologies (data/technologies.yaml):")
+    for k, t in technologies().items():
+        link = t.resources["link"]
+        print(f"  {k:20s} {t.name} — link {link.gross.value / MB:,.0f} MB/s gross, "
+              f"{link.effective() / MB:,.1f} effective [{link.gross.source}, {link.gross.date}]")
+    print("\nSystems (data/systems.yaml), or TECHNOLOGY:TOPOLOGY[:key=value,...]:")
+    for k in system_names():
+        s = system(k)
+        print(f"  {k:20s} {s.label} ({s.tech.key} on {s.family})")
+    return 0

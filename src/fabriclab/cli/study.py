@@ -1,6 +1,8 @@
 """`fabriclab study list|show|run`: the seed studies as runnable recipes.
 `run` runs each step as `fabriclab run` with the user's launch options,
-keeps every run document, and writes the study's report (studies/page.py)."""
+keeps every run document, and writes the study's report (studies/page.py);
+`model_part` writes a study's report with no step run (the parts judged on
+the model alone), for `fabriclab reproduce sci-myrinet-2002`."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from .. import outputs
 from ..errors import FabriclabError, UsageError
 from ..units import fmt_time
 from . import run
@@ -35,8 +38,10 @@ def register(sub) -> None:
     r = ss.add_parser("run", help="Run a study's benchmarks and write its report.",
                       description="Options after NAME other than -o, --dry-run, --wire-rate MBPS and "
                                   "--technology NAME (the wire rate of an efficiency figure, as `fabriclab "
-                                  "report` takes it) go to every `fabriclab run` the study makes: ranks, hosts, "
-                                  "hostfile, testbed, launcher, MPI, launches, point time (`fabriclab run --help`).")
+                                  "report` takes it) and --prices FILE (a price list for the model's costs, as "
+                                  "`fabriclab model` takes it) go to every `fabriclab run` the study makes: ranks, "
+                                  "hosts, hostfile, testbed, launcher, MPI, launches, point time "
+                                  "(`fabriclab run --help`).")
     r.add_argument("name", metavar="NAME")
     r.add_argument("options", nargs=argparse.REMAINDER, metavar="[-o DIR] [--dry-run] [RUN OPTIONS]")
     r.set_defaults(func=cmd_run)
@@ -62,12 +67,14 @@ def cmd_show(args) -> int:
     print("steps:")
     for st in s.steps:
         print(f"  {st.name:<20} {st.feeds}\n  {'':<20} fabriclab {shlex.join(_argv(st, []))}")
-    from ..studies.recipe import Runs
+    from ..studies.recipe import MODEL, Runs
+    runs = Runs()                   # one: what a study derives from nothing but its inputs is computed once
     print("\nfindings:")
-    for f in s.findings(Runs(), ref):
-        print(f"  {f.id:<6} {f.claim} ({f.where}); published: {f.published}")
+    for f in s.findings(runs, ref):
+        on = "; judged on the model" if f.judged_on == MODEL else ""
+        print(f"  {f.id:<7} {f.claim} ({f.where}); published: {f.published}{on}")
     print("\nfigures:")
-    for fig in s.figures(Runs(), ref):
+    for fig in s.figures(runs, ref):
         print(f"  {fig.title}")
     print(f"\npublished values: {len(ref.values)} (fabriclab study run {s.name} draws them beside yours)")
     return 0
@@ -82,15 +89,32 @@ def _argv(step, user: list, out: str = "RUN.json") -> list:
 
 
 def _own_options(options: list) -> tuple:
-    """(-o DIR, --dry-run, the wire rate's (B/s, text), the rest): the study's own options out of run's;
-    the wire rate as `fabriclab report` takes it (--wire-rate MBPS or --technology NAME)."""
+    """(-o DIR, --dry-run, the wire rate's (B/s, text), --prices FILE, the rest): the study's own options out
+    of run's; the wire rate as `fabriclab report` takes it (--wire-rate MBPS or --technology NAME)."""
     p = Parser(prog="fabriclab study run", add_help=False)
     adder(p, "study")("--output")
     p.add_argument("--dry-run", action="store_true")
     p.add_argument("--wire-rate", type=float)
     p.add_argument("--technology")
+    p.add_argument("--prices")
     own, rest = p.parse_known_args(options)
-    return own.output, own.dry_run, _wire(own)[:2], rest
+    return own.output, own.dry_run, _wire(own)[:2], own.prices, rest
+
+
+def _folder(s, out) -> Path:
+    """The study's folder: -o DIR, else a new one under results/, checked before any work."""
+    return outputs.directory(out or f"results/study-{s.name}-{time.strftime('%Y%m%d-%H%M%S')}", "study folder")
+
+
+def _prices(s, prices):
+    """The price list file for the model's costs, read once to refuse a bad one before anything runs."""
+    if prices is None:
+        return None
+    if not s.prices:
+        raise UsageError(f"study {s.name} draws no costs: --prices does not apply")
+    from ..model.cost import price_list
+    price_list(prices)
+    return prices
 
 
 def _hosts_given(rest: list) -> int:
@@ -137,14 +161,15 @@ def _run_one(argv: list) -> tuple:
 
 
 def cmd_run(args) -> int:
+    from ..studies.recipe import Runs
     from ..studies.reference import load
     from ..studies.registry import study
     s = study(args.name)
     ref = load(s.name)
-    out, dry, wire, rest = _own_options(args.options)
+    out, dry, wire, prices, rest = _own_options(args.options)
     if wire[0] and not s.wire:
         raise UsageError(f"study {s.name} draws no efficiency: --wire-rate and --technology do not apply")
-    folder = Path(out or f"results/study-{s.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    folder, prices = _folder(s, out), _prices(s, prices)
     hosts = _hosts_given(rest)
     plan = [(st, _skip_reason(st, hosts), _argv(st, rest, str(folder / f"{st.name}.json"))) for st in s.steps]
     for st, why, argv in plan:         # every step's options checked before anything launches
@@ -157,7 +182,23 @@ def cmd_run(args) -> int:
                 return 2
         return 0
     folder.mkdir(parents=True, exist_ok=True)
-    return _execute(s, ref, plan, folder, wire)
+    return _execute(s, ref, plan, folder, Runs(wire_Bps=wire[0], wire=wire[1], prices=prices))
+
+
+def model_part(name: str, out, prices, why: str, say: str = "") -> int:
+    """The study's report with none of its steps run, each skipped for `why`:
+    its figures and findings that rest on the model alone, in its folder (-o DIR).
+    `say`: a line for stderr once the options are found good (an alias's deprecation)."""
+    from ..studies.reference import load
+    from ..studies.recipe import Runs
+    from ..studies.registry import study
+    s = study(name)
+    folder, prices = _folder(s, out), _prices(s, prices)
+    if say:
+        print(say, file=sys.stderr)
+    plan = [(st, why, _argv(st, [], str(folder / f"{st.name}.json"))) for st in s.steps]
+    folder.mkdir(parents=True, exist_ok=True)
+    return _execute(s, load(s.name), plan, folder, Runs(prices=prices))
 
 
 def _check(argv: list) -> argparse.Namespace:
@@ -169,10 +210,11 @@ def _check(argv: list) -> argparse.Namespace:
     return args
 
 
-def _execute(s, ref, plan: list, folder: Path, wire: tuple = (None, "")) -> int:
+def _execute(s, ref, plan: list, folder: Path, runs) -> int:
+    """Run the plan's steps into `runs` (recipe.Runs, holding the study's own inputs), then write
+    the report and study.json and print each finding's verdict."""
     from ..studies.page import render
-    from ..studies.recipe import Runs
-    runs, commands, steps = Runs(wire_Bps=wire[0], wire=wire[1]), {}, []
+    commands, steps = {}, []
     for i, (st, why, argv) in enumerate(plan, 1):
         commands[st.name] = "fabriclab " + shlex.join(argv)
         if why:
@@ -188,12 +230,13 @@ def _execute(s, ref, plan: list, folder: Path, wire: tuple = (None, "")) -> int:
         if rc != 0:
             runs.skipped[st.name] = f"its run failed (exit {rc}); the points it completed are used"
         steps.append({"step": st.name, "argv": argv, "exit": rc})
+    found = s.findings(runs, ref)
     page = folder / "report.html"
-    page.write_text(render(s, runs, ref, commands))
-    found = [f.to_dict() for f in s.findings(runs, ref)]
+    page.write_text(render(s, runs, ref, commands, found))
     (folder / "study.json").write_text(json.dumps({"study": s.name, "seed": s.seed, "steps": steps,
-                                                   "findings": found}, indent=1) + "\n")
+                                                   "findings": [f.to_dict() for f in found]}, indent=1) + "\n")
+    width = max(len(f.verdict) for f in found)
     for f in found:
-        print(f"{f['id']:<6} {f['verdict']:<18} {f['claim']}")
+        print(f"{f.id:<7} {f.verdict:<{width}} {f.claim}")
     print(f"report: {page}")
     return 0

@@ -1,4 +1,4 @@
-"""Figures (matplotlib, Agg backend): PNG or SVG by the file suffix."""
+"""The plot of `fabriclab model` (matplotlib, Agg backend): PNG or SVG by the file suffix."""
 
 from __future__ import annotations
 
@@ -33,8 +33,7 @@ def literal(text: str) -> str:
 
 
 def figure(series: list, path, title: str, ylabel: str, xlabel: str = "Number of nodes",
-           logx: bool = False, logy: bool = False, note: Optional[str] = None,
-           ylim: Optional[tuple] = None) -> Path:
+           logx: bool = False, logy: bool = False, note: Optional[str] = None) -> Path:
     path = Path(path)
     fmt = path.suffix.lstrip(".").lower()
     if fmt not in FORMATS:
@@ -59,8 +58,6 @@ def figure(series: list, path, title: str, ylabel: str, xlabel: str = "Number of
         ax.set_xscale("log")
     if logy:
         ax.set_yscale("log")
-    if ylim:
-        ax.set_ylim(*ylim)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=11)

@@ -6,10 +6,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Optional
 
+# What a finding is judged on: this machine's runs, or the model alone with the
+# seed's formulas and parameters (seed 001's projections, which need no host).
+# Each has its three verdicts, worded so that a verdict says which it is.
+MEASUREMENTS, MODEL = "measurements", "model"
 HOLDS = "holds here"
 FAILS = "does not hold here"
 UNMEASURED = "not measured"
-VERDICTS = (HOLDS, FAILS, UNMEASURED)
+MODEL_HOLDS = "holds in the model"
+MODEL_FAILS = "does not hold in the model"
+UNJUDGED = "not judged"             # the model cannot decide it (the seed's prices are not in its text)
+VERDICTS_ON = {MEASUREMENTS: (HOLDS, FAILS, UNMEASURED), MODEL: (MODEL_HOLDS, MODEL_FAILS, UNJUDGED)}
+VERDICTS = VERDICTS_ON[MEASUREMENTS] + VERDICTS_ON[MODEL]
 
 
 @dataclass(frozen=True)
@@ -35,31 +43,43 @@ class Step:
 
 @dataclass
 class Finding:
-    """One stated finding of a seed beside what the measurements show."""
+    """One stated finding of a seed beside what the measurements, or the model, show."""
 
     id: str
     claim: str                       # the seed's finding, in its words where short
     where: str                       # section, figure or table of the seed
     published: str                   # the seed's figures the claim rests on
     measured: str = ""               # what this machine's runs show, with numbers
-    verdict: str = UNMEASURED        # HOLDS, FAILS or UNMEASURED
-    because: str = ""                # why it does not hold, or why it was not measured
+    verdict: str = ""                # one of VERDICTS_ON[judged_on]; default: its third (not measured, not judged)
+    because: str = ""                # why it does not hold, or why it was not measured or judged
+    judged_on: str = MEASUREMENTS    # MEASUREMENTS or MODEL
+    model: str = ""                  # judged on the model: what it computes with the seed's parameters
 
     def __post_init__(self):
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"finding {self.id}: verdict {self.verdict!r} is not one of {VERDICTS}")
+        if self.judged_on not in VERDICTS_ON:
+            raise ValueError(f"finding {self.id}: judged on {self.judged_on!r}, not one of {tuple(VERDICTS_ON)}")
+        allowed = VERDICTS_ON[self.judged_on]
+        self.verdict = self.verdict or allowed[2]
+        if self.verdict not in allowed:
+            raise ValueError(f"finding {self.id}: verdict {self.verdict!r} is not one of {allowed}")
 
     def to_dict(self) -> dict:
         return asdict(self)
 
-    def judged(self, measured: str, holds: bool, because: str = "") -> "Finding":
-        """The finding with its measurement and verdict; `because` says why it fails."""
-        self.measured, self.verdict = measured, HOLDS if holds else FAILS
-        self.because = "" if holds else because
+    def judged(self, shown: str, holds: bool, because: str = "") -> "Finding":
+        """The finding with what its evidence shows (the measurements, or the model's
+        numbers when judged on the model) and its verdict; `because` says why it fails."""
+        yes, no, _ = VERDICTS_ON[self.judged_on]
+        if self.judged_on == MODEL:
+            self.model = shown
+        else:
+            self.measured = shown
+        self.verdict, self.because = (yes, "") if holds else (no, because)
         return self
 
     def unmeasured(self, because: str) -> "Finding":
-        self.verdict, self.because = UNMEASURED, because
+        """Not measured (judged on the measurements) or not judged (on the model), and why."""
+        self.verdict, self.because = VERDICTS_ON[self.judged_on][2], because
         return self
 
 
@@ -71,6 +91,16 @@ class Runs:
     skipped: dict = field(default_factory=dict)    # step name -> why it did not run
     wire_Bps: Optional[float] = None               # the wire rate `study run` was given (--wire-rate, --technology)
     wire: str = ""                                 # how it was given, for a caption
+    prices: Optional[str] = None                   # a price list for the model's costs (--prices FILE)
+    # What a study computes from its inputs alone, once per run of the study however
+    # often its figures and findings read it (seed 001's model curves: seconds).
+    derived: dict = field(default_factory=dict)
+
+    def once(self, name: str, make: Callable):
+        """derived[name], made by make() the first time it is asked for."""
+        if name not in self.derived:
+            self.derived[name] = make()
+        return self.derived[name]
 
     def rows(self, step: str, bench: str, where: Optional[str] = None) -> list:
         """The merged rows (report.rows.Row) of one benchmark of a step, by size;
@@ -100,6 +130,7 @@ class Study:
     figures: Callable                # (Runs, Reference) -> [report.figure.Figure]
     findings: Callable               # (Runs, Reference) -> [Finding]
     wire: bool = False               # draws an efficiency against a wire rate (seed 000 Fig. 16)
+    prices: bool = False             # draws the model's costs from a price list (seed 001 Fig. 14-15)
 
     def step(self, name: str) -> Step:
         return next(s for s in self.steps if s.name == name)

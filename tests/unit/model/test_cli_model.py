@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from fabriclab.errors import UsageError
-from fabriclab.cli.model_cmd import parse_nodes
+from fabriclab.cli.model import parse_nodes
 
 
 def test_parse_nodes():
@@ -241,7 +241,7 @@ def test_published_skips_systems_without_a_form_and_uses_family_defaults(run_cli
     pub = {c["system"]: [p["per_node_bytes_per_s"] for p in c["points"]] for c in doc["published"]}
     # the family's default is 2 cables between ring switches, as myrinet-ring2 says explicitly
     assert pub["myrinet-m2l:switch-ring:published"] == pytest.approx(pub["myrinet-ring2:published"])
-    from fabriclab.studies.sci_myrinet_2002 import published as P
+    from fabriclab.studies.millich_george_oral import as_published as P
     assert pub["myrinet-ring2:published"][1] == pytest.approx(
         P.myrinet("ring", 64, 160e6, 4096, cables=2).overall)
 

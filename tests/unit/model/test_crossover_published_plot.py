@@ -4,7 +4,7 @@ import pytest
 
 from fabriclab.errors import UsageError
 from fabriclab.model import crossover as X
-from fabriclab.studies.sci_myrinet_2002 import published as P
+from fabriclab.studies.millich_george_oral import as_published as P
 from fabriclab.model.catalog import system
 from fabriclab.model.evaluate import Curve, Prediction, curve
 from fabriclab.model.plot import Series, figure

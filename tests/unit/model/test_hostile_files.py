@@ -11,7 +11,7 @@ import yaml
 
 import hostile_networks as hn
 from fabriclab.cli.main import main
-from fabriclab.cli.model_cmd import _fmt, _table
+from fabriclab.cli.model import _fmt, _table
 from fabriclab.errors import UsageError
 from fabriclab.model import datafile, switchroutes
 from fabriclab.model.limits import MAX_DEPTH

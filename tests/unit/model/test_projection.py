@@ -10,7 +10,7 @@ from fabriclab.model.calibration import Calibration
 from fabriclab.model.catalog import system
 from fabriclab.model.projection import Question, project
 from fabriclab.model.traffic import Traffic
-from fabriclab.studies.sci_myrinet_2002 import published
+from fabriclab.studies.millich_george_oral import as_published as published
 
 
 def test_projection_is_what_the_command_prints(run_cli):

@@ -1,23 +1,21 @@
-"""Seed 001 (Millich, George and Oral): saturate one cable with one sender
-more at a time (Fig. 5-8, 11-12), calibrate the model with the plateau, set
-the calibrated model's prediction beside a measured all-to-all (§5), and
-project the seed's systems (Fig. 4, 10, 13: the model alone, always drawn).
+"""Seed 001's measured part: saturate one cable with one sender more at a time
+(Fig. 5-8, 11-12), calibrate the model with the plateau, and set the
+calibrated model's prediction beside a measured all-to-all (§5); its
+findings mgo-1 .. mgo-4 are judged on the measurements.
 
 The saturation and the all-to-all need several hosts and the network file
 that joins them: a testbed's own file (the run header's `network`, recorded
-by `fabriclab run --testbed`), or `--network FILE` on real hosts. The
-projections replay the seed's published parameters, as `fabriclab reproduce
-sci-myrinet-2002` does (its figures and findings, studies/sci_myrinet_2002/)."""
+by `fabriclab run --testbed`), or `--network FILE` on real hosts."""
 
 from __future__ import annotations
 
 from typing import Optional
 
-from ..errors import FabriclabError
-from ..report.figure import Axis, Mark, Series
-from ..units import fmt_bytes
-from . import draw
-from .recipe import Finding, Runs, Step, Study
+from ...errors import FabriclabError
+from ...report.figure import Axis, Series
+from ...units import fmt_bytes
+from .. import draw
+from ..recipe import Finding, Runs, Step
 
 # Fig. 6 sweeps 0-64 KiB, Fig. 12 0-256 KiB; windows of 16 messages keep the
 # cable busy between waits, as `testbed validate` saturates it. The
@@ -59,7 +57,7 @@ def _network(runs: Runs, step: str):
     path, hosts = doc.header.network, doc.header.hosts or []
     if not path:
         return "the run names no network file: run it on a testbed (--testbed) or give --network FILE"
-    from ..model.topologies.custom import load_network_file
+    from ...model.topologies.custom import load_network_file
     try:
         net = load_network_file(path)
     except (OSError, ValueError, FabriclabError) as e:
@@ -73,7 +71,7 @@ def _network(runs: Runs, step: str):
 def _cable(net, hosts: list, active: int) -> Optional[int]:
     """The link that every active pair's route crosses (pair k: the hosts of
     ranks k and k + N/2), the slowest where several are; None when none is shared."""
-    from ..model import validate as v
+    from ...model import validate as v
     idx = [list(net.node_names).index(h) for h in hosts]
     half = len(idx) // 2
     shared = None
@@ -87,8 +85,8 @@ def _cable(net, hosts: list, active: int) -> Optional[int]:
 
 def _saturated(runs: Runs):
     """(the plateau row, its cable's link index, nominal B/s, the network, path), or a reason string."""
-    from ..model.resources import MB
-    from ..model import validate as v
+    from ...model.resources import MB
+    from ...model import validate as v
     pts = _senders(runs)
     if not pts:
         return f"{runs.missing('saturation')}; {ON_ONE_MACHINE}"
@@ -107,7 +105,7 @@ def _saturated(runs: Runs):
 def _predicted(runs: Runs):
     """(measured per-node all-to-all B/s at the largest size and that size, the calibrated and the
     nominal prediction (B/s, bottleneck), the saturation plateau B/s), or a reason string."""
-    from ..model import validate as v
+    from ...model import validate as v
     sat = _saturated(runs)
     if isinstance(sat, str):
         return sat
@@ -131,14 +129,12 @@ def _predicted(runs: Runs):
 # ---- figures -----------------------------------------------------------------------------------
 
 SENDERS = Axis("senders", log=False, kind="count")
-NODES = Axis("system size (nodes)", log=True, kind="count")
 PER_NODE = Axis("bandwidth per node (MB/s)", log=False)
 SHARE = Axis("share of the cable's nominal rate (%)", log=False)
 
 
 def figures(runs: Runs, ref) -> list:
-    return [_saturation_figure(runs, ref), _senders_figure(runs, ref), _alltoall_figure(runs, ref),
-            *_projections(ref)]
+    return [_saturation_figure(runs, ref), _senders_figure(runs, ref), _alltoall_figure(runs, ref)]
 
 
 def _nominal_level(runs: Runs, xs: list) -> list:
@@ -185,7 +181,7 @@ def _senders_figure(runs: Runs, ref):
 
 
 def _alltoall_figure(runs: Runs, ref):
-    from ..model import validate as v
+    from ...model import validate as v
     found = _network(runs, "alltoall")
     n = len(found[2]) if not isinstance(found, str) else 1
     per = v.per_node(runs.rows("alltoall", "message.alltoall"), n) if n > 1 else {}
@@ -202,37 +198,6 @@ def _alltoall_figure(runs: Runs, ref):
                        series, "every message of the exchange in flight at once; the model calibrated with the "
                        "saturated cable's plateau for every cable of its class, as the seed substitutes its "
                        "measured rates for B_eff")
-
-
-# The projections, the model alone: the seed's figures with its published
-# parameters (reproduce sci-myrinet-2002), and where the seed's text places
-# each crossover as a mark.
-_PROJECTED = (("4", ("sci-ring-best-uncalibrated", "sci-3d-torus-uncalibrated")),
-              ("10", ()),
-              ("13", ("sci-ring-best", "sci-2d-below-clos64", "sci-2d-second")))
-_BOUND = {"at_most": "<=", "at_least": ">=", None: ""}
-
-
-def _specs() -> dict:
-    from .sci_myrinet_2002.reproduce import compute, specs
-    return specs(compute())
-
-
-def _projections(ref) -> list:
-    out, specs = [], _specs()
-    for num, marks in _PROJECTED:
-        spec = specs[num]
-        series = [Series(s.label, list(s.xs), list(s.ys), dashed=True, markers=False, color=s.group % 8)
-                  for s in spec.series if not s.dashed]
-        values = [ref.get(k) for k in marks]
-        note = ("the model with the seed's parameters, no measurement (the seed's own formulas and every finding "
-                "on them: fabriclab reproduce sci-myrinet-2002)")
-        if values:
-            note += "; marks, the seed's text: " + "; ".join(f'"{v.printed}" ({v.where})' for v in values)
-        fig = draw.figure(f"mgo-projection-{num}", spec.title, NODES, PER_NODE, series, note)
-        fig.marks = [Mark(v.value, f"{_BOUND[v.bound]}{v.value:g}") for v in values]
-        out.append(fig)
-    return out
 
 
 # ---- findings ----------------------------------------------------------------------------------
@@ -295,7 +260,7 @@ def _share(runs: Runs, ref) -> Finding:
 
 
 def _prediction(runs: Runs, ref) -> Finding:
-    from ..model import validate as v
+    from ...model import validate as v
     f = Finding("mgo-4", "Calibrated with the measured saturation throughput, the model represents the "
                 "throughput a real system sees", "§5",
                 "the measured " + ", ".join(draw.stated(ref.get(k)) for k in
@@ -315,14 +280,3 @@ def _prediction(runs: Runs, ref) -> Finding:
                     abs(ratio - 1) <= v.TOLERANCE,
                     f"the measured all-to-all is {ratio:.2f}x the calibrated prediction, outside "
                     f"{v.TOLERANCE:.0%}")
-
-
-STUDY = Study(
-    "millich-george-oral", "001", "Saturation of one link, the model calibrated by it, its all-to-all "
-    "prediction checked, and the projections",
-    "One to N/2 senders stream across one shared cable (the seed's Fig. 5-8 on SCI, Fig. 11-12 on two Myrinet "
-    "switches); the plateau calibrates the model (seed 001 §5), whose per-node all-to-all prediction is set "
-    "beside a measured all-to-all; the projections of the seed's SCI and Myrinet systems are drawn from the "
-    "model alone. The measured steps need several hosts and their network file: "
-    + ON_ONE_MACHINE + ".",
-    STEPS, figures, findings)
