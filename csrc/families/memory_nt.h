@@ -1,22 +1,46 @@
-/* memory: where the copies of memory.c switch to non-temporal stores.
- * glibc's memcpy streams from its own threshold, which only the dynamic
- * loader will tell; the word loops from a quarter of the last-level cache
- * the kernel lists (memory.c says why). */
+/* memory: the x86-64 copies among which memory.c's contiguous copies choose
+ * (a vector loop, `rep movsb`, the streaming loop), and where glibc's memcpy
+ * starts streaming (memory.c says why the two are recorded side by side). */
 #ifndef FL_MEMORY_NT_H
 #define FL_MEMORY_NT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-/* Bytes copied per op from which each copy streams; -1 where it never does. */
-typedef struct {
-    int64_t nt_threshold;      /* the word loops' (stores=auto) */
-    int64_t libc_nt_threshold; /* glibc memcpy's */
-    const char *from, *libc_from; /* where each figure came from */
-} mem_thresholds;
+/* The word loops must stay loops: GCC and clang would otherwise turn a
+ * contiguous copy into a memcpy call. */
+#define MEM_LOOP
+#if defined(__has_attribute)
+#if __has_attribute(no_builtin) /* clang */
+#undef MEM_LOOP
+#define MEM_LOOP __attribute__((noinline, no_builtin("memcpy")))
+#elif __has_attribute(optimize) /* GCC */
+#undef MEM_LOOP
+#define MEM_LOOP __attribute__((noinline, optimize("no-tree-loop-distribute-patterns")))
+#endif
+#endif
 
-/* Both thresholds of the process calling it: glibc's, read from ld.so or
- * estimated from sysconf, and the word loops', a quarter of the sysfs
- * last-level cache or glibc's where sysfs lists none. */
-void fl_mem_thresholds(mem_thresholds *t);
+/* One op's copy into d from s: n words, the strided side (if any) visiting
+ * every st-th word; the contiguous copies ignore st. */
+typedef void mem_copy_fn(uint64_t *restrict d, const uint64_t *restrict s, size_t n, size_t st);
+
+/* A contiguous copy, as a point's info names it. */
+typedef struct {
+    const char *name;   /* "word loop", "vector loop", "rep movsb", "streaming loop" */
+    int nt;             /* non-temporal stores */
+    mem_copy_fn *copy;
+} mem_copy;
+
+#define MEM_COPIES 3
+
+/* The contiguous copies of this CPU: the given portable loop unless the CPU
+ * has AVX2, `rep movsb` where it has ERMS, the streaming loop on x86-64.
+ * Fills c and returns how many. */
+int fl_mem_copies(mem_copy c[MEM_COPIES], mem_copy_fn *portable);
+
+/* Bytes copied per op from which glibc's memcpy streams, read from ld.so or
+ * estimated from sysconf, and where the figure came from; -1 and "none"
+ * outside x86-64. */
+int64_t fl_memcpy_nt_threshold(const char **from);
 
 #endif
