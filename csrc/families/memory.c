@@ -26,12 +26,13 @@
  * 256 MiB L3 where the guest's share is 32 MiB, or a shared cache whose
  * other users evict its lines). So `auto` measures: at setup the contiguous
  * copies of memory_nt.h (a vector loop as glibc's, `rep movsb` where the CPU
- * has ERMS, the streaming loop) each copy the point's own slots a few
- * times, and the fastest is the point's (trial says how); the strided loops
- * take the stores of that copy, except strided stores, which keep the
- * caches (setup_words says why). Every point's info records the copy, where
- * the choice came from, each copy's trial rate and glibc memcpy's own
- * threshold, so a record says which stores each copy used and why. */
+ * has ERMS and glibc would use it, the streaming loop) each copy the point's
+ * own slots a few times, and the fastest is the point's (trial says how);
+ * the strided loops take the stores of that copy, except strided stores,
+ * which keep the caches (setup_words says why). Every point's info records
+ * the copy, where the choice came from, each copy's trial rate and glibc
+ * memcpy's own thresholds, so a record says which stores each copy used
+ * and why. */
 #include "../fl.h"
 #include "memory_nt.h"
 
@@ -72,24 +73,25 @@
 #define TRIAL_MAX_ROUNDS 15
 #define TRIAL_BUDGET_S 0.05  /* more rounds while the trial is this short */
 #define TRIAL_BLOCK_S 0.002  /* each copy's turn in a round lasts at least this */
+#define TRIAL_BATCH_S 0.0002 /* ops are timed in batches at least this long */
 #define TRIAL_MEMO 32
 
 typedef struct {
     size_t bytes, buffers;
-    int (*allowed)(const mem_copy *); /* the copies it timed */
+    unsigned use;               /* the copies it timed: bit c for mem_run.copies[c] */
     int pick;                   /* index into mem_run.copies */
     int rounds;
     double rate[MEM_COPIES];    /* bytes/s of each copy, the median of the rounds */
 } mem_trial;
 
 /* Once per run: the contiguous copies of this CPU, where glibc's memcpy
- * starts streaming (bytes per op, as info text: a number or null), and the
- * trials so far. */
+ * starts streaming and using `rep movsb` (bytes per op, and as info text:
+ * a number or null), and the trials so far. */
 typedef struct {
     mem_copy copies[MEM_COPIES];
     int ncopies;
-    const char *libc_from;
-    char libc_nt_json[32];
+    mem_libc libc;
+    char libc_nt_json[32], libc_rep_json[32];
     mem_trial memo[TRIAL_MEMO];
     int nmemo;
 } mem_run;
@@ -166,20 +168,25 @@ MEM_LOOP CLONES static void copy_strided_load_nt(uint64_t *restrict d,
 #define copy_strided_load_nt copy_strided_load
 #endif /* HAVE_NT */
 
+static void put_json(char *buf, size_t len, int64_t v)
+{
+    if (v >= 0)
+        snprintf(buf, len, "%lld", (long long)v);
+    else
+        snprintf(buf, len, "null");
+}
+
 static int mem_init(const fl_ctx *ctx, void **bench_state)
 {
     mem_run *r = calloc(1, sizeof *r);
     if (!r)
         fl_die("memory: out of memory");
-    r->ncopies = fl_mem_copies(r->copies, copy_words);
-    int64_t libc = -1;
-    r->libc_from = "none";
+    r->libc = (mem_libc){-1, -1, "none"};
     if (ctx->rank == 0) /* the only rank that copies */
-        libc = fl_memcpy_nt_threshold(&r->libc_from);
-    if (libc >= 0)
-        snprintf(r->libc_nt_json, sizeof r->libc_nt_json, "%lld", (long long)libc);
-    else
-        snprintf(r->libc_nt_json, sizeof r->libc_nt_json, "null");
+        fl_memcpy_thresholds(&r->libc);
+    r->ncopies = fl_mem_copies(r->copies, copy_words, &r->libc);
+    put_json(r->libc_nt_json, sizeof r->libc_nt_json, r->libc.nt_threshold);
+    put_json(r->libc_rep_json, sizeof r->libc_rep_json, r->libc.rep_movsb_threshold);
     *bench_state = r;
     return FL_OK;
 }
@@ -235,19 +242,26 @@ static inline double time_copies(mem_state *m, int64_t iters, mem_copy_fn *copy,
 
 /* Bytes/s of one contiguous copy on the point's slots: one op first, so
  * that its slot holds what this copy leaves in the caches (lines cached and
- * dirty, or streamed out), then ops for at least TRIAL_BLOCK_S and a whole
- * turn of the slots. */
+ * dirty, or streamed out), then ops in batches of at least TRIAL_BATCH_S
+ * (one op where an op lasts longer) for at least TRIAL_BLOCK_S and a whole
+ * turn of the slots; the fastest batch counts, since a pause of this
+ * process only ever makes a batch slower. */
 static double trial_rate(mem_state *m, mem_copy_fn *copy)
 {
     int64_t ops = 0, batch = 1;
-    double t = 0;
+    double spent = 0, best = 0;
     time_copies(m, 1, copy, m->n);
-    while (t < TRIAL_BLOCK_S || ops < (int64_t)m->buffers) {
-        t += time_copies(m, batch, copy, m->n);
-        ops += batch;
-        batch *= 2;
+    while (spent < TRIAL_BLOCK_S || ops < (int64_t)m->buffers || best == 0) {
+        double t = time_copies(m, batch, copy, m->n);
+        if (t >= TRIAL_BATCH_S) {
+            double rate = (double)batch * (double)(m->n * 8) / t;
+            best = rate > best ? rate : best;
+        } else {
+            batch *= 2;
+        }
+        spent += t, ops += batch;
     }
-    return (double)ops * (double)(m->n * 8) / t;
+    return best;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -272,26 +286,25 @@ static double median(double *x, int n)
  * machine reports (a hypervisor's CPUID, or a last-level cache shared with
  * other guests, say nothing reliable about where streaming pays). Trials
  * of the same size and buffers are remembered for the run. */
-static const mem_trial *trial(mem_run *r, mem_state *m, int (*allowed)(const mem_copy *))
+static const mem_trial *trial(mem_run *r, mem_state *m, unsigned use)
 {
     for (int i = 0; i < r->nmemo; i++)
-        if (r->memo[i].bytes == m->n * 8 && r->memo[i].buffers == m->buffers &&
-            r->memo[i].allowed == allowed)
+        if (r->memo[i].bytes == m->n * 8 && r->memo[i].buffers == m->buffers && r->memo[i].use == use)
             return &r->memo[i];
-    mem_trial t = {.bytes = m->n * 8, .buffers = m->buffers, .allowed = allowed, .pick = -1};
+    mem_trial t = {.bytes = m->n * 8, .buffers = m->buffers, .use = use, .pick = -1};
     double rate[MEM_COPIES][TRIAL_MAX_ROUNDS], best[TRIAL_MAX_ROUNDS] = {0};
     double t0 = fl_now();
     while (t.rounds < TRIAL_MAX_ROUNDS && (t.rounds < TRIAL_ROUNDS || fl_now() - t0 < TRIAL_BUDGET_S)) {
         int k = t.rounds++;
         for (int j = 0; j < r->ncopies; j++) {
             int c = k % 2 ? r->ncopies - 1 - j : j;
-            rate[c][k] = allowed(&r->copies[c]) ? trial_rate(m, r->copies[c].copy) : 0;
+            rate[c][k] = use >> c & 1 ? trial_rate(m, r->copies[c].copy) : 0;
             best[k] = rate[c][k] > best[k] ? rate[c][k] : best[k];
         }
     }
     double score[MEM_COPIES] = {0};
     for (int c = 0; c < r->ncopies; c++) {
-        if (!allowed(&r->copies[c]))
+        if (!(use >> c & 1))
             continue;
         double rel[TRIAL_MAX_ROUNDS];
         for (int k = 0; k < t.rounds; k++)
@@ -360,8 +373,9 @@ static int memcpy_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **
     const mem_state *m = new_state(ctx, pt, state, shape);
     shape->bytes_per_op = pt->size;
     snprintf(shape->info, FL_INFO_LEN,
-             "{\"nt_threshold\":%s,\"nt_threshold_from\":\"%s\",\"buffers\":%zu}",
-             r->libc_nt_json, r->libc_from, m->buffers);
+             "{\"nt_threshold\":%s,\"rep_movsb_threshold\":%s,\"nt_threshold_from\":\"%s\","
+             "\"buffers\":%zu}",
+             r->libc_nt_json, r->libc_rep_json, r->libc.from, m->buffers);
     return FL_OK;
 }
 
@@ -387,14 +401,17 @@ static int setup_words(const fl_ctx *ctx, mem_run *r, const fl_point *pt, void *
         allowed = normal_copy, from = "no non-temporal stores outside x86-64";
     shape->bytes_per_op = (int64_t)(m->n * 8);
 
-    /* a trial where there is a choice: of the copy for memory.copy, of the
-     * stores for the others */
+    /* the copies that may run at this size, and a trial where that leaves
+     * a choice: of the copy for memory.copy, of the stores for the others */
+    unsigned use = 0;
     int pick = -1, copies = 0, streaming = 0;
-    for (int c = 0; c < r->ncopies; c++)
-        if (allowed(&r->copies[c]))
-            pick = pick < 0 ? c : pick, copies++, streaming += r->copies[c].nt;
+    for (int c = 0; c < r->ncopies; c++) {
+        const mem_copy *cp = &r->copies[c];
+        if (allowed(cp) && m->bytes >= cp->from && m->bytes < cp->below)
+            use |= 1u << c, pick = pick < 0 ? c : pick, copies++, streaming += cp->nt;
+    }
     int choice = contiguous ? copies > 1 : streaming > 0 && streaming < copies;
-    const mem_trial *t = m->active && choice ? trial(r, m, allowed) : NULL;
+    const mem_trial *t = m->active && choice ? trial(r, m, use) : NULL;
     if (t)
         pick = t->pick;
     m->copy = r->copies[pick].copy;
@@ -408,13 +425,14 @@ static int setup_words(const fl_ctx *ctx, mem_run *r, const fl_point *pt, void *
     if (t)
         fl_buf_printf(&j, ",\"trial_rounds\":%d", t->rounds);
     for (int c = 0, first = 1; t && c < r->ncopies; c++)
-        if (allowed(&r->copies[c])) {
+        if (use >> c & 1) {
             fl_buf_printf(&j, "%s\"%s\":%.6g", first ? ",\"trial_Bps\":{" : ",",
                           r->copies[c].name, t->rate[c]);
             first = 0;
         }
-    fl_buf_printf(&j, "%s,\"memcpy_nt_threshold\":%s,\"memcpy_nt_threshold_from\":\"%s\","
-                  "\"buffers\":%zu}", t ? "}" : "", r->libc_nt_json, r->libc_from, m->buffers);
+    fl_buf_printf(&j, "%s,\"memcpy_nt_threshold\":%s,\"memcpy_rep_movsb_threshold\":%s,"
+                  "\"memcpy_nt_threshold_from\":\"%s\",\"buffers\":%zu}",
+                  t ? "}" : "", r->libc_nt_json, r->libc_rep_json, r->libc.from, m->buffers);
     snprintf(shape->info, FL_INFO_LEN, "%s", j.p);
     fl_buf_free(&j);
     return FL_OK;

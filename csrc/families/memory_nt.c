@@ -30,20 +30,33 @@ static int find_interp(struct dl_phdr_info *info, size_t size, void *data)
     return 1; /* the first object is the program itself */
 }
 
-/* glibc.cpu.x86_non_temporal_threshold as `ld.so --list-tunables` prints it
- * (glibc >= 2.33): glibc keeps the figure in a hidden variable, and this is
- * its one public reading. The child inherits the environment, so a
- * GLIBC_TUNABLES setting counts as it does here. posix_spawn, not fork: no
- * copy of an MPI process's address space. -1 if it cannot be read. */
-static int64_t ldso_nt_threshold(void)
+/* The value of one tunable in a line of `ld.so --list-tunables`
+ * ("glibc.cpu.x86_non_temporal_threshold: 0xc000000 (min: ...)"), into *v
+ * if it is that tunable's line and a positive number. */
+static void tunable(const char *line, const char *key, int64_t *v)
 {
-    static const char key[] = "glibc.cpu.x86_non_temporal_threshold:";
+    size_t n = strlen(key);
+    if (strncmp(line, key, n) != 0 || line[n] != ':')
+        return;
+    char *end;
+    long long x = strtoll(line + n + 1, &end, 0);
+    if (end != line + n + 1 && x > 0)
+        *v = x;
+}
+
+/* glibc.cpu.x86_non_temporal_threshold and x86_rep_movsb_threshold as
+ * `ld.so --list-tunables` prints them (glibc >= 2.33): glibc keeps the
+ * figures in hidden variables, and this is their one public reading. The
+ * child inherits the environment, so a GLIBC_TUNABLES setting counts as it
+ * does here. posix_spawn, not fork: no copy of an MPI process's address
+ * space. Each stays -1 if it cannot be read. */
+static void ldso_thresholds(int64_t *nt, int64_t *rep)
+{
     const char *ldso = NULL;
     int fd[2];
-    int64_t v = -1;
     dl_iterate_phdr(find_interp, &ldso);
     if (!ldso || pipe(fd) != 0)
-        return -1;
+        return;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fd[1], STDOUT_FILENO);
@@ -60,12 +73,10 @@ static int64_t ldso_nt_threshold(void)
         close(fd[0]);
     } else {
         char line[256];
-        while (fgets(line, sizeof line, f)) /* read to the end, so the child never blocks */
-            if (v < 0 && strncmp(line, key, sizeof key - 1) == 0) {
-                char *end;
-                long long x = strtoll(line + sizeof key - 1, &end, 0);
-                v = end != line + sizeof key - 1 && x > 0 ? x : -1;
-            }
+        while (fgets(line, sizeof line, f)) { /* read to the end, so the child never blocks */
+            tunable(line, "glibc.cpu.x86_non_temporal_threshold", nt);
+            tunable(line, "glibc.cpu.x86_rep_movsb_threshold", rep);
+        }
         fclose(f);
     }
     if (rc == 0) {
@@ -73,7 +84,6 @@ static int64_t ldso_nt_threshold(void)
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
     }
-    return v;
 }
 #endif
 
@@ -96,17 +106,15 @@ static int64_t sysconf_nt_threshold(void)
     return c > 0 ? (int64_t)c / 4 * 3 : (int64_t)64 << 20;
 }
 
-int64_t fl_memcpy_nt_threshold(const char **from)
+void fl_memcpy_thresholds(mem_libc *t)
 {
+    t->nt_threshold = t->rep_movsb_threshold = -1;
 #if HAVE_LDSO
-    int64_t v = ldso_nt_threshold();
-    if (v > 0) {
-        *from = "ld.so --list-tunables";
-        return v;
-    }
+    ldso_thresholds(&t->nt_threshold, &t->rep_movsb_threshold);
 #endif
-    *from = "sysconf";
-    return sysconf_nt_threshold();
+    t->from = t->nt_threshold > 0 ? "ld.so --list-tunables" : "sysconf";
+    if (t->nt_threshold <= 0)
+        t->nt_threshold = sysconf_nt_threshold();
 }
 
 #define PAGE 4096
@@ -245,27 +253,34 @@ static int has_erms(void)
     return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 9));
 }
 
-int fl_mem_copies(mem_copy c[MEM_COPIES], mem_copy_fn *portable)
+int fl_mem_copies(mem_copy c[MEM_COPIES], mem_copy_fn *portable, const mem_libc *libc)
 {
     int k = 0, avx2;
     __builtin_cpu_init();
     avx2 = __builtin_cpu_supports("avx2");
-    c[k++] = avx2 ? (mem_copy){"vector loop", 0, copy_avx2} : (mem_copy){"word loop", 0, portable};
+    c[k++] = avx2 ? (mem_copy){"vector loop", 0, copy_avx2, 0, SIZE_MAX}
+                  : (mem_copy){"word loop", 0, portable, 0, SIZE_MAX};
+    /* where glibc's memcpy uses it: from x86_rep_movsb_threshold up to its
+     * non-temporal threshold, beyond which glibc streams on every CPU (on
+     * AMD it stops at the L2 size already, which the trial finds out) */
     if (has_erms())
-        c[k++] = (mem_copy){"rep movsb", 0, copy_rep};
-    c[k++] = (mem_copy){"streaming loop", 1, avx2 ? stream_avx2 : stream_sse2};
+        c[k++] = (mem_copy){"rep movsb", 0, copy_rep,
+                            libc->rep_movsb_threshold > 0 ? (size_t)libc->rep_movsb_threshold : 0,
+                            libc->nt_threshold > 0 ? (size_t)libc->nt_threshold : SIZE_MAX};
+    c[k++] = (mem_copy){"streaming loop", 1, avx2 ? stream_avx2 : stream_sse2, 0, SIZE_MAX};
     return k;
 }
 #else
-int64_t fl_memcpy_nt_threshold(const char **from)
+void fl_memcpy_thresholds(mem_libc *t)
 {
-    *from = "none";
-    return -1;
+    t->nt_threshold = t->rep_movsb_threshold = -1;
+    t->from = "none";
 }
 
-int fl_mem_copies(mem_copy c[MEM_COPIES], mem_copy_fn *portable)
+int fl_mem_copies(mem_copy c[MEM_COPIES], mem_copy_fn *portable, const mem_libc *libc)
 {
-    c[0] = (mem_copy){"word loop", 0, portable};
+    (void)libc;
+    c[0] = (mem_copy){"word loop", 0, portable, 0, SIZE_MAX};
     return 1;
 }
 #endif

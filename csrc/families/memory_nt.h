@@ -1,6 +1,6 @@
 /* memory: the x86-64 copies among which memory.c's contiguous copies choose
  * (a vector loop, `rep movsb`, the streaming loop), and where glibc's memcpy
- * starts streaming (memory.c says why the two are recorded side by side). */
+ * starts streaming and using `rep movsb`. */
 #ifndef FL_MEMORY_NT_H
 #define FL_MEMORY_NT_H
 
@@ -24,23 +24,31 @@
  * every st-th word; the contiguous copies ignore st. */
 typedef void mem_copy_fn(uint64_t *restrict d, const uint64_t *restrict s, size_t n, size_t st);
 
-/* A contiguous copy, as a point's info names it. */
+/* A contiguous copy, as a point's info names it, and the bytes per op it
+ * may copy: from `from` up to below `below`. */
 typedef struct {
     const char *name;   /* "word loop", "vector loop", "rep movsb", "streaming loop" */
     int nt;             /* non-temporal stores */
     mem_copy_fn *copy;
+    size_t from, below;
 } mem_copy;
 
 #define MEM_COPIES 3
 
-/* The contiguous copies of this CPU: the given portable loop unless the CPU
- * has AVX2, `rep movsb` where it has ERMS, the streaming loop on x86-64.
- * Fills c and returns how many. */
-int fl_mem_copies(mem_copy c[MEM_COPIES], mem_copy_fn *portable);
+/* Where glibc's memcpy starts streaming and, on CPUs with ERMS, using
+ * `rep movsb` (bytes copied per op), read from ld.so or (the former)
+ * estimated from sysconf, and where the figures came from; -1 where unknown
+ * and "none" outside x86-64. */
+typedef struct {
+    int64_t nt_threshold, rep_movsb_threshold;
+    const char *from;
+} mem_libc;
 
-/* Bytes copied per op from which glibc's memcpy streams, read from ld.so or
- * estimated from sysconf, and where the figure came from; -1 and "none"
- * outside x86-64. */
-int64_t fl_memcpy_nt_threshold(const char **from);
+void fl_memcpy_thresholds(mem_libc *t);
+
+/* The contiguous copies of this CPU: the given portable loop unless the CPU
+ * has AVX2, `rep movsb` where it has ERMS (in glibc's range for it), the
+ * streaming loop on x86-64. Fills c and returns how many. */
+int fl_mem_copies(mem_copy c[MEM_COPIES], mem_copy_fn *portable, const mem_libc *libc);
 
 #endif

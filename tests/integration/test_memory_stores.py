@@ -36,16 +36,37 @@ def test_auto_records_the_trial_and_glibc_threshold(tmp_path):
         mine = p["info"]
         assert mine["memcpy_nt_threshold"] == libc[p["size"]]["nt_threshold"]
         assert mine["memcpy_nt_threshold_from"] == libc[p["size"]]["nt_threshold_from"]
+        assert mine["memcpy_rep_movsb_threshold"] == libc[p["size"]]["rep_movsb_threshold"]
         if not X86:
             assert (mine["stores"], mine["stores_from"]) == ("normal", "no non-temporal stores outside x86-64")
             continue
         assert mine["stores_from"] == "trial"
         rates = mine["trial_Bps"]
-        assert {"vector loop", "streaming loop"} <= set(rates) and all(r > 0 for r in rates.values())
+        assert "streaming loop" in rates and len(rates) >= 2 and all(r > 0 for r in rates.values())
         assert mine["copy"] in rates and mine["trial_rounds"] >= 5
         assert mine["stores"] == ("nt" if mine["copy"] == "streaming loop" else "normal")
         assert libc[p["size"]]["nt_threshold"] > 0
         assert libc[p["size"]]["nt_threshold_from"] in ("ld.so --list-tunables", "sysconf")
+
+
+def _erms() -> bool:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " erms" in line for line in f)
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not (X86 and _erms()), reason="rep movsb is a fast copy with ERMS only")
+def test_rep_movsb_runs_where_glibc_uses_it(tmp_path, monkeypatch):
+    """From glibc's x86_rep_movsb_threshold up to below its non-temporal threshold, as ld.so reads them."""
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.cpu.x86_non_temporal_threshold=1048576")
+    pts = _points(tmp_path, "rep", "memory.copy", "-s", "1K,16K,2M")
+    for p in pts:
+        info = p["info"]
+        assert info["memcpy_nt_threshold"] == 1048576 and info["memcpy_rep_movsb_threshold"] > 0
+        expected = info["memcpy_rep_movsb_threshold"] <= p["size"] < info["memcpy_nt_threshold"]
+        assert ("rep movsb" in info["trial_Bps"]) == expected, p
 
 
 @pytest.mark.skipif(not X86, reason="non-temporal stores exist on x86-64 only")
