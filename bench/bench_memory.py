@@ -1,11 +1,12 @@
 """fabriclab's own copy (memory.copy) against libc memcpy (memory.memcpy).
 
-Both run as separate fabriclab invocations (one launch each), alternated over
-rounds, at the same sizes copied per op (16 KiB to 256 MiB) and the same
+Both run at the same sizes copied per op (16 KiB to 256 MiB) and the same
 buffers: ops rotate through the warm cache state's slots, so the working set
-is 2 x size x buffers. Per size the median of the per-round ratios copy /
-memcpy of bandwidth is judged against the target, beside the stores each copy
-used: memory.copy's `stores=auto` times its copies (a vector loop, `rep movsb`
+is 2 x size x buffers. Each round runs one fabriclab launch per benchmark and
+size, the two launches of a size side by side and the order reversed every
+round, since the load other tenants put on a shared machine changes within
+seconds. Per size the median of the per-round ratios copy / memcpy of
+bandwidth is judged against the target, beside the stores each copy used: memory.copy's `stores=auto` times its copies (a vector loop, `rep movsb`
 where the CPU has ERMS, the streaming loop) on the point's slots at setup and
 keeps the fastest, glibc's memcpy streams from its own
 x86_non_temporal_threshold (the copy each point ran, the trial's rates and
@@ -115,38 +116,50 @@ def body() -> None:
         doc, _, _ = c.fabriclab(["memory.memcpy", "-s", "64K", "-n", "1"], work)  # build + warm-up
         caches = doc["header"]["host"].get("caches") or {}
         threshold = c.points(doc, "memory.memcpy")[0].get("info", {}).get("nt_threshold")
-        spec = opts.stream_sizes if threshold else ""  # no threshold: no streaming memcpy (not x86-64)
+        sizes = parse_sizes(opts.sizes)
+        # no threshold: no streaming memcpy (not x86-64)
+        stream_sizes = parse_sizes(opts.stream_sizes) if threshold and opts.stream_sizes else []
         args = " ".join(common)
-        contenders = [("memcpy", lambda: measure("memory.memcpy", opts.sizes)),
-                      ("copy", lambda: measure("memory.copy", opts.sizes, "-p", f"stores={opts.stores}"))]
-        commands = [f"A: fabriclab run memory.memcpy -s {opts.sizes} {args} -o RUN.json -q",
-                    f"B: fabriclab run memory.copy -s {opts.sizes} {args} -p stores={opts.stores} -o RUN.json -q"]
+        # one launch per contender and size, the two of a size side by side, so that a change of the
+        # machine's load between them (other tenants come and go within seconds) is as rare as it can be
+        kinds = {"memcpy": lambda size: measure("memory.memcpy", str(size)),
+                 "copy": lambda size: measure("memory.copy", str(size), "-p", f"stores={opts.stores}")}
+        commands = [f"A: fabriclab run memory.memcpy -s SIZE {args} -o RUN.json -q",
+                    f"B: fabriclab run memory.copy -s SIZE {args} -p stores={opts.stores} -o RUN.json -q"]
         tunables = None
-        if spec:  # glibc's streaming memcpy has a launch of its own, beside the streaming loop's
-            tunables = streaming_tunables(threshold, min(parse_sizes(spec)))
+        if stream_sizes:  # glibc's streaming memcpy beside the streaming loop
+            tunables = streaming_tunables(threshold, min(stream_sizes))
             env = {"GLIBC_TUNABLES": tunables} if tunables else {}
-            contenders += [("stream", lambda: measure("memory.copy", spec, "-p", "stores=nt")),
-                           ("memcpy_nt", lambda: with_env(env, lambda: measure("memory.memcpy", spec)))]
-            commands += [f"C: fabriclab run memory.copy -s {spec} {args} -p stores=nt -o RUN.json -q",
+            kinds["stream"] = lambda size: measure("memory.copy", str(size), "-p", "stores=nt")
+            kinds["memcpy_nt"] = lambda size: with_env(env, lambda: measure("memory.memcpy", str(size)))
+            commands += [f"C: fabriclab run memory.copy -s SIZE {args} -p stores=nt -o RUN.json -q",
                          (f"D: GLIBC_TUNABLES={tunables} " if tunables else "D: ")
-                         + f"fabriclab run memory.memcpy -s {spec} {args} -o RUN.json -q"]
+                         + f"fabriclab run memory.memcpy -s SIZE {args} -o RUN.json -q"]
+        plan = [(kind, size) for size in sizes for kind in ("memcpy", "copy")]
+        plan += [(kind, size) for size in stream_sizes for kind in ("stream", "memcpy_nt")]
+        contenders = [(f"{kind}@{c.fmt_size(size).replace(' ', '')}", lambda k=kind, s=size: kinds[k](s))
+                      for kind, size in plan]
         c.header(f"fabriclab memory.copy (stores={opts.stores}) vs memory.memcpy (libc memcpy)",
                  mpi=[f"{c.mpi_library(doc)} (launches the one rank that copies)"],
                  commands=commands,
-                 method=f"{opts.rounds} rounds, contenders alternated (A B ..., ... B A); per size the median "
-                        f"over rounds of bandwidth_Bps (bytes copied / median op time), and the median of "
-                        f"per-round ratios, on which the targets are judged; "
-                        f"GB/s = 10^9 bytes/s; caches: "
+                 method=f"{opts.rounds} rounds; in each, A and B at every size of {opts.sizes} and C and D "
+                        f"at {opts.stream_sizes or 'none'}, one launch each, the two of a size side by side, "
+                        f"the order reversed every round; per size the median over rounds of bandwidth_Bps "
+                        f"(bytes copied / median op time), and the median of per-round ratios, on which the "
+                        f"targets are judged; GB/s = 10^9 bytes/s; caches: "
                         + (", ".join(f"{k} {c.fmt_size(v)}" for k, v in caches.items()) or "unknown")
                         + f"; GLIBC_TUNABLES={os.environ.get('GLIBC_TUNABLES', '')!r}")
 
         def show(_, pts):
-            return " ".join(f"{c.fmt_size(s).replace(' ', '')}:{p['bandwidth_Bps'] / 1e9:.1f}"
-                            for s, p in sorted(pts.items()))
+            return " ".join(f"{p['bandwidth_Bps'] / 1e9:.1f}" for _, p in sorted(pts.items()))
 
-        print("per round: size:GB/s")
+        print("per round: contender@size GB/s")
         stat0 = cpu_times()
-        res = c.alternate(contenders, opts.rounds, show=show)
+        runs = c.alternate(contenders, opts.rounds, show=show)
+        # per contender, one {size: point} per round, all sizes together
+        res = {kind: [{size: runs[f"{kind}@{c.fmt_size(size).replace(' ', '')}"][r][size]
+                       for k, size in plan if k == kind} for r in range(opts.rounds)]
+               for kind in kinds}
         load = os.getloadavg()[0]
         print(f"\nduring the rounds: {steal_share(stat0, cpu_times()):.1%} of CPU time stolen by the "
               f"hypervisor; load average (1 min) at the end {load:.2f} on {os.cpu_count()} CPUs")
@@ -169,7 +182,7 @@ def body() -> None:
         print(f"{'':>12} {'':>30} {'median':>12} {'median':>10} {'medians':>9} {'median (min..max)':>22}")
         ratios = judge(res, "copy", "memcpy", copies)
         stream = {}
-        if spec:
+        if stream_sizes:
             print("\nthe streaming loop (C: memory.copy stores=nt) against glibc's streaming memcpy (D"
                   + (f", GLIBC_TUNABLES={tunables})" if tunables else ")"))
             stream = judge(res, "stream", "memcpy_nt", lambda size: "nt | streaming loop")
