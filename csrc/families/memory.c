@@ -17,19 +17,22 @@
  * write-combining buffers without reading them: 2 bytes of memory traffic
  * per byte copied instead of 3 (Intel 64 and IA-32 Architectures
  * Optimization Reference Manual, on streaming stores; AMD Software
- * Optimization Guide for Family 19h Processors, on write-combining). `auto`
- * streams contiguous stores (want_nt says why not strided ones) from a
- * quarter of the last-level cache copied per op up, glibc's rule since
- * 2.38 (sysdeps/x86/dl-cacheinfo.h, non_temporal_threshold = shared / 4):
- * from there source and destination together exceed half the cache, and
- * the destination lines are evicted before they are written again. The
- * cache size is the kernel's (sysfs), as in the run header: under a
- * hypervisor CPUID, which glibc reads, may report a cache the guest lacks
- * (a 32 MiB L3 seen as 320 MiB), and glibc's memcpy then streams only from
- * its own __x86_shared_non_temporal_threshold (memmove-vec-unaligned-erms.S;
- * 3/4 of a thread's share of the cache up to glibc 2.37; tunable
- * glibc.cpu.x86_non_temporal_threshold). Both thresholds are recorded in
- * every point's info, so a record says which stores each copy used. */
+ * Optimization Guide for Family 19h Processors, on write-combining), which
+ * pays once the destination lines leave the cache before they are written
+ * again. Where that happens no reported figure says: glibc streams from its
+ * x86_non_temporal_threshold (3/4 of the last-level cache CPUID reports up
+ * to glibc 2.37, a quarter from 2.38), and under a hypervisor CPUID and
+ * sysfs may both report a cache the guest does not have to itself (a host's
+ * 256 MiB L3 where the guest's share is 32 MiB, or a shared cache whose
+ * other users evict its lines). So `auto` measures: at setup the contiguous
+ * copies of memory_nt.h (a vector loop as glibc's, `rep movsb` where the CPU
+ * has ERMS and glibc would use it, the streaming loop) each copy the point's
+ * own slots a few times, and the fastest is the point's (trial says how);
+ * the strided loops take the stores of that copy, except strided stores,
+ * which keep the caches (setup_words says why). Every point's info records
+ * the copy, where the choice came from, each copy's trial rate and glibc
+ * memcpy's own thresholds, so a record says which stores each copy used
+ * and why. */
 #include "../fl.h"
 #include "memory_nt.h"
 
@@ -44,20 +47,11 @@
 #define HAVE_NT 0
 #endif
 
-/* The word loops must stay loops: GCC and clang would otherwise turn the
- * contiguous copy into a memcpy call. They are compiled for AVX2 too, picked
- * at load time like glibc's own memcpy, so that the same source is not held
- * to SSE2 when the library copy is not. */
-#define NO_IDIOM
+/* The strided loops are compiled for AVX2 too, picked at load time like
+ * glibc's own memcpy, so that they are not held to SSE2 where the library
+ * copy is not. */
 #define CLONES
 #if defined(__has_attribute)
-#if __has_attribute(no_builtin) /* clang */
-#undef NO_IDIOM
-#define NO_IDIOM __attribute__((noinline, no_builtin("memcpy")))
-#elif __has_attribute(optimize) /* GCC */
-#undef NO_IDIOM
-#define NO_IDIOM __attribute__((noinline, optimize("no-tree-loop-distribute-patterns")))
-#endif
 #if __has_attribute(target_clones) && defined(__x86_64__) && defined(__linux__)
 #undef CLONES
 #define CLONES __attribute__((target_clones("avx2", "default")))
@@ -72,49 +66,67 @@
  * 64 bytes (every default size) this is fl_slot's layout exactly. */
 #define SLOT_ALIGN 64
 
-/* Once per run: where the word loops and where glibc's memcpy start to
- * stream, as bytes per op; -1 where there is no such rule. The json fields
- * hold them as info objects do: a number or null. */
+/* A point's choice among the contiguous copies: stores=auto times them on
+ * the point's own slots, and the word loops of the same size and buffers
+ * reuse the choice (a sweep of strides repeats sizes). */
+#define TRIAL_ROUNDS 5       /* at least; the order flips every round */
+#define TRIAL_MAX_ROUNDS 15
+#define TRIAL_BUDGET_S 0.05  /* more rounds while the trial is this short */
+#define TRIAL_BLOCK_S 0.002  /* each copy's turn in a round lasts at least this */
+#define TRIAL_BATCH_S 0.0002 /* ops are timed in batches at least this long */
+#define TRIAL_MEMO 32
+
 typedef struct {
-    mem_thresholds t;
-    char nt_json[32], libc_nt_json[32];
+    size_t bytes, buffers;
+    unsigned use;               /* the copies it timed: bit c for mem_run.copies[c] */
+    int pick;                   /* index into mem_run.copies */
+    int rounds;
+    double rate[MEM_COPIES];    /* bytes/s of each copy, the median of the rounds */
+} mem_trial;
+
+/* Once per run: the contiguous copies of this CPU, where glibc's memcpy
+ * starts streaming and using `rep movsb` (bytes per op, and as info text:
+ * a number or null), and the trials so far. */
+typedef struct {
+    mem_copy copies[MEM_COPIES];
+    int ncopies;
+    mem_libc libc;
+    char libc_nt_json[32], libc_rep_json[32];
+    mem_trial memo[TRIAL_MEMO];
+    int nmemo;
 } mem_run;
 
 /* One point. */
 typedef struct {
     int active;           /* rank 0 */
-    int nt;               /* non-temporal stores */
+    mem_copy_fn *copy;    /* the op memory.copy's measure times */
+    int nt;               /* non-temporal stores (the strided loops) */
     uint64_t *src, *dst;  /* regions of `buffers` slots of `pitch` bytes */
     size_t bytes, n, s;   /* bytes to copy, words, stride in words */
     size_t pitch, buffers, slot; /* slot: the one the next op copies */
     uint64_t seed;
 } mem_state;
 
-/* One op's copy into d from s: n words (bytes for memory.memcpy's
- * copy_bytes), the strided side visiting every st-th word (the contiguous
- * copies have no strided side and ignore st). */
-typedef void slot_copy(uint64_t *restrict d, const uint64_t *restrict s, size_t n, size_t st);
-
-NO_IDIOM CLONES static void copy_words(uint64_t *restrict d, const uint64_t *restrict s,
-                                       size_t n, size_t st)
+/* The compiled word loop: the contiguous copy where the CPU has no vector
+ * loop of memory_nt.c (outside x86-64, or without AVX2). */
+MEM_LOOP static void copy_words(uint64_t *restrict d, const uint64_t *restrict s, size_t n,
+                                size_t st)
 {
     (void)st;
     for (size_t i = 0; i < n; i++)
         d[i] = s[i];
 }
 
-NO_IDIOM CLONES static void copy_strided_store(uint64_t *restrict d,
-                                               const uint64_t *restrict s, size_t n,
-                                               size_t st)
+MEM_LOOP CLONES static void copy_strided_store(uint64_t *restrict d, const uint64_t *restrict s,
+                                               size_t n, size_t st)
 {
     for (size_t p = 0; p < st; p++)
         for (size_t i = p; i < n; i += st)
             d[i] = *s++;
 }
 
-NO_IDIOM CLONES static void copy_strided_load(uint64_t *restrict d,
-                                              const uint64_t *restrict s, size_t n,
-                                              size_t st)
+MEM_LOOP CLONES static void copy_strided_load(uint64_t *restrict d, const uint64_t *restrict s,
+                                              size_t n, size_t st)
 {
     for (size_t p = 0; p < st; p++)
         for (size_t i = p; i < n; i += st)
@@ -122,68 +134,15 @@ NO_IDIOM CLONES static void copy_strided_load(uint64_t *restrict d,
 }
 
 #if HAVE_NT
-/* Non-temporal word copies. Vector streaming stores need an aligned
- * destination: single words go with movnti until it is, the body moves
- * four vectors (64 or 128 bytes) per turn, the tail is single words again.
- * The sfence orders the write-combined lines before anything that follows,
- * as glibc's own large copy does. */
+/* The strided side is single words, so the non-temporal stores are movnti;
+ * write-combining still fills whole lines when the stores are contiguous.
+ * The sfence orders the write-combined lines before anything that follows. */
 static void store_nt_word(uint64_t *d, uint64_t w)
 {
     _mm_stream_si64((long long *)d, (long long)w);
 }
 
-NO_IDIOM static void copy_words_nt_sse2(uint64_t *restrict d, const uint64_t *restrict s,
-                                        size_t n, size_t st)
-{
-    size_t i = 0;
-    (void)st;
-    for (; i < n && ((uintptr_t)(d + i) & 15); i++)
-        store_nt_word(d + i, s[i]);
-    for (; i + 8 <= n; i += 8) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
-        __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 2));
-        __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 4));
-        __m128i e = _mm_loadu_si128((const __m128i *)(s + i + 6));
-        _mm_stream_si128((__m128i *)(d + i), a);
-        _mm_stream_si128((__m128i *)(d + i + 2), b);
-        _mm_stream_si128((__m128i *)(d + i + 4), c);
-        _mm_stream_si128((__m128i *)(d + i + 6), e);
-    }
-    for (; i < n; i++)
-        store_nt_word(d + i, s[i]);
-    _mm_sfence();
-}
-
-#if defined(__has_attribute) && __has_attribute(target)
-#define HAVE_NT_AVX2 1
-NO_IDIOM __attribute__((target("avx2"))) static void
-copy_words_nt_avx2(uint64_t *restrict d, const uint64_t *restrict s, size_t n, size_t st)
-{
-    size_t i = 0;
-    (void)st;
-    for (; i < n && ((uintptr_t)(d + i) & 31); i++)
-        store_nt_word(d + i, s[i]);
-    for (; i + 16 <= n; i += 16) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
-        __m256i b = _mm256_loadu_si256((const __m256i *)(s + i + 4));
-        __m256i c = _mm256_loadu_si256((const __m256i *)(s + i + 8));
-        __m256i e = _mm256_loadu_si256((const __m256i *)(s + i + 12));
-        _mm256_stream_si256((__m256i *)(d + i), a);
-        _mm256_stream_si256((__m256i *)(d + i + 4), b);
-        _mm256_stream_si256((__m256i *)(d + i + 8), c);
-        _mm256_stream_si256((__m256i *)(d + i + 12), e);
-    }
-    for (; i < n; i++)
-        store_nt_word(d + i, s[i]);
-    _mm_sfence();
-}
-#else
-#define HAVE_NT_AVX2 0
-#endif
-
-/* The strided side is single words, so the non-temporal stores are movnti;
- * write-combining still fills whole lines when the stores are contiguous. */
-NO_IDIOM CLONES static void copy_strided_store_nt(uint64_t *restrict d,
+MEM_LOOP CLONES static void copy_strided_store_nt(uint64_t *restrict d,
                                                   const uint64_t *restrict s, size_t n,
                                                   size_t st)
 {
@@ -193,7 +152,7 @@ NO_IDIOM CLONES static void copy_strided_store_nt(uint64_t *restrict d,
     _mm_sfence();
 }
 
-NO_IDIOM CLONES static void copy_strided_load_nt(uint64_t *restrict d,
+MEM_LOOP CLONES static void copy_strided_load_nt(uint64_t *restrict d,
                                                  const uint64_t *restrict s, size_t n,
                                                  size_t st)
 {
@@ -202,23 +161,9 @@ NO_IDIOM CLONES static void copy_strided_load_nt(uint64_t *restrict d,
             store_nt_word(d++, s[i]);
     _mm_sfence();
 }
-
-/* The contiguous non-temporal copy for this CPU, chosen once. */
-static slot_copy *copy_words_nt;
-
-static void pick_copy_words_nt(void)
-{
-    copy_words_nt = copy_words_nt_sse2;
-#if HAVE_NT_AVX2
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2"))
-        copy_words_nt = copy_words_nt_avx2;
-#endif
-}
 #else
-/* Without non-temporal stores want_nt never asks for them; the names still
+/* Without non-temporal stores nothing asks for them; the names still
  * resolve, so the measure loops read the same on every platform. */
-#define copy_words_nt copy_words
 #define copy_strided_store_nt copy_strided_store
 #define copy_strided_load_nt copy_strided_load
 #endif /* HAVE_NT */
@@ -236,17 +181,12 @@ static int mem_init(const fl_ctx *ctx, void **bench_state)
     mem_run *r = calloc(1, sizeof *r);
     if (!r)
         fl_die("memory: out of memory");
-    r->t.nt_threshold = r->t.libc_nt_threshold = -1;
-    r->t.from = r->t.libc_from = "none";
-#if HAVE_NT
-    pick_copy_words_nt();
+    r->libc = (mem_libc){-1, -1, "none"};
     if (ctx->rank == 0) /* the only rank that copies */
-        fl_mem_thresholds(&r->t);
-#else
-    (void)ctx;
-#endif
-    put_json(r->nt_json, sizeof r->nt_json, r->t.nt_threshold);
-    put_json(r->libc_nt_json, sizeof r->libc_nt_json, r->t.libc_nt_threshold);
+        fl_memcpy_thresholds(&r->libc);
+    r->ncopies = fl_mem_copies(r->copies, copy_words, &r->libc);
+    put_json(r->libc_nt_json, sizeof r->libc_nt_json, r->libc.nt_threshold);
+    put_json(r->libc_rep_json, sizeof r->libc_rep_json, r->libc.rep_movsb_threshold);
     *bench_state = r;
     return FL_OK;
 }
@@ -257,20 +197,149 @@ static void mem_fini(const fl_ctx *ctx, void *bench_state)
     free(bench_state);
 }
 
-/* stores=auto|nt|normal -> 1 for non-temporal stores at this many bytes.
- * auto streams only stores that run along whole lines: stores at a stride
- * leave each write-combining buffer a partial line, which goes to memory
- * as a read-modify-write, slower than the cached store it replaces. */
-static int want_nt(const fl_ctx *ctx, const mem_run *r, size_t bytes, int scattered)
+/* The slots of the next op (op i copies slot i % buffers), and the step to
+ * the one after. */
+static inline uint64_t *dst_slot(const mem_state *m)
 {
-    if (!HAVE_NT || fl_param_is(ctx->opts, "stores", "normal"))
-        return 0;
-    if (fl_param_is(ctx->opts, "stores", "nt"))
-        return 1;
-    return !scattered && r->t.nt_threshold >= 0 && (int64_t)bytes >= r->t.nt_threshold;
+    return (uint64_t *)((char *)m->dst + m->slot * m->pitch);
 }
 
-/* Both setups: rank 0 holds `buffers` slots per side, every source slot
+static inline const uint64_t *src_slot(const mem_state *m)
+{
+    return (const uint64_t *)((const char *)m->src + m->slot * m->pitch);
+}
+
+static inline void next_slot(mem_state *m, const uint64_t *d)
+{
+    KEEP(d);
+    if (++m->slot == m->buffers)
+        m->slot = 0;
+}
+
+/* memory.memcpy's op: the C library's copy of n bytes, odd tail bytes
+ * included. */
+static void copy_bytes(uint64_t *restrict d, const uint64_t *restrict s, size_t n, size_t st)
+{
+    (void)st;
+    memcpy(d, s, n);
+}
+
+/* Every benchmark's loop: op i copies slot i % buffers with `copy`, n words
+ * (bytes for copy_bytes) at the point's stride. Inlined into each measure,
+ * so memcpy's loop calls memcpy directly. */
+static inline double time_copies(mem_state *m, int64_t iters, mem_copy_fn *copy, size_t n)
+{
+    double t0 = fl_now();
+    for (int64_t i = 0; m->active && i < iters; i++) {
+        uint64_t *d = dst_slot(m);
+        copy(d, src_slot(m), n, m->s);
+        next_slot(m, d);
+    }
+    return fl_now() - t0;
+}
+
+/* ---- which copy: a trial on the point's own slots ---- */
+
+/* Bytes/s of one contiguous copy on the point's slots: one op first, so
+ * that its slot holds what this copy leaves in the caches (lines cached and
+ * dirty, or streamed out), then ops in batches of at least TRIAL_BATCH_S
+ * (one op where an op lasts longer) for at least TRIAL_BLOCK_S and a whole
+ * turn of the slots; the fastest batch counts, since a pause of this
+ * process only ever makes a batch slower. */
+static double trial_rate(mem_state *m, mem_copy_fn *copy)
+{
+    int64_t ops = 0, batch = 1;
+    double spent = 0, best = 0;
+    time_copies(m, 1, copy, m->n);
+    while (spent < TRIAL_BLOCK_S || ops < (int64_t)m->buffers || best == 0) {
+        double t = time_copies(m, batch, copy, m->n);
+        if (t >= TRIAL_BATCH_S) {
+            double rate = (double)batch * (double)(m->n * 8) / t;
+            best = rate > best ? rate : best;
+        } else {
+            batch *= 2;
+        }
+        spent += t, ops += batch;
+    }
+    return best;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *x, int n)
+{
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* Times every copy `allowed` lets through on the point's slots, in rounds
+ * of flipped order (A B C, C B A, ...), and keeps the copy whose rate over
+ * the round's fastest has the highest median: the copies of one round run
+ * back to back, so a disturbance that lasts longer than a round (another
+ * guest's traffic on the memory bus) cancels out, and the median drops the
+ * rounds a pause of this process hit. The reference copy is thus the
+ * fastest this CPU has for this size and cache state, whatever caches the
+ * machine reports (a hypervisor's CPUID, or a last-level cache shared with
+ * other guests, say nothing reliable about where streaming pays). Trials
+ * of the same size and buffers are remembered for the run. */
+static const mem_trial *trial(mem_run *r, mem_state *m, unsigned use)
+{
+    for (int i = 0; i < r->nmemo; i++)
+        if (r->memo[i].bytes == m->n * 8 && r->memo[i].buffers == m->buffers && r->memo[i].use == use)
+            return &r->memo[i];
+    mem_trial t = {.bytes = m->n * 8, .buffers = m->buffers, .use = use, .pick = -1};
+    double rate[MEM_COPIES][TRIAL_MAX_ROUNDS], best[TRIAL_MAX_ROUNDS] = {0};
+    double t0 = fl_now();
+    while (t.rounds < TRIAL_MAX_ROUNDS && (t.rounds < TRIAL_ROUNDS || fl_now() - t0 < TRIAL_BUDGET_S)) {
+        int k = t.rounds++;
+        for (int j = 0; j < r->ncopies; j++) {
+            int c = k % 2 ? r->ncopies - 1 - j : j;
+            rate[c][k] = use >> c & 1 ? trial_rate(m, r->copies[c].copy) : 0;
+            best[k] = rate[c][k] > best[k] ? rate[c][k] : best[k];
+        }
+    }
+    double score[MEM_COPIES] = {0};
+    for (int c = 0; c < r->ncopies; c++) {
+        if (!(use >> c & 1))
+            continue;
+        double rel[TRIAL_MAX_ROUNDS];
+        for (int k = 0; k < t.rounds; k++)
+            rel[k] = rate[c][k] / best[k];
+        score[c] = median(rel, t.rounds);
+        t.rate[c] = median(rate[c], t.rounds);
+        if (t.pick < 0 || score[c] > score[t.pick])
+            t.pick = c;
+    }
+    m->slot = 0;
+    if (r->nmemo == TRIAL_MEMO) /* a long sweep: forget the oldest */
+        memmove(r->memo, r->memo + 1, sizeof r->memo[0] * (TRIAL_MEMO - 1)), r->nmemo--;
+    r->memo[r->nmemo] = t;
+    return &r->memo[r->nmemo++];
+}
+
+static int any_copy(const mem_copy *c)
+{
+    (void)c;
+    return 1;
+}
+
+static int normal_copy(const mem_copy *c)
+{
+    return !c->nt;
+}
+
+static int streaming_copy(const mem_copy *c)
+{
+    return c->nt;
+}
+
+/* ---- setups ---- */
+
+/* Every setup: rank 0 holds `buffers` slots per side, every source slot
  * with the same pattern (so any op's copy can be checked), and is the one
  * timed rank. */
 static mem_state *new_state(const fl_ctx *ctx, const fl_point *pt, void **state, fl_shape *shape)
@@ -304,38 +373,87 @@ static int memcpy_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **
     const mem_state *m = new_state(ctx, pt, state, shape);
     shape->bytes_per_op = pt->size;
     snprintf(shape->info, FL_INFO_LEN,
-             "{\"nt_threshold\":%s,\"nt_threshold_from\":\"%s\",\"buffers\":%zu}",
-             r->libc_nt_json, r->t.libc_from, m->buffers);
+             "{\"nt_threshold\":%s,\"rep_movsb_threshold\":%s,\"nt_threshold_from\":\"%s\","
+             "\"buffers\":%zu}",
+             r->libc_nt_json, r->libc_rep_json, r->libc.from, m->buffers);
     return FL_OK;
 }
 
 /* The word loops (memory.copy and the ECT copies): whole words, and the
- * stores the `stores` param asks for; `scattered`: the stores go at the
- * point's stride. */
-static int setup_words(const fl_ctx *ctx, const mem_run *r, const fl_point *pt, void **state,
-                       fl_shape *shape, int scattered)
+ * copy or the stores that the `stores` param and, where it leaves a choice,
+ * the trial pick; `contiguous`: the point runs the picked copy itself
+ * (memory.copy), else its own loop with the picked copy's stores.
+ * `scattered`: the stores go at the point's stride, where stores=auto keeps
+ * the caches: each write-combining buffer would hold a partial line, which
+ * goes to memory as a read-modify-write, slower than the cached store it
+ * replaces. Only rank 0, the one that copies, runs the trial. */
+static int setup_words(const fl_ctx *ctx, mem_run *r, const fl_point *pt, void **state,
+                       fl_shape *shape, int contiguous, int scattered)
 {
     mem_state *m = new_state(ctx, pt, state, shape);
-    m->nt = want_nt(ctx, r, m->bytes, scattered && m->s > 1);
+    int nt = fl_param_is(ctx->opts, "stores", "nt");
+    int normal = fl_param_is(ctx->opts, "stores", "normal");
+    int (*allowed)(const mem_copy *) = nt ? streaming_copy : normal ? normal_copy : any_copy;
+    const char *from = nt || normal ? "stores param" : "trial";
+    if (scattered && m->s > 1 && !nt)
+        allowed = normal_copy, from = "strided stores";
+    if (!HAVE_NT)
+        allowed = normal_copy, from = "no non-temporal stores outside x86-64";
     shape->bytes_per_op = (int64_t)(m->n * 8);
-    snprintf(shape->info, FL_INFO_LEN,
-             "{\"stores\":\"%s\",\"nt_threshold\":%s,\"nt_threshold_from\":\"%s\","
-             "\"memcpy_nt_threshold\":%s,\"buffers\":%zu%s}",
-             m->nt ? "nt" : "normal", r->nt_json, r->t.from, r->libc_nt_json, m->buffers,
-             HAVE_NT ? "" : ",\"note\":\"no non-temporal stores outside x86-64\"");
+
+    /* the copies that may run at this size, and a trial where that leaves
+     * a choice: of the copy for memory.copy, of the stores for the others */
+    unsigned use = 0;
+    int pick = -1, copies = 0, streaming = 0;
+    for (int c = 0; c < r->ncopies; c++) {
+        const mem_copy *cp = &r->copies[c];
+        if (allowed(cp) && m->bytes >= cp->from && m->bytes < cp->below)
+            use |= 1u << c, pick = pick < 0 ? c : pick, copies++, streaming += cp->nt;
+    }
+    int choice = contiguous ? copies > 1 : streaming > 0 && streaming < copies;
+    const mem_trial *t = m->active && choice ? trial(r, m, use) : NULL;
+    if (t)
+        pick = t->pick;
+    m->copy = r->copies[pick].copy;
+    m->nt = r->copies[pick].nt;
+
+    fl_buf j = {0};
+    fl_buf_printf(&j, "{\"stores\":\"%s\"", m->nt ? "nt" : "normal");
+    if (contiguous)
+        fl_buf_printf(&j, ",\"copy\":\"%s\"", r->copies[pick].name);
+    fl_buf_printf(&j, ",\"stores_from\":\"%s\"", from);
+    if (t)
+        fl_buf_printf(&j, ",\"trial_rounds\":%d", t->rounds);
+    for (int c = 0, first = 1; t && c < r->ncopies; c++)
+        if (use >> c & 1) {
+            fl_buf_printf(&j, "%s\"%s\":%.6g", first ? ",\"trial_Bps\":{" : ",",
+                          r->copies[c].name, t->rate[c]);
+            first = 0;
+        }
+    fl_buf_printf(&j, "%s,\"memcpy_nt_threshold\":%s,\"memcpy_rep_movsb_threshold\":%s,"
+                  "\"memcpy_nt_threshold_from\":\"%s\",\"buffers\":%zu}",
+                  t ? "}" : "", r->libc_nt_json, r->libc_rep_json, r->libc.from, m->buffers);
+    snprintf(shape->info, FL_INFO_LEN, "%s", j.p);
+    fl_buf_free(&j);
     return FL_OK;
 }
 
-static int words_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
-                       fl_shape *shape)
+static int copy_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
+                      fl_shape *shape)
 {
-    return setup_words(ctx, bs, pt, state, shape, 0);
+    return setup_words(ctx, bs, pt, state, shape, 1, 0);
+}
+
+static int strided_load_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
+                              fl_shape *shape)
+{
+    return setup_words(ctx, bs, pt, state, shape, 0, 0);
 }
 
 static int strided_store_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
                                fl_shape *shape)
 {
-    return setup_words(ctx, bs, pt, state, shape, 1);
+    return setup_words(ctx, bs, pt, state, shape, 0, 1);
 }
 
 static void teardown(const fl_ctx *ctx, void *state)
@@ -347,48 +465,7 @@ static void teardown(const fl_ctx *ctx, void *state)
     fl_free(m);
 }
 
-/* The slots of the next op (op i copies slot i % buffers), and the step to
- * the one after. */
-static inline uint64_t *dst_slot(const mem_state *m)
-{
-    return (uint64_t *)((char *)m->dst + m->slot * m->pitch);
-}
-
-static inline const uint64_t *src_slot(const mem_state *m)
-{
-    return (const uint64_t *)((const char *)m->src + m->slot * m->pitch);
-}
-
-static inline void next_slot(mem_state *m, const uint64_t *d)
-{
-    KEEP(d);
-    if (++m->slot == m->buffers)
-        m->slot = 0;
-}
-
 /* ---- the timed loops, one per benchmark ---- */
-
-/* memory.memcpy's op: the C library's copy of n bytes, odd tail bytes
- * included. */
-static void copy_bytes(uint64_t *restrict d, const uint64_t *restrict s, size_t n, size_t st)
-{
-    (void)st;
-    memcpy(d, s, n);
-}
-
-/* Every benchmark's loop: op i copies slot i % buffers with `copy`, n words
- * (bytes for copy_bytes) at the point's stride. Inlined into each measure,
- * so memcpy's loop calls memcpy directly. */
-static inline double time_copies(mem_state *m, int64_t iters, slot_copy *copy, size_t n)
-{
-    double t0 = fl_now();
-    for (int64_t i = 0; m->active && i < iters; i++) {
-        uint64_t *d = dst_slot(m);
-        copy(d, src_slot(m), n, m->s);
-        next_slot(m, d);
-    }
-    return fl_now() - t0;
-}
 
 static double memcpy_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
@@ -401,7 +478,7 @@ static double copy_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
     mem_state *m = state;
     (void)ctx;
-    return time_copies(m, iters, m->nt ? copy_words_nt : copy_words, m->n);
+    return time_copies(m, iters, m->copy, m->n);
 }
 
 static double strided_store_measure(const fl_ctx *ctx, void *state, int64_t iters)
@@ -487,12 +564,13 @@ static int64_t strided_load_verify(const fl_ctx *ctx, void *state, int64_t *chec
 const fl_kernel fl_memory_kernels[] = {
     {.name = "memory.memcpy", .init = mem_init, .fini = mem_fini, .setup = memcpy_setup,
      .measure = memcpy_measure, .verify = memcpy_verify, .teardown = teardown},
-    {.name = "memory.copy", .init = mem_init, .fini = mem_fini, .setup = words_setup,
+    {.name = "memory.copy", .init = mem_init, .fini = mem_fini, .setup = copy_setup,
      .measure = copy_measure, .verify = copy_verify, .teardown = teardown},
     {.name = "memory.strided_store", .init = mem_init, .fini = mem_fini,
      .setup = strided_store_setup,
      .measure = strided_store_measure, .verify = strided_store_verify, .teardown = teardown},
-    {.name = "memory.strided_load", .init = mem_init, .fini = mem_fini, .setup = words_setup,
+    {.name = "memory.strided_load", .init = mem_init, .fini = mem_fini,
+     .setup = strided_load_setup,
      .measure = strided_load_measure, .verify = strided_load_verify, .teardown = teardown},
     {.name = NULL},
 };

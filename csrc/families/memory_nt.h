@@ -1,22 +1,54 @@
-/* memory: where the copies of memory.c switch to non-temporal stores.
- * glibc's memcpy streams from its own threshold, which only the dynamic
- * loader will tell; the word loops from a quarter of the last-level cache
- * the kernel lists (memory.c says why). */
+/* memory: the x86-64 copies among which memory.c's contiguous copies choose
+ * (a vector loop, `rep movsb`, the streaming loop), and where glibc's memcpy
+ * starts streaming and using `rep movsb`. */
 #ifndef FL_MEMORY_NT_H
 #define FL_MEMORY_NT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-/* Bytes copied per op from which each copy streams; -1 where it never does. */
-typedef struct {
-    int64_t nt_threshold;      /* the word loops' (stores=auto) */
-    int64_t libc_nt_threshold; /* glibc memcpy's */
-    const char *from, *libc_from; /* where each figure came from */
-} mem_thresholds;
+/* The word loops must stay loops: GCC and clang would otherwise turn a
+ * contiguous copy into a memcpy call. */
+#define MEM_LOOP
+#if defined(__has_attribute)
+#if __has_attribute(no_builtin) /* clang */
+#undef MEM_LOOP
+#define MEM_LOOP __attribute__((noinline, no_builtin("memcpy")))
+#elif __has_attribute(optimize) /* GCC */
+#undef MEM_LOOP
+#define MEM_LOOP __attribute__((noinline, optimize("no-tree-loop-distribute-patterns")))
+#endif
+#endif
 
-/* Both thresholds of the process calling it: glibc's, read from ld.so or
- * estimated from sysconf, and the word loops', a quarter of the sysfs
- * last-level cache or glibc's where sysfs lists none. */
-void fl_mem_thresholds(mem_thresholds *t);
+/* One op's copy into d from s: n words, the strided side (if any) visiting
+ * every st-th word; the contiguous copies ignore st. */
+typedef void mem_copy_fn(uint64_t *restrict d, const uint64_t *restrict s, size_t n, size_t st);
+
+/* A contiguous copy, as a point's info names it, and the bytes per op it
+ * may copy: from `from` up to below `below`. */
+typedef struct {
+    const char *name;   /* "word loop", "vector loop", "rep movsb", "streaming loop" */
+    int nt;             /* non-temporal stores */
+    mem_copy_fn *copy;
+    size_t from, below;
+} mem_copy;
+
+#define MEM_COPIES 3
+
+/* Where glibc's memcpy starts streaming and, on CPUs with ERMS, using
+ * `rep movsb` (bytes copied per op), read from ld.so or (the former)
+ * estimated from sysconf, and where the figures came from; -1 where unknown
+ * and "none" outside x86-64. */
+typedef struct {
+    int64_t nt_threshold, rep_movsb_threshold;
+    const char *from;
+} mem_libc;
+
+void fl_memcpy_thresholds(mem_libc *t);
+
+/* The contiguous copies of this CPU: the given portable loop unless the CPU
+ * has AVX2, `rep movsb` where it has ERMS (in glibc's range for it), the
+ * streaming loop on x86-64. Fills c and returns how many. */
+int fl_mem_copies(mem_copy c[MEM_COPIES], mem_copy_fn *portable, const mem_libc *libc);
 
 #endif

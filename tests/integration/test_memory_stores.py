@@ -1,6 +1,7 @@
-"""The stores of the word copies on the real core: each point records the kind it used and both
-thresholds (its own, a quarter of the last-level cache the header lists, and glibc memcpy's),
-and the non-temporal copies still deliver every byte, tails that are not whole vectors included."""
+"""The copies of the word loops on the real core: under stores=auto each point records the copy a
+trial on its own slots picked, the copies' trial rates and glibc memcpy's threshold;
+the stores param and strided stores override the trial; the streaming loop still delivers every
+byte, tails that are not whole vectors or whole pages included."""
 import platform
 
 import pytest
@@ -14,6 +15,8 @@ FAST = ["-n", "1", "--point-time", "0.05", "--min-samples", "5", "--warmup", "2"
         "--validate", "-q"]
 X86 = platform.machine() in ("x86_64", "AMD64")
 WORD_LOOPS = ["memory.copy", "memory.strided_store", "memory.strided_load"]
+# Two blocks of four pages for the streaming loop's body, three 128-byte turns and three words of tail.
+TAILS = str(2 * 4 * 4096 + 3 * 128 + 24)
 
 
 def _points(tmp_path, name: str, *argv: str) -> list[dict]:
@@ -24,41 +27,71 @@ def _points(tmp_path, name: str, *argv: str) -> list[dict]:
     for p in pts:
         assert p["validation"]["errors"] == 0, p
         assert p["validation"]["checked_bytes"] == p["bytes_per_op"] > 0, p
-    return doc, pts
+    return pts
 
 
-def test_small_copies_store_normally_and_record_both_thresholds(tmp_path):
-    doc, pts = _points(tmp_path, "small", "memory.copy", "memory.memcpy", "-s", "16K")
-    info = {p["bench"]: p["info"] for p in pts}
-    mine, libc = info["memory.copy"], info["memory.memcpy"]
-    assert mine["stores"] == "normal"
-    assert mine["memcpy_nt_threshold"] == libc["nt_threshold"]
-    if X86:
-        llc = max(doc["header"]["host"]["caches"].values())
-        assert mine["nt_threshold_from"] == "sysfs last-level cache / 4"
-        assert mine["nt_threshold"] == llc // 4 > 16 * 1024
-        assert libc["nt_threshold"] > 0 and libc["nt_threshold_from"] in ("ld.so --list-tunables", "sysconf")
-    else:
-        assert mine["nt_threshold"] is None and "note" in mine
+def test_auto_records_the_trial_and_glibc_threshold(tmp_path):
+    pts = _points(tmp_path, "auto", "memory.copy", "memory.memcpy", "-s", f"16K,{TAILS}")
+    libc = {p["size"]: p["info"] for p in pts if p["bench"] == "memory.memcpy"}
+    for p in (p for p in pts if p["bench"] == "memory.copy"):
+        mine = p["info"]
+        assert mine["memcpy_nt_threshold"] == libc[p["size"]]["nt_threshold"]
+        assert mine["memcpy_nt_threshold_from"] == libc[p["size"]]["nt_threshold_from"]
+        assert mine["memcpy_rep_movsb_threshold"] == libc[p["size"]]["rep_movsb_threshold"]
+        if not X86:
+            assert (mine["stores"], mine["stores_from"]) == ("normal", "no non-temporal stores outside x86-64")
+            continue
+        assert mine["stores_from"] == "trial"
+        rates = mine["trial_Bps"]
+        assert "streaming loop" in rates and len(rates) >= 2 and all(r > 0 for r in rates.values())
+        assert mine["copy"] in rates and mine["trial_rounds"] >= 5
+        assert mine["stores"] == ("nt" if mine["copy"] == "streaming loop" else "normal")
+        assert libc[p["size"]]["nt_threshold"] > 0
+        assert libc[p["size"]]["nt_threshold_from"] in ("ld.so --list-tunables", "sysconf")
+
+
+def _erms() -> bool:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " erms" in line for line in f)
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not (X86 and _erms()), reason="rep movsb is a fast copy with ERMS only")
+def test_rep_movsb_runs_where_glibc_uses_it(tmp_path, monkeypatch):
+    """From glibc's x86_rep_movsb_threshold up to below its non-temporal threshold, as ld.so reads them."""
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.cpu.x86_non_temporal_threshold=1048576")
+    pts = _points(tmp_path, "rep", "memory.copy", "-s", "1K,16K,2M")
+    for p in pts:
+        info = p["info"]
+        assert info["memcpy_nt_threshold"] == 1048576 and info["memcpy_rep_movsb_threshold"] > 0
+        expected = info["memcpy_rep_movsb_threshold"] <= p["size"] < info["memcpy_nt_threshold"]
+        assert ("rep movsb" in info["trial_Bps"]) == expected, p
 
 
 @pytest.mark.skipif(not X86, reason="non-temporal stores exist on x86-64 only")
-def test_above_the_threshold_contiguous_stores_stream_and_validate(tmp_path):
+def test_streaming_stores_validate_and_strided_stores_keep_the_caches(tmp_path):
     """Strided stores keep the caches under auto (partial write-combined lines); stores=nt streams them."""
-    _, small = _points(tmp_path, "probe", "memory.copy", "-s", "16K")
-    size = small[0]["info"]["nt_threshold"] + 24  # 3 words past a whole number of vectors: the tail
-    _, pts = _points(tmp_path, "large", *WORD_LOOPS, "-s", str(size), "--strides", "1,3")
-    stores = {(p["bench"], p["stride"]): p["info"]["stores"] for p in pts}
-    assert stores == {("memory.copy", 1): "nt", ("memory.strided_load", 1): "nt", ("memory.strided_load", 3): "nt",
-                      ("memory.strided_store", 1): "nt", ("memory.strided_store", 3): "normal"}
-    assert all(p["bytes_per_op"] == size for p in pts)
-    _, forced = _points(tmp_path, "forced", "memory.strided_store", "-s", str(size), "--strides", "3",
-                        "-p", "stores=nt")
-    assert [p["info"]["stores"] for p in forced] == ["nt"]
+    pts = _points(tmp_path, "nt", *WORD_LOOPS, "-s", TAILS, "--strides", "1,3", "-p", "stores=nt")
+    assert {(p["bench"], p["stride"]): (p["info"]["stores"], p["info"]["stores_from"]) for p in pts} == {
+        (b, s): ("nt", "stores param") for b in WORD_LOOPS for s in ((1,) if b == "memory.copy" else (1, 3))}
+    assert [p["info"]["copy"] for p in pts if p["bench"] == "memory.copy"] == ["streaming loop"]
+    assert all(p["bytes_per_op"] == int(TAILS) for p in pts)
+    auto = _points(tmp_path, "auto", "memory.strided_store", "-s", TAILS, "--strides", "1,3")
+    info = {p["stride"]: p["info"] for p in auto}
+    assert (info[3]["stores"], info[3]["stores_from"]) == ("normal", "strided stores")
+    assert info[1]["stores_from"] == "trial" and "copy" not in info[1]
 
 
 @pytest.mark.skipif(not X86, reason="non-temporal stores exist on x86-64 only")
-@pytest.mark.parametrize("stores, size, kind", [("nt", "16392", "nt"), ("normal", "16M", "normal")])
-def test_the_stores_param_overrides_the_threshold(tmp_path, stores, size, kind):
-    _, pts = _points(tmp_path, stores, "memory.copy", "-s", size, "-p", f"stores={stores}")
-    assert [p["info"]["stores"] for p in pts] == [kind]
+@pytest.mark.parametrize("stores, size", [("nt", "16392"), ("normal", TAILS)])
+def test_the_stores_param_overrides_the_trial(tmp_path, stores, size):
+    [p] = _points(tmp_path, stores, "memory.copy", "-s", size, "-p", f"stores={stores}")
+    assert (p["info"]["stores"], p["info"]["stores_from"]) == (stores, "stores param")
+    rates = p["info"].get("trial_Bps")
+    if stores == "nt":  # one streaming copy: nothing to try
+        assert rates is None and p["info"]["copy"] == "streaming loop"
+    else:  # a trial among the normal copies, where the CPU has more than one (`rep movsb` with ERMS)
+        assert p["info"]["copy"] != "streaming loop"
+        assert rates is None or ("streaming loop" not in rates and p["info"]["copy"] in rates)
