@@ -363,7 +363,9 @@ def test_validate_on_real_hosts_without_a_testbed(tmp_path, capsys):
     rc = main(["testbed", "validate", TWO, "--hosts", ",".join(["localhost"] * 8), "-s", "16K", "-o", str(out)])
     v = json.loads(out.read_text())["validation"]
     assert v["testbed"] is None and v["hosts"]["h7"] == "localhost" and netns.namespaces("twoswitches") == []
-    sat = docs.read(v["saturation"]["run"])
-    assert "--counters" in sat["header"]["argv"] and "--testbed" not in sat["header"]["argv"]
+    sat = docs.read(v["saturation"]["run"])     # read through the launcher (--counters), no testbed's agent
+    ends = [r for r in sat["records"] if r["kind"] == "launch_end"]
+    assert ends and all("counters" in e for e in ends) and sat["header"]["launcher"]["agent"] is None
+    assert sat["header"]["argv"][:3] == ["fabriclab", "testbed", "validate"]
     assert rc == 1 and "disagrees by" in capsys.readouterr().out     # shared memory is no 20 MB/s trunk
     assert main(["testbed", "validate", TWO, "--hosts", "a,b"]) == 2
