@@ -1,6 +1,6 @@
 /* Family "fabric": libfabric below MPI between ranks 0 (sender or origin,
  * timed) and 1 (receiver or target); other ranks idle. The provider and
- * endpoints are opened once per run (fabric_net.c), buffers registered per
+ * endpoints are opened once per run (fabric_plumbing.c), buffers registered per
  * point; every timed op is a libfabric call.
  *
  * - pingpong, stream: message.c's protocols over fi_tsend/fi_trecv (fi_send
@@ -19,7 +19,6 @@
  * Cache state as message.c: op i uses slot (next + i) % buffers. */
 #include "fabric.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -471,84 +470,6 @@ static int64_t mr_verify(const fl_ctx *ctx, void *state, int64_t *checked)
     mr_measure(ctx, state, 1);
     *checked += (int64_t)s->count;
     return fl_check(s->sbuf, s->count, s->seed);
-}
-
-/* ---- the probe: what the library offers, without MPI ---- */
-
-static const fab_flag cap_names[] = {
-    {FI_MSG, "msg"}, {FI_RMA, "rma"}, {FI_TAGGED, "tagged"}, {FI_ATOMIC, "atomic"},
-    {FI_MULTICAST, "multicast"}, {FI_COLLECTIVE, "collective"}, {FI_READ, "read"},
-    {FI_WRITE, "write"}, {FI_RECV, "recv"}, {FI_SEND, "send"}, {FI_REMOTE_READ, "remote_read"},
-    {FI_REMOTE_WRITE, "remote_write"}, {FI_MULTI_RECV, "multi_recv"},
-    {FI_REMOTE_COMM, "remote_comm"}, {FI_FENCE, "fence"}, {FI_LOCAL_COMM, "local_comm"},
-    {FI_RMA_EVENT, "rma_event"}, {FI_SOURCE, "source"}, {FI_NAMED_RX_CTX, "named_rx_ctx"},
-    {FI_DIRECTED_RECV, "directed_recv"}, {FI_HMEM, "hmem"}, {FI_RMA_PMEM, "rma_pmem"},
-    {FI_SOURCE_ERR, "source_err"}, {FI_SHARED_AV, "shared_av"}, {FI_TRIGGER, "trigger"},
-    {FI_VARIABLE_MSG, "variable_msg"}, {0, NULL},
-};
-
-static const char *ep_name(enum fi_ep_type t)
-{
-    return t == FI_EP_MSG ? "msg" : t == FI_EP_RDM ? "rdm" : t == FI_EP_DGRAM ? "dgram"
-           : t == FI_EP_SOCK_STREAM ? "sock_stream" : t == FI_EP_SOCK_DGRAM ? "sock_dgram"
-           : "unspec";
-}
-
-static void probe_provider(const struct fi_info *i)
-{
-    fl_buf b = {0};
-    int first = 1;
-    fl_buf_printf(&b, "{\"type\":\"provider\",\"provider\":");
-    fl_buf_str(&b, i->fabric_attr->prov_name);
-    fl_buf_printf(&b, ",\"fabric\":");
-    fl_buf_str(&b, i->fabric_attr->name);
-    fl_buf_printf(&b, ",\"domain\":");
-    fl_buf_str(&b, i->domain_attr->name);
-    fl_buf_printf(&b, ",\"ep\":\"%s\",\"caps\":[", ep_name(i->ep_attr->type));
-    for (const fab_flag *f = cap_names; f->name; f++)
-        if (i->caps & f->bit) {
-            fl_buf_printf(&b, "%s\"%s\"", first ? "" : ",", f->name);
-            first = 0;
-        }
-    fl_buf_printf(&b, "],\"inject_size\":%zu,\"iov_limit\":%zu,\"tx_iov_limit\":%zu,\"mr_mode\":[",
-                  i->tx_attr->inject_size, i->rx_attr->iov_limit, i->tx_attr->iov_limit);
-    first = 1;
-    for (const fab_flag *f = fab_mr_modes; f->name; f++)
-        if ((uint64_t)i->domain_attr->mr_mode & f->bit) {
-            fl_buf_printf(&b, "%s\"%s\"", first ? "" : ",", f->name);
-            first = 0;
-        }
-    fl_buf_printf(&b, "],\"max_msg_size\":%zu}", i->ep_attr->max_msg_size);
-    printf("%s\n", b.p);
-    fl_buf_free(&b);
-}
-
-int fl_fabric_probe(void)
-{
-    struct fi_info *info = NULL;
-    Dl_info where;
-    fl_buf b = {0};
-    uint32_t v = fi_version();
-    int rc = fi_getinfo(FAB_VERSION, NULL, NULL, 0, NULL, &info);
-    fl_buf_printf(&b, "{\"type\":\"library\",\"name\":\"libfabric\",\"version\":\"%u.%u\",\"path\":",
-                  FI_MAJOR(v), FI_MINOR(v));
-    fl_buf_str(&b, dladdr((void *)(uintptr_t)fi_getinfo, &where) && where.dli_fname
-                       ? where.dli_fname : "");
-    printf("%s}\n", b.p);
-    fl_buf_free(&b);
-    if (rc) {
-        fl_buf_printf(&b, "{\"type\":\"error\",\"message\":");
-        fl_buf_str(&b, fi_strerror(-rc));
-        printf("%s}\n", b.p);
-        fl_buf_free(&b);
-        fflush(stdout);
-        return 3;
-    }
-    for (const struct fi_info *i = info; i; i = i->next)
-        probe_provider(i);
-    fi_freeinfo(info);
-    fflush(stdout);
-    return 0;
 }
 
 const fl_kernel fl_fabric_kernels[] = {

@@ -108,13 +108,6 @@ void fab_mr_close(fab_mr *m);
 /* Collective: every rank's region key and base, gathered (out: nranks). */
 void fab_mr_share(const fl_ctx *ctx, const fab_mr *m, fab_remote *out);
 
-/* Names of flag bits, as the probe and the points print them. */
-typedef struct {
-    uint64_t bit;
-    const char *name;
-} fab_flag;
-extern const fab_flag fab_mr_modes[]; /* FI_MR_*, ended by name == NULL */
-
 /* What a fabric benchmark opens once per run (its init): the provider,
  * and its endpoints unless they depend on the point (msg patterns). */
 typedef struct {

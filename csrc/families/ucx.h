@@ -1,5 +1,5 @@
-/* ucx: what the UCP kernels of ucx.c share with ucx_run.c: one UCP context
- * and worker per run, endpoints to peers made from worker addresses that
+/* ucx: what the UCP kernels of ucx.c share with the UCX plumbing
+ * (ucx_plumbing.c): one UCP context and worker per run, endpoints to peers made from worker addresses that
  * MPI carried once, memory mapped with the context, and completion by
  * polling the worker.
  *

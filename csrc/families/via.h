@@ -5,7 +5,7 @@
 #ifndef FL_VIA_H
 #define FL_VIA_H
 
-#include "sock.h"
+#include "../fl.h"
 
 enum { SENDER = 0, RECEIVER = 1, IDLE = -1 };
 enum { TAG_SCATTER = 1, TAG_SCATTER_ACK = 2 };
