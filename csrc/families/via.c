@@ -17,7 +17,8 @@
  *
  * Every measure call ends with an ack from the receiver, so the sender's
  * time covers delivery. The kernels are in message_conns.c, message_scatter.c,
- * tcp_conns.c and tcp_scatter.c; this file holds what they share. */
+ * tcp_conns.c, tcp_scatter.c and fabric_via.c; this file holds what they
+ * share. */
 #include "via.h"
 
 #include <limits.h>
@@ -110,4 +111,41 @@ int scatter_segments(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape,
         return FL_SKIP;
     }
     return FL_OK;
+}
+
+void scatter_pair_init(pair_state *p, const fl_ctx *ctx, const fl_point *pt, int64_t segments,
+                       int window)
+{
+    pair_init(p, ctx, pt, window);
+    p->count = (size_t)(segments * pt->size);
+    p->buffers = message_slots(pt->buffers, segments);
+}
+
+void unpack_window(const pair_state *p, char *stage, int64_t d, int n, int64_t segments,
+                   int64_t b)
+{
+    for (int j = 0; j < n; j++)
+        unpack(scatter_block(p, d + j), scatter_stage(p, stage, d + j), segments, b);
+}
+
+int64_t verify_scatter(const fl_ctx *ctx, pair_state *p, fl_measure_fn measure, int64_t segments,
+                       int64_t b, int64_t *checked)
+{
+    const uint64_t seed = (uint64_t)b * 0x100000001b3ULL + (uint64_t)segments;
+    const int64_t used = p->window < p->buffers ? p->window : p->buffers;
+    int64_t bad = 0;
+    p->next = 0;
+    if (p->role == FL_SENDER)
+        for (int64_t i = 0; i < used; i++)
+            fill_segments(pair_sslot(p, i), segments, b, seed);
+    else if (p->role == FL_RECEIVER)
+        memset(p->rbuf, 0, 2 * p->count * (size_t)p->buffers);
+    measure(ctx, p, p->window);
+    p->next = 0; /* back to the blocks the window used */
+    if (p->role == FL_RECEIVER) {
+        for (int64_t i = 0; i < used; i++)
+            bad += check_scattered(scatter_block(p, i), segments, b, seed);
+        *checked += used * (int64_t)p->count;
+    }
+    return bad;
 }
