@@ -10,36 +10,32 @@
 #include <stdio.h>
 
 typedef struct {
-    msg_pair m;            /* count: segments * seg bytes per message */
-    int copy;
-    int64_t segments, seg;
-    char *stage;           /* mode=copy: staging slots of count */
-    MPI_Datatype vec;      /* datatype: the receiver's layout of one message */
+    msg_pair m;
+    scatter_msg sc;
+    MPI_Datatype vec; /* datatype: the receiver's layout of one message */
 } scatter_state;
 
 static int scatter_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
                          fl_shape *shape)
 {
+    scatter_msg sc;
+    int st = scatter_message(ctx, pt, shape, &sc);
     (void)bs;
-    int64_t segments;
-    int st = scatter_segments(ctx, pt, shape, &segments);
     if (st != FL_OK)
         return st;
     scatter_state *s = fl_alloc(sizeof *s);
     pair_state *p = &s->m.p;
-    scatter_pair_init(p, ctx, pt, segments, (int)fl_param_int(ctx->opts, "window"));
+    scatter_pair_init(p, ctx, pt, &sc, (int)fl_param_int(ctx->opts, "window"));
     s->m.comm = ctx->comm;
-    s->copy = fl_param_is(ctx->opts, "mode", "copy");
-    s->segments = segments;
-    s->seg = pt->size;
+    s->sc = sc;
     s->vec = MPI_DATATYPE_NULL;
     if (p->role == FL_SENDER) {
         p->sbuf = fl_alloc(p->count * (size_t)p->buffers);
     } else if (p->role == FL_RECEIVER) {
         p->rbuf = fl_alloc(2 * p->count * (size_t)p->buffers);
-        if (s->copy)
-            s->stage = fl_alloc(p->count * (size_t)p->buffers);
-        MPI_Type_vector((int)segments, (int)pt->size, (int)(2 * pt->size), MPI_BYTE, &s->vec);
+        if (sc.copy)
+            s->sc.stage = fl_alloc(p->count * (size_t)p->buffers);
+        MPI_Type_vector((int)sc.segments, (int)sc.seg, (int)(2 * sc.seg), MPI_BYTE, &s->vec);
         MPI_Type_commit(&s->vec);
     }
     if (p->role != FL_IDLE)
@@ -50,7 +46,7 @@ static int scatter_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void *
     shape->batch_multiple = p->window; /* samples are whole windows */
     snprintf(shape->info, FL_INFO_LEN,
              "{\"mode\":\"%s\",\"segments\":%lld,\"window\":%d,\"buffers\":%lld}",
-             s->copy ? "copy" : "datatype", (long long)segments, p->window,
+             sc.copy ? "copy" : "datatype", (long long)sc.segments, p->window,
              (long long)p->buffers);
     *state = s;
     return FL_OK;
@@ -64,7 +60,7 @@ static void scatter_teardown(const fl_ctx *ctx, void *state)
         MPI_Type_free(&s->vec);
     fl_free(s->m.p.sbuf);
     fl_free(s->m.p.rbuf);
-    fl_free(s->stage);
+    fl_free(s->sc.stage);
     fl_free(s->m.req);
     fl_free(s);
 }
@@ -74,24 +70,21 @@ static void scatter_teardown(const fl_ctx *ctx, void *state)
 static inline void scatter_post_recv(pair_state *p, int64_t i, int j)
 {
     scatter_state *s = (scatter_state *)p;
-    if (s->copy)
-        MPI_Irecv(scatter_stage(p, s->stage, i), (int)p->count, MPI_BYTE, p->peer, MSG_TAG_DATA,
+    if (s->sc.copy)
+        MPI_Irecv(scatter_stage(p, &s->sc, i), (int)p->count, MPI_BYTE, p->peer, MSG_TAG_DATA,
                   s->m.comm, &s->m.req[j]);
     else
         MPI_Irecv(scatter_block(p, i), 1, s->vec, p->peer, MSG_TAG_DATA, s->m.comm, &s->m.req[j]);
 }
 
-/* A window's receives, then the program's unpack (mode=copy): the
- * receiver's scatter is inside the window's time. */
 static inline void scatter_wait_recvs(pair_state *p, int64_t d, int n)
 {
-    scatter_state *s = (scatter_state *)p;
     msg_wait(p, d, n);
-    if (s->copy)
-        unpack_window(p, s->stage, d, n, s->segments, s->seg);
+    scatter_unpack(p, &((scatter_state *)p)->sc, d, n);
 }
 
-static const pair_ops scatter_ops = {
+/* message.stream's transport with the scattering receive. */
+static const pair_ops msg_scatter_ops = {
     .post_send = msg_post_send, .post_recv = scatter_post_recv, .wait_sends = msg_wait,
     .wait_recvs = scatter_wait_recvs, .ack_recv = msg_ack_recv, .ack_send = msg_ack_send,
 };
@@ -99,13 +92,13 @@ static const pair_ops scatter_ops = {
 static double scatter_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
     (void)ctx;
-    return pair_stream(state, &scatter_ops, iters);
+    return pair_stream(state, &msg_scatter_ops, iters);
 }
 
 static int64_t scatter_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 {
     scatter_state *s = state;
-    return verify_scatter(ctx, state, scatter_measure, s->segments, s->seg, checked);
+    return verify_scatter(ctx, state, scatter_measure, &s->sc, checked);
 }
 
 const fl_kernel fl_message_scatter_kernels[] = {

@@ -113,38 +113,45 @@ int scatter_segments(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape,
     return FL_OK;
 }
 
-void scatter_pair_init(pair_state *p, const fl_ctx *ctx, const fl_point *pt, int64_t segments,
-                       int window)
+int scatter_message(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape, scatter_msg *m)
+{
+    memset(m, 0, sizeof *m);
+    m->seg = pt->size;
+    m->copy = fl_param_is(ctx->opts, "mode", "copy");
+    return scatter_segments(ctx, pt, shape, &m->segments);
+}
+
+void scatter_pair_init(pair_state *p, const fl_ctx *ctx, const fl_point *pt,
+                       const scatter_msg *m, int window)
 {
     pair_init(p, ctx, pt, window);
-    p->count = (size_t)(segments * pt->size);
-    p->buffers = message_slots(pt->buffers, segments);
+    p->count = (size_t)(m->segments * m->seg);
+    p->buffers = message_slots(pt->buffers, m->segments);
 }
 
-void unpack_window(const pair_state *p, char *stage, int64_t d, int n, int64_t segments,
-                   int64_t b)
+void scatter_unpack(const pair_state *p, const scatter_msg *m, int64_t d, int n)
 {
-    for (int j = 0; j < n; j++)
-        unpack(scatter_block(p, d + j), scatter_stage(p, stage, d + j), segments, b);
+    for (int j = 0; m->copy && j < n; j++)
+        unpack(scatter_block(p, d + j), scatter_stage(p, m, d + j), m->segments, m->seg);
 }
 
-int64_t verify_scatter(const fl_ctx *ctx, pair_state *p, fl_measure_fn measure, int64_t segments,
-                       int64_t b, int64_t *checked)
+int64_t verify_scatter(const fl_ctx *ctx, pair_state *p, fl_measure_fn measure,
+                       const scatter_msg *m, int64_t *checked)
 {
-    const uint64_t seed = (uint64_t)b * 0x100000001b3ULL + (uint64_t)segments;
+    const uint64_t seed = (uint64_t)m->seg * 0x100000001b3ULL + (uint64_t)m->segments;
     const int64_t used = p->window < p->buffers ? p->window : p->buffers;
     int64_t bad = 0;
     p->next = 0;
     if (p->role == FL_SENDER)
         for (int64_t i = 0; i < used; i++)
-            fill_segments(pair_sslot(p, i), segments, b, seed);
+            fill_segments(pair_sslot(p, i), m->segments, m->seg, seed);
     else if (p->role == FL_RECEIVER)
         memset(p->rbuf, 0, 2 * p->count * (size_t)p->buffers);
     measure(ctx, p, p->window);
     p->next = 0; /* back to the blocks the window used */
     if (p->role == FL_RECEIVER) {
         for (int64_t i = 0; i < used; i++)
-            bad += check_scattered(scatter_block(p, i), segments, b, seed);
+            bad += check_scattered(scatter_block(p, i), m->segments, m->seg, seed);
         *checked += used * (int64_t)p->count;
     }
     return bad;

@@ -31,31 +31,40 @@ int64_t check_scattered(const char *region, int64_t segments, int64_t b, uint64_
 void unpack(char *region, const char *stage, int64_t segments, int64_t b);
 int scatter_segments(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape, int64_t *segments);
 
-/* The scatter kernels of the pair loops (message_scatter.c, fabric_via.c):
- * the pair's message is `segments` segments of B bytes (count = segments x
- * B), the sender's region holds slots of count bytes, the receiver's slots
- * of 2 x count (the scattered block), and mode=copy receives into staging
- * slots of count bytes first. Rotation as pair.h: op i uses slot next + i. */
-void scatter_pair_init(pair_state *p, const fl_ctx *ctx, const fl_point *pt, int64_t segments,
-                       int window);
+/* The scatter kernels of the pair loops (message_scatter.c, fabric_via.c).
+ * A point's message is `segments` segments of `seg` bytes, scattered by the
+ * transport or, mode=copy, received into a staging slot and unpacked by the
+ * program. The pair's count is segments x seg, the sender's region holds
+ * slots of count bytes, the receiver's blocks of 2 x count (the scattered
+ * layout). Rotation as pair.h: op i uses slot next + i. */
+typedef struct {
+    int64_t segments, seg;
+    int copy;
+    char *stage; /* mode=copy: staging slots of count bytes */
+} scatter_msg;
+
+/* The message of a point, or scatter_segments' skip. */
+int scatter_message(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape, scatter_msg *m);
+void scatter_pair_init(pair_state *p, const fl_ctx *ctx, const fl_point *pt,
+                       const scatter_msg *m, int window);
 
 static inline char *scatter_block(const pair_state *p, int64_t i)
 {
     return fl_slot(p->rbuf, 2 * (int64_t)p->count, p->buffers, p->next + i);
 }
 
-static inline char *scatter_stage(const pair_state *p, char *stage, int64_t i)
+static inline char *scatter_stage(const pair_state *p, const scatter_msg *m, int64_t i)
 {
-    return fl_slot(stage, (int64_t)p->count, p->buffers, p->next + i);
+    return fl_slot(m->stage, (int64_t)p->count, p->buffers, p->next + i);
 }
 
-/* The program's scatter of a window's ops d..d+n-1 from their staging slots. */
-void unpack_window(const pair_state *p, char *stage, int64_t d, int n, int64_t segments,
-                   int64_t b);
+/* After a window's receives (ops d..d+n-1): the program's scatter from the
+ * staging slots where mode=copy, so that it counts in the window's time. */
+void scatter_unpack(const pair_state *p, const scatter_msg *m, int64_t d, int n);
 /* One window through `measure`, every message with the same per-segment
  * patterns; the receiver checks every block the window used, segments and
  * gaps. */
-int64_t verify_scatter(const fl_ctx *ctx, pair_state *p, fl_measure_fn measure, int64_t segments,
-                       int64_t b, int64_t *checked);
+int64_t verify_scatter(const fl_ctx *ctx, pair_state *p, fl_measure_fn measure,
+                       const scatter_msg *m, int64_t *checked);
 
 #endif
