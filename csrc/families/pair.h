@@ -1,6 +1,8 @@
-/* pair: the loops that the two-sided families, MPI (message*.c), libfabric
- * (fabric*.c) and UCX (ucx.c), share, written once over a table of
- * transport operations (iperf3's struct protocol, nccl-tests' common.cu).
+/* pair: the loops that the two-sided families, MPI (message.c,
+ * message_patterns.c, message_scatter.c), libfabric (fabric.c,
+ * fabric_patterns.c, fabric_via.c) and UCX (ucx.c), share, written once over
+ * a table of transport operations (iperf3's struct protocol, nccl-tests'
+ * common.cu).
  *
  * A rank of a two-rank kernel, or of a pattern whose ranks talk to one peer
  * each, keeps a pair_state: its role and peer, its send and receive regions
