@@ -1,13 +1,14 @@
 /* Family "fabric": libfabric below MPI between ranks 0 (sender or origin,
  * timed) and 1 (receiver or target); other ranks idle. The provider and
- * endpoints are opened once per run (fabric_plumbing.c), buffers registered per
- * point; every timed op is a libfabric call.
+ * endpoints are opened once per run (fabric_plumbing.c), buffers registered
+ * per point; every timed op is a libfabric call.
  *
  * - pingpong, stream: message.c's protocols, the pair loops (pair.h) over
- *   fi_tsend/fi_trecv (fi_send where the provider lacks FI_TAGGED); sends of at most the inject size go
- *   through fi_tinject under path=auto (path=inject|send forces one way).
- *   completion=block waits in fi_cq_sread on a queue with a wait object:
- *   seed 002's blocking against polling completion.
+ *   fi_tsend/fi_trecv (fi_send where the provider lacks FI_TAGGED); sends
+ *   of at most the inject size go through fi_tinject under path=auto
+ *   (path=inject|send forces one way). completion=block waits in
+ *   fi_cq_sread on a queue with a wait object: seed 002's blocking against
+ *   polling completion.
  * - put_lat, put_bw, get_bw: fi_write/fi_read of a window into (from) the
  *   target's registered region, then its completions; complete=delivery
  *   asks FI_DELIVERY_COMPLETE (the data is at the target), transmit

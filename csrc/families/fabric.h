@@ -2,8 +2,9 @@
  * fabric_via.c) share: the provider chosen from fi_getinfo, endpoints
  * joined to their peers over MPI at set-up, registered regions, the
  * completion loops (the plumbing: fabric_plumbing.c), and the libfabric
- * transport of the pair loops (pair.h). MPI only launches the ranks and carries endpoint names,
- * keys and addresses in init and setup; no timed loop calls it.
+ * transport of the pair loops (pair.h). MPI only launches the ranks and
+ * carries endpoint names, keys and addresses in init and setup; no timed
+ * loop calls it.
  *
  * Built against the headers found at build time (Debian's 1.17) and run on
  * the library the MPI loads (2.5 in MPICH's wheel): FAB_VERSION asks for the

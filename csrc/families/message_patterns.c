@@ -340,11 +340,12 @@ static void pairwise_exchange(pat_state *s, MPI_Comm comm, int64_t i)
 {
     const int c = (int)s->m.p.count, n = s->m.p.nranks, me = s->m.p.rank;
     char *sa = array(s, s->m.p.sbuf, i), *ra = array(s, s->m.p.rbuf, i);
+    MPI_Request *req = s->m.req;
     for (int k = 1; k < n; k++) {
         int dst = (me + k) % n, src = (me - k + n) % n;
-        MPI_Irecv(ra + (size_t)src * (size_t)c, c, MPI_BYTE, src, MSG_TAG_DATA, comm, &s->m.req[0]);
-        MPI_Isend(sa + (size_t)dst * (size_t)c, c, MPI_BYTE, dst, MSG_TAG_DATA, comm, &s->m.req[1]);
-        MPI_Waitall(2, s->m.req, MPI_STATUSES_IGNORE);
+        MPI_Irecv(ra + (size_t)src * (size_t)c, c, MPI_BYTE, src, MSG_TAG_DATA, comm, &req[0]);
+        MPI_Isend(sa + (size_t)dst * (size_t)c, c, MPI_BYTE, dst, MSG_TAG_DATA, comm, &req[1]);
+        MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
     }
 }
 
