@@ -236,11 +236,9 @@ const char *fl_param_find(const fl_opts *o, const char *key);
 int fl_param_is(const fl_opts *o, const char *key, const char *value);
 _Noreturn void fl_die(const char *fmt, ...) FL_PRINTF(1, 2); /* error line, then MPI_Abort(3) */
 int fl_peer(const fl_ctx *ctx);                /* pairwise partner: rank ^ 1, or -1 if none */
-/* A ping-pong's verify pass: one round trip through `measure` with patterned
- * data both ways; the mismatched bytes `recv` holds (util.c). */
+/* A kernel's measure, as the verify passes that run one op or window
+ * through it take it (families/pair.h, families/via.h). */
 typedef double (*fl_measure_fn)(const fl_ctx *ctx, void *state, int64_t iters);
-int64_t fl_verify_round_trip(const fl_ctx *ctx, void *state, fl_measure_fn measure, char *send,
-                             char *recv, size_t count, int peer, uint64_t seed, int64_t *checked);
 /* Bytes to ask MPI_Win_allocate for: whole pages, at least one. With MPICH
  * 5.0 on one host, puts of 8-128 KiB into windows whose sizes were a page
  * multiple plus 8 bytes ran 10-14x slower (45 against 4.2 us per 128 KiB

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 double fl_timer_overhead(void)
@@ -75,61 +76,84 @@ void fl_buf_int_list(fl_buf *j, const char *key, const int *x, int n)
     fl_buf_printf(j, "]");
 }
 
-/* Gathers every rank's processor name, online CPU count, affinity and
- * current CPU, then prints the hello line; returns, on rank 0, every rank's
- * processor name (MPI_MAX_PROCESSOR_NAME apart) for the point records. */
-char *fl_hello(const fl_ctx *c, const fl_opts *o, const char *bench, double resolution)
-{
-    char *hosts = NULL, me[MPI_MAX_PROCESSOR_NAME] = "", lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
-    char mask[AFFINITY_LEN], *masks = NULL;
-    int len = 0, major = 0, minor = 0, ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), *cpus = NULL;
-    int *on = NULL;
+/* What every rank tells rank 0 for the hello line (rank 0 only). */
+typedef struct {
+    char *hosts;  /* processor names, MPI_MAX_PROCESSOR_NAME apart */
+    char *masks;  /* affinity CPU lists, AFFINITY_LEN apart */
+    int *cpus;    /* online CPUs */
+    int *on;      /* the CPU it starts on */
+} hello_ranks;
 
+static void gather_ranks(const fl_ctx *c, hello_ranks *h)
+{
+    char me[MPI_MAX_PROCESSOR_NAME] = "", mask[AFFINITY_LEN];
+    int len = 0, ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    const size_t n = (size_t)c->nranks;
     MPI_Get_processor_name(me, &len);
     affinity_text(mask, sizeof mask);
-    if (c->rank == 0 && (!(hosts = malloc((size_t)c->nranks * MPI_MAX_PROCESSOR_NAME)) ||
-                         !(cpus = malloc(sizeof *cpus * (size_t)c->nranks)) ||
-                         !(on = malloc(sizeof *on * (size_t)c->nranks)) ||
-                         !(masks = malloc((size_t)c->nranks * AFFINITY_LEN))))
+    memset(h, 0, sizeof *h);
+    if (c->rank == 0 && (!(h->hosts = malloc(n * MPI_MAX_PROCESSOR_NAME)) ||
+                         !(h->cpus = malloc(sizeof *h->cpus * n)) ||
+                         !(h->on = malloc(sizeof *h->on * n)) ||
+                         !(h->masks = malloc(n * AFFINITY_LEN))))
         fl_die("out of memory");
-    MPI_Gather(me, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts, MPI_MAX_PROCESSOR_NAME,
+    MPI_Gather(me, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, h->hosts, MPI_MAX_PROCESSOR_NAME,
                MPI_CHAR, 0, c->comm);
-    MPI_Gather(&ncpu, 1, MPI_INT, cpus, 1, MPI_INT, 0, c->comm);
-    MPI_Gather(mask, AFFINITY_LEN, MPI_CHAR, masks, AFFINITY_LEN, MPI_CHAR, 0, c->comm);
-    fl_gather_cpus(c, on);
-    if (c->rank != 0)
-        return NULL;
+    MPI_Gather(&ncpu, 1, MPI_INT, h->cpus, 1, MPI_INT, 0, c->comm);
+    MPI_Gather(mask, AFFINITY_LEN, MPI_CHAR, h->masks, AFFINITY_LEN, MPI_CHAR, 0, c->comm);
+    fl_gather_cpus(c, h->on);
+}
+
+/* ,"key":["a","b",...]: n strings `stride` bytes apart */
+static void str_list(fl_buf *j, const char *key, const char *x, size_t stride, int n)
+{
+    fl_buf_printf(j, ",\"%s\":[", key);
+    for (int i = 0; i < n; i++) {
+        fl_buf_printf(j, "%s", i ? "," : "");
+        fl_buf_str(j, x + (size_t)i * stride);
+    }
+    fl_buf_printf(j, "]");
+}
+
+/* ,"mpi_library":...,"mpi_version":"3.1" */
+static void print_mpi(fl_buf *j)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int len = 0, major = 0, minor = 0;
     MPI_Get_library_version(lib, &len);
     while (len > 0 && (lib[len - 1] == '\n' || lib[len - 1] == ' ' || lib[len - 1] == '\0'))
         lib[--len] = '\0';
     MPI_Get_version(&major, &minor);
-
-    fl_buf buf = {0}, *j = &buf;
-    fl_buf_printf(j, "{\"type\":\"hello\",\"core_version\":\"%s\",\"bench\":", FL_CORE_VERSION);
-    fl_buf_str(j, bench);
     fl_buf_printf(j, ",\"mpi_library\":");
     fl_buf_str(j, lib);
-    fl_buf_printf(j, ",\"mpi_version\":\"%d.%d\",\"ranks\":%d,\"hosts\":[", major, minor,
-                  c->nranks);
-    for (int i = 0; i < c->nranks; i++) {
-        fl_buf_printf(j, "%s", i ? "," : "");
-        fl_buf_str(j, hosts + (size_t)i * MPI_MAX_PROCESSOR_NAME);
-    }
-    fl_buf_printf(j, "]");
-    fl_buf_int_list(j, "cpus", cpus, c->nranks);
-    fl_buf_printf(j, ",\"affinity\":[");
-    for (int i = 0; i < c->nranks; i++) {
-        fl_buf_printf(j, "%s", i ? "," : "");
-        fl_buf_str(j, masks + (size_t)i * AFFINITY_LEN);
-    }
-    fl_buf_printf(j, "]");
-    fl_buf_int_list(j, "cpu_start", on, c->nranks);
-    fl_buf_printf(j, ",\"node_size\":%d,\"timer\":{\"name\":\"clock_gettime(CLOCK_MONOTONIC)\","
-                  "\"overhead_s\":", c->node_size);
+    fl_buf_printf(j, ",\"mpi_version\":\"%d.%d\"", major, minor);
+}
+
+/* ,"ranks":N,"hosts":[...],...,"node_size":K */
+static void print_ranks(fl_buf *j, const fl_ctx *c, const hello_ranks *h)
+{
+    fl_buf_printf(j, ",\"ranks\":%d", c->nranks);
+    str_list(j, "hosts", h->hosts, MPI_MAX_PROCESSOR_NAME, c->nranks);
+    fl_buf_int_list(j, "cpus", h->cpus, c->nranks);
+    str_list(j, "affinity", h->masks, AFFINITY_LEN, c->nranks);
+    fl_buf_int_list(j, "cpu_start", h->on, c->nranks);
+    fl_buf_printf(j, ",\"node_size\":%d", c->node_size);
+}
+
+static void print_timer(fl_buf *j, const fl_ctx *c, double resolution)
+{
+    fl_buf_printf(j, ",\"timer\":{\"name\":\"clock_gettime(CLOCK_MONOTONIC)\",\"overhead_s\":");
     fl_buf_num(j, c->timer_overhead);
     fl_buf_printf(j, ",\"resolution_s\":");
     fl_buf_num(j, resolution);
-    fl_buf_printf(j, "},\"options\":{\"sizes\":");
+    fl_buf_printf(j, "}");
+}
+
+/* ,"options":{...}: the run's options as the core took them, params with
+ * their defaults filled in. */
+static void print_options(fl_buf *j, const fl_opts *o)
+{
+    fl_buf_printf(j, ",\"options\":{\"sizes\":");
     fl_buf_ints(j, o->sizes, o->nsizes);
     fl_buf_printf(j, ",\"buffers\":");
     fl_buf_ints(j, o->buffers, o->nbuffers);
@@ -152,11 +176,30 @@ char *fl_hello(const fl_ctx *c, const fl_opts *o, const char *bench, double reso
         fl_buf_printf(j, ":");
         fl_buf_str(j, o->params[i].value);
     }
-    fl_buf_printf(j, "}}}");
-    fl_emit(j->p);
-    fl_buf_free(j);
-    free(cpus);
-    free(on);
-    free(masks);
-    return hosts;
+    fl_buf_printf(j, "}}");
+}
+
+/* Gathers every rank's processor name, online CPU count, affinity and
+ * current CPU, then prints the hello line; returns, on rank 0, every rank's
+ * processor name (MPI_MAX_PROCESSOR_NAME apart) for the point records. */
+char *fl_hello(const fl_ctx *c, const fl_opts *o, const char *bench, double resolution)
+{
+    hello_ranks h;
+    gather_ranks(c, &h);
+    if (c->rank != 0)
+        return NULL;
+    fl_buf j = {0};
+    fl_buf_printf(&j, "{\"type\":\"hello\",\"core_version\":\"%s\",\"bench\":", FL_CORE_VERSION);
+    fl_buf_str(&j, bench);
+    print_mpi(&j);
+    print_ranks(&j, c, &h);
+    print_timer(&j, c, resolution);
+    print_options(&j, o);
+    fl_buf_printf(&j, "}");
+    fl_emit(j.p);
+    fl_buf_free(&j);
+    free(h.cpus);
+    free(h.on);
+    free(h.masks);
+    return h.hosts;
 }

@@ -41,6 +41,7 @@ typedef struct {
      * every rank, and rank 0's samples of their mean over the timed ranks. */
     double *phase_round, *phase_samples;
     int nphases, timed_ranks;
+    MPI_Errhandler eh;    /* MPI errors as error lines (on_mpi_error) */
 } fl_run_state;
 
 /* MPI errors become an error line and an abort, like every other failure. */
@@ -483,105 +484,136 @@ static void run_point(fl_run_state *r, const fl_point *pt)
     b->k->teardown(c, state);
 }
 
-int fl_run(const fl_bench *b, const fl_opts *o)
+/* The run's private communicator (a kernel's stray message cannot reach
+ * others) and the ranks sharing memory; MPI errors become error lines; the
+ * timer's cost, which sets the shortest sample. Returns the timer's
+ * resolution (rank 0). */
+static double open_context(fl_run_state *r)
 {
-    fl_run_state r;
-    MPI_Errhandler eh;
     double resolution = 0;
-
-    memset(&r, 0, sizeof r);
-    r.b = b;
-    r.opts = *o;
-    MPI_Comm_create_errhandler(on_mpi_error, &eh);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
-    /* a private communicator: a kernel's stray message cannot reach others */
-    MPI_Comm_dup(MPI_COMM_WORLD, &r.ctx.comm);
-    MPI_Comm_rank(r.ctx.comm, &r.ctx.rank);
-    MPI_Comm_size(r.ctx.comm, &r.ctx.nranks);
-    MPI_Comm_split_type(r.ctx.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &r.ctx.node_comm);
-    MPI_Comm_rank(r.ctx.node_comm, &r.ctx.node_rank);
-    MPI_Comm_size(r.ctx.node_comm, &r.ctx.node_size);
-    if (r.ctx.rank == 0) {
-        r.ctx.timer_overhead = fl_timer_overhead();
+    MPI_Comm_create_errhandler(on_mpi_error, &r->eh);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, r->eh);
+    MPI_Comm_dup(MPI_COMM_WORLD, &r->ctx.comm);
+    MPI_Comm_rank(r->ctx.comm, &r->ctx.rank);
+    MPI_Comm_size(r->ctx.comm, &r->ctx.nranks);
+    MPI_Comm_split_type(r->ctx.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &r->ctx.node_comm);
+    MPI_Comm_rank(r->ctx.node_comm, &r->ctx.node_rank);
+    MPI_Comm_size(r->ctx.node_comm, &r->ctx.node_size);
+    if (r->ctx.rank == 0) {
+        r->ctx.timer_overhead = fl_timer_overhead();
         resolution = fl_timer_resolution();
     }
-    MPI_Bcast(&r.ctx.timer_overhead, 1, MPI_DOUBLE, 0, r.ctx.comm);
+    MPI_Bcast(&r->ctx.timer_overhead, 1, MPI_DOUBLE, 0, r->ctx.comm);
     /* a sample lasts at least 100 timer reads, so the timer costs < 1% */
-    r.opts.sample_time = fmax(r.opts.sample_time > 0 ? r.opts.sample_time : 2e-5,
-                              100 * r.ctx.timer_overhead);
-    r.ctx.opts = &r.opts;
-    r.hosts = fl_hello(&r.ctx, &r.opts, b->name, resolution);
+    r->opts.sample_time = fmax(r->opts.sample_time > 0 ? r->opts.sample_time : 2e-5,
+                               100 * r->ctx.timer_overhead);
+    r->ctx.opts = &r->opts;
+    return resolution;
+}
 
-    size_t nmax = (size_t)r.opts.max_samples, nr = (size_t)r.ctx.nranks;
-    r.round = malloc(sizeof *r.round * nmax);
-    if (r.ctx.rank == 0) {
-        r.samples = malloc(sizeof *r.samples * nmax);
-        r.sorted = malloc(sizeof *r.sorted * nmax);
-        if (b->facts->pattern) {
-            r.gathered = malloc(sizeof *r.gathered * nmax * nr);
-            r.rank_samples = calloc(nmax * nr, sizeof *r.rank_samples);
+/* One round per rank; rank 0 keeps every sample of a point (and, for a
+ * pattern, every rank's; for an app, every phase's). */
+static void alloc_samples(fl_run_state *r)
+{
+    const size_t nmax = (size_t)r->opts.max_samples, nr = (size_t)r->ctx.nranks;
+    const int root = r->ctx.rank == 0, pattern = r->b->facts->pattern;
+    r->round = malloc(sizeof *r->round * nmax);
+    if (root) {
+        r->samples = malloc(sizeof *r->samples * nmax);
+        r->sorted = malloc(sizeof *r->sorted * nmax);
+        if (pattern) {
+            r->gathered = malloc(sizeof *r->gathered * nmax * nr);
+            r->rank_samples = calloc(nmax * nr, sizeof *r->rank_samples);
         }
     }
-    if (b->facts->pattern && r.ctx.rank != 0)
-        r.rank_samples = r.round; /* a non-NULL flag: this rank takes part in the gathers */
-    if (b->k && b->k->phases) {
-        r.phase_round = malloc(sizeof *r.phase_round * nmax * FL_MAX_PHASES);
-        if (r.ctx.rank == 0)
-            r.phase_samples = malloc(sizeof *r.phase_samples * nmax * FL_MAX_PHASES);
-        if (!r.phase_round || (r.ctx.rank == 0 && !r.phase_samples))
+    if (pattern && !root)
+        r->rank_samples = r->round; /* a non-NULL flag: this rank takes part in the gathers */
+    if (r->b->k && r->b->k->phases) {
+        r->phase_round = malloc(sizeof *r->phase_round * nmax * FL_MAX_PHASES);
+        if (root)
+            r->phase_samples = malloc(sizeof *r->phase_samples * nmax * FL_MAX_PHASES);
+        if (!r->phase_round || (root && !r->phase_samples))
             fl_die("cannot allocate %zu phase samples", nmax);
     }
-    if (!r.round || (r.ctx.rank == 0 && (!r.samples || !r.sorted)) ||
-        (r.ctx.rank == 0 && b->facts->pattern && (!r.gathered || !r.rank_samples)))
+    if (!r->round || (root && (!r->samples || !r->sorted)) ||
+        (root && pattern && (!r->gathered || !r->rank_samples)))
         fl_die("cannot allocate %zu samples", nmax);
+}
 
+/* The kernel's init, then every point (layouts x conns x strides x sizes;
+ * a two-rank benchmark has one NULL layout), then its fini. An init that
+ * skips turns every point into a skip line. */
+static void run_points(fl_run_state *r)
+{
+    const fl_opts *o = &r->opts;
+    const fl_kernel *k = r->b->k;
     char note[FL_NOTE_LEN] = "";
-    const fl_layout *first_layout = r.opts.nlayouts ? &r.opts.layouts[0] : NULL;
-    fl_point first = {o->sizes[0], o->strides[0], o->conns[0], o->buffers[0], first_layout};
-    int st = agree(&r, b->k->init ? b->k->init(&r.ctx, &r.bench_state) : FL_OK, note, "init", &first);
-    /* layouts x conns x strides x sizes; a two-rank benchmark has one NULL layout */
-    int nlayouts = r.opts.nlayouts ? r.opts.nlayouts : 1;
-    for (int l = 0; l < nlayouts; l++)
-        for (int cn = 0; cn < r.opts.nconns; cn++)
-            for (int s = 0; s < r.opts.nstrides; s++)
-                for (int i = 0; i < r.opts.nsizes; i++) {
-                    fl_point pt = {r.opts.sizes[i], r.opts.strides[s], r.opts.conns[cn],
-                                   r.opts.buffers[i], r.opts.nlayouts ? &r.opts.layouts[l] : NULL};
-                    if (st == FL_SKIP && r.ctx.rank == 0)
-                        emit_where(&r, "skip", &pt, note);
+    fl_point first = {o->sizes[0], o->strides[0], o->conns[0], o->buffers[0],
+                      o->nlayouts ? &o->layouts[0] : NULL};
+    int st = agree(r, k->init ? k->init(&r->ctx, &r->bench_state) : FL_OK, note, "init", &first);
+    for (int l = 0; l < (o->nlayouts ? o->nlayouts : 1); l++)
+        for (int cn = 0; cn < o->nconns; cn++)
+            for (int s = 0; s < o->nstrides; s++)
+                for (int i = 0; i < o->nsizes; i++) {
+                    fl_point pt = {o->sizes[i], o->strides[s], o->conns[cn], o->buffers[i],
+                                   o->nlayouts ? &o->layouts[l] : NULL};
+                    if (st == FL_SKIP && r->ctx.rank == 0)
+                        emit_where(r, "skip", &pt, note);
                     else if (st == FL_OK)
-                        run_point(&r, &pt);
+                        run_point(r, &pt);
                 }
-    if (st == FL_OK && b->k->fini)
-        b->k->fini(&r.ctx, r.bench_state);
+    if (st == FL_OK && k->fini)
+        k->fini(&r->ctx, r->bench_state);
+}
 
-    int *on = r.ctx.rank == 0 ? malloc(sizeof *on * nr) : NULL;
-    if (r.ctx.rank == 0 && !on)
+/* The run's last line: the points it printed and the CPU each rank ends on. */
+static void emit_end(const fl_run_state *r)
+{
+    int *on = r->ctx.rank == 0 ? malloc(sizeof *on * (size_t)r->ctx.nranks) : NULL;
+    if (r->ctx.rank == 0 && !on)
         fl_die("out of memory");
-    fl_gather_cpus(&r.ctx, on);
-    if (r.ctx.rank == 0) {
+    fl_gather_cpus(&r->ctx, on);
+    if (r->ctx.rank == 0) {
         fl_buf j = {0};
         fl_buf_printf(&j, "{\"type\":\"end\",\"bench\":");
-        fl_buf_str(&j, b->name);
-        fl_buf_printf(&j, ",\"points\":%d", r.points);
-        fl_buf_int_list(&j, "cpu_end", on, r.ctx.nranks);
+        fl_buf_str(&j, r->b->name);
+        fl_buf_printf(&j, ",\"points\":%d", r->points);
+        fl_buf_int_list(&j, "cpu_end", on, r->ctx.nranks);
         fl_buf_printf(&j, "}");
         fl_emit(j.p);
         fl_buf_free(&j);
     }
     free(on);
-    free(r.round);
-    free(r.phase_round);
-    free(r.phase_samples);
-    free(r.samples);
-    free(r.sorted);
-    if (r.ctx.rank == 0) {
-        free(r.gathered);
-        free(r.rank_samples);
+}
+
+static void close_run(fl_run_state *r)
+{
+    free(r->round);
+    free(r->phase_round);
+    free(r->phase_samples);
+    free(r->samples);
+    free(r->sorted);
+    if (r->ctx.rank == 0) {
+        free(r->gathered);
+        free(r->rank_samples);
     }
-    free(r.hosts);
-    MPI_Comm_free(&r.ctx.node_comm);
-    MPI_Comm_free(&r.ctx.comm);
-    MPI_Errhandler_free(&eh);
+    free(r->hosts);
+    MPI_Comm_free(&r->ctx.node_comm);
+    MPI_Comm_free(&r->ctx.comm);
+    MPI_Errhandler_free(&r->eh);
+}
+
+int fl_run(const fl_bench *b, const fl_opts *o)
+{
+    fl_run_state r;
+    memset(&r, 0, sizeof r);
+    r.b = b;
+    r.opts = *o;
+    double resolution = open_context(&r);
+    r.hosts = fl_hello(&r.ctx, &r.opts, b->name, resolution);
+    alloc_samples(&r);
+    run_points(&r);
+    emit_end(&r);
+    close_run(&r);
     return 0;
 }

@@ -165,16 +165,3 @@ int fl_peer(const fl_ctx *ctx)
     int p = ctx->rank ^ 1;
     return p < ctx->nranks ? p : -1;
 }
-
-/* The verify pass of every ping-pong: one round trip through the kernel's own
- * measure with patterned data both ways (each rank's pattern seeded by its
- * rank), from `send` into `recv`; each side checks what it got. */
-int64_t fl_verify_round_trip(const fl_ctx *ctx, void *state, fl_measure_fn measure, char *send,
-                             char *recv, size_t count, int peer, uint64_t seed, int64_t *checked)
-{
-    fl_fill(send, count, seed + 2 * (uint64_t)ctx->rank);
-    memset(recv, 0, count);
-    measure(ctx, state, 1);
-    *checked += (int64_t)count;
-    return fl_check(recv, count, seed + 2 * (uint64_t)peer);
-}

@@ -1,13 +1,14 @@
 /* Family "fabric": libfabric below MPI between ranks 0 (sender or origin,
  * timed) and 1 (receiver or target); other ranks idle. The provider and
- * endpoints are opened once per run (fabric_net.c), buffers registered per
- * point; every timed op is a libfabric call.
+ * endpoints are opened once per run (fabric_plumbing.c), buffers registered
+ * per point; every timed op is a libfabric call.
  *
- * - pingpong, stream: message.c's protocols over fi_tsend/fi_trecv (fi_send
- *   where the provider lacks FI_TAGGED); sends of at most the inject size go
- *   through fi_tinject under path=auto (path=inject|send forces one way).
- *   completion=block waits in fi_cq_sread on a queue with a wait object:
- *   seed 002's blocking against polling completion.
+ * - pingpong, stream: message.c's protocols, the pair loops (pair.h) over
+ *   fi_tsend/fi_trecv (fi_send where the provider lacks FI_TAGGED); sends
+ *   of at most the inject size go through fi_tinject under path=auto
+ *   (path=inject|send forces one way). completion=block waits in
+ *   fi_cq_sread on a queue with a wait object: seed 002's blocking against
+ *   polling completion.
  * - put_lat, put_bw, get_bw: fi_write/fi_read of a window into (from) the
  *   target's registered region, then its completions; complete=delivery
  *   asks FI_DELIVERY_COMPLETE (the data is at the target), transmit
@@ -16,78 +17,35 @@
  *   message, sent after the clock stops.
  * - mr_reg: rank 0 registers and closes a region (fi_mr_reg, fi_close).
  *
- * Cache state as message.c: op i uses slot (next + i) % buffers. */
+ * Cache state as pair.h tells: op i uses slot (next + i) % buffers. */
 #include "fabric.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
-#include <string.h>
-
-enum { IDLE, SENDER, RECEIVER };
 
 typedef struct {
-    fab_run *run;
-    fab_dom *d;
-    fab_net *n;
-    int role, peer, inject, block, window, read;
+    fab_pair f;
+    int read;               /* RMA: fi_read, else fi_write */
     uint64_t flags;         /* RMA op flags: FI_COMPLETION and the completion asked */
-    size_t count;
-    int64_t buffers, next;
-    char *sbuf, *rbuf;      /* RMA: origin's local region, target's exposed one */
-    fab_mr smr, rmr;
     fab_remote *remote;     /* RMA: every rank's region */
-    struct fi_context2 *fctx; /* window + 2: each outstanding op has its own */
-    uint64_t seed;
 } fab_state;
-
-static inline char *sslot(const fab_state *s, int64_t i)
-{
-    return fl_slot(s->sbuf, (int64_t)s->count, s->buffers, s->next + i);
-}
-
-static inline char *rslot(const fab_state *s, int64_t i)
-{
-    return fl_slot(s->rbuf, (int64_t)s->count, s->buffers, s->next + i);
-}
-
-static inline double finish(fab_state *s, int64_t iters, double t0)
-{
-    double t = fl_now() - t0;
-    s->next += iters;
-    return t;
-}
 
 /* The state of a point: regions of `buffers` slots on ranks 0 and 1,
  * registered for `saccess` and `raccess`. */
 static int fab_begin(const fl_ctx *ctx, void *bs, const fl_point *pt, fl_shape *shape,
                      int64_t window, uint64_t saccess, uint64_t raccess, fab_state **out)
 {
-    fab_run *r = bs;
-    int st = fab_skip(r, shape);
+    int st = fab_skip(bs, shape);
+    if (st == FL_OK)
+        st = pair_check_buffers(pt, pt->size, 1, shape);
     if (st != FL_OK)
         return st;
-    if (pt->buffers < 1 || (pt->size > 0 && pt->buffers > INT64_MAX / pt->size)) {
-        snprintf(shape->note, FL_NOTE_LEN, "buffers must be >= 1 and fit in memory, got %lld",
-                 (long long)pt->buffers);
-        return FL_ERROR;
-    }
     fab_state *s = fl_alloc(sizeof *s);
-    s->run = r;
-    s->d = &r->dom;
-    s->n = &r->net;
-    s->block = r->dom.block;
-    s->window = (int)window;
-    s->count = (size_t)pt->size;
-    s->buffers = pt->buffers;
-    s->seed = (uint64_t)pt->size * 0x100000001b3ULL;
-    if (ctx->rank < 2) {
-        s->role = ctx->rank == 0 ? SENDER : RECEIVER;
-        s->peer = fl_peer(ctx);
-        s->sbuf = fl_alloc(s->count * (size_t)s->buffers);
-        s->rbuf = fl_alloc(s->count * (size_t)s->buffers);
-        s->fctx = fl_alloc(sizeof *s->fctx * (size_t)(window + 2));
-        fab_mr_reg(s->d, s->n, s->sbuf, s->count * (size_t)s->buffers, saccess, &s->smr);
-        fab_mr_reg(s->d, s->n, s->rbuf, s->count * (size_t)s->buffers, raccess, &s->rmr);
+    pair_state *p = &s->f.p;
+    pair_init(p, ctx, pt, (int)window);
+    fab_pair_open(&s->f, bs, 2 * window + 2);
+    if (p->role != FL_IDLE) {
+        p->sbuf = fab_pair_region(&s->f, saccess, &s->f.smr);
+        p->rbuf = fab_pair_region(&s->f, raccess, &s->f.rmr);
     }
     shape->timed = ctx->rank == 0;
     *out = s;
@@ -98,11 +56,7 @@ static void fab_teardown(const fl_ctx *ctx, void *state)
 {
     fab_state *s = state;
     (void)ctx;
-    fab_mr_close(&s->smr);
-    fab_mr_close(&s->rmr);
-    fl_free(s->sbuf);
-    fl_free(s->rbuf);
-    fl_free(s->fctx);
+    fab_pair_close(&s->f);
     fl_free(s->remote);
     fl_free(s);
 }
@@ -121,8 +75,8 @@ static int sr_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **stat
     int st = fab_begin(ctx, bs, pt, shape, window, FI_SEND, FI_RECV, &s);
     if (st != FL_OK)
         return st;
-    s->inject = fab_use_inject(ctx, s->d, pt->size, shape->note);
-    if (s->inject < 0) {
+    s->f.inject = fab_use_inject(ctx, s->f.d, pt->size, shape->note);
+    if (s->f.inject < 0) {
         fab_teardown(ctx, s);
         return FL_SKIP;
     }
@@ -130,10 +84,10 @@ static int sr_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **stat
     shape->bytes_per_op = legs * pt->size;
     if (legs == 1)
         shape->batch_multiple = window; /* samples are whole windows */
-    int n = fab_info_begin(s->run, shape);
+    int n = fab_info_begin(s->f.run, shape);
     const char *completion = fl_param_find(ctx->opts, "completion");
     n += snprintf(shape->info + n, FL_INFO_LEN - (size_t)n, ",\"path\":\"%s\"",
-                  s->inject ? "inject" : "send");
+                  s->f.inject ? "inject" : "send");
     if (completion)
         n += snprintf(shape->info + n, FL_INFO_LEN - (size_t)n, ",\"completion\":\"%s\"",
                       completion);
@@ -151,52 +105,16 @@ static int pingpong_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void 
     return sr_setup(ctx, bs, pt, state, shape, 1, 2);
 }
 
-/* One message of slot i to the peer: injected, or sent and completed. */
-static inline void pp_send(fab_state *s, int64_t i)
-{
-    if (s->inject) {
-        fab_inject(s->d, s->n, s->peer, sslot(s, i), s->count, FAB_TAG_DATA);
-        return;
-    }
-    fab_send(s->d, s->n, s->peer, sslot(s, i), s->count, s->smr.desc, FAB_TAG_DATA, &s->fctx[1]);
-    fab_wait_tx(s->n, s->block);
-}
-
+/* Each rank posts its receive before the leg ahead of it (fab_ops). */
 static double pingpong_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
-    fab_state *s = state;
     (void)ctx;
-    double t0 = fl_now();
-    if (s->role == SENDER)
-        for (int64_t i = 0; i < iters; i++) {
-            fab_recv(s->d, s->n, s->peer, rslot(s, i), s->count, s->rmr.desc, FAB_TAG_DATA,
-                     &s->fctx[0]);
-            pp_send(s, i);
-            fab_wait_rx(s->n, s->block);
-        }
-    else if (s->role == RECEIVER)
-        for (int64_t i = 0; i < iters; i++) {
-            fab_recv(s->d, s->n, s->peer, rslot(s, i), s->count, s->rmr.desc, FAB_TAG_DATA,
-                     &s->fctx[0]);
-            fab_wait_rx(s->n, s->block);
-            pp_send(s, i);
-        }
-    return finish(s, iters, t0);
+    return pair_round_trip(state, &fab_ops, iters);
 }
 
-/* One round trip (slot 0) with patterned data both ways; each side checks
- * what it got. */
 static int64_t pingpong_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 {
-    fab_state *s = state;
-    if (s->role == IDLE)
-        return 0;
-    s->next = 0;
-    int64_t bad = fl_verify_round_trip(ctx, state, pingpong_measure, sslot(s, 0), rslot(s, 0),
-                                       (size_t)s->count, s->peer, s->seed, checked);
-    s->next = 0; /* back to the slots the round trip used */
-    s->seed += 4;
-    return bad;
+    return pair_verify_round_trip(ctx, state, pingpong_measure, checked);
 }
 
 static int stream_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
@@ -205,69 +123,17 @@ static int stream_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **
     return sr_setup(ctx, bs, pt, state, shape, fl_param_int(ctx->opts, "window"), 1);
 }
 
-static inline int window_len(int64_t iters, int64_t done, int w)
-{
-    return iters - done < w ? (int)(iters - done) : w;
-}
-
-/* A window of sends against pre-posted receives, one zero-byte ack per window. */
+/* A window of sends against pre-posted receives, one zero-byte ack per
+ * window, whose receive the sender posts before the window. */
 static double stream_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
-    fab_state *s = state;
-    fab_net *n = s->n;
-    const int w = s->window;
     (void)ctx;
-    double t0 = fl_now();
-    if (s->role == SENDER)
-        for (int64_t d = 0; d < iters; d += w) {
-            const int k = window_len(iters, d, w);
-            fab_ctrl_post(s->d, n, s->peer, &s->fctx[w]);
-            for (int j = 0; j < k; j++)
-                if (s->inject)
-                    fab_inject(s->d, n, s->peer, sslot(s, d + j), s->count, FAB_TAG_DATA);
-                else
-                    fab_send(s->d, n, s->peer, sslot(s, d + j), s->count, s->smr.desc,
-                             FAB_TAG_DATA, &s->fctx[j]);
-            fab_wait_tx(n, s->block);
-            fab_wait_rx(n, s->block);
-        }
-    else if (s->role == RECEIVER)
-        for (int64_t d = 0; d < iters; d += w) {
-            const int k = window_len(iters, d, w);
-            for (int j = 0; j < k; j++)
-                fab_recv(s->d, n, s->peer, rslot(s, d + j), s->count, s->rmr.desc, FAB_TAG_DATA,
-                         &s->fctx[j]);
-            fab_wait_rx(n, s->block);
-            fab_ctrl_send(s->d, n, s->peer, &s->fctx[w + 1]);
-            fab_wait_tx(n, s->block);
-        }
-    return finish(s, iters, t0);
+    return pair_stream(state, &fab_ops, iters);
 }
 
-/* One full window of patterned messages, all with one seed; the receiver
- * checks every distinct slot it wrote once. */
 static int64_t stream_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 {
-    fab_state *s = state;
-    const int64_t slots = s->window < s->buffers ? s->window : s->buffers;
-    int64_t bad = 0;
-    if (s->role == IDLE)
-        return 0;
-    s->next = 0;
-    for (int64_t k = 0; k < slots; k++)
-        if (s->role == SENDER)
-            fl_fill(sslot(s, k), s->count, s->seed);
-        else
-            memset(rslot(s, k), 0, s->count);
-    stream_measure(ctx, state, s->window);
-    s->next = 0;
-    if (s->role == RECEIVER) {
-        for (int64_t k = 0; k < slots; k++)
-            bad += fl_check(rslot(s, k), s->count, s->seed);
-        *checked += (int64_t)s->count * slots;
-    }
-    s->seed++;
-    return bad;
+    return pair_verify_window(ctx, state, stream_measure, checked);
 }
 
 /* ---- RMA: put_lat, put_bw, get_bw ---- */
@@ -289,11 +155,11 @@ static int rma_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **sta
     s->read = read;
     s->flags = FI_COMPLETION | (read ? 0 : delivery ? FI_DELIVERY_COMPLETE : FI_TRANSMIT_COMPLETE);
     s->remote = fl_alloc(sizeof *s->remote * (size_t)ctx->nranks);
-    fab_mr_share(ctx, &s->rmr, s->remote);
+    fab_mr_share(ctx, &s->f.rmr, s->remote);
     *state = s;
     shape->bytes_per_op = pt->size;
     shape->batch_multiple = window;
-    int n = fab_info_begin(s->run, shape);
+    int n = fab_info_begin(s->f.run, shape);
     n += snprintf(shape->info + n, FL_INFO_LEN - (size_t)n,
                   ",\"op\":\"%s\",\"complete\":\"%s\",\"window\":%lld",
                   read ? "fi_read" : "fi_write", read ? "read" : delivery ? "delivery" : "transmit",
@@ -321,79 +187,58 @@ static int get_bw_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **
     return rma_setup(ctx, bs, pt, state, shape, fl_param_int(ctx->opts, "window"), 1);
 }
 
-/* Op i: slot i of the origin's region to (from) slot i of the target's. */
-static inline void rma_op(fab_state *s, int64_t i, void *fctx)
+/* Op i (the j-th of its window): slot i of the origin's region to (from)
+ * slot i of the target's. */
+static inline void rma_op(fab_state *s, int64_t i, int j)
 {
-    const int64_t slot = (s->next + i) % s->buffers;
-    const uint64_t off = (uint64_t)slot * s->count;
-    struct iovec iov = {s->sbuf + off, s->count};
-    struct fi_rma_iov rma = {s->remote[s->peer].base + off, s->count, s->remote[s->peer].key};
-    struct fi_msg_rma m = {.msg_iov = &iov, .desc = &s->smr.desc, .iov_count = 1,
-                           .addr = fab_addr(s->n, s->peer), .rma_iov = &rma,
-                           .rma_iov_count = 1, .context = fctx};
-    struct fid_ep *ep = fab_ep(s->n, s->peer);
+    fab_pair *f = &s->f;
+    const uint64_t off = (uint64_t)((f->p.next + i) % f->p.buffers) * f->p.count;
+    const fab_remote t = s->remote[f->p.peer];
+    struct iovec iov = {f->p.sbuf + off, f->p.count};
+    struct fi_rma_iov rma = {t.base + off, f->p.count, t.key};
+    struct fi_msg_rma m = {.msg_iov = &iov, .desc = &f->smr.desc, .iov_count = 1,
+                           .addr = fab_addr(f->n, f->p.peer), .rma_iov = &rma,
+                           .rma_iov_count = 1, .context = &f->fctx[j]};
+    struct fid_ep *ep = fab_ep(f->n, f->p.peer);
     if (s->read)
-        FAB_POST(s->n, fi_readmsg(ep, &m, s->flags), "fi_readmsg");
+        FAB_POST(f->n, fi_readmsg(ep, &m, s->flags), "fi_readmsg");
     else
-        FAB_POST(s->n, fi_writemsg(ep, &m, s->flags), "fi_writemsg");
-    s->n->tx_posted++;
+        FAB_POST(f->n, fi_writemsg(ep, &m, s->flags), "fi_writemsg");
+    f->n->tx_posted++;
 }
 
-/* The origin's windows, then "done" to the target once the clock stops;
- * the target progresses its provider until "done" arrives. */
+/* The origin's windows, then "done" (an ack) to the target once the clock
+ * stops; the target progresses its provider until "done" arrives. */
 static double rma_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
     fab_state *s = state;
-    const int w = s->window;
+    pair_state *p = &s->f.p;
     (void)ctx;
-    if (s->role == RECEIVER) {
-        fab_ctrl_post(s->d, s->n, s->peer, &s->fctx[w]);
-        fab_wait_rx(s->n, 0);
+    if (p->role == FL_RECEIVER) {
+        fab_ack_ready(p);
+        fab_ack_recv(p);
         return 0.0;
     }
-    if (s->role != SENDER)
+    if (p->role != FL_SENDER)
         return 0.0;
     double t0 = fl_now();
-    for (int64_t d = 0; d < iters; d += w) {
-        const int k = window_len(iters, d, w);
+    for (int64_t d = 0; d < iters; d += p->window) {
+        const int k = pair_window_len(iters, d, p->window);
         for (int j = 0; j < k; j++)
-            rma_op(s, d + j, &s->fctx[j]);
-        fab_wait_tx(s->n, 0);
+            rma_op(s, d + j, j);
+        fab_wait_sends(p, d, k);
     }
-    double t = finish(s, iters, t0);
-    fab_ctrl_send(s->d, s->n, s->peer, &s->fctx[w + 1]);
-    fab_wait_tx(s->n, 0);
+    double t = pair_finish(p, iters, t0);
+    fab_ack_send(p);
     return t;
 }
 
-/* One window from slot 0, every op with one pattern: the source fills the
- * slots, the destination zeroes them; after "done" (which follows the ops
- * on the same endpoint) the destination checks each distinct slot once. */
+/* One window from slot 0 (pair_verify_rma); "done" follows the ops on the
+ * same endpoint, so the target checks after it. */
 static int64_t rma_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 {
     fab_state *s = state;
-    const int64_t slots = s->window < s->buffers ? s->window : s->buffers;
-    const int source = s->read ? RECEIVER : SENDER;
-    char *region = s->role == SENDER ? s->sbuf : s->rbuf;
-    int64_t bad = 0;
-    if (s->role == IDLE)
-        return 0;
-    for (int64_t k = 0; k < slots; k++)
-        if (s->role == source)
-            fl_fill(region + k * (int64_t)s->count, s->count, s->seed);
-        else
-            memset(region + k * (int64_t)s->count, 0, s->count);
-    s->next = 0;
-    MPI_Barrier(ctx->comm);
-    rma_measure(ctx, state, s->window);
-    s->next = 0;
-    if (s->role != source) {
-        for (int64_t k = 0; k < slots; k++)
-            bad += fl_check(region + k * (int64_t)s->count, s->count, s->seed);
-        *checked += (int64_t)s->count * slots;
-    }
-    s->seed++;
-    return bad;
+    return pair_verify_rma(ctx, state, rma_measure, s->read, checked);
 }
 
 /* ---- mr_reg: rank 0 alone ---- */
@@ -423,14 +268,13 @@ static int mr_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **stat
     if (st != FL_OK)
         return st;
     fab_state *s = fl_alloc(sizeof *s);
-    s->run = r;
-    s->d = &r->dom;
-    s->n = &r->net;
-    s->count = (size_t)pt->size;
-    s->role = ctx->rank == 0 ? SENDER : IDLE;
-    if (s->role == SENDER)
-        s->sbuf = fl_alloc(s->count);
-    s->seed = (uint64_t)pt->size * 0x9e3779b9ULL;
+    pair_state *p = &s->f.p;
+    fab_pair_open(&s->f, r, 0);
+    p->count = (size_t)pt->size;
+    p->role = ctx->rank == 0 ? FL_SENDER : FL_IDLE;
+    if (p->role == FL_SENDER)
+        p->sbuf = fl_alloc(p->count);
+    p->seed = (uint64_t)pt->size * 0x9e3779b9ULL;
     *state = s;
     shape->bytes_per_op = 0;
     shape->timed = ctx->rank == 0;
@@ -444,15 +288,17 @@ static int mr_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **stat
 static double mr_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
     fab_state *s = state;
+    const pair_state *p = &s->f.p;
+    const fab_dom *d = s->f.d;
     struct fid_mr *mr;
-    const uint64_t access = mr_access(s->d), key = s->d->next_key;
+    const uint64_t access = mr_access(d), key = d->next_key;
     (void)ctx;
-    if (s->role != SENDER)
+    if (p->role != FL_SENDER)
         return 0.0;
     double t0 = fl_now();
     for (int64_t i = 0; i < iters; i++) {
-        int rc = fi_mr_reg(s->d->domain, s->sbuf, s->count ? s->count : 1, access, 0, key, 0,
-                           &mr, NULL);
+        int rc = fi_mr_reg(d->domain, p->sbuf, p->count ? p->count : 1, access, 0, key, 0, &mr,
+                           NULL);
         if (rc)
             fab_fail(rc, "fi_mr_reg");
         if ((rc = fi_close(&mr->fid)))
@@ -465,90 +311,13 @@ static double mr_measure(const fl_ctx *ctx, void *state, int64_t iters)
 static int64_t mr_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 {
     fab_state *s = state;
-    if (s->role != SENDER)
+    pair_state *p = &s->f.p;
+    if (p->role != FL_SENDER)
         return 0;
-    fl_fill(s->sbuf, s->count, s->seed);
+    fl_fill(p->sbuf, p->count, p->seed);
     mr_measure(ctx, state, 1);
-    *checked += (int64_t)s->count;
-    return fl_check(s->sbuf, s->count, s->seed);
-}
-
-/* ---- the probe: what the library offers, without MPI ---- */
-
-static const fab_flag cap_names[] = {
-    {FI_MSG, "msg"}, {FI_RMA, "rma"}, {FI_TAGGED, "tagged"}, {FI_ATOMIC, "atomic"},
-    {FI_MULTICAST, "multicast"}, {FI_COLLECTIVE, "collective"}, {FI_READ, "read"},
-    {FI_WRITE, "write"}, {FI_RECV, "recv"}, {FI_SEND, "send"}, {FI_REMOTE_READ, "remote_read"},
-    {FI_REMOTE_WRITE, "remote_write"}, {FI_MULTI_RECV, "multi_recv"},
-    {FI_REMOTE_COMM, "remote_comm"}, {FI_FENCE, "fence"}, {FI_LOCAL_COMM, "local_comm"},
-    {FI_RMA_EVENT, "rma_event"}, {FI_SOURCE, "source"}, {FI_NAMED_RX_CTX, "named_rx_ctx"},
-    {FI_DIRECTED_RECV, "directed_recv"}, {FI_HMEM, "hmem"}, {FI_RMA_PMEM, "rma_pmem"},
-    {FI_SOURCE_ERR, "source_err"}, {FI_SHARED_AV, "shared_av"}, {FI_TRIGGER, "trigger"},
-    {FI_VARIABLE_MSG, "variable_msg"}, {0, NULL},
-};
-
-static const char *ep_name(enum fi_ep_type t)
-{
-    return t == FI_EP_MSG ? "msg" : t == FI_EP_RDM ? "rdm" : t == FI_EP_DGRAM ? "dgram"
-           : t == FI_EP_SOCK_STREAM ? "sock_stream" : t == FI_EP_SOCK_DGRAM ? "sock_dgram"
-           : "unspec";
-}
-
-static void probe_provider(const struct fi_info *i)
-{
-    fl_buf b = {0};
-    int first = 1;
-    fl_buf_printf(&b, "{\"type\":\"provider\",\"provider\":");
-    fl_buf_str(&b, i->fabric_attr->prov_name);
-    fl_buf_printf(&b, ",\"fabric\":");
-    fl_buf_str(&b, i->fabric_attr->name);
-    fl_buf_printf(&b, ",\"domain\":");
-    fl_buf_str(&b, i->domain_attr->name);
-    fl_buf_printf(&b, ",\"ep\":\"%s\",\"caps\":[", ep_name(i->ep_attr->type));
-    for (const fab_flag *f = cap_names; f->name; f++)
-        if (i->caps & f->bit) {
-            fl_buf_printf(&b, "%s\"%s\"", first ? "" : ",", f->name);
-            first = 0;
-        }
-    fl_buf_printf(&b, "],\"inject_size\":%zu,\"iov_limit\":%zu,\"tx_iov_limit\":%zu,\"mr_mode\":[",
-                  i->tx_attr->inject_size, i->rx_attr->iov_limit, i->tx_attr->iov_limit);
-    first = 1;
-    for (const fab_flag *f = fab_mr_modes; f->name; f++)
-        if ((uint64_t)i->domain_attr->mr_mode & f->bit) {
-            fl_buf_printf(&b, "%s\"%s\"", first ? "" : ",", f->name);
-            first = 0;
-        }
-    fl_buf_printf(&b, "],\"max_msg_size\":%zu}", i->ep_attr->max_msg_size);
-    printf("%s\n", b.p);
-    fl_buf_free(&b);
-}
-
-int fl_fabric_probe(void)
-{
-    struct fi_info *info = NULL;
-    Dl_info where;
-    fl_buf b = {0};
-    uint32_t v = fi_version();
-    int rc = fi_getinfo(FAB_VERSION, NULL, NULL, 0, NULL, &info);
-    fl_buf_printf(&b, "{\"type\":\"library\",\"name\":\"libfabric\",\"version\":\"%u.%u\",\"path\":",
-                  FI_MAJOR(v), FI_MINOR(v));
-    fl_buf_str(&b, dladdr((void *)(uintptr_t)fi_getinfo, &where) && where.dli_fname
-                       ? where.dli_fname : "");
-    printf("%s}\n", b.p);
-    fl_buf_free(&b);
-    if (rc) {
-        fl_buf_printf(&b, "{\"type\":\"error\",\"message\":");
-        fl_buf_str(&b, fi_strerror(-rc));
-        printf("%s}\n", b.p);
-        fl_buf_free(&b);
-        fflush(stdout);
-        return 3;
-    }
-    for (const struct fi_info *i = info; i; i = i->next)
-        probe_provider(i);
-    fi_freeinfo(info);
-    fflush(stdout);
-    return 0;
+    *checked += (int64_t)p->count;
+    return fl_check(p->sbuf, p->count, p->seed);
 }
 
 const fl_kernel fl_fabric_kernels[] = {

@@ -6,8 +6,8 @@
  *   learns which endpoint holds data from one completion queue shared by
  *   all C (check=cq: the entry's context names the endpoint) or by reading
  *   each endpoint's own queue in turn (check=scan): seed 002 Table 2.
- * - scatter: fabric.stream's window of messages of `segments` segments of
- *   SIZE bytes, landing every other block of the receiver's region:
+ * - scatter: fabric.stream's window (the pair loop pair_stream) of messages
+ *   of `segments` segments of SIZE bytes, landing every other block of the receiver's region:
  *   scattered by the provider (one fi_trecvv with an iovec per segment, up
  *   to its rx iov_limit) or received contiguously and unpacked by the
  *   program (mode=copy): seed 002 Fig. 4 and 5. */
@@ -225,46 +225,44 @@ static int64_t conns_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 /* ---- scatter ---- */
 
 typedef struct {
-    fab_run *run;
-    fab_dom *d;
-    fab_net *n;
-    int role, peer, copy, window;
-    size_t count;                  /* segments * seg bytes per message */
-    int64_t segments, seg, slots;  /* slots: message slots per side */
-    char *sbuf, *rbuf, *stage;     /* rbuf: slots of 2 * count; stage: slots of count */
-    fab_mr smr, rmr, gmr;
+    fab_pair f;
+    scatter_msg sc;
+    fab_mr gmr;                    /* the staging slots' registration */
     struct iovec *iov;             /* segments per message of a window */
     void **desc;                   /* segments, all rmr's */
-    struct fi_context2 *fctx;      /* window + 2 */
 } scatter_state;
 
 /* Where the provider cannot scatter `segments` entries, say so. */
-static int scatter_limit(const fab_dom *d, int64_t segments, int copy, fl_shape *shape)
+static int scatter_limit(const fab_dom *d, const scatter_msg *sc, fl_shape *shape)
 {
     const size_t limit = d->info->rx_attr->iov_limit;
-    if (copy || (size_t)segments <= limit)
+    if (sc->copy || (size_t)sc->segments <= limit)
         return FL_OK;
     snprintf(shape->note, FL_NOTE_LEN, "provider %s receives into at most %zu iovec entries; "
-             "%lld asked", d->info->fabric_attr->prov_name, limit, (long long)segments);
+             "%lld asked", d->info->fabric_attr->prov_name, limit, (long long)sc->segments);
     return FL_SKIP;
 }
 
+/* The sender's slots; the receiver's blocks (and staging slots), each
+ * region registered, and the iovec of every receive of a window. */
 static void scatter_regions(scatter_state *s)
 {
-    if (s->role == SENDER) {
-        s->sbuf = fl_alloc(s->count * (size_t)s->slots);
-        fab_mr_reg(s->d, s->n, s->sbuf, s->count * (size_t)s->slots, FI_SEND, &s->smr);
-    } else if (s->role == RECEIVER) {
-        s->rbuf = fl_alloc(2 * s->count * (size_t)s->slots);
-        fab_mr_reg(s->d, s->n, s->rbuf, 2 * s->count * (size_t)s->slots, FI_RECV, &s->rmr);
-        if (s->copy) {
-            s->stage = fl_alloc(s->count * (size_t)s->slots);
-            fab_mr_reg(s->d, s->n, s->stage, s->count * (size_t)s->slots, FI_RECV, &s->gmr);
+    pair_state *p = &s->f.p;
+    const size_t bytes = p->count * (size_t)p->buffers;
+    const int64_t segments = s->sc.segments;
+    if (p->role == FL_SENDER) {
+        p->sbuf = fab_pair_region(&s->f, FI_SEND, &s->f.smr);
+    } else if (p->role == FL_RECEIVER) {
+        p->rbuf = fl_alloc(2 * bytes);
+        fab_mr_reg(s->f.d, s->f.n, p->rbuf, 2 * bytes, FI_RECV, &s->f.rmr);
+        if (s->sc.copy) {
+            s->sc.stage = fl_alloc(bytes);
+            fab_mr_reg(s->f.d, s->f.n, s->sc.stage, bytes, FI_RECV, &s->gmr);
         }
-        s->iov = fl_alloc(sizeof *s->iov * (size_t)(s->segments * s->window));
-        s->desc = fl_alloc(sizeof *s->desc * (size_t)s->segments);
-        for (int64_t j = 0; j < s->segments; j++)
-            s->desc[j] = s->rmr.desc;
+        s->iov = fl_alloc(sizeof *s->iov * (size_t)(segments * p->window));
+        s->desc = fl_alloc(sizeof *s->desc * (size_t)segments);
+        for (int64_t j = 0; j < segments; j++)
+            s->desc[j] = s->f.rmr.desc;
     }
 }
 
@@ -272,37 +270,29 @@ static int scatter_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void *
                          fl_shape *shape)
 {
     fab_run *r = bs;
-    int64_t segments;
-    const int copy = fl_param_is(ctx->opts, "mode", "copy");
+    scatter_msg sc;
     int st = fab_skip(r, shape);
     if (st == FL_OK)
-        st = scatter_segments(ctx, pt, shape, &segments);
+        st = scatter_message(ctx, pt, shape, &sc);
     if (st == FL_OK)
-        st = scatter_limit(&r->dom, segments, copy, shape);
+        st = scatter_limit(&r->dom, &sc, shape);
     if (st != FL_OK)
         return st;
     scatter_state *s = fl_alloc(sizeof *s);
-    s->run = r;
-    s->d = &r->dom;
-    s->n = &r->net;
-    s->role = ctx->rank < 2 ? ctx->rank : IDLE;
-    s->peer = fl_peer(ctx);
-    s->copy = copy;
-    s->window = (int)fl_param_int(ctx->opts, "window");
-    s->segments = segments;
-    s->seg = pt->size;
-    s->count = (size_t)(segments * pt->size);
-    s->slots = message_slots(pt->buffers, segments);
-    s->fctx = fl_alloc(sizeof *s->fctx * (size_t)(s->window + 2));
+    pair_state *p = &s->f.p;
+    const int window = (int)fl_param_int(ctx->opts, "window");
+    scatter_pair_init(p, ctx, pt, &sc, window);
+    fab_pair_open(&s->f, r, 2 * (int64_t)window + 2);
+    s->sc = sc;
     scatter_regions(s);
-    shape->bytes_per_op = (int64_t)s->count;
-    shape->buffers = s->slots;
-    shape->timed = s->role == SENDER;
-    shape->batch_multiple = s->window;
+    shape->bytes_per_op = (int64_t)p->count;
+    shape->buffers = p->buffers;
+    shape->timed = p->role == FL_SENDER;
+    shape->batch_multiple = window;
     int n = fab_info_begin(r, shape);
     snprintf(shape->info + n, FL_INFO_LEN - (size_t)n,
              ",\"mode\":\"%s\",\"segments\":%lld,\"window\":%d,\"buffers\":%lld}",
-             copy ? "copy" : "iovec", (long long)segments, s->window, (long long)s->slots);
+             sc.copy ? "copy" : "iovec", (long long)sc.segments, window, (long long)p->buffers);
     *state = s;
     return FL_OK;
 }
@@ -311,98 +301,64 @@ static void scatter_teardown(const fl_ctx *ctx, void *state)
 {
     scatter_state *s = state;
     (void)ctx;
-    fab_mr_close(&s->smr);
-    fab_mr_close(&s->rmr);
+    fab_pair_close(&s->f);
     fab_mr_close(&s->gmr);
-    fl_free(s->sbuf);
-    fl_free(s->rbuf);
-    fl_free(s->stage);
+    fl_free(s->sc.stage);
     fl_free(s->iov);
     fl_free(s->desc);
-    fl_free(s->fctx);
     fl_free(s);
 }
 
-static inline char *region_slot(const scatter_state *s, int64_t i)
+/* Receive j of a window: op i scattered by the provider into its block, or
+ * contiguous into its staging slot. */
+static inline void scatter_post_recv(pair_state *p, int64_t i, int j)
 {
-    return fl_slot(s->rbuf, 2 * (int64_t)s->count, s->slots, i);
-}
-
-/* Receive j of a window: op d + j scattered by the provider into its
- * region slot, or contiguous into its staging slot. */
-static inline void scatter_post(scatter_state *s, int64_t d, int j)
-{
-    if (s->copy) {
-        fab_recv(s->d, s->n, s->peer, fl_slot(s->stage, (int64_t)s->count, s->slots, d + j),
-                 s->count, s->gmr.desc, FAB_TAG_DATA, &s->fctx[j]);
+    scatter_state *s = (scatter_state *)p;
+    fab_pair *f = &s->f;
+    const int64_t segments = s->sc.segments, seg = s->sc.seg;
+    if (s->sc.copy) {
+        fab_recv(f->d, f->n, p->peer, scatter_stage(p, &s->sc, i), p->count, s->gmr.desc,
+                 FAB_TAG_DATA, &f->fctx[j]);
         return;
     }
-    struct iovec *iov = s->iov + (size_t)j * (size_t)s->segments;
-    char *at = region_slot(s, d + j);
-    for (int64_t x = 0; x < s->segments; x++)
-        iov[x] = (struct iovec){at + 2 * x * s->seg, (size_t)s->seg};
-    struct fid_ep *ep = fab_ep(s->n, s->peer);
-    fi_addr_t a = fab_addr(s->n, s->peer);
-    if (s->d->tagged)
-        FAB_POST(s->n, fi_trecvv(ep, iov, s->desc, (size_t)s->segments, a, FAB_TAG_DATA, 0,
-                                 &s->fctx[j]), "fi_trecvv");
+    struct iovec *iov = s->iov + (size_t)j * (size_t)segments;
+    char *at = scatter_block(p, i);
+    for (int64_t x = 0; x < segments; x++)
+        iov[x] = (struct iovec){at + 2 * x * seg, (size_t)seg};
+    struct fid_ep *ep = fab_ep(f->n, p->peer);
+    fi_addr_t a = fab_addr(f->n, p->peer);
+    if (f->d->tagged)
+        FAB_POST(f->n, fi_trecvv(ep, iov, s->desc, (size_t)segments, a, FAB_TAG_DATA, 0,
+                                 &f->fctx[j]), "fi_trecvv");
     else
-        FAB_POST(s->n, fi_recvv(ep, iov, s->desc, (size_t)s->segments, a, &s->fctx[j]),
-                 "fi_recvv");
-    s->n->rx_posted++;
+        FAB_POST(f->n, fi_recvv(ep, iov, s->desc, (size_t)segments, a, &f->fctx[j]), "fi_recvv");
+    f->n->rx_posted++;
 }
 
-/* fabric.stream's window and ack; the program's unpack is inside the time. */
+static inline void scatter_wait_recvs(pair_state *p, int64_t d, int n)
+{
+    fab_wait_recvs(p, d, n);
+    scatter_unpack(p, &((scatter_state *)p)->sc, d, n);
+}
+
+/* fabric.stream's transport (never fi_inject: inject stays 0) with the
+ * scattering receive. */
+static const pair_ops fab_scatter_ops = {
+    .post_send = fab_post_send, .post_recv = scatter_post_recv, .wait_sends = fab_wait_sends,
+    .wait_recvs = scatter_wait_recvs, .ack_ready = fab_ack_ready, .ack_recv = fab_ack_recv,
+    .ack_send = fab_ack_send,
+};
+
 static double scatter_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
-    scatter_state *s = state;
-    const int w = s->window;
     (void)ctx;
-    double t0 = fl_now();
-    for (int64_t d = 0; d < iters && s->role != IDLE; d += w) {
-        const int k = iters - d < w ? (int)(iters - d) : w;
-        if (s->role == SENDER) {
-            fab_ctrl_post(s->d, s->n, s->peer, &s->fctx[w]);
-            for (int j = 0; j < k; j++)
-                fab_send(s->d, s->n, s->peer, fl_slot(s->sbuf, (int64_t)s->count, s->slots, d + j),
-                         s->count, s->smr.desc, FAB_TAG_DATA, &s->fctx[j]);
-            fab_wait_tx(s->n, 0);
-            fab_wait_rx(s->n, 0);
-            continue;
-        }
-        for (int j = 0; j < k; j++)
-            scatter_post(s, d, j);
-        fab_wait_rx(s->n, 0);
-        for (int j = 0; s->copy && j < k; j++)
-            unpack(region_slot(s, d + j), fl_slot(s->stage, (int64_t)s->count, s->slots, d + j),
-                   s->segments, s->seg);
-        fab_ctrl_send(s->d, s->n, s->peer, &s->fctx[w + 1]);
-        fab_wait_tx(s->n, 0);
-    }
-    return fl_now() - t0;
+    return pair_stream(state, &fab_scatter_ops, iters);
 }
 
-/* One window, every message with the same per-segment patterns; the
- * receiver checks every slot the window used, segments and gaps. */
 static int64_t scatter_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 {
     scatter_state *s = state;
-    const uint64_t seed = (uint64_t)s->seg * 0x100000001b3ULL + (uint64_t)s->segments;
-    const int64_t used = s->window < s->slots ? s->window : s->slots;
-    int64_t bad = 0;
-    if (s->role == SENDER)
-        for (int64_t i = 0; i < used; i++)
-            fill_segments(fl_slot(s->sbuf, (int64_t)s->count, s->slots, i), s->segments, s->seg,
-                          seed);
-    else if (s->role == RECEIVER)
-        memset(s->rbuf, 0, 2 * s->count * (size_t)s->slots);
-    scatter_measure(ctx, s, s->window);
-    if (s->role == RECEIVER) {
-        for (int64_t i = 0; i < used; i++)
-            bad += check_scattered(region_slot(s, i), s->segments, s->seg, seed);
-        *checked += used * (int64_t)s->count;
-    }
-    return bad;
+    return verify_scatter(ctx, state, scatter_measure, &s->sc, checked);
 }
 
 const fl_kernel fl_fabric_via_kernels[] = {

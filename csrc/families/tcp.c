@@ -1,13 +1,13 @@
 /* tcp: TCP sockets between ranks 0 and 1 (seed 000 level 3, "LAN
  * emulation"): the path unmodified software takes.
  *
- * One connection per run, bootstrapped over MPI (sock.c). tcp.rr_poll,
+ * One connection per run, bootstrapped over MPI (tcp_plumbing.c). tcp.rr_poll,
  * tcp.rr_block and tcp.rr_epoll compare how a receive completes: by busy
  * polling, by blocking in recv, or by blocking in epoll_wait and then
  * reading, the way event-driven servers wait (seed 002: VI polling vs
  * interrupt-driven completion, 15 vs 85 us round trip). tcp.stream is
  * one-way throughput with delivery confirmed by a 1-byte ack. */
-#include "sock.h"
+#include "tcp.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -2,7 +2,8 @@
  * finding the connections that hold data by epoll (the completion-queue
  * analogue) or by visiting every non-blocking socket in turn (round-robin
  * checking): seed 002 Table 2, as via.c tells. Connections come from
- * sock.c, one set per point. */
+ * tcp_plumbing.c, one set per point. */
+#include "tcp.h"
 #include "via.h"
 
 #include <errno.h>

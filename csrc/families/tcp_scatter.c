@@ -1,8 +1,9 @@
 /* tcp.scatter: messages of `segments` segments of SIZE bytes, placed
  * every other block of the receiver's region by the transport (recvmsg
  * with an iovec) or by the program (a contiguous receive, then memcpy):
- * seed 002 Fig. 4 and 5, as via.c tells. Connections come from sock.c, one
- * per point. */
+ * seed 002 Fig. 4 and 5, as via.c tells. Connections come from
+ * tcp_plumbing.c, one per point. */
+#include "tcp.h"
 #include "via.h"
 
 #include <limits.h>

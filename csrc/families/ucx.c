@@ -1,72 +1,47 @@
 /* Family "ucx": UCX's UCP API below MPI (ucx.h). Tagged send and receive
  * between ranks 0 (sender, timed) and 1 as message.c does it through MPI,
- * the bibw pattern of message_patterns.c, put and get windows completed by
- * an endpoint flush as deposit.c's flush mode, and memory mapping on rank 0.
+ * the bibw pattern of message_patterns.c (the pair loops of pair.h over the
+ * UCP transport below), put and get windows completed by an endpoint flush
+ * as deposit.c's flush mode, and memory mapping on rank 0.
  *
- * Cache state, as in message.c and deposit.c: send and receive regions of
- * `buffers` slots of `size` bytes per side, both mapped with the context
- * (and handed to every op as its memory handle), op i on slot i % buffers,
- * i counted over the whole point; receives (and puts) of one window share
- * slots when buffers < window, and a verified window carries one pattern.
+ * Cache state, as pair.h tells: send and receive regions of `buffers`
+ * slots of `size` bytes per side, both mapped with the context (and handed
+ * to every op as its memory handle), op i on slot (next + i) % buffers;
+ * receives (and puts) of one window share slots when buffers < window, and
+ * a verified window carries one pattern per flow.
  *
  * Put and get need no help from the target on transports that reach its
  * memory directly (cma, knem, RDMA), but UCP emulates them with active
  * messages elsewhere (tcp), and those the target must progress. So the
  * target's measure polls its worker until the origin's zero-byte "done"
- * tag, sent after the flush that ends the origin's measure call; the
- * target is not timed. */
+ * tag, which the origin sends after the flush of its last window, inside
+ * its time; the target is not timed. */
 #include "ucx.h"
+#include "pair.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-enum { IDLE, SENDER, RECEIVER, BOTH };
 enum { TAG_DATA = 1, TAG_ACK, TAG_DONE };
 #define TAG_ALL ((ucp_tag_t)-1)
 
 typedef struct {
+    pair_state p;
     ucx_run *run;
     ucp_worker_h worker;
     ucp_ep_h ep;
-    int role, peer, rank, window;
-    size_t count;
-    int64_t buffers, next;   /* op i uses slot (next + i) % buffers */
-    ucx_region sreg, rreg;   /* send and receive regions; rma: origin's and target's */
+    ucx_region sreg, rreg;   /* the pair's regions; rma: origin's and target's */
     ucp_request_param_t sp, rp, plain; /* with the send / receive memh; none */
-    void **req;
+    void **req;              /* 2 x window: an exchange's receives and sends */
     uint64_t raddr;          /* rma origin: the target's region */
     ucp_rkey_h rkey;
     char ack_in, ack_out;
-    uint64_t seed;
 } ucx_state;
 
 /* A tag names what it carries and the rank that sends it, so flows never mix. */
 static inline ucp_tag_t tag(int what, int from)
 {
     return (ucp_tag_t)what << 32 | (ucp_tag_t)(unsigned)from;
-}
-
-static inline char *sslot(const ucx_state *s, int64_t i)
-{
-    return fl_slot(s->sreg.base, (int64_t)s->count, s->buffers, s->next + i);
-}
-
-static inline char *rslot(const ucx_state *s, int64_t i)
-{
-    return fl_slot(s->rreg.base, (int64_t)s->count, s->buffers, s->next + i);
-}
-
-static inline int window_len(int64_t iters, int64_t done, int w)
-{
-    return iters - done < w ? (int)(iters - done) : w;
-}
-
-static inline double finish(ucx_state *s, int64_t iters, double t0)
-{
-    double t = fl_now() - t0;
-    s->next += iters;
-    return t;
 }
 
 /* ---- init, setup, teardown ---- */
@@ -87,41 +62,52 @@ static void ucx_fini(const fl_ctx *ctx, void *bench_state)
     ucx_stop(ctx, bench_state);
 }
 
-/* The state of a point for `role` with `peer`, regions of `buffers` slots
- * mapped on the active ranks; FL_SKIP without a context, FL_ERROR when the
- * endpoint or the footprint cannot be had. */
-static int ucx_begin(const fl_ctx *ctx, void *bs, const fl_point *pt, int role, int peer,
-                     int window, void **state, fl_shape *shape)
+/* FL_SKIP with the reason when the run has no context. */
+static int ucx_skip(const ucx_run *r, fl_shape *shape)
 {
-    ucx_run *r = bs;
-    if (!r->context) {
-        snprintf(shape->note, FL_NOTE_LEN, "%s", r->failed);
-        return FL_SKIP;
-    }
-    if (pt->buffers < 1 || (pt->size > 0 && pt->buffers > (INT64_MAX / 2) / pt->size)) {
-        snprintf(shape->note, FL_NOTE_LEN, "buffers must be >= 1 and fit in memory, got %lld",
-                 (long long)pt->buffers);
-        return FL_ERROR;
-    }
+    if (r->context)
+        return FL_OK;
+    snprintf(shape->note, FL_NOTE_LEN, "%s", r->failed);
+    return FL_SKIP;
+}
+
+static ucx_state *ucx_new(ucx_run *r)
+{
     ucx_state *s = calloc(1, sizeof *s);
     if (!s)
         fl_die("ucx: out of memory");
-    *state = s;
     s->run = r;
     s->worker = r->worker;
-    s->role = role;
-    s->peer = peer;
-    s->rank = ctx->rank;
-    s->window = window;
-    s->count = (size_t)pt->size;
-    s->buffers = pt->buffers;
-    s->seed = (uint64_t)pt->size * 0x100000001b3ULL + 29;
-    if (role == IDLE)
+    return s;
+}
+
+/* The state of a point, the pair's role and peer by rank (or, `layout`,
+ * from the point's layout), regions of `buffers` slots mapped on the
+ * active ranks; FL_SKIP without a context, FL_ERROR when the endpoint or
+ * the footprint cannot be had. */
+static int ucx_begin(const fl_ctx *ctx, void *bs, const fl_point *pt, int window, int layout,
+                     void **state, fl_shape *shape)
+{
+    int st = ucx_skip(bs, shape);
+    if (st == FL_OK)
+        st = pair_check_buffers(pt, pt->size, 2, shape);
+    if (st != FL_OK)
+        return st;
+    ucx_state *s = ucx_new(bs);
+    pair_state *p = &s->p;
+    *state = s;
+    if (layout)
+        pair_init_layout(p, ctx, pt, window);
+    else
+        pair_init(p, ctx, pt, window);
+    if (p->role == FL_IDLE)
         return FL_OK;
-    if (!(s->ep = ucx_ep(r, peer, shape->note)))
+    if (!(s->ep = ucx_ep(s->run, p->peer, shape->note)))
         return FL_ERROR;
-    ucx_map(r, s->count * (size_t)s->buffers, &s->sreg);
-    ucx_map(r, s->count * (size_t)s->buffers, &s->rreg);
+    ucx_map(s->run, p->count * (size_t)p->buffers, &s->sreg);
+    ucx_map(s->run, p->count * (size_t)p->buffers, &s->rreg);
+    p->sbuf = s->sreg.base;
+    p->rbuf = s->rreg.base;
     s->sp = (ucp_request_param_t){.op_attr_mask = UCP_OP_ATTR_FIELD_MEMH, .memh = s->sreg.memh};
     s->rp = (ucp_request_param_t){.op_attr_mask = UCP_OP_ATTR_FIELD_MEMH, .memh = s->rreg.memh};
     s->req = calloc(2 * (size_t)window, sizeof *s->req);
@@ -135,7 +121,7 @@ static int ucx_begin(const fl_ctx *ctx, void *bs, const fl_point *pt, int role, 
 static void pair_info(const ucx_state *s, int windowed, const fl_point *pt, fl_shape *shape)
 {
     char extra[96];
-    int n = windowed ? snprintf(extra, sizeof extra, ",\"window\":%d", s->window) : 0;
+    int n = windowed ? snprintf(extra, sizeof extra, ",\"window\":%d", s->p.window) : 0;
     snprintf(extra + n, sizeof extra - (size_t)n, ",\"buffers\":%lld", (long long)pt->buffers);
     ucx_info(s->run, s->ep, extra, shape->info);
 }
@@ -144,8 +130,7 @@ static void pair_info(const ucx_state *s, int windowed, const fl_point *pt, fl_s
 static int pair_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
                       fl_shape *shape, int window, int legs)
 {
-    int role = ctx->rank == 0 ? SENDER : ctx->rank == 1 ? RECEIVER : IDLE;
-    int st = ucx_begin(ctx, bs, pt, role, fl_peer(ctx), window, state, shape);
+    int st = ucx_begin(ctx, bs, pt, window, 0, state, shape);
     if (st != FL_OK)
         return st;
     shape->bytes_per_op = legs * pt->size;
@@ -174,10 +159,10 @@ static int rma_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **sta
 {
     int st = window_setup(ctx, bs, pt, state, shape);
     ucx_state *s = *state;
-    if (st != FL_OK || s->role == IDLE)
+    if (st != FL_OK || s->p.role == FL_IDLE)
         return st;
-    ucx_swap_key(s->run, ctx->comm, s->role == SENDER, s->peer, s->ep, &s->rreg, &s->raddr,
-                 &s->rkey);
+    ucx_swap_key(s->run, ctx->comm, s->p.role == FL_SENDER, s->p.peer, s->ep, &s->rreg,
+                 &s->raddr, &s->rkey);
     return FL_OK;
 }
 
@@ -198,7 +183,7 @@ static int exchange_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void 
         return FL_ERROR;
     }
     int both = l->role[ctx->rank] == FL_BOTH, w = (int)fl_param_int(ctx->opts, "window");
-    int st = ucx_begin(ctx, bs, pt, both ? BOTH : IDLE, l->peer[ctx->rank], w, state, shape);
+    int st = ucx_begin(ctx, bs, pt, w, 1, state, shape);
     if (st != FL_OK)
         return st;
     shape->batch_multiple = w;
@@ -223,143 +208,127 @@ static void ucx_teardown(const fl_ctx *ctx, void *state)
     free(s);
 }
 
-/* ---- tagged messages ---- */
+/* ---- the UCP transport of the pair loops: tagged messages ---- */
+
+static inline ucx_state *ucx_of(pair_state *p)
+{
+    return (ucx_state *)p;
+}
 
 static inline void *tsend(ucx_state *s, const void *buf, size_t n, int what,
-                         const ucp_request_param_t *p)
+                         const ucp_request_param_t *prm)
 {
-    return ucx_check(ucp_tag_send_nbx(s->ep, buf, n, tag(what, s->rank), p), "ucp_tag_send_nbx");
+    return ucx_check(ucp_tag_send_nbx(s->ep, buf, n, tag(what, s->p.rank), prm),
+                     "ucp_tag_send_nbx");
 }
 
 static inline void *trecv(ucx_state *s, void *buf, size_t n, int what,
-                         const ucp_request_param_t *p)
+                         const ucp_request_param_t *prm)
 {
-    return ucx_check(ucp_tag_recv_nbx(s->worker, buf, n, tag(what, s->peer), TAG_ALL, p),
+    return ucx_check(ucp_tag_recv_nbx(s->worker, buf, n, tag(what, s->p.peer), TAG_ALL, prm),
                      "ucp_tag_recv_nbx");
 }
 
+static inline void ucx_post_send(pair_state *p, int64_t i, int j)
+{
+    ucx_state *s = ucx_of(p);
+    s->req[j] = tsend(s, pair_sslot(p, i), p->count, TAG_DATA, &s->sp);
+}
+
+static inline void ucx_post_recv(pair_state *p, int64_t i, int j)
+{
+    ucx_state *s = ucx_of(p);
+    s->req[j] = trecv(s, pair_rslot(p, i), p->count, TAG_DATA, &s->rp);
+}
+
+static inline void ucx_wait_sends(pair_state *p, int64_t d, int n)
+{
+    (void)d;
+    ucx_wait_all(ucx_of(p)->worker, ucx_of(p)->req, n, "send");
+}
+
+static inline void ucx_wait_recvs(pair_state *p, int64_t d, int n)
+{
+    (void)d;
+    ucx_wait_all(ucx_of(p)->worker, ucx_of(p)->req, n, "receive");
+}
+
+static inline void ucx_wait_exchange(pair_state *p, int64_t d, int n)
+{
+    (void)d;
+    ucx_wait_all(ucx_of(p)->worker, ucx_of(p)->req, 2 * n, "exchange");
+}
+
+static inline void ucx_send_done(pair_state *p, int64_t i)
+{
+    ucx_state *s = ucx_of(p);
+    ucx_wait(s->worker, tsend(s, pair_sslot(p, i), p->count, TAG_DATA, &s->sp), "send");
+}
+
+static inline void ucx_recv_done(pair_state *p, int64_t i)
+{
+    ucx_state *s = ucx_of(p);
+    ucx_wait(s->worker, trecv(s, pair_rslot(p, i), p->count, TAG_DATA, &s->rp), "receive");
+}
+
+static inline void ucx_ack_recv(pair_state *p)
+{
+    ucx_state *s = ucx_of(p);
+    ucx_wait(s->worker, trecv(s, &s->ack_in, 0, TAG_ACK, &s->plain), "ack");
+}
+
+static inline void ucx_ack_send(pair_state *p)
+{
+    ucx_state *s = ucx_of(p);
+    ucx_wait(s->worker, tsend(s, &s->ack_out, 0, TAG_ACK, &s->plain), "ack");
+}
+
+static inline void ucx_ack_swap(pair_state *p)
+{
+    ucx_state *s = ucx_of(p);
+    s->req[0] = trecv(s, &s->ack_in, 0, TAG_ACK, &s->plain);
+    s->req[1] = tsend(s, &s->ack_out, 0, TAG_ACK, &s->plain);
+    ucx_wait_all(s->worker, s->req, 2, "ack");
+}
+
+static const pair_ops ucx_ops = {
+    .post_send = ucx_post_send, .post_recv = ucx_post_recv, .wait_sends = ucx_wait_sends,
+    .wait_recvs = ucx_wait_recvs, .wait_all = ucx_wait_exchange, .send = ucx_send_done,
+    .recv = ucx_recv_done, .ack_recv = ucx_ack_recv, .ack_send = ucx_ack_send,
+    .ack_swap = ucx_ack_swap,
+};
+
 static double pingpong_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
-    ucx_state *s = state;
-    ucp_worker_h w = s->worker;
-    const size_t c = s->count;
     (void)ctx;
-    double t0 = fl_now();
-    if (s->role == SENDER)
-        for (int64_t i = 0; i < iters; i++) {
-            ucx_wait(w, tsend(s, sslot(s, i), c, TAG_DATA, &s->sp), "send");
-            ucx_wait(w, trecv(s, rslot(s, i), c, TAG_DATA, &s->rp), "receive");
-        }
-    else if (s->role == RECEIVER)
-        for (int64_t i = 0; i < iters; i++) {
-            ucx_wait(w, trecv(s, rslot(s, i), c, TAG_DATA, &s->rp), "receive");
-            ucx_wait(w, tsend(s, sslot(s, i), c, TAG_DATA, &s->sp), "send");
-        }
-    return finish(s, iters, t0);
+    return pair_round_trip(state, &ucx_ops, iters);
 }
 
-/* A window of sends against pre-posted receives, one zero-byte ack back. */
 static double stream_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
-    ucx_state *s = state;
-    ucp_worker_h w = s->worker;
-    const size_t c = s->count;
     (void)ctx;
-    double t0 = fl_now();
-    if (s->role == SENDER)
-        for (int64_t d = 0; d < iters; d += s->window) {
-            const int n = window_len(iters, d, s->window);
-            for (int j = 0; j < n; j++)
-                s->req[j] = tsend(s, sslot(s, d + j), c, TAG_DATA, &s->sp);
-            ucx_wait_all(w, s->req, n, "send");
-            ucx_wait(w, trecv(s, &s->ack_in, 0, TAG_ACK, &s->plain), "ack");
-        }
-    else if (s->role == RECEIVER)
-        for (int64_t d = 0; d < iters; d += s->window) {
-            const int n = window_len(iters, d, s->window);
-            for (int j = 0; j < n; j++)
-                s->req[j] = trecv(s, rslot(s, d + j), c, TAG_DATA, &s->rp);
-            ucx_wait_all(w, s->req, n, "receive");
-            ucx_wait(w, tsend(s, &s->ack_out, 0, TAG_ACK, &s->plain), "ack");
-        }
-    return finish(s, iters, t0);
+    return pair_stream(state, &ucx_ops, iters);
 }
 
-/* bibw: W receives, W sends, one wait for all 2W, then an ack each way. */
 static double exchange_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
-    ucx_state *s = state;
-    ucp_worker_h w = s->worker;
-    const size_t c = s->count;
     (void)ctx;
-    if (s->role != BOTH)
-        return 0.0;
-    double t0 = fl_now();
-    for (int64_t d = 0; d < iters; d += s->window) {
-        const int n = window_len(iters, d, s->window);
-        for (int j = 0; j < n; j++)
-            s->req[j] = trecv(s, rslot(s, d + j), c, TAG_DATA, &s->rp);
-        for (int j = 0; j < n; j++)
-            s->req[n + j] = tsend(s, sslot(s, d + j), c, TAG_DATA, &s->sp);
-        ucx_wait_all(w, s->req, 2 * n, "exchange");
-        s->req[0] = trecv(s, &s->ack_in, 0, TAG_ACK, &s->plain);
-        s->req[1] = tsend(s, &s->ack_out, 0, TAG_ACK, &s->plain);
-        ucx_wait_all(w, s->req, 2, "ack");
-    }
-    return finish(s, iters, t0);
+    return pair_exchange(state, &ucx_ops, iters);
 }
 
-/* One round trip (slot 0) with patterned data both ways; each side checks. */
 static int64_t pingpong_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 {
-    ucx_state *s = state;
-    if (s->role == IDLE)
-        return 0;
-    s->next = 0;
-    int64_t bad = fl_verify_round_trip(ctx, state, pingpong_measure, sslot(s, 0), rslot(s, 0),
-                                       (size_t)s->count, s->peer, s->seed, checked);
-    s->next = 0; /* back to the slots the round trip used */
-    s->seed += 4;
-    return bad;
-}
-
-/* One full window of one pattern per flow: senders fill every slot the
- * window uses, receivers zero them and check each distinct slot once. */
-static int64_t window_verify(const fl_ctx *ctx, ucx_state *s, int64_t *checked,
-                             double (*measure)(const fl_ctx *, void *, int64_t))
-{
-    const int64_t slots = s->window < s->buffers ? s->window : s->buffers;
-    const uint64_t mine = s->seed + (uint64_t)s->rank, theirs = s->seed + (uint64_t)s->peer;
-    const int sends = s->role == SENDER || s->role == BOTH;
-    const int recvs = s->role == RECEIVER || s->role == BOTH;
-    int64_t bad = 0;
-    s->next = 0;
-    for (int64_t k = 0; k < slots; k++) {
-        if (sends)
-            fl_fill(sslot(s, k), s->count, mine);
-        if (recvs)
-            memset(rslot(s, k), 0, s->count);
-    }
-    measure(ctx, s, s->window);
-    s->next = 0;
-    for (int64_t k = 0; recvs && k < slots; k++) {
-        bad += fl_check(rslot(s, k), s->count, theirs);
-        *checked += (int64_t)s->count;
-    }
-    s->seed += 2 * (uint64_t)ctx->nranks;
-    return bad;
+    return pair_verify_round_trip(ctx, state, pingpong_measure, checked);
 }
 
 static int64_t stream_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 {
-    ucx_state *s = state;
-    return s->role == IDLE ? 0 : window_verify(ctx, s, checked, stream_measure);
+    return pair_verify_window(ctx, state, stream_measure, checked);
 }
 
 static int64_t exchange_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 {
-    ucx_state *s = state;
-    return s->role == IDLE ? 0 : window_verify(ctx, s, checked, exchange_measure);
+    return pair_verify_window(ctx, state, exchange_measure, checked);
 }
 
 /* ---- put and get ---- */
@@ -368,9 +337,9 @@ typedef ucs_status_ptr_t (*rma_op)(ucp_ep_h, void *, size_t, uint64_t, ucp_rkey_
                                    const ucp_request_param_t *);
 
 static ucs_status_ptr_t put_op(ucp_ep_h ep, void *buf, size_t n, uint64_t raddr, ucp_rkey_h rkey,
-                               const ucp_request_param_t *p)
+                               const ucp_request_param_t *prm)
 {
-    return ucp_put_nbx(ep, buf, n, raddr, rkey, p);
+    return ucp_put_nbx(ep, buf, n, raddr, rkey, prm);
 }
 
 /* The origin's windows: each op on the next slot of both regions, its
@@ -378,26 +347,26 @@ static ucs_status_ptr_t put_op(ucp_ep_h ep, void *buf, size_t n, uint64_t raddr,
  * then "done" to the target. The target polls until "done". */
 static inline double rma_time(ucx_state *s, int64_t iters, rma_op op)
 {
-    ucp_worker_h w = s->worker;
-    const size_t c = s->count;
+    pair_state *p = &s->p;
+    const size_t c = p->count;
     double t0 = fl_now();
-    if (s->role == SENDER) {
-        for (int64_t d = 0; d < iters; d += s->window) {
-            const int n = window_len(iters, d, s->window);
+    if (p->role == FL_SENDER) {
+        for (int64_t d = 0; d < iters; d += p->window) {
+            const int n = pair_window_len(iters, d, p->window);
             for (int j = 0; j < n; j++) {
-                size_t at = (size_t)((s->next + d + j) % s->buffers) * c;
-                void *req = ucx_check(op(s->ep, s->sreg.base + at, c, s->raddr + at, s->rkey,
-                                         &s->sp), "rma");
+                size_t at = (size_t)((p->next + d + j) % p->buffers) * c;
+                void *req = ucx_check(op(s->ep, p->sbuf + at, c, s->raddr + at, s->rkey, &s->sp),
+                                      "rma");
                 if (req)
                     ucp_request_free(req);
             }
-            ucx_wait(w, ucp_ep_flush_nbx(s->ep, &s->plain), "ucp_ep_flush_nbx");
+            ucx_wait(s->worker, ucp_ep_flush_nbx(s->ep, &s->plain), "ucp_ep_flush_nbx");
         }
-        ucx_wait(w, tsend(s, &s->ack_out, 0, TAG_DONE, &s->plain), "done");
-    } else if (s->role == RECEIVER) {
-        ucx_wait(w, trecv(s, &s->ack_in, 0, TAG_DONE, &s->plain), "done");
+        ucx_wait(s->worker, tsend(s, &s->ack_out, 0, TAG_DONE, &s->plain), "done");
+    } else if (p->role == FL_RECEIVER) {
+        ucx_wait(s->worker, trecv(s, &s->ack_in, 0, TAG_DONE, &s->plain), "done");
     }
-    return finish(s, iters, t0);
+    return pair_finish(p, iters, t0);
 }
 
 static double put_measure(const fl_ctx *ctx, void *state, int64_t iters)
@@ -412,45 +381,15 @@ static double get_measure(const fl_ctx *ctx, void *state, int64_t iters)
     return rma_time(state, iters, ucp_get_nbx);
 }
 
-/* One whole window from slot 0: the pattern at the source (the target's
- * region for a get), zeros at the destination; the destination checks each
- * distinct slot once. The barrier orders the stores before the window. */
-static int64_t rma_verify(const fl_ctx *ctx, ucx_state *s, int64_t *checked, int get)
-{
-    if (s->role == IDLE) {
-        MPI_Barrier(ctx->comm);
-        return 0;
-    }
-    const int64_t slots = s->window < s->buffers ? s->window : s->buffers;
-    const int source = get ? RECEIVER : SENDER;
-    char *mine = s->role == SENDER ? s->sreg.base : s->rreg.base;
-    for (int64_t k = 0; k < slots; k++) {
-        if (s->role == source)
-            fl_fill(mine + (size_t)k * s->count, s->count, s->seed);
-        else
-            memset(mine + (size_t)k * s->count, 0, s->count);
-    }
-    MPI_Barrier(ctx->comm);
-    s->next = 0;
-    rma_time(s, s->window, get ? ucp_get_nbx : put_op);
-    s->next = 0;
-    int64_t bad = 0;
-    for (int64_t k = 0; s->role != source && k < slots; k++) {
-        bad += fl_check(mine + (size_t)k * s->count, s->count, s->seed);
-        *checked += (int64_t)s->count;
-    }
-    s->seed++;
-    return bad;
-}
-
+/* One whole window from slot 0 (pair_verify_rma). */
 static int64_t put_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 {
-    return rma_verify(ctx, state, checked, 0);
+    return pair_verify_rma(ctx, state, put_measure, 0, checked);
 }
 
 static int64_t get_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 {
-    return rma_verify(ctx, state, checked, 1);
+    return pair_verify_rma(ctx, state, get_measure, 1, checked);
 }
 
 /* ---- mr_reg: rank 0 maps and unmaps one SIZE-byte buffer per op ---- */
@@ -458,24 +397,20 @@ static int64_t get_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 static int mr_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state,
                     fl_shape *shape)
 {
-    ucx_run *r = bs;
-    if (!r->context) {
-        snprintf(shape->note, FL_NOTE_LEN, "%s", r->failed);
-        return FL_SKIP;
-    }
-    ucx_state *s = calloc(1, sizeof *s);
-    if (!s)
-        fl_die("ucx: out of memory");
+    int st = ucx_skip(bs, shape);
+    if (st != FL_OK)
+        return st;
+    ucx_state *s = ucx_new(bs);
+    pair_state *p = &s->p;
     *state = s;
-    s->run = r;
-    s->role = ctx->rank == 0 ? SENDER : IDLE;
-    s->count = (size_t)pt->size;
-    s->seed = (uint64_t)pt->size * 0x100000001b3ULL + 31;
-    if (s->role == SENDER)
-        s->sreg.base = fl_alloc(s->count); /* mapped per op, not here */
-    shape->timed = s->role == SENDER;
+    p->role = ctx->rank == 0 ? FL_SENDER : FL_IDLE;
+    p->count = (size_t)pt->size;
+    p->seed = (uint64_t)pt->size * 0x100000001b3ULL + 31;
+    if (p->role == FL_SENDER)
+        p->sbuf = fl_alloc(p->count); /* mapped per op, not here */
+    shape->timed = p->role == FL_SENDER;
     shape->buffers = 1;
-    ucx_info(r, NULL, ",\"rcache\":\"off\",\"buffers\":1", shape->info);
+    ucx_info(s->run, NULL, ",\"rcache\":\"off\",\"buffers\":1", shape->info);
     return FL_OK;
 }
 
@@ -483,16 +418,16 @@ static double mr_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
     ucx_state *s = state;
     ucp_context_h c = s->run->context;
-    ucp_mem_map_params_t p = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
-                                            UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-                              .address = s->sreg.base, .length = s->count};
+    ucp_mem_map_params_t prm = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+                                              UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+                                .address = s->p.sbuf, .length = s->p.count};
     ucp_mem_h memh;
     (void)ctx;
-    if (s->role != SENDER)
+    if (s->p.role != FL_SENDER)
         return 0.0;
     double t0 = fl_now();
     for (int64_t i = 0; i < iters; i++) {
-        ucs_status_t st = ucp_mem_map(c, &p, &memh);
+        ucs_status_t st = ucp_mem_map(c, &prm, &memh);
         if (st != UCS_OK)
             ucx_fail("ucp_mem_map", st);
         if ((st = ucp_mem_unmap(c, memh)) != UCS_OK)
@@ -504,20 +439,20 @@ static double mr_measure(const fl_ctx *ctx, void *state, int64_t iters)
 /* Registration must leave the data as it was: a patterned buffer through one op. */
 static int64_t mr_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 {
-    ucx_state *s = state;
-    if (s->role != SENDER)
+    pair_state *p = state;
+    if (p->role != FL_SENDER)
         return 0;
-    fl_fill(s->sreg.base, s->count, s->seed);
+    fl_fill(p->sbuf, p->count, p->seed);
     mr_measure(ctx, state, 1);
-    *checked += (int64_t)s->count;
-    return fl_check(s->sreg.base, s->count, s->seed++);
+    *checked += (int64_t)p->count;
+    return fl_check(p->sbuf, p->count, p->seed++);
 }
 
 static void mr_teardown(const fl_ctx *ctx, void *state)
 {
     ucx_state *s = state;
     (void)ctx;
-    fl_free(s->sreg.base);
+    fl_free(s->p.sbuf);
     free(s);
 }
 

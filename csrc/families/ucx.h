@@ -1,7 +1,7 @@
-/* ucx: what the UCP kernels of ucx.c share with ucx_run.c: one UCP context
- * and worker per run, endpoints to peers made from worker addresses that
- * MPI carried once, memory mapped with the context, and completion by
- * polling the worker.
+/* ucx: what the UCP kernels of ucx.c share with the UCX plumbing
+ * (ucx_plumbing.c): one UCP context and worker per run, endpoints to peers
+ * made from worker addresses that MPI carried once, memory mapped with the
+ * context, and completion by polling the worker.
  *
  * MPI only sets things up (addresses in init, remote keys in setup); no MPI
  * call runs inside a measure. The context is our own: libmpi may hold a UCP

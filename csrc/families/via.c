@@ -17,7 +17,8 @@
  *
  * Every measure call ends with an ack from the receiver, so the sender's
  * time covers delivery. The kernels are in message_conns.c, message_scatter.c,
- * tcp_conns.c and tcp_scatter.c; this file holds what they share. */
+ * tcp_conns.c, tcp_scatter.c and fabric_via.c; this file holds what they
+ * share. */
 #include "via.h"
 
 #include <limits.h>
@@ -110,4 +111,48 @@ int scatter_segments(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape,
         return FL_SKIP;
     }
     return FL_OK;
+}
+
+int scatter_message(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape, scatter_msg *m)
+{
+    memset(m, 0, sizeof *m);
+    m->seg = pt->size;
+    m->copy = fl_param_is(ctx->opts, "mode", "copy");
+    return scatter_segments(ctx, pt, shape, &m->segments);
+}
+
+void scatter_pair_init(pair_state *p, const fl_ctx *ctx, const fl_point *pt,
+                       const scatter_msg *m, int window)
+{
+    pair_init(p, ctx, pt, window);
+    p->count = (size_t)(m->segments * m->seg);
+    p->buffers = message_slots(pt->buffers, m->segments);
+}
+
+void scatter_unpack(const pair_state *p, const scatter_msg *m, int64_t d, int n)
+{
+    for (int j = 0; m->copy && j < n; j++)
+        unpack(scatter_block(p, d + j), scatter_stage(p, m, d + j), m->segments, m->seg);
+}
+
+int64_t verify_scatter(const fl_ctx *ctx, pair_state *p, fl_measure_fn measure,
+                       const scatter_msg *m, int64_t *checked)
+{
+    const uint64_t seed = (uint64_t)m->seg * 0x100000001b3ULL + (uint64_t)m->segments;
+    const int64_t used = p->window < p->buffers ? p->window : p->buffers;
+    int64_t bad = 0;
+    p->next = 0;
+    if (p->role == FL_SENDER)
+        for (int64_t i = 0; i < used; i++)
+            fill_segments(pair_sslot(p, i), m->segments, m->seg, seed);
+    else if (p->role == FL_RECEIVER)
+        memset(p->rbuf, 0, 2 * p->count * (size_t)p->buffers);
+    measure(ctx, p, p->window);
+    p->next = 0; /* back to the blocks the window used */
+    if (p->role == FL_RECEIVER) {
+        for (int64_t i = 0; i < used; i++)
+            bad += check_scattered(scatter_block(p, i), m->segments, m->seg, seed);
+        *checked += used * (int64_t)p->count;
+    }
+    return bad;
 }

@@ -1,5 +1,5 @@
-/* ucx: the run around the UCP kernels (ucx.h): context, worker, endpoints,
- * mapped memory, remote keys, the info of a point, and the probe. */
+/* ucx: the UCX plumbing around the UCP kernels (ucx.h): context, worker,
+ * endpoints, mapped memory, remote keys, the info of a point, and the probe. */
 #include "ucx.h"
 
 #include <dlfcn.h>

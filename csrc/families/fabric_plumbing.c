@@ -1,7 +1,9 @@
-/* fabric: the provider, endpoints joined over MPI, registered regions and
- * the failures of the libfabric kernels (fabric.h tells what they share). */
+/* fabric: the libfabric plumbing: the provider, endpoints joined over MPI,
+ * registered regions, control messages and the failures of the libfabric
+ * kernels (fabric.h tells what they share), and the probe. */
 #include "fabric.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,7 +177,14 @@ void fab_dom_close(fab_dom *d)
     memset(d, 0, sizeof *d);
 }
 
-const fab_flag fab_mr_modes[] = {
+/* Names of flag bits, as the probe and the points print them; ended by
+ * name == NULL. */
+typedef struct {
+    uint64_t bit;
+    const char *name;
+} fab_flag;
+
+static const fab_flag fab_mr_modes[] = {
     {FI_MR_LOCAL, "local"}, {FI_MR_RAW, "raw"}, {FI_MR_VIRT_ADDR, "virt_addr"},
     {FI_MR_ALLOCATED, "allocated"}, {FI_MR_PROV_KEY, "prov_key"},
     {FI_MR_MMU_NOTIFY, "mmu_notify"}, {FI_MR_RMA_EVENT, "rma_event"},
@@ -411,6 +420,84 @@ void fab_mr_share(const fl_ctx *ctx, const fab_mr *m, fab_remote *out)
     MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, out, (int)sizeof mine, MPI_BYTE, ctx->comm);
 }
 
+/* ---- the probe: what the library offers, without MPI ---- */
+
+static const fab_flag cap_names[] = {
+    {FI_MSG, "msg"}, {FI_RMA, "rma"}, {FI_TAGGED, "tagged"}, {FI_ATOMIC, "atomic"},
+    {FI_MULTICAST, "multicast"}, {FI_COLLECTIVE, "collective"}, {FI_READ, "read"},
+    {FI_WRITE, "write"}, {FI_RECV, "recv"}, {FI_SEND, "send"}, {FI_REMOTE_READ, "remote_read"},
+    {FI_REMOTE_WRITE, "remote_write"}, {FI_MULTI_RECV, "multi_recv"},
+    {FI_REMOTE_COMM, "remote_comm"}, {FI_FENCE, "fence"}, {FI_LOCAL_COMM, "local_comm"},
+    {FI_RMA_EVENT, "rma_event"}, {FI_SOURCE, "source"}, {FI_NAMED_RX_CTX, "named_rx_ctx"},
+    {FI_DIRECTED_RECV, "directed_recv"}, {FI_HMEM, "hmem"}, {FI_RMA_PMEM, "rma_pmem"},
+    {FI_SOURCE_ERR, "source_err"}, {FI_SHARED_AV, "shared_av"}, {FI_TRIGGER, "trigger"},
+    {FI_VARIABLE_MSG, "variable_msg"}, {0, NULL},
+};
+
+static const char *ep_name(enum fi_ep_type t)
+{
+    return t == FI_EP_MSG ? "msg" : t == FI_EP_RDM ? "rdm" : t == FI_EP_DGRAM ? "dgram"
+           : t == FI_EP_SOCK_STREAM ? "sock_stream" : t == FI_EP_SOCK_DGRAM ? "sock_dgram"
+           : "unspec";
+}
+
+static void probe_provider(const struct fi_info *i)
+{
+    fl_buf b = {0};
+    int first = 1;
+    fl_buf_printf(&b, "{\"type\":\"provider\",\"provider\":");
+    fl_buf_str(&b, i->fabric_attr->prov_name);
+    fl_buf_printf(&b, ",\"fabric\":");
+    fl_buf_str(&b, i->fabric_attr->name);
+    fl_buf_printf(&b, ",\"domain\":");
+    fl_buf_str(&b, i->domain_attr->name);
+    fl_buf_printf(&b, ",\"ep\":\"%s\",\"caps\":[", ep_name(i->ep_attr->type));
+    for (const fab_flag *f = cap_names; f->name; f++)
+        if (i->caps & f->bit) {
+            fl_buf_printf(&b, "%s\"%s\"", first ? "" : ",", f->name);
+            first = 0;
+        }
+    fl_buf_printf(&b, "],\"inject_size\":%zu,\"iov_limit\":%zu,\"tx_iov_limit\":%zu,\"mr_mode\":[",
+                  i->tx_attr->inject_size, i->rx_attr->iov_limit, i->tx_attr->iov_limit);
+    first = 1;
+    for (const fab_flag *f = fab_mr_modes; f->name; f++)
+        if ((uint64_t)i->domain_attr->mr_mode & f->bit) {
+            fl_buf_printf(&b, "%s\"%s\"", first ? "" : ",", f->name);
+            first = 0;
+        }
+    fl_buf_printf(&b, "],\"max_msg_size\":%zu}", i->ep_attr->max_msg_size);
+    printf("%s\n", b.p);
+    fl_buf_free(&b);
+}
+
+int fl_fabric_probe(void)
+{
+    struct fi_info *info = NULL;
+    Dl_info where;
+    fl_buf b = {0};
+    uint32_t v = fi_version();
+    int rc = fi_getinfo(FAB_VERSION, NULL, NULL, 0, NULL, &info);
+    fl_buf_printf(&b, "{\"type\":\"library\",\"name\":\"libfabric\",\"version\":\"%u.%u\",\"path\":",
+                  FI_MAJOR(v), FI_MINOR(v));
+    fl_buf_str(&b, dladdr((void *)(uintptr_t)fi_getinfo, &where) && where.dli_fname
+                       ? where.dli_fname : "");
+    printf("%s}\n", b.p);
+    fl_buf_free(&b);
+    if (rc) {
+        fl_buf_printf(&b, "{\"type\":\"error\",\"message\":");
+        fl_buf_str(&b, fi_strerror(-rc));
+        printf("%s}\n", b.p);
+        fl_buf_free(&b);
+        fflush(stdout);
+        return 3;
+    }
+    for (const struct fi_info *i = info; i; i = i->next)
+        probe_provider(i);
+    fi_freeinfo(info);
+    fflush(stdout);
+    return 0;
+}
+
 /* ---- a benchmark's run ---- */
 
 int fab_run_init(const fl_ctx *ctx, void **bs, int need, int pair)
@@ -451,4 +538,32 @@ int fab_info_begin(const fab_run *r, fl_shape *shape)
 {
     int n = snprintf(shape->info, FL_INFO_LEN, "{");
     return n + fab_dom_info(&r->dom, shape->info + n, FL_INFO_LEN - (size_t)n);
+}
+
+/* ---- the pair of a libfabric point ---- */
+
+void fab_pair_open(fab_pair *f, fab_run *r, int64_t contexts)
+{
+    f->run = r;
+    f->d = &r->dom;
+    f->n = &r->net;
+    f->block = r->dom.block;
+    f->fctx = contexts > 0 ? fl_alloc(sizeof *f->fctx * (size_t)contexts) : NULL;
+}
+
+char *fab_pair_region(fab_pair *f, uint64_t access, fab_mr *mr)
+{
+    const size_t bytes = f->p.count * (size_t)f->p.buffers;
+    char *base = fl_alloc(bytes);
+    fab_mr_reg(f->d, f->n, base, bytes, access, mr);
+    return base;
+}
+
+void fab_pair_close(fab_pair *f)
+{
+    fab_mr_close(&f->smr);
+    fab_mr_close(&f->rmr);
+    fl_free(f->p.sbuf);
+    fl_free(f->p.rbuf);
+    fl_free(f->fctx);
 }
