@@ -77,8 +77,10 @@ typedef struct {
     int64_t stride;  /* in 8-byte words; 1 = contiguous */
     int64_t conns;   /* connections or outstanding receives; 1 without that axis */
     int64_t buffers; /* distinct buffers per side that ops rotate through (>= 1):
-                      * few keep them cache-resident (warm), many exceed twice
-                      * the last-level cache (cold); op i uses buffer i % buffers */
+                      * at least a window's, so every op of a window has its
+                      * own; few keep them cache-resident (warm), many exceed
+                      * twice the last-level cache (cold); op i uses buffer
+                      * i % buffers (Python plans them: measure/buffers.py) */
     const fl_layout *layout; /* pattern benchmarks: this point's roles; else NULL */
 } fl_point;
 
@@ -96,6 +98,9 @@ typedef struct {
     int64_t sent_bytes, recv_bytes, messages;
     int64_t buffers; /* buffers this kernel really rotates through, when it
                       * cannot follow the point's (0: the point's) */
+    int64_t working_set; /* bytes of the largest region one side of this rank's
+                          * ops rotates through, when not buffers x size
+                          * (0: that; -1: none, an app's op) */
     /* App kernels: the parts one op is made of, "pack,exchange,unpack"
      * (NULL: none); the kernel's `phases` reports their times. */
     const char *phase_names;
@@ -223,6 +228,21 @@ const char *fl_hotspot_fault(const fl_layout *l, int nranks);
 double fl_now(void);                           /* monotonic seconds */
 void *fl_alloc(size_t bytes);                  /* page-aligned, zeroed and touched; dies on failure */
 void fl_free(void *p);
+/* What this rank's kernel holds: every fl_alloc (its whole pages; the
+ * regions UCX maps and libfabric registers come from it) and what a library
+ * allocates on the kernel's behalf, which the kernel adds with fl_account
+ * (+bytes when allocated, -bytes when freed: an MPI window).
+ * fl_held_mark starts a high-water mark (the runner: before a point's
+ * setup) and returns the bytes held then; fl_held_peak is the most held
+ * since. */
+void fl_account(int64_t bytes);
+int64_t fl_held_mark(void);
+int64_t fl_held_peak(void);
+/* MPI_Win_allocate (or, `shared`, MPI_Win_allocate_shared) of `bytes`,
+ * counted as held; fl_win_free frees a window and takes its bytes off. */
+void fl_win_allocate(MPI_Aint bytes, int disp_unit, MPI_Info info, MPI_Comm comm, int shared,
+                     void *base, MPI_Win *win);
+void fl_win_free(MPI_Win *win);
 void fl_fill(void *buf, size_t n, uint64_t seed);                 /* deterministic pattern */
 int64_t fl_check(const void *buf, size_t n, uint64_t seed);       /* bytes differing from pattern */
 /* Params: opts.c has checked every value against its rule and filled in the
@@ -247,6 +267,21 @@ typedef double (*fl_measure_fn)(const fl_ctx *ctx, void *state, int64_t iters);
 static inline MPI_Aint fl_win_bytes(MPI_Aint n)
 {
     return n <= 0 ? 4096 : (n + 4095) / 4096 * 4096;
+}
+
+/* Slots per unit of a region whose op takes `units` slot-sized pieces at
+ * once (a hotspot target's messages from `units` senders, an all-to-all
+ * array of `units` blocks, a scatter message of `units` segments): the
+ * point's rotation of `buffers` slots shared among them, ceil(buffers /
+ * units), so the working set stays what the cache state chose instead of
+ * growing with the units, and at least `window`, so that every op of a
+ * window still has a unit of its own (measure/buffers.py states the rule). */
+static inline int64_t fl_unit_slots(int64_t buffers, int64_t units, int64_t window)
+{
+    int64_t k = units > 1 ? (buffers + units - 1) / units : buffers;
+    if (k < window)
+        k = window;
+    return k > 0 ? k : 1;
 }
 
 /* Buffer i of a region of `buffers` slots of `size` bytes (op i % buffers). */

@@ -393,9 +393,41 @@ static void emit_ranks(fl_buf *j, const fl_run_state *r, const fl_point *pt,
     fl_buf_printf(j, "]");
 }
 
+/* Every rank's bytes held by the point's kernel since before its setup
+ * (fl_held_peak) and the working set of its ops, to rank 0 as pairs. */
+static int64_t *gather_held(const fl_run_state *r, const fl_point *pt, const fl_shape *sh,
+                            int64_t base)
+{
+    const fl_ctx *c = &r->ctx;
+    int64_t mine[2] = {fl_held_peak() - base, sh->working_set}, *all = NULL;
+    if (!mine[1])
+        mine[1] = (sh->buffers > 0 ? sh->buffers : pt->buffers) * pt->size;
+    if (c->rank == 0 && !(all = malloc(sizeof *all * 2 * (size_t)c->nranks)))
+        fl_die("out of memory");
+    MPI_Gather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, 0, c->comm);
+    return all;
+}
+
+/* ,"working_set_bytes":W,"rank_alloc_bytes":[...]: the largest working set
+ * of any rank (null for an app's op) and what each rank's kernel held. */
+static void emit_held(fl_buf *j, const int64_t *held, int nranks)
+{
+    int64_t ws = -1;
+    for (int q = 0; q < nranks; q++)
+        ws = held[2 * q + 1] > ws ? held[2 * q + 1] : ws;
+    if (ws >= 0)
+        fl_buf_printf(j, ",\"working_set_bytes\":%lld", (long long)ws);
+    else
+        fl_buf_printf(j, ",\"working_set_bytes\":null");
+    fl_buf_printf(j, ",\"rank_alloc_bytes\":[");
+    for (int q = 0; q < nranks; q++)
+        fl_buf_printf(j, "%s%lld", q ? "," : "", (long long)held[2 * q]);
+    fl_buf_printf(j, "]");
+}
+
 static void emit_point(const fl_run_state *r, const fl_point *pt, fl_shape *sh,
-                       const int64_t *per, int64_t warmup, int64_t batch, int n, int stop,
-                       double elapsed, const int64_t *validation)
+                       const int64_t *per, const int64_t *held, int64_t warmup, int64_t batch,
+                       int n, int stop, double elapsed, const int64_t *validation)
 {
     const fl_facts *f = r->b->facts;
     int64_t bytes = sh->bytes_per_op, messages = 0;
@@ -407,10 +439,10 @@ static void emit_point(const fl_run_state *r, const fl_point *pt, fl_shape *sh,
     fl_buf_printf(&j, "{\"type\":\"point\",\"bench\":");
     fl_buf_str(&j, r->b->name);
     point_where(&j, pt);
-    fl_buf_printf(&j, ",\"buffers\":%lld,\"bytes_per_op\":%lld,\"legs_per_op\":%d,"
-                  "\"concurrent\":%s,\"warmup\":%lld,\"batch\":%lld,\"samples\":",
-                  (long long)(sh->buffers > 0 ? sh->buffers : pt->buffers), (long long)bytes,
-                  sh->legs_per_op,
+    fl_buf_printf(&j, ",\"buffers\":%lld", (long long)(sh->buffers > 0 ? sh->buffers : pt->buffers));
+    emit_held(&j, held, r->ctx.nranks);
+    fl_buf_printf(&j, ",\"bytes_per_op\":%lld,\"legs_per_op\":%d,\"concurrent\":%s,"
+                  "\"warmup\":%lld,\"batch\":%lld,\"samples\":", (long long)bytes, sh->legs_per_op,
                   f->concurrent ? "true" : "false", (long long)warmup, (long long)batch);
     fl_buf_nums(&j, r->samples, n);
     fl_buf_printf(&j, ",\"stop\":\"%s\",\"elapsed_s\":", stop_name[stop]);
@@ -445,6 +477,7 @@ static void run_point(fl_run_state *r, const fl_point *pt)
         emit_where(r, "begin", pt, NULL);
     memset(&sh, 0, sizeof sh);
     sh.legs_per_op = b->facts->legs; /* the facts say it; a kernel may not differ */
+    const int64_t held_before = fl_held_mark();
     int st = agree(r, b->k->setup(c, r->bench_state, pt, &state, &sh), sh.note, "setup", pt);
     if (st == FL_SKIP) {
         if (c->rank == 0)
@@ -472,14 +505,16 @@ static void run_point(fl_run_state *r, const fl_point *pt)
         MPI_Reduce(c->rank ? v : MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_SUM, 0, c->comm);
     }
     int64_t totals[3] = {sh.sent_bytes, sh.recv_bytes, sh.messages}, *per = NULL;
+    int64_t *held = gather_held(r, pt, &sh, held_before);
     if (r->rank_samples) {
         if (c->rank == 0 && !(per = malloc(sizeof *per * 3 * (size_t)c->nranks)))
             fl_die("out of memory");
         MPI_Gather(totals, 3, MPI_INT64_T, per, 3, MPI_INT64_T, 0, c->comm);
     }
     if (c->rank == 0)
-        emit_point(r, pt, &sh, per, warmup, batch, n, stop, elapsed, validated ? v : NULL);
+        emit_point(r, pt, &sh, per, held, warmup, batch, n, stop, elapsed, validated ? v : NULL);
     free(per);
+    free(held);
     r->points++;
     b->k->teardown(c, state);
 }

@@ -16,6 +16,83 @@ double fl_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* ---- what the kernels hold ---- */
+
+/* The live blocks of fl_alloc and their sizes, so that fl_free can take a
+ * block's bytes off the count: a kernel holds a few at a time. */
+typedef struct {
+    void *p;
+    size_t n;
+} held_block;
+
+static struct {
+    held_block *blocks;
+    size_t nblocks, cap;
+    int64_t bytes, peak; /* held now; the most since the mark */
+} held;
+
+void fl_account(int64_t bytes)
+{
+    held.bytes += bytes;
+    if (held.bytes > held.peak)
+        held.peak = held.bytes;
+}
+
+int64_t fl_held_mark(void)
+{
+    held.peak = held.bytes;
+    return held.bytes;
+}
+
+int64_t fl_held_peak(void)
+{
+    return held.peak;
+}
+
+static void held_add(void *p, size_t n)
+{
+    if (held.nblocks == held.cap) {
+        size_t cap = held.cap ? 2 * held.cap : 64;
+        held_block *b = realloc(held.blocks, cap * sizeof *b);
+        if (!b)
+            fl_die("cannot track %zu allocations", cap);
+        held.blocks = b, held.cap = cap;
+    }
+    held.blocks[held.nblocks++] = (held_block){p, n};
+    fl_account((int64_t)n);
+}
+
+static void held_drop(void *p)
+{
+    for (size_t i = held.nblocks; i-- > 0;)
+        if (held.blocks[i].p == p) {
+            fl_account(-(int64_t)held.blocks[i].n);
+            held.blocks[i] = held.blocks[--held.nblocks];
+            return;
+        }
+}
+
+void fl_win_allocate(MPI_Aint bytes, int disp_unit, MPI_Info info, MPI_Comm comm, int shared,
+                     void *base, MPI_Win *win)
+{
+    if (shared)
+        MPI_Win_allocate_shared(bytes, disp_unit, info, comm, base, win);
+    else
+        MPI_Win_allocate(bytes, disp_unit, info, comm, base, win);
+    fl_account((int64_t)bytes);
+}
+
+/* MPI_WIN_SIZE: this rank's window bytes (MPI-3.1 sec. 11.2.6). */
+void fl_win_free(MPI_Win *win)
+{
+    MPI_Aint *size = NULL;
+    int flag = 0;
+    MPI_Win_get_attr(*win, MPI_WIN_SIZE, &size, &flag);
+    if (flag && size)
+        fl_account(-(int64_t)*size);
+    MPI_Win_free(win);
+}
+
 void *fl_alloc(size_t bytes)
 {
     /* Page alignment keeps vector loops and DMA registration on their fast
@@ -25,11 +102,15 @@ void *fl_alloc(size_t bytes)
     if (n < bytes || posix_memalign(&p, 4096, n) != 0)
         fl_die("cannot allocate %zu bytes", bytes);
     memset(p, 0, n);
+    held_add(p, n);
     return p;
 }
 
 void fl_free(void *p)
 {
+    if (!p)
+        return;
+    held_drop(p);
     free(p);
 }
 

@@ -20,6 +20,7 @@ int app_begin(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape, app_common
     const char *bad = l ? app_fault(l, ctx->nranks) : "an app needs a layout (--layouts)";
     memset(a, 0, sizeof *a);
     a->comm = MPI_COMM_NULL;
+    shape->working_set = -1; /* an app's op is the whole problem: no rotation */
     if (bad) {
         snprintf(shape->note, FL_NOTE_LEN, "%s", bad);
         return FL_ERROR;

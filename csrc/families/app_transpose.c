@@ -196,14 +196,14 @@ static void window_setup(tr_state *s, int stores)
 {
     MPI_Aint bytes = fl_win_bytes((MPI_Aint)(s->h * s->m * 8));
     if (!stores) {
-        MPI_Win_allocate(bytes, 8, MPI_INFO_NULL, s->a.comm, &s->B, &s->win);
+        fl_win_allocate(bytes, 8, MPI_INFO_NULL, s->a.comm, 0, &s->B, &s->win);
         s->has_win = 1;
         memset(s->B, 0, (size_t)bytes);
         typed_setup(s, 1);
         s->op = put_op;
         return;
     }
-    MPI_Win_allocate_shared(bytes, 8, MPI_INFO_NULL, s->a.comm, &s->B, &s->win);
+    fl_win_allocate(bytes, 8, MPI_INFO_NULL, s->a.comm, 1, &s->B, &s->win);
     s->has_win = 1;
     memset(s->B, 0, (size_t)bytes);
     s->peer_B = fl_alloc(sizeof *s->peer_B * (size_t)s->a.n);
@@ -348,7 +348,7 @@ static void transpose_teardown(const fl_ctx *ctx, void *state)
     if (s->has_win) {
         if (s->op == stores_op)
             MPI_Win_unlock_all(s->win);
-        MPI_Win_free(&s->win);
+        fl_win_free(&s->win);
         s->B = NULL;
     }
     if (s->stype)

@@ -12,11 +12,14 @@
  *
  * Cache state: both sides hold `buffers` slots of `size` bytes, and op i
  * uses slot i % buffers on both sides (i counted over the point, so a batch
- * shorter than the rotation still walks every slot: cold stays cold). With
- * fewer slots than a window, several ops of one epoch share a slot, as in
- * OSU's osu_put_bw and osu_get_bw, which reuse one buffer for the whole
- * window; the data is then identical, so the overlap leaves every byte
- * defined. */
+ * shorter than the rotation still walks every slot: cold stays cold).
+ * Python plans at least a window of slots (measure/buffers.py), so every op
+ * of an epoch has its own offset, as OSU's osu_put_bw puts op j of a window
+ * from sbuf + j * size to displacement j * size: a window whose puts all
+ * land in one region that the target never reads would find it in the
+ * writer's cache from the second window on. Given fewer slots (--buffers by
+ * hand), ops of one epoch share a slot with identical data, which leaves
+ * every byte defined. */
 #include "deposit.h"
 
 #include <limits.h>
@@ -106,8 +109,10 @@ dep_state *dep_new_state(const fl_ctx *ctx, const dep_run *r, const fl_point *pt
     shape->bytes_per_op = pt->size;
     shape->timed = s->active;
     shape->batch_multiple = s->window; /* samples time whole windows */
-    if (strided)
+    if (strided) {
         shape->buffers = 1; /* one strided layout, whatever the cache state */
+        shape->working_set = extent * 8 > pt->size ? extent * 8 : pt->size;
+    }
     *state = s;
     return s;
 }
@@ -122,7 +127,7 @@ void dep_rma_window(dep_state *s, MPI_Aint bytes)
         MPI_Info_create(&info);
         MPI_Info_set(info, "no_locks", "true");
     }
-    MPI_Win_allocate(wb, 1, info, s->comm, &s->wbase, &s->win);
+    fl_win_allocate(wb, 1, info, s->comm, 0, &s->wbase, &s->win);
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     memset(s->wbase, 0, (size_t)wb);
@@ -181,7 +186,7 @@ void dep_teardown(const fl_ctx *ctx, void *state)
             MPI_Win_unlock_all(s->win);
         else
             MPI_Win_fence(MPI_MODE_NOSUCCEED, s->win);
-        MPI_Win_free(&s->win);
+        fl_win_free(&s->win);
     }
     if (s->vec != MPI_DATATYPE_NULL)
         MPI_Type_free(&s->vec);

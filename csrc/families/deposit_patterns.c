@@ -16,11 +16,10 @@
  * Windows come from MPI_Win_allocate on all ranks, so the library can hand
  * out memory it has registered with the network; idle ranks expose one page.
  *
- * Cache state: every region holds `buffers` slots of `size` bytes and op i
- * of an origin uses slot i % buffers on both sides (i runs on across measure
- * calls). With fewer slots than a window, several ops of one epoch share a
- * slot with identical data, as OSU's osu_put_bw and osu_get_bw reuse one
- * buffer for a whole window. */
+ * Cache state as deposit.c: every region holds `buffers` slots of `size`
+ * bytes, at least a window's, and op i of an origin uses slot i % buffers
+ * on both sides (i runs on across measure calls), so every op of a window
+ * has its own offset. */
 #include "../fl.h"
 
 #include <limits.h>
@@ -130,7 +129,7 @@ static int dp_begin(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape,
 static void dp_window(const fl_ctx *ctx, dp_state *s, MPI_Aint bytes, fl_shape *shape)
 {
     MPI_Aint wb = fl_win_bytes(bytes);
-    MPI_Win_allocate(wb, 1, MPI_INFO_NULL, ctx->comm, &s->wbase, &s->win);
+    fl_win_allocate(wb, 1, MPI_INFO_NULL, ctx->comm, 0, &s->wbase, &s->win);
     memset(s->wbase, 0, (size_t)wb);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, s->win);
     shape->timed = s->active;
@@ -191,6 +190,7 @@ static int hotspot_setup(const fl_ctx *ctx, const fl_point *pt, void **state, fl
         s->serves = get;
         s->collects = !get;
         wb = get ? slots : (MPI_Aint)nsend * slots;
+        shape->working_set = (int64_t)wb;
         shape->recv_bytes = get ? 0 : (int64_t)nsend * s->size; /* every sender's puts land here */
     }
     dp_window(ctx, s, wb, shape);
@@ -343,7 +343,7 @@ static void dp_teardown(const fl_ctx *ctx, void *state)
     if (!s)
         return;
     MPI_Win_unlock_all(s->win);
-    MPI_Win_free(&s->win);
+    fl_win_free(&s->win);
     free(s);
 }
 

@@ -104,7 +104,7 @@ static int shm_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt, v
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    MPI_Win_allocate_shared(wb, 8, info, s->comm, &s->wbase, &s->win);
+    fl_win_allocate(wb, 8, info, s->comm, 1, &s->wbase, &s->win);
     MPI_Info_free(&info);
     if (s->role == ORIGIN) {
         MPI_Aint qsize;

@@ -278,6 +278,7 @@ static int mr_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **stat
     *state = s;
     shape->bytes_per_op = 0;
     shape->timed = ctx->rank == 0;
+    shape->buffers = 1;
     int n = fab_info_begin(r, shape);
     snprintf(shape->info + n, FL_INFO_LEN - (size_t)n, ",\"access\":\"%s\",\"buffers\":1}",
              r->dom.rma ? "send|recv|read|write|remote_read|remote_write" : "send|recv");

@@ -164,6 +164,7 @@ static int hotspot_put_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, vo
         const size_t bytes = region(s) * (size_t)(s->nsrc > 0 ? s->nsrc : 1);
         p->rbuf = fl_alloc(bytes);
         fab_mr_reg(s->f.d, s->f.n, p->rbuf, bytes, FI_REMOTE_WRITE, &s->f.rmr);
+        shape->working_set = (int64_t)bytes;
         shape->recv_bytes = (int64_t)s->nsrc * pt->size;
         shape->timed = 0; /* passive: the data moves without its loop */
     }

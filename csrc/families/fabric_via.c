@@ -287,6 +287,7 @@ static int scatter_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void *
     scatter_regions(s);
     shape->bytes_per_op = (int64_t)p->count;
     shape->buffers = p->buffers;
+    shape->working_set = (int64_t)p->count * p->buffers;
     shape->timed = p->role == FL_SENDER;
     shape->batch_multiple = window;
     int n = fab_info_begin(r, shape);

@@ -361,6 +361,7 @@ static mem_state *new_state(const fl_ctx *ctx, const fl_point *pt, void **state,
             fl_fill((char *)m->src + b * m->pitch, m->bytes, m->seed);
     }
     shape->timed = m->active;
+    shape->working_set = (int64_t)(m->pitch * m->buffers);
     *state = m;
     return m;
 }

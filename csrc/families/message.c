@@ -40,8 +40,11 @@ static int setup_common(const fl_ctx *ctx, const fl_point *pt, void **state,
     if (p->role != FL_IDLE) {
         s->ssend = fl_param_is(ctx->opts, "mode", "ssend");
         s->m.test = fl_param_is(ctx->opts, "completion", "test");
-        p->sbuf = fl_alloc((size_t)(pt->size * pt->buffers));
-        p->rbuf = fl_alloc((size_t)(pt->size * pt->buffers));
+        /* a round trip sends and receives on both ranks; a window one way */
+        if (legs == 2 || p->role == FL_SENDER)
+            p->sbuf = fl_alloc((size_t)(pt->size * pt->buffers));
+        if (legs == 2 || p->role == FL_RECEIVER)
+            p->rbuf = fl_alloc((size_t)(pt->size * pt->buffers));
         s->m.req = fl_alloc(sizeof *s->m.req * (size_t)window);
     }
     *state = s;

@@ -23,14 +23,13 @@
  *
  * Cache state: op i sends from and receives into slot i % buffers of
  * regions of `buffers` slots of `size` bytes, i counted over the whole point
- * (across measure calls), as in message.stream; when buffers < window,
- * receives of one window share slots (OSU does the same), and every message
- * of a verified window carries one
- * pattern per flow. A rank that receives from several peers (hotspot target,
- * alltoall) keeps the footprint the cache state asks for, about
- * buffers x size bytes per side, rather than buffers slots per peer: see
- * share_slots. Alltoall's exchange i uses array i % arrays; when arrays <
- * window, receives of one window share arrays in the same way. */
+ * (across measure calls), as in message.stream: every op of a window has a
+ * slot of its own (measure/buffers.py plans at least a window of them). A
+ * rank that receives from several peers (hotspot target, alltoall) keeps the
+ * working set the cache state asks for, about buffers x size bytes per
+ * side, rather than buffers slots per peer, and still a window of slots per
+ * sender or a window of arrays (fl_unit_slots). Alltoall's exchange i uses
+ * array i % arrays. */
 #include "message.h"
 
 #include <limits.h>
@@ -79,19 +78,6 @@ static inline char *array(const pat_state *s, char *base, int64_t i)
     return base + (size_t)((s->m.p.next + i) % s->rslots) * bytes;
 }
 
-/* Slots per unit when one op takes `units` slot-sized pieces at once (a
- * hotspot target's messages from `units` senders, an alltoall array of
- * `units` blocks): ceil(buffers / units), at least 1. Rotating `buffers`
- * whole units would multiply the footprint by the rank count (warm: N x
- * 64 KiB, no longer cache-resident; cold: N x 2 x LLC, gigabytes at scale);
- * this keeps it at buffers x size rounded up to whole units, so warm stays
- * within the warm region and cold still exceeds twice the LLC. */
-static int64_t share_slots(int64_t buffers, int64_t units)
-{
-    int64_t k = (buffers + units - 1) / units;
-    return k > 0 ? k : 1;
-}
-
 /* ---- setup ---- */
 
 static size_t region(int64_t slots, int64_t size)
@@ -134,8 +120,9 @@ static void target_regions(pat_state *s, const fl_point *pt, fl_shape *shape)
     for (int q = 0; q < p->nranks; q++)
         if (pt->layout->role[q] == FL_SENDER && pt->layout->peer[q] == p->rank)
             s->src[s->nsrc++] = q;
-    s->rslots = share_slots(pt->buffers, s->nsrc > 0 ? s->nsrc : 1);
+    s->rslots = fl_unit_slots(pt->buffers, s->nsrc, p->window);
     p->rbuf = fl_alloc(region(s->rslots * (s->nsrc > 0 ? s->nsrc : 1), pt->size));
+    shape->working_set = s->rslots * (s->nsrc > 0 ? s->nsrc : 1) * pt->size;
     s->m.req = fl_alloc(sizeof *s->m.req *
                         ((size_t)s->nsrc * (size_t)p->window + (size_t)p->nranks));
     shape->recv_bytes = (int64_t)s->nsrc * pt->size;
@@ -202,7 +189,7 @@ static int hotspot_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void *
     int senders = 0; /* of the layout (one target) */
     for (int q = 0; q < s->m.p.nranks; q++)
         senders += pt->layout->role[q] == FL_SENDER;
-    int64_t per_sender = share_slots(pt->buffers, senders > 0 ? senders : 1);
+    int64_t per_sender = fl_unit_slots(pt->buffers, senders, s->m.p.window);
     snprintf(shape->info, FL_INFO_LEN,
              "{\"window\":%d,\"buffers\":%lld,\"target_slots_per_sender\":%lld}", s->m.p.window,
              (long long)pt->buffers, (long long)per_sender);
@@ -238,9 +225,10 @@ static int alltoall_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void 
     s->schedule = fl_param_is(ctx->opts, "variant", "pairwise")     ? SCHED_PAIRWISE
                   : fl_param_is(ctx->opts, "variant", "concurrent") ? SCHED_CONCURRENT
                                                                     : SCHED_COLLECTIVE;
-    s->rslots = share_slots(pt->buffers, n);
+    s->rslots = fl_unit_slots(pt->buffers, n, window);
     s->m.p.sbuf = fl_alloc(region(s->rslots, unit));
     s->m.p.rbuf = fl_alloc(region(s->rslots, unit));
+    shape->working_set = s->rslots * unit;
     s->m.req = fl_alloc(sizeof *s->m.req * 2 * (size_t)n * (size_t)window);
     shape->sent_bytes = shape->recv_bytes = (int64_t)(n - 1) * pt->size;
     shape->messages = n - 1;

@@ -42,6 +42,7 @@ static int scatter_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void *
         s->m.req = fl_alloc(sizeof *s->m.req * (size_t)p->window);
     shape->bytes_per_op = (int64_t)p->count;
     shape->buffers = p->buffers;
+    shape->working_set = (int64_t)p->count * p->buffers;
     shape->timed = p->role == FL_SENDER;
     shape->batch_multiple = p->window; /* samples are whole windows */
     snprintf(shape->info, FL_INFO_LEN,

@@ -20,9 +20,11 @@
  * Cache state: op i of a measure call uses slot (next + i) % buffers on both
  * sides, `next` counting the point's ops across measure calls, so a batch
  * shorter than the rotation still walks every slot and a cold cache stays
- * cold. When buffers < window, the receives of one window share slots, as in
- * OSU's bandwidth tests; every message of a verified window of one flow
- * carries the same pattern, so a shared slot still holds exactly it. */
+ * cold. Python plans at least a window of slots (measure/buffers.py), so
+ * every message of a window has its own on both sides; given fewer
+ * (--buffers by hand), messages of a window share slots, and since every
+ * message of a verified window of one flow carries the same pattern, a
+ * shared slot still holds exactly it. */
 #ifndef FL_PAIR_H
 #define FL_PAIR_H
 

@@ -131,6 +131,7 @@ static int tcp_point(const tcp_run *r, const fl_point *pt, size_t rlen, const ch
     if (s->rlen < rlen)
         s->rlen = rlen;
     shape->timed = s->role >= 0;
+    shape->working_set = (int64_t)s->rlen; /* the stream receiver's region is the larger */
     snprintf(shape->info, sizeof shape->info,
              "{%s,\"recv\":\"%s\",\"wire_min_bytes\":1,\"buffers\":%lld%s}", r->conn, r->recv,
              (long long)s->buffers, extra);

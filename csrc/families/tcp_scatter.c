@@ -46,7 +46,7 @@ static int scatter_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void *
     s->segments = segments;
     s->size = pt->size;
     s->msg = segments * pt->size;
-    s->buffers = message_slots(pt->buffers, segments);
+    s->buffers = fl_unit_slots(pt->buffers, segments, 1);
     s->copy = fl_param_is(ctx->opts, "mode", "copy");
     if (s->role == SENDER)
         s->sbuf = fl_alloc((size_t)(s->msg * s->buffers));
@@ -60,6 +60,7 @@ static int scatter_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void *
     shape->timed = s->role == SENDER; /* its time spans the ops to the ack */
     shape->bytes_per_op = s->msg;
     shape->buffers = s->buffers;
+    shape->working_set = s->msg * s->buffers;
     shape->batch_multiple = MIN_OPS_PER_ACK;
     char conn[FL_INFO_LEN / 2];
     sock_info(&s->link, &s->p, conn, sizeof conn);

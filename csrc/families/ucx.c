@@ -6,9 +6,9 @@
  *
  * Cache state, as pair.h tells: send and receive regions of `buffers`
  * slots of `size` bytes per side, both mapped with the context (and handed
- * to every op as its memory handle), op i on slot (next + i) % buffers;
- * receives (and puts) of one window share slots when buffers < window, and
- * a verified window carries one pattern per flow.
+ * to every op as its memory handle), op i on slot (next + i) % buffers:
+ * every op of a window on its own slot, and a verified window carries one
+ * pattern per flow.
  *
  * Put and get need no help from the target on transports that reach its
  * memory directly (cma, knem, RDMA), but UCP emulates them with active
@@ -110,9 +110,7 @@ static int ucx_begin(const fl_ctx *ctx, void *bs, const fl_point *pt, int window
     p->rbuf = s->rreg.base;
     s->sp = (ucp_request_param_t){.op_attr_mask = UCP_OP_ATTR_FIELD_MEMH, .memh = s->sreg.memh};
     s->rp = (ucp_request_param_t){.op_attr_mask = UCP_OP_ATTR_FIELD_MEMH, .memh = s->rreg.memh};
-    s->req = calloc(2 * (size_t)window, sizeof *s->req);
-    if (!s->req)
-        fl_die("ucx: out of memory");
+    s->req = fl_alloc(2 * (size_t)window * sizeof *s->req);
     return FL_OK;
 }
 
@@ -204,7 +202,7 @@ static void ucx_teardown(const fl_ctx *ctx, void *state)
         ucp_rkey_destroy(s->rkey);
     ucx_unmap(s->run, &s->sreg);
     ucx_unmap(s->run, &s->rreg);
-    free(s->req);
+    fl_free(s->req);
     free(s);
 }
 

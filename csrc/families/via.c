@@ -59,16 +59,6 @@ int64_t verify_conns(const fl_ctx *ctx, void *state, fl_measure_fn measure, int 
 
 /* ---- the scatter layout: segment j of a block at j * 2B, gaps of B ---- */
 
-/* Message slots per side for segments of B bytes: the point's buffer count
- * is in units of B, so a message of `segments` segments takes that many of
- * them and the cache state (bytes in rotation) stays what Python chose. The
- * point records the slots (fl_shape.buffers). */
-int64_t message_slots(int64_t buffers, int64_t segments)
-{
-    int64_t m = (buffers + segments - 1) / segments;
-    return m > 0 ? m : 1;
-}
-
 /* Segment j carries its own pattern (seed + j), so each can be checked in
  * place wherever it lands. */
 void fill_segments(char *msg, int64_t segments, int64_t b, uint64_t seed)
@@ -126,7 +116,7 @@ void scatter_pair_init(pair_state *p, const fl_ctx *ctx, const fl_point *pt,
 {
     pair_init(p, ctx, pt, window);
     p->count = (size_t)(m->segments * m->seg);
-    p->buffers = message_slots(pt->buffers, m->segments);
+    p->buffers = fl_unit_slots(pt->buffers, m->segments, window);
 }
 
 void scatter_unpack(const pair_state *p, const scatter_msg *m, int64_t d, int n)

@@ -25,7 +25,6 @@ int64_t verify_conns(const fl_ctx *ctx, void *state, fl_measure_fn measure, int 
                      int64_t conns, int64_t size, int64_t buffers, char *sbuf, char *rbuf,
                      int64_t *checked);
 
-int64_t message_slots(int64_t buffers, int64_t segments);
 void fill_segments(char *msg, int64_t segments, int64_t b, uint64_t seed);
 int64_t check_scattered(const char *region, int64_t segments, int64_t b, uint64_t seed);
 void unpack(char *region, const char *stage, int64_t segments, int64_t b);

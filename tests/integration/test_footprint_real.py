@@ -13,7 +13,7 @@ import pytest
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
-from fabriclab.measure import build as corebuild, mpi, resources
+from fabriclab.measure import buffers, build as corebuild, capacity as resources, mpi
 from fabriclab.measure.benchmarks import REGISTRY
 from fabriclab.measure.footprint import At
 from fabriclab.measure.launch import make_spec
@@ -33,12 +33,12 @@ CASES = [
     (2, "message.stream", ["-s", "1M", "--cache", "cold"]),
     (2, "message.postal_full", ["-s", "1M", "--cache", "cold"]),
     (2, "message.conns", ["-s", "64K", "--cache", "cold", "--conns", "64"]),
-    (2, "message.scatter", ["-s", "256K", "--cache", "cold"]),
+    (2, "message.scatter", ["-s", "32K", "--cache", "cold"]),
     (4, "message.alltoall", ["-s", "16M"]),
-    (4, "message.hotspot", ["-s", "16M", "--cache", "cold", "--active", "3"]),
-    (2, "deposit.put_bw", ["-s", "64M"]),
+    (4, "message.hotspot", ["-s", "256K", "--cache", "cold", "--active", "3"]),
+    (2, "deposit.put_bw", ["-s", "1M"]),
     (2, "deposit.strided_packed", ["-s", "2M", "--strides", "64"]),
-    (4, "deposit.hotspot_put", ["-s", "16M", "--cache", "cold", "--active", "3"]),
+    (4, "deposit.hotspot_put", ["-s", "256K", "--cache", "cold", "--active", "3"]),
     (2, "tcp.stream", ["-s", "64M"]),
     (2, "tcp.scatter", ["-s", "256K", "--cache", "cold", "-p", "mode=copy"]),
 ]
@@ -104,6 +104,7 @@ def test_limits_are_the_points_the_core_skips(bench, size, opts, tmp_path, capsy
     b = REGISTRY[bench]
     o = dict(zip(opts[::2], opts[1::2]))
     params = {**b.defaults, **dict([o["-p"].split("=")] if "-p" in o else [])}
-    reason = b.footprint.limit(At(size, stride=int(o.get("--strides", 1)), params=params))
+    nbuf = buffers.count(size, "warm", buffers.DEFAULT_LLC, b.window(params))   # as the plan gives the core
+    reason = b.footprint.limit(At(size, nbuf, stride=int(o.get("--strides", 1)), params=params))
     assert reason and [(s["size"], s["reason"]) for s in skips] == [(size, reason)]
     assert f"{bench} skips" in capsys.readouterr().err

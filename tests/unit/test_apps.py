@@ -84,7 +84,10 @@ def test_sort_footprint_and_refusal():
     at = At(size=10007, buffers=1, active=3, nranks=4, params={"elem": "16", "scale": "strong"})
     keys = 3336   # the largest block of 10007 over 3
     arrive = keys + 8 * int(math.sqrt(keys)) + 64
-    assert footprint.APP_SORT.bytes("b", at) == (2 * keys + 2 * arrive) * 16
+    page = footprint.page
+    # state and requests, the four arrays, five tables of N, the radix histograms, verify's table
+    assert footprint.APP_SORT.bytes("b", at) == (2 * 4096 + 2 * page(keys * 16) + 2 * page(arrive * 16) + 5 * 4096
+                                                 + 8192 + 4096)
     assert apps.SORT.refusal(10007, 3, {"elem": "16", "scale": "strong"}) is None
     assert "key count 3 over 4 ranks" in apps.SORT.refusal(3, 4, {"elem": "8", "scale": "strong"})
     assert apps.SORT.refusal(1, 4, {"elem": "8", "scale": "weak"}) is None   # one key per rank

@@ -168,10 +168,24 @@ def test_cold_buffers_exceed_twice_the_llc():
         buffers.count(8, "lukewarm", llc)
 
 
+def test_every_op_of_a_window_has_its_own_buffer():
+    for cache in buffers.CACHE_STATES:
+        for size in (0, 8, 4096, 64 << 10, 4 << 20):
+            for window in (1, 16, 64):
+                n = buffers.count(size, cache, 32 << 20, window)
+                assert n == max(window, buffers.count(size, cache, 32 << 20))
+    assert buffers.count(64 << 10, "warm", 32 << 20, 64) == 64          # a working set of 4 MiB per side
+    assert buffers.count(8, "warm", 32 << 20, 64) == buffers.WARM_REGION // 8   # small ones still rotate 64 KiB
+
+
 def test_plan_carries_buffers_and_cache():
-    plan = build(["message.stream"], "8,1M", None, None, Sampling(), False, 2, cache="cold", llc_bytes=1 << 20)
-    job = plan.jobs[0]
-    assert job.buffers == (buffers.count(8, "cold", 1 << 20), 3)
+    plan = build(["message.pingpong", "message.stream"], "8,1M", None, ["window=8,128"], Sampling(), False, 2,
+                 cache="cold", llc_bytes=1 << 20)
+    pingpong, stream8, stream128 = plan.jobs
+    cold8 = buffers.count(8, "cold", 1 << 20)
+    assert pingpong.buffers == (cold8, 3)
+    # windows: 8 ops need no more than the cold rotation's 3 buffers of 1 MiB; 128 ops need 128
+    assert stream8.buffers == (cold8, 8) and stream128.buffers == (cold8, 128)
     assert plan.to_dict()["cache"]["state"] == "cold"
 
 
@@ -240,7 +254,7 @@ def test_hotspot_run_records_ranks(fake_core, tmp_path, capsys):
     assert main(["run", "message.hotspot", "-n", "4", "-s", "8,1K", "--mpiexec", fake_core["mpiexec"],
                  "--core", fake_core["core"], "-q", "-o", str(out), "-L", "1"]) == 0
     doc = docs.read(out)
-    assert doc["schema_version"] == schema.SCHEMA_VERSION == 11
+    assert doc["schema_version"] == schema.SCHEMA_VERSION == 12
     pts = docs.points(doc)
     assert [(p["active"], p["size"]) for p in pts] == [(1, 8), (1, 1024), (2, 8), (2, 1024), (3, 8), (3, 1024)]
     for p in pts:
@@ -326,9 +340,10 @@ def test_shuffle_is_deterministic_per_seed_and_launch():
     for o in orders:  # a permutation of the jobs and of each job's sizes, buffers moved with them
         assert sorted(name for name, _ in o) == sorted(j.bench.name for j in plan.jobs)
         assert all(sorted(sizes) == list(plan.jobs[0].sizes) for _, sizes in o)
+    planned = {j.bench.name: dict(zip(j.sizes, j.buffers)) for j in plan.jobs}
     for k in range(3):
         for j in plan.order(k):
-            assert dict(zip(j.sizes, j.buffers)) == dict(zip(plan.jobs[0].sizes, plan.jobs[0].buffers))
+            assert dict(zip(j.sizes, j.buffers)) == planned[j.bench.name]
     other = build(["message.pingpong", "message.stream", "tcp.rr_poll"], "0:1M:x4", None, None, Sampling(), False,
                   2, launches=3, seed=6)
     assert [[(j.bench.name, j.sizes) for j in other.order(k)] for k in range(3)] != orders

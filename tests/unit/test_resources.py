@@ -19,12 +19,14 @@ def at(bench: str, **kw) -> fp.At:
     return fp.At(**kw)
 
 
-# (benchmark, point, role, bytes the kernel allocates), each written out from the C.
+# (benchmark, point, role, bytes the point holds), each written out from the C:
+# every fl_alloc and MPI window in whole pages (P), a kernel's state a page.
+P = 4 * K
 KERNELS = [
     # memory.c: src and dst regions of `buffers` slots, each slot a whole number of 64-byte lines
-    ("memory.memcpy", dict(size=100, buffers=3), "s", 2 * 3 * 128),
-    ("memory.strided_load", dict(size=64 * K, buffers=1, stride=8), "s", 2 * 64 * K),
-    ("memory.copy", dict(size=100, buffers=3), "i", 0),
+    ("memory.memcpy", dict(size=100, buffers=100), "s", 2 * 16 * K + P),
+    ("memory.strided_load", dict(size=64 * K, buffers=1, stride=8), "s", 2 * 64 * K + P),
+    ("memory.copy", dict(size=100, buffers=3), "i", P),
     # deposit.c: a window of size x buffers on ranks 0 and 1, in whole pages
     ("deposit.put_bw", dict(size=5000, buffers=3), "s", 16 * K),
     ("deposit.get_lat", dict(size=5000, buffers=3), "r", 16 * K),
@@ -32,42 +34,49 @@ KERNELS = [
     # strided: 512 words at stride 8 span (511 x 8 + 1) words at the target; verify adds `size`
     ("deposit.strided_direct", dict(size=4 * K, stride=8), "s", 4 * K),
     ("deposit.strided_direct", dict(size=4 * K, stride=8), "r", 32 * K + 4 * K),
-    ("deposit.strided_packed", dict(size=4 * K, stride=8), "r", 4 * K + (511 * 8 + 1) * 8 + 4 * K),
+    ("deposit.strided_packed", dict(size=4 * K, stride=8), "r", 4 * K + 32 * K + 4 * K),
     ("deposit.strided_shm", dict(size=4 * K, stride=8), "s", 4 * K + 4 * K),
     # deposit_patterns.c: bipairs land and source in one window; a put target holds a region per sender
     ("deposit.put_bibw", dict(size=1000, buffers=2), "b", 4 * K),
     ("deposit.put_bibw", dict(size=1000, buffers=2), "i", 4 * K),
     ("deposit.hotspot_put", dict(size=4 * K, buffers=2, senders=3), "t", 3 * 2 * 4 * K),
     ("deposit.hotspot_get", dict(size=4 * K, buffers=2, senders=3), "t", 2 * 4 * K),
-    # message.c: sbuf and rbuf of size x buffers on ranks 0 and 1
-    ("message.pingpong", dict(size=1000, buffers=7), "s", 2 * 7000),
-    ("message.stream", dict(size=1000, buffers=7), "r", 2 * 7000),
+    # message.c: a round trip's sbuf and rbuf on ranks 0 and 1, state, a request
+    ("message.pingpong", dict(size=1000, buffers=7), "s", 2 * 8 * K + P + P),
+    # a window (64) goes one way: the receiver's region of 64 slots, state, 64 requests
+    ("message.stream", dict(size=1000, buffers=64), "r", 64 * K + P + P),
+    ("message.stream", dict(size=1000, buffers=64), "i", P),
     # full postal semantics: a window of unexpected messages up to the eager limit
-    ("message.postal_full", dict(size=1 * M, buffers=1), "r", 2 * M + 64 * 64 * K),
-    ("message.postal_full", dict(size=1 * K, buffers=1), "r", 2 * K + 64 * K),
-    # message_patterns.c
-    ("message.bibw", dict(size=1000, buffers=7), "b", 2 * 7000),
-    ("message.saturation", dict(size=1000, buffers=7), "s", 7000),
-    ("message.saturation", dict(size=1000, buffers=7), "i", 0),
-    ("message.hotspot", dict(size=100, buffers=4, senders=3), "t", 2 * 3 * 100),   # ceil(4/3) slots per sender
-    ("message.alltoall", dict(size=10, buffers=5, nranks=4), "b", 2 * 2 * 4 * 10 + 4 * 10),
-    ("message.alltoall", dict(size=1 * M, buffers=1, nranks=4), "b", 2 * 4 * M + 4 * 64 * K),
-    ("message.alltoall", dict(size=10, buffers=5, nranks=4, params={"variant": "pairwise"}), "b", 160),
-    # concurrent: 2(N-1)W requests, and a window of (N-1)W messages a rank ahead may leave unexpected
+    ("message.postal_full", dict(size=1 * M, buffers=64), "r", 64 * M + 2 * P + 64 * 64 * K),
+    ("message.postal_full", dict(size=1 * K, buffers=64), "r", 64 * K + 2 * P + 64 * K),
+    # message_patterns.c: state, regions by role, a request per message of a window each way
+    ("message.bibw", dict(size=1000, buffers=64), "b", P + 2 * 64 * K + P),
+    ("message.saturation", dict(size=1000, buffers=64), "s", P + 64 * K + P),
+    ("message.saturation", dict(size=1000, buffers=64), "i", P),
+    # three senders share the target's 64 slots, but each keeps a window's: 64 each
+    ("message.hotspot", dict(size=1 * K, buffers=64, senders=3, nranks=4), "t", P + P + 3 * 64 * K + P),
+    # arrays of 4 blocks: ceil(5 / 4) = 2 of them; the collective adds a scratch array
+    ("message.alltoall", dict(size=10, buffers=5, nranks=4), "b", P + 2 * P + P + 4 * 10),
+    ("message.alltoall", dict(size=1 * M, buffers=1, nranks=4), "b", P + 2 * 4 * M + P + 4 * 64 * K),
+    ("message.alltoall", dict(size=10, buffers=5, nranks=4, params={"variant": "pairwise"}), "b", 4 * P),
+    # concurrent: a window of 8 arrays, 2(N-1)W requests, and a window of (N-1)W messages a rank
+    # ahead may leave unexpected
     ("message.alltoall", dict(size=10, buffers=5, nranks=4, params={"variant": "concurrent", "window": "8"}), "b",
-     160 + 2 * 3 * 8 * 2 * K + 3 * 8 * 10),
+     4 * P + 2 * 3 * 8 * 2 * K + 3 * 8 * 10),
     ("message.alltoall", dict(size=1 * M, buffers=1, nranks=4, params={"variant": "concurrent"}), "b",
-     2 * 4 * M + 2 * 3 * 2 * K + 3 * 64 * K),
+     P + 2 * 4 * M + P + 2 * 3 * 2 * K + 3 * 64 * K),
     # fill=100 bytes per flow of 10-byte blocks: a window of 10 exchanges (more than window=8)
     ("message.alltoall", dict(size=10, buffers=5, nranks=4, params={"variant": "concurrent", "window": "8",
                                                                     "fill": "100"}), "b",
-     160 + 2 * 3 * 10 * 2 * K + 3 * 10 * 10),
-    ("message.bisection", dict(size=1000, buffers=1), "b", 2000),
-    # via_message.c: conns is the pair's regions; scatter counts slots of 32-segment messages
-    ("message.conns", dict(size=4 * K, buffers=16, conns=64), "s", 2 * 64 * K),
-    ("message.scatter", dict(size=8, buffers=64), "s", 256 * 2),
-    ("message.scatter", dict(size=8, buffers=64), "r", 2 * 256 * 2),
-    ("message.scatter", dict(size=8, buffers=64, params={"mode": "copy"}), "r", 3 * 256 * 2),
+     4 * P + 2 * 3 * 10 * 2 * K + 3 * 10 * 10),
+    ("message.bisection", dict(size=1000, buffers=64), "b", P + 2 * 64 * K + P),
+    # message_conns.c: the pair's regions, a request and an op per connection
+    ("message.conns", dict(size=4 * K, buffers=16, conns=64), "s", 2 * 64 * K + P + 2 * P),
+    # message_scatter.c: slots of 32-segment messages, at least a window (64) of them
+    ("message.scatter", dict(size=8, buffers=8192), "s", P + 64 * K + P),
+    ("message.scatter", dict(size=8, buffers=8192), "r", P + 2 * 64 * K + P),
+    ("message.scatter", dict(size=8, buffers=8192, params={"mode": "copy"}), "r", P + 3 * 64 * K + P),
+    ("message.scatter", dict(size=1 * K, buffers=64), "s", P + 64 * 32 * K + P),
 ]
 
 
@@ -80,7 +89,8 @@ def test_footprint_is_what_the_kernel_allocates(bench, point, role, expected):
 def test_tcp_footprints_add_what_the_sockets_may_queue():
     # tcp.c: request/response slots both ways (a 0-byte message is a 1-byte token)
     quiet = dict(sample_time=0.0, sock_send=4 * M, sock_recv=6 * M)
-    assert REGISTRY["tcp.rr_poll"].footprint.bytes("s", at("tcp.rr_poll", size=0, buffers=4, **quiet)) == 8 + 2
+    assert REGISTRY["tcp.rr_poll"].footprint.bytes("s", at("tcp.rr_poll", size=0, buffers=4, **quiet)) == 8 * K + 2
+    assert REGISTRY["tcp.rr_poll"].footprint.allocated("s", at("tcp.rr_poll", size=0, buffers=4, **quiet)) == 8 * K
     # the stream receiver reads into at least 4 MiB; a burst of 32 MiB stays in flight at most
     stream = REGISTRY["tcp.stream"].footprint.bytes("r", at("tcp.stream", size=1 * M, buffers=1, **quiet))
     assert stream == 1 * M + 4 * M + 10 * M
@@ -91,7 +101,7 @@ def test_tcp_footprints_add_what_the_sockets_may_queue():
     assert REGISTRY["tcp.conns"].footprint.bytes("s", at("tcp.conns", size=4 * K, buffers=16, conns=128)) == (
         64 * K + 2 * (128 * 4 * K + 2_000_000))
     scatter = at("tcp.scatter", size=8, buffers=64, params={"mode": "copy"}, **quiet)
-    assert REGISTRY["tcp.scatter"].footprint.bytes("r", scatter) == 2 * 256 * 2 + 256 + 2 * 128 * 256
+    assert REGISTRY["tcp.scatter"].footprint.bytes("r", scatter) == 4 * K + 4 * K + 2 * 128 * 256
 
 
 def test_socket_limits_follow_the_parameters(monkeypatch, tmp_path):
@@ -153,22 +163,25 @@ def test_estimate_sums_the_ranks_of_the_fullest_host():
     base = resources.RANK_BASE + resources.RANK_PER_PEER * 4
     rank0 = Sampling().max_samples * (resources.SAMPLE_BYTES + resources.RANK_SAMPLE_BYTES * 4)
     est = resources.estimate(plan(["message.alltoall"], "1M", n=4), spec(4))
-    # every rank: send and receive arrays of 4 blocks and the collective's scratch array
-    rank = 8 * M + 4 * 64 * K + base
+    # every rank: its state, send and receive arrays of 4 blocks, requests and the collective's scratch array
+    rank = 8 * M + 8 * K + 4 * 64 * K + base
     assert est.peak.host_bytes == 4 * rank + rank0 and est.peak.host_ranks == 4
     two_hosts = resources.estimate(plan(["message.alltoall"], "1M", n=4), spec(4, hosts="a,b"))
     assert two_hosts.peak.host_ranks == 2 and two_hosts.peak.host_bytes == 2 * rank + rank0
-    # hotspot: the target's regions and every sender's, on one host
+    # hotspot: every sender's window of 64 slots and the target's window per sender, on one host
     est = resources.estimate(plan(["message.hotspot"], "1M", n=4, active="3"), spec(4))
     assert est.peak.where == "1M active 3"
-    assert est.peak.host_bytes - rank0 == 3 * M + 3 * (1 * M) + 4 * base
+    assert est.peak.host_bytes - rank0 == 3 * (64 * M + 8 * K) + (3 * 64 * M + 12 * K) + 4 * base
 
 
 def test_cold_cache_counts_its_rotation():
     warm = resources.estimate(plan(["message.stream"], "1M"), spec()).peak.host_bytes
     cold = resources.estimate(plan(["message.stream"], "1M", cache="cold"), spec()).peak.host_bytes
-    # 2 x 32 MiB / 1 MiB + 1 = 65 buffers per side, two sides, two ranks, instead of one
-    assert cold - warm == 2 * 2 * 64 * M
+    # 2 x 32 MiB / 1 MiB + 1 = 65 buffers on each rank's side, instead of a window's 64
+    assert cold - warm == 2 * 1 * M
+    small = lambda cache: resources.estimate(plan(["message.stream"], "64K", cache=cache), spec()).peak.host_bytes
+    # 2 x 32 MiB / 64 KiB + 1 = 1025 buffers instead of 64: 961 more on each rank
+    assert small("cold") - small("warm") == 2 * 961 * 64 * K
 
 
 def test_skips_are_left_out_of_the_estimate_and_named():
@@ -211,7 +224,7 @@ def test_force_runs_what_the_estimate_refuses(fake_core, tmp_path, monkeypatch, 
     argv = ["run", "message.stream", "-s", "256M", "-L", "1", "--core", fake_core["core"],
             "--mpiexec", fake_core["mpiexec"], "-o", str(tmp_path / "r.json"), "-q"]
     assert main(argv) == 2
-    assert "needs about 1.06 GiB" in capsys.readouterr().err
+    assert "needs about 32.1 GiB" in capsys.readouterr().err   # a window of 64 buffers of 256 MiB per rank
     assert main([*argv, "--force"]) == 0
     assert "needs about" in capsys.readouterr().err      # still said
     assert len(docs.points(docs.read(tmp_path / "r.json"))) == 1

@@ -91,3 +91,21 @@ def test_non_finite_samples_rejected(tmp_path):
     doc = docs.document({"kind": "header"}, [{"kind": "point", **rec}], {"status": "complete"})
     with pytest.raises(UsageError, match="non-finite"):
         docs.typed(doc)
+
+
+def test_working_set_and_allocation_are_typed_and_kept_merged(tmp_path):
+    """Version 12: the core's working set and every rank's allocation reach the
+    typed point, the stored document and the merged point; a wrong one is named."""
+    rec = {"bench": "deposit.put_bw", "size": 65536, "stride": 1, "bytes_per_op": 65536, "samples": [1e-6, 2e-6],
+           "stop": "converged", "batch": 64, "buffers": 64, "working_set_bytes": 4 << 20,
+           "rank_alloc_bytes": [4 << 20, 4 << 20]}
+    p = derive(rec)
+    assert (p.working_set_bytes, p.rank_alloc_bytes, p.extra) == (4 << 20, [4 << 20, 4 << 20], {})
+    w = schema.StreamWriter(tmp_path / "r.ndjson", schema.Header(run_id="r"))
+    w.add(p)
+    w.close(schema.Footer("complete")).write(tmp_path / "r.json")
+    doc = docs.read(tmp_path / "r.json")
+    assert docs.points(doc)[0]["rank_alloc_bytes"] == [4 << 20, 4 << 20]
+    assert [m["working_set_bytes"] for m in doc["merged"]] == [4 << 20]
+    with pytest.raises(ValueError, match="rank_alloc_bytes"):
+        derive({**rec, "rank_alloc_bytes": [-1, 0]})

@@ -28,8 +28,8 @@ from . import diagnostics, findings, ranks
 # What a merged point takes from its first launch's record as it is; the
 # rest differs from launch to launch and is recomputed.
 SHARED = ("bench", "variant", "size", "stride", "conns", "active", "bytes_per_op", "legs_per_op", "concurrent",
-          "params", "cache", "buffers", "info", "imported", "roles", "peers", "rank_sent_bytes",
-          "rank_recv_bytes", "messages_per_op", "extra")
+          "params", "cache", "buffers", "working_set_bytes", "rank_alloc_bytes", "info", "imported", "roles",
+          "peers", "rank_sent_bytes", "rank_recv_bytes", "messages_per_op", "extra")
 assert set(SHARED) <= {f.name for f in fields(Point)}
 
 

@@ -257,6 +257,11 @@ class Bench:
         """The core's listing: space-separated key=default, a|b listing choices."""
         return " ".join(f"{k}={'|'.join(p.choices) or p.core_default}" for k, p in self.params.items())
 
+    def window(self, params: dict) -> int:
+        """Ops in flight between two completions, each on a buffer of its own
+        (buffers.py): the `window` parameter where the benchmark has one, else 1."""
+        return int({**self.defaults, **params}.get("window", 1))
+
     def canonical(self, key: str, value: str) -> str:
         """A value of parameter `key` as the core receives it; UsageError if refused."""
         return self.params[key].canonical(value, f"{self.name}: parameter {key}")
@@ -330,10 +335,10 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        footprint=fp.MPI_PAIR),
     _b("message.stream", "a window of MPI_Isend to pre-posted receives, acked per window", "bandwidth",
        params={**WINDOW, "completion": COMPLETION}, suite=POSTAL_SUITE,
-       views=("layers", "postal", "bidirectional"), footprint=fp.MPI_PAIR),
+       views=("layers", "postal", "bidirectional"), footprint=fp.MPI_STREAM),
     _b("message.postal_restricted", "restricted postal semantics: receives posted before the sends",
        "bandwidth", params={**WINDOW, "mode": choice("ready", "ssend")}, suite=POSTAL_SUITE, views=("postal",),
-       footprint=fp.MPI_PAIR),
+       footprint=fp.MPI_STREAM),
     _b("message.postal_full", "full postal semantics: sends posted before the receives (library buffers)",
        "bandwidth", params=WINDOW, suite=POSTAL_SUITE, views=("postal",), footprint=fp.MPI_POSTAL_FULL),
     _b("message.bibw", "both ranks of a pair stream a window at each other at once", "bandwidth",
@@ -355,7 +360,7 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        views=("alltoall",), footprint=fp.MPI_BOTH),
     _b("message.conns", "CONNS receives on CONNS tags, completed by MPI_Waitany or a round-robin MPI_Test",
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS, params={"check": choice("waitany", "scan")},
-       suite={**CONNS_SUITE, "params": {"check": "waitany,scan"}}, views=("via-conns",), footprint=fp.MPI_PAIR),
+       suite={**CONNS_SUITE, "params": {"check": "waitany,scan"}}, views=("via-conns",), footprint=fp.MPI_CONNS),
     _b("message.scatter", "32 segments of SIZE bytes at a stride in the receiver: datatype or unpack",
        "bandwidth", sizes=SEGMENT_SIZES, params={"mode": choice("datatype", "copy"), **SEGMENTS, **WINDOW},
        suite={"sizes": "8,64,1K", "params": {"mode": "datatype,copy"}},
@@ -390,11 +395,11 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        concurrent=True, pattern="bipairs", params={**FABRIC, **FABRIC_PATH, **WINDOW}, suite=None,
        views=("bidirectional",), caps=("msg",), footprint=fp.FABRIC_BOTH),
     _b("fabric.put_lat", "fi_write of SIZE bytes into a registered remote buffer, then its completion",
-       "latency", params=FABRIC_RMA, suite=None, caps=("rma",), footprint=fp.FABRIC_PAIR),
+       "latency", params=FABRIC_RMA, suite=None, caps=("rma",), footprint=fp.FABRIC_RMA),
     _b("fabric.put_bw", "a window of fi_write, then their completions", "bandwidth",
-       params={**FABRIC_RMA, **WINDOW}, suite=None, caps=("rma",), footprint=fp.FABRIC_PAIR),
+       params={**FABRIC_RMA, **WINDOW}, suite=None, caps=("rma",), footprint=fp.FABRIC_RMA),
     _b("fabric.get_bw", "a window of fi_read, then their completions", "bandwidth",
-       params={**FABRIC_RMA, **WINDOW}, suite=None, caps=("rma",), footprint=fp.FABRIC_PAIR),
+       params={**FABRIC_RMA, **WINDOW}, suite=None, caps=("rma",), footprint=fp.FABRIC_RMA),
     _b("fabric.hotspot_put", "ACTIVE ranks fi_write windows into rank 0 at once (hotspot write)", "bandwidth",
        axes=("size", "active"), pattern="hotspot", params={**FABRIC_RMA, **WINDOW}, suite=None,
        views=HOTSPOT_VIEWS, caps=("rma",), footprint=fp.FABRIC_HOTSPOT),
@@ -413,18 +418,18 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        suite=None, views=("via-scatter",), size_label="segment size", caps=("msg",), footprint=fp.FABRIC_SCATTER),
     # ---- ucx: UCP, ranks 0 and 1 or a pattern (MPI only sets up: worker addresses, remote keys)
     _b("ucx.pingpong", "ucp_tag_send_nbx/ucp_tag_recv_nbx round trip", "latency", legs=2, params=UCX,
-       suite=LEVEL_SUITE, views=("layers",), footprint=fp.FABRIC_PAIR),
+       suite=LEVEL_SUITE, views=("layers",), footprint=fp.UCX_PAIR),
     _b("ucx.stream", "a window of ucp_tag_send_nbx to pre-posted receives, acked per window", "bandwidth",
-       params={**UCX, **WINDOW}, suite=LEVEL_STREAM_SUITE, views=("layers",), footprint=fp.FABRIC_PAIR),
+       params={**UCX, **WINDOW}, suite=LEVEL_STREAM_SUITE, views=("layers",), footprint=fp.UCX_PAIR),
     _b("ucx.bibw", "both ranks of a pair stream a window of tagged sends at each other at once", "bandwidth",
        concurrent=True, pattern="bipairs", params={**UCX, **WINDOW}, suite=None, views=("bidirectional",),
-       footprint=fp.FABRIC_BOTH),
+       footprint=fp.UCX_PAIR),
     _b("ucx.put_bw", "a window of ucp_put_nbx into a mapped remote buffer, then a flush", "bandwidth",
-       params={**UCX, **WINDOW}, suite=None, footprint=fp.FABRIC_PAIR),
+       params={**UCX, **WINDOW}, suite=None, footprint=fp.UCX_RMA),
     _b("ucx.get_bw", "a window of ucp_get_nbx from a mapped remote buffer, then a flush", "bandwidth",
-       params={**UCX, **WINDOW}, suite=None, footprint=fp.FABRIC_PAIR),
+       params={**UCX, **WINDOW}, suite=None, footprint=fp.UCX_RMA),
     _b("ucx.mr_reg", "ucp_mem_map then ucp_mem_unmap of a SIZE-byte buffer", "latency", sizes="4K:64M:x4",
-       min_ranks=1, params=UCX, suite=None, size_label="region size", views=("registration",), footprint=fp.FABRIC_MR),
+       min_ranks=1, params=UCX, suite=None, size_label="region size", views=("registration",), footprint=fp.UCX_MR),
     # ---- app: the seeds' applications on the first ACTIVE ranks
     _b("app.transpose", "M x M array of 8-byte words by row blocks transposed: pack+alltoall+unpack, "
        "derived datatypes, or one-sided deposit", "bandwidth", sizes="256:4K:x2", axes=APP_AXES, min_ranks=1,

@@ -4,14 +4,25 @@ Every benchmark in the registry (benchmarks.py) declares a `Footprint`: for
 each role a rank can take (the layout letters of patterns.py: `s` sender or
 origin, `r` receiver or target of a pair, `t` hotspot target, `b` both, `i`
 idle; two-rank benchmarks are rank 0 `s`, rank 1 `r`, the rest `i`), the
-bytes its kernel allocates for one point, read off the kernel in csrc/:
-send and receive regions of `buffers` slots of `size` bytes (the cache
-state, buffers.py), MPI windows rounded up to whole pages (fl_win_bytes),
-strided layouts that span size x stride bytes, the all-to-all's N blocks
-per array, a hotspot target's slots per sender, and, for TCP, what the
-kernel may queue in the sockets. Each figure is an upper bound of what the
-kernel asks for; resources.py adds the MPI library and the core, sums the
-ranks of each host and compares the largest point with the memory there.
+bytes of one point in two parts:
+
+- `alloc`: what its kernel allocates, read off csrc/families: every
+  fl_alloc in whole pages (util.c), MPI windows (fl_win_bytes, whole pages),
+  UCX's mapped regions; send and receive regions of `buffers` slots of
+  `size` bytes (the cache state, buffers.py), strided layouts that span
+  size x stride bytes, the all-to-all's arrays of N blocks, a hotspot
+  target's slots per sender, the kernel's state and request arrays (a page
+  each where it takes them from fl_alloc), and what verify allocates. The
+  core reports what each rank's kernel held from setup through verify
+  (`rank_alloc_bytes`), and tests/integration/test_alloc_real.py holds this
+  part of every benchmark within 15% of that report.
+- `other`: what the point costs without the kernel allocating it: what TCP
+  sockets may queue, the MPI library's buffers for unexpected messages, its
+  request objects and collective scratch.
+
+Each figure is an upper bound of what the point holds; capacity.py adds the
+MPI library and the core, sums the ranks of each host and compares the
+largest point with the memory there.
 
 `limit` says which points the kernel skips without allocating, with the
 core's reason: an MPI count is a C int, so sizes above INT_MAX bytes cannot
@@ -32,6 +43,13 @@ LINE = 64                    # memory.c: slots start on cache lines (SLOT_ALIGN)
 STREAM_CHUNK = 4 << 20       # tcp.c: T_STREAM_CHUNK, the stream receiver's smallest region
 MAX_BURST_OPS = 4096         # tcp.c: T_MAX_BURST_OPS
 MIN_OPS_PER_ACK = 128        # via.h: ops per ack at least
+# An MPI request handle: an int in MPICH, a pointer in Open MPI.
+REQUEST = 8
+# libfabric's struct fi_context2 (eight pointers), and fabric.h's fab_net and
+# fab_mr, which fabric.conns keeps one of per connection (x86-64 sizes).
+FI_CONTEXT2 = 64
+FAB_NET = 120
+FAB_MR = 32
 # Unexpected messages (full postal semantics) wait in the library's buffers
 # only up to its eager limit; larger ones rendezvous and wait at the sender.
 # Eager limits: MPICH ch4 16-64 KiB, Open MPI ob1 4-64 KiB; 64 KiB bounds both.
@@ -61,9 +79,14 @@ class At:
         return parse_size(str(self.params[key]), key)
 
     @property
+    def window(self) -> int:
+        """Ops in flight per completion (the window param; 1 without one)."""
+        return self.param("window") if "window" in self.params else 1
+
+    @property
     def slots(self) -> int:
-        """A region of `buffers` slots of `size` bytes: what ops rotate through."""
-        return self.size * self.buffers
+        """A region of `buffers` slots of `size` bytes, in whole pages: what ops rotate through."""
+        return page(self.size * self.buffers)
 
     @property
     def wire(self) -> int:
@@ -71,21 +94,32 @@ class At:
         return max(self.size, 1)
 
 
+Role = Callable[[At], int]
+
+
 @dataclass(frozen=True)
 class Footprint:
-    """Bytes per rank of one point by role, and the points the kernel skips."""
-    roles: dict                                   # role letter -> Callable[[At], int]
+    """Bytes per rank of one point by role (what the kernel allocates, and
+    what the point costs besides), and the points the kernel skips."""
+    alloc: dict                                   # role letter -> Callable[[At], int]
+    other: dict = field(default_factory=dict)     # role letter -> Callable[[At], int]
     limit: Callable[[At], str | None] = lambda at: None   # the core's skip reason, or None
 
-    def bytes(self, role: str, at: At) -> int:
-        fn = self.roles.get(role)
+    def allocated(self, role: str, at: At) -> int:
+        """What the kernel of a rank in `role` allocates: what the core reports."""
+        fn = self.alloc.get(role)
         return fn(at) if fn else 0
+
+    def bytes(self, role: str, at: At) -> int:
+        """All the point holds on a rank in `role`."""
+        fn = self.other.get(role)
+        return self.allocated(role, at) + (fn(at) if fn else 0)
 
 
 # ---- the kernels' arithmetic ----
 
 def page(n: int) -> int:
-    """MPI window bytes: whole pages, at least one (fl.h, fl_win_bytes)."""
+    """Whole pages, at least one: fl_alloc (util.c) and MPI windows (fl.h, fl_win_bytes)."""
     return PAGE if n <= 0 else -(-n // PAGE) * PAGE
 
 
@@ -93,11 +127,24 @@ def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def shared(at: At, units: int) -> int:
-    """A region that `units` peers share, ceil(buffers / units) slots each
-    (message_patterns.c, share_slots): about buffers x size bytes in all."""
-    units = max(units, 1)
-    return max(1, ceil_div(at.buffers, units)) * units * at.size
+def const(n: int) -> Role:
+    return lambda at: n
+
+
+STATE = const(PAGE)          # a kernel state from fl_alloc (idle ranks hold it too)
+
+
+def requests(n: int) -> int:
+    """An array of n MPI requests from fl_alloc."""
+    return page(REQUEST * n)
+
+
+def unit_slots(at: At, units: int, window: int | None = None) -> int:
+    """Slots per unit where one op takes `units` slot-sized pieces (fl.h,
+    fl_unit_slots): the point's buffers shared among them, and a window's
+    worth at least."""
+    k = ceil_div(at.buffers, units) if units > 1 else at.buffers
+    return max(k, at.window if window is None else window, 1)
 
 
 def extent(at: At) -> int:
@@ -106,10 +153,10 @@ def extent(at: At) -> int:
     return ((words - 1) * at.stride + 1) * 8 if words else 0
 
 
-def message(at: At) -> tuple[int, int]:
+def message(at: At, window: int | None = None) -> tuple[int, int]:
     """Scatter: (bytes of one message of `segments` segments, message slots per side)."""
     segments = at.param("segments")
-    return segments * at.size, max(1, ceil_div(at.buffers, segments))
+    return segments * at.size, unit_slots(at, segments, window)
 
 
 def sockets(at: At, conns: int, ops_per_ack: int, msg: int) -> int:
@@ -159,46 +206,76 @@ def payload(reason: str) -> Callable[[At], str | None]:
     return lambda at: reason if at.size == 0 else None
 
 
-# ---- the footprints of the families, as the kernels allocate ----
+# ---- memory.c: rank 0 copies between two regions of `buffers` slots, each
+# slot rounded up to a cache line; every rank holds its state.
 
-# memory.c: rank 0 copies between two regions of `buffers` slots, each slot
-# rounded up to a cache line.
-COPY = Footprint({"s": lambda at: 2 * at.buffers * ceil_div(at.size, LINE) * LINE})
+def _copy(at: At) -> int:
+    return 2 * page(at.buffers * ceil_div(at.size, LINE) * LINE) + PAGE
 
-# deposit.c: ranks 0 and 1 expose `buffers` slots in a window each.
-RMA_PAIR = Footprint({"s": lambda at: page(at.slots), "r": lambda at: page(at.slots)},
-                     mpi_count(reason="size x stride exceeds an MPI int count"))
+
+COPY = Footprint({"s": _copy, "r": STATE, "i": STATE})
+
+# ---- deposit.c: ranks 0 and 1 expose `buffers` slots in a window each.
+RMA_PAIR = Footprint({"s": lambda at: at.slots, "r": lambda at: at.slots},
+                     limit=mpi_count(reason="size x stride exceeds an MPI int count"))
 # One contiguous slot at the origin; the target spans the strided layout, and
-# --validate builds the expected words (size) beside it.
-STRIDED_DIRECT = Footprint({"s": lambda at: page(at.size), "r": lambda at: page(extent(at)) + at.size},
-                           strided_limit)
+# verify builds the expected words (size) beside it.
+STRIDED_DIRECT = Footprint({"s": lambda at: page(at.size), "r": lambda at: page(extent(at)) + page(at.size)},
+                           limit=strided_limit)
+# The target's window is a contiguous staging slot, and it unpacks into an array of its own.
 STRIDED_PACKED = Footprint({"s": lambda at: page(at.size),
-                            "r": lambda at: page(at.size) + max(extent(at), 8) + at.size}, strided_limit)
-STRIDED_SHM = Footprint({"s": lambda at: page(0) + max(at.size, 8),
-                         "r": lambda at: page(extent(at)) + at.size}, strided_limit)
+                            "r": lambda at: 2 * page(at.size) + page(max(extent(at), 8))}, limit=strided_limit)
+# The origin's window is one page; it stores from a private source array.
+STRIDED_SHM = Footprint({"s": lambda at: PAGE + page(at.size),
+                         "r": lambda at: page(extent(at)) + page(at.size)}, limit=strided_limit)
 # deposit_patterns.c: every rank allocates a window, idle ranks one page.
-RMA_BIPAIRS = Footprint({"b": lambda at: page(2 * at.slots), "i": lambda at: page(0)}, window_limit)
-RMA_HOTSPOT_PUT = Footprint({"s": lambda at: page(at.slots), "t": lambda at: page(at.senders * at.slots),
-                             "i": lambda at: page(0)}, window_limit)
-RMA_HOTSPOT_GET = Footprint({"s": lambda at: page(at.slots), "t": lambda at: page(at.slots),
-                             "i": lambda at: page(0)}, window_limit)
+RMA_BIPAIRS = Footprint({"b": lambda at: page(2 * at.size * at.buffers), "i": const(PAGE)}, limit=window_limit)
+RMA_HOTSPOT_PUT = Footprint({"s": lambda at: at.slots, "t": lambda at: page(at.senders * at.size * at.buffers),
+                             "i": const(PAGE)}, limit=window_limit)
+RMA_HOTSPOT_GET = Footprint({"s": lambda at: at.slots, "t": lambda at: at.slots, "i": const(PAGE)},
+                            limit=window_limit)
 
-# message.c, via_message.c (conns): send and receive regions on ranks 0 and 1.
-MPI_PAIR = Footprint({"s": lambda at: 2 * at.slots, "r": lambda at: 2 * at.slots}, mpi_count())
+# ---- message.c: a round trip keeps send and receive regions on both ranks;
+# the windowed kernels the one their role uses.
+MPI_PAIR = Footprint({"s": lambda at: 2 * at.slots + PAGE + requests(1),
+                      "r": lambda at: 2 * at.slots + PAGE + requests(1), "i": STATE}, limit=mpi_count())
+
+
+def _one_way(at: At) -> int:
+    return at.slots + PAGE + requests(at.window)
+
+
+MPI_STREAM = Footprint({"s": _one_way, "r": _one_way, "i": STATE}, limit=mpi_count())
 # Full postal semantics: the receiver's library also holds a window of
 # unexpected messages, up to its eager limit each.
-MPI_POSTAL_FULL = Footprint({"s": lambda at: 2 * at.slots,
-                             "r": lambda at: 2 * at.slots + at.param("window") * min(at.size, EAGER_MAX)},
-                            mpi_count())
-# message_patterns.c
-MPI_BOTH = Footprint({"b": lambda at: 2 * at.slots}, mpi_count())
-MPI_PAIRS = Footprint({"s": lambda at: at.slots, "r": lambda at: at.slots}, mpi_count())
-MPI_HOTSPOT = Footprint({"s": lambda at: at.slots, "t": lambda at: shared(at, at.senders)}, mpi_count())
-# Send and receive arrays of N blocks, ceil(buffers / N) of each. MPI_Alltoall
-# may add a scratch array of N blocks: Bruck's algorithm, the one of MPICH's
-# and Open MPI's that takes one, serves blocks of at most 256 and 200 bytes by
-# default (MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE; coll_tuned's decision), so
-# blocks are counted up to BRUCK_MAX.
+MPI_POSTAL_FULL = Footprint({"s": _one_way, "r": _one_way, "i": STATE},
+                            {"r": lambda at: at.window * min(at.size, EAGER_MAX)}, limit=mpi_count())
+# message_conns.c: both regions on both ranks, a request and an op count per connection.
+MPI_CONNS = Footprint({"s": lambda at: 2 * at.slots + PAGE + 2 * page(8 * at.conns),
+                       "r": lambda at: 2 * at.slots + PAGE + 2 * page(8 * at.conns), "i": STATE},
+                      limit=mpi_count())
+
+
+# ---- message_patterns.c: every rank holds its state; a rank's regions by role.
+
+def _flows(at: At, sends: int, receives: int) -> int:
+    return PAGE + (sends + receives) * at.slots + requests((sends + receives) * at.window)
+
+
+def _hotspot_target(at: At) -> int:
+    senders = max(at.senders, 1)
+    region = page(unit_slots(at, senders) * senders * at.size)
+    return PAGE + page(4 * at.nranks) + region + requests(senders * at.window + at.nranks)
+
+
+MPI_BOTH = Footprint({"b": lambda at: _flows(at, 1, 1), "i": STATE}, limit=mpi_count())
+MPI_PAIRS = Footprint({"s": lambda at: _flows(at, 1, 0), "r": lambda at: _flows(at, 0, 1), "i": STATE},
+                      limit=mpi_count())
+MPI_HOTSPOT = Footprint({"s": lambda at: _flows(at, 1, 0), "t": _hotspot_target, "i": STATE}, limit=mpi_count())
+# MPI_Alltoall may add a scratch array of N blocks: Bruck's algorithm, the one
+# of MPICH's and Open MPI's that takes one, serves blocks of at most 256 and
+# 200 bytes by default (MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE; coll_tuned's
+# decision), so blocks are counted up to BRUCK_MAX.
 BRUCK_MAX = 64 << 10
 # The concurrent schedule keeps 2(N-1)W requests in flight, each a library
 # object: 1.2-1.5 KiB a request measured (peak RSS of 4 ranks of 8-byte
@@ -211,110 +288,212 @@ REQUEST_BYTES = 2 << 10
 FILL_WINDOW_MAX = 4096        # the most exchanges fill= puts in a window (message_patterns.c)
 
 
+def _alltoall_window(at: At) -> int:
+    """Exchanges per window: the window param, grown by fill= at small sizes (concurrent only)."""
+    if at.params.get("variant", "collective") != "concurrent":
+        return 1
+    fill = at.param("fill") if "fill" in at.params else 0
+    grown = min(ceil_div(fill, at.size), FILL_WINDOW_MAX) if at.size and fill else 0
+    return max(at.window, grown)
+
+
 def _alltoall(at: At) -> int:
-    arrays = 2 * shared(at, at.nranks)
+    """Send and receive regions of arrays of N blocks, a window of arrays at least."""
+    w = _alltoall_window(at)
+    arrays = unit_slots(at, at.nranks, w)
+    return PAGE + 2 * page(arrays * at.nranks * at.size) + requests(2 * at.nranks * w)
+
+
+def _alltoall_library(at: At) -> int:
     variant = at.params.get("variant", "collective")
     if variant == "collective":
-        return arrays + at.nranks * min(at.size, BRUCK_MAX)
+        return at.nranks * min(at.size, BRUCK_MAX)
     if variant == "pairwise":
-        return arrays
-    fill = at.param("fill") if "fill" in at.params else 0
-    flows = (at.nranks - 1) * max(at.param("window"), min(-(-fill // at.size), FILL_WINDOW_MAX) if at.size else 0)
-    return arrays + 2 * flows * REQUEST_BYTES + flows * min(at.size, EAGER_MAX)
+        return 0
+    flows = (at.nranks - 1) * _alltoall_window(at)
+    return 2 * flows * REQUEST_BYTES + flows * min(at.size, EAGER_MAX)
 
 
-MPI_ALLTOALL = Footprint({"b": _alltoall}, mpi_count())
+MPI_ALLTOALL = Footprint({"b": _alltoall}, {"b": _alltoall_library}, limit=mpi_count())
 
 
-def _scatter_receiver(at: At, staged: bool) -> int:
+# ---- message_scatter.c: the sender's message slots, the receiver's blocks
+# of twice a message (and, mode=copy, its staging slots).
+
+def _scatter_receiver(at: At) -> int:
     msg, slots = message(at)
-    return 2 * msg * slots + (msg * slots if staged else 0)
+    staged = at.params.get("mode") == "copy"
+    return page(2 * msg * slots) + (page(msg * slots) if staged else 0)
 
 
-MPI_SCATTER = Footprint({"s": lambda at: message(at)[0] * message(at)[1],
-                         "r": lambda at: _scatter_receiver(at, at.params.get("mode") == "copy")},
-                        scatter_limit)
+MPI_SCATTER = Footprint({"s": lambda at: PAGE + page(message(at)[0] * message(at)[1]) + requests(at.window),
+                         "r": lambda at: PAGE + _scatter_receiver(at) + requests(at.window), "i": STATE},
+                        limit=scatter_limit)
 
 
-# tcp.c: request/response and stream, one connection made once per run.
+# ---- tcp.c: request/response and stream, one connection made once per run;
+# the sockets' queues are the kernel's memory, not the core's.
 def _rr(at: At) -> int:
-    return 2 * at.wire * at.buffers + sockets(at, 1, 1, at.wire)
+    return 2 * page(at.wire * at.buffers)
 
 
 def _stream(at: At) -> int:
     region = at.wire * at.buffers
+    return page(region) + page(max(region, STREAM_CHUNK))
+
+
+def _stream_sockets(at: At) -> int:
     burst = min(MAX_BURST_OPS, max(1, ceil_div(at.param("burst"), at.wire)))
-    return region + max(region, STREAM_CHUNK) + sockets(at, 1, burst, at.wire)
+    return sockets(at, 1, burst, at.wire)
 
 
-TCP_RR = Footprint({"s": _rr, "r": _rr})
-TCP_STREAM = Footprint({"s": _stream, "r": _stream}, payload("no payload to stream"))
+TCP_RR = Footprint({"s": _rr, "r": _rr}, {"s": lambda at: sockets(at, 1, 1, at.wire),
+                                          "r": lambda at: sockets(at, 1, 1, at.wire)})
+TCP_STREAM = Footprint({"s": _stream, "r": _stream}, {"s": _stream_sockets, "r": _stream_sockets},
+                       limit=payload("no payload to stream"))
 
 
-# via_tcp.c: connections opened per point.
-def _tcp_conns(at: At) -> int:
+# tcp_conns.c, tcp_scatter.c: connections opened per point.
+def _tcp_conns_sockets(at: At) -> int:
     per_ack = ceil_div(MIN_OPS_PER_ACK, at.conns) * at.conns
-    return at.slots + sockets(at, at.conns, per_ack, at.size)
+    return sockets(at, at.conns, per_ack, at.size)
 
 
 def _tcp_scatter(at: At, receiver: bool) -> int:
-    msg, slots = message(at)
-    mine = (2 * msg * slots + (msg if at.params.get("mode") == "copy" else 0)) if receiver else msg * slots
-    return mine + sockets(at, 1, MIN_OPS_PER_ACK, msg)
+    msg, slots = message(at, window=1)
+    if not receiver:
+        return page(msg * slots)
+    return page(2 * msg * slots) + (page(msg) if at.params.get("mode") == "copy" else 0)
 
 
-TCP_CONNS = Footprint({"s": _tcp_conns, "r": _tcp_conns}, payload("no payload to send"))
+TCP_CONNS = Footprint({"s": lambda at: at.slots, "r": lambda at: at.slots},
+                      {"s": _tcp_conns_sockets, "r": _tcp_conns_sockets}, limit=payload("no payload to send"))
 TCP_SCATTER = Footprint({"s": lambda at: _tcp_scatter(at, False), "r": lambda at: _tcp_scatter(at, True)},
-                        scatter_limit)
+                        {"s": lambda at: sockets(at, 1, MIN_OPS_PER_ACK, message(at, 1)[0]),
+                         "r": lambda at: sockets(at, 1, MIN_OPS_PER_ACK, message(at, 1)[0])},
+                        limit=scatter_limit)
 
 
-# fabric*.c and ucx*.c: send and receive regions of `buffers` slots per side,
-# registered (pinned) with the library; no MPI count limits a transfer.
-FABRIC_PAIR = Footprint({"s": lambda at: 2 * at.slots, "r": lambda at: 2 * at.slots})
-FABRIC_BOTH = Footprint({"b": lambda at: 2 * at.slots})
-FABRIC_PAIRS = Footprint({"s": lambda at: at.slots, "r": lambda at: at.slots})
-FABRIC_HOTSPOT = Footprint({"s": lambda at: at.slots, "t": lambda at: at.senders * at.slots})
-# Registration: one buffer of SIZE bytes on rank 0.
-FABRIC_MR = Footprint({"s": lambda at: at.size})
-FABRIC_CONNS = Footprint({"s": lambda at: at.slots, "r": lambda at: at.slots}, payload("no payload to send"))
-FABRIC_SCATTER = Footprint({"s": lambda at: message(at)[0] * message(at)[1],
-                            "r": lambda at: _scatter_receiver(at, at.params.get("mode") == "copy")},
-                           lambda at: "no payload to scatter" if at.size == 0 else None)
+# ---- fabric*.c: every rank's state and op contexts (2 per window op, and
+# the acks'); send and receive regions of `buffers` slots, registered with the
+# provider. No MPI count limits a transfer.
+
+def contexts(n: int) -> int:
+    return page(FI_CONTEXT2 * n)
 
 
-# app_*.c: the applications, per active rank (apps.py has the block
-# arithmetic). The largest block is ceil(n / N) items.
+def _fab(at: At, regions: int, rma: bool = False) -> int:
+    """fabric.c: fab_begin's state and contexts, `regions` regions, and an RMA point's table of keys."""
+    return PAGE + contexts(2 * at.window + 2) + regions * at.slots + (page(16 * at.nranks) if rma else 0)
+
+
+FABRIC_PAIR = Footprint({"s": lambda at: _fab(at, 2), "r": lambda at: _fab(at, 2), "i": lambda at: _fab(at, 0)})
+FABRIC_RMA = Footprint({"s": lambda at: _fab(at, 2, True), "r": lambda at: _fab(at, 2, True),
+                        "i": lambda at: _fab(at, 0, True)})
+
+
+def _fp(at: At, regions: int) -> int:
+    """fabric_patterns.c: fp_begin's state and contexts, and `regions` regions."""
+    return PAGE + contexts(2 * at.window + at.nranks + 2) + regions * at.slots
+
+
+FABRIC_BOTH = Footprint({"b": lambda at: _fp(at, 1 + 1), "i": lambda at: _fp(at, 0)})
+FABRIC_PAIRS = Footprint({"s": lambda at: _fp(at, 1), "r": lambda at: _fp(at, 1), "i": lambda at: _fp(at, 0)})
+# A hotspot_put target holds a region per sender; every rank the senders and keys tables.
+FABRIC_HOTSPOT = Footprint({"s": lambda at: _fp(at, 1) + page(4 * at.nranks) + page(16 * at.nranks),
+                            "t": lambda at: _fp(at, 0) + page(at.senders * at.size * at.buffers)
+                            + page(4 * at.nranks) + page(16 * at.nranks),
+                            "i": lambda at: _fp(at, 0) + page(4 * at.nranks) + page(16 * at.nranks)})
+# Registration: one buffer of SIZE bytes on rank 0, and every rank's state.
+FABRIC_MR = Footprint({"s": lambda at: PAGE + page(at.size), "r": STATE, "i": STATE})
+
+
+def _fabric_conns(at: At) -> int:
+    """fabric_via.c: per connection an endpoint set (fab_net: its address
+    table and control buffer, a page each), two registrations, an op count
+    and a context; both regions on every rank; at the peak, set-up's table of
+    linked ranks and the last endpoint's table of names."""
+    c = at.conns
+    book = page(FAB_NET * c) + 2 * page(FAB_MR * c) + page(8 * c) + contexts(c + 2)
+    return PAGE + book + 2 * at.slots + 2 * PAGE * c + 2 * PAGE
+
+
+def _fabric_scatter(at: At, receiver: bool) -> int:
+    msg, slots = message(at)
+    base = PAGE + contexts(2 * at.window + 2)
+    if not receiver:
+        return base + page(msg * slots)
+    segments = at.param("segments")
+    return base + _scatter_receiver(at) + page(16 * segments * at.window) + page(8 * segments)
+
+
+FABRIC_CONNS = Footprint({"s": _fabric_conns, "r": _fabric_conns, "i": _fabric_conns},
+                         limit=payload("no payload to send"))
+FABRIC_SCATTER = Footprint({"s": lambda at: _fabric_scatter(at, False), "r": lambda at: _fabric_scatter(at, True),
+                            "i": lambda at: PAGE + contexts(2 * at.window + 2)},
+                           limit=lambda at: "no payload to scatter" if at.size == 0 else None)
+
+
+# ---- ucx.c: the active ranks' send and receive regions, mapped with the
+# context, and 2 x window request pointers; an RMA origin unpacks the
+# target's key at set-up.
+def _ucx(at: At, key: bool = False) -> int:
+    return 2 * at.slots + page(16 * at.window) + (PAGE if key else 0)
+
+
+UCX_PAIR = Footprint({"s": _ucx, "r": _ucx, "b": _ucx})
+UCX_RMA = Footprint({"s": lambda at: _ucx(at, True), "r": _ucx})
+UCX_MR = Footprint({"s": lambda at: page(at.size)})
+
+
+# ---- app_*.c: the applications, per active rank (apps.py has the block
+# arithmetic; the largest block is ceil(n / N) items); every rank its state.
 def _rows(at: At, n: int) -> int:
     return ceil_div(n, max(at.active, 1))
 
 
+def _app(at: At) -> int:
+    """app.c, app_begin: an active rank's state and its 2N requests."""
+    return PAGE + requests(2 * max(at.active, 1))
+
+
 def _transpose(at: At) -> int:
-    """A and B, row blocks of M words each; packed adds a send and a receive
-    array as large; deposit exposes B in a window (whole pages)."""
+    """A and B, row blocks of M words each, and the rows table; packed adds
+    a send and a receive array as large and the counts; the datatype modes
+    (datatype, deposit by put) a table of 3N datatypes and one of 3N counts;
+    deposit by stores a table of the peers' B."""
     m = at.size
-    block = _rows(at, m) * m * 8
-    arrays = 4 if at.params.get("mode") == "packed" else 2
-    return arrays * block + PAGE
+    block = page(_rows(at, m) * m * 8)
+    mode, n = at.params.get("mode", "packed"), max(at.active, 1)
+    tables = {"packed": 2 * block + page(16 * n),
+              "datatype": page(8 * 3 * n) + page(12 * n)}.get(mode)
+    if tables is None:   # deposit: stores where every active rank shares a node (one host), puts with datatypes
+        tables = page(8 * n) if at.params.get("deposit", "auto") != "put" else page(24 * n) + page(12 * n)
+    return _app(at) + page(16 * n) + 2 * block + tables
 
 
 def _matmul(at: At) -> int:
-    """Rows of A and C and all of B (gathered), n x n doubles."""
+    """Rows of A and C and all of B (gathered), n x n doubles, and the gather's counts."""
     n = apps.matmul_side(at.size, max(at.active, 1), at.params.get("scale", "strong"))
-    return (2 * _rows(at, n) * n + n * n) * 8
+    rows = page(_rows(at, n) * n * 8)
+    return _app(at) + 2 * rows + page(n * n * 8) + 2 * page(4 * max(at.active, 1))
 
 
 def _sort(at: At) -> int:
     """The keys as drawn and the buckets (keys(r) elements each), what
     arrives and the radix sort's scratch (as many): four arrays (app_sort.c;
-    the bucket pass only reads the drawn keys, so no working copy). What
-    arrives may exceed keys(r) by the draw's spread, bounded here by
-    8 sqrt(keys) + 64 elements."""
+    the bucket pass only reads the drawn keys, so no working copy); five
+    tables of N counts and the radix histograms (8 digits x 256 counts), and
+    verify's table of N. What arrives may exceed keys(r) by the draw's
+    spread, bounded here by 8 sqrt(keys) + 64 elements."""
     keys = _rows(at, apps.sort_keys(at.size, max(at.active, 1), at.params.get("scale", "strong")))
     e = int(at.params.get("elem", 8))
     arrive = keys + 8 * int(keys ** 0.5) + 64
-    return (2 * keys + 2 * arrive) * e
+    n = max(at.active, 1)
+    return _app(at) + 2 * page(keys * e) + 2 * page(arrive * e) + 5 * page(8 * n) + page(8 * 256 * 4) + \
+        page(24 * n)
 
 
-APP_TRANSPOSE = Footprint({"b": _transpose})
-APP_MATMUL = Footprint({"b": _matmul})
-APP_SORT = Footprint({"b": _sort})
+APP_TRANSPOSE = Footprint({"b": _transpose, "i": STATE})
+APP_MATMUL = Footprint({"b": _matmul, "i": STATE})
+APP_SORT = Footprint({"b": _sort, "i": STATE})

@@ -201,7 +201,7 @@ def _jobs(b, s, st, cn, mine: dict, named: bool, nranks: int, active_list, cache
             matching = int(params.get("seed", b.defaults.get("seed", 1)))  # bisection's pairs
             lays = tuple(patterns.layouts(b.pattern, nranks, acts, matching))
         # an app's op is a whole application: it has no cache state to rotate buffers for
-        bufs = () if b.level == "app" else tuple(buffers.plan(s, cache, llc_bytes))
+        bufs = () if b.level == "app" else tuple(buffers.plan(s, cache, llc_bytes, b.window(params)))
         out.append(Job(b, tuple(s), tuple(st), params, tuple(cn), lays, bufs))
     return out
 

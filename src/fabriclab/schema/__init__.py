@@ -65,7 +65,13 @@ History of SCHEMA_VERSION:
   11 (fabriclab 0.2.0): the stream's header is complete when it is first
     written (the ranks' hosts, the MPI library, the timer and the placement
     from the first launch's hello), so RUN.ndjson's header is RUN.json's.
-    Older documents load unchanged."""
+    Older documents load unchanged.
+  12 (fabriclab 0.2.0): points carry `working_set_bytes` (the bytes per side
+    of the largest region a rank's ops rotate through; every op of a window
+    now has its own buffer, so a windowed point's `buffers` is at least its
+    window) and `rank_alloc_bytes` (what each rank's kernel allocated for
+    the point, as the core counted it). Older documents load unchanged:
+    readers take buffers x size for the working set they lack."""
 
 from __future__ import annotations
 

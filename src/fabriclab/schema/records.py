@@ -204,6 +204,10 @@ class Point:
     params: dict = field(default_factory=dict)
     cache: Optional[str] = None
     buffers: Optional[int] = None
+    # bytes per side of the largest region a rank's ops rotate through (null
+    # for an app's op); and what each rank's kernel allocated for the point
+    working_set_bytes: Optional[int] = None
+    rank_alloc_bytes: Optional[list] = None
     launch: Optional[int] = 0
     warmup: Optional[int] = None
     batch: Optional[int] = None
@@ -315,7 +319,7 @@ class Point:
     # ---- the schema
 
     # Written only when the point has them (pattern fields: only for patterns).
-    _OPTIONAL = ("warmup", "elapsed_s", "imported", "launch", "phases")
+    _OPTIONAL = ("warmup", "elapsed_s", "imported", "launch", "phases", "working_set_bytes", "rank_alloc_bytes")
     _PATTERN = ("roles", "peers", "rank_samples", "rank_sent_bytes", "rank_recv_bytes", "messages_per_op")
 
     def to_dict(self) -> dict:
@@ -368,6 +372,8 @@ def _op_fields(f: Fields) -> dict:
     return dict(bytes_per_op=f.int("bytes_per_op", hi=MAX_BYTES), legs_per_op=f.int("legs_per_op", 1, lo=1, hi=1024),
                 concurrent=f.bool("concurrent", False), params=f.obj("params", {}),
                 cache=f.str("cache", None, none=True), buffers=f.int("buffers", None, hi=MAX_BYTES, none=True),
+                working_set_bytes=f.int("working_set_bytes", None, hi=MAX_BYTES, none=True),
+                rank_alloc_bytes=f.counts("rank_alloc_bytes", 0, MAX_BYTES, "byte counts", None, none=True),
                 info=f.obj("info", {}, none=True) or {}, imported=f.obj("imported", None, none=True))
 
 
@@ -435,7 +441,7 @@ class MergedPoint(Point):
     launches: list = field(default_factory=list)    # [LaunchSummary]
     spread: Spread = field(default_factory=Spread)
 
-    _OPTIONAL = ("imported", "phases")
+    _OPTIONAL = ("imported", "phases", "working_set_bytes", "rank_alloc_bytes")
     NOT_STORED = ("samples", "rank_samples")
 
     def to_dict(self, stored: bool = False) -> dict:
