@@ -281,3 +281,52 @@ def test_views_come_from_the_benchmark_facts():
     assert named == keys
     assert all(v.benches for v in figures.VIEWS)
     assert figures.VIEWS[0].benches == tuple(b.name for b in REGISTRY.values() if "strided" in b.views)
+
+
+def _rate_point(bench, size, rate, ws, buffers=1, spread=0.01):
+    """A launch's point of `bench` moving `size` bytes per op at `rate` bytes/s, with its working set."""
+    from fabriclab.analysis.stats import summarize
+    t = size / rate
+    samples = [t * (1 + spread * (i - 5) / 5) for i in range(11)]
+    return schema.Point(bench=bench, size=size, bytes_per_op=size, summary=summarize(samples), samples=samples,
+                        buffers=buffers, working_set_bytes=ws, launch=0)
+
+
+def test_ladder_holds_each_level_against_the_copy_of_its_working_set():
+    M = 1 << 20
+    copies = [_rate_point("memory.copy", s, r, s) for s, r in ((64 << 10, 50e9), (1 * M, 35e9), (4 * M, 30e9))]
+    put = _rate_point("deposit.put_bw", 64 << 10, 25e9, 4 * M, buffers=64)          # 64 x 64 KiB: 4 MiB
+    stream = _rate_point("message.stream", 32 << 10, 20e9, 2 * M, buffers=64)       # 2 MiB: between two copies
+    ucx = _rate_point("ucx.put_bw", 1 * M, 8e9, 64 * M, buffers=64)                 # beyond every copy
+    run = figures.RunView.of("x", docs.of([*copies, put, stream, ucx]))
+    rungs = {r.level: r for r in figures.ladder_rows(run)}
+    assert rungs["memory"].working_set is None and rungs["memory"].best_Bps == pytest.approx(50e9)
+    dep = rungs["deposit"]
+    assert (dep.working_set, dep.copy_how, dep.above) == (4 * M, "measured", "")
+    assert dep.copy_Bps == pytest.approx(30e9)
+    msg = rungs["message"]   # halfway between 1 and 4 MiB in log working set
+    assert msg.copy_how == "interpolated between 1M and 4M" and msg.copy_Bps == pytest.approx(32.5e9)
+    assert rungs["ucx"].copy_Bps is None
+    note = figures.ladder([run])[0].note
+    assert "no transfer level reads above memory.copy at its own working set" in note
+    assert "no memory.copy at the working set of ucx (64M working set: fabriclab run memory.copy -s 64M)" in note
+    # a level above the copy of its working set is named, with why (one host: the library's own copy)
+    fast = _rate_point("deposit.put_bw", 64 << 10, 45e9, 4 * M, buffers=64)
+    run = figures.RunView.of("y", docs.of([*copies, fast]))
+    dep = next(r for r in figures.ladder_rows(run) if r.level == "deposit")
+    assert dep.above.startswith("both ranks ran on one host")
+    note = figures.ladder([run])[0].note
+    assert "deposit (deposit.put_bw, 45 GB/s) reads above memory.copy's 30 GB/s at its 4M working set" in note
+    # within the intervals of both: no difference to tell
+    close = _rate_point("deposit.put_bw", 64 << 10, 30.1e9, 4 * M, buffers=64, spread=0.2)
+    run = figures.RunView.of("z", docs.of([*copies, close]))
+    assert "intervals overlap" in next(r for r in figures.ladder_rows(run) if r.level == "deposit").above
+    text = html.render([("y", docs.of([*copies, fast]))])
+    assert "memory.copy there" in text and "30 GB/s (below this level)" in text
+
+
+def test_a_document_before_working_sets_reads_buffers_times_size():
+    old = _rate_point("deposit.put_bw", 64 << 10, 45e9, None, buffers=1)
+    run = figures.RunView.of("old", docs.of([_rate_point("memory.copy", 64 << 10, 50e9, None), old]))
+    dep = next(r for r in figures.ladder_rows(run) if r.level == "deposit")
+    assert dep.working_set == 64 << 10 and dep.copy_Bps == pytest.approx(50e9) and dep.above == ""

@@ -27,6 +27,7 @@ from .curves import (METRICS, SIZE, STATS_NOTE, XAXES, RunView, in_registry_orde
                      series_of, sweep, variant_name)
 from . import app_views
 from .figure import Axis, Figure, Mark, Series, slug
+from .ladder import Rung, ladder, ladder_rows  # noqa: F401  (report/html.py reads them from here)
 from .layers import costs
 from .tables import group_name
 
@@ -363,72 +364,6 @@ def layers_view(runs: list) -> list[Figure]:
             _cost_figure(runs[0], "layer-cost-bandwidth", "bandwidth")]
     out = [f for f in figs if not f.empty()]
     return out if len(out) > 2 or any(len(f.series) > 1 for f in out) else []
-
-
-# ---- the level ladder and efficiency (seed 000 Fig. 15-16) ---------------------------------------
-
-@dataclass(frozen=True)
-class Rung:
-    """One level of the ladder: its best throughput and lowest latency, and where."""
-    level: str
-    best_Bps: float | None
-    best_bench: str
-    best_size: int | None
-    latency_s: float | None
-    latency_bench: str
-    latency_size: int | None
-
-
-def ladder_rows(run: RunView) -> list[Rung]:
-    """Per level: its best throughput and lowest latency, and which benchmark
-    gave them. Only two-rank transfers count (one stream, one direction): a
-    bidirectional or many-rank aggregate is not one path's throughput."""
-    out = []
-    for level in LEVELS:
-        rs = [r for r in run.rows if r.bench.split(".", 1)[0] == level and not r.concurrent
-              and (REGISTRY[r.bench].pattern is None if r.bench in REGISTRY else r.active is None)]
-        if not rs:
-            continue
-        bw = max((r for r in rs if r.bandwidth_Bps), key=lambda r: r.bandwidth_Bps, default=None)
-        lat_rs = [r for r in rs if r.bench in REGISTRY and REGISTRY[r.bench].metric == "latency"
-                  and "registration" not in REGISTRY[r.bench].views and r.latency_s is not None]
-        small = min((r.size for r in lat_rs), default=None)
-        lat = min((r for r in lat_rs if r.size == small), key=lambda r: r.latency_s, default=None)
-        out.append(Rung(level, bw.bandwidth_Bps if bw else None, group_name(bw.bench, bw.variant) if bw else "-",
-                        bw.size if bw else None, lat.latency_s if lat else None,
-                        group_name(lat.bench, lat.variant) if lat else "-", small))
-    return out
-
-
-def ladder(runs: list, wire_Bps: float | None = None, wire_text: str = "", wire_name: str = "") -> list[Figure]:
-    """The ladder of levels (seed 000 Fig. 15) and efficiency (Fig. 16), for the first run."""
-    lad = ladder_rows(runs[0])
-    if not lad:
-        return []
-    of = f" ({runs[0].name})" if len(runs) > 1 else ""
-    figs = [Figure("ladder-bandwidth", f"Best throughput per level{of}", Axis("level", log=False),
-                   Axis("best bandwidth (MB/s)", log=False), bars=[(r.level, (r.best_Bps or 0) / 1e6)
-                                                                   for r in lad],
-                   note="the fastest point of each level's two-rank, one-direction benchmarks (seed 000 Fig. 15)"),
-            Figure("ladder-latency", f"Lowest latency per level{of}", Axis("level", log=False),
-                   Axis("time per transfer at the smallest size (\u00b5s)"),
-                   bars=[(r.level, r.latency_s * 1e6 if r.latency_s is not None else None) for r in lad],
-                   note="the lowest one-way time of each level's latency benchmarks at their smallest size "
-                        "(the table names it); memory has no latency benchmark")]
-    if wire_Bps:
-        bars = [(r.level, (r.best_Bps or 0) / wire_Bps * 100) for r in lad if r.level != "memory"]
-        vals = [v for _, v in bars if v > 0]
-        hosts = set(runs[0].doc.header.hosts or [])
-        one_host = len(hosts) <= 1
-        figs.append(Figure("efficiency", f"Efficiency against {wire_name or 'the wire rate'}{of}",
-                           Axis("level", log=False),
-                           Axis("best throughput / wire rate (%)", log=bool(vals) and max(vals) / min(vals) > 30),
-                           bars=bars,
-                           note=f"best throughput of each transfer level over the gross link rate of {wire_text} "
-                                "(seed 000 Fig. 16)" + ("; every rank ran on one host, so these transfers did not "
-                                                        "cross that link (shared memory): above 100% says so"
-                                                        if one_host else "")))
-    return [f for f in figs if not f.empty()]
 
 
 def validation(runs: list) -> list[Figure]:

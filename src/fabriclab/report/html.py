@@ -158,6 +158,14 @@ def _skipped(runs: list) -> list[str]:
             table(["run", "benchmark", "points", "count", "why"], rows, nums={3})]
 
 
+def _copy_there(r) -> str:
+    """memory.copy at a rung's working set, and how the run had it."""
+    if r.copy_Bps is None:
+        return "-" if r.level == "memory" or not r.working_set else "not measured"
+    how = "" if r.copy_how == "measured" else f" ({r.copy_how})"
+    return fmt_rate(r.copy_Bps) + how + (" (below this level)" if r.above else "")
+
+
 def _ladder(runs: list, wire_Bps, wire_text, wire_name) -> list[str]:
     figs = figures.ladder(runs, wire_Bps, wire_text, wire_name)
     if not figs:
@@ -166,7 +174,8 @@ def _ladder(runs: list, wire_Bps, wire_text, wire_name) -> list[str]:
     head = ["level"]
     for run in runs:
         pre = f"{run.name}: " if len(runs) > 1 else ""
-        head += [pre + "best throughput", pre + "by", pre + "lowest latency", pre + "by"]
+        head += [pre + "best throughput", pre + "by", pre + "working set", pre + "memory.copy there",
+                 pre + "lowest latency", pre + "by"]
     levels = list(dict.fromkeys(r.level for run in runs for r in figures.ladder_rows(run)))
     body = []
     for level in levels:
@@ -175,9 +184,10 @@ def _ladder(runs: list, wire_Bps, wire_text, wire_name) -> list[str]:
             r = next((x for x in figures.ladder_rows(run) if x.level == level), None)
             row += ([fmt_rate(r.best_Bps) if r.best_Bps else "-",
                      f"{r.best_bench} at {fmt_bytes(r.best_size)}" if r.best_size is not None else "-",
+                     fmt_bytes(r.working_set) if r.working_set else "-", _copy_there(r),
                      fmt_time(r.latency_s) if r.latency_s is not None else "-",
                      f"{r.latency_bench} at {fmt_bytes(r.latency_size)}" if r.latency_s is not None
-                     else "-"] if r else ["-"] * 4)
+                     else "-"] if r else ["-"] * 6)
         body.append(row)
     out.append(table(head, body))
     if not wire_Bps:
