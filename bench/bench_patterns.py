@@ -1,5 +1,5 @@
 """fabriclab's windowed kernels against minimal hand-written MPI loops
-(bench/window_ref.c, one reused buffer per side).
+(bench/window_ref.c, with fabriclab's warm layout: a slot per op of a window).
 
 (a) message.bibw (2 ranks, --cache warm) against `window_ref bibw`: the same
     bidirectional window loop (window 64, W receives, W sends, one wait, a

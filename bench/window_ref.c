@@ -32,11 +32,11 @@
 #define TAG_ACK 2
 
 /* fabriclab's warm layout (src/fabriclab/measure/buffers.py): op i of a
- * point uses slot i % slots on both sides, slots = WARM_REGION / size (at
- * least 1), i running on from window to window. The bidirectional loops
- * follow it, so that they move the same bytes between the same places as
- * fabriclab's kernels and differ only in the harness; stream keeps one
- * buffer, as osu_bw does. */
+ * point uses slot i % slots on both sides, slots = WARM_REGION / size or a
+ * window's, whichever is more, i running on from window to window: every op
+ * of a window has its own slot. Every loop follows it, so that they move the
+ * same bytes between the same places as fabriclab's kernels and differ only
+ * in the harness. */
 #define WARM_REGION (64 << 10)
 
 typedef struct {
@@ -74,15 +74,16 @@ static void stream_window(loop *l)
     char ack = 0;
     if (l->rank == 0) {
         for (int j = 0; j < WINDOW; j++)
-            MPI_Isend(l->sbuf, l->size, MPI_BYTE, 1, TAG_DATA, MPI_COMM_WORLD, &req[j]);
+            MPI_Isend(l->sbuf + slot(l, j), l->size, MPI_BYTE, 1, TAG_DATA, MPI_COMM_WORLD, &req[j]);
         MPI_Waitall(WINDOW, req, MPI_STATUSES_IGNORE);
         MPI_Recv(&ack, 0, MPI_BYTE, 1, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else {
         for (int j = 0; j < WINDOW; j++)
-            MPI_Irecv(l->rbuf, l->size, MPI_BYTE, 0, TAG_DATA, MPI_COMM_WORLD, &req[j]);
+            MPI_Irecv(l->rbuf + slot(l, j), l->size, MPI_BYTE, 0, TAG_DATA, MPI_COMM_WORLD, &req[j]);
         MPI_Waitall(WINDOW, req, MPI_STATUSES_IGNORE);
         MPI_Send(&ack, 0, MPI_BYTE, 0, TAG_ACK, MPI_COMM_WORLD);
     }
+    l->next += WINDOW;
 }
 
 static void put_bibw_window(loop *l)
@@ -182,8 +183,7 @@ static double *times(long n)
 
 static void buffers_for(const struct mode *m, loop *l)
 {
-    l->slots = m->window == stream_window || l->size <= 0 || l->size >= WARM_REGION
-               ? 1 : WARM_REGION / l->size;
+    l->slots = l->size > 0 && WARM_REGION / l->size > WINDOW ? WARM_REGION / l->size : WINDOW;
     size_t region = (size_t)l->slots * (size_t)l->size;
     if (m->window != put_bibw_window) {
         l->sbuf = buffer(region);
