@@ -8,17 +8,17 @@ import pytest
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
+from realrun import FAST  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.integration
-FAST = ["-n", "1", "--point-time", "0.05", "--min-samples", "5", "--warmup", "2", "-t", "120", "-L", "1",
-        "--validate", "-q"]
+ONE_RANK = ["-n", "1", "--validate", *FAST]
 X86 = platform.machine() in ("x86_64", "AMD64")
 WORD_LOOPS = ["memory.copy", "memory.strided_store", "memory.strided_load"]
 
 
 def _points(tmp_path, name: str, *argv: str) -> list[dict]:
     out = tmp_path / f"{name}.json"
-    assert main(["run", *argv, "-o", str(out), *FAST]) == 0
+    assert main(["run", *argv, "-o", str(out), *ONE_RANK]) == 0
     doc = docs.read(out)
     pts = docs.points(doc)
     for p in pts:
