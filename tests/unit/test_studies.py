@@ -33,7 +33,7 @@ def test_every_step_is_a_valid_run(name):
 
 
 @pytest.mark.parametrize("name", sorted(STUDIES))
-def test_without_runs_every_finding_is_unmeasured_and_every_figure_empty(name):
+def test_without_runs_every_finding_is_unmeasured_and_every_figure_empty(name, seed_model_once):
     s, ref = STUDIES[name], load(name)
     found = s.findings(Runs(), ref)
     assert found and all(f.verdict == UNMEASURED and f.because and f.published for f in found)
