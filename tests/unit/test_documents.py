@@ -125,7 +125,7 @@ WEIRD = [None, True, False, 0, -1, -1e-300, 1e-320, 2 ** 63, 10 ** 25, 1e308, fl
 
 
 def _mutant(real, rng):
-    doc = copy.deepcopy(real)
+    doc = json.loads(json.dumps(real))      # a copy (the document is JSON data)
     for _ in range(rng.randint(1, 3)):
         nodes = list(_nodes(doc))
         box, key = rng.choice(nodes)
