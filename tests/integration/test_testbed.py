@@ -437,6 +437,7 @@ def test_validate_on_real_hosts_without_a_testbed(tmp_path):
     assert v["bottleneck"] == "link trunk (s0→s1)"
     assert v["testbed"] is None and v["hosts"]["h7"] == "localhost" and netns.namespaces("twoswitches") == []
     sat = docs.read(v["saturation"]["run"])                 # its header records the command as typed
+    assert sat["header"]["argv"][:3] == ["fabriclab", "testbed", "validate"]
     assert "--hosts" in sat["header"]["argv"] and "--testbed" not in sat["header"]["argv"]
     assert sat["header"]["launcher"]["agent"] is None and sat["header"]["launcher"]["hosts"] == ["localhost"] * 8
     ends = [r for r in sat["records"] if r["kind"] == "launch_end"]   # --counters: read through the launcher
