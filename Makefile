@@ -65,8 +65,11 @@ run: venv level-debs
 test: unit openmpi debs
 	FABRICLAB_OPENMPI_HOME=$(CURDIR)/$(OMPI) $(PY) -m pytest -q -ra tests/integration
 
+# Bytecode is cached (__pycache__, Python's default) even where the environment
+# says not to: each worker would otherwise compile every module and rewrite
+# every test module's asserts again on every run.
 unit: venv
-	$(PY) -m pytest -q -ra -m unit -n auto --dist loadfile tests/unit
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -ra -m unit -n auto --dist loadfile tests/unit
 
 bench: venv openmpi bench-debs
 	for b in bench/*.py; do $(PY) $$b || exit 1; done
