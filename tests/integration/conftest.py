@@ -11,7 +11,7 @@ import realrun  # noqa: E402  (tests/support)
 from realrun import MPIS, level_argv  # noqa: E402  (tests/support)
 
 
-@pytest.fixture(scope="session", params=MPIS)
+@pytest.fixture(scope="module", params=MPIS)
 def flavour(request):
     """(name, installation prefix) of each MPI in turn."""
     home = mpi_home(request.param)

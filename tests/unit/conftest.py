@@ -117,7 +117,12 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_collection_modifyitems(items):
+    """The LONGEST unit files first among the unit tests; anything else (the integration
+    tests of a whole-suite run) keeps its place before them, so that the patches of this
+    conftest's session fixtures never reach a test outside tests/unit."""
     def rank(item):
+        if UNIT not in item.path.parents:
+            return -1
         name = item.path.name
-        return LONGEST.index(name) if UNIT in item.path.parents and name in LONGEST else len(LONGEST)
+        return LONGEST.index(name) if name in LONGEST else len(LONGEST)
     items.sort(key=rank)                 # stable: each file's tests stay together and in order
