@@ -59,11 +59,17 @@ level-debs:
 run: venv level-debs
 	$(VENV)/bin/fabriclab run
 
-test: venv openmpi debs
-	FABRICLAB_OPENMPI_HOME=$(CURDIR)/$(OMPI) $(PY) -m pytest -q -ra
+# The unit tests spread over the CPUs (pytest-xdist, a file to a worker); the
+# integration tests run one at a time: their MPI ranks keep both cores busy and
+# several read rates. The slowest integration tests are listed at the end.
+test: unit openmpi debs
+	FABRICLAB_OPENMPI_HOME=$(CURDIR)/$(OMPI) $(PY) -m pytest -q -ra --durations=15 tests/integration
 
+# Bytecode is cached (__pycache__, Python's default) even where the environment
+# says not to: each worker would otherwise compile every module and rewrite
+# every test module's asserts again on every run.
 unit: venv
-	$(PY) -m pytest -q -ra -m unit -n auto --dist loadfile tests/unit
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -ra -m unit -n auto --dist loadfile tests/unit
 
 bench: venv openmpi bench-debs
 	for b in bench/*.py; do $(PY) $$b || exit 1; done

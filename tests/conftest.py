@@ -22,8 +22,16 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture
 def fake_core(tmp_path):
-    """An executable fake core (runs with this Python) and the fake launcher."""
+    """An executable fake core (runs with this Python) and the fake launcher; the
+    unit tests launch it in their own process (unit/conftest.py)."""
     return fakebuild.fake_core(tmp_path)
+
+
+@pytest.fixture
+def fake_core_process(tmp_path):
+    """The fake core launched as a process every time: for signals, a killed
+    rank's report on the launcher's stdout or stderr, and a real hang."""
+    return fakebuild.fake_core(tmp_path, process=True)
 
 
 @pytest.fixture(scope="module")

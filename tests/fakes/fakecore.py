@@ -15,7 +15,13 @@ after N points), "die:N" (exit 1 after N points), "error" (an error line),
 the launcher's report of a killed rank from the file FAKECORE_REPORT, on
 stdout for a .stdout file, else on stderr, and exit 137).
 
-`--probe LEVEL` prints the recorded probe answers of tests/data/probes/."""
+`--probe LEVEL` prints the recorded probe answers of tests/data/probes/.
+
+`script(argv, env)` is the whole behaviour as a generator of events, so that
+the unit tests can feed the runner in this process (tests/support/fakeexec.py,
+as hyperfine's MockExecutor does): ("out", line) for a stdout line, ("err",
+text) for stderr, ("hang", None) where the process stops answering; it
+returns the exit code. Run as a program, it prints them."""
 import json
 import os
 import sys
@@ -27,12 +33,16 @@ from fabriclab.measure.benchmarks import REGISTRY
 from fabriclab.measure.footprint import At
 
 PROBES = Path(__file__).resolve().parents[1] / "data" / "probes"
-NRANKS = int(os.environ.get("FAKECORE_RANKS", "2"))
 
 
 def emit(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
+    """A protocol line as a stdout event."""
+    return ("out", json.dumps(obj))
+
+
+def probe(level: str) -> list:
+    """The recorded answers of `--probe LEVEL`, as lines."""
+    return (PROBES / f"{level}.ndjson").read_text().splitlines()
 
 
 def ints(text):
@@ -73,9 +83,11 @@ def layouts(text):
     return out
 
 
-def main(argv):
+def script(argv, env):
+    """The fake core's run of argv under env: its events; returns the exit code."""
     if argv[:1] == ["--probe"]:
-        sys.stdout.write((PROBES / f"{argv[1]}.ndjson").read_text())
+        for line in probe(argv[1]):
+            yield "out", line
         return 0
     bench = argv[0]
     facts = REGISTRY[bench]
@@ -93,19 +105,19 @@ def main(argv):
         else:
             opts[argv[i]] = argv[i + 1]
             i += 2
-    mode, _, arg = os.environ.get("FAKECORE_MODE", "ok").partition(":")
-    nranks = len(layouts(opts["--layouts"])[0][1]) if "--layouts" in opts else NRANKS
+    mode, _, arg = env.get("FAKECORE_MODE", "ok").partition(":")
+    nranks = len(layouts(opts["--layouts"])[0][1]) if "--layouts" in opts else int(env.get("FAKECORE_RANKS", "2"))
     bad = refusal(facts, opts, params)
     if bad:
-        emit({"type": "error", "message": bad, "ranks": nranks})
+        yield emit({"type": "error", "message": bad, "ranks": nranks})
         return 2
-    emit({"type": "hello", "core_version": "fake", "bench": bench, "mpi_library": "FakeMPI 1.0",
+    yield emit({"type": "hello", "core_version": "fake", "bench": bench, "mpi_library": "FakeMPI 1.0",
           "mpi_version": "3.1", "ranks": nranks, "hosts": ["h0"] * nranks, "cpus": [64] * nranks,
           "node_size": nranks, "timer": {"name": "fake", "overhead_s": 2e-8, "resolution_s": 1e-9},
           "options": {"sizes": ints(opts["--sizes"]), "strides": ints(opts["--strides"]),
                       "conns": ints(opts["--conns"]), "params": {**facts.defaults, **params}}})
     if mode == "error":
-        emit({"type": "error", "message": "fake kernel failure"})
+        yield emit({"type": "error", "message": "fake kernel failure"})
         return 3
     n = 0
     legs = facts.legs
@@ -118,20 +130,25 @@ def main(argv):
                 for size, nbuf in zip(sizes, buffers):
                     if mode in ("hang", "die", "killed") and n == int(arg):
                         if mode == "hang":
-                            time.sleep(3600)
+                            yield "hang", None
                         if mode == "killed":
-                            report = os.environ["FAKECORE_REPORT"]
-                            (sys.stdout if report.endswith(".stdout") else sys.stderr).write(open(report).read())
+                            report = env["FAKECORE_REPORT"]
+                            text = Path(report).read_text()
+                            if report.endswith(".stdout"):
+                                for line in text.splitlines():
+                                    yield "out", line
+                            else:
+                                yield "err", text
                             return 137
                         return 1
                     where = {"bench": bench, "size": size, "stride": stride, "conns": conns}
                     if lay:
                         where["active"] = lay[0]
-                    emit({"type": "begin", **where})
+                    yield emit({"type": "begin", **where})
                     at = At(size, nbuf, stride, conns, nranks, params={**facts.defaults, **params})
                     reason = facts.footprint.limit(at)
                     if reason:
-                        emit({"type": "skip", **where, "reason": reason})
+                        yield emit({"type": "skip", **where, "reason": reason})
                         continue
                     base = 1e-6 * legs + size / 5e9 * legs  # Hockney: 1 us + n / 5 GB/s per leg
                     jitter = [1 + 0.001 * ((k * 7) % 5) for k in range(20)]
@@ -156,10 +173,25 @@ def main(argv):
                                                  for q, r in enumerate(roles)])
                     if mode == "nosamples" and n == int(arg):
                         rec.update(samples=[], phases={k: [] for k in rec.get("phases") or {}} or None)
-                    emit({k: v for k, v in rec.items() if v is not None or k == "validation"})
+                    yield emit({k: v for k, v in rec.items() if v is not None or k == "validation"})
                     n += 1
-    emit({"type": "end", "bench": bench, "points": n})
+    yield emit({"type": "end", "bench": bench, "points": n})
     return 0
+
+
+def main(argv) -> int:
+    """The fake core as a process: its events printed as they come."""
+    events = script(argv, os.environ)
+    while True:
+        try:
+            kind, text = next(events)
+        except StopIteration as end:
+            return end.value
+        if kind == "hang":
+            time.sleep(3600)
+        stream = sys.stdout if kind == "out" else sys.stderr
+        stream.write(text + "\n" if kind == "out" else text)
+        stream.flush()
 
 
 if __name__ == "__main__":

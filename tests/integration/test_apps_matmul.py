@@ -11,21 +11,17 @@ from pathlib import Path
 import pytest
 
 import docs  # noqa: E402  (tests/support)
-from fabriclab import schema
-from fabriclab.cli import main
+import realrun  # noqa: E402  (tests/support)
 from fabriclab.measure import apps, build, mpi as mpis
 from mpihome import mpi_home  # noqa: E402  (tests/support)
+from realrun import FAST  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.integration
-FAST = ["--point-time", "0.05", "--min-samples", "5", "--warmup", "2", "-t", "120", "-L", "1", "-q"]
 FABRICLAB = str(Path(sys.executable).parent / "fabriclab")
 
 
 def _run(out: Path, *argv: str, mpi: str = "mpich") -> dict:
-    assert main(["run", "app.matmul", *argv, "--validate", "--mpi-home", mpi_home(mpi), "-o", str(out), *FAST]) == 0
-    doc = docs.read(out)
-    assert doc["footer"]["status"] == "complete", doc["footer"]
-    return doc
+    return realrun.run(out, "app.matmul", *argv, mpi=mpi)
 
 
 def _points(doc: dict) -> list[dict]:
@@ -56,8 +52,8 @@ def _check_point(p: dict, scale: str = "strong") -> None:
         assert statistics.median(phases["gather"]) < 1e-3, phases["gather"]
 
 
-@pytest.mark.parametrize("mpi", ["mpich", "openmpi"])
-def test_one_two_and_four_ranks_validate_an_uneven_side(mpi, tmp_path):
+def test_one_two_and_four_ranks_validate_an_uneven_side(flavour, tmp_path):
+    mpi = flavour[0]
     doc = _run(tmp_path / "r.json", "-n", "4", "--active", "1,2,4", "-s", "97,128", mpi=mpi)
     assert doc["header"]["mpi"]["flavour"] == mpi
     pts = _points(doc)

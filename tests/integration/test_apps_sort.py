@@ -10,23 +10,20 @@ from pathlib import Path
 import pytest
 
 import docs  # noqa: E402  (tests/support)
-from fabriclab import schema
+import realrun  # noqa: E402  (tests/support)
 from fabriclab.cli import main
 from fabriclab.measure import apps
 from mpihome import mpi_home  # noqa: E402  (tests/support)
+from realrun import FAST  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.integration
-FAST = ["--point-time", "0.05", "--min-samples", "5", "--warmup", "2", "-t", "60", "-L", "1"]
 PHASES = ["bucket", "exchange", "sort"]
 KEYS = 10007   # prime: no rank count divides it
 SEED = 1
 
 
-def _run(out: Path, home: str, *argv: str) -> list[dict]:
-    assert main(["run", "app.sort", *argv, "--validate", "--mpi-home", home, "-q", "-o", str(out), *FAST]) == 0
-    doc = docs.read(out)
-    assert doc["footer"]["status"] == "complete", doc["footer"]
-    return docs.points(doc)
+def _run(out: Path, mpi: str, *argv: str) -> list[dict]:
+    return docs.points(realrun.run(out, "app.sort", *argv, mpi=mpi))
 
 
 def _check(p: dict, keys: int) -> None:
@@ -49,10 +46,9 @@ def _check(p: dict, keys: int) -> None:
         assert abs(sent[a] - want) <= 5 * e * (want / e) ** 0.5 + e, (a, sent[a], want)
 
 
-@pytest.mark.parametrize("flavour", ["mpich", "openmpi"])
 @pytest.mark.parametrize("nranks", [1, 2, 4])
 def test_every_element_size_sorts_and_validates(flavour, nranks, tmp_path):
-    pts = _run(tmp_path / "s.json", mpi_home(flavour), "-n", str(nranks), "-s", str(KEYS),
+    pts = _run(tmp_path / "s.json", flavour[0], "-n", str(nranks), "-s", str(KEYS),
                "-p", "elem=4,8,16,32,64")
     actives = [1, 2, 4][:[1, 2, 4].index(nranks) + 1]
     assert sorted((p["active"], int(p["params"]["elem"])) for p in pts) == \
@@ -61,9 +57,8 @@ def test_every_element_size_sorts_and_validates(flavour, nranks, tmp_path):
         _check(p, KEYS)
 
 
-@pytest.mark.parametrize("flavour", ["mpich", "openmpi"])
 def test_weak_scaling_keeps_the_keys_per_rank(flavour, tmp_path):
-    pts = _run(tmp_path / "w.json", mpi_home(flavour), "-n", "4", "-s", "2503", "-p", "scale=weak",
+    pts = _run(tmp_path / "w.json", flavour[0], "-n", "4", "-s", "2503", "-p", "scale=weak",
                "-p", "elem=4,16")
     assert sorted((p["active"], p["info"]["keys"]) for p in pts) == \
         sorted([(1, 2503), (2, 5006), (4, 10012)] * 2)
@@ -73,7 +68,7 @@ def test_weak_scaling_keeps_the_keys_per_rank(flavour, tmp_path):
 
 def test_more_keys_than_one_cache_and_another_seed(tmp_path):
     """Past the cache the local sort splits on the highest digit first (app_sort.c, radix_e)."""
-    pts = _run(tmp_path / "b.json", mpi_home("mpich"), "-n", "2", "-s", "200003", "-p", "elem=8,64",
+    pts = _run(tmp_path / "b.json", "mpich", "-n", "2", "-s", "200003", "-p", "elem=8,64",
                "-p", "seed=99", "--active", "2")
     assert len(pts) == 2
     for p in pts:

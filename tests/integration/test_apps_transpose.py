@@ -9,28 +9,22 @@ from pathlib import Path
 import pytest
 
 import docs  # noqa: E402  (tests/support)
-from fabriclab import schema
+import realrun  # noqa: E402  (tests/support)
 from fabriclab.cli import main
 from fabriclab.measure import apps
-from mpihome import mpi_home  # noqa: E402  (tests/support)
+from realrun import FAST  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.integration
-FAST = ["--point-time", "0.05", "--min-samples", "3", "--warmup", "1", "-t", "60", "-L", "1"]
 
 
 def _run(out: Path, *argv: str, mpi: str = "mpich") -> dict:
-    assert main(["run", "app.transpose", *argv, "--validate", "--mpi-home", mpi_home(mpi), "-q", "-o", str(out),
-                 *FAST]) == 0
-    doc = docs.read(out)
-    assert doc["footer"]["status"] == "complete", doc["footer"]
-    return doc
+    return realrun.run(out, "app.transpose", *argv, mpi=mpi)
 
 
-@pytest.mark.parametrize("mpi", ["mpich", "openmpi"])
 @pytest.mark.parametrize("ranks", [1, 2, 4])
-def test_every_mode_transposes_every_element(mpi, ranks, tmp_path):
+def test_every_mode_transposes_every_element(flavour, ranks, tmp_path):
     doc = _run(tmp_path / "t.json", "-n", str(ranks), "-s", "8,37,128", "-p", "mode=packed,datatype,deposit",
-               mpi=mpi)
+               mpi=flavour[0])
     pts = docs.points(doc)
     actives = apps_actives(ranks)
     assert {(p["params"].get("mode", "packed"), p["size"], p["active"]) for p in pts} == {
@@ -80,11 +74,8 @@ def test_bad_input_is_one_line_and_nothing_launched(argv, msg, tmp_path, capsys)
 def test_the_exchange_schedules_move_the_same_blocks(tmp_path):
     """The packed transpose and the sort exchanging every message at once and in pairwise steps, on
     3 ranks (uneven blocks): every element checked, the schedule recorded."""
-    out = tmp_path / "s.json"
-    assert main(["run", "app.transpose", "app.sort", "-n", "3", "-s", "37,1001", "--active", "3", "-p",
-                 "exchange=concurrent,pairwise", "--validate", "--mpi-home", mpi_home("mpich"), "-q", "-o", str(out),
-                 *FAST]) == 0
-    pts = docs.points(docs.read(out))
+    pts = docs.points(realrun.run(tmp_path / "s.json", "app.transpose", "app.sort", "-n", "3", "-s", "37,1001",
+                                  "--active", "3", "-p", "exchange=concurrent,pairwise"))
     assert {(p["bench"], p["params"]["exchange"]) for p in pts} == {
         (b, e) for b in ("app.transpose", "app.sort") for e in ("concurrent", "pairwise")}
     assert all(p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0 for p in pts)
@@ -92,10 +83,7 @@ def test_the_exchange_schedules_move_the_same_blocks(tmp_path):
     assert names == {"concurrent": "Isend/Irecv to every rank at once",
                      "pairwise": "pairwise MPI_Sendrecv steps, a barrier between steps"}
     # sync=none: the same steps without the barrier, the same blocks moved
-    free = tmp_path / "free.json"
-    assert main(["run", "app.transpose", "app.sort", "-n", "3", "-s", "37,1001", "--active", "3", "-p",
-                 "exchange=pairwise", "-p", "sync=none", "--validate", "--mpi-home", mpi_home("mpich"), "-q",
-                 "-o", str(free), *FAST]) == 0
-    pts = docs.points(docs.read(free))
+    pts = docs.points(realrun.run(tmp_path / "free.json", "app.transpose", "app.sort", "-n", "3", "-s", "37,1001",
+                                  "--active", "3", "-p", "exchange=pairwise", "-p", "sync=none"))
     assert len(pts) == 4 and all(p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0 for p in pts)
     assert {p["info"]["exchange"] for p in pts} == {"pairwise MPI_Sendrecv steps, no barrier"}

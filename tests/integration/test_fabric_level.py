@@ -3,27 +3,27 @@
 transfers, the patterns at 4 ranks, under MPICH and (a few) Open MPI, and
 the points a provider cannot carry recorded as skips with their reason.
 
+The two-rank checks read MPICH's run of the fabric level (conftest.py's
+level_runs: every benchmark on both providers, 1 byte to 1 MiB) and one run
+of the benchmarks that move 0 bytes, on both providers.
+
 A missing MPI or libfabric is a failure here, never a skip."""
 from pathlib import Path
 
 import pytest
 
 import docs  # noqa: E402  (tests/support)
-from fabriclab import schema
-from fabriclab.cli import main
+from fabriclab.measure.benchmarks import REGISTRY
+from fabriclab.measure.footprint import At
 from fabriclab.units import parse_size
-from mpihome import mpi_home  # noqa: E402  (tests/support)
+from realrun import FABRIC_SIZES  # noqa: E402  (tests/support)
+import realrun  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.integration
-FAST = ["--point-time", "0.05", "--min-samples", "5", "--warmup", "2", "-t", "60", "-L", "1"]
-MPICH = mpi_home("mpich")
 
 
-def _run(out: Path, bench: str, *argv: str, home: str = MPICH) -> dict:
-    assert main(["run", bench, *argv, "--validate", "--mpi-home", home, "-q", "-o", str(out), *FAST]) == 0
-    doc = docs.read(out)
-    assert doc["footer"]["status"] == "complete", doc["footer"]
-    return doc
+def _run(out: Path, bench: str, *argv: str, mpi: str = "mpich") -> dict:
+    return realrun.run(out, bench, *argv, mpi=mpi)
 
 
 def _skips(doc: dict) -> list[dict]:
@@ -31,8 +31,11 @@ def _skips(doc: dict) -> list[dict]:
 
 
 def _validated(doc: dict, bench: str, provider: str) -> list[dict]:
-    """Every point of `bench` ran on `provider`, recorded it, and checked its bytes."""
-    pts = [p for p in docs.points(doc) if p["bench"] == bench]
+    """Every point of `bench` ran on the provider it asked for and recorded it; those on
+    `provider` (there are some) checked their bytes."""
+    every = [p for p in docs.points(doc) if p["bench"] == bench]
+    assert all(p["info"]["provider"] == p["params"]["provider"] for p in every)
+    pts = [p for p in every if p["params"]["provider"] == provider]
     assert pts, (bench, _skips(doc))
     for p in pts:
         info = p["info"]
@@ -45,28 +48,40 @@ def _validated(doc: dict, bench: str, provider: str) -> list[dict]:
     return pts
 
 
-TWO_RANK = {"fabric.pingpong": ["-s", "0,1,4K,1M"],
-            "fabric.stream": ["-s", "0,1,64K"],
-            "fabric.put_lat": ["-s", "0,1,4K"],
-            "fabric.put_bw": ["-s", "0,1,64K"],
-            "fabric.get_bw": ["-s", "0,1,64K"],
-            "fabric.mr_reg": ["-s", "4K,1M"],
-            "fabric.conns": ["-s", "4K", "--conns", "1,4"],
-            "fabric.scatter": ["-s", "8,1K", "-p", "segments=4"]}
+TWO_RANK = ["fabric.pingpong", "fabric.stream", "fabric.put_lat", "fabric.put_bw", "fabric.get_bw", "fabric.mr_reg",
+            "fabric.conns", "fabric.scatter"]
+ZERO = ["fabric.pingpong", "fabric.stream", "fabric.put_lat", "fabric.put_bw", "fabric.get_bw"]
+
+
+@pytest.fixture(scope="module")
+def zero_bytes(tmp_path_factory):
+    """The benchmarks that carry 0 bytes, at 0 bytes on both providers: one run."""
+    return _run(tmp_path_factory.mktemp("zero") / "z.json", *ZERO, "-s", "0", "-p", "provider=shm,tcp")
 
 
 @pytest.mark.parametrize("provider", ["shm", "tcp"])
-@pytest.mark.parametrize("bench", list(TWO_RANK))
-def test_two_ranks_validate(bench, provider, tmp_path):
-    doc = _run(tmp_path / "r.json", bench, *TWO_RANK[bench], "-p", f"provider={provider}")
+@pytest.mark.parametrize("bench", TWO_RANK)
+def test_two_ranks_validate(bench, provider, level_runs, zero_bytes):
+    """Every size of the level's sweep measured and validated, but for the sizes the benchmark's
+    footprint says it cannot carry, skipped with that reason; and 0 bytes where a benchmark moves them."""
+    doc = level_runs("mpich", "fabric")
     pts = _validated(doc, bench, provider)
-    assert not _skips(doc)
-    spec = TWO_RANK[bench][1]
-    assert {p["size"] for p in pts} == {parse_size(x, "size") for x in spec.split(",")}
+    b = REGISTRY[bench]
+    params = {**b.defaults, "provider": provider, **({"segments": "4"} if "segments" in b.defaults else {})}
+    limits = {s: b.footprint.limit(At(s, params=params)) for s in (parse_size(x, "size") for x in FABRIC_SIZES.split(","))}
+    skips = [(r["size"], r["reason"]) for r in _skips(doc) if r["bench"] == bench
+             and f"provider={provider}" in r.get("variant", "")]
+    assert sorted(set(skips)) == sorted((s, why) for s, why in limits.items() if why)
+    assert {p["size"] for p in pts} == {s for s, why in limits.items() if not why}
+    if bench in ZERO:
+        assert not _skips(zero_bytes)
+        pts += _validated(zero_bytes, bench, provider)
+        assert {p["size"] for p in pts} >= {0, 1}
     if bench in ("fabric.pingpong", "fabric.stream"):
         paths = {p["size"]: p["info"]["path"] for p in pts}
         inject = pts[0]["info"]["inject_size"]
         assert all(paths[s] == ("inject" if s <= inject else "send") for s in paths), paths
+        assert min(paths) <= inject < max(paths)                     # both paths taken
 
 
 def test_completion_modes_and_paths(tmp_path):
@@ -105,11 +120,17 @@ def test_what_a_provider_cannot_carry_is_skipped_with_its_reason(tmp_path):
     assert _validated(doc, "fabric.scatter", "tcp")[0]["info"]["mode"] == "copy"
 
 
+@pytest.fixture(scope="module")
+def four_ranks(tmp_path_factory):
+    """The patterns at 4 ranks on both providers: one run."""
+    return _run(tmp_path_factory.mktemp("p4") / "p.json", "fabric.bibw", "fabric.saturation", "fabric.hotspot_put",
+                "-n", "4", "-s", "0,1,64K", "-p", "provider=shm,tcp")
+
+
 @pytest.mark.parametrize("provider", ["shm", "tcp"])
 @pytest.mark.parametrize("bench", ["fabric.bibw", "fabric.saturation", "fabric.hotspot_put"])
-def test_patterns_at_four_ranks(bench, provider, tmp_path):
-    doc = _run(tmp_path / "p.json", bench, "-n", "4", "-s", "0,1,64K", "-p", f"provider={provider}")
-    pts = _validated(doc, bench, provider)
+def test_patterns_at_four_ranks(bench, provider, four_ranks):
+    pts = _validated(four_ranks, bench, provider)
     if bench != "fabric.bibw":  # hotspot: 1..3 senders, saturation: 1..2 pairs
         assert len({p["active"] for p in pts}) >= 2, pts
 
@@ -118,7 +139,7 @@ def test_patterns_at_four_ranks(bench, provider, tmp_path):
                                         ("fabric.put_bw", ["-s", "1,64K"]),
                                         ("fabric.hotspot_put", ["-n", "4", "-s", "1,4K"])])
 def test_under_open_mpi(bench, args, tmp_path):
-    doc = _run(tmp_path / "o.json", bench, *args, "-p", "provider=tcp", home=mpi_home("openmpi"))
+    doc = _run(tmp_path / "o.json", bench, *args, "-p", "provider=tcp", mpi="openmpi")
     assert "Open MPI" in doc["header"]["mpi"]["library"]
     _validated(doc, bench, "tcp")
 
@@ -128,7 +149,8 @@ def test_probe_lists_the_library_and_its_providers(tmp_path):
     import json
     import subprocess
     from fabriclab.measure import build, mpi
-    core = build.ensure_core(mpi.discover(home=MPICH))
+    from mpihome import mpi_home
+    core = build.ensure_core(mpi.discover(home=mpi_home("mpich")))
     p = subprocess.run([core.path, "--probe", "fabric"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stdout
     lines = [json.loads(ln) for ln in p.stdout.splitlines()]

@@ -1,51 +1,25 @@
 """Two real ranks under MPICH and under Open MPI, every level at small sizes.
 
-A missing MPI is a failure here, never a skip: `make test` installs both."""
+Each level runs once per MPI (conftest.py's level_runs), read here and by the
+tests of the levels below MPI. A missing MPI is a failure here, never a skip:
+`make test` installs both."""
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 import docs  # noqa: E402  (tests/support)
-from fabriclab import schema
 from fabriclab.measure import build, mpi
 from fabriclab.measure.benchmarks import LEVELS, REGISTRY
 from fabriclab.cli import main
 from mpihome import mpi_home  # noqa: E402  (tests/support)
+from realrun import run  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module", params=["mpich", "openmpi"])
-def flavour(request):
-    home = mpi_home(request.param)
-    m = mpi.discover(home=home)
-    assert m.flavour == request.param
-    return request.param, home
-
-
-SMALL = {"memory": ["-s", "16K,64K", "--strides", "1,4"],
-         "deposit": ["-s", "8,4K,64K", "--strides", "1,4"],
-         "message": ["-s", "8,4K,64K", "--conns", "1,4"],
-         "tcp": ["-s", "8,4K,64K", "--conns", "1,4"],
-         # providers take at most 4 iovec entries here (shm, tcp): scatter 4 segments
-         "fabric": ["-s", "8,4K,64K", "--conns", "1,4", "-p", "segments=4"],
-         "ucx": ["-s", "8,4K,64K"],
-         # every app at a problem that does not divide by 2 ranks
-         "app": ["-s", "97"]}
-FAST = ["--point-time", "0.05", "--min-samples", "5", "--warmup", "2", "-t", "60", "-L", "1"]
-
-
-def _run(home: str, out: Path, *argv: str) -> dict:
-    assert main(["run", *argv, "--validate", "--mpi-home", home, "-q", "-o", str(out), *FAST]) == 0
-    doc = docs.read(out)
-    assert doc["footer"]["status"] == "complete"
-    return doc
 
 
 def _check_points(doc: dict) -> None:
@@ -63,10 +37,10 @@ def _check_points(doc: dict) -> None:
 
 
 @pytest.mark.parametrize("level", list(LEVELS))
-def test_level_validates_under_both_mpis(flavour, level, tmp_path):
+def test_level_validates_under_both_mpis(flavour, level, level_runs):
     """Every benchmark of a level at 2 ranks (patterns with their 2-rank layouts)."""
-    name, home = flavour
-    doc = _run(home, tmp_path / f"{level}.json", level, *SMALL[level])
+    name, _ = flavour
+    doc = level_runs(name, level)
     assert name.replace("mpich", "MPICH").replace("openmpi", "Open MPI") in doc["header"]["mpi"]["library"]
     pts = docs.points(doc)
     benches = {p["bench"] for p in pts}
@@ -79,9 +53,8 @@ def test_level_validates_under_both_mpis(flavour, level, tmp_path):
 
 
 def test_zero_and_one_byte_transfers(flavour, tmp_path):
-    _, home = flavour
-    doc = _run(home, tmp_path / "zero.json", "message.pingpong", "message.stream", "message.bibw",
-               "deposit.put_lat", "deposit.get_bw", "tcp.rr_poll", "tcp.rr_epoll", "-s", "0,1")
+    doc = run(tmp_path / "zero.json", "message.pingpong", "message.stream", "message.bibw",
+               "deposit.put_lat", "deposit.get_bw", "tcp.rr_poll", "tcp.rr_epoll", "-s", "0,1", mpi=flavour[0])
     assert len(docs.points(doc)) == 14
     _check_points(doc)
 
@@ -91,9 +64,8 @@ PATTERNS = ["message.bibw", "message.hotspot", "message.saturation", "message.al
 
 
 def test_patterns_at_four_ranks(flavour, tmp_path):
-    _, home = flavour
-    doc = _run(home, tmp_path / "p4.json", *PATTERNS, "-n", "4", "-s", "8,4K",
-               "-p", "variant=collective,pairwise")
+    doc = run(tmp_path / "p4.json", *PATTERNS, "-n", "4", "-s", "8,4K", "-p", "variant=collective,pairwise",
+              mpi=flavour[0])
     pts = docs.points(doc)
     assert {p["bench"] for p in pts} == set(PATTERNS)
     _check_points(doc)
@@ -117,9 +89,8 @@ def test_patterns_at_four_ranks(flavour, tmp_path):
 def test_alltoall_window_of_exchanges_at_four_ranks(flavour, tmp_path):
     """variant=concurrent, window=4: four exchanges posted at once, each still one op; the whole window's
     data validated (every block of every distinct array the window used, on every rank)."""
-    _, home = flavour
-    doc = _run(home, tmp_path / "a2a.json", "message.alltoall", "-n", "4", "-s", "8,64K",
-               "-p", "variant=concurrent", "-p", "window=4")
+    doc = run(tmp_path / "a2a.json", "message.alltoall", "-n", "4", "-s", "8,64K",
+              "-p", "variant=concurrent", "-p", "window=4", mpi=flavour[0])
     pts = docs.points(doc)
     assert sorted(p["size"] for p in pts) == [8, 65536]
     _check_points(doc)
@@ -132,9 +103,8 @@ def test_alltoall_window_of_exchanges_at_four_ranks(flavour, tmp_path):
 
 def test_alltoall_fill_grows_the_window_at_small_sizes(flavour, tmp_path):
     """fill=256: at least 256 bytes per flow per wait, so 32 exchanges of 8 bytes and one of 64 KiB."""
-    _, home = flavour
-    doc = _run(home, tmp_path / "fill.json", "message.alltoall", "-n", "4", "-s", "8,64K",
-               "-p", "variant=concurrent", "-p", "fill=256")
+    doc = run(tmp_path / "fill.json", "message.alltoall", "-n", "4", "-s", "8,64K",
+              "-p", "variant=concurrent", "-p", "fill=256", mpi=flavour[0])
     _check_points(doc)
     assert {p["size"]: p["info"]["window"] for p in docs.points(doc)} == {8: 32, 65536: 1}
 
@@ -179,8 +149,7 @@ def test_core_has_a_kernel_for_every_fact(flavour):
 
 def test_suffixed_parameter_reaches_the_core_as_an_integer(flavour, tmp_path):
     """-p window=1KiB: Python sends window=1024, the core runs windows of 1024."""
-    _, home = flavour
-    doc = _run(home, tmp_path / "w.json", "message.stream", "-s", "8,4K", "-p", "window=1KiB")
+    doc = run(tmp_path / "w.json", "message.stream", "-s", "8,4K", "-p", "window=1KiB", mpi=flavour[0])
     hello = next(r["hello"] for r in doc["records"] if r["kind"] == "launch")
     assert hello["options"]["params"]["window"] == "1024"
     pts = docs.points(doc)
@@ -197,10 +166,10 @@ def test_suffixed_parameter_reaches_the_core_as_an_integer(flavour, tmp_path):
     ("message.alltoall", ["--param", "window=2", "--param", "variant=pairwise"],
      "param window=2 applies only with variant=concurrent"),
 ])
-def test_core_refuses_what_python_never_sends(flavour, bench, extra, msg):
-    """The core's own check, driven by the generated rules: one error line, exit 2."""
-    _, home = flavour
-    core = build.ensure_core(mpi.discover(home=home))
+def test_core_refuses_what_python_never_sends(bench, extra, msg):
+    """The core's own check, driven by the generated rules: one error line, exit 2. The check
+    (csrc/opts.c) runs before MPI is touched and is the same under every MPI: MPICH's core only."""
+    core = build.ensure_core(mpi.discover(home=mpi_home("mpich")))
     out = subprocess.run([core.path, bench, "--sizes", "8", *extra], capture_output=True, text=True,
                          timeout=60, env={**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1",
                                           "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})

@@ -10,9 +10,9 @@ import pytest
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
+from realrun import FAST  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.integration
-FAST = ["--point-time", "0.05", "--min-samples", "5", "--warmup", "2", "-t", "60", "-L", "1", "-q"]
 FABRICLAB = str(Path(sys.executable).parent / "fabriclab")
 
 

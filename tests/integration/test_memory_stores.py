@@ -9,10 +9,10 @@ import pytest
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
+from realrun import FAST  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.integration
-FAST = ["-n", "1", "--point-time", "0.05", "--min-samples", "5", "--warmup", "2", "-t", "120", "-L", "1",
-        "--validate", "-q"]
+ONE_RANK = ["-n", "1", "--validate", *FAST]
 X86 = platform.machine() in ("x86_64", "AMD64")
 WORD_LOOPS = ["memory.copy", "memory.strided_store", "memory.strided_load"]
 # Two blocks of four pages for the streaming loop's body, three 128-byte turns and three words of tail.
@@ -21,7 +21,7 @@ TAILS = str(2 * 4 * 4096 + 3 * 128 + 24)
 
 def _points(tmp_path, name: str, *argv: str) -> list[dict]:
     out = tmp_path / f"{name}.json"
-    assert main(["run", *argv, "-o", str(out), *FAST]) == 0
+    assert main(["run", *argv, "-o", str(out), *ONE_RANK]) == 0
     doc = docs.read(out)
     pts = docs.points(doc)
     for p in pts:

@@ -9,18 +9,18 @@ import pytest
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
+from realrun import FAST  # noqa: E402  (tests/support)
 
 from browser import check_page, output_dir  # noqa: E402
 from htmlcheck import check_html  # noqa: E402
 
 pytestmark = pytest.mark.integration
-FAST = ["--point-time", "0.05", "--min-samples", "5", "--warmup", "2", "-t", "60", "-L", "2", "-q"]
 
 
 def test_report_of_a_real_run_in_a_browser(tmp_path):
     run = tmp_path / "small.json"
     assert main(["run", "memory.copy", "message.pingpong", "message.stream", "tcp.rr_poll", "tcp.rr_block",
-                 "-s", "8,1K,64K", "-o", str(run), *FAST]) == 0
+                 "-s", "8,1K,64K", "-o", str(run), *FAST, "-L", "2"]) == 0
     assert docs.read(run)["footer"]["status"] == "complete"
     page = tmp_path / "small.html"
     assert main(["report", str(run), "-o", str(page), "--technology", "gigabit-ethernet"]) == 0

@@ -13,7 +13,7 @@ import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from slurmbed import slurm  # noqa: F401  (the fixture)
 from mpihome import mpi_home
-from test_integration import FAST
+from realrun import FAST  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.integration
 

@@ -227,10 +227,10 @@ def _mib(field: str) -> float:
     return int(re.search(rf"^{field}:\s+(\d+) kB", status, re.M).group(1)) / 1024
 
 
-def run_in_process(path: Path, plots: Path | None = None) -> tuple:
+def answer_in_process(path: Path, plots: Path | None = None) -> tuple:
     """`fabriclab model --topology-file path` through main() in this process, its plot in
-    `plots` or none (--no-plot): (exit code, problem or '', CPU seconds, peak MiB above
-    the resident set before). The peak is VmHWM after resetting it to VmRSS
+    `plots` or none (--no-plot): (exit code, stdout, stderr, CPU seconds, peak MiB above the
+    resident set before). The peak is VmHWM after resetting it to VmRSS
     (/proc/self/clear_refs, 5; Linux 4.0)."""
     from fabriclab.cli.main import main
     Path("/proc/self/clear_refs").write_text("5")
@@ -240,4 +240,10 @@ def run_in_process(path: Path, plots: Path | None = None) -> tuple:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = main(["model", "--topology-file", str(path), *(["--output", str(plots)] if plots else ["--no-plot"])])
     cpu = time.process_time() - t0
-    return rc, problem(rc, out.getvalue(), err.getvalue()), cpu, _mib("VmHWM") - before
+    return rc, out.getvalue(), err.getvalue(), cpu, _mib("VmHWM") - before
+
+
+def run_in_process(path: Path, plots: Path | None = None) -> tuple:
+    """answer_in_process, judged: (exit code, problem or '', CPU seconds, peak MiB)."""
+    rc, out, err, cpu, mib = answer_in_process(path, plots)
+    return rc, problem(rc, out, err), cpu, mib

@@ -1,8 +1,11 @@
 """The tree's architecture, checked: wings depend downward only, no module
 imports another that imports it back (function-level imports included), every
 wing says what it owns, and the commands that must start fast do not load
-numpy or matplotlib."""
+numpy or matplotlib.
+
+Each source file is read and parsed once for all the checks (`_parsed`)."""
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +13,17 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parents[2] / "src" / "fabriclab"
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed(path: Path) -> ast.Module:
+    return ast.parse(path.read_text())
+
+
+@functools.lru_cache(maxsize=None)
+def _nodes(path: Path) -> tuple:
+    """Every node of a source file (ast.walk's order)."""
+    return tuple(ast.walk(_parsed(path)))
 
 # What each wing may import. Base modules (errors, units, schema, outputs, the package
 # itself) are open to all.
@@ -33,11 +47,10 @@ def _module_name(path: Path) -> str:
 
 def _imports(path: Path) -> set[str]:
     """fabriclab modules imported anywhere in a file, as dotted names below fabriclab."""
-    tree = ast.parse(path.read_text())
     me = _module_name(path).split(".") if _module_name(path) else []
     package = me if path.name == "__init__.py" else me[:-1]
     out = set()
-    for node in ast.walk(tree):
+    for node in _nodes(path):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package[:len(package) - (node.level - 1)] if node.level > 1 else package
@@ -57,8 +70,13 @@ def _imports(path: Path) -> set[str]:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _import_graph() -> tuple:
+    return tuple((_module_name(p), frozenset(_imports(p))) for p in PKG.rglob("*.py"))
+
+
 def _graph() -> dict[str, set[str]]:
-    return {_module_name(p): _imports(p) for p in PKG.rglob("*.py")}
+    return {m: set(deps) for m, deps in _import_graph()}
 
 
 def test_wings_depend_downward_only():
@@ -105,17 +123,34 @@ def _is_pkg(name: str) -> bool:
 
 @pytest.mark.parametrize("wing", sorted(ALLOWED))
 def test_every_wing_says_what_it_owns(wing):
-    doc = ast.get_docstring(ast.parse((PKG / wing / "__init__.py").read_text()))
+    doc = ast.get_docstring(_parsed(PKG / wing / "__init__.py"))
     assert doc and len(doc.splitlines()[0]) > 20
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["list"], ["run", "--help"], ["model", "--help"], ["import", "--help"]])
-def test_fast_commands_load_nothing_heavy(argv):
-    code = ("import sys; from fabriclab.cli import main; main(sys.argv[1:]); "
-            "print(','.join(m for m in ('numpy', 'matplotlib', 'yaml', 'fabriclab.model.catalog') "
+FAST_COMMANDS = [["--help"], ["list"], ["run", "--help"], ["model", "--help"], ["import", "--help"]]
+
+
+@pytest.fixture(scope="module")
+def heavy_after():
+    """One fresh interpreter runs the fast commands in turn and, after each, names the heavy
+    modules loaded so far: a command is light if nothing heavy is loaded once it (and every
+    light command before it) ran."""
+    code = ("import json, sys; from fabriclab.cli import main\n"
+            "for argv in json.loads(sys.argv[1]):\n"
+            "    main(argv)\n"
+            "    print('heavy:' + ','.join(m for m in ('numpy', 'matplotlib', 'yaml', 'fabriclab.model.catalog') "
             "if m in sys.modules), file=sys.stderr)")
-    p = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=60)
-    assert p.stderr.strip().splitlines()[-1:] in ([], [""]), p.stderr
+    import json
+    p = subprocess.run([sys.executable, "-c", code, json.dumps(FAST_COMMANDS)], capture_output=True, text=True,
+                       timeout=60)
+    lines = [ln[len("heavy:"):] for ln in p.stderr.splitlines() if ln.startswith("heavy:")]
+    assert p.returncode == 0 and len(lines) == len(FAST_COMMANDS), p.stderr
+    return dict(zip(map(tuple, FAST_COMMANDS), lines))
+
+
+@pytest.mark.parametrize("argv", FAST_COMMANDS)
+def test_fast_commands_load_nothing_heavy(argv, heavy_after):
+    assert heavy_after[tuple(argv)] == "", heavy_after
 
 
 # The fields from which a point's figures are derived; only its record does the arithmetic.
@@ -141,7 +176,7 @@ def test_derived_figures_are_computed_by_the_point_record_only():
     for path in PKG.rglob("*.py"):
         if path == OWNER or "model" in path.relative_to(PKG).parts[:1]:
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in _nodes(path):
             if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mult)):
                 name = _op_field(node.left) or _op_field(node.right)
                 if name:
@@ -165,7 +200,7 @@ def _function_lengths() -> dict[str, int]:
     """'path:name' -> lines, for every function and method of the package (nested ones too)."""
     out = {}
     for path in PKG.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in _nodes(path):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 key = f"{path.relative_to(PKG).as_posix()}:{node.name}"
                 out[key] = max(out.get(key, 0), node.end_lineno - node.lineno + 1)
@@ -184,7 +219,7 @@ def test_functions_are_small():
 def _short_literals(path: Path) -> list[str]:
     """Short options written out in add_argument calls of a module."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in _nodes(path):
         if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_argument":
             found += [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
                       and len(a.value) == 2 and a.value[0] == "-" and a.value[1] != "-"]
@@ -234,7 +269,7 @@ def test_test_modules_have_unique_names():
 
 # ---- one run entry point, one document type ------------------------------------------------------
 def _calls(path: Path):
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in _nodes(path):
         if isinstance(node, ast.Call):
             yield node
 
@@ -285,7 +320,7 @@ def test_only_the_schema_reads_a_document_s_json():
         rel = path.relative_to(PKG).as_posix()
         if rel.startswith("schema/"):
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in _nodes(path):
             key = _reads_the_json_form(node)
             if key:
                 bad.append(f"{rel}:{node.lineno} reads [{key!r}]")
@@ -301,8 +336,8 @@ def test_one_validator_and_no_module_global_caches():
     bad = []
     for path in PKG.rglob("*.py"):
         rel = path.relative_to(PKG).as_posix()
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
+        tree = _parsed(path)
+        for node in _nodes(path):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 bad += [f"{rel}:{node.lineno} {node.name} is memoised" for d in node.decorator_list
                         if "cache" in ast.unparse(d)]
@@ -311,7 +346,7 @@ def test_one_validator_and_no_module_global_caches():
         mutable = {t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)
                    and isinstance(n.value, (ast.List, ast.Dict, ast.Set)) and not _literal(n.value)}
-        for node in ast.walk(tree):
+        for node in _nodes(path):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                     and isinstance(node.func.value, ast.Name) and node.func.value.id in mutable \
                     and node.func.attr in ("append", "extend", "update", "setdefault", "add", "insert"):

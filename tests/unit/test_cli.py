@@ -40,18 +40,25 @@ def test_run_writes_valid_document(fake_core, tmp_path, capsys):
     assert h["hockney_rinf_Bps"] == pytest.approx(5e9, rel=0.01)
 
 
+@pytest.fixture(scope="module")
+def pingpong(fake_core_module, tmp_path_factory):
+    """One run of message.pingpong, shown in every format."""
+    d = tmp_path_factory.mktemp("pp")
+    assert main(run_args(fake_core_module, d, "message.pingpong", "-s", "1:64:x8")) == 0
+    return d / "r.json"
+
+
 @pytest.mark.parametrize("fmt,marker", [("table", "median"), ("md", "| size |"), ("csv", "bench,variant,size,stride,conns,active"),
                                         ("json", '"rows"')])
-def test_show_formats(fake_core, tmp_path, capsys, fmt, marker):
-    assert main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "1:64:x8")) == 0
+def test_show_formats(pingpong, capsys, fmt, marker):
     capsys.readouterr()
-    assert main(["show", str(tmp_path / "r.json"), "-f", fmt]) == 0
+    assert main(["show", str(pingpong), "-f", fmt]) == 0
     assert marker in capsys.readouterr().out
 
 
-def test_hang_names_bench_point_and_phase(fake_core, tmp_path, monkeypatch, capsys):
+def test_hang_names_bench_point_and_phase(fake_core_process, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FAKECORE_MODE", "hang:2")
-    rc = main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "1:64:x2", "-t", "1", "--point-time", "0.25"))
+    rc = main(run_args(fake_core_process, tmp_path, "message.pingpong", "-s", "1:64:x2", "-t", "1", "--point-time", "0.25"))
     assert rc == 1
     err = capsys.readouterr().err
     assert "message.pingpong" in err and "no output for 1.5 s" in err and "phase: measuring" in err
@@ -145,17 +152,15 @@ def test_list_names_every_benchmark(capsys):
     assert all(name in out for name in REGISTRY)
 
 
-def test_run_ends_with_a_one_screen_summary(fake_core, tmp_path, capsys):
+def test_run_ends_with_a_one_screen_summary(fake_core, default_suite, tmp_path, capsys):
     from fabriclab.measure.benchmarks import suite
     from fabriclab.measure.plan import Sampling, build
-    assert main(["run", "--core", fake_core["core"], "--mpiexec", fake_core["mpiexec"], "-o",
-                 str(tmp_path / "r.json"), "-L", "1"]) == 0
-    out = capsys.readouterr().out
+    out = default_suite["printed"]          # what `fabriclab run` printed after the default suite (unit/conftest.py)
     lines = out.strip().splitlines()
     variants = build(None, None, None, None, Sampling(), False).jobs
     assert len(lines) <= len(variants) + 15  # a row per benchmark variant, a few lines more
     assert "latency (smallest)" in out and all(b.name in out for b in suite())
-    assert f"fabriclab show {tmp_path / 'r.json'}" in out
+    assert f"fabriclab show {default_suite['path']}" in out
     assert main(["run", "message.pingpong", "-s", "8,64", "--core", fake_core["core"], "--mpiexec",
                  fake_core["mpiexec"], "-o", str(tmp_path / "t.json"), "--tables", "-L", "1"]) == 0
     out = capsys.readouterr().out

@@ -47,12 +47,12 @@ def test_a_host_of_one_rank_names_it():
 
 @pytest.mark.parametrize("report", ["mpich-5.0.2-2ranks-sigkill-rank1-pid16480.stdout",
                                     "openmpi-5.0.11-2ranks-sigkill-rank1-pid18447.stderr"])
-def test_error_line_names_the_killed_rank(fake_core, tmp_path, monkeypatch, capsys, report):
+def test_error_line_names_the_killed_rank(fake_core_process, tmp_path, monkeypatch, capsys, report):
     monkeypatch.setenv("FAKECORE_MODE", "killed:2")
     monkeypatch.setenv("FAKECORE_REPORT", str(KILLED / report))
     out = tmp_path / "r.json"
-    assert main(["run", "message.pingpong", "-s", "1:64:x2", "-L", "1", "--core", fake_core["core"],
-                 "--mpiexec", fake_core["mpiexec"], "-q", "-o", str(out)]) == 1
+    assert main(["run", "message.pingpong", "-s", "1:64:x2", "-L", "1", "--core", fake_core_process["core"],
+                 "--mpiexec", fake_core_process["mpiexec"], "-q", "-o", str(out)]) == 1
     err = capsys.readouterr().err
     line = next(x for x in err.splitlines() if x.startswith("fabriclab: error:"))
     assert "the MPI job ended early" in line and "killed by signal 9 (Killed)" in line, line

@@ -21,19 +21,18 @@ PATTERNS = ("message.hotspot", "message.saturation", "message.alltoall", "messag
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """The default suite (2 launches) and the traffic patterns on 4 ranks, from the fake core."""
+def runs(tmp_path_factory, default_suite):
+    """The default suite (2 launches, unit/conftest.py) and the traffic patterns on 4 ranks, from the fake core."""
     d = tmp_path_factory.mktemp("runs")
     fake = fake_core(d)
     common = ["--core", fake["core"], "--mpiexec", fake["mpiexec"], "-q"]
-    assert main(["run", *common, "-o", str(d / "suite.json"), "-L", "2"]) == 0
     os.environ["FAKECORE_RANKS"] = "4"
     try:
         assert main(["run", *common, "-o", str(d / "patterns.json"), "-L", "1", "-n", "4", "-s", "1K,64K,1M",
                      *PATTERNS]) == 0
     finally:
         del os.environ["FAKECORE_RANKS"]
-    return {"dir": d, "suite": d / "suite.json", "patterns": d / "patterns.json", "core": common}
+    return {"dir": d, "suite": default_suite["path"], "patterns": d / "patterns.json", "core": common}
 
 
 def _figure_ids(text: str) -> list[str]:
@@ -187,6 +186,17 @@ def test_plot_svg_and_png(runs, tmp_path):
     assert len(fig.series) == len(sizes) and all(s.x == sorted(s.x) for s in fig.series)
 
 
+@pytest.fixture(scope="module")
+def bad_files(runs, tmp_path_factory):
+    """A file that is no JSON, and the suite's document at a schema version from the future."""
+    d = tmp_path_factory.mktemp("bad")
+    (d / "not.json").write_text("hello\n")
+    doc = json.loads(runs["suite"].read_text())
+    doc["schema_version"] = schema.SCHEMA_VERSION + 1
+    (d / "newer.json").write_text(json.dumps(doc))
+    return {"notjson": d / "not.json", "newer": d / "newer.json"}
+
+
 @pytest.mark.parametrize("argv,msg", [
     (["report", "{suite}", "--wire-rate", "0"], "--wire-rate must be a positive"),
     (["report", "{suite}", "--wire-rate", "10", "--technology", "gigabit-ethernet"], "not both"),
@@ -200,13 +210,8 @@ def test_plot_svg_and_png(runs, tmp_path):
     (["plot", "{patterns}", "memory.copy"], "was not measured"),
     (["plot", "message.pingpong"], "needs a result file"),
 ])
-def test_bad_input_is_one_line_exit_2(runs, tmp_path, capsys, argv, msg):
-    (tmp_path / "not.json").write_text("hello\n")
-    doc = json.loads(runs["suite"].read_text())
-    doc["schema_version"] = schema.SCHEMA_VERSION + 1
-    (tmp_path / "newer.json").write_text(json.dumps(doc))
-    paths = {"suite": runs["suite"], "patterns": runs["patterns"], "notjson": tmp_path / "not.json",
-             "newer": tmp_path / "newer.json"}
+def test_bad_input_is_one_line_exit_2(runs, bad_files, capsys, argv, msg):
+    paths = {"suite": runs["suite"], "patterns": runs["patterns"], **bad_files}
     capsys.readouterr()
     assert main([a.format(**paths) for a in argv]) == 2
     err = capsys.readouterr().err.strip()

@@ -15,10 +15,10 @@ from fabriclab import schema
 
 @pytest.mark.parametrize("sig,code,said", [(signal.SIGTERM, 143, "terminated (SIGTERM) during message.pingpong"),
                                            (signal.SIGINT, 130, "interrupted during message.pingpong")])
-def test_signal_ends_the_run_as_interrupted(fake_core, tmp_path, sig, code, said):
+def test_signal_ends_the_run_as_interrupted(fake_core_process, tmp_path, sig, code, said):
     out = tmp_path / "r.json"
     cmd = [sys.executable, "-m", "fabriclab.cli", "run", "message.pingpong", "-s", "1:64:x2", "-L", "1",
-           "--core", fake_core["core"], "--mpiexec", fake_core["mpiexec"], "-q", "-o", str(out)]
+           "--core", fake_core_process["core"], "--mpiexec", fake_core_process["mpiexec"], "-q", "-o", str(out)]
     # SIGINT as an interactive shell leaves it: a shell that starts the tests in the
     # background hands them SIGINT ignored, and Python then leaves it ignored too
     p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env={**os.environ, "FAKECORE_MODE": "hang:3"},

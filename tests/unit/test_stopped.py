@@ -144,7 +144,7 @@ class _Looking(Watch):
         pass
 
 
-def test_the_watch_looks_while_the_ranks_still_run(fake_core, tmp_path, monkeypatch):
+def test_the_watch_looks_while_the_ranks_still_run(fake_core_process, tmp_path, monkeypatch):
     """A hang is diagnosed before the launch is stopped: counters can still move, the ranks are still there."""
     from fabriclab import schema
     from fabriclab.cli import main
@@ -154,8 +154,8 @@ def test_the_watch_looks_while_the_ranks_still_run(fake_core, tmp_path, monkeypa
     monkeypatch.setattr(Site, "watch", lambda self, spec, counters: watch)
     monkeypatch.setenv("FAKECORE_MODE", "hang:1")
     monkeypatch.setenv(*tag.split("=", 1))
-    assert main(["run", "message.pingpong", "-s", "8:64:x2", "-L", "1", "-q", "-t", "1", "--point-time", "0.1", "--core", fake_core["core"],
-                 "--mpiexec", fake_core["mpiexec"], "-o", str(tmp_path / "h.json")]) == 1
+    assert main(["run", "message.pingpong", "-s", "8:64:x2", "-L", "1", "-q", "-t", "1", "--point-time", "0.1", "--core", fake_core_process["core"],
+                 "--mpiexec", fake_core_process["mpiexec"], "-o", str(tmp_path / "h.json")]) == 1
     assert watch.running is True
     err = docs.read(tmp_path / "h.ndjson")["footer"]["error"]
     assert "no output for" in err and err.endswith("Ranks 0, 1 on h0 looked at")

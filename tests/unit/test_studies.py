@@ -34,7 +34,7 @@ def test_every_step_is_a_valid_run(name):
 
 
 @pytest.mark.parametrize("name", sorted(STUDIES))
-def test_without_runs_every_finding_on_measurements_is_unmeasured_and_every_figure_empty(name):
+def test_without_runs_every_finding_on_measurements_is_unmeasured_and_every_figure_empty(name, seed_model_once):
     s, ref, runs = STUDIES[name], load(name), Runs()
     found = s.findings(runs, ref)
     measured = [f for f in found if f.judged_on == MEASUREMENTS]

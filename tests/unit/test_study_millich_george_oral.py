@@ -20,7 +20,7 @@ from fabriclab.studies.registry import STUDIES
 
 from fakebuild import run_study  # noqa: E402  (tests/support is on the path)
 
-pytestmark = pytest.mark.unit
+pytestmark = [pytest.mark.unit, pytest.mark.usefixtures("seed_model_once")]
 
 NAME = "millich-george-oral"
 NET = str(Path(__file__).resolve().parents[2] / "examples" / "testbeds" / "two-switches.yaml")

@@ -214,14 +214,17 @@ def _settle_job(job, offer: Offer, one_host: bool, testbed: bool):
     return replace(job, params={**job.params, "provider": c.provider}), rec
 
 
-def settle(plan, core_path: str, built: dict, one_host: bool, named: bool, probe_fn=probe,
+def settle(plan, core_path: str, built: dict, one_host: bool, named: bool, probe_fn=None,
            testbed: bool = False):
     """(plan, header record, notes): every fabric job with its provider chosen and
     every ucx job's transports checked, from the probes of this host.
 
     A level this core lacks (`built`: build.levels) is refused when a
     benchmark of it was named, and left out of the default suite with a note.
-    A plan with app.matmul also records the BLAS it multiplies with (blas_record)."""
+    A plan with app.matmul also records the BLAS it multiplies with (blas_record).
+    `probe_fn(core_path, level)` runs a probe: `probe` (looked up at the call)
+    unless a caller passes its own."""
+    probe_fn = probe_fn or probe
     blas = blas_record(plan, built)
     levels = {j.bench.level for j in plan.jobs} & set(LIBRARY_LEVELS)
     if not levels:

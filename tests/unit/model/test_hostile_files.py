@@ -1,8 +1,16 @@
 """Hostile network files, one kind at a time: each is refused with one line that
 names the field and shows the value escaped and short (exit 2), before anything
 is built from it; what is accepted prints no control character, inf or 0.0.
-The cases live in tests/support/hostile_networks.py, shared with the fuzz test
-and bench/bench_hostile_networks.py."""
+The cases live in tests/support/hostile_networks.py, shared with
+bench/bench_hostile_networks.py.
+
+Every case of hostile_cases() runs once (`hostile`), in this process as the
+command line calls main(), with its CPU time and peak memory: the tests of
+each kind read its answer, and the fuzz test below holds every one of them,
+and random mutations of the shipped examples, to the bounds. A fresh
+`fabriclab` process adds its interpreter and libraries, about 40 MiB, so
+in-process cases are held to 160 MiB above what was resident before them; a
+handful run as whole processes in test_fuzz_network_files.py."""
 import json
 import re
 
@@ -10,6 +18,7 @@ import pytest
 import yaml
 
 import hostile_networks as hn
+from oneparser import one_parser  # noqa: E402  (tests/support)
 from fabriclab.cli.main import main
 from fabriclab.cli.model import _fmt, _table
 from fabriclab.errors import UsageError
@@ -18,6 +27,35 @@ from fabriclab.model.limits import MAX_DEPTH
 from fabriclab.model.topologies import CustomNetwork
 
 CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+MUTATIONS = 120
+DRAW_EVERY = 4
+CPU_S, IN_PROCESS_MIB = 2.0, 160
+
+
+@pytest.fixture(scope="module")
+def cases():
+    """name -> (suffix, text) of every hostile case."""
+    return hn.hostile_cases()
+
+
+@pytest.fixture(scope="module")
+def hostile(cases, tmp_path_factory):
+    """name -> (exit code, stdout, stderr, CPU seconds, peak MiB) of every hostile case."""
+    folder = tmp_path_factory.mktemp("hostile")
+    with one_parser():
+        return {name: hn.answer_in_process(hn.write(folder / f"case{i}{suffix}", text))
+                for i, (name, (suffix, text)) in enumerate(cases.items())}
+
+
+def _answer(hostile, name: str) -> tuple:
+    """(rc, stdout, stderr) of a hostile case, checked as `model` checks its runs."""
+    rc, out, err, _, _ = hostile[name]
+    assert not CONTROL.search(out) and not CONTROL.search(err)
+    if rc == 2:
+        assert err.startswith("fabriclab: error: ") and err.count("\n") == 1 and not out
+    return rc, out, err
 
 
 @pytest.fixture
@@ -43,11 +81,12 @@ def _read(tmp_path, text: str, suffix: str = ".yaml"):
 
 # ---------------------------------------------------------------- aliases
 @pytest.mark.parametrize("field", hn.BOMB_FIELDS)
-def test_an_alias_bomb_in_any_field_is_refused_at_its_first_anchor(model, field):
+def test_an_alias_bomb_in_any_field_is_refused_at_its_first_anchor(cases, hostile, field):
     text = hn.alias_bomb(hn.BOMB_FIELDS[field])
     bomb = text[text.index("&a9"):text.index("*a8]") + 4]
     assert 400 <= len(bomb) <= 450                     # 9^9 values in about 430 bytes
-    rc, _, err = model(text)
+    assert cases[f"alias bomb in {field}"] == (".yaml", text)
+    rc, _, err = _answer(hostile, f"alias bomb in {field}")
     assert rc == 2 and "YAML anchors and aliases (&a9, *a9) are not accepted" in err
 
 
@@ -58,15 +97,15 @@ def test_anchors_are_refused_even_where_harmless(tmp_path, text):
 
 
 # ---------------------------------------------------------------- nesting and size
-def test_json_nested_a_million_levels_is_one_line(model):
-    rc, _, err = model(hn.deep_json(), ".json")
+def test_json_nested_a_million_levels_is_one_line(hostile):
+    rc, _, err = _answer(hostile, "JSON nested 1,000,000 deep")
     assert rc == 2 and f"nested more than {MAX_DEPTH} levels deep" in err and "Recursion" not in err
 
 
-@pytest.mark.parametrize("text,msg", [(hn.deep_json(), "exceeded maximum nesting depth"),
-                                      ("- " * 100_000 + "x", f"nested more than {MAX_DEPTH} levels deep")])
-def test_yaml_nested_deep_is_one_line(model, text, msg):
-    rc, _, err = model(text)
+@pytest.mark.parametrize("case,msg", [("YAML flow nested 1,000,000 deep", "exceeded maximum nesting depth"),
+                                      ("YAML block nested 100,000 deep", f"nested more than {MAX_DEPTH} levels deep")])
+def test_yaml_nested_deep_is_one_line(hostile, case, msg):
+    rc, _, err = _answer(hostile, case)
     assert rc == 2 and msg in err
 
 
@@ -130,8 +169,8 @@ ZERO_ALLOWED = {"overhead_B", "price"}
 
 @pytest.mark.parametrize("bad", hn.BAD_NUMBERS)
 @pytest.mark.parametrize("field", hn.NUMBER_FIELDS)
-def test_every_number_is_bounded_to_its_physical_range(model, field, bad):
-    rc, out, err = model(hn.dump(hn.with_value(hn.NUMBER_FIELDS[field], "NUMBER")).replace("NUMBER", bad))
+def test_every_number_is_bounded_to_its_physical_range(hostile, field, bad):
+    rc, out, err = _answer(hostile, f"{field}: {bad}")
     if field in ZERO_ALLOWED and bad in ("0", "1.0e-320"):
         assert rc == 0
         return
@@ -183,11 +222,8 @@ def test_a_price_list_number_beyond_1e12_is_refused(model, tmp_path):
 # ---------------------------------------------------------------- names
 @pytest.mark.parametrize("bad", hn.BAD_NAMES)
 @pytest.mark.parametrize("field", hn.NAME_FIELDS)
-def test_names_that_do_not_print_are_refused_naming_the_field(model, field, bad):
-    data = hn.with_value(hn.NAME_FIELDS[field], bad)
-    if field == "node":
-        data = hn.with_value(("links", 0, 0), bad, data)
-    rc, _, err = model(hn.dump(data))
+def test_names_that_do_not_print_are_refused_naming_the_field(hostile, field, bad):
+    rc, _, err = _answer(hostile, f"{field} name #{hn.BAD_NAMES.index(bad)}: {bad[:12]!r}")
     assert rc == 2 and (field.replace("price ", "") + " ") in err
     assert len(err) < 300                             # a 5,000-character name is cut short
     assert "is empty or holds a character that does not print" in err or "longer than 200" in err
@@ -225,13 +261,13 @@ NOT_SCALAR_CASES = [(f, v) for f in hn.BOMB_FIELDS for v in hn.NOT_SCALARS
 
 
 @pytest.mark.parametrize("field,bad", NOT_SCALAR_CASES, ids=[f"{f}-{type(v).__name__}" for f, v in NOT_SCALAR_CASES])
-def test_a_collection_where_a_scalar_belongs_is_named_not_printed(model, field, bad):
-    rc, _, err = model(hn.dump(hn.with_value(hn.BOMB_FIELDS[field], bad)))
+def test_a_collection_where_a_scalar_belongs_is_named_not_printed(hostile, field, bad):
+    rc, _, err = _answer(hostile, f"{field} is {type(bad).__name__} #{hn.NOT_SCALARS.index(bad)}")
     assert rc == 2 and "deep" not in err and "'a': 1" not in err
 
 
-def test_keys_of_mixed_types_are_named_without_sorting_them(model):
-    rc, _, err = model(hn.dump(hn.SMALL) + "1: 2\n2.5: 3\nnull: 4\n")
+def test_keys_of_mixed_types_are_named_without_sorting_them(hostile):
+    rc, _, err = _answer(hostile, "keys of mixed types (YAML)")
     assert rc == 2 and "unknown key 1 (known:" in err
 
 
@@ -247,3 +283,27 @@ def test_the_dmodk_flow_limit_says_the_limit_and_why(monkeypatch):
     text = str(e.value)
     assert "4 groups × 16 destinations make 64 flows, more than 50" in text
     assert "about 10 s of routing" in text and "folded-clos" in text
+
+
+# ---------------------------------------------------------------- every case, in bounds
+def test_mutated_examples_and_hostile_files_end_cleanly_in_bounds(hostile, tmp_path):
+    """Every hostile case and random mutations of the shipped examples (a fixed seed) end with
+    exit 0 or 2, never an exception, print one escaped error line or tables free of control
+    characters, inf and NaN, within 2 s of CPU and 160 MiB; some of what is accepted is drawn."""
+    failures, valid = [], 0
+    for name, (rc, out, err, cpu, mib) in hostile.items():
+        valid += rc == 0
+        problem = hn.problem(rc, out, err)
+        if problem or cpu > CPU_S or mib > IN_PROCESS_MIB:
+            failures.append(f"hostile: {name}: {problem} {cpu:.2f} s {mib:.0f} MiB")
+    with one_parser():
+        for i, (suffix, text) in enumerate(hn.mutations(hn.FUZZ_SEED, MUTATIONS)):
+            path = hn.write(tmp_path / f"case{i}{suffix}", text)
+            rc, problem, cpu, mib = hn.run_in_process(path)
+            valid += rc == 0
+            if rc == 0 and valid % DRAW_EVERY == 1:     # some of what is accepted is drawn too (0.25 s each)
+                rc, problem, cpu, mib = hn.run_in_process(path, tmp_path / "plots")
+            if problem or cpu > CPU_S or mib > IN_PROCESS_MIB:
+                failures.append(f"mutation {i}: {problem} {cpu:.2f} s {mib:.0f} MiB")
+    assert not failures, "\n".join(failures)
+    assert 20 <= valid <= len(hostile) + MUTATIONS - 200    # mutations reach the model, not only the reader

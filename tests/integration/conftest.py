@@ -1,0 +1,34 @@
+"""What the integration tests share: the MPI fixture (each test that takes
+`flavour` runs under MPICH and under Open MPI) and the real runs that several
+tests read (`level_runs`: one run per level and MPI, made the first time a
+test asks for it). The sampling options and the run helper are in
+support/realrun.py."""
+import pytest
+
+from fabriclab.measure import mpi
+from mpihome import mpi_home  # noqa: E402  (tests/support)
+import realrun  # noqa: E402  (tests/support)
+from realrun import MPIS, level_argv  # noqa: E402  (tests/support)
+
+
+@pytest.fixture(scope="module", params=MPIS)
+def flavour(request):
+    """(name, installation prefix) of each MPI in turn."""
+    home = mpi_home(request.param)
+    assert mpi.discover(home=home).flavour == request.param
+    return request.param, home
+
+
+@pytest.fixture(scope="session")
+def level_runs(tmp_path_factory):
+    """level_runs(mpi, level): the document of that level's run under that MPI (realrun.level_argv),
+    made once for every test that reads it."""
+    done: dict = {}
+
+    def get(name: str, level: str) -> dict:
+        if (name, level) not in done:
+            argv = level_argv(name, level)
+            out = tmp_path_factory.mktemp(f"{name}-{level}") / f"{level}.json"
+            done[name, level] = realrun.run(out, level, *argv, mpi=name)
+        return done[name, level]
+    return get
