@@ -17,5 +17,5 @@ def one_parser():
     cli = importlib.import_module("fabriclab.cli.main")
     built = cli.parser()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(cli, "parser", lambda: built)
+        mp.setattr(cli, "parser", lambda command=None: built)
         yield

@@ -32,7 +32,7 @@ def _shipped_catalog_read_once():
     checked once in this process, not at every lookup of a system or a price: a copy of
     what the reader returned the first time, while the file is unchanged. Every other
     file (network files, the tests' own catalogs and price lists) is read as it is."""
-    import copy
+    import pickle
     from fabriclab.model import catalog
     read, kept = catalog.read_data_file, {}
 
@@ -42,9 +42,9 @@ def _shipped_catalog_read_once():
             return read(path, what, *args, **kw)
         st = p.stat()
         key = (str(p), what, st.st_mtime_ns, st.st_size)
-        if key not in kept:
-            kept[key] = read(path, what)
-        return copy.deepcopy(kept[key])
+        if key not in kept:           # a copy each time, as a fresh read is: pickled once, loaded anew
+            kept[key] = pickle.dumps(read(path, what), pickle.HIGHEST_PROTOCOL)
+        return pickle.loads(kept[key])
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(catalog, "read_data_file", read_once)
         yield
@@ -90,11 +90,11 @@ def default_suite(tmp_path_factory):
 # (pytest-xdist --dist loadfile), which then makes it once; every other file is
 # a unit of its own, as --dist loadfile has it.
 TOGETHER = {"test_report.py": "default-suite", "test_cli.py": "default-suite",
-            "test_reproduce.py": "seed-model", "test_studies.py": "seed-model",
+            "test_studies.py": "seed-model",
             "test_study_millich_george_oral.py": "seed-model"}
 # The units that take longest, handed out first so that no worker is left with
 # one of them at the end (the rest follow in collection order).
-LONGEST = ("test_hostile_files.py", "test_reproduce.py", "test_studies.py", "test_study_millich_george_oral.py",
+LONGEST = ("test_hostile_files.py", "test_reproduce_alias.py", "test_studies.py", "test_study_millich_george_oral.py",
            "test_report.py", "test_cli.py", "test_documents.py", "test_cli_model.py", "test_launch_stats.py",
            "test_fuzz_network_files.py", "test_findings.py")
 UNIT = Path(__file__).parent

@@ -178,3 +178,17 @@ def test_progress_in_a_log_is_a_few_lines():
     lines = out.getvalue().splitlines()
     assert len(lines) == 11 and lines[0].startswith("fabriclab: 1905 points to measure")
     assert lines[-1].startswith("fabriclab: 100% (1905/1905 points")
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "message.pingpong", "-s", "8,1K", "-n", "4", "-p", "window=8", "--validate"],
+    ["show", "r.json", "-f", "csv"], ["compare", "a.json", "b.json", "-a", "0.01"],
+    ["model", "--system", "sci-ring", "--nodes", "8"], ["study", "run", "petrini-quadrics", "--dry-run"],
+    ["testbed", "up", "net.yaml", "--name", "x"], ["doctor", "--aa"], ["reproduce", "sci-myrinet-2002"],
+])
+def test_a_command_line_parses_the_same_with_only_its_subcommand_built(argv):
+    from fabriclab.cli.main import COMMANDS, parser
+    whole, only = parser().parse_args(argv), parser(argv[0]).parse_args(argv)
+    assert {k: v for k, v in vars(whole).items() if k != "func"} == {k: v for k, v in vars(only).items() if k != "func"}
+    assert whole.func.__qualname__ == only.func.__qualname__
+    assert set(parser()._subparsers._group_actions[0].choices) == COMMANDS

@@ -144,7 +144,9 @@ def execute(args) -> tuple:
     request, run in this process (measure/session.py), what it gave printed."""
     from ..measure.session import Session
     from .progress import Progress
-    session = Session(request(args), say=lambda line: print(f"fabriclab: {line}", file=sys.stderr),
+    def say(line: str) -> None:
+        print(f"fabriclab: {line}", file=sys.stderr)
+    session = Session(request(args), say=say, inform=(lambda line: None) if args.quiet else say,
                       progress=None if args.quiet else (lambda total: Progress(total)))
     if args.dry_run:
         for line in session.commands():

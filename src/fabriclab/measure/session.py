@@ -149,14 +149,17 @@ class Session:
     request before anything is built; `commands()` the launch commands a dry
     run prints; `run()` the run itself.
 
-    `say(line)` receives every line a user should read on the way (notes of
-    the plan, providers chosen, the machine check); `progress(total)` makes
+    `say(line)` receives every line a user should read on the way (the notes
+    of the plan); `inform(line)` what a quiet run keeps to itself (the
+    providers chosen, the machine check; `say` by default); `progress(total)` makes
     the progress display (cli/progress.py), or None; `executor(argv, env)`
     starts one launch (runner.Launch, the default; tests pass a fake)."""
 
-    def __init__(self, request: Request, say: Callable[[str], None] = _quiet, progress=None, executor=None):
+    def __init__(self, request: Request, say: Callable[[str], None] = _quiet, progress=None, executor=None,
+                 inform: Optional[Callable[[str], None]] = None):
         self.request = request.check()
         self.say, self.progress, self.executor = say, progress, executor
+        self.inform = say if inform is None else inform
         self.plan: Optional[Plan] = None
         self.mpi = self.spec = None
         self._exchange: Callable[[Document], dict] = lambda doc: {}
@@ -280,7 +283,7 @@ class Session:
         for rec in record.values():
             for job in rec["jobs"]:
                 if "provider" in job:
-                    self.say(f"{job['bench']}: provider {job['provider']} ({job['why']})")
+                    self.inform(f"{job['bench']}: provider {job['provider']} ({job['why']})")
         return plan, record
 
     @property
@@ -296,7 +299,7 @@ class Session:
         r = self.request
         check = machine.run_start()      # before anything loads the machine: the check sees it as the run found it
         if check.get("findings"):
-            self.say(machine.short_line(check["findings"]))
+            self.inform(machine.short_line(check["findings"]))
         return Header(run_id=out.stem, fabriclab_version=__version__, argv=["fabriclab", *r.argv],
                       start_time=datetime.now(timezone.utc).isoformat(), host=sysinfo.host(), nranks=r.launch.ranks,
                       mpi=self.mpi.to_dict(), launcher={**self.spec.to_dict(), "binding": binding(self.spec)},

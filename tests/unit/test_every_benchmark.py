@@ -1,0 +1,72 @@
+"""Every registered benchmark through the fake core: planned, measured at two sizes,
+validated, written, shown and reported, without a test of its own.
+
+The fake core (tests/fakes/fakecore.py) answers every kernel the registry names
+with the plan's own facts, so a benchmark added to the registry is run here by
+itself; one the runs below do not reach fails the first test by name."""
+import json
+
+import pytest
+
+import docs  # noqa: E402  (tests/support)
+from fabriclab.cli import main
+from fabriclab.measure.benchmarks import REGISTRY
+
+pytestmark = pytest.mark.unit
+
+# One run per group of benchmarks that share their sizes and parameters.
+SCATTER = ("message.scatter", "tcp.scatter", "fabric.scatter")
+APPS = ("app.transpose", "app.matmul")
+GROUPS = {
+    "transfers": ([b for b in REGISTRY if not b.startswith("app.") and b not in SCATTER],
+                  ["-s", "64,64K", "--strides", "1,8", "--conns", "1,2"]),
+    "scatter": (list(SCATTER), ["-s", "8,1K"]),
+    "apps": (list(APPS), ["-s", "256,512"]),
+    "sort": (["app.sort"], ["-s", "64K,1M"]),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(fake_core_module, tmp_path_factory):
+    """Each group's document, run once: two sizes, one launch, validated."""
+    out, fake = tmp_path_factory.mktemp("every"), fake_core_module
+    made = {}
+    for group, (names, opts) in GROUPS.items():
+        path = out / f"{group}.json"
+        rc = main(["run", *names, *opts, "--core", fake["core"], "--mpiexec", fake["mpiexec"], "-n", "4",
+                   "-L", "1", "--validate", "-q", "-o", str(path)])
+        made[group] = (rc, path)
+    return made
+
+
+def test_every_registered_benchmark_is_run(runs):
+    ran = set()
+    for group, (rc, path) in runs.items():
+        assert rc == 0, group
+        doc = docs.read(path)
+        assert doc["footer"]["status"] == "complete", group
+        pts = docs.points(doc)
+        assert pts and all(p["validation"]["errors"] == 0 for p in pts), group
+        ran |= {p["bench"] for p in pts}
+    assert ran == set(REGISTRY), f"not run through the fake core: {sorted(set(REGISTRY) - ran)}"
+
+
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_every_benchmark_at_both_sizes(runs, group):
+    names, _ = GROUPS[group]
+    doc = docs.read(runs[group][1])
+    sizes = {b: {p["size"] for p in docs.points(doc) if p["bench"] == b} for b in names}
+    assert all(len(s) == 2 for s in sizes.values()), sizes
+
+
+def test_show_and_report_name_every_benchmark(runs, tmp_path):
+    for group, (_, path) in runs.items():
+        shown = tmp_path / f"{group}.show.json"
+        assert main(["show", str(path), "-f", "json", "-o", str(shown)]) == 0
+        rows = json.loads(shown.read_text())
+        named = {r["bench"] for r in rows["rows"]}
+        assert named == set(GROUPS[group][0]), group
+        page = tmp_path / f"{group}.html"
+        assert main(["report", str(path), "-o", str(page)]) == 0
+        text = page.read_text()
+        assert all(b in text for b in GROUPS[group][0]), group
