@@ -40,7 +40,7 @@ typedef struct {
  * every rank, one wait), or pairwise in n steps, step k sending to r + k
  * and receiving from r - k (Thakur, Rabenseifner and Gropp, 2005), a
  * barrier between steps so that they run one after another, as the model
- * adds them (testbed/exchange.py): without it a rank ahead sends its next
+ * adds them (measure/exchange_prediction.py): without it a rank ahead sends its next
  * step's block (eagerly, below the library's rendezvous threshold) into
  * cables still carrying the step before, and the steps overlap (barriers
  * between the phases of an all-to-all: Brewer and Kuszmaul, "How to get

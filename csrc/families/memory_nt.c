@@ -128,6 +128,16 @@ static inline void stream_word(char *d, const char *s)
     _mm_stream_si64((long long *)(void *)d, w);
 }
 
+/* Single words until the destination starts a cache line: the streaming
+ * loops' lines are then whole. Returns the bytes done. */
+static inline size_t stream_to_line(char *dst, const char *src, size_t bytes)
+{
+    size_t i = 0;
+    for (; i < bytes && ((uintptr_t)(dst + i) & (LINE - 1)); i += 8)
+        stream_word(dst + i, src + i);
+    return i;
+}
+
 /* Normal stores, glibc's loop for copies beyond the reach of `rep movsb`
  * (L(loop_4x_vec_forward) in sysdeps/x86_64/multiarch/
  * memmove-vec-unaligned-erms.S): four 32-byte vectors per turn, unaligned
@@ -194,10 +204,8 @@ stream_avx2(uint64_t *restrict d, const uint64_t *restrict s, size_t n, size_t s
 {
     char *dst = (char *)d;
     const char *src = (const char *)s;
-    size_t bytes = n * 8, i = 0;
+    size_t bytes = n * 8, i = stream_to_line(dst, src, bytes);
     (void)st;
-    for (; i < bytes && ((uintptr_t)(dst + i) & (LINE - 1)); i += 8)
-        stream_word(dst + i, src + i);
     for (; i + 4 * PAGE <= bytes; i += 4 * PAGE)
         for (size_t o = i; o < i + PAGE; o += 128) {
             for (size_t p = 0; p < 4 * PAGE; p += PAGE) {
@@ -227,10 +235,8 @@ MEM_LOOP static void stream_sse2(uint64_t *restrict d, const uint64_t *restrict 
 {
     char *dst = (char *)d;
     const char *src = (const char *)s;
-    size_t bytes = n * 8, i = 0;
+    size_t bytes = n * 8, i = stream_to_line(dst, src, bytes);
     (void)st;
-    for (; i < bytes && ((uintptr_t)(dst + i) & (LINE - 1)); i += 8)
-        stream_word(dst + i, src + i);
     for (; i + LINE <= bytes; i += LINE) {
         __m128i a = _mm_loadu_si128((const __m128i *)(src + i));
         __m128i b = _mm_loadu_si128((const __m128i *)(src + i + 16));

@@ -34,6 +34,7 @@ class SeedCurves:
     myr_sw2sw: dict = field(default_factory=dict)       # key -> [(n, exact inter-switch bound)]
     calibrated: dict = field(default_factory=dict)      # key -> Curve (the seed's calibration, with costs)
     pub_myr: dict = field(default_factory=dict)         # (key, calibrated?) -> [as_published.MyrinetPoint]
+    isl_rises: dict = field(default_factory=dict)       # (placement, key) -> (rises, switch additions)
 
 
 def of(runs) -> SeedCurves:
@@ -87,7 +88,27 @@ def compute(prices=None) -> SeedCurves:
     for key in ("sci-ring", "sci-2d", "sci-3d") + MYRINET:
         sizes = {"sci-2d": sci_sizes(2, 128), "sci-3d": sci_sizes(3, 1000)}.get(key, ns)
         st.calibrated[key] = curve(system(key), sizes, SEED_CAL, prices=prices)
+    st.isl_rises = {(placement, key): _isl_rises(key, placement) for placement in ("fill", "balanced")
+                    for key in ("myrinet-minimal", "myrinet-ring4", "myrinet-ring2")}
     return st
+
+
+def _isl_rises(key: str, placement: str) -> tuple:
+    """(switch additions after which the inter-switch bound rises, switch additions)
+    of a Myrinet system from 2 to 128 nodes, nodes placed as `placement` says."""
+    sysm = system(key)
+    sysm.params = dict(sysm.params, placement=placement)
+    ups, adds, prev = 0, 0, None
+    for n in range(2, 129):
+        topo = sysm.build(n)
+        res = solve(topo, sysm.rates(topo))
+        sw = topo.inventory()["switches"]
+        b = min((c.bound for c in res.classes if c.key.startswith("isl")), default=float("inf"))
+        if prev is not None and sw > prev[0] > 1:
+            adds += 1
+            ups += b > prev[1] * (1 + 1e-9)
+        prev = (sw, b)
+    return ups, adds
 
 
 def worked_example() -> dict:

@@ -17,7 +17,6 @@ import numpy as np
 
 from ...model import crossover as X
 from ...model.catalog import system
-from ...model.loads import solve
 from ...model.resources import MB
 from .. import draw
 from ..recipe import MODEL, Finding
@@ -37,7 +36,7 @@ def findings(runs, ref) -> list:
     return (_effective_rates(q) + [_ring_vs_2d(st, q), _3d_vs_2d(st, q)] + _saturation_rates(q)
             + [_worked_example(st, ref), _calibrated_ring(st, cal, q), _clos_leads(st, cal, q),
                _2d_second(st, cal, q), _2d_vs_minimal(st)]
-            + _cost_findings(st, cal, q) + [_clos_keeps_bisection(st), _switch_added(), _dimensions(st)])
+            + _cost_findings(st, cal, q) + [_clos_keeps_bisection(st), _switch_added(st), _dimensions(st)])
 
 
 def _finding(fid: str, where: str, claim: str, published: str) -> Finding:
@@ -312,28 +311,9 @@ def _clos_keeps_bisection(st) -> Finding:
         "j·S·B/(N·h), which falls with every added node")
 
 
-def _isl_rises(key: str, placement: str) -> tuple:
-    """(switch additions after which the inter-switch bound rises, switch additions)
-    of a Myrinet system from 2 to 128 nodes, nodes placed as `placement` says."""
-    sysm = system(key)
-    sysm.params = dict(sysm.params, placement=placement)
-    ups, adds, prev = 0, 0, None
-    for n in range(2, 129):
-        topo = sysm.build(n)
-        res = solve(topo, sysm.rates(topo))
-        sw = topo.inventory()["switches"]
-        b = min((c.bound for c in res.classes if c.key.startswith("isl")), default=float("inf"))
-        if prev is not None and sw > prev[0] > 1:
-            adds += 1
-            ups += b > prev[1] * (1 + 1e-9)
-        prev = (sw, b)
-    return ups, adds
-
-
-def _switch_added() -> Finding:
+def _switch_added(st) -> Finding:
     """m17: switch-to-switch bandwidth when a switch is added (Fig. 9)."""
-    rises = {(placement, key): _isl_rises(key, placement) for placement in ("fill", "balanced")
-             for key in ("myrinet-minimal", "myrinet-ring4", "myrinet-ring2")}
+    rises = st.isl_rises
     fill_up = sum(v[0] for (pl, _), v in rises.items() if pl == "fill")
     bal_up = sum(v[0] for (pl, _), v in rises.items() if pl == "balanced")
     desc = lambda pl: ", ".join(f"{system(k).label.replace('Myrinet - ', '')} {u} of {a}"
