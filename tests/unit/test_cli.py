@@ -192,3 +192,15 @@ def test_a_command_line_parses_the_same_with_only_its_subcommand_built(argv):
     assert {k: v for k, v in vars(whole).items() if k != "func"} == {k: v for k, v in vars(only).items() if k != "func"}
     assert whole.func.__qualname__ == only.func.__qualname__
     assert set(parser()._subparsers._group_actions[0].choices) == COMMANDS
+
+
+def test_the_streamed_header_is_the_final_header(fake_core, tmp_path):
+    """RUN.ndjson's first line is the header as RUN.json has it: the hosts, the MPI
+    library and the launcher are known when it is first streamed, not patched after."""
+    assert main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "8", "-L", "1")) == 0
+    first = json.loads((tmp_path / "r.ndjson").read_text().splitlines()[0])
+    final = docs.read(tmp_path / "r.json")["header"]
+    assert first["kind"] == "header"
+    line = ("kind", "schema", "schema_version")   # what a line of the stream says of itself
+    assert {k: v for k, v in first.items() if k not in line} == {k: v for k, v in final.items() if k not in line}
+    assert final["mpi"]["library"] == "FakeMPI 1.0" and "hosts" in final["launcher"]
