@@ -77,12 +77,13 @@ def median_ci_ranks(n: int, confidence: float = 0.95) -> Tuple[int, int]:
     tail = (1.0 - confidence) / 2.0
     if n <= EXACT_CI_MAX_N:
         total = 2**n  # integer sums; int / int true division is correctly rounded
-        cum, j = 0, 1
+        cum, j, c = 0, 1, 1
         for i in range(n):
-            cum += math.comb(n, i)  # cum = P(B <= i) * 2**n
+            cum += c  # cum = P(B <= i) * 2**n, c = comb(n, i)
             if cum / total > tail:
                 break
             j = i + 1  # P(B <= j - 1) <= tail
+            c = c * (n - i) // (i + 1)
     else:
         z = NormalDist().inv_cdf(1.0 - tail)
         j = math.floor(n / 2 - z * math.sqrt(n) / 2)

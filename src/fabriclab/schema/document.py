@@ -455,8 +455,16 @@ BLOCKS = {"validation": check_validation, "exchange_model": check_exchange_model
 # ---- files ---------------------------------------------------------------------------------
 
 def write_json(obj: dict, path: Path) -> None:
+    """The document as JSON, a record (or merged point) to a line, as a stream has it: a
+    reader can grep and diff it, and it is written by json's C encoder, which an indented
+    dump does not use (a default run's document in half the time)."""
+    def member(key: str, v) -> str:
+        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            lines = ",\n".join(json.dumps(x, allow_nan=False, separators=(",", ":")) for x in v)
+            return f" {json.dumps(key)}: [\n{lines}\n ]"
+        return f" {json.dumps(key)}: " + json.dumps(v, indent=1, allow_nan=False).replace("\n", "\n ")
     tmp = Path(str(path) + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    tmp.write_text("{\n" + ",\n".join(member(k, v) for k, v in obj.items()) + "\n}\n", encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -507,8 +515,11 @@ def _why(e: Exception) -> str:
 
 
 def _first_line_kind(text: str):
+    head = text[:4096]                      # not the whole text: a document is megabytes
+    start = len(head) - len(head.lstrip())
+    end = text.find("\n", start)
     try:
-        first = json.loads(text.lstrip().split("\n", 1)[0])
+        first = json.loads(text[start:end if end >= 0 else len(text)])
     except (ValueError, RecursionError):
         return None
     return first.get("kind") if isinstance(first, dict) else None
