@@ -149,8 +149,11 @@ SEGMENTS = {"segments": integer(32, 1, 1024)}
 # request/response and the bidirectional stream every x16, the strided copies
 # at strides 1, 8 and 64 up to 32 MiB (a working set of twice a 32 MiB
 # last-level cache), the TCP stream at the levels' stream sizes (below), the
-# MPI stream and postal pair every x8 and at 4 MiB, where they reach their peak.
+# MPI stream and postal pair every x8 and at 4 MiB, where they reach their peak,
+# and the one-sided windows every x4 (a window of 64 puts or gets, each at its
+# own offset, moves 64 x SIZE a turn: measure/buffers.py).
 RR_SUITE = {"sizes": "0:4M:x16"}
+RMA_WINDOW_SUITE = {"sizes": "0:4M:x4"}
 ECT_SUITE = {"strides": "1,8,64", "sizes": "32K,512K,32M"}
 POSTAL_SUITE = {"sizes": "0:2M:x8,4M"}
 CONNS_SUITE = {"sizes": "64K", "conns": "1,8,64"}
@@ -309,9 +312,9 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("deposit.get_lat", "MPI_Get of SIZE bytes then completion (flush or fence)", "latency", params=SYNC,
        footprint=fp.RMA_PAIR),
     _b("deposit.put_bw", "a window of MPI_Put then one completion", "bandwidth", params={**SYNC, **WINDOW},
-       views=("bidirectional",), footprint=fp.RMA_PAIR),
+       suite=RMA_WINDOW_SUITE, views=("bidirectional",), footprint=fp.RMA_PAIR),
     _b("deposit.get_bw", "a window of MPI_Get then one completion", "bandwidth", params={**SYNC, **WINDOW},
-       footprint=fp.RMA_PAIR),
+       suite=RMA_WINDOW_SUITE, footprint=fp.RMA_PAIR),
     _b("deposit.strided_direct", "strided deposit with a vector-datatype MPI_Put", "bandwidth",
        sizes="4K,256K", axes=STRIDED, strides=STRIDES, params=SYNC,
        views=("strided",), footprint=fp.STRIDED_DIRECT),
