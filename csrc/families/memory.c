@@ -75,11 +75,19 @@
 #define TRIAL_BLOCK_S 0.002  /* each copy's turn in a round lasts at least this */
 #define TRIAL_BATCH_S 0.0002 /* ops are timed in batches at least this long */
 #define TRIAL_MEMO 32
+/* The copy glibc's memcpy would run at this size keeps the point unless
+ * another beats it by more than this share: two copies within a few percent
+ * swap places from trial to trial (on a 2-core AMD EPYC VM, `rep movsb` and
+ * the vector loop at 256 KiB, at the edge of the 512 KiB L2, by 2-5% in
+ * either direction), and the reference copy is not to fall below glibc's
+ * by a trial's noise. */
+#define TRIAL_MARGIN 0.04
 
 typedef struct {
     size_t bytes, buffers;
     unsigned use;               /* the copies it timed: bit c for mem_run.copies[c] */
     int pick;                   /* index into mem_run.copies */
+    int libc;                   /* the copy glibc's memcpy would run, or -1 */
     int rounds;
     double rate[MEM_COPIES];    /* bytes/s of each copy, the median of the rounds */
 } mem_trial;
@@ -276,6 +284,23 @@ static double median(double *x, int n)
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
+/* The copy of r that glibc's memcpy would run for `bytes` (its streaming
+ * from its non-temporal threshold, `rep movsb` in its range, else its
+ * vector loop), among those `use` lets through; -1 where none is. */
+static int libc_copy(const mem_run *r, size_t bytes, unsigned use)
+{
+    int stream = r->libc.nt_threshold > 0 && bytes >= (size_t)r->libc.nt_threshold;
+    int pick = -1;
+    for (int c = 0; c < r->ncopies; c++) {
+        const mem_copy *cp = &r->copies[c];
+        if (!(use >> c & 1) || cp->nt != stream || bytes < cp->from || bytes >= cp->below)
+            continue;
+        if (pick < 0 || cp->from > r->copies[pick].from) /* the narrower range: rep movsb's */
+            pick = c;
+    }
+    return pick;
+}
+
 /* Times every copy `allowed` lets through on the point's slots, in rounds
  * of flipped order (A B C, C B A, ...), and keeps the copy whose rate over
  * the round's fastest has the highest median: the copies of one round run
@@ -291,7 +316,8 @@ static const mem_trial *trial(mem_run *r, mem_state *m, unsigned use)
     for (int i = 0; i < r->nmemo; i++)
         if (r->memo[i].bytes == m->n * 8 && r->memo[i].buffers == m->buffers && r->memo[i].use == use)
             return &r->memo[i];
-    mem_trial t = {.bytes = m->n * 8, .buffers = m->buffers, .use = use, .pick = -1};
+    mem_trial t = {.bytes = m->n * 8, .buffers = m->buffers, .use = use, .pick = -1,
+                   .libc = libc_copy(r, m->n * 8, use)};
     double rate[MEM_COPIES][TRIAL_MAX_ROUNDS], best[TRIAL_MAX_ROUNDS] = {0};
     double t0 = fl_now();
     while (t.rounds < TRIAL_MAX_ROUNDS && (t.rounds < TRIAL_ROUNDS || fl_now() - t0 < TRIAL_BUDGET_S)) {
@@ -314,6 +340,8 @@ static const mem_trial *trial(mem_run *r, mem_state *m, unsigned use)
         if (t.pick < 0 || score[c] > score[t.pick])
             t.pick = c;
     }
+    if (t.libc >= 0 && score[t.libc] >= score[t.pick] * (1 - TRIAL_MARGIN))
+        t.pick = t.libc;
     m->slot = 0;
     if (r->nmemo == TRIAL_MEMO) /* a long sweep: forget the oldest */
         memmove(r->memo, r->memo + 1, sizeof r->memo[0] * (TRIAL_MEMO - 1)), r->nmemo--;
@@ -424,7 +452,8 @@ static int setup_words(const fl_ctx *ctx, mem_run *r, const fl_point *pt, void *
         fl_buf_printf(&j, ",\"copy\":\"%s\"", r->copies[pick].name);
     fl_buf_printf(&j, ",\"stores_from\":\"%s\"", from);
     if (t)
-        fl_buf_printf(&j, ",\"trial_rounds\":%d", t->rounds);
+        fl_buf_printf(&j, ",\"trial_rounds\":%d,\"trial_libc_copy\":\"%s\"", t->rounds,
+                      t->libc >= 0 ? r->copies[t->libc].name : "none");
     for (int c = 0, first = 1; t && c < r->ncopies; c++)
         if (use >> c & 1) {
             fl_buf_printf(&j, "%s\"%s\":%.6g", first ? ",\"trial_Bps\":{" : ",",
