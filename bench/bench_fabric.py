@@ -244,7 +244,7 @@ def print_table(res: dict) -> dict:
 
 def setup(work: str) -> tuple[str, list[str], dict, str]:
     """A first fabriclab run builds the core and tells which mpicc and launch line it uses."""
-    doc = fl_doc(["message.pingpong", "-s", str(LAYER_SIZE)], work)
+    doc = fl_doc(["message.pingpong", "-s", str(LAYER_SIZE)], work).to_dict(derived=False)
     prefix, env = c.launch_prefix(doc)
     return doc["header"]["mpi"]["mpicc"], prefix, env, c.mpi_library(doc)
 

@@ -6,7 +6,8 @@
  *   mpiexec -n 2 fi_loop PROVIDER pingpong SIZE ITERS [REPS]
  *       one-way latency = round trip / 2, median over REPS timed repetitions
  *   mpiexec -n 2 fi_loop PROVIDER stream SIZE WINDOW ITERS [REPS]
- *       WINDOW sends to pre-posted receives, 1-byte ack per window; bytes/s
+ *       WINDOW sends to pre-posted receives (each at its own offset of a
+ *       WINDOW x SIZE buffer), 1-byte ack per window; bytes/s
  * Rank 0 prints one JSON line. REPS defaults to 7; one untimed repetition
  * of ITERS/10 + 1 warms up first. */
 #include <mpi.h>
@@ -154,19 +155,19 @@ static void stream(int rank, char *buf, size_t size, long window, long iters)
     char ack = 0;
     if (rank == 1)
         for (long w = 0; w < window; w++)
-            post_recv(buf, size, DATA_TAG, (int)w);
+            post_recv(buf + (size_t)w * size, size, DATA_TAG, (int)w);
     for (long i = 0; i < iters; i++) {
         if (rank == 0) {
             post_recv(&ack, 1, ACK_TAG, MAX_WINDOW);
             long tx = 0;
             for (long w = 0; w < window; w++)
-                tx += send_msg(buf, size, DATA_TAG, (int)w);
+                tx += send_msg(buf + (size_t)w * size, size, DATA_TAG, (int)w);
             wait_cq(F.txcq, tx);
             wait_cq(F.rxcq, 1);
         } else {
             wait_cq(F.rxcq, window);
             for (long w = 0; i + 1 < iters && w < window; w++)
-                post_recv(buf, size, DATA_TAG, (int)w);
+                post_recv(buf + (size_t)w * size, size, DATA_TAG, (int)w);
             wait_cq(F.txcq, send_msg(&ack, 1, ACK_TAG, MAX_WINDOW));
         }
     }
@@ -209,10 +210,13 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     open_endpoint(argv[1], rank);
-    char *buf = malloc(size ? size : 1);
+    /* A window's ops each at their own offset, window x SIZE, as fabriclab's
+     * stream rotates through a buffer per op (docs/usage.md, "Cache state"). */
+    size_t bytes = (size ? size : 1) * (size_t)window;
+    char *buf = malloc(bytes);
     /* Written: calloc'd pages only read all map to the kernel's zero page,
      * which stays in cache and makes a sender look faster than memory. */
-    memset(buf, 0xa5, size ? size : 1);
+    memset(buf, 0xa5, bytes);
     double t[1000];
     for (int r = -1; r < reps; r++) {
         long n = r < 0 ? iters / 10 + 1 : iters; /* r = -1: the warm-up */
