@@ -135,13 +135,23 @@ static void barrier(void)
     }
 }
 
+/* Round trips rotate through receive and send slots of 64 KiB each side
+ * (one slot from 64 KiB up), as fabriclab's warm ping-pong does
+ * (measure/buffers.py), so that both touch the same lines per op. */
+static size_t ping_slots(size_t size)
+{
+    return size && size < 65536 ? 65536 / size : 1;
+}
+
 static void pingpong(int rank, char *buf, size_t size, long iters)
 {
+    size_t slots = ping_slots(size);
     for (long i = 0; i < iters; i++) {
-        post_recv(buf, size, DATA_TAG, 0);
+        char *rbuf = buf + (size_t)i % slots * size, *sbuf = rbuf + slots * size;
+        post_recv(rbuf, size, DATA_TAG, 0);
         if (rank == 1)
             wait_cq(F.rxcq, 1);
-        int tx = send_msg(buf, size, DATA_TAG, 1);
+        int tx = send_msg(sbuf, size, DATA_TAG, 1);
         if (rank == 0)
             wait_cq(F.rxcq, 1);
         wait_cq(F.txcq, tx);
@@ -212,7 +222,7 @@ int main(int argc, char **argv)
     open_endpoint(argv[1], rank);
     /* A window's ops each at their own offset, window x SIZE, as fabriclab's
      * stream rotates through a buffer per op (docs/usage.md, "Cache state"). */
-    size_t bytes = (size ? size : 1) * (size_t)window;
+    size_t bytes = (size ? size : 1) * (size_t)(is_stream ? window : 2 * (long)ping_slots(size));
     char *buf = malloc(bytes);
     /* Written: calloc'd pages only read all map to the kernel's zero page,
      * which stays in cache and makes a sender look faster than memory. */

@@ -101,13 +101,23 @@ static void *send_msg(void *buf, size_t size, ucp_tag_t tag)
     return ucp_tag_send_nbx(U.ep, buf, size, tag, &p);
 }
 
+/* Round trips rotate through receive and send slots of 64 KiB each side
+ * (one slot from 64 KiB up), as fabriclab's warm ping-pong does
+ * (measure/buffers.py), so that both touch the same lines per op. */
+static size_t ping_slots(size_t size)
+{
+    return size && size < 65536 ? 65536 / size : 1;
+}
+
 static void pingpong(int rank, char *buf, size_t size, long iters)
 {
+    size_t slots = ping_slots(size);
     for (long i = 0; i < iters; i++) {
-        void *rx = post_recv(buf, size, DATA_TAG);
+        char *rbuf = buf + (size_t)i % slots * size, *sbuf = rbuf + slots * size;
+        void *rx = post_recv(rbuf, size, DATA_TAG);
         if (rank == 1)
             wait_req(rx, "recv");
-        void *tx = send_msg(buf, size, DATA_TAG);
+        void *tx = send_msg(sbuf, size, DATA_TAG);
         if (rank == 0)
             wait_req(rx, "recv");
         wait_req(tx, "send");
@@ -179,7 +189,7 @@ int main(int argc, char **argv)
     open_endpoint();
     /* A window's ops each at their own offset, window x SIZE, as fabriclab's
      * stream rotates through a buffer per op (docs/usage.md, "Cache state"). */
-    size_t bytes = (size ? size : 1) * (size_t)window;
+    size_t bytes = (size ? size : 1) * (size_t)(is_stream ? window : 2 * (long)ping_slots(size));
     char *buf = malloc(bytes);
     /* Written: calloc'd pages only read all map to the kernel's zero page,
      * which stays in cache and makes a sender look faster than memory. */
