@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 enum { DATA_TAG = 1, ACK_TAG = 2, MAX_WINDOW = 4096 };
 
 static struct {
@@ -135,17 +134,11 @@ static void barrier(void)
     }
 }
 
-/* Round trips rotate through receive and send slots of 64 KiB each side
- * (one slot from 64 KiB up), as fabriclab's warm ping-pong does
- * (measure/buffers.py), so that both touch the same lines per op. */
-static size_t ping_slots(size_t size)
-{
-    return size && size < 65536 ? 65536 / size : 1;
-}
-
+/* Round-trip slots, 64 KiB a side as fabriclab's warm ping-pong (measure/buffers.py). */
+#define PING_SLOTS(size) ((size) && (size) < 65536 ? 65536 / (size) : 1)
 static void pingpong(int rank, char *buf, size_t size, long iters)
 {
-    size_t slots = ping_slots(size);
+    size_t slots = PING_SLOTS(size);
     for (long i = 0; i < iters; i++) {
         char *rbuf = buf + (size_t)i % slots * size, *sbuf = rbuf + slots * size;
         post_recv(rbuf, size, DATA_TAG, 0);
@@ -183,13 +176,6 @@ static void stream(int rank, char *buf, size_t size, long window, long iters)
     }
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int by_value(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -220,9 +206,8 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     open_endpoint(argv[1], rank);
-    /* A window's ops each at their own offset, window x SIZE, as fabriclab's
-     * stream rotates through a buffer per op (docs/usage.md, "Cache state"). */
-    size_t bytes = (size ? size : 1) * (size_t)(is_stream ? window : 2 * (long)ping_slots(size));
+    /* a window's ops each at their own offset, as fabriclab's (docs/usage.md, "Cache state") */
+    size_t bytes = (size ? size : 1) * (size_t)(is_stream ? window : 2 * (long)PING_SLOTS(size));
     char *buf = malloc(bytes);
     /* Written: calloc'd pages only read all map to the kernel's zero page,
      * which stays in cache and makes a sender look faster than memory. */
@@ -231,13 +216,13 @@ int main(int argc, char **argv)
     for (int r = -1; r < reps; r++) {
         long n = r < 0 ? iters / 10 + 1 : iters; /* r = -1: the warm-up */
         barrier();
-        double t0 = now();
+        double t0 = MPI_Wtime();
         if (is_stream)
             stream(rank, buf, size, window, n);
         else
             pingpong(rank, buf, size, n);
         if (r >= 0)
-            t[r] = now() - t0;
+            t[r] = MPI_Wtime() - t0;
     }
     if (rank == 0) {
         qsort(t, reps, sizeof t[0], by_value);

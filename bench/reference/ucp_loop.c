@@ -101,17 +101,11 @@ static void *send_msg(void *buf, size_t size, ucp_tag_t tag)
     return ucp_tag_send_nbx(U.ep, buf, size, tag, &p);
 }
 
-/* Round trips rotate through receive and send slots of 64 KiB each side
- * (one slot from 64 KiB up), as fabriclab's warm ping-pong does
- * (measure/buffers.py), so that both touch the same lines per op. */
-static size_t ping_slots(size_t size)
-{
-    return size && size < 65536 ? 65536 / size : 1;
-}
-
+/* Round-trip slots, 64 KiB a side as fabriclab's warm ping-pong (measure/buffers.py). */
+#define PING_SLOTS(size) ((size) && (size) < 65536 ? 65536 / (size) : 1)
 static void pingpong(int rank, char *buf, size_t size, long iters)
 {
-    size_t slots = ping_slots(size);
+    size_t slots = PING_SLOTS(size);
     for (long i = 0; i < iters; i++) {
         char *rbuf = buf + (size_t)i % slots * size, *sbuf = rbuf + slots * size;
         void *rx = post_recv(rbuf, size, DATA_TAG);
@@ -187,9 +181,8 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     open_endpoint();
-    /* A window's ops each at their own offset, window x SIZE, as fabriclab's
-     * stream rotates through a buffer per op (docs/usage.md, "Cache state"). */
-    size_t bytes = (size ? size : 1) * (size_t)(is_stream ? window : 2 * (long)ping_slots(size));
+    /* a window's ops each at their own offset, as fabriclab's (docs/usage.md, "Cache state") */
+    size_t bytes = (size ? size : 1) * (size_t)(is_stream ? window : 2 * (long)PING_SLOTS(size));
     char *buf = malloc(bytes);
     /* Written: calloc'd pages only read all map to the kernel's zero page,
      * which stays in cache and makes a sender look faster than memory. */
