@@ -99,7 +99,7 @@ typedef struct {
     mem_copy copies[MEM_COPIES];
     int ncopies;
     mem_libc libc;
-    char libc_nt_json[32], libc_rep_json[32];
+    char libc_nt_json[32], libc_rep_json[32], libc_stop_json[32];
     mem_trial memo[TRIAL_MEMO];
     int nmemo;
 } mem_run;
@@ -189,12 +189,13 @@ static int mem_init(const fl_ctx *ctx, void **bench_state)
     mem_run *r = calloc(1, sizeof *r);
     if (!r)
         fl_die("memory: out of memory");
-    r->libc = (mem_libc){-1, -1, "none"};
+    r->libc = (mem_libc){-1, -1, -1, "none"};
     if (ctx->rank == 0) /* the only rank that copies */
         fl_memcpy_thresholds(&r->libc);
     r->ncopies = fl_mem_copies(r->copies, copy_words, &r->libc);
     put_json(r->libc_nt_json, sizeof r->libc_nt_json, r->libc.nt_threshold);
     put_json(r->libc_rep_json, sizeof r->libc_rep_json, r->libc.rep_movsb_threshold);
+    put_json(r->libc_stop_json, sizeof r->libc_stop_json, r->libc.rep_movsb_stop_threshold);
     *bench_state = r;
     return FL_OK;
 }
@@ -285,8 +286,9 @@ static double median(double *x, int n)
 }
 
 /* The copy of r that glibc's memcpy would run for `bytes` (its streaming
- * from its non-temporal threshold, `rep movsb` in its range, else its
- * vector loop), among those `use` lets through; -1 where none is. */
+ * from its non-temporal threshold, `rep movsb` from its threshold to below
+ * its stop threshold, else its vector loop), among those `use` lets
+ * through; -1 where none is. */
 static int libc_copy(const mem_run *r, size_t bytes, unsigned use)
 {
     int stream = r->libc.nt_threshold > 0 && bytes >= (size_t)r->libc.nt_threshold;
@@ -294,6 +296,8 @@ static int libc_copy(const mem_run *r, size_t bytes, unsigned use)
     for (int c = 0; c < r->ncopies; c++) {
         const mem_copy *cp = &r->copies[c];
         if (!(use >> c & 1) || cp->nt != stream || bytes < cp->from || bytes >= cp->below)
+            continue;
+        if (bytes >= cp->libc_below) /* rep movsb, where glibc has stopped using it */
             continue;
         if (pick < 0 || cp->from > r->copies[pick].from) /* the narrower range: rep movsb's */
             pick = c;
@@ -402,9 +406,9 @@ static int memcpy_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **
     const mem_state *m = new_state(ctx, pt, state, shape);
     shape->bytes_per_op = pt->size;
     snprintf(shape->info, FL_INFO_LEN,
-             "{\"nt_threshold\":%s,\"rep_movsb_threshold\":%s,\"nt_threshold_from\":\"%s\","
-             "\"buffers\":%zu}",
-             r->libc_nt_json, r->libc_rep_json, r->libc.from, m->buffers);
+             "{\"nt_threshold\":%s,\"rep_movsb_threshold\":%s,\"rep_movsb_stop_threshold\":%s,"
+             "\"nt_threshold_from\":\"%s\",\"buffers\":%zu}",
+             r->libc_nt_json, r->libc_rep_json, r->libc_stop_json, r->libc.from, m->buffers);
     return FL_OK;
 }
 
@@ -461,8 +465,10 @@ static int setup_words(const fl_ctx *ctx, mem_run *r, const fl_point *pt, void *
             first = 0;
         }
     fl_buf_printf(&j, "%s,\"memcpy_nt_threshold\":%s,\"memcpy_rep_movsb_threshold\":%s,"
-                  "\"memcpy_nt_threshold_from\":\"%s\",\"buffers\":%zu}",
-                  t ? "}" : "", r->libc_nt_json, r->libc_rep_json, r->libc.from, m->buffers);
+                  "\"memcpy_rep_movsb_stop_threshold\":%s,\"memcpy_nt_threshold_from\":\"%s\","
+                  "\"buffers\":%zu}",
+                  t ? "}" : "", r->libc_nt_json, r->libc_rep_json, r->libc_stop_json, r->libc.from,
+                  m->buffers);
     snprintf(shape->info, FL_INFO_LEN, "%s", j.p);
     fl_buf_free(&j);
     return FL_OK;

@@ -30,13 +30,15 @@ static int find_interp(struct dl_phdr_info *info, size_t size, void *data)
     return 1; /* the first object is the program itself */
 }
 
-/* The value of one tunable in a line of `ld.so --list-tunables`
- * ("glibc.cpu.x86_non_temporal_threshold: 0xc000000 (min: ...)"), into *v
- * if it is that tunable's line and a positive number. */
-static void tunable(const char *line, const char *key, int64_t *v)
+/* The value after `key` and `sep` in one line of ld.so's listings
+ * ("glibc.cpu.x86_non_temporal_threshold: 0xc000000 (min: ...)" in
+ * --list-tunables, "x86.cpu_features.rep_movsb_stop_threshold=0x80000" in
+ * --list-diagnostics), into *v if it is that key's line and a positive
+ * number. */
+static void figure(const char *line, const char *key, char sep, int64_t *v)
 {
     size_t n = strlen(key);
-    if (strncmp(line, key, n) != 0 || line[n] != ':')
+    if (strncmp(line, key, n) != 0 || line[n] != sep)
         return;
     char *end;
     long long x = strtoll(line + n + 1, &end, 0);
@@ -44,13 +46,13 @@ static void tunable(const char *line, const char *key, int64_t *v)
         *v = x;
 }
 
-/* glibc.cpu.x86_non_temporal_threshold and x86_rep_movsb_threshold as
- * `ld.so --list-tunables` prints them (glibc >= 2.33): glibc keeps the
- * figures in hidden variables, and this is their one public reading. The
- * child inherits the environment, so a GLIBC_TUNABLES setting counts as it
- * does here. posix_spawn, not fork: no copy of an MPI process's address
- * space. Each stays -1 if it cannot be read. */
-static void ldso_thresholds(int64_t *nt, int64_t *rep)
+/* Runs `ld.so FLAG` and reads the figures of `keys` (`sep` after each) into
+ * v: glibc keeps them in hidden variables, and ld.so's listings are their
+ * one public reading. The child inherits the environment, so a
+ * GLIBC_TUNABLES setting counts as it does here. posix_spawn, not fork: no
+ * copy of an MPI process's address space. A figure stays as it was where it
+ * cannot be read. */
+static void ldso_read(const char *flag, char sep, const char *const keys[], int64_t *v[], int n)
 {
     const char *ldso = NULL;
     int fd[2];
@@ -63,7 +65,7 @@ static void ldso_thresholds(int64_t *nt, int64_t *rep)
     posix_spawn_file_actions_addclose(&fa, fd[0]);
     posix_spawn_file_actions_addclose(&fa, fd[1]);
     posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    char *argv[] = {(char *)ldso, (char *)"--list-tunables", NULL};
+    char *argv[] = {(char *)ldso, (char *)flag, NULL};
     pid_t pid;
     int rc = posix_spawn(&pid, ldso, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
@@ -73,16 +75,36 @@ static void ldso_thresholds(int64_t *nt, int64_t *rep)
         close(fd[0]);
     } else {
         char line[256];
-        while (fgets(line, sizeof line, f)) { /* read to the end, so the child never blocks */
-            tunable(line, "glibc.cpu.x86_non_temporal_threshold", nt);
-            tunable(line, "glibc.cpu.x86_rep_movsb_threshold", rep);
-        }
+        while (fgets(line, sizeof line, f)) /* read to the end, so the child never blocks */
+            for (int k = 0; k < n; k++)
+                figure(line, keys[k], sep, v[k]);
         fclose(f);
     }
     if (rc == 0) {
         int status;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
+    }
+}
+
+/* glibc's thresholds as its memcpy uses them: `ld.so --list-diagnostics`
+ * (glibc >= 2.34) prints all three after tunables and CPU quirks applied,
+ * the stop threshold included, which is no tunable (on AMD glibc sets it to
+ * the L2 size, elsewhere to the non-temporal threshold:
+ * sysdeps/x86/dl-cacheinfo.h). --list-tunables (glibc 2.33) has the other two. */
+static void ldso_thresholds(mem_libc *t)
+{
+    static const char *const diag[] = {"x86.cpu_features.non_temporal_threshold",
+                                       "x86.cpu_features.rep_movsb_threshold",
+                                       "x86.cpu_features.rep_movsb_stop_threshold"};
+    static const char *const tun[] = {"glibc.cpu.x86_non_temporal_threshold",
+                                      "glibc.cpu.x86_rep_movsb_threshold"};
+    int64_t *v[] = {&t->nt_threshold, &t->rep_movsb_threshold, &t->rep_movsb_stop_threshold};
+    ldso_read("--list-diagnostics", '=', diag, v, 3);
+    t->from = "ld.so --list-diagnostics";
+    if (t->nt_threshold <= 0) {
+        ldso_read("--list-tunables", ':', tun, v, 2);
+        t->from = "ld.so --list-tunables";
     }
 }
 #endif
@@ -108,13 +130,12 @@ static int64_t sysconf_nt_threshold(void)
 
 void fl_memcpy_thresholds(mem_libc *t)
 {
-    t->nt_threshold = t->rep_movsb_threshold = -1;
+    t->nt_threshold = t->rep_movsb_threshold = t->rep_movsb_stop_threshold = -1;
 #if HAVE_LDSO
-    ldso_thresholds(&t->nt_threshold, &t->rep_movsb_threshold);
+    ldso_thresholds(t);
 #endif
-    t->from = t->nt_threshold > 0 ? "ld.so --list-tunables" : "sysconf";
     if (t->nt_threshold <= 0)
-        t->nt_threshold = sysconf_nt_threshold();
+        t->nt_threshold = sysconf_nt_threshold(), t->from = "sysconf";
 }
 
 #define PAGE 4096
@@ -265,29 +286,31 @@ int fl_mem_copies(mem_copy c[MEM_COPIES], mem_copy_fn *portable, const mem_libc 
     int k = 0, avx2;
     __builtin_cpu_init();
     avx2 = __builtin_cpu_supports("avx2");
-    c[k++] = avx2 ? (mem_copy){"vector loop", 0, copy_avx2, 0, SIZE_MAX}
-                  : (mem_copy){"word loop", 0, portable, 0, SIZE_MAX};
-    /* where glibc's memcpy uses it: from x86_rep_movsb_threshold up to its
-     * non-temporal threshold, beyond which glibc streams on every CPU (on
-     * AMD it stops at the L2 size already, which the trial finds out) */
+    c[k++] = avx2 ? (mem_copy){"vector loop", 0, copy_avx2, 0, SIZE_MAX, SIZE_MAX}
+                  : (mem_copy){"word loop", 0, portable, 0, SIZE_MAX, SIZE_MAX};
+    /* from glibc's x86_rep_movsb_threshold up to its non-temporal
+     * threshold, beyond which glibc streams on every CPU; glibc's memcpy
+     * itself stops at its stop threshold (the L2 size on AMD), and the
+     * trial finds out whether it pays beyond */
+    size_t nt = libc->nt_threshold > 0 ? (size_t)libc->nt_threshold : SIZE_MAX;
     if (has_erms())
         c[k++] = (mem_copy){"rep movsb", 0, copy_rep,
-                            libc->rep_movsb_threshold > 0 ? (size_t)libc->rep_movsb_threshold : 0,
-                            libc->nt_threshold > 0 ? (size_t)libc->nt_threshold : SIZE_MAX};
-    c[k++] = (mem_copy){"streaming loop", 1, avx2 ? stream_avx2 : stream_sse2, 0, SIZE_MAX};
+                            libc->rep_movsb_threshold > 0 ? (size_t)libc->rep_movsb_threshold : 0, nt,
+                            libc->rep_movsb_stop_threshold > 0 ? (size_t)libc->rep_movsb_stop_threshold : nt};
+    c[k++] = (mem_copy){"streaming loop", 1, avx2 ? stream_avx2 : stream_sse2, 0, SIZE_MAX, SIZE_MAX};
     return k;
 }
 #else
 void fl_memcpy_thresholds(mem_libc *t)
 {
-    t->nt_threshold = t->rep_movsb_threshold = -1;
+    t->nt_threshold = t->rep_movsb_threshold = t->rep_movsb_stop_threshold = -1;
     t->from = "none";
 }
 
 int fl_mem_copies(mem_copy c[MEM_COPIES], mem_copy_fn *portable, const mem_libc *libc)
 {
     (void)libc;
-    c[0] = (mem_copy){"word loop", 0, portable, 0, SIZE_MAX};
+    c[0] = (mem_copy){"word loop", 0, portable, 0, SIZE_MAX, SIZE_MAX};
     return 1;
 }
 #endif

@@ -24,23 +24,24 @@
  * every st-th word; the contiguous copies ignore st. */
 typedef void mem_copy_fn(uint64_t *restrict d, const uint64_t *restrict s, size_t n, size_t st);
 
-/* A contiguous copy, as a point's info names it, and the bytes per op it
- * may copy: from `from` up to below `below`. */
+/* A contiguous copy, as a point's info names it, the bytes per op it may
+ * copy (from `from` up to below `below`), and below which glibc's memcpy
+ * would run it in that range. */
 typedef struct {
     const char *name;   /* "word loop", "vector loop", "rep movsb", "streaming loop" */
     int nt;             /* non-temporal stores */
     mem_copy_fn *copy;
-    size_t from, below;
+    size_t from, below, libc_below;
 } mem_copy;
 
 #define MEM_COPIES 3
 
-/* Where glibc's memcpy starts streaming and, on CPUs with ERMS, using
- * `rep movsb` (bytes copied per op), read from ld.so or (the former)
- * estimated from sysconf, and where the figures came from; -1 where unknown
- * and "none" outside x86-64. */
+/* Where glibc's memcpy starts streaming and, on CPUs with ERMS, starts and
+ * stops using `rep movsb` (bytes copied per op), read from ld.so or (the
+ * first) estimated from sysconf, and where the figures came from; -1 where
+ * unknown and "none" outside x86-64. */
 typedef struct {
-    int64_t nt_threshold, rep_movsb_threshold;
+    int64_t nt_threshold, rep_movsb_threshold, rep_movsb_stop_threshold;
     const char *from;
 } mem_libc;
 

@@ -38,6 +38,7 @@ def test_auto_records_the_trial_and_glibc_threshold(tmp_path):
         assert mine["memcpy_nt_threshold"] == libc[p["size"]]["nt_threshold"]
         assert mine["memcpy_nt_threshold_from"] == libc[p["size"]]["nt_threshold_from"]
         assert mine["memcpy_rep_movsb_threshold"] == libc[p["size"]]["rep_movsb_threshold"]
+        assert mine["memcpy_rep_movsb_stop_threshold"] == libc[p["size"]]["rep_movsb_stop_threshold"]
         if not X86:
             assert (mine["stores"], mine["stores_from"]) == ("normal", "no non-temporal stores outside x86-64")
             continue
@@ -47,7 +48,7 @@ def test_auto_records_the_trial_and_glibc_threshold(tmp_path):
         assert mine["copy"] in rates and mine["trial_rounds"] >= 5
         assert mine["stores"] == ("nt" if mine["copy"] == "streaming loop" else "normal")
         assert libc[p["size"]]["nt_threshold"] > 0
-        assert libc[p["size"]]["nt_threshold_from"] in ("ld.so --list-tunables", "sysconf")
+        assert libc[p["size"]]["nt_threshold_from"] in ("ld.so --list-diagnostics", "ld.so --list-tunables", "sysconf")
 
 
 def _erms() -> bool:
@@ -60,14 +61,19 @@ def _erms() -> bool:
 
 @pytest.mark.skipif(not (X86 and _erms()), reason="rep movsb is a fast copy with ERMS only")
 def test_rep_movsb_runs_where_glibc_uses_it(tmp_path, monkeypatch):
-    """From glibc's x86_rep_movsb_threshold up to below its non-temporal threshold, as ld.so reads them."""
+    """From glibc's x86_rep_movsb_threshold up to below its non-temporal threshold, as ld.so reads them;
+    the copy glibc's memcpy would run is rep movsb only below its stop threshold, the vector loop beyond."""
     monkeypatch.setenv("GLIBC_TUNABLES", "glibc.cpu.x86_non_temporal_threshold=1048576")
-    pts = _points(tmp_path, "rep", "memory.copy", "-s", "1K,16K,2M")
+    pts = _points(tmp_path, "rep", "memory.copy", "-s", "1K,16K,768K,2M")
     for p in pts:
         info = p["info"]
         assert info["memcpy_nt_threshold"] == 1048576 and info["memcpy_rep_movsb_threshold"] > 0
         expected = info["memcpy_rep_movsb_threshold"] <= p["size"] < info["memcpy_nt_threshold"]
         assert ("rep movsb" in info["trial_Bps"]) == expected, p
+        stop = info["memcpy_rep_movsb_stop_threshold"] or info["memcpy_nt_threshold"]
+        libc = ({"streaming loop"} if p["size"] >= info["memcpy_nt_threshold"]
+                else {"rep movsb"} if expected and p["size"] < stop else {"vector loop", "word loop"})
+        assert info["trial_libc_copy"] in libc, p
 
 
 @pytest.mark.skipif(not X86, reason="non-temporal stores exist on x86-64 only")
