@@ -1,6 +1,8 @@
 """Shared fixtures. Tests live in two folders: unit/ (no MPI, no root, no
-browser: `make unit`) and integration/ (real MPI ranks, root, Chromium,
-SimGrid, Slurm: marked `integration` here by their folder). Helper modules
+browser, no waiting on a process: `make unit`) and integration/ (real MPI
+ranks, root, Chromium, SimGrid, Slurm, and fabriclab or the fake core waited on
+as processes: signals, hangs, whole-process bounds; marked `integration` here
+by their folder). Helper modules
 for both (a browser driver, an HTML checker, a two-node Slurm) are in
 support/, fixtures' executables in fakes/, recorded outputs in data/."""
 import os

@@ -3,7 +3,7 @@
 `fabriclab model --topology-file FILE` must end every one of them with exit 0
 or 2 (one line), within bounded time and memory, printing nothing that splits
 a row or drives the terminal. Used by tests/unit/model/test_hostile_files.py,
-tests/unit/model/test_fuzz_network_files.py and bench/bench_hostile_networks.py.
+tests/integration/test_fuzz_network_files.py and bench/bench_hostile_networks.py.
 
 Each case is (file suffix, file text or bytes)."""
 

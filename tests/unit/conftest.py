@@ -96,7 +96,7 @@ TOGETHER = {"test_report.py": "default-suite", "test_cli.py": "default-suite",
 # one of them at the end (the rest follow in collection order).
 LONGEST = ("test_hostile_files.py", "test_reproduce_alias.py", "test_studies.py", "test_study_millich_george_oral.py",
            "test_report.py", "test_cli.py", "test_documents.py", "test_cli_model.py", "test_launch_stats.py",
-           "test_fuzz_network_files.py", "test_findings.py")
+           "test_findings.py")
 UNIT = Path(__file__).parent
 
 

@@ -56,17 +56,6 @@ def test_show_formats(pingpong, capsys, fmt, marker):
     assert marker in capsys.readouterr().out
 
 
-def test_hang_names_bench_point_and_phase(fake_core_process, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("FAKECORE_MODE", "hang:2")
-    rc = main(run_args(fake_core_process, tmp_path, "message.pingpong", "-s", "1:64:x2", "-t", "1", "--point-time", "0.25"))
-    assert rc == 1
-    err = capsys.readouterr().err
-    assert "message.pingpong" in err and "no output for 1.5 s" in err and "phase: measuring" in err
-    doc = docs.read(tmp_path / "r.json")
-    assert doc["footer"]["status"] == "failed"
-    assert len(docs.points(doc)) == 2
-
-
 def test_dead_rank_keeps_completed_points(fake_core, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FAKECORE_MODE", "die:3")
     assert main(run_args(fake_core, tmp_path, "message.pingpong", "-s", "1:64:x2")) == 1

@@ -9,7 +9,7 @@ import pytest
 
 import docs  # noqa: E402  (tests/support)
 from fabriclab.measure import counters
-from fabriclab.measure.runner import Watch, ranks_on
+from fabriclab.measure.runner import ranks_on
 from fabriclab.model.topologies.custom import load_network_file
 from fabriclab.testbed import wiring as tplan
 from fabriclab.testbed.site import crossing_hosts, cut_cables
@@ -122,40 +122,3 @@ def test_the_counter_watch_reads_twice_after_a_hang(monkeypatch):
     monkeypatch.setattr(counters, "QUIET_S", 0.0)
     w.before()
     assert w.stopped(["n1", "n2"]).startswith("Rank 0 on n1: eth0 on n1 stopped counting (no byte in 0 s")
-
-
-class _Looking(Watch):
-    """A watch that notes, when asked after a hang, whether the fake core (its
-    processes carry `tag` in their environment) still runs."""
-
-    def __init__(self, tag: str):
-        self.tag, self.running = tag.encode(), None
-
-    def stopped(self, rank_hosts):
-        self.running = False
-        for p in Path("/proc").iterdir():
-            try:
-                self.running |= self.tag in (p / "environ").read_bytes()
-            except OSError:
-                continue
-        return f"{ranks_on(rank_hosts, ['h0'])} looked at"
-
-    def cleanup(self):
-        pass
-
-
-def test_the_watch_looks_while_the_ranks_still_run(fake_core_process, tmp_path, monkeypatch):
-    """A hang is diagnosed before the launch is stopped: counters can still move, the ranks are still there."""
-    from fabriclab import schema
-    from fabriclab.cli import main
-    from fabriclab.measure.session import Site
-    tag = f"FABRICLAB_TEST_TAG={tmp_path}"
-    watch = _Looking(tag)
-    monkeypatch.setattr(Site, "watch", lambda self, spec, counters: watch)
-    monkeypatch.setenv("FAKECORE_MODE", "hang:1")
-    monkeypatch.setenv(*tag.split("=", 1))
-    assert main(["run", "message.pingpong", "-s", "8:64:x2", "-L", "1", "-q", "-t", "1", "--point-time", "0.1", "--core", fake_core_process["core"],
-                 "--mpiexec", fake_core_process["mpiexec"], "-o", str(tmp_path / "h.json")]) == 1
-    assert watch.running is True
-    err = docs.read(tmp_path / "h.ndjson")["footer"]["error"]
-    assert "no output for" in err and err.endswith("Ranks 0, 1 on h0 looked at")

@@ -135,11 +135,16 @@ def modified_z_scores(samples: ArrayLike) -> np.ndarray:
     median at all.)"""
     x = as_samples(samples)
     dev = x - np.median(x)
-    scale = MAD_TO_SIGMA * float(np.median(np.abs(dev)))
+    return _z_scores(dev, float(np.median(np.abs(dev))))
+
+
+def _z_scores(dev: np.ndarray, mad_value: float) -> np.ndarray:
+    """modified_z_scores from the deviations from the median and their median."""
+    scale = MAD_TO_SIGMA * mad_value
     if scale == 0.0:
         scale = MEANAD_TO_SIGMA * float(np.mean(np.abs(dev)))
     if scale == 0.0:
-        return np.zeros_like(x)
+        return np.zeros_like(dev)
     return dev / scale
 
 
@@ -159,14 +164,22 @@ def summarize(samples: ArrayLike, confidence: float = 0.95) -> Summary:
     """Summary of raw samples; ValueError on empty, non-finite or negative input."""
     x = as_samples(samples)
     _check_confidence(confidence)
-    median = float(np.median(x))
-    lo, hi = median_ci(x, confidence)
-    p5, p25, p75, p95, p99 = (float(v) for v in percentile(x, [5, 25, 75, 95, 99]))
-    lo_x, hi_x = float(x.min()), float(x.max())
+    # every order statistic from one sort (a point's summary is taken for every launch
+    # and every merge): the same figures median(), median_ci(), percentile(), mad() and
+    # outliers() give, each of which would check and order the samples again
+    s = np.sort(x)
+    n = s.size
+    median = float(s[n // 2]) if n % 2 else float(np.mean(s[n // 2 - 1:n // 2 + 1]))
+    j, k = median_ci_ranks(n, confidence)
+    lo, hi = float(s[j - 1]), float(s[k - 1])
+    p5, p25, p75, p95, p99 = (float(v) for v in np.percentile(s, [5, 25, 75, 95, 99], method="linear"))
+    lo_x, hi_x = float(s[0]), float(s[-1])
     if lo_x == hi_x:  # summation rounding would report a spread that is not there
         mean, stdev = lo_x, 0.0
     else:
         mean, stdev = float(x.mean()), float(x.std(ddof=1))
+    dev = x - median
+    mad_value = float(np.median(np.abs(dev)))
     return Summary(
         n=int(x.size),
         median=median,
@@ -182,7 +195,7 @@ def summarize(samples: ArrayLike, confidence: float = 0.95) -> Summary:
         max=hi_x,
         mean=mean,
         stdev=stdev,
-        mad=mad(x),
-        outliers=int(outliers(x).sum()),
+        mad=mad_value,
+        outliers=int((np.abs(_z_scores(dev, mad_value)) > OUTLIER_Z).sum()),
         confidence=float(confidence),
     )

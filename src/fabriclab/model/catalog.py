@@ -126,10 +126,16 @@ class System:
     family: str
     params: dict = field(default_factory=dict)
     price_items: dict = field(default_factory=dict)
+    # the topologies built so far, by size and parameters: a topology keeps the loads
+    # counted on it (loads.class_loads), so curves of one system count each size once
+    built: dict = field(default_factory=dict, repr=False, compare=False)
 
     def build(self, n: int):
-        sp = int(self.tech.switch_ports.value) if self.tech.switch_ports else None
-        return build(self.family, n, self.params, sp, self.tech.node_model())
+        key = (n, repr(sorted(self.params.items())))
+        if key not in self.built:
+            sp = int(self.tech.switch_ports.value) if self.tech.switch_ports else None
+            self.built[key] = build(self.family, n, self.params, sp, self.tech.node_model())
+        return self.built[key]
 
     def rates(self, topo, calibrated: Optional[dict] = None, payload: Optional[float] = None) -> Rates:
         return self.tech.rates(topo.max_switches_on_route(), calibrated, payload)

@@ -148,9 +148,17 @@ def class_maxima(per_res: np.ndarray, offsets: np.ndarray) -> tuple:
     return np.where(counts > 0, top, 0.0), first
 
 
-def solve(topo, rates: Optional[Rates], traffic: Traffic = Traffic(), method: str = "auto") -> LoadResult:
+def class_loads(topo, traffic: Traffic = Traffic(), method: str = "auto") -> tuple:
+    """(per-class maximum loads, the most loaded instance of each class in words or
+    None, how the loads were counted, messages per sending node) of a pattern on a
+    topology. Loads depend on the routes, not on the rates: they are counted once per
+    topology object, pattern and method, and kept on the object (a nominal and a
+    calibrated solve of one topology, or a curve's points evaluated twice, count once)."""
     if method not in METHODS:
         raise UsageError(f"unknown solver method {method!r}: choose auto or enumerate")
+    memo = topo.__dict__.setdefault("_class_loads", {})
+    if (traffic, method) in memo:
+        return memo[(traffic, method)]
     per_res = None
     if traffic.kind == "all-to-all":
         demand = float(topo.n_nodes - 1)
@@ -174,6 +182,12 @@ def solve(topo, rates: Optional[Rates], traffic: Traffic = Traffic(), method: st
         loads, first = class_maxima(per_res, topo.offsets)
         for i in np.nonzero(first >= 0)[0].tolist():
             argmax[i] = topo.label_of(i, int(first[i]))
+    memo[(traffic, method)] = loads, argmax, used, demand
+    return memo[(traffic, method)]
+
+
+def solve(topo, rates: Optional[Rates], traffic: Traffic = Traffic(), method: str = "auto") -> LoadResult:
+    loads, argmax, used, demand = class_loads(topo, traffic, method)
     classes = []
     for i, (c, (rate, nominal, cal)) in enumerate(zip(topo.classes, class_rates(topo, rates))):
         if rate <= 0:
@@ -196,5 +210,5 @@ def alltoall_time(topo, rates: Optional[Rates], message_bytes: float) -> float:
     return solve(topo, rates).time_for(message_bytes)
 
 
-__all__ = ["ClassLoad", "LoadResult", "solve", "enumerate_loads", "enumerate_alltoall",
+__all__ = ["ClassLoad", "LoadResult", "solve", "class_loads", "enumerate_loads", "enumerate_alltoall",
            "alltoall_time", "class_rates", "all_pairs", "METHODS"]

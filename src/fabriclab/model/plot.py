@@ -65,7 +65,8 @@ def figure(series: list, path, title: str, ylabel: str, xlabel: str = "Number of
     ax.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     if note:
         fig.text(0.01, 0.005, note, fontsize=6.5, alpha=0.8)
-    fig.tight_layout(rect=(0, 0.03 if note else 0, 1, 1))
+    # no tight_layout: savefig's tight bounding box takes in the legend beside the axes
+    # and the note below them, and tight_layout would draw the figure once more
     try:
         fig.savefig(path, format=fmt, dpi=120, bbox_inches="tight")
     except OSError as e:

@@ -10,7 +10,7 @@ each kind read its answer, and the fuzz test below holds every one of them,
 and random mutations of the shipped examples, to the bounds. A fresh
 `fabriclab` process adds its interpreter and libraries, about 40 MiB, so
 in-process cases are held to 160 MiB above what was resident before them; a
-handful run as whole processes in test_fuzz_network_files.py."""
+handful run as whole processes in tests/integration/test_fuzz_network_files.py."""
 import json
 import re
 
@@ -30,7 +30,7 @@ CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 MUTATIONS = 120
-DRAW_EVERY = 4
+DRAW_EVERY = 8
 CPU_S, IN_PROCESS_MIB = 2.0, 160
 
 

@@ -8,7 +8,7 @@ findings judged on the model (model_findings.py) read them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...model.calibration import Calibration
 from ...model.catalog import system
@@ -70,12 +70,13 @@ def compute(prices=None) -> SeedCurves:
     """Fig. 2-4's tori to 10,000 nodes, Fig. 9-10's Myrinet systems and Fig. 13-15's
     calibrated systems from 2 to 128 nodes, exact and as published."""
     st = SeedCurves()
+    systems = {key: system(key) for key in SCI + MYRINET}  # one each: its nominal and calibrated curves share topologies
     for key, f in zip(SCI, (1, 2, 3, 4)):
-        st.sci_nominal[key] = curve(system(key), sci_sizes(f), with_cost=False)
+        st.sci_nominal[key] = curve(systems[key], sci_sizes(f), with_cost=False)
     ns = list(range(2, 129))
     prices = price_list() if prices is None else prices
     for key in MYRINET:
-        s = system(key)
+        s = systems[key]
         st.myr_nominal[key] = curve(s, ns, with_cost=False)
         st.myr_sw2sw[key] = [(p.n, _inter_switch_bound(p.result)) for p in st.myr_nominal[key].points]
         _, topo_name, cables, ports = as_published.form(s)
@@ -87,17 +88,18 @@ def compute(prices=None) -> SeedCurves:
                                                            ports=ports, cables=cables) for n in ns]
     for key in ("sci-ring", "sci-2d", "sci-3d") + MYRINET:
         sizes = {"sci-2d": sci_sizes(2, 128), "sci-3d": sci_sizes(3, 1000)}.get(key, ns)
-        st.calibrated[key] = curve(system(key), sizes, SEED_CAL, prices=prices)
-    st.isl_rises = {(placement, key): _isl_rises(key, placement) for placement in ("fill", "balanced")
+        st.calibrated[key] = curve(systems[key], sizes, SEED_CAL, prices=prices)
+    st.isl_rises = {(placement, key): _isl_rises(systems[key], placement) for placement in ("fill", "balanced")
                     for key in ("myrinet-minimal", "myrinet-ring4", "myrinet-ring2")}
     return st
 
 
-def _isl_rises(key: str, placement: str) -> tuple:
+def _isl_rises(sysm, placement: str) -> tuple:
     """(switch additions after which the inter-switch bound rises, switch additions)
-    of a Myrinet system from 2 to 128 nodes, nodes placed as `placement` says."""
-    sysm = system(key)
-    sysm.params = dict(sysm.params, placement=placement)
+    of a Myrinet system from 2 to 128 nodes, nodes placed as `placement` says (the
+    system's own topologies where that is its placement: fill is the default)."""
+    if sysm.params.get("placement", "fill") != placement:
+        sysm = replace(sysm, params=dict(sysm.params, placement=placement), built={})
     ups, adds, prev = 0, 0, None
     for n in range(2, 129):
         topo = sysm.build(n)

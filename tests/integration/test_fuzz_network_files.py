@@ -11,14 +11,15 @@ from pathlib import Path
 
 import hostile_networks as hn
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from _common import fabriclab_exe, measured  # noqa: E402  (bench/ holds scripts, not a package)
 
 CPU_S, PROCESS_MIB = 2.0, 200
 
 
-FRESH = ["alias bomb in name", "JSON nested 1,000,000 deep", "default_rate_MBps: 1.0e+308",
-         "name name #1: '\\x1b[2J\\x1b[H'", "node name #0: 'a\\nb'"]
+# the cases whose harm would show in a whole process (memory, recursion, float overflow); the
+# escaping of names is checked in process with every other case (test_hostile_files.py)
+FRESH = ["alias bomb in name", "JSON nested 1,000,000 deep", "default_rate_MBps: 1.0e+308"]
 
 
 def test_a_handful_in_fresh_processes_as_a_user_runs_them(tmp_path):
