@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from .errors import UsageError
+from .inputs import kind_of
 
 
 def _nearest(path: Path) -> Path:
@@ -57,22 +58,12 @@ def _can_make(folder: Path) -> str | None:
     return f"cannot create directories in {have}: {why}" if why else None
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISFIFO(mode):
-        return "a pipe"
-    return "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
-
-
 def _existing(p: Path, mode: int, stream: bool) -> str | None:
     """Why an existing PATH cannot take the output, or None."""
     if stat.S_ISDIR(mode):
         return "it is a directory; name a file inside it"
     if not (stat.S_ISREG(mode) or stream and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode))):
-        return f"it is {_kind(mode)}, not a file"
+        return f"it is {kind_of(mode)}, not a file"
     if stat.S_ISFIFO(mode):         # opening a pipe would wait for its reader
         return None
     try:
@@ -98,7 +89,7 @@ def file(path: str | Path, stream: bool = False) -> Path:
     why = _existing(p, mode, stream) if mode is not None else None
     tmp = Path(str(p) + ".tmp")
     if not why and not stream and os.path.lexists(tmp) and not tmp.is_file():
-        why = f"its temporary file {tmp} is {_kind(os.stat(tmp).st_mode)}"
+        why = f"its temporary file {tmp} is {kind_of(os.stat(tmp).st_mode)}"
     if not why and (mode is None or not stream):
         why = _can_make(p.parent)
     if why:

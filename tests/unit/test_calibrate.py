@@ -43,3 +43,17 @@ def test_calibration_per_technology_and_from_streams(runs, capsys):
     cal = load_file(str(out))
     assert set(cal.by_tech) == {"myrinet-m2l"} and "link" in cal.by_tech["myrinet-m2l"]
     assert "message.stream peak" in yaml.safe_load(out.read_text())["myrinet-m2l"]["link"]["source"]
+
+
+@pytest.mark.parametrize("argv,says", [
+    (["--technology", "no-such-tech"], "unknown technology 'no-such-tech'"),
+    (["--technology", "myrinet-m2l", "--resource", "warp_drive"], "technology myrinet-m2l has no resource 'warp_drive'"),
+    (["--resource", "link\x1b[2J"], "is no resource name"),
+    (["--resource", " , "], "--resource names no resource"),
+])
+def test_a_calibration_for_nothing_the_model_has_is_refused_before_anything_is_written(runs, capsys, argv, says):
+    out = runs / "cal.yaml"
+    assert main(["calibrate", str(runs / "sat.json"), "-o", str(out), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and says in err and "\x1b" not in err, err
+    assert not out.exists()

@@ -106,7 +106,7 @@ def test_dry_run_prints_commands(fake_core, tmp_path, capsys):
     (["show", "/nonexistent.json"], "cannot read"),
     (["run", "--mpiexec", "/nonexistent/mpiexec"], "not found"),
     (["frobnicate"], "invalid choice"),
-    (["run", "--ranks", "x"], "invalid int"),
+    (["run", "--ranks", "x"], "'x' is not a whole number"),
 ])
 def test_bad_input_is_one_line_exit_2(argv, msg, capsys):
     assert main(argv) == 2

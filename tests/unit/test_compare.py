@@ -98,3 +98,20 @@ def test_compare_cli_and_fail_on_slower(tmp_path, capsys):
     rows = json.loads(capsys.readouterr().out)
     assert rows[0]["verdict"] == "slower" and rows[0]["ratio"] == pytest.approx(2.0, rel=0.01)
     assert main(["compare", str(a), "/nonexistent.json"]) == 2
+
+
+@pytest.mark.parametrize("status", ["interrupted", "failed", "incomplete"])
+def test_compare_says_when_a_side_did_not_finish(tmp_path, capsys, status):
+    """Points a run never reached are missing from the comparison: a side that did not finish is
+    named, once, on stderr (the table and the machine formats stay as they are)."""
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    _doc({("message.pingpong", 8): [1e-6, 1.01e-6] * 10}).write(a)
+    rec = derive({"bench": "message.pingpong", "size": 8, "stride": 1, "bytes_per_op": 8, "legs_per_op": 1,
+                  "samples": [1e-6, 1.01e-6] * 10, "launch": 0})
+    docs.of([rec], status=status).write(b)
+    assert main(["compare", str(a), str(b), "-f", "json"]) == 0
+    captured = capsys.readouterr()
+    json.loads(captured.out)
+    assert captured.err.strip().splitlines() == [
+        f"fabriclab: note: {b} is {status}: compared on the 1 points it completed"]
+    assert main(["compare", str(a), str(a)]) == 0 and "note" not in capsys.readouterr().err

@@ -58,6 +58,7 @@ def _write(doc, path, nan=False):
     (lambda d: d["merged"][1]["summary"].__setitem__("median", 2e302), "median must be between"),
     (lambda d: d["header"]["host"].__setitem__("cpu_count", "two"), "cpu_count must be an integer"),
     (lambda d: d["footer"].__setitem__("status", ["complete"]), "status must be text"),
+    (lambda d: d.__setitem__("schema_version", 0), "schema_version 0 is not supported"),
 ])
 def test_wrong_types_and_impossible_values_are_one_line(real, tmp_path, capsys, mutate, words):
     doc = copy.deepcopy(real)
@@ -179,3 +180,33 @@ def test_the_typed_reader_refuses_what_its_fast_path_would_let_slip(real):
             Point.from_dict({**point, "summary": {**point["summary"], "median": value}})
     with pytest.raises(RecordError, match=r"point \(message\.\w+ size \d+\): peers\[0\] must be"):
         Point.from_dict({**point, "roles": "sr", "peers": [7, 0], "rank_samples": [[1e-6], None]})
+
+def test_every_format_and_figure_keeps_control_characters_visible(real, tmp_path, capsys):
+    """A variant, a host and a run id that hold escape sequences: CSV and the comparison's CSV
+    show them as \\xNN, the SVG plot is well-formed XML, the HTML report holds no raw control
+    character, and the PNG plot is drawn without a warning."""
+    import warnings
+    import xml.etree.ElementTree as ET
+    doc = copy.deepcopy(real)
+    doc.pop("merged", None), doc.pop("findings", None)
+    doc["header"]["host"]["hostname"] = doc["header"]["run_id"] = HOSTILE
+    point = next(r for r in doc["records"] if r["kind"] == "point")
+    for r in doc["records"]:
+        if r["kind"] == "point" and r["bench"] == point["bench"]:
+            r["variant"] = "\x1b[2J\x07 " + HOSTILE      # first: a legend shortens what is long
+    path = _write(doc, tmp_path / "h.json")
+    for argv in (["show", str(path), "-f", "csv"], ["compare", str(path), str(path), "-f", "csv"]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out and "\\x1b[2J" in out, argv
+    assert main(["report", str(path), "-o", str(tmp_path / "r.html")]) == 0
+    page = (tmp_path / "r.html").read_text()
+    assert not any(c in page for c in "\x1b\x07\x00") and "\\x1b" in page
+    capsys.readouterr()
+    svg, png = tmp_path / "p.svg", tmp_path / "p.png"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")           # a glyph matplotlib lacks is a warning: none may come
+        for out in (svg, png):
+            assert main(["plot", str(path), point["bench"], "-o", str(out)]) == 0, capsys.readouterr().err
+    ET.parse(svg)                                # well-formed
+    assert "\\x1b" in svg.read_text() and capsys.readouterr().err == ""

@@ -2,6 +2,8 @@
 `--reset` on them, and the CLI's refusal without root."""
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -110,14 +112,14 @@ def test_tune_then_reset_restores_exactly(tmp_path):
     root, findings = _untuned(tmp_path)
     state = tmp_path / "run" / "tune.json"
     before = {p: (root / p).read_text() for p in trees.UNTUNED if type(trees.UNTUNED[p]) is str}
-    changes = tune.tune(findings, True, state)
+    changes = tune.tune(findings, True, state, root)
     assert len(changes) == 7 and tune.tuned(state)
     after = _check_root(root)
     assert all(after[n].status == "ok" for n in ("governor", "turbo", "thp"))
     assert json.loads(state.read_text())["changes"][-1]["previous"] == "always"
     kept = state.read_text()
-    assert tune.tune(list(after.values()), True, state) == [] and state.read_text() == kept   # nothing more
-    restored = tune.reset(True, state)
+    assert tune.tune(list(after.values()), True, state, root) == [] and state.read_text() == kept   # nothing more
+    restored = tune.reset(True, state, root)
     assert len(restored) == 7 and not tune.tuned(state)
     for p, text in before.items():
         now = (root / p).read_text()
@@ -176,3 +178,71 @@ def test_cli_machine_on_a_vm_prints_effects_and_fixes(tmp_path, monkeypatch, cap
     out = capsys.readouterr().out
     assert "WARN  steal" in out and "fix (--tune): echo madvise > /sys/kernel/mm/transparent_hugepage/enabled" in out
     assert out.strip().splitlines()[-1].startswith("3 of 11 findings may disturb timings; 1 settings --tune")
+
+
+# ---------------------------------------------------------------- a tune state that is no claim of ours
+def _hostile_states(root, outside):
+    gov = str(root / "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+    one = lambda **c: {"changes": [{"path": gov, "previous": "powersave", "value": "performance", **c}]}
+    return {
+        "any path and value": {"changes": [{"path": str(outside), "previous": "pwned", "value": "a"}]},
+        "a path out through '..'": one(path=gov.replace("cpu0/cpufreq", "cpu0/cpufreq/../../../../../../..")
+                                        + str(outside)),
+        "a value of another form": one(previous="performance; rm -rf /"),
+        "a number for a value": one(previous=3),
+        "an entry without its value": {"changes": [{"path": gov, "previous": "powersave"}]},
+        "changes that are no list": {"changes": "all"},
+        "no object": [1, 2],
+        "the same setting twice": {"changes": one()["changes"] * 2},
+    }
+
+
+@pytest.mark.parametrize("case", list(_hostile_states(Path("/r"), Path("/x"))))
+def test_reset_refuses_a_state_that_names_anything_but_tune_s_settings(case, tmp_path, monkeypatch, capsys):
+    """--reset writes only the settings --tune makes, values of their form; anything else is one line,
+    exit 2, nothing written, the file set aside so that --tune is not blocked by it."""
+    root, _ = _untuned(tmp_path)
+    outside = tmp_path / "x"
+    outside.write_text("mine")
+    monkeypatch.setattr(machine, "ROOT", root)
+    monkeypatch.setattr(tune, "STATE", tmp_path / "tune.json")
+    monkeypatch.setattr("fabriclab.cli.doctor_machine.is_root", lambda: True)
+    tune.STATE.write_text(json.dumps(_hostile_states(root, outside)[case]))
+    governor = (root / "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").read_text()
+    assert main(["doctor", "--reset"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "is not one fabriclab wrote" in err and "nothing restored" in err, err
+    assert outside.read_text() == "mine" and (root / "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").read_text() == governor
+    assert not tune.STATE.exists() and len(list(tmp_path.glob("tune.json.refused-*"))) == 1
+    assert main(["doctor", "--tune"]) == 0        # not blocked: tuned afresh, with its own state
+    assert "no_turbo: 0 -> 1" in capsys.readouterr().out and tune.tuned(tune.STATE)
+
+
+def test_tune_sets_a_refused_state_aside_and_says_so(tmp_path, monkeypatch, capsys):
+    root, _ = _untuned(tmp_path)
+    monkeypatch.setattr(machine, "ROOT", root)
+    monkeypatch.setattr(tune, "STATE", tmp_path / "tune.json")
+    monkeypatch.setattr("fabriclab.cli.doctor_machine.is_root", lambda: True)
+    tune.STATE.write_text("{not json")
+    assert main(["doctor", "--tune"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the tune state" in err and "set aside as" in err
+    assert main(["doctor", "--reset"]) == 0 and "restored" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "large"])
+def test_a_tune_state_that_is_no_file_or_too_large_is_refused_unread(kind, tmp_path, monkeypatch, capsys):
+    """A pipe is not opened for reading (it would wait for a writer), a directory not listed,
+    a large file not read; a pipe or a directory is left where it is."""
+    monkeypatch.setattr(tune, "STATE", tmp_path / "tune.json")
+    monkeypatch.setattr("fabriclab.cli.doctor_machine.is_root", lambda: True)
+    if kind == "fifo":
+        os.mkfifo(tune.STATE)
+    elif kind == "directory":
+        tune.STATE.mkdir()
+    else:
+        tune.STATE.write_text(json.dumps({"changes": []}) + " " * tune.STATE_LIMIT)
+    assert main(["doctor", "--reset"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "cannot read the tune state" in err, err
+    assert os.path.lexists(tune.STATE) == (kind != "large")

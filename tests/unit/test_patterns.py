@@ -223,7 +223,7 @@ def test_default_suite_leaves_out_what_the_ranks_cannot_run():
     (["run", "message.hotspot", "-n", "1"], "needs at least 2 ranks"),
     (["run", "deposit.hotspot_get", "-n", "1"], "needs at least 2 ranks"),
     (["run", "message.bibw", "-n", "5"], "even number of ranks"),
-    (["run", "memory.copy", "-n", "0"], "at least 1"),
+    (["run", "memory.copy", "-n", "0"], "0 is not between 1 and"),
     (["run", "tcp.conns", "--conns", "0"], "connections must be"),
     (["run", "tcp.conns", "--conns", "2000"], "connections must be"),
     (["run", "tcp.scatter", "-p", "segments=5000"], "segments must be"),

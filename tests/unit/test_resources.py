@@ -143,10 +143,17 @@ def spec(n=2, **kw) -> LaunchSpec:
     return make_spec("mpiexec", "/x/mpiexec", "mpich", n, **kw)
 
 
+def _ranks(place) -> tuple:
+    """Each host's ranks, in order (a placement keeps them as ranges)."""
+    return tuple(tuple(sorted(r for rg in g for r in rg)) for g in place.groups)
+
+
 def test_placement_follows_the_launch_options():
-    assert resources.placement(spec(4)).groups == ((0, 1, 2, 3),)
+    assert _ranks(resources.placement(spec(4))) == ((0, 1, 2, 3),)
     # -hosts a:2,b:1 fills a, then b, then wraps round
-    assert resources.placement(spec(5, hosts="a,b,a")).groups == ((0, 1, 3, 4), (2,))
+    p = resources.placement(spec(5, hosts="a,b,a"))
+    assert _ranks(p) == ((0, 1, 3, 4), (2,)) and p.per_host == 4
+    assert _ranks(resources.placement(spec(2, hosts="a,b,c"))) == ((0,), (1,))   # a slot without a rank
     p = resources.placement(spec(8, hostfile="/etc/hostname", ppn=3))
     assert (p.groups, p.per_host, p.local) == (None, 3, False)
     assert resources.placement(spec(8, hostfile="/etc/hostname")).per_host == 8

@@ -144,7 +144,7 @@ def test_needs_a_launch_cannot_meet_are_skipped_with_a_reason(tmp_path):
     (["study", "run", "nosuch"], "no study 'nosuch'"),
     (["study", "run", "hellwagner-via", "--bogus"], "unrecognized arguments: --bogus"),
     (["study", "run", "hellwagner-via", "-n", "many"], "-n"),
-    (["study", "run", "hellwagner-via", "--hostfile", "/nonexistent/hosts"], "--hostfile /nonexistent/hosts"),
+    (["study", "run", "hellwagner-via", "--hostfile", "/nonexistent/hosts"], "hostfile /nonexistent/hosts"),
 ])
 def test_bad_input_is_one_line_and_launches_nothing(argv, msg, capsys, tmp_path):
     assert main([*argv, "-o", str(tmp_path / "out")] if argv[1] == "run" else argv) == 2

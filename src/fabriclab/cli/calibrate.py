@@ -3,6 +3,7 @@ as the model's calibration file (`fabriclab model -C cal.yaml`)."""
 
 from __future__ import annotations
 
+from ..errors import UsageError
 from .letters import adder
 from .options import checked_output, write_out
 
@@ -23,6 +24,13 @@ def cmd_calibrate(args) -> int:
     from .. import schema
     from ..report.calibration_file import calibration
     checked_output(args.output)
+    if args.technology is not None:
+        from ..model.catalog import technology
+        have = technology(args.technology).resources     # an unknown one: a line naming those there are
+        for name in (n.strip() for n in args.resource.split(",") if n.strip()):
+            if name not in have:
+                raise UsageError(f"technology {args.technology} has no resource {name[:60]!r} to calibrate "
+                                 f"(it has: {', '.join(sorted(have))})")
     doc = schema.load(args.file)
     cal = calibration(doc, args.resource, args.technology, args.stream, args.bidirectional)
     text = (f"# fabriclab calibration from {args.file}: measured saturation throughput in MB/s (10^6 B/s)\n"

@@ -12,8 +12,15 @@ from ..measure.session import core_for, resolve
 from .options import add_mpi_options, launch_options, site
 
 
+def _say(line: str) -> None:
+    """One line of the doctor's, with control characters from the environment or a library's
+    answer visible (a FABRICLAB_* path or a provider name may hold an escape sequence)."""
+    from ..report.escape import terminal
+    print(terminal(line))
+
+
 def _line(ok: bool, what: str, detail: str) -> None:
-    print(f"{'ok  ' if ok else 'FAIL'}  {what:<10} {detail}")
+    _say(f"{'ok  ' if ok else 'FAIL'}  {what:<10} {detail}")
 
 
 def doctor(args) -> int:
@@ -64,7 +71,7 @@ def _levels(core) -> None:
     built = build.levels(core.path)
     for level, lib in sorted((lv, built[lv]) for lv in LIBRARY_LEVELS if lv in built):
         if not lib.get("available"):
-            print(f"--    {level:<10} unavailable: {lib.get('reason')}; `{lib.get('enable')}` enables it")
+            _say(f"--    {level:<10} unavailable: {lib.get('reason')}; `{lib.get('enable')}` enables it")
             continue
         try:
             offer = fabrics.probe(core.path, level)
@@ -73,7 +80,7 @@ def _levels(core) -> None:
             continue
         _line(True, level, f"{offer.describe()}, found by {lib.get('source')}; headers {lib.get('header_version')}")
         for row in _offer_rows(offer):
-            print(f"      {'':<10} {row}")
+            _say(f"      {'':<10} {row}")
     _blas(built.get("blas"))
 
 
@@ -85,8 +92,8 @@ def _blas(lib: dict | None) -> None:
         _line(True, "blas", f"{lib.get('name')} {lib.get('header_version') or ''} from {lib.get('libdir')}, "
                             f"found by {lib.get('source')}")
     else:
-        print(f"--    {'blas':<10} none: {lib.get('reason')}; app.matmul multiplies by a blocked loop; "
-              f"`{lib.get('enable')}` enables it")
+        _say(f"--    {'blas':<10} none: {lib.get('reason')}; app.matmul multiplies by a blocked loop; "
+             f"`{lib.get('enable')}` enables it")
 
 
 def _offer_rows(offer) -> list:

@@ -37,7 +37,8 @@ def show(args) -> int:
 def apply(args) -> int:
     """--tune: the safe fixes applied, each change one line."""
     from ..measure import machine, tune
-    changes = tune.tune(machine.check(window_s=0), is_root())
+    changes = tune.tune(machine.check(window_s=0), is_root(), root=machine.ROOT,
+                        say=lambda line: print(f"fabriclab: warning: {line}", file=sys.stderr))
     for c in changes:
         print(f"set {c['path']}: {c['previous']} -> {c['value']}")
     if not changes:
@@ -50,8 +51,8 @@ def apply(args) -> int:
 
 def undo(args) -> int:
     """--reset: every value --tune replaced, written back."""
-    from ..measure import tune
-    restored = tune.reset(is_root())
+    from ..measure import machine, tune
+    restored = tune.reset(is_root(), root=machine.ROOT)
     for c in restored:
         print(f"restored {c['path']}: {c['value']} -> {c['previous']}")
     if not restored:

@@ -12,6 +12,7 @@ from pathlib import Path
 from .. import outputs
 from ..errors import UsageError
 from ..measure.launch import BINDINGS, LAUNCHERS
+from ..schema.fields import MAX_RANKS
 from .letters import adder
 
 
@@ -22,6 +23,37 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message if self.prog == "fabriclab" else f"{self.prog}: {message}")
 
 
+def integer(lo: int, hi: int):
+    """An argparse type: a whole number from lo to hi, refused in one line otherwise
+    (a number of ranks or samples sizes lists and C ints: an unbounded one would end
+    in a MemoryError or an OverflowError far from the option that caused it)."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text.strip(), 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{v if len(str(v)) < 20 else str(v)[:17] + '...'} is not "
+                                             f"between {lo:,} and {hi:,}")
+        return v
+    parse.__name__ = "integer"
+    return parse
+
+
+def number(lo: float, hi: float):
+    """An argparse type: a finite number from lo to hi, refused in one line otherwise."""
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number") from None
+        if not lo <= v <= hi:          # NaN is refused here too: no comparison holds
+            raise argparse.ArgumentTypeError(f"{text[:40]} is not between {lo:g} and {hi:g}")
+        return v
+    parse.__name__ = "number"
+    return parse
+
+
 def testbed_name(text: str) -> str:
     """A testbed's name as given, checked whole (testbed/wiring.py): '' or a newline is refused."""
     from ..testbed.wiring import check_name  # only when the option is given
@@ -30,12 +62,14 @@ def testbed_name(text: str) -> str:
 
 def add_mpi_options(p: argparse.ArgumentParser, command: str) -> None:
     g = p.add_argument_group("MPI and launch")
-    adder(g, command)("--ranks", type=int, default=2, metavar="N", help="Number of MPI ranks to launch. Default: 2.")
+    adder(g, command)("--ranks", type=integer(1, MAX_RANKS), default=2, metavar="N",
+                      help="Number of MPI ranks to launch. Default: 2.")
     g.add_argument("--hosts", metavar="H1,H2,...",
                    help="Comma-separated hosts for the launcher; repeat a host for more ranks on it. "
                         "Default: this machine only.")
     g.add_argument("--hostfile", metavar="FILE", help="A hostfile in the launcher's own format. Default: none.")
-    g.add_argument("--ppn", type=int, metavar="N", help="Ranks per node. Default: the launcher decides.")
+    g.add_argument("--ppn", type=integer(1, MAX_RANKS), metavar="N",
+                   help="Ranks per node. Default: the launcher decides.")
     g.add_argument("--testbed", metavar="NAME", type=testbed_name,
                    help="Run across an emulated testbed (`fabriclab testbed up`): --hosts names its hosts "
                         "(default: the first N, one rank each); MPI is forced onto TCP over the emulated "

@@ -3,6 +3,8 @@ or result files. They start fast: numpy loads only once a file is read."""
 
 from __future__ import annotations
 
+import sys
+
 from ..report import FORMATS
 from .letters import adder
 from .options import checked_output, write_out
@@ -57,6 +59,12 @@ def cmd_compare(args) -> int:
     from ..report.changes import format_changes
     checked_output(args.output)
     base, new = schema.load(args.base), schema.load(args.new)
+    for name, doc in ((args.base, base), (args.new, new)):   # a side that did not finish lacks points, not only time
+        if doc.footer.status != "complete":
+            from ..report.escape import terminal
+            why = f" ({terminal(doc.footer.error)[:120]})" if doc.footer.error else ""
+            print(f"fabriclab: note: {terminal(name)} is {doc.footer.status}{why}: compared on the "
+                  f"{len(doc.merged)} points it completed", file=sys.stderr)
     changes = compare(base, new, args.alpha, args.threshold)
     write_out(format_changes(changes, args.format, args.base, args.new), args.output)
     return 1 if args.fail_on_slower and any(c.verdict == "slower" for c in changes) else 0

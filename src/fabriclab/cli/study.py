@@ -126,11 +126,8 @@ def _hosts_given(rest: list) -> int:
     if a.hosts:
         return len({h for h in a.hosts.split(",") if h})
     if a.hostfile:
-        try:
-            lines = Path(a.hostfile).read_text(errors="replace").splitlines()
-        except OSError as e:
-            raise UsageError(f"--hostfile {a.hostfile}: {e.strerror or e}") from None
-        return len({ln.split()[0].split(":")[0] for ln in lines if ln.strip() and not ln.startswith("#")})
+        from ..measure.launch import hostfile_hosts
+        return len(hostfile_hosts(a.hostfile))
     if a.testbed:
         from ..testbed import netns
         return len(netns.load(a.testbed)["hosts"])

@@ -19,6 +19,7 @@ point can be measured is refused."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,7 +46,7 @@ RANK_SAMPLE_BYTES = 2 * 8 + 2 * 25
 @dataclass(frozen=True)
 class Placement:
     """Which ranks share a host, as far as the launch options tell."""
-    groups: tuple | None        # rank numbers per host when known, else None
+    groups: tuple | None        # per host, its ranks as ranges (when known), else None
     per_host: int               # the most ranks one host may hold
     local: bool                 # every host is this one
 
@@ -61,16 +62,18 @@ class Placement:
 def placement(spec: LaunchSpec) -> Placement:
     n = spec.nranks
     if spec.agent or (spec.launcher == "mpiexec" and not spec.hosts and not spec.hostfile):
-        return Placement((tuple(range(n)),), n, True)
+        return Placement(((range(n),),), n, True)
     if spec.ppn:
         return Placement(None, min(spec.ppn, n), False)
     if spec.hosts and spec.launcher == "mpiexec":
-        # -hosts / --host h:k in order of first appearance; Hydra wraps around past the last slot.
+        # -hosts / --host h:k in order of first appearance; Hydra wraps around past the last
+        # slot, so slot j takes ranks j, j + S, j + 2S, ... (ranges: millions of ranks count at once)
         slots = [h for h in dict.fromkeys(spec.hosts) for _ in range(spec.hosts.count(h))]
-        groups: dict[str, list[int]] = {}
-        for r in range(n):
-            groups.setdefault(slots[r % len(slots)], []).append(r)
-        return Placement(tuple(tuple(g) for g in groups.values()), max(map(len, groups.values())), False)
+        groups: dict[str, list[range]] = {}
+        for j, h in enumerate(slots[:n]):
+            groups.setdefault(h, []).append(range(j, n, len(slots)))
+        return Placement(tuple(tuple(g) for g in groups.values()),
+                         max(sum(map(len, g)) for g in groups.values()), False)
     return Placement(None, n, False)
 
 
@@ -99,15 +102,14 @@ def _roles(layout, nranks: int) -> str:
     return ("sr" + "i" * nranks)[:nranks]
 
 
-def _counts(roles: str, place: Placement) -> list[dict]:
+def _counts(roles, place: Placement) -> list[dict]:
     """Per host (or the one worst host), how many ranks take each role."""
-    groups = place.groups or (tuple(range(len(roles))),)
     out = []
-    for g in groups:
-        c: dict = {}
-        for r in g:
-            c[roles[r]] = c.get(roles[r], 0) + 1
-        out.append(c)
+    for g in place.groups or ((range(len(roles)),),):
+        c: Counter = Counter()
+        for rg in g:
+            c.update(roles[rg.start:rg.stop:rg.step])
+        out.append(dict(c))
     return out
 
 

@@ -82,8 +82,8 @@ def make_spec(launcher: str, mpiexec: str, flavour: str, nranks: int, hosts: str
         raise UsageError(f"the number of ranks must be at least 1, not {nranks}")
     if ppn is not None and ppn < 1:
         raise UsageError(f"ranks per node must be at least 1, not {ppn}")
-    if hostfile and not os.path.isfile(hostfile):
-        raise UsageError(f"hostfile not found: {hostfile}")
+    if hostfile:
+        hostfile_hosts(hostfile)
     if hosts and hostfile:
         raise UsageError("give either --hosts or --hostfile, not both")
     if launcher == "auto":
@@ -165,6 +165,24 @@ def wrong_world(spec: LaunchSpec, got: int) -> str:
 
 
 _NAMES = {"mpich": "MPICH", "openmpi": "Open MPI", "intel": "Intel MPI"}
+
+
+HOSTFILE_LIMIT = 4 << 20     # 100,000 hosts of 40 characters each; mpiexec reads it again itself
+
+
+def hostfile_hosts(path: str) -> list[str]:
+    """The distinct hosts a hostfile names, in order (the first word of each line, without
+    MPICH's ':slots' or a comment); UsageError where it is no regular file, too large, or
+    names none."""
+    from ..inputs import read_text
+    hosts: dict = {}
+    for line in read_text(path, "hostfile", HOSTFILE_LIMIT).splitlines():
+        words = line.split("#", 1)[0].split()
+        if words:
+            hosts.setdefault(words[0].split(":")[0], None)
+    if not hosts:
+        raise UsageError(f"hostfile {path} names no host")
+    return list(hosts)
 
 
 def binding(spec: LaunchSpec, local_cpus: int | None = None) -> str:

@@ -14,11 +14,14 @@ highest aggregate bandwidth is the rate per direction."""
 
 from __future__ import annotations
 
+import re
+
 from ..errors import UsageError
 from ..units import fmt_bytes
 from .tables import derived, group_name, rows
 
 MB = 1e6
+RESOURCE_NAME = re.compile(r"(?=.{1,128}$)[A-Za-z0-9_][A-Za-z0-9_.:\-]*(\[[0-9]{1,9}\])?")
 
 
 def _interval(r, rate: float) -> list[float]:
@@ -75,7 +78,15 @@ def measurement(doc, stream: bool = False, bidirectional: bool = False) -> dict:
 def calibration(doc, resource: str = "link", tech: str | None = None, stream: bool = False,
                 bidirectional: bool = False) -> dict:
     """The calibration file's content: {resource: measurement} or {tech: {resource: measurement}};
-    `resource` may name several, comma-separated (the cables of one class), each given the rate."""
+    `resource` may name several, comma-separated (the cables of one class), each given the rate.
+    Names of a form no resource has are refused (the caller checks them against `tech`'s)."""
+    names = [name.strip() for name in resource.split(",") if name.strip()]
+    if not names:
+        raise UsageError("--resource names no resource")
+    for name in names:      # a catalog resource, a network file's link name or links[I]
+        if not RESOURCE_NAME.fullmatch(name):
+            raise UsageError(f"--resource {name[:60]!r} is no resource name (letters, digits, '_', '-', '.', "
+                             "':' and an index [I], at most 128 characters)")
     one = measurement(doc, stream, bidirectional)
-    m = {name.strip(): one for name in resource.split(",") if name.strip()}
+    m = {name: one for name in names}
     return {tech: m} if tech else m

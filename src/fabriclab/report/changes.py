@@ -26,7 +26,7 @@ def format_changes(changes: list[Change], fmt: str, base_name: str, new_name: st
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=FIELDS, lineterminator="\n")
         w.writeheader()
-        w.writerows(asdict(c) for c in changes)
+        w.writerows({k: escape.terminal(v) if isinstance(v, str) else v for k, v in asdict(c).items()} for c in changes)
         return buf.getvalue()
     head = ["bench", "size", "stride", "conns", "active", "base", "new", "new/base", "interval", "launches", "verdict"]
     body = [[c.bench + (f" [{c.variant}]" if c.variant else ""), fmt_bytes(c.size), str(c.stride), str(c.conns),

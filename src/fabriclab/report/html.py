@@ -10,7 +10,7 @@ runs, then every benchmark's own figures."""
 from __future__ import annotations
 
 import time
-from html import escape
+from .escape import xml as escape
 
 from .. import __version__
 from ..units import fmt_bytes, fmt_rate, fmt_time

@@ -4,7 +4,14 @@ show the same curves, bands, marks and labels."""
 
 from __future__ import annotations
 
+from .escape import terminal
 from .figure import PALETTE, Figure
+
+
+def _text(x) -> str:
+    """A label as matplotlib draws it as it is: control characters visible (no font has
+    glyphs for them, and matplotlib warns of each), '$' not starting mathtext."""
+    return terminal(x).replace("$", r"\$")
 
 
 def _ticks_formatter(kind: str):
@@ -18,12 +25,12 @@ def _ticks_formatter(kind: str):
 def _bars(ax, fig: Figure) -> None:
     """A bar per category, its value on top; stacked bars (fig.parts) a
     segment per part, bottom up, as svg.py draws them."""
-    cats = [str(c) for c, _ in fig.bars]
+    cats = [_text(c) for c, _ in fig.bars]
     if fig.parts:
         low = [0.0] * len(cats)
         for j, part in enumerate(fig.parts):
             seg = [((v or [])[j] if j < len(v or []) else None) or 0.0 for _, v in fig.bars]
-            ax.bar(cats, seg, bottom=low, color=PALETTE[j % len(PALETTE)], width=0.6, label=str(part))
+            ax.bar(cats, seg, bottom=low, color=PALETTE[j % len(PALETTE)], width=0.6, label=_text(part))
             low = [a + b for a, b in zip(low, seg)]
         return
     vals = [v or 0 for _, v in fig.bars]
@@ -59,7 +66,7 @@ def render_png(fig: Figure, path: str, dpi: int = 150) -> None:
                             [v if v is not None else float("nan") for v in s.band[1]], color=color, alpha=0.28,
                             linewidth=0)
         if pts:
-            ax.plot(*zip(*pts), color=color, linestyle="--" if s.dashed else "-", linewidth=1.6, label=s.label)
+            ax.plot(*zip(*pts), color=color, linestyle="--" if s.dashed else "-", linewidth=1.6, label=_text(s.label))
         if s.markers:
             hollow = s.hollow or [False] * len(s.x)
             for filled in (True, False):
@@ -68,7 +75,7 @@ def render_png(fig: Figure, path: str, dpi: int = 150) -> None:
                     ax.scatter(*zip(*sel), s=14, color=color if filled else "white", edgecolors=color, zorder=3)
     for m in fig.marks:
         ax.axvline(m.x, color="#444444", linestyle=":", linewidth=1)
-        ax.annotate(m.label, (m.x, 1), xycoords=("data", "axes fraction"), xytext=(3, -10),
+        ax.annotate(_text(m.label), (m.x, 1), xycoords=("data", "axes fraction"), xytext=(3, -10),
                     textcoords="offset points", fontsize=8)
     if not fig.bars:
         if fig.x.log:
@@ -88,9 +95,9 @@ def render_png(fig: Figure, path: str, dpi: int = 150) -> None:
             set_ticks(ticks)
             which.set_major_formatter(_ticks_formatter(axis.kind))
             which.set_minor_formatter(NullFormatter())
-    ax.set_title(fig.title, fontsize=11, loc="left", fontweight="bold")
-    ax.set_xlabel(fig.x.label)
-    ax.set_ylabel(fig.y.label)
+    ax.set_title(_text(fig.title), fontsize=11, loc="left", fontweight="bold")
+    ax.set_xlabel(_text(fig.x.label))
+    ax.set_ylabel(_text(fig.y.label))
     ax.grid(True, alpha=0.3)
     if legend:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)

@@ -6,7 +6,7 @@ draws in well under a second."""
 from __future__ import annotations
 
 import math
-from html import escape
+from .escape import xml as escape
 
 from ..units import fmt_bytes
 from .figure import PALETTE, Axis, Figure, bar_total

@@ -306,9 +306,10 @@ def _csv(doc) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=ROW_FIELDS, lineterminator="\n")
     w.writeheader()
-    # a dict (an app's phases) as JSON in its cell, not Python's repr
-    w.writerows({k: json.dumps(v) if isinstance(v, dict) else v for k, v in r.to_dict().items()}
-                for r in rows(doc))
+    # a dict (an app's phases) as JSON in its cell, not Python's repr; text from the document with
+    # its control characters visible (a CSV is read on terminals too)
+    w.writerows({k: json.dumps(v) if isinstance(v, dict) else escape.terminal(v) if isinstance(v, str) else v
+                 for k, v in r.to_dict().items()} for r in rows(doc))
     return buf.getvalue()
 
 

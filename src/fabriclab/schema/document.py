@@ -318,7 +318,7 @@ class Document:
         if doc.get("schema") != SCHEMA:
             bad("missing schema 'fabriclab.run'")
         v = doc.get("schema_version")
-        if not is_count(v) or v > SCHEMA_VERSION:
+        if not is_count(v) or not 1 <= v <= SCHEMA_VERSION:
             bad(f"schema_version {v!r:.40} is not supported (this fabriclab reads up to {SCHEMA_VERSION})")
         for key in ("header", "footer"):
             if not isinstance(doc.get(key), dict):

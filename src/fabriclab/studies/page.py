@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from .. import __version__
-from html import escape
+from ..report.escape import xml as escape
 from ..report.html import CSS, figure_html, run_facts, table
 from .recipe import FAILS, HOLDS, MEASUREMENTS, MODEL, MODEL_FAILS, MODEL_HOLDS, Runs, Study
 

@@ -1,0 +1,65 @@
+"""Inputs a hostile user gives: each ends in one line and exit code 2 before any work,
+quickly and within a bounded memory: a number of ranks no machine has, a hostfile that
+is no file (a device that never ends, a pipe nobody writes to, a directory) or names no
+host, for `run` and for `study run` alike."""
+import os
+import resource
+import time
+
+import pytest
+
+from fabriclab.cli import main
+
+HUGE = "99999999999999999999"
+
+
+def _within_bounds(argv, capsys, *says):
+    t0, rss0 = time.monotonic(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("fabriclab: error: ") and all(s in err for s in says), err
+    assert time.monotonic() - t0 < 5
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 500 << 10      # KiB: under 500 MB more
+
+
+@pytest.mark.parametrize("cmd", [["run", "message.pingpong", "-s", "8", "--dry-run"], ["run", "app.sort", "--dry-run"],
+                                 ["study", "run", "petrini-quadrics", "--dry-run"], ["doctor"]])
+@pytest.mark.parametrize("n,says", [(HUGE, "is not between 1 and 16,777,216"), ("0", "0 is not between 1"),
+                                    ("-3", "-3 is not between 1"), ("2.5", "'2.5' is not a whole number"),
+                                    ("100000000", "100000000 is not between 1")])
+def test_a_number_of_ranks_no_machine_has_is_one_line(fake_core, cmd, n, says, capsys):
+    extra = ["--core", fake_core["core"], "--mpiexec", fake_core["mpiexec"]] if cmd[0] == "run" else []
+    _within_bounds([*cmd, "-n", n, *extra], capsys, "-n/--ranks: ", says)
+
+
+def test_the_most_ranks_are_planned_in_bounded_time_and_memory(fake_core, capsys):
+    """16,777,216 ranks on one host and on three: placement and memory need count roles by ranges."""
+    for hosts in ([], ["--hosts", "a,b,a"]):
+        t0 = time.monotonic()
+        main(["run", "message.pingpong", "-s", "8", "-n", "16777216", *hosts, "--dry-run",
+              "--core", fake_core["core"], "--mpiexec", fake_core["mpiexec"]])
+        assert time.monotonic() - t0 < 5
+        assert "16777216" in capsys.readouterr().out
+
+
+@pytest.fixture
+def hostfiles(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    empty = tmp_path / "empty"
+    empty.write_text("# only a comment\n\n")
+    return {"/dev/zero": "it is a device, not a file", str(fifo): "it is a pipe, not a file",
+            str(tmp_path): "it is a directory, not a file", str(empty): "names no host",
+            str(tmp_path / "none"): "No such file or directory"}
+
+
+@pytest.mark.parametrize("cmd", [["run", "message.pingpong", "-s", "8", "--dry-run"],
+                                 ["study", "run", "kurmann-stricker", "--dry-run"]])
+def test_a_hostfile_that_is_no_file_or_names_no_host_is_one_line(fake_core, hostfiles, cmd, capsys):
+    extra = ["--core", fake_core["core"], "--mpiexec", fake_core["mpiexec"]] if cmd[0] == "run" else []
+    for path, says in hostfiles.items():
+        _within_bounds([*cmd, "--hostfile", path, *extra], capsys, f"hostfile {path}", says)
+    big = os.path.join(os.path.dirname(next(iter(p for p in hostfiles if p.endswith("empty")))), "big")
+    with open(big, "w") as f:
+        f.write("h\n" * (3 << 20))          # 6 MiB: more than a hostfile may be
+    _within_bounds([*cmd, "--hostfile", big, *extra], capsys, "larger than 4 MiB")
