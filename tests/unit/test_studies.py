@@ -160,3 +160,14 @@ def test_the_users_ranks_reach_only_the_steps_that_grow_with_them():
     h = cli_study._check(cli_study._argv(grows, ["-n", "8"]))
     assert (p.ranks, h.ranks) == (2, 8)
     assert cli_study._check(cli_study._argv(grows, [])).ranks == 4
+
+
+def test_a_step_that_does_not_fit_in_memory_is_refused_before_the_first_step_runs(fake_core, tmp_path, capsys):
+    """kurmann-stricker's transpose at 1 MiB would need terabytes: refused at once, one line,
+    no step run and no folder made (not after the steps before it measured)."""
+    from fakebuild import run_study
+    out = tmp_path / "ks"
+    assert run_study("kurmann-stricker", fake_core, out, "-s", "256,1M") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "app.transpose at 1M" in err[0] and "more than the" in err[0], err
+    assert not out.exists()

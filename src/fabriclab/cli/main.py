@@ -1,15 +1,16 @@
 """fabriclab's command line: `main(argv) -> int` wires the parts together.
 
 Exit codes: 0 ok, 1 a failed run, 2 bad input (one line, never a traceback),
-130 interrupted (Ctrl-C), 143 terminated (SIGTERM, `run` only)."""
+130 interrupted (Ctrl-C), 143 terminated (SIGTERM)."""
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 from .. import __version__
-from ..errors import FabriclabError
+from ..errors import FabriclabError, Terminated, catch_sigterm
 from ..report.escape import terminal
 from . import calibrate, doctor, imports, model, report, results, run, study, testbed
 from .letters import adder
@@ -45,6 +46,7 @@ def parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     p = parser(argv[0] if argv and argv[0] in COMMANDS else None)
+    previous = catch_sigterm()        # SIGTERM before or between runs ends in a line too, as Ctrl-C does
     try:
         args = p.parse_args(argv)
         if not getattr(args, "func", None):
@@ -57,9 +59,15 @@ def main(argv: list[str] | None = None) -> int:
     except FabriclabError as e:
         print(f"fabriclab: error: {terminal(e)}", file=sys.stderr)   # one line, whatever the input held
         return e.exit_code
+    except Terminated:
+        print("fabriclab: terminated (SIGTERM)", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("fabriclab: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def main_entry() -> None:

@@ -139,6 +139,13 @@ def cmd_run(args) -> int:
     return execute(args)[0]
 
 
+def check(args) -> None:
+    """The run's plan, MPI, launcher and the memory of every point checked, nothing built or
+    launched (a study checks all its steps so before the first one runs); UsageError if bad."""
+    from ..measure.session import Session
+    Session(request(args)).check()
+
+
 def execute(args) -> tuple:
     """(exit code, the run's Result or None for a dry run): the options as a
     request, run in this process (measure/session.py), what it gave printed."""

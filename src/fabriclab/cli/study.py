@@ -11,12 +11,13 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
 
 from .. import outputs
-from ..errors import FabriclabError, UsageError
+from ..errors import FabriclabError, Terminated, UsageError
 from ..units import fmt_time
 from . import run
 from .report import _wire
@@ -169,9 +170,11 @@ def cmd_run(args) -> int:
     folder, prices = _folder(s, out), _prices(s, prices)
     hosts = _hosts_given(rest)
     plan = [(st, _skip_reason(st, hosts), _argv(st, rest, str(folder / f"{st.name}.json"))) for st in s.steps]
-    for st, why, argv in plan:         # every step's options checked before anything launches
+    for st, why, argv in plan:         # every step's options (and memory) checked before anything launches
         if not why:
-            _check(argv)
+            args = _check(argv)
+            if not dry:                # a dry run notes what does not fit, as `run --dry-run` does
+                run.check(args)
     if dry:
         for st, why, argv in plan:
             print(f"# {st.name}: {why or st.feeds}")
@@ -211,29 +214,44 @@ def _execute(s, ref, plan: list, folder: Path, runs) -> int:
     """Run the plan's steps into `runs` (recipe.Runs, holding the study's own inputs), then write
     the report and study.json and print each finding's verdict."""
     from ..studies.page import render
-    commands, steps = {}, []
+    commands, steps, ended = {}, [], None      # ended: (exit code, how) once Ctrl-C or SIGTERM came
     for i, (st, why, argv) in enumerate(plan, 1):
         commands[st.name] = "fabriclab " + shlex.join(argv)
+        if ended:
+            why = f"not run: the study was {ended[1]} before it"
         if why:
             runs.skipped[st.name] = why
             steps.append({"step": st.name, "skipped": why})
             continue
-        print(f"fabriclab: study {s.name}: step {i}/{len(plan)} {st.name} ({st.feeds})", file=sys.stderr)
-        rc, doc = _run_one(argv)
-        if rc in (2, 130, 143):
+        try:
+            print(f"fabriclab: study {s.name}: step {i}/{len(plan)} {st.name} ({st.feeds})", file=sys.stderr)
+            rc, doc = _run_one(argv)
+        except KeyboardInterrupt as e:             # outside the run's own handling: before or after it
+            rc, doc = (143, None) if isinstance(e, Terminated) else (130, None)
+        if rc == 2:
             return rc
         if doc is not None:
             runs.docs[st.name] = doc
-        if rc != 0:
+        if rc in (130, 143):
+            ended = rc, "terminated (SIGTERM)" if rc == 143 else "interrupted"
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)     # the report of what completed is written whole
+            runs.skipped[st.name] = f"its run was {ended[1]}; the points it completed are used"
+        elif rc != 0:
             runs.skipped[st.name] = f"its run failed (exit {rc}); the points it completed are used"
         steps.append({"step": st.name, "argv": argv, "exit": rc})
     found = s.findings(runs, ref)
     page = folder / "report.html"
     page.write_text(render(s, runs, ref, commands, found))
-    (folder / "study.json").write_text(json.dumps({"study": s.name, "seed": s.seed, "steps": steps,
-                                                   "findings": [f.to_dict() for f in found]}, indent=1) + "\n")
+    manifest = {"study": s.name, "seed": s.seed, "steps": steps, "findings": [f.to_dict() for f in found]}
+    if ended:
+        manifest["ended"] = ended[1]
+    (folder / "study.json").write_text(json.dumps(manifest, indent=1) + "\n")
     width = max(len(f.verdict) for f in found)
     for f in found:
         print(f"{f.id:<7} {f.verdict:<{width}} {f.claim}")
     print(f"report: {page}")
+    if ended:
+        print(f"fabriclab: study {s.name} {ended[1]}: study.json and the report hold the steps it completed "
+              f"({folder})", file=sys.stderr)
+        return ended[0]
     return 0

@@ -14,15 +14,15 @@ import selectors
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..analysis import diagnostics, ranks, stats
+from ..errors import Terminated, catch_sigterm
 from ..schema import StreamWriter
 from ..schema.records import LaunchEnd, LaunchRecord, Point, SkipRecord
-from . import failures, protocol, sysinfo
+from . import failures, protocol, shm, sysinfo
 from .launch import LaunchSpec, command, wrong_world
 from .plan import Job, Plan
 
@@ -34,23 +34,6 @@ class Outcome:
     points: int
     diagnostics: list
     signal: int | None = None   # what interrupted it: SIGINT (Ctrl-C) or SIGTERM
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM during a run (`timeout`, a batch system's time limit or
-    preemption): the run ends as it does on Ctrl-C, its points kept."""
-
-
-def _terminated(signum, frame):
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)   # a second one must not cut the cleanup short
-    raise Terminated()
-
-
-def _catch_sigterm():
-    """Turn SIGTERM into Terminated for the run; returns the handler to restore."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.signal(signal.SIGTERM, _terminated)
 
 
 def derive(rec: dict, hosts: list | None = None) -> Point:
@@ -70,6 +53,7 @@ class Launch:
     """One running core: a process group, its stdout lines and stderr tail."""
 
     def __init__(self, argv: list[str], env: dict):
+        self.shm = shm.entries()               # what /dev/shm held before: the rest is this launch's
         self.err = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.err, env={**os.environ, **env},
                                      start_new_session=True, bufsize=0)
@@ -134,6 +118,7 @@ class Launch:
         self.proc.stdout.close()
         self.sel.close()
         self.err.close()
+        shm.sweep(self.shm)                    # what a killed or stopped rank left (measure/shm.py)
 
 
 class Watch:
@@ -199,7 +184,7 @@ def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, time
     r = _Run(plan, core_path, spec, writer, timeout + 2 * plan.sampling.point_time, progress, watch or Watch(),
              on_hello or (lambda hello: None), executor or Launch, diags)
     job, k, sig = None, 0, None
-    previous = _catch_sigterm()
+    previous = catch_sigterm()
     try:
         for k in range(plan.launches):
             for job in plan.order(k):

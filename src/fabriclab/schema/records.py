@@ -67,7 +67,7 @@ class Summary:
     confidence: Optional[float] = 0.95
 
     def to_dict(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in dc_fields(self)}
+        d = {k: getattr(self, k) for k in SUMMARY_KEYS}
         if d["ci_rel"] is not None and math.isinf(d["ci_rel"]):
             d["ci_rel"] = None
         return d
