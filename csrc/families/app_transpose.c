@@ -264,13 +264,18 @@ static int transpose_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void
     const int64_t m = pt->size;
     const int n = pt->layout ? pt->layout->active : 1;
     shape->phase_names = strcmp(mode, "packed") == 0 ? "pack,exchange,unpack" : "exchange";
-    shape->bytes_per_op = m * m * 8;
     if (m < n) {
         snprintf(shape->note, FL_NOTE_LEN, "array side %lld below %d ranks", (long long)m, n);
         return FL_ERROR;
     }
-    if (app_int_count((m + n - 1) / n * m, shape, "one rank's rows"))
+    /* rows x side within an int, asked without forming the product: at a side of 2^32
+     * it overflows 64 bits (--force skips the memory check, not this one) */
+    if ((m + n - 1) / n > INT_MAX / m) {
+        snprintf(shape->note, FL_NOTE_LEN, "one rank's rows: %lld rows of %lld items exceed an MPI int count",
+                 (long long)((m + n - 1) / n), (long long)m);
         return FL_SKIP;
+    }
+    shape->bytes_per_op = m * m * 8;
     tr_state *s = fl_alloc(sizeof *s);
     *state = s;
     if (app_begin(ctx, pt, shape, &s->a) != FL_OK)

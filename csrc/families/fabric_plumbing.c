@@ -52,12 +52,23 @@ static struct fi_info *fab_hints(const char *prov, int msg, uint64_t caps)
     return h;
 }
 
+/* The answers for the hints; of a named provider only its own: fi_getinfo also
+ * answers a name with the utility providers layered over it ("udp;ofi_rxd" for
+ * udp), and a provider the user named is not swapped for another. */
 static struct fi_info *fab_query(const char *prov, int msg, uint64_t caps)
 {
-    struct fi_info *h = fab_hints(prov, msg, caps), *info = NULL;
+    struct fi_info *h = fab_hints(prov, msg, caps), *info = NULL, *own = NULL;
     int rc = fi_getinfo(FAB_VERSION, NULL, NULL, 0, h, &info);
     fi_freeinfo(h);
-    return rc == 0 ? info : NULL;
+    if (rc != 0)
+        return NULL;
+    if (!prov[0])
+        return info;
+    for (struct fi_info *i = info; i && !own; i = i->next)
+        if (strcmp(i->fabric_attr->prov_name, prov) == 0 && !(own = fi_dupinfo(i)))
+            fl_die("fabric: fi_dupinfo: out of memory");
+    fi_freeinfo(info);
+    return own;
 }
 
 /* Why no answer came for the caps: the provider is absent, has no endpoint

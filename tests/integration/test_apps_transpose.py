@@ -87,3 +87,13 @@ def test_the_exchange_schedules_move_the_same_blocks(tmp_path):
                                   "--active", "3", "-p", "exchange=pairwise", "-p", "sync=none"))
     assert len(pts) == 4 and all(p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0 for p in pts)
     assert {p["info"]["exchange"] for p in pts} == {"pairwise MPI_Sendrecv steps, no barrier"}
+
+
+def test_force_overrides_the_memory_estimate_not_the_limits_of_an_int(tmp_path):
+    """A side of 2^32 words: --force lets the point past the memory check, and the core skips it
+    with the reason (its row count times the side would overflow 64 bits, let alone an MPI count)."""
+    doc = _run(tmp_path / "big.json", "-s", "4G", "--force")
+    assert doc["footer"]["status"] == "complete" and not docs.points(doc)
+    reasons = {r["reason"] for r in doc["records"] if r["kind"] == "skip"}
+    assert reasons and all(r.startswith("one rank's rows: ") and r.endswith("exceed an MPI int count")
+                           for r in reasons), reasons

@@ -118,6 +118,11 @@ def test_what_a_provider_cannot_carry_is_skipped_with_its_reason(tmp_path):
     assert reason.startswith("provider tcp receives into at most ") and reason.endswith("iovec entries; 32 asked")
     doc = _run(tmp_path / "c.json", "fabric.scatter", "-s", "8", "-p", "provider=tcp", "-p", "mode=copy")
     assert _validated(doc, "fabric.scatter", "tcp")[0]["info"]["mode"] == "copy"
+    # udp offers datagram endpoints only: fi_getinfo answers its name for reliable ones with the
+    # utility provider layered over it (udp;ofi_rxd), which was not asked for
+    doc = _run(tmp_path / "u.json", "fabric.pingpong", "-s", "8", "-p", "provider=udp")
+    assert not docs.points(doc)
+    assert [s["reason"] for s in _skips(doc)] == ["provider udp offers no rdm endpoints"]
 
 
 @pytest.fixture(scope="module")

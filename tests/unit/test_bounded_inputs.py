@@ -33,13 +33,13 @@ def test_a_number_of_ranks_no_machine_has_is_one_line(fake_core, cmd, n, says, c
 
 
 def test_the_most_ranks_are_planned_in_bounded_time_and_memory(fake_core, capsys):
-    """16,777,216 ranks on one host and on three: placement and memory need count roles by ranges."""
-    for hosts in ([], ["--hosts", "a,b,a"]):
-        t0 = time.monotonic()
-        main(["run", "message.pingpong", "-s", "8", "-n", "16777216", *hosts, "--dry-run",
-              "--core", fake_core["core"], "--mpiexec", fake_core["mpiexec"]])
-        assert time.monotonic() - t0 < 5
-        assert "16777216" in capsys.readouterr().out
+    """16,777,216 ranks on hosts that wrap around: placement and the memory check count the
+    ranks' roles by ranges, not rank by rank."""
+    t0 = time.monotonic()
+    main(["run", "message.pingpong", "-s", "8", "-n", "16777216", "--hosts", "a,b,a", "--dry-run",
+          "--core", fake_core["core"], "--mpiexec", fake_core["mpiexec"]])
+    assert time.monotonic() - t0 < 5
+    assert "16777216" in capsys.readouterr().out
 
 
 @pytest.fixture
@@ -63,3 +63,26 @@ def test_a_hostfile_that_is_no_file_or_names_no_host_is_one_line(fake_core, host
     with open(big, "w") as f:
         f.write("h\n" * (3 << 20))          # 6 MiB: more than a hostfile may be
     _within_bounds([*cmd, "--hostfile", big, *extra], capsys, "larger than 4 MiB")
+
+
+@pytest.mark.parametrize("argv", [["import", "--from", "osu", "{f}", "-o", "{tmp}/o.json"], ["show", "{f}"],
+                                  ["compare", "{f}", "{f}"], ["report", "{f}", "-o", "{tmp}/r.html"],
+                                  ["calibrate", "{f}"], ["model", "--topology-file", "{f}", "--no-plot"]])
+def test_every_reader_of_an_outside_file_refuses_what_is_no_file_unread(argv, tmp_path, capsys):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for f, kind in (("/dev/zero", "a device"), ("/dev/urandom", "a device"), (str(fifo), "a pipe"),
+                    (str(tmp_path), "a directory")):
+        _within_bounds([a.format(f=f, tmp=tmp_path) for a in argv], capsys, f"{f}: it is {kind}, not a file")
+
+
+def test_an_import_longer_than_any_tool_output_is_refused_before_parsing(tmp_path, capsys):
+    big = tmp_path / "big.txt"
+    big.write_text("# OSU MPI Latency Test v5.6.3\n# Size Latency (us)\n" + "".join(f"{i} 1.5\n" for i in range(100_001)))
+    _within_bounds(["import", "--from", "osu", str(big), "-o", str(tmp_path / "o.json")], capsys,
+                   "has more than 100,000 lines")
+
+
+@pytest.mark.parametrize("option", ["--mpi-home", "--mpiexec", "--hostfile"])
+def test_a_path_longer_than_any_file_system_takes_is_one_line(option, tmp_path, capsys):
+    _within_bounds(["run", "message.pingpong", "-s", "8", "--dry-run", option, "x" * 5000], capsys)

@@ -201,3 +201,33 @@ def test_a_dry_run_shows_the_provider_the_run_would_use(fake_core, capsys):
                  "--mpiexec", fake_core["mpiexec"]]) == 0
     out = capsys.readouterr()
     assert "--param provider=shm" in out.out and "provider shm (every rank on one host" in out.err
+
+
+def test_a_given_copy_that_is_not_the_mpis_is_refused_with_why(tmp_path, monkeypatch):
+    """The MPI library loads its own copy and a process holds one: a level built against another
+    would run on the MPI's while its record named the other. The MPI's own, however reached, is fine."""
+    for d in ("given", "mpi"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "libucp.so.0").write_bytes(b"")
+    monkeypatch.setattr(libraries, "mpi_lib_dirs", lambda mpicc: (str(tmp_path / "mpi"),))
+    monkeypatch.setenv("FABRICLAB_UCX", str(tmp_path / "given"))
+    lib = libraries.find("ucx", "mpicc")
+    if lib.reason.startswith("no UCX headers"):
+        pytest.fail("libucx-dev is not installed; `make test` installs it")
+    assert not lib.available and "is not the copy the MPI library loads" in lib.reason, lib.reason
+    (tmp_path / "link").symlink_to(tmp_path / "mpi")
+    monkeypatch.setenv("FABRICLAB_UCX", str(tmp_path / "link"))
+    lib = libraries.find("ucx", "mpicc")
+    assert lib.available and lib.source == "env"
+
+
+def test_the_core_of_one_missing_library_does_not_answer_for_another():
+    """Two settings that both leave a level unbuilt, for different reasons, are two cores: the
+    second run's record names its own reason, not the first's."""
+    from fabriclab.measure import build
+    from fabriclab.measure.mpi import MPI
+    mpi = MPI("/x/mpicc", "/x/mpiexec", "mpich", "MPICH 4")
+    one = {"fabric": libraries.Library("fabric", "libfabric", False, "FABRICLAB_LIBFABRIC=/nonexistent holds no x")}
+    two = {"fabric": libraries.Library("fabric", "libfabric", False, "FABRICLAB_LIBFABRIC=/etc/passwd holds no x")}
+    assert build.planned(mpi, one).path != build.planned(mpi, two).path
+    assert build.planned(mpi, one).path == build.planned(mpi, dict(one)).path

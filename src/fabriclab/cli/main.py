@@ -6,6 +6,7 @@ Exit codes: 0 ok, 1 a failed run, 2 bad input (one line, never a traceback),
 from __future__ import annotations
 
 import argparse
+import errno
 import signal
 import sys
 
@@ -25,6 +26,8 @@ REGISTRARS = (("run", run.register), ("list", results.register_list), ("show", r
               ("testbed", testbed.register), ("calibrate", calibrate.register), ("model", model.register_model),
               ("reproduce", model.register_reproduce), ("study", study.register))
 COMMANDS = frozenset(name for name, _ in REGISTRARS)
+# OSErrors that a path given by the user causes: bad input (exit 2), not a failed run
+BAD_PATH = frozenset({errno.ENAMETOOLONG, errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.ELOOP, errno.EINVAL})
 
 
 def parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -59,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     except FabriclabError as e:
         print(f"fabriclab: error: {terminal(e)}", file=sys.stderr)   # one line, whatever the input held
         return e.exit_code
+    except OSError as e:     # a path no check caught (too long a name, a loop of links): still one line
+        where = f": {terminal(e.filename)[:200]}" if e.filename else ""
+        print(f"fabriclab: error: {e.strerror or e}{where}", file=sys.stderr)
+        return 2 if e.errno in BAD_PATH else 1
     except Terminated:
         print("fabriclab: terminated (SIGTERM)", file=sys.stderr)
         return 143

@@ -139,11 +139,12 @@ def cmd_run(args) -> int:
     return execute(args)[0]
 
 
-def check(args) -> None:
-    """The run's plan, MPI, launcher and the memory of every point checked, nothing built or
-    launched (a study checks all its steps so before the first one runs); UsageError if bad."""
+def check(args, force: bool = False) -> None:
+    """The run's plan, MPI, launcher, network file and the memory of every point checked,
+    nothing built or launched (a study checks all its steps so before the first one runs);
+    UsageError if bad. With `force` a plan that does not fit in memory passes (a dry run)."""
     from ..measure.session import Session
-    Session(request(args)).check()
+    Session(request(args)).check(force=force)
 
 
 def execute(args) -> tuple:

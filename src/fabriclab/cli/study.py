@@ -170,11 +170,9 @@ def cmd_run(args) -> int:
     folder, prices = _folder(s, out), _prices(s, prices)
     hosts = _hosts_given(rest)
     plan = [(st, _skip_reason(st, hosts), _argv(st, rest, str(folder / f"{st.name}.json"))) for st in s.steps]
-    for st, why, argv in plan:         # every step's options (and memory) checked before anything launches
-        if not why:
-            args = _check(argv)
-            if not dry:                # a dry run notes what does not fit, as `run --dry-run` does
-                run.check(args)
+    for st, why, argv in plan:         # every step's options, files and memory checked before anything launches
+        if not why:                    # (a dry run notes what does not fit, as `run --dry-run` does)
+            run.check(_check(argv), force=dry)
     if dry:
         for st, why, argv in plan:
             print(f"# {st.name}: {why or st.feeds}")

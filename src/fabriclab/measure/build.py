@@ -140,7 +140,9 @@ def planned(mpi: MPI, libs: dict | None = None) -> Core:
     """Where the core for this MPI, these libraries and these sources lives (built or not)."""
     shash = source_hash(source_dir())
     libs = linked(mpi.mpicc) if libs is None else libs
-    found = json.dumps({k: [v.available, v.libdir, v.header_version] for k, v in sorted(libs.items())})
+    # everything levels.json records, the reason a level is missing and where a copy came from
+    # included: a core built when FABRICLAB_LIBFABRIC named one place must not answer for another
+    found = json.dumps({k: v.to_dict() for k, v in sorted(libs.items())}, sort_keys=True)
     key = hashlib.sha256("\0".join([os.path.realpath(mpi.mpicc), mpi.header_version, shash,
                                     " ".join(CFLAGS), found]).encode()).hexdigest()[:20]
     return Core(str(cache_root() / key / EXE), shash, key, False)

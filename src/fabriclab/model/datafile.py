@@ -31,6 +31,7 @@ from yaml.events import (AliasEvent, DocumentStartEvent, MappingEndEvent, Mappin
 from yaml.nodes import ScalarNode
 
 from ..errors import UsageError
+from ..inputs import read_text
 from .limits import MAX_DEPTH, MAX_FILE_BYTES, MAX_VALUES
 
 # libyaml's parser where PyYAML was built with it: the same events, read ~10 times faster
@@ -45,19 +46,7 @@ _NO_KEY, _SEQ = object(), object()
 def read_data_file(path, what: str):
     """The parsed content of a JSON or YAML file; `what` names it in errors."""
     p = Path(path)
-    too_large = UsageError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB, the most a {what} may be")
-    try:
-        if p.stat().st_size > MAX_FILE_BYTES:
-            raise too_large
-        with open(p, "rb") as f:                     # bounded: a device or a growing file has no size
-            raw = f.read(MAX_FILE_BYTES + 1)
-        if len(raw) > MAX_FILE_BYTES:
-            raise too_large
-        text = raw.decode("utf-8")
-    except OSError as e:
-        raise UsageError(f"cannot read {what} {path}: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"cannot read {what} {path}: not UTF-8 text") from None
+    text = read_text(path, what, MAX_FILE_BYTES)     # a regular file, bounded (inputs.py)
     kind = "JSON" if p.suffix.lower() == ".json" else "YAML"
     try:
         return _json(text, path) if kind == "JSON" else _yaml(text, path)

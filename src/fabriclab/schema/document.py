@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import UsageError
+from ..inputs import read_text
 from .fields import MAX_RANKS, Fields, RecordError, durations, is_count, is_text
 from .records import (DiagnosticRecord, LaunchEnd, LaunchRecord, MergedPoint, Point, SkipRecord,
                       point_key)
@@ -485,6 +486,10 @@ def _collector_paused():
             gc.enable()
 
 
+# A run of ten thousand points of three launches, every sample kept, is some hundreds of MiB.
+DOCUMENT_LIMIT = 1 << 30
+
+
 def load(path) -> Document:
     """Read RUN.json or RUN.ndjson into a checked document; UsageError naming the problem."""
     with _collector_paused():
@@ -492,11 +497,7 @@ def load(path) -> Document:
 
 
 def _load(path) -> Document:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+    text = read_text(path, "the result", DOCUMENT_LIMIT)
     if _first_line_kind(text) == "header":
         return _from_stream(text, path)
     try:

@@ -12,6 +12,7 @@ and random mutations of the shipped examples, to the bounds. A fresh
 in-process cases are held to 160 MiB above what was resident before them; a
 handful run as whole processes in tests/integration/test_fuzz_network_files.py."""
 import json
+import os
 import re
 
 import pytest
@@ -133,10 +134,13 @@ def test_a_file_beyond_the_size_limit_is_refused_unread(tmp_path, monkeypatch):
         datafile.read_data_file(f, "network file")
 
 
-def test_a_device_without_a_size_is_read_no_further_than_the_limit(monkeypatch):
-    monkeypatch.setattr(datafile, "MAX_FILE_BYTES", 1 << 20)
-    with pytest.raises(UsageError, match="/dev/zero: larger than 1 MiB"):
-        datafile.read_data_file("/dev/zero", "network file")
+def test_what_is_no_regular_file_is_refused_unread(tmp_path):
+    """A device has no size and never ends, a pipe waits for a writer that never comes."""
+    fifo = tmp_path / "net.yaml"
+    os.mkfifo(fifo)
+    for path, kind in (("/dev/zero", "a device"), (fifo, "a pipe"), (tmp_path, "a directory")):
+        with pytest.raises(UsageError, match=f"network file {path}: it is {kind}, not a file"):
+            datafile.read_data_file(path, "network file")
 
 
 def test_yaml_is_read_as_the_safe_loader_reads_it(tmp_path):

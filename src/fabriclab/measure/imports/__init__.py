@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ... import __version__
 from ...errors import UsageError
+from ...inputs import read_bytes
 from ...schema import Document, Footer, Header
 from ...schema.records import Point, SkipRecord, Summary
 from ..benchmarks import REGISTRY
@@ -28,12 +29,18 @@ IMPORTERS = {"osu": osu.parse, "imb": imb.parse}
 TOOLS = {"osu": "OSU Micro-Benchmarks", "imb": "Intel MPI Benchmarks"}
 
 
+# A tool's output of every benchmark at every size of many runs is thousands of lines:
+# more is no such output, and each row becomes a point with its own records.
+IMPORT_LIMIT = 16 << 20
+MAX_ROWS = 100_000
+
+
 def read(path: str | Path) -> tuple[bytes, str]:
-    """The file's bytes and text; UsageError for what cannot be a tool's output."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise UsageError(f"cannot read {path}: {e.strerror}") from None
+    """The file's bytes and text; UsageError for what cannot be a tool's output (no regular
+    file, larger than IMPORT_LIMIT, more than MAX_ROWS lines), before any parsing."""
+    data = read_bytes(path, "the tool's output", IMPORT_LIMIT)
+    if data.count(b"\n") > MAX_ROWS:
+        raise UsageError(f"{path} has more than {MAX_ROWS:,} lines, more than a benchmark tool's output")
     if not data.strip():
         raise UsageError(f"{path} is empty")
     if b"\0" in data:
