@@ -6,8 +6,11 @@ gives each, in a command that is otherwise valid and starts no job (`run` and
 without a plot, `doctor --machine`), boundary and random values where the
 option takes a number (0, -1, huge, NaN, infinities, fractions, words) and
 hostile strings where it takes text (empty, blanks, escape sequences, a line
-break, 10,000 characters, paths to devices and directories, separators alone,
-shell and format metacharacters), plus an invalid choice where it has choices.
+break, 10,000 characters, paths to devices and directories, a relative path
+that climbs out of the working folder (to a folder of the script's own temporary
+tree: the cases write where they are told, as root where run as root, so no
+value may name a file of the system), separators alone, shell and format
+metacharacters), plus an invalid choice where it has choices.
 Each command runs in this process through fabriclab's main(); a case fails
 when an exception escapes, the exit code is not 0, 1 or 2, a "Traceback"
 reaches stderr, an exit 2 says other than one error line (notes before it,
@@ -35,8 +38,8 @@ from fabriclab.cli.main import REGISTRARS, parser  # noqa: E402
 
 NUMBERS = ["0", "-1", "1", "99999999999999999999", "1e400", "-1e400", "nan", "inf", "-inf", "0.5", "1e-320",
            "2147483648", "4294967296", "0x10", "1_000", "", " ", "abc", "1,2", "١"]
-TEXTS = ["", " ", "\x1b[2J\x1b]0;owned\x07", "a\nb", "x" * 10_000, "/dev/zero", "/dev/null", "/", "/nonexistent/x",
-         ",", ",,", ":", "::", "=", "-", "--", "%s%n%x", "$(id)", "`id`", "../../../../etc/passwd", "☃", "\t",
+TEXTS = ["", " ", "\x1b[2J\x1b]0;owned\x07", "a\nb", "x" * 10_000, "/dev/zero", "/dev/null", "/", "missing/folders/x",
+         ",", ",,", ":", "::", "=", "-", "--", "%s%n%x", "$(id)", "`id`", "../../up/x", "☃", "\t",
          "1:0:x0", "0:99999999999999999999", "K", "-1", "nan", "a=b=c", "{}", "[", "\\"]
 SLOW_S = 20
 
@@ -139,7 +142,10 @@ def main() -> int:
     opts = ap.parse_args()
     rng = random.Random(opts.seed)
     tmp = Path(tempfile.mkdtemp(prefix="fuzz-cli-"))
-    os.chdir(tmp)                         # outputs a case names relatively land here
+    # Outputs a case names relatively land here, two folders down, so that "../../up/x" stays inside
+    # tmp: the cases run as this user (root, often) and write where they are told.
+    os.makedirs(tmp / "cwd" / "below")
+    os.chdir(tmp / "cwd" / "below")
     doc = _doc(tmp)
     table = bases(doc, tmp)
     total, problems, slowest = 0, [], (0.0, None)
