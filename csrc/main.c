@@ -32,6 +32,10 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--probe") == 0)
         return probe(argv[2]);
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) { /* no MPI: a singleton's init leaves files in /dev/shm */
+        fl_list_benches();
+        return 0;
+    }
 
     fl_opts opts;
     const char *name = NULL;

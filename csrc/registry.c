@@ -85,8 +85,10 @@ static void axes_json(fl_buf *o, unsigned axes)
  * then every kernel without facts ("facts": false): a test asserts none. */
 void fl_list_benches(void)
 {
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int rank = 0, mpi = 0;
+    MPI_Initialized(&mpi); /* `--list` alone runs without MPI (main.c) */
+    if (mpi)
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank != 0)
         return;
     for (const fl_facts *f = fl_facts_table; f->name; f++) {
