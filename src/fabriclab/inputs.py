@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
 from .errors import UsageError
 
@@ -71,15 +70,3 @@ def read_text(path, what: str, limit: int) -> str:
         return read_bytes(path, what, limit).decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"cannot read {what} {path}: not UTF-8 text") from None
-
-
-def regular(path, what: str) -> Path:
-    """PATH when it names a regular file (read later by another program, as a
-    hostfile by mpiexec); UsageError otherwise."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError as e:
-        raise UsageError(f"cannot read {what} {path}: {e.strerror}") from None
-    if not stat.S_ISREG(mode):
-        raise UsageError(f"cannot read {what} {path}: it is {kind_of(mode)}, not a file")
-    return Path(path)
