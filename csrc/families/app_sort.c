@@ -321,7 +321,8 @@ static void sort_teardown(const fl_ctx *ctx, void *state)
     sort_state *s = state;
     (void)ctx;
     if (s->a.comm != MPI_COMM_NULL) {
-        MPI_Type_free(&s->elem);
+        if (s->elem != MPI_DATATYPE_NULL) /* a point skipped before sort_alloc made none */
+            MPI_Type_free(&s->elem);
         fl_free(s->in);
         fl_free(s->send);
         fl_free(s->recv);
@@ -345,6 +346,7 @@ static int sort_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **st
     sort_state *s = fl_alloc(sizeof *s);
     (void)bs;
     *state = s;
+    s->elem = MPI_DATATYPE_NULL;
     if (app_begin(ctx, pt, shape, &s->a) != FL_OK) {
         app_end(&s->a);
         fl_free(s);

@@ -86,3 +86,12 @@ def test_bad_input_is_one_line_and_nothing_runs(argv, msg, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("fabriclab: error: ") and msg in err[0], err
     assert not out.exists() and not out.with_suffix(".ndjson").exists()
+
+
+def test_force_overrides_the_memory_estimate_not_the_limits_of_an_int(tmp_path):
+    """16 Gi keys on one rank: --force lets the point past the memory check, and the core skips it
+    with the reason (an MPI int count), freeing only what it made (no datatype it never created)."""
+    doc = realrun.run(tmp_path / "big.json", "app.sort", "-s", "16G", "--force", "--active", "1")
+    assert doc["footer"]["status"] == "complete" and not docs.points(doc)
+    reasons = {r["reason"] for r in doc["records"] if r["kind"] == "skip"}
+    assert reasons == {"app.sort keys per rank: 17179869184 items exceed an MPI int count"}, reasons

@@ -22,6 +22,7 @@ import pytest
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
+from fabriclab.measure import shm
 from fabriclab.testbed import netns
 from mpihome import mpi_home  # noqa: E402  (tests/support)
 from realrun import FAST  # noqa: E402  (tests/support)
@@ -178,7 +179,7 @@ def test_a_cut_cable_ends_the_run_and_names_the_rank(cut_bed, tmp_path):
                  "-o", str(tmp_path / "warm.json"), *FAST]) == 0
     threading_cut = subprocess.Popen(["sh", "-c", f"sleep 3; ip -n {st['namespaces']['h6']} link set eth0 down"])
     out = tmp_path / "c.json"
-    t0 = time.monotonic()
+    t0, shm_before = time.monotonic(), set(shm.entries())
     rc = main(["run", "message.pingpong", "--testbed", st["name"], "--hosts", "h5,h6", "-n", "2", "-s", "1K:4M:x2",
                "--point-time", "1", "-t", "5", "-L", "1", "-q", "-o", str(out)])
     threading_cut.wait()
@@ -191,6 +192,9 @@ def test_a_cut_cable_ends_the_run_and_names_the_rank(cut_bed, tmp_path):
     left = [h for h in ("h5", "h6") if subprocess.run(["ip", "netns", "pids", st["namespaces"][h]],
                                                      capture_output=True, text=True).stdout.strip()]
     assert left == []                                                        # no process left behind
+    # nor a file in /dev/shm: the ranks in the namespaces outlive the launcher's group until the
+    # testbed's cleanup, and their files are removed after it
+    assert set(shm.entries()) - shm_before == set()
 
 
 def test_a_cut_trunk_names_the_cable_and_the_ranks_whose_routes_cross_it(cut_bed, tmp_path):
@@ -202,7 +206,7 @@ def test_a_cut_trunk_names_the_cable_and_the_ranks_whose_routes_cross_it(cut_bed
     cut = subprocess.Popen(["sh", "-c", f"sleep 3; ip -n {st['namespaces'][trunk['a']]} link set "
                                         f"{trunk['a_if']} down"])
     out = tmp_path / "t.json"
-    t0 = time.monotonic()
+    t0, shm_before = time.monotonic(), set(shm.entries())
     rc = main(["run", "message.stream", "--testbed", st["name"], "--hosts", "h0,h4", "-n", "2", "-s", "1K:4M:x2",
                "--point-time", "1", "-t", "5", "-L", "3", "-q", "-o", str(out)])
     cut.wait()
@@ -211,6 +215,7 @@ def test_a_cut_trunk_names_the_cable_and_the_ranks_whose_routes_cross_it(cut_bed
     assert "message.stream" in err and "phase: measuring" in err
     assert ("Ranks 0, 1 on h0, h4 stopped answering: their routes cross cable s0:p4 <-> s1:p4 (link trunk), "
             "which is down") in err
+    assert set(shm.entries()) - shm_before == set()
 
 
 def test_the_counters_watch_names_the_host_it_cannot_reach(cut_bed):

@@ -70,6 +70,9 @@ class FakeLaunch(_LAUNCH):
     def close(self) -> None:
         self.stop()
 
+    def sweep(self) -> None:
+        """No process ran: nothing is left in /dev/shm."""
+
 
 def _program(argv: list[str]) -> tuple[list[str], dict]:
     """The program's argv behind the fake launcher, and the ranks it was asked for."""

@@ -306,6 +306,22 @@ def test_cli_import_then_show(tmp_path, capsys):
     assert line8.split() == ["8", "1.6", "us", "-", "5.0", "imported"]
 
 
+def test_an_import_is_written_a_record_to_a_line_without_merged_points(tmp_path, capsys):
+    """The document is streamed as it is written, and an imported point, which merges to
+    itself, is stored once: readers derive the same merged points as the document gives."""
+    out = tmp_path / "osu.json"
+    assert main(["import", str(DATA / "osu_latency_v5.txt"), "--from", "osu", "-o", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    rows = [ln for ln in lines if ln.startswith('{"kind":"point"')]
+    assert len(rows) == 24 and all(json.loads(ln.rstrip(","))["stop"] == "imported" for ln in rows)
+    stored = json.loads(out.read_text())
+    assert "merged" not in stored and "findings" not in stored
+    whole = load("osu_latency_v5.txt", "osu")
+    assert [m.to_dict(stored=True) for m in schema.load(out).merged] == whole["merged"]
+    assert main(["import", str(DATA / "osu_latency_v5.txt"), "--from", "osu", "-o", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["records"] == stored["records"]
+
+
 def test_cli_default_output_and_stdout(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["import", str(DATA / "imb_mpi1_2021.txt"), "--from", "imb"]) == 0

@@ -153,6 +153,18 @@ def test_bad_input_is_one_line_and_launches_nothing(argv, msg, capsys, tmp_path)
     assert not (tmp_path / "out").exists()
 
 
+def test_a_study_folder_that_cannot_be_one_is_one_line_before_anything_runs(capsys, tmp_path):
+    """An existing file, a device, a path under a file: refused as `run -o` refuses them."""
+    (tmp_path / "f").write_text("x")
+    for out, says in ((tmp_path / "f", "it is not a directory"), ("/dev/null", "it is not a directory"),
+                      (tmp_path / "f" / "sub", "is not a directory")):
+        assert main(["study", "run", "hellwagner-via", "-o", str(out)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"fabriclab: error: cannot create study folder {out}: " + err[0].split(": ", 3)[-1]]
+        assert says in err[0]
+    assert (tmp_path / "f").read_text() == "x"
+
+
 def test_the_users_ranks_reach_only_the_steps_that_grow_with_them():
     pair = Step("p", ("message.pingpong",), "a pair")
     grows = Step("h", ("message.hotspot",), "a hotspot", ranks=4, scales=True)

@@ -21,19 +21,24 @@ def default_output(path: str, tool: str) -> Path:
 
 
 def cmd_import(args) -> int:
-    import json
-
     from ..measure import imports
+    from ..schema.document import collector_paused
     out = None if args.output == "-" else outputs.file(args.output or default_output(args.file, args.tool))
-    doc = imports.load(args.file, args.tool, ["fabriclab", *args.argv])
+    with collector_paused():   # a point's objects are all kept: collections would find nothing to free
+        return _write(imports.load(args.file, args.tool, ["fabriclab", *args.argv]), args, out)
+
+
+def _write(doc, args, out) -> int:
     imp, npts = doc.header.imported, doc.footer.points
+    # An imported point merges to itself (analysis/merge.py): readers derive
+    # the merged points at no cost, so they are not stored a second time.
     if args.output == "-":
-        sys.stdout.write(json.dumps(doc.to_dict(), indent=1, allow_nan=False) + "\n")
+        doc.dump(sys.stdout, derived=False)
         where = "stdout"
     else:
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
-            doc.write(out)
+            doc.write(out, derived=False)
         except OSError as e:
             raise UsageError(f"cannot write {out}: {e.strerror}") from None
         where = str(out)

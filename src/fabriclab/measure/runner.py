@@ -118,7 +118,11 @@ class Launch:
         self.proc.stdout.close()
         self.sel.close()
         self.err.close()
-        shm.sweep(self.shm)                    # what a killed or stopped rank left (measure/shm.py)
+
+    def sweep(self) -> None:
+        """Remove what its killed or stopped ranks left in /dev/shm (measure/shm.py), once
+        every process of the launch is gone: close() and the watch's cleanup() first."""
+        shm.sweep(self.shm)
 
 
 class Watch:
@@ -260,7 +264,8 @@ def _launch(job: Job, k: int, run: _Run) -> str | None:
             error = f"{job.bench.name}: the MPI job exited with code {rc}; {launch.said(r.hosts)}"
     finally:
         launch.close()
-        run.watch.cleanup()
+        run.watch.cleanup()        # a testbed's ranks, in namespaces the launcher's group does not hold
+        launch.sweep()
         noise = sysinfo.noise_between(before, sysinfo.noise())
         fabric = run.watch.after(token)
         wire = fabric.pop("wire_bytes", None)

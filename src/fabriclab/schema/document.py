@@ -23,7 +23,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 from ..errors import UsageError
 from ..inputs import read_text
@@ -293,19 +293,32 @@ class Document:
     def to_dict(self, derived: bool = True) -> dict:
         """The JSON document; with `derived`, its merged points (without
         their pooled samples) and findings, so readers need not compute them."""
-        d = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "header": self.header.to_dict(),
-             "records": [{"kind": r.KIND, **r.to_dict()} for r in self.records], "footer": self.footer.to_dict()}
+        return {k: list(v) if isinstance(v, Iterator) else v for k, v in self._members(derived)}
+
+    def _members(self, derived: bool):
+        """(key, value) of the JSON document in order; records and merged
+        points as iterators, made one at a time as they are written."""
+        yield from (("schema", SCHEMA), ("schema_version", SCHEMA_VERSION), ("header", self.header.to_dict()),
+                    ("records", ({"kind": r.KIND, **r.to_dict()} for r in self.records)),
+                    ("footer", self.footer.to_dict()))
         if derived:
             try:
-                d.update(merged=[m.to_dict(stored=True) for m in self.merged], findings=self.findings)
+                merged, found = self.merged, self.findings
             except (ValueError, KeyError, TypeError):
-                pass   # the records are what counts: readers derive again, and say what is wrong
-        d.update(self.blocks)
-        return d
+                merged = None   # the records are what counts: readers derive again, and say what is wrong
+            if merged is not None:
+                yield from (("merged", (m.to_dict(stored=True) for m in merged)), ("findings", found))
+        yield from self.blocks.items()
 
     def write(self, path, derived: bool = True) -> None:
-        """RUN.json, replaced whole (a reader never sees half of it)."""
-        write_json(self.to_dict(derived), Path(path))
+        """RUN.json, replaced whole (a reader never sees half of it), written
+        a record at a time: a document of a hundred thousand points is never
+        held as one JSON object or string."""
+        write_json(self._members(derived), Path(path))
+
+    def dump(self, f, derived: bool = True) -> None:
+        """The document to an open text stream (stdout), as write() lays it out."""
+        dump_json(self._members(derived), f)
 
     # ---- reading
 
@@ -455,22 +468,41 @@ BLOCKS = {"validation": check_validation, "exchange_model": check_exchange_model
 
 # ---- files ---------------------------------------------------------------------------------
 
-def write_json(obj: dict, path: Path) -> None:
-    """The document as JSON, a record (or merged point) to a line, as a stream has it: a
-    reader can grep and diff it, and it is written by json's C encoder, which an indented
-    dump does not use (a default run's document in half the time)."""
-    def member(key: str, v) -> str:
-        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
-            lines = ",\n".join(json.dumps(x, allow_nan=False, separators=(",", ":")) for x in v)
-            return f" {json.dumps(key)}: [\n{lines}\n ]"
-        return f" {json.dumps(key)}: " + json.dumps(v, indent=1, allow_nan=False).replace("\n", "\n ")
+def dump_json(members, f) -> None:
+    """A JSON object to a text stream, a record (or merged point) to a line, as a stream
+    has it: a reader can grep and diff it, and each line is written by json's C encoder,
+    which an indented dump does not use. `members`: a dict or (key, value) pairs; a
+    value that is an iterator (or a list of objects) is written an element to a line,
+    consumed as it is written."""
+    line = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
+    f.write("{")
+    for i, (key, v) in enumerate(members.items() if isinstance(members, dict) else members):
+        f.write(f"{',' if i else ''}\n {json.dumps(key)}: ")
+        if isinstance(v, Iterator) or (isinstance(v, list) and v and all(isinstance(x, dict) for x in v)):
+            n = 0
+            for n, x in enumerate(v, 1):
+                f.write(("[\n" if n == 1 else ",\n") + line(x))
+            f.write("\n ]" if n else "[]")
+        else:
+            f.write(json.dumps(v, indent=1, allow_nan=False).replace("\n", "\n "))
+    f.write("\n}\n")
+
+
+def write_json(members, path: Path) -> None:
+    """dump_json to a file that replaces `path` whole once written (a reader never sees
+    half of it)."""
     tmp = Path(str(path) + ".tmp")
-    tmp.write_text("{\n" + ",\n".join(member(k, v) for k, v in obj.items()) + "\n}\n", encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            dump_json(members, f)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 @contextmanager
-def _collector_paused():
+def collector_paused():
     """Python's cyclic collector paused while a document is parsed and checked.
 
     A default run's document is about a million objects, all kept; the
@@ -492,7 +524,7 @@ DOCUMENT_LIMIT = 1 << 30
 
 def load(path) -> Document:
     """Read RUN.json or RUN.ndjson into a checked document; UsageError naming the problem."""
-    with _collector_paused():
+    with collector_paused():
         return _load(path)
 
 
@@ -617,4 +649,4 @@ class StreamWriter:
 
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "STATUSES", "RECORD_KINDS", "Header", "Footer", "Document", "StreamWriter",
-           "load", "read_record", "write_json", "point_key"]
+           "load", "read_record", "write_json", "dump_json", "point_key"]

@@ -62,6 +62,7 @@ class _Section:
         self.settings: dict = {}
         self.columns: list[str] = []
         self.test = None
+        self._variant = None
         m = TITLE.fullmatch(title)
         if m:
             key = ((m["rma"] or "").lower(), " ".join(m["test"].lower().split()))
@@ -69,7 +70,14 @@ class _Section:
             self.accel = (m["accel"] or "").strip().lower().replace(" ", "_")
 
     def variant(self) -> str:
-        """Settings that make these points differ from fabriclab's own, as k=v."""
+        """Settings that make these points differ from fabriclab's own, as k=v
+        (worked out once per section's settings, not once per row)."""
+        key = tuple(self.settings.items())
+        if self._variant is None or self._variant[0] != key:
+            self._variant = (key, self._work_variant())
+        return self._variant[1]
+
+    def _work_variant(self) -> str:
         bench = REGISTRY[self.test[1]]
         parts = {}
         if "sync" in bench.params and self.settings.get("Synchronization"):
