@@ -207,6 +207,7 @@ extern const fl_kernel fl_tcp_scatter_kernels[];
 extern const fl_kernel fl_app_transpose_kernels[];
 extern const fl_kernel fl_app_matmul_kernels[];
 extern const fl_kernel fl_app_sort_kernels[];
+extern const fl_kernel fl_coll_kernels[];
 #ifdef FL_HAVE_FABRIC
 extern const fl_kernel fl_fabric_kernels[];
 extern const fl_kernel fl_fabric_pattern_kernels[];

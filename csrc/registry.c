@@ -25,6 +25,7 @@ static const fl_kernel *const families[] = {
     fl_app_transpose_kernels,
     fl_app_matmul_kernels,
     fl_app_sort_kernels,
+    fl_coll_kernels,
 #ifdef FL_HAVE_FABRIC
     fl_fabric_kernels,
     fl_fabric_pattern_kernels,

@@ -36,6 +36,9 @@ RUNS = [
     (["app.transpose"], 2, ["-s", "256,1K"]),
     (["app.matmul"], 2, ["-s", "256,512"]),
     (["app.sort"], 2, ["-s", "64K,1M"]),
+    # every collective on 3 ranks (blocks that are not a power of two), persistent and in place too
+    (["coll"], 3, ["-s", "1M", "--active", "3", "-p", "form=blocking,persistent", "-p", "in_place=no,yes",
+                   "-p", "root_shift=on"]),
     (["message.hotspot", "deposit.hotspot_put", "deposit.hotspot_get", "fabric.hotspot_put", "message.alltoall"],
      4, ["-s", "64K,1M", "--active", "3", "-p", "variant=collective,concurrent"]),
 ]

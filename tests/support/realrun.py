@@ -22,7 +22,9 @@ LEVELS = {"memory": ["-s", "16K,64K", "--strides", "1,4"],
           "fabric": ["-s", "8,4K,64K", "--conns", "1,4", "-p", "segments=4"],
           "ucx": ["-s", "8,4K,64K"],
           # every app at a problem that does not divide by 2 ranks
-          "app": ["-s", "97"]}
+          "app": ["-s", "97"],
+          # every collective in every form, in place and not, at one element and at 4 KiB
+          "coll": ["-s", "4,4K", "-p", "form=blocking,nonblocking,persistent", "-p", "in_place=no,yes"]}
 # The levels below MPI run on providers and transports by name, from the smallest size each
 # benchmark takes to 1 MiB: both of them under MPICH, UCX's TCP under Open MPI. Their runs are
 # read by test_fabric_level.py and test_ucx_level.py as well. (fabric.scatter's size is a
@@ -31,7 +33,10 @@ FABRIC_SIZES, UCX_SIZES = "1,8,4K,64K,1M", "0,1,8,4K,64K,1M"
 SHM_TLS, TCP_TLS = "posix+cma+self", "tcp"
 BELOW = {("mpich", "fabric"): ["-s", FABRIC_SIZES, "--conns", "1,4", "-p", "segments=4", "-p", "provider=shm,tcp"],
          ("mpich", "ucx"): ["-s", UCX_SIZES, "-p", f"tls={SHM_TLS},{TCP_TLS}"],
-         ("openmpi", "ucx"): ["-s", UCX_SIZES, "-p", f"tls={TCP_TLS}"]}
+         ("openmpi", "ucx"): ["-s", UCX_SIZES, "-p", f"tls={TCP_TLS}"],
+         # Open MPI takes about a second a launch here, and each variant is one: its blocking and
+         # persistent forms (test_collectives.py adds in place and non-blocking)
+         ("openmpi", "coll"): ["-s", "4,4K", "-p", "form=blocking,persistent"]}
 
 def level_argv(mpi: str, level: str) -> list[str]:
     """What the run of `level` under `mpi` measures."""

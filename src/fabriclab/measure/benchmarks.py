@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import UsageError
 from ..units import MAX_VALUE, parse_size
 from . import apps, footprint as fp
+from .collectives import COLLECTIVES, Collective
 
 LEVELS = {
     "memory": "local copy throughput of one process (ECT: contiguous and strided loads/stores)",
@@ -40,6 +41,8 @@ LEVELS = {
     "ucx": "UCX's UCP below MPI: tagged send/receive, put/get with remote keys, memory mapping",
     "app": "the seeds' applications on 1..N ranks: distributed transpose (seed 000), matrix multiply and "
            "bucket sort (seed 003), each op timed by phase",
+    "coll": "MPI collectives on 2..N ranks: blocking, non-blocking and persistent, with algorithm and bus "
+            "bandwidth (nccl-tests' factors)",
 }
 # The levels that need a library to be built (measure/libraries.py); a core
 # without it lists their benchmarks as unavailable.
@@ -174,7 +177,7 @@ UCX = {"tls": text()}
 LEVEL_SUITE = {"sizes": "0:4M:x16"}
 LEVEL_STREAM_SUITE = {"sizes": "64K:4M:x8"}
 # Rank layouts of the traffic patterns (patterns.py assigns the roles).
-PATTERNS = ("pairs", "bipairs", "hotspot", "all", "bisection", "app")
+PATTERNS = ("pairs", "bipairs", "hotspot", "all", "bisection", "app", "group")
 # The applications (apps.py): SIZE is the problem (array or matrix side, key
 # count); ACTIVE the ranks it is divided over, 1, 2, 4 .. N by default.
 # `scale` fixes the whole problem (strong) or each rank's share (weak); the
@@ -188,6 +191,19 @@ APP_AXES = ("size", "active")
 # model adds step by step) or none, where ranks that drift run steps that overlap.
 APP_EXCHANGE = {"exchange": choice("collective", "concurrent", "pairwise"),
                 "sync": Param("barrier", ("barrier", "none"), only=("exchange", "pairwise"))}
+# The collectives (collectives.py): each on the first ACTIVE ranks (2, 4, 8 .. N by
+# default, as IMB's -npmin 2), in one of three forms; an element type (SIZE is
+# bytes, a whole number of elements), a reduction where the operation reduces,
+# a root (fixed, or moving every op as IMB's -root_shift) where it has one, in
+# place where MPI allows it, and a barrier before each timed op or none.
+COLL_SIZES = "4:4M:x4"
+COLL_COMMON = {"form": choice("blocking", "nonblocking", "persistent"),
+               "dtype": choice("float", "double", "int8", "int32", "int64")}
+COLL_REDUCE = {"reduce": choice("sum", "max", "min", "band", "bor", "bxor")}
+COLL_ROOT = {"root": integer(0, 0, (1 << 24) - 1), "root_shift": choice("off", "on")}
+COLL_IN_PLACE = {"in_place": choice("no", "yes")}
+COLL_SYNC = {"sync": choice("barrier", "none")}
+
 # In the default suite each app is one size on 1 and 2 ranks, with its
 # default parameters (the packed transpose, the sort at E = 8): five launches
 # of each cost about 14 s of the 3 minutes (a launch takes about 0.6 s before
@@ -227,6 +243,8 @@ class Bench:
     # An application: its problem, work, rate and exchange phase (apps.py);
     # None for the transfer benchmarks.
     app: apps.App | None = None
+    # A collective operation: what SIZE is, its bytes and bus bandwidth (collectives.py).
+    coll: Collective | None = None
 
     def for_suite(self) -> "Bench":
         """This benchmark with the default suite's (shorter) sweeps."""
@@ -290,6 +308,19 @@ class Bench:
 def _b(name, summary, metric, **kw) -> Bench:
     params = kw.pop("params", {})
     return Bench(name, summary, metric, params=dict(params), **kw)
+
+
+def _coll(op: str, summary: str) -> Bench:
+    """A collective's entry: its parameters follow from what the operation takes."""
+    c = COLLECTIVES[op]
+    params = {**COLL_COMMON, **(COLL_REDUCE if c.reduces else {}), **(COLL_ROOT if c.rooted else {}),
+              **(COLL_IN_PLACE if op not in ("bcast", "barrier") else {}), **COLL_SYNC}
+    if op == "barrier":
+        params.pop("dtype")
+    return Bench(f"coll.{op}", summary, "latency" if op == "barrier" else "bandwidth",
+                 sizes="0" if op == "barrier" else COLL_SIZES, axes=("size", "active"), params=params,
+                 pattern="group", concurrent=True, suite=None, views=("collectives",), coll=c,
+                 size_label="vector size" if not c.blocks else "block size", footprint=fp.coll(op))
 
 
 STRIDED = ("size", "stride")
@@ -458,6 +489,22 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        suite={"sizes": "256K"},
        views=("speedup", "sort-rate", "phases"), size_label="keys", size_unit="keys", footprint=fp.APP_SORT,
        app=apps.SORT),
+    # ---- coll: MPI's collective operations on the first ACTIVE ranks
+    _coll("allreduce", "MPI_Allreduce of a SIZE-byte vector: every rank gets the reduction"),
+    _coll("bcast", "MPI_Bcast of SIZE bytes from the root"),
+    _coll("reduce", "MPI_Reduce of a SIZE-byte vector to the root"),
+    _coll("allgather", "MPI_Allgather: every rank gets every rank's SIZE-byte block"),
+    _coll("allgatherv", "MPI_Allgatherv with equal SIZE-byte blocks"),
+    _coll("reduce_scatter", "MPI_Reduce_scatter of a SIZE-byte vector, a block of it to each rank"),
+    _coll("reduce_scatter_block", "MPI_Reduce_scatter_block of a SIZE-byte vector in N equal blocks"),
+    _coll("gather", "MPI_Gather of every rank's SIZE-byte block to the root"),
+    _coll("gatherv", "MPI_Gatherv with equal SIZE-byte blocks"),
+    _coll("scatter", "MPI_Scatter of a SIZE-byte block from the root to each rank"),
+    _coll("scatterv", "MPI_Scatterv with equal SIZE-byte blocks"),
+    _coll("alltoall", "MPI_Alltoall: a SIZE-byte block from every rank to every rank"),
+    _coll("alltoallv", "MPI_Alltoallv with equal SIZE-byte blocks"),
+    _coll("scan", "MPI_Scan of a SIZE-byte vector: rank r gets the reduction over ranks 0..r"),
+    _coll("barrier", "MPI_Barrier"),
 ]}
 
 

@@ -497,3 +497,52 @@ def _sort(at: At) -> int:
 APP_TRANSPOSE = Footprint({"b": _transpose, "i": STATE})
 APP_MATMUL = Footprint({"b": _matmul, "i": STATE})
 APP_SORT = Footprint({"b": _sort, "i": STATE})
+
+
+# ---- coll: one collective call (coll.c, coll_ops.c)
+
+def _coll_bytes(op: str, at: At) -> tuple[int, int]:
+    """The send and receive buffers' bytes of an active rank (coll_ops.c, coll_sizes): the
+    vector, or N blocks where the operation gathers or scatters; reduce_scatter's result is
+    this rank's block of the vector (at most ceil(SIZE / N) elements), the whole vector in place."""
+    from .collectives import DTYPES
+    e = DTYPES.get(at.params.get("dtype", "int8"), 1) if op != "barrier" else 1
+    c, n, in_place = at.size // e, max(at.active, 1), at.params.get("in_place") == "yes"
+    snd = rcv = c
+    if op == "bcast":
+        snd = 0
+    elif op in ("allgather", "allgatherv", "gather", "gatherv"):
+        rcv = c * n
+    elif op in ("scatter", "scatterv"):
+        snd = c * n
+    elif op in ("alltoall", "alltoallv"):
+        snd = rcv = c * n
+    elif op == "reduce_scatter":
+        rcv = c if in_place else ceil_div(c, n)
+    elif op == "reduce_scatter_block":
+        snd = c // n * n
+        rcv = snd if in_place else c // n
+    elif op == "barrier":
+        snd = rcv = 0
+    return snd * e, rcv * e
+
+
+def coll(op: str) -> Footprint:
+    """An active rank holds its state, app_begin's 2N requests, both buffers, the counts and
+    displacements (N ints each) and, persistent, a request per root; the library may take
+    scratch as large as both buffers (a reduction's temporary vector, a gather's staging)."""
+    def alloc(at: At) -> int:
+        snd, rcv = _coll_bytes(op, at)
+        n = max(at.active, 1)
+        roots = n if at.params.get("root_shift") == "on" else 1
+        persistent = page(REQUEST * roots) if at.params.get("form") == "persistent" else 0
+        return _app(at) + page(snd) + page(rcv) + 2 * page(4 * n) + persistent
+
+    return Footprint({"b": alloc, "i": STATE}, {"b": lambda at: sum(_coll_bytes(op, at))}, limit=_coll_limit)
+
+
+def _coll_limit(at: At) -> str | None:
+    """coll.c, check_point: N x count elements must fit an MPI int (a v form's displacement)."""
+    from .collectives import DTYPES
+    items = at.size // DTYPES.get(at.params.get("dtype", "int8"), 1) * max(at.active, 1)
+    return f"elements of one op's buffers: {items} items exceed an MPI int count" if items > INT_MAX else None

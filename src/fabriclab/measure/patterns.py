@@ -40,7 +40,7 @@ class Layout:
 def max_active(pattern: str, nranks: int) -> int:
     """The largest active count: senders for hotspot, pairs for the pair patterns."""
     return {"hotspot": nranks - 1, "pairs": nranks // 2, "bipairs": nranks // 2,
-            "all": nranks, "bisection": nranks // 2, "app": nranks}[pattern]
+            "all": nranks, "bisection": nranks // 2, "app": nranks, "group": nranks}[pattern]
 
 
 def default_actives(pattern: str, nranks: int) -> list[int]:
@@ -50,6 +50,8 @@ def default_actives(pattern: str, nranks: int) -> list[int]:
     top = max_active(pattern, nranks)
     if pattern == "app":
         return sorted({1 << k for k in range(top.bit_length()) if 1 << k <= top} | {top})
+    if pattern == "group":   # a collective: 2, 4, 8 .. N ranks (IMB's -npmin 2), or 1 alone
+        return sorted({1 << k for k in range(1, top.bit_length()) if 1 << k <= top} | {top})
     return list(range(1, top + 1)) if pattern in ("hotspot", "pairs") else [top]
 
 
@@ -70,7 +72,7 @@ def layout(pattern: str, nranks: int, active: int, seed: int = 1) -> Layout:
             roles[k], peers[k] = "s", 0
     elif pattern == "all":
         roles = ["b"] * nranks
-    elif pattern == "app":
+    elif pattern in ("app", "group"):
         roles[:active] = ["b"] * active
     elif pattern == "bisection":
         for a, b in matching(nranks, seed):

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from ..errors import UsageError
 from ..units import parse_sizes, parse_strides
-from . import buffers, patterns
+from . import buffers, collectives, patterns
 from .benchmarks import Bench, select
 
 
@@ -200,8 +200,11 @@ def _jobs(b, s, st, cn, mine: dict, named: bool, nranks: int, active_list, cache
             acts = active_list if active_list and "active" in b.axes else None
             matching = int(params.get("seed", b.defaults.get("seed", 1)))  # bisection's pairs
             lays = tuple(patterns.layouts(b.pattern, nranks, acts, matching))
-        # an app's op is a whole application: it has no cache state to rotate buffers for
-        bufs = () if b.level == "app" else tuple(buffers.plan(s, cache, llc_bytes, b.window(params)))
+        if b.coll:
+            collectives.check(b.name, b.coll, s, {**b.defaults, **params}, [lay.active for lay in lays])
+        # an app's op is a whole application, a collective's one call on the same buffers (as
+        # IMB and OSU run them): neither has a cache state to rotate buffers for
+        bufs = () if b.pattern in ("app", "group") else tuple(buffers.plan(s, cache, llc_bytes, b.window(params)))
         out.append(Job(b, tuple(s), tuple(st), params, tuple(cn), lays, bufs))
     return out
 

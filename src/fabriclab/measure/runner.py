@@ -306,6 +306,8 @@ def _point(r: _Reading, msg: protocol.PointLine, where: str) -> str | None:
     rec = dict(msg.data)
     rec.update(params={**job.bench.defaults, **job.params}, cache=r.run.plan.cache, variant=job.variant,
                launch=r.launch)
+    if job.bench.coll and isinstance(rec.get("info"), dict) and isinstance(rec.get("active"), int):
+        rec["info"] = {**rec["info"], "bus_factor": job.bench.coll.bus_factor(rec["active"])}
     try:
         p = derive(rec, r.hosts)
     except (ValueError, KeyError, TypeError) as e:  # no samples, negative ones, a torn record

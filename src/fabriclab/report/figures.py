@@ -11,7 +11,7 @@ seed studies drew them: strided modes (seed 000 Fig. 9-11), postal semantics
 bidirectional and hotspot curves (seed 004 Fig. 4-8), saturation vs senders
 (seed 001 Fig. 12), the VI Architecture experiments (seed 002) and the
 applications' views (report/app_views.py: transpose by mode, speedup, sort rate,
-time split). A new benchmark adds its figure here, in one place."""
+time split) and the collectives' (report/coll_views.py). A new benchmark adds its figure here, in one place."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from ..units import fmt_bytes, fmt_rate
 # RunView, in_registry_order and sweep are read from here too (report/html.py, `fabriclab plot`)
 from .curves import (METRICS, SIZE, STATS_NOTE, XAXES, RunView, in_registry_order, measured, pick,  # noqa: F401
                      series_of, sweep, variant_name)
-from . import app_views
+from . import app_views, coll_views
 from .figure import Axis, Figure, Mark, Series, slug
 from .ladder import Rung, ladder, ladder_rows  # noqa: F401  (report/html.py reads them from here)
 from .layers import costs
@@ -453,6 +453,7 @@ VIEWS = (
     View("speedup", "Applications: speedup vs ranks", app_views.speedup),
     View("sort-rate", "Applications: bucket sort rate vs ranks and element size", app_views.sort_rate),
     View("phases", "Applications: the time split of each op", app_views.phases),
+    View("collectives", "Collectives: bus bandwidth vs size, one curve per form and rank count", coll_views.collectives),
 )
 
 def memory_figures(runs: list, bench: str) -> list[Figure]:

@@ -51,6 +51,12 @@ class Row:
     fairness_jain: Optional[float]
     fairness_min_max: Optional[float]
     message_rate_per_s: Optional[float]
+    # a collective: nccl-tests' bus bandwidth; and each taking rank's median time per op,
+    # the fastest, the mean and the slowest (IMB's t_min, t_avg, t_max)
+    bus_bandwidth_Bps: Optional[float]
+    t_min_s: Optional[float]
+    t_avg_s: Optional[float]
+    t_max_s: Optional[float]
     vs_best_copy: Optional[float]
     launches: int
     within_launch_rel: Optional[float]
@@ -75,6 +81,8 @@ class Row:
         the same working set, for a strided copy (ECT, seed 000); speedup: an
         app's rate over its rate on one rank."""
         s, fair, bws = p.summary, p.fairness, p.sender_bandwidths()
+        times = [r.median_s for r in p.ranks or [] if r.role == "both" and r.median_s is not None] \
+            if getattr(REGISTRY.get(p.bench), "coll", None) else []
         app = app_of(p.bench)
         rates = dict.fromkeys(RATE_FIELDS)       # an app's work rate in the column its facts name
         if app and app.column:
@@ -90,7 +98,9 @@ class Row:
             rank_bandwidth_min_Bps=min(bws) if bws else None, rank_bandwidth_max_Bps=max(bws) if bws else None,
             rank_bandwidth_mean_Bps=sum(bws) / len(bws) if bws else None,
             fairness_jain=fair.jain if fair else None, fairness_min_max=fair.min_max_ratio if fair else None,
-            message_rate_per_s=p.message_rate_per_s,
+            message_rate_per_s=p.message_rate_per_s, bus_bandwidth_Bps=p.bus_bandwidth_Bps,
+            t_min_s=min(times) if times else None, t_avg_s=sum(times) / len(times) if times else None,
+            t_max_s=max(times) if times else None,
             vs_best_copy=p.bandwidth_Bps / best_copy if best_copy and p.bandwidth_Bps else None,
             launches=len(p.launches), within_launch_rel=p.spread.within_rel,
             between_launch_rel=p.spread.between_rel if len(p.launches) > 1 else None,

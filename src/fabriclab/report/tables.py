@@ -106,6 +106,7 @@ class _Columns:
     imported: bool     # another tool's figures only: no interval, percentiles or ranks
     app: str | None = None      # an app: its rate column (its registry facts) instead of per-rank figures
     phases: tuple = ()          # an app's phase names, a column each
+    coll: bool = False          # a collective: bus bandwidth and t_min, t_avg, t_max instead of per-rank rates
 
     @classmethod
     def of(cls, rs: list) -> "_Columns":
@@ -113,11 +114,12 @@ class _Columns:
         phases = tuple(dict.fromkeys(x.name for r in rs for x in phase_split(r.phases_s, r.median_s)))
         return cls(any(r.stride != 1 for r in rs), any(r.conns != 1 for r in rs),
                    any(r.active is not None for r in rs), any(r.vs_best_copy is not None for r in rs),
-                   any(r.launches > 1 for r in rs), all(r.imported for r in rs), app, phases)
+                   any(r.launches > 1 for r in rs), all(r.imported for r in rs), app, phases,
+                   bool(getattr(REGISTRY.get(rs[0].bench), "coll", None)))
 
     @property
     def ranked(self) -> bool:
-        return self.pattern and not self.imported and not self.app
+        return self.pattern and not self.imported and not self.app and not self.coll
 
     def head(self) -> list[str]:
         size = REGISTRY[self.app].size_label if self.app else "size"
@@ -126,6 +128,7 @@ class _Columns:
                 + (["median", "n", "MB/s"] if self.imported else
                    ["median", "95% CI", "p5", "p99", "min", "max", "n", "MB/s"])
                 + (["rank MB/s min..max", "Jain", "Mmsg/s"] if self.ranked else [])
+                + (["busbw MB/s", "t_min", "t_avg", "t_max"] if self.coll else [])
                 + ([app_of(self.app).rate.label, "speedup"] if self.app else []) + list(self.phases)
                 + (["vs best copy"] if self.ect else []) + (["launches", "between"] if self.multi else [])
                 + ["stop", "warnings"])
@@ -148,6 +151,8 @@ def _cells(r: Row, c: _Columns) -> list[str]:
         row += [f"{_fmt_mbps(r.rank_bandwidth_min_Bps)}..{_fmt_mbps(r.rank_bandwidth_max_Bps)}",
                 f"{r.fairness_jain:.3f}" if r.fairness_jain is not None else "-",
                 f"{r.message_rate_per_s / 1e6:.3g}" if r.message_rate_per_s else "-"]
+    if c.coll:
+        row += [_fmt_mbps(r.bus_bandwidth_Bps), t("t_min_s"), t("t_avg_s"), t("t_max_s")]
     if c.app:
         row += [app_of(c.app).rate.text(r.work_per_s), f"{r.speedup:.2f}" if r.speedup is not None else "-"]
         split = {x.name: x for x in phase_split(r.phases_s, r.median_s)}
@@ -174,6 +179,10 @@ def _note(first: Row, c: _Columns) -> str:
                 "phases: the mean active rank's median time per op and its share of the op's (other: the "
                 "slowest rank's time beyond them); "
                 "MB/s = 10^6 bytes/s of the problem's data")
+    if c.coll:
+        return ("time per op: one collective call, the slowest rank's (IMB's t_max per sample); MB/s = the op's "
+                "bytes (nccl-tests' S) over it; busbw = MB/s times the operation's bus factor; t_min, t_avg, "
+                "t_max: the taking ranks' own median times; MB/s = 10^6 bytes/s")
     if first.concurrent:
         note = "time per op, all transfers at once; MB/s = all ranks' payload"
     else:

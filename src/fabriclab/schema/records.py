@@ -280,6 +280,15 @@ class Point:
         return self.rate(self.summary.median)
 
     @property
+    def bus_bandwidth_Bps(self) -> Optional[float]:
+        """A collective's bus bandwidth: its bandwidth (nccl-tests' algorithm bandwidth) times
+        the operation's factor at its rank count, which the run records in the point's info
+        (measure/collectives.py); None for any other point."""
+        factor = (self.info or {}).get("bus_factor")
+        bw = self.bandwidth_Bps
+        return bw * factor if bw is not None and isinstance(factor, (int, float)) else None
+
+    @property
     def aggregate_bandwidth_Bps(self) -> Optional[float]:
         """A pattern's payload of all ranks over the slowest rank's time (its median)."""
         return self.bandwidth_Bps if self.is_pattern else None
@@ -332,6 +341,8 @@ class Point:
         d.update({k: getattr(self, k) for k in self._OPTIONAL if getattr(self, k) is not None})
         d.update(summary=self.summary.to_dict(), latency_s=self.latency_s, bandwidth_Bps=self.bandwidth_Bps,
                  diagnostics=list(self.diagnostics))
+        if self.bus_bandwidth_Bps is not None:
+            d["bus_bandwidth_Bps"] = self.bus_bandwidth_Bps
         if self.is_pattern:
             d.update({k: getattr(self, k) for k in self._PATTERN})
             d.update(ranks=_plain(self.ranks), fairness=_plain(self.fairness),
@@ -347,7 +358,7 @@ class Point:
 
 
 # What a reader derives and so does not take from a document.
-DERIVED = ("latency_s", "bandwidth_Bps", "aggregate_bandwidth_Bps", "message_rate_per_s")
+DERIVED = ("latency_s", "bandwidth_Bps", "aggregate_bandwidth_Bps", "message_rate_per_s", "bus_bandwidth_Bps")
 # The fields a point reads; the rest of a record is kept as it is (`extra`).
 _POINT_KNOWN = frozenset({x.name for x in dc_fields(Point)} | {"kind", "spread", "launches"} | set(DERIVED))
 

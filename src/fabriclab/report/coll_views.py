@@ -1,0 +1,64 @@
+"""The collectives' figures: per operation, bus bandwidth against size (nccl-tests'
+convention, measure/collectives.py), one curve per run, variant (form, in place,
+element type ...) and rank count, with the fastest to the slowest rank's time as
+the band (IMB's t_min .. t_max, read as bandwidths); scan, which has no bus
+bandwidth, as algorithm bandwidth; the barrier as time per op against ranks."""
+
+from __future__ import annotations
+
+from ..measure.benchmarks import REGISTRY, in_view
+from .curves import MAX_SERIES, SIZE, measured
+from .figure import Axis, Figure, Series
+from .tables import group_name
+
+
+def collectives(runs: list) -> list[Figure]:
+    figs = []
+    for bench in measured(runs, in_view("collectives")):
+        fig = _barrier(runs, bench) if bench == "coll.barrier" else _operation(runs, bench)
+        if not fig.empty():
+            figs.append(fig)
+    return figs
+
+
+def _lines(runs: list, bench: str):
+    """(label, rows sorted by size) of each run, variant and rank count, at most MAX_SERIES."""
+    out = []
+    for i, run in enumerate(runs):
+        rows = [r for r in run.rows if r.bench == bench]
+        for key in dict.fromkeys((r.variant, r.active) for r in rows):
+            line = sorted((r for r in rows if (r.variant, r.active) == key), key=lambda r: r.size)
+            label = (f"{run.name} " if len(runs) > 1 else "") + f"{group_name(bench, key[0])} N={key[1]}"
+            out.append((label, line))
+    return out[:MAX_SERIES]
+
+
+def _operation(runs: list, bench: str) -> Figure:
+    op, bus = bench.split(".", 1)[1], REGISTRY[bench].coll.bus is not None
+    what = "bus bandwidth" if bus else "algorithm bandwidth"
+    fig = Figure(f"coll-{op}", f"{REGISTRY[bench].coll.call}: {what} vs size", SIZE, Axis(f"{what} (MB/s)"),
+                 note=(f"{what}: the op's bytes over the slowest rank's time"
+                       + (" times the operation's bus factor (nccl-tests), comparable with the wire rate"
+                          if bus else "") + "; band: the fastest to the slowest rank's median time"))
+    for label, line in _lines(runs, bench):
+        line = [r for r in line if r.size > 0]
+        figure = [(r.bus_bandwidth_Bps if bus else r.bandwidth_Bps) for r in line]
+        scale = [f / r.bandwidth_Bps if f and r.bandwidth_Bps else None for f, r in zip(figure, line)]
+        low = [r.rate(r.t_max_s) * k / 1e6 if k and r.rate(r.t_max_s) else None for r, k in zip(line, scale)]
+        high = [r.rate(r.t_min_s) * k / 1e6 if k and r.rate(r.t_min_s) else None for r, k in zip(line, scale)]
+        fig.series.append(Series(label, [r.size for r in line], [f / 1e6 if f else None for f in figure],
+                                 band=(low, high), hollow=[not r.converged for r in line]))
+    return fig
+
+
+def _barrier(runs: list, bench: str) -> Figure:
+    fig = Figure("coll-barrier", "MPI_Barrier: time per op vs ranks", Axis("ranks", kind="count"),
+                 Axis("time per op (us)"), note="the slowest rank's time of one barrier")
+    for i, run in enumerate(runs):
+        rows = [r for r in run.rows if r.bench == bench]
+        for variant in dict.fromkeys(r.variant for r in rows):
+            line = sorted((r for r in rows if r.variant == variant), key=lambda r: r.active or 0)
+            fig.series.append(Series((f"{run.name} " if len(runs) > 1 else "") + group_name(bench, variant),
+                                     [r.active for r in line], [r.median_s * 1e6 for r in line],
+                                     hollow=[not r.converged for r in line]))
+    return fig

@@ -1,0 +1,70 @@
+"""The collectives on real ranks under MPICH and Open MPI: every operation on three ranks (blocks
+that do not halve), in place and not, validated element by element; the bytes of an op and its bus
+bandwidth as measure/collectives.py states them; element types with every reduction they take; a
+root other than 0, moving every op, in the non-blocking and persistent forms.
+
+A missing MPI is a failure here, never a skip. (Every operation in every form at two ranks is the
+coll level's run, tests/integration/test_integration.py.)"""
+import pytest
+
+import docs  # noqa: E402  (tests/support)
+import realrun  # noqa: E402  (tests/support)
+from fabriclab.measure.benchmarks import REGISTRY
+from fabriclab.measure.collectives import DTYPES
+
+pytestmark = pytest.mark.integration
+
+
+def _points(doc: dict) -> list:
+    pts = docs.points(doc)
+    assert pts and not [r for r in doc["records"] if r["kind"] == "skip"]
+    for p in pts:
+        assert p["validation"]["errors"] == 0, (p["bench"], p["variant"], p["size"], p["info"])
+        # every rank's result is checked, but a barrier has none, and reduce_scatter_block of one
+        # element over three ranks gives each an empty block
+        assert (p["validation"]["checked_bytes"] > 0) == (p["bytes_per_op"] > 0), p
+    return pts
+
+
+# Three ranks share this machine's two cores, an oversubscribed Open MPI takes milliseconds an op
+# and about a second a launch (a variant each): under it the in-place forms (the longer paths) and
+# the non-blocking one alone (its level run has the blocking and persistent forms at two ranks).
+IN_PLACE = {"mpich": "no,yes", "openmpi": "yes"}
+FORMS = {"mpich": "nonblocking,persistent", "openmpi": "nonblocking"}
+
+
+def test_every_operation_on_three_ranks_validates_with_its_bytes_and_bus_bandwidth(flavour, tmp_path):
+    doc = realrun.run(tmp_path / "c3.json", "coll", "-n", "3", "--active", "3", "-s", "4,4K",
+                      "-p", f"in_place={IN_PLACE[flavour[0]]}", mpi=flavour[0])
+    pts = _points(doc)
+    assert {p["bench"] for p in pts} == {b for b in REGISTRY if b.startswith("coll.")}
+    for p in pts:
+        c = REGISTRY[p["bench"]].coll
+        assert p["active"] == 3 and p["roles"] == "bbb" and p["info"]["ranks"] == 3
+        assert p["bytes_per_op"] == c.bytes_per_op(p["size"], 3, DTYPES[p["params"].get("dtype", "int8")])
+        assert p["info"]["call"] == c.call and p["info"]["in_place"] == (p["params"].get("in_place") == "yes")
+        factor = c.bus_factor(3)
+        if factor is None or not p["bandwidth_Bps"]:
+            assert "bus_bandwidth_Bps" not in p
+        else:
+            assert p["bus_bandwidth_Bps"] == pytest.approx(p["bandwidth_Bps"] * factor)
+
+
+def test_every_type_with_every_reduction_it_takes(tmp_path):
+    ints = realrun.run(tmp_path / "i.json", "coll.allreduce", "coll.scan", "coll.reduce_scatter", "-s", "64,4K",
+                       "-p", "dtype=int8,int32,int64", "-p", "reduce=sum,max,min,band,bor,bxor")
+    floats = realrun.run(tmp_path / "f.json", "coll.allreduce", "coll.reduce", "-s", "64,4K",
+                         "-p", "dtype=float,double", "-p", "reduce=sum,max,min")
+    seen = {(p["info"]["dtype"], p["info"]["reduce"]) for p in _points(ints) + _points(floats)}
+    assert len(seen) == 3 * 6 + 2 * 3
+
+
+def test_a_root_other_than_zero_moving_every_op_in_every_form(flavour, tmp_path):
+    doc = realrun.run(tmp_path / "r.json", "coll.bcast", "coll.reduce", "coll.gatherv", "coll.scatter", "-n", "3",
+                      "--active", "3", "-s", "8,4K", "-p", "root=2", "-p", "root_shift=off,on",
+                      "-p", f"form={FORMS[flavour[0]]}", mpi=flavour[0])
+    pts = _points(doc)
+    forms = FORMS[flavour[0]].split(",")
+    assert len(pts) == 4 * 2 * 2 * len(forms)
+    assert {(p["info"]["root"], p["info"]["root_shift"], p["info"]["form"]) for p in pts} == {
+        (2, shift, form) for shift in (False, True) for form in forms}

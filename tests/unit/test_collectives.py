@@ -1,0 +1,68 @@
+"""The collectives' facts and their refusals: what an op's bytes and bus bandwidth are at N
+ranks (nccl-tests' factors), the rank counts a run sweeps, the parameters each operation
+takes, and bad input (a size that is not whole elements, a bitwise reduction of a floating
+type, a root outside the ranks) ending in one line and exit 2 before anything launches."""
+import pytest
+
+from fabriclab.cli import main
+from fabriclab.measure import patterns
+from fabriclab.measure.benchmarks import REGISTRY
+from fabriclab.measure.collectives import COLLECTIVES
+from fabriclab.schema.records import Point, Summary
+
+COLL = [b for b in REGISTRY if b.startswith("coll.")]
+
+
+def test_one_entry_per_operation_and_a_benchmark_each():
+    assert COLL == [f"coll.{op}" for op in COLLECTIVES]
+    assert len(COLL) == 15 and all(REGISTRY[b].coll is COLLECTIVES[b[5:]] for b in COLL)
+
+
+@pytest.mark.parametrize("op,n,factor", [("allreduce", 2, 1.0), ("allreduce", 8, 1.75), ("allgather", 4, 0.75),
+                                         ("reduce_scatter", 4, 0.75), ("alltoall", 8, 0.875),
+                                         ("gather", 2, 0.5), ("bcast", 16, 1.0), ("reduce", 3, 1.0),
+                                         ("scan", 4, None), ("barrier", 4, None)])
+def test_bus_factors_are_nccl_tests(op, n, factor):
+    assert COLLECTIVES[op].bus_factor(n) == (pytest.approx(factor) if factor else None)
+
+
+@pytest.mark.parametrize("op,size,n,esize,nbytes", [("allreduce", 4096, 4, 4, 4096), ("allgather", 4096, 4, 4, 16384),
+                                                    ("alltoallv", 8, 3, 8, 24), ("reduce_scatter", 4096, 3, 4, 4096),
+                                                    ("reduce_scatter_block", 40, 3, 4, 36), ("barrier", 0, 4, 1, 0)])
+def test_an_ops_bytes_follow_its_convention(op, size, n, esize, nbytes):
+    assert COLLECTIVES[op].bytes_per_op(size, n, esize) == nbytes
+
+
+def test_bus_bandwidth_is_the_points_own_from_the_factor_the_run_recorded():
+    p = Point("coll.allreduce", 1 << 20, 1 << 20, Summary(median=1e-3), info={"bus_factor": 1.5})
+    assert p.bandwidth_Bps == pytest.approx(1.048576e9) and p.bus_bandwidth_Bps == pytest.approx(1.572864e9)
+    assert p.to_dict()["bus_bandwidth_Bps"] == pytest.approx(1.572864e9)
+    assert "bus_bandwidth_Bps" not in Point("message.stream", 8, 8, Summary(median=1e-6)).to_dict()
+
+
+def test_a_run_sweeps_two_four_eight_ranks_and_all():
+    assert patterns.default_actives("group", 2) == [2]
+    assert patterns.default_actives("group", 12) == [2, 4, 8, 12]
+    assert patterns.layout("group", 4, 3).roles == "bbbi"
+
+
+def test_each_operation_takes_the_parameters_it_has():
+    assert "reduce" in REGISTRY["coll.allreduce"].params and "root" not in REGISTRY["coll.allreduce"].params
+    assert {"root", "root_shift", "reduce", "in_place"} <= set(REGISTRY["coll.reduce"].params)
+    assert "in_place" not in REGISTRY["coll.bcast"].params and "reduce" not in REGISTRY["coll.bcast"].params
+    assert set(REGISTRY["coll.barrier"].params) == {"form", "sync"}
+
+
+@pytest.mark.parametrize("argv,says", [
+    (["coll.allreduce", "-s", "6"], "coll.allreduce: size 6 is not a whole number of float elements (4 bytes each)"),
+    (["coll.allgather", "-s", "8,12", "-p", "dtype=double"], "size 12 is not a whole number of double elements"),
+    (["coll.allreduce", "-s", "8", "-p", "dtype=double", "-p", "reduce=band"],
+     "reduction band is not defined for double; it takes int8, int32, int64"),
+    (["coll.bcast", "-s", "8", "-p", "root=2"], "root 2 is not one of the 2 ranks taking part (roots are 0..1)"),
+    (["coll.gather", "-s", "8", "-n", "4", "-p", "root=3"], "root 3 is not one of the 2 ranks taking part"),
+    (["coll.allreduce", "-s", "8", "-p", "form=eager"], "parameter form must be one of blocking, nonblocking"),
+])
+def test_bad_input_is_one_line_and_launches_nothing(fake_core, argv, says, capsys):
+    assert main(["run", *argv, "--dry-run", "--core", fake_core["core"], "--mpiexec", fake_core["mpiexec"]]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0], err
