@@ -80,7 +80,6 @@ static int64_t op_bytes(const coll_state *s)
 static void describe(const coll_state *s, fl_shape *shape)
 {
     shape->bytes_per_op = op_bytes(s);
-    shape->legs_per_op = 1;
     shape->buffers = 1;
     snprintf(shape->info, FL_INFO_LEN,
              "{\"call\":\"%s\",\"form\":\"%s\",\"dtype\":\"%s\",\"count\":%lld,\"reduce\":\"%s\","

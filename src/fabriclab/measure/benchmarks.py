@@ -41,8 +41,8 @@ LEVELS = {
     "ucx": "UCX's UCP below MPI: tagged send/receive, put/get with remote keys, memory mapping",
     "app": "the seeds' applications on 1..N ranks: distributed transpose (seed 000), matrix multiply and "
            "bucket sort (seed 003), each op timed by phase",
-    "coll": "MPI collectives on 2..N ranks: blocking, non-blocking and persistent, with algorithm and bus "
-            "bandwidth (nccl-tests' factors)",
+    "coll": "MPI collectives on 2..N ranks: blocking, non-blocking and persistent, with bus bandwidth "
+            "(nccl-tests' factors)",
 }
 # The levels that need a library to be built (measure/libraries.py); a core
 # without it lists their benchmarks as unavailable.
@@ -197,8 +197,8 @@ APP_EXCHANGE = {"exchange": choice("collective", "concurrent", "pairwise"),
 # a root (fixed, or moving every op as IMB's -root_shift) where it has one, in
 # place where MPI allows it, and a barrier before each timed op or none.
 COLL_SIZES = "4:4M:x4"
-COLL_COMMON = {"form": choice("blocking", "nonblocking", "persistent"),
-               "dtype": choice("float", "double", "int8", "int32", "int64")}
+COLL_FORM = {"form": choice("blocking", "nonblocking", "persistent")}
+COLL_DTYPE = {"dtype": choice("float", "double", "int8", "int32", "int64")}
 COLL_REDUCE = {"reduce": choice("sum", "max", "min", "band", "bor", "bxor")}
 COLL_ROOT = {"root": integer(0, 0, (1 << 24) - 1), "root_shift": choice("off", "on")}
 COLL_IN_PLACE = {"in_place": choice("no", "yes")}
@@ -313,12 +313,10 @@ def _b(name, summary, metric, **kw) -> Bench:
 def _coll(op: str, summary: str) -> Bench:
     """A collective's entry: its parameters follow from what the operation takes."""
     c = COLLECTIVES[op]
-    params = {**COLL_COMMON, **(COLL_REDUCE if c.reduces else {}), **(COLL_ROOT if c.rooted else {}),
-              **(COLL_IN_PLACE if op not in ("bcast", "barrier") else {}), **COLL_SYNC}
-    if op == "barrier":
-        params.pop("dtype")
-    return Bench(f"coll.{op}", summary, "latency" if op == "barrier" else "bandwidth",
-                 sizes="0" if op == "barrier" else COLL_SIZES, axes=("size", "active"), params=params,
+    params = {**COLL_FORM, **(COLL_DTYPE if c.data else {}), **(COLL_REDUCE if c.reduces else {}),
+              **(COLL_ROOT if c.rooted else {}), **(COLL_IN_PLACE if c.data and op != "bcast" else {}), **COLL_SYNC}
+    return Bench(f"coll.{op}", summary, "bandwidth" if c.data else "latency",
+                 sizes=COLL_SIZES if c.data else "0", axes=("size", "active"), params=params,
                  pattern="group", concurrent=True, suite=None, views=("collectives",), coll=c,
                  size_label="vector size" if not c.blocks else "block size", footprint=fp.coll(op))
 
@@ -506,6 +504,12 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _coll("scan", "MPI_Scan of a SIZE-byte vector: rank r gets the reduction over ranks 0..r"),
     _coll("barrier", "MPI_Barrier"),
 ]}
+
+
+def coll_of(name: str) -> Collective | None:
+    """The collective a benchmark runs (collectives.py), None for any other or an unknown name."""
+    b = REGISTRY.get(name)
+    return b.coll if b else None
 
 
 def in_view(key: str) -> tuple:

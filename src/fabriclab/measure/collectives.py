@@ -35,10 +35,11 @@ class Collective:
     rooted: bool = False    # takes a root
     reduces: bool = False   # takes a reduction
     block_split: bool = False  # reduce_scatter_block: N equal blocks of SIZE / N elements, the rest dropped
+    data: bool = True       # moves data (the barrier does not: no element type, SIZE 0)
 
     def bytes_per_op(self, size: int, n: int, esize: int = 1) -> int:
         """The bytes one op is about (what the core reports as bytes_per_op)."""
-        if self.call == "MPI_Barrier":
+        if not self.data:
             return 0
         if self.block_split:
             return size // esize // n * n * esize
@@ -57,7 +58,7 @@ def check(name: str, coll: Collective, sizes, params: dict, actives) -> None:
     outside the ranks."""
     dtype, reduce = params.get("dtype", "float"), params.get("reduce", "sum")
     esize = DTYPES.get(dtype, 1)
-    bad = [s for s in sizes if s % esize] if coll.call != "MPI_Barrier" else []
+    bad = [s for s in sizes if s % esize] if coll.data else []
     if bad:
         raise UsageError(f"{name}: size {bad[0]} is not a whole number of {dtype} elements "
                          f"({esize} bytes each); give sizes that are multiples of {esize}")
@@ -87,5 +88,5 @@ COLLECTIVES = {
     "alltoall": Collective("MPI_Alltoall", blocks=True, bus="spread"),
     "alltoallv": Collective("MPI_Alltoallv", blocks=True, bus="spread"),
     "scan": Collective("MPI_Scan", reduces=True),
-    "barrier": Collective("MPI_Barrier"),
+    "barrier": Collective("MPI_Barrier", data=False),
 }

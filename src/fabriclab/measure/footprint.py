@@ -36,6 +36,7 @@ from typing import Callable
 
 from ..units import parse_size
 from . import apps
+from .collectives import DTYPES
 
 INT_MAX = (1 << 31) - 1
 PAGE = 4096
@@ -505,8 +506,7 @@ def _coll_bytes(op: str, at: At) -> tuple[int, int]:
     """The send and receive buffers' bytes of an active rank (coll_ops.c, coll_sizes): the
     vector, or N blocks where the operation gathers or scatters; reduce_scatter's result is
     this rank's block of the vector (at most ceil(SIZE / N) elements), the whole vector in place."""
-    from .collectives import DTYPES
-    e = DTYPES.get(at.params.get("dtype", "int8"), 1) if op != "barrier" else 1
+    e = DTYPES.get(at.params.get("dtype", "int8"), 1)
     c, n, in_place = at.size // e, max(at.active, 1), at.params.get("in_place") == "yes"
     snd = rcv = c
     if op == "bcast":
@@ -543,6 +543,5 @@ def coll(op: str) -> Footprint:
 
 def _coll_limit(at: At) -> str | None:
     """coll.c, check_point: N x count elements must fit an MPI int (a v form's displacement)."""
-    from .collectives import DTYPES
     items = at.size // DTYPES.get(at.params.get("dtype", "int8"), 1) * max(at.active, 1)
     return f"elements of one op's buffers: {items} items exceed an MPI int count" if items > INT_MAX else None

@@ -24,7 +24,7 @@ def collectives(runs: list) -> list[Figure]:
 def _lines(runs: list, bench: str):
     """(label, rows sorted by size) of each run, variant and rank count, at most MAX_SERIES."""
     out = []
-    for i, run in enumerate(runs):
+    for run in runs:
         rows = [r for r in run.rows if r.bench == bench]
         for key in dict.fromkeys((r.variant, r.active) for r in rows):
             line = sorted((r for r in rows if (r.variant, r.active) == key), key=lambda r: r.size)
@@ -42,19 +42,20 @@ def _operation(runs: list, bench: str) -> Figure:
                           if bus else "") + "; band: the fastest to the slowest rank's median time"))
     for label, line in _lines(runs, bench):
         line = [r for r in line if r.size > 0]
-        figure = [(r.bus_bandwidth_Bps if bus else r.bandwidth_Bps) for r in line]
-        scale = [f / r.bandwidth_Bps if f and r.bandwidth_Bps else None for f, r in zip(figure, line)]
-        low = [r.rate(r.t_max_s) * k / 1e6 if k and r.rate(r.t_max_s) else None for r, k in zip(line, scale)]
-        high = [r.rate(r.t_min_s) * k / 1e6 if k and r.rate(r.t_min_s) else None for r, k in zip(line, scale)]
-        fig.series.append(Series(label, [r.size for r in line], [f / 1e6 if f else None for f in figure],
-                                 band=(low, high), hollow=[not r.converged for r in line]))
+        def mbps(r, t):
+            """The figure of an op lasting t seconds, in MB/s."""
+            rate, factor = r.rate(t), (r.point.bus_factor if bus else 1.0)
+            return rate * factor / 1e6 if rate and factor is not None else None
+        fig.series.append(Series(label, [r.size for r in line], [mbps(r, r.median_s) for r in line],
+                                 band=([mbps(r, r.t_max_s) for r in line], [mbps(r, r.t_min_s) for r in line]),
+                                 hollow=[not r.converged for r in line]))
     return fig
 
 
 def _barrier(runs: list, bench: str) -> Figure:
     fig = Figure("coll-barrier", "MPI_Barrier: time per op vs ranks", Axis("ranks", kind="count"),
                  Axis("time per op (us)"), note="the slowest rank's time of one barrier")
-    for i, run in enumerate(runs):
+    for run in runs:
         rows = [r for r in run.rows if r.bench == bench]
         for variant in dict.fromkeys(r.variant for r in rows):
             line = sorted((r for r in rows if r.variant == variant), key=lambda r: r.active or 0)

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Optional
 
-from ..measure.benchmarks import REGISTRY
+from ..measure.benchmarks import REGISTRY, coll_of
 from ..schema.records import MergedPoint
 from .work import app_of, speedups, work_rate
 
@@ -82,7 +82,7 @@ class Row:
         app's rate over its rate on one rank."""
         s, fair, bws = p.summary, p.fairness, p.sender_bandwidths()
         times = [r.median_s for r in p.ranks or [] if r.role == "both" and r.median_s is not None] \
-            if getattr(REGISTRY.get(p.bench), "coll", None) else []
+            if coll_of(p.bench) else []
         app = app_of(p.bench)
         rates = dict.fromkeys(RATE_FIELDS)       # an app's work rate in the column its facts name
         if app and app.column:

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 
 from ..analysis import fit, ranks
-from ..measure.benchmarks import REGISTRY
+from ..measure.benchmarks import REGISTRY, coll_of
 from ..units import fmt_bytes, fmt_time
 from . import FORMATS, escape
 from .rows import ROW_FIELDS, Row, rows
@@ -115,7 +115,7 @@ class _Columns:
         return cls(any(r.stride != 1 for r in rs), any(r.conns != 1 for r in rs),
                    any(r.active is not None for r in rs), any(r.vs_best_copy is not None for r in rs),
                    any(r.launches > 1 for r in rs), all(r.imported for r in rs), app, phases,
-                   bool(getattr(REGISTRY.get(rs[0].bench), "coll", None)))
+                   coll_of(rs[0].bench) is not None)
 
     @property
     def ranked(self) -> bool:

@@ -649,4 +649,4 @@ class StreamWriter:
 
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "STATUSES", "RECORD_KINDS", "Header", "Footer", "Document", "StreamWriter",
-           "load", "read_record", "write_json", "dump_json", "point_key"]
+           "load", "read_record", "write_json", "point_key"]

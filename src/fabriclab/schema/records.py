@@ -280,13 +280,17 @@ class Point:
         return self.rate(self.summary.median)
 
     @property
-    def bus_bandwidth_Bps(self) -> Optional[float]:
-        """A collective's bus bandwidth: its bandwidth (nccl-tests' algorithm bandwidth) times
-        the operation's factor at its rank count, which the run records in the point's info
-        (measure/collectives.py); None for any other point."""
+    def bus_factor(self) -> Optional[float]:
+        """A collective's bus bandwidth over its algorithm bandwidth at its rank count, as the
+        run recorded it in the point's info (measure/collectives.py); None for any other point."""
         factor = (self.info or {}).get("bus_factor")
-        bw = self.bandwidth_Bps
-        return bw * factor if bw is not None and isinstance(factor, (int, float)) else None
+        return factor if isinstance(factor, (int, float)) else None
+
+    @property
+    def bus_bandwidth_Bps(self) -> Optional[float]:
+        """A collective's bus bandwidth (nccl-tests): its bandwidth times its bus factor."""
+        bw, factor = self.bandwidth_Bps, self.bus_factor
+        return bw * factor if bw is not None and factor is not None else None
 
     @property
     def aggregate_bandwidth_Bps(self) -> Optional[float]:
@@ -341,8 +345,9 @@ class Point:
         d.update({k: getattr(self, k) for k in self._OPTIONAL if getattr(self, k) is not None})
         d.update(summary=self.summary.to_dict(), latency_s=self.latency_s, bandwidth_Bps=self.bandwidth_Bps,
                  diagnostics=list(self.diagnostics))
-        if self.bus_bandwidth_Bps is not None:
-            d["bus_bandwidth_Bps"] = self.bus_bandwidth_Bps
+        bus = self.bus_bandwidth_Bps
+        if bus is not None:
+            d["bus_bandwidth_Bps"] = bus
         if self.is_pattern:
             d.update({k: getattr(self, k) for k in self._PATTERN})
             d.update(ranks=_plain(self.ranks), fairness=_plain(self.fairness),
