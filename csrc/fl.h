@@ -208,6 +208,9 @@ extern const fl_kernel fl_app_transpose_kernels[];
 extern const fl_kernel fl_app_matmul_kernels[];
 extern const fl_kernel fl_app_sort_kernels[];
 extern const fl_kernel fl_coll_kernels[];
+/* The MPI library's collective algorithm controls, through MPI_T without
+ * MPI_Init (--probe coll; families/coll_controls.c): exit code 0, or 3. */
+int fl_coll_probe(void);
 #ifdef FL_HAVE_FABRIC
 extern const fl_kernel fl_fabric_kernels[];
 extern const fl_kernel fl_fabric_pattern_kernels[];

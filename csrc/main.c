@@ -9,6 +9,8 @@
 /* --probe LEVEL: what the level's library offers, without MPI (fl.h). */
 static int probe(const char *level)
 {
+    if (strcmp(level, "coll") == 0)
+        return fl_coll_probe();
 #ifdef FL_HAVE_FABRIC
     if (strcmp(level, "fabric") == 0)
         return fl_fabric_probe();

@@ -83,10 +83,11 @@ static void describe(const coll_state *s, fl_shape *shape)
     shape->buffers = 1;
     snprintf(shape->info, FL_INFO_LEN,
              "{\"call\":\"%s\",\"form\":\"%s\",\"dtype\":\"%s\",\"count\":%lld,\"reduce\":\"%s\","
-             "\"root\":%d,\"root_shift\":%s,\"in_place\":%s,\"sync\":\"%s\",\"ranks\":%d}",
+             "\"root\":%d,\"root_shift\":%s,\"in_place\":%s,\"sync\":\"%s\",\"ranks\":%d,"
+             "\"algorithm_control\":\"%s\",\"algorithm_in_force\":\"%s\"}",
              coll_name(s->op), FORMS[s->form], DTYPES[s->dtype], (long long)s->count, REDUCES[s->reduce],
              s->root, s->root_shift ? "true" : "false", s->in_place ? "true" : "false",
-             s->sync ? "barrier" : "none", s->a.n);
+             s->sync ? "barrier" : "none", s->a.n, s->control, s->algorithm);
 }
 
 static void alloc_buffers(coll_state *s)
@@ -137,6 +138,7 @@ static int coll_setup(const fl_ctx *ctx, const fl_point *pt, void **state, fl_sh
         return st;
     }
     s->info = shape->info;
+    coll_control_read(s, s->control, s->algorithm, sizeof s->algorithm);
     if (s->a.comm != MPI_COMM_NULL) {
         coll_sizes(s);
         alloc_buffers(s);

@@ -24,6 +24,8 @@
 #define COLL_PERSISTENT 0
 #endif
 
+#define CONTROL_LEN 96
+
 enum { FORM_BLOCKING, FORM_NONBLOCKING, FORM_PERSISTENT };
 enum { T_INT8, T_INT32, T_INT64, T_FLOAT, T_DOUBLE };
 enum { R_SUM, R_MAX, R_MIN, R_BAND, R_BOR, R_BXOR };
@@ -50,6 +52,8 @@ typedef struct {
     MPI_Request *preq;       /* persistent: one request per root (or one) */
     int npreq;
     char *info;              /* the point's info (fl_shape), for the first wrong element */
+    char control[CONTROL_LEN];   /* the library's algorithm control for op and form ("" if none) */
+    char algorithm[CONTROL_LEN]; /* its value in force, as the library names it */
 } coll_state;
 
 /* The call of s->op in `form` with `root`; FORM_PERSISTENT initialises
@@ -67,5 +71,9 @@ void coll_fill(coll_state *s, int root);
  * first one's index and value, and what was expected, in *at, *got, *want. */
 int64_t coll_check(const coll_state *s, int root, int64_t *checked, int64_t *at, double *got,
                    double *want);
+
+/* The algorithm control of s->op in s->form and the value in force, read
+ * through MPI_T (coll_controls.c); both "" where the library has none. */
+void coll_control_read(const coll_state *s, char *control, char *value, size_t len);
 
 #endif

@@ -50,7 +50,7 @@ def test_each_operation_takes_the_parameters_it_has():
     assert "reduce" in REGISTRY["coll.allreduce"].params and "root" not in REGISTRY["coll.allreduce"].params
     assert {"root", "root_shift", "reduce", "in_place"} <= set(REGISTRY["coll.reduce"].params)
     assert "in_place" not in REGISTRY["coll.bcast"].params and "reduce" not in REGISTRY["coll.bcast"].params
-    assert set(REGISTRY["coll.barrier"].params) == {"form", "sync"}
+    assert set(REGISTRY["coll.barrier"].params) == {"form", "sync", "algorithm"}
 
 
 @pytest.mark.parametrize("argv,says", [

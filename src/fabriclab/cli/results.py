@@ -4,6 +4,7 @@ or result files. They start fast: numpy loads only once a file is read."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from ..report import FORMATS
 from .letters import adder
@@ -26,11 +27,49 @@ def cmd_list(args) -> int:
         named = " [run when named]" if b.suite is None else ""
         print(f"{b.name:<{width}}  {b.metric:<9}  {b.summary} [axes {','.join(b.axes)}]{ranks}"
               + (f" [params {extra}]" if extra else "") + named + (" [unavailable]" if b.level in missing else ""))
+    from ..errors import UsageError
+    try:
+        _algorithms(args.mpi_home, build_core=False)
+    except UsageError as e:
+        print(f"\ncoll algorithms: no MPI to ask ({e})")
+    return 0
+
+
+def _algorithms(mpi_home, build_core: bool) -> None:
+    """The collectives' algorithm names of the MPI in use, from its core's probe
+    (measure/coll_algorithms.py); the core is built first only when asked."""
+    from ..errors import RunError
+    from ..measure import build, coll_algorithms, mpi
+    from ..measure.benchmarks import REGISTRY
+    m = mpi.discover(home=mpi_home)
+    core = build.ensure_core(m) if build_core else build.planned(m)
+    if not build_core and not Path(core.path).exists():
+        print(f"\ncoll algorithms: the core for {m.mpicc} is not built yet; `fabriclab list --algorithms` "
+              "builds it and lists the names each operation accepts")
+        return
+    try:
+        controls = coll_algorithms.probe(core.path)
+    except RunError as e:
+        print(f"\ncoll algorithms: {e}")
+        return
+    print(f"\ncoll algorithms of {m.flavour} ({m.mpicc}); -p algorithm=NAME, auto (the default) leaves the "
+          "choice to the library:")
+    calls = {b.coll.call: name for name, b in REGISTRY.items() if b.coll}
+    for (call, form), c in controls.items():
+        print(f"{calls.get(call, call)} {form} ({c.name}): {' '.join(c.names)}")
+
+
+def cmd_algorithms(args) -> int:
+    _algorithms(args.mpi_home, build_core=True)
     return 0
 
 
 def register_list(sub) -> None:
-    p = sub.add_parser("list", help="List levels and benchmarks, one line each.")
+    p = sub.add_parser("list", help="List levels and benchmarks, one line each, and the collectives' "
+                                    "algorithms of the MPI in use.")
+    p.add_argument("--algorithms", action="store_const", const=cmd_algorithms, dest="func",
+                   help="only the collectives' algorithm names, building the core for the MPI first if needed")
+    p.add_argument("--mpi-home", metavar="DIR", help="the MPI whose algorithms to list (as run's --mpi-home)")
     p.set_defaults(func=cmd_list)
 
 

@@ -203,6 +203,9 @@ COLL_REDUCE = {"reduce": choice("sum", "max", "min", "band", "bor", "bxor")}
 COLL_ROOT = {"root": integer(0, 0, (1 << 24) - 1), "root_shift": choice("off", "on")}
 COLL_IN_PLACE = {"in_place": choice("no", "yes")}
 COLL_SYNC = {"sync": choice("barrier", "none")}
+# The library's algorithm for the operation and form (coll_algorithms.py):
+# auto leaves the choice to the library; another name is one its control accepts.
+COLL_ALGORITHM = {"algorithm": text("auto")}
 
 # In the default suite each app is one size on 1 and 2 ranks, with its
 # default parameters (the packed transpose, the sort at E = 8): five launches
@@ -314,7 +317,8 @@ def _coll(op: str, summary: str) -> Bench:
     """A collective's entry: its parameters follow from what the operation takes."""
     c = COLLECTIVES[op]
     params = {**COLL_FORM, **(COLL_DTYPE if c.data else {}), **(COLL_REDUCE if c.reduces else {}),
-              **(COLL_ROOT if c.rooted else {}), **(COLL_IN_PLACE if c.data and op != "bcast" else {}), **COLL_SYNC}
+              **(COLL_ROOT if c.rooted else {}), **(COLL_IN_PLACE if c.data and op != "bcast" else {}), **COLL_SYNC,
+              **COLL_ALGORITHM}
     return Bench(f"coll.{op}", summary, "bandwidth" if c.data else "latency",
                  sizes=COLL_SIZES if c.data else "0", axes=("size", "active"), params=params,
                  pattern="group", concurrent=True, suite=None, views=("collectives",), coll=c,

@@ -49,6 +49,7 @@ class Job:
     conns: tuple = (1,)
     layouts: tuple = ()            # patterns.Layout per active count; () for two-rank benchmarks
     buffers: tuple = ()            # per size: buffers per side (cache state); () = one each
+    env: tuple = ()                # (name, value) its launches set: a collective's algorithm (coll_algorithms.py)
 
     @property
     def npoints(self) -> int:
@@ -72,6 +73,8 @@ class Job:
             d["conns"] = list(self.conns)
         if self.buffers:
             d["buffers"] = list(self.buffers)
+        if self.env:
+            d["env"] = dict(self.env)
         return d
 
 

@@ -248,6 +248,7 @@ class _Reading:
 def _launch(job: Job, k: int, run: _Run) -> str | None:
     """One launch of the core for one job; an error line or None."""
     argv, env = command(run.spec, protocol.job_argv(run.core_path, job, run.plan.sampling, run.plan.validate))
+    env = {**env, **dict(job.env)}
     before = sysinfo.noise()
     token = run.watch.before()
     launch = run.executor(argv, env)

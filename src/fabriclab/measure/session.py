@@ -224,15 +224,16 @@ class Session:
         self.check(force=True)
         core_path = self.request.launch.core or build.planned(self.mpi).path
         plan = self.plan
-        below = any(j.bench.level in LIBRARY_LEVELS for j in plan.jobs)
+        below = any(j.bench.level in LIBRARY_LEVELS or j.bench.coll for j in plan.jobs)
         if below and Path(core_path).exists():
             plan, _ = self._settle(plan, build.Core(core_path, "", "", False))
         elif below:
-            self.say("the core is not built yet: the fabric and ucx levels' providers and transports are "
-                     "chosen when the run starts")
+            self.say("the core is not built yet: the fabric and ucx levels' providers and transports, and "
+                     "the collectives' algorithms, are settled when the run starts")
         out = []
         for job in plan.order(0):
             argv, env = command(self.spec, protocol.job_argv(core_path, job, plan.sampling, plan.validate))
+            env = {**env, **dict(job.env)}
             prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
             out.append((prefix + " " if prefix else "") + shlex.join(argv))
         return out
@@ -273,11 +274,14 @@ class Session:
 
     def _settle(self, plan: Plan, core):
         """(plan, header record): the fabric jobs' providers chosen and the ucx
-        jobs' transports checked from the core's probes (measure/fabrics.py)."""
-        from . import build, fabrics
+        jobs' transports checked from the core's probes (measure/fabrics.py);
+        the collectives' algorithms checked and set (measure/coll_algorithms.py)."""
+        from . import build, coll_algorithms, fabrics
         plan, record, notes = fabrics.settle(plan, core.path, build.levels(core.path), self.one_host,
                                              named=bool(self.request.benches),
                                              testbed=self.request.site.testbed is not None)
+        plan, algorithms = coll_algorithms.settle(plan, core.path, self.mpi.flavour)
+        record.update(algorithms)
         for note in notes:
             self.say(note)
         for rec in record.values():
