@@ -39,6 +39,7 @@ static void read_params(coll_state *s, const fl_opts *o)
     s->root_shift = fl_param_is(o, "root_shift", "on");
     s->in_place = fl_param_is(o, "in_place", "yes");
     s->sync = !fl_param_is(o, "sync", "none");
+    s->overlap = fl_param_is(o, "overlap", "on") && s->form == FORM_NONBLOCKING;
 }
 
 /* The point's counts and roots, decided alike on every rank (idle ones too):
@@ -143,6 +144,8 @@ static int coll_setup(const fl_ctx *ctx, const fl_point *pt, void **state, fl_sh
         coll_sizes(s);
         alloc_buffers(s);
         describe(s, shape);
+        if (s->overlap)
+            coll_overlap_setup(s, shape);
     }
     return FL_OK;
 }
@@ -152,7 +155,9 @@ static int coll_setup(const fl_ctx *ctx, const fl_point *pt, void **state, fl_sh
 static inline void coll_once(coll_state *s, int root)
 {
     MPI_Request q;
-    if (s->form == FORM_PERSISTENT) {
+    if (s->overlap) {
+        coll_overlapped(s, root);
+    } else if (s->form == FORM_PERSISTENT) {
         MPI_Request *p = &s->preq[s->npreq > 1 ? root : 0];
         MPI_Start(p);
         MPI_Wait(p, MPI_STATUS_IGNORE);
@@ -324,34 +329,34 @@ static int barrier_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void *
 
 const fl_kernel fl_coll_kernels[] = {
     {.name = "coll.allreduce", .setup = allreduce_setup, .measure = coll_measure, .verify = coll_verify,
-     .teardown = coll_teardown},
+     .teardown = coll_teardown, .phases = app_phases},
     {.name = "coll.bcast", .setup = bcast_setup, .measure = coll_measure, .verify = coll_verify,
-     .teardown = coll_teardown},
+     .teardown = coll_teardown, .phases = app_phases},
     {.name = "coll.reduce", .setup = reduce_setup, .measure = coll_measure, .verify = coll_verify,
-     .teardown = coll_teardown},
+     .teardown = coll_teardown, .phases = app_phases},
     {.name = "coll.allgather", .setup = allgather_setup, .measure = coll_measure, .verify = coll_verify,
-     .teardown = coll_teardown},
+     .teardown = coll_teardown, .phases = app_phases},
     {.name = "coll.allgatherv", .setup = allgatherv_setup, .measure = coll_measure, .verify = coll_verify,
-     .teardown = coll_teardown},
+     .teardown = coll_teardown, .phases = app_phases},
     {.name = "coll.reduce_scatter", .setup = reduce_scatter_setup, .measure = coll_measure, .verify = coll_verify,
-     .teardown = coll_teardown},
+     .teardown = coll_teardown, .phases = app_phases},
     {.name = "coll.reduce_scatter_block", .setup = reduce_scatter_block_setup, .measure = coll_measure, .verify = coll_verify,
-     .teardown = coll_teardown},
+     .teardown = coll_teardown, .phases = app_phases},
     {.name = "coll.gather", .setup = gather_setup, .measure = coll_measure, .verify = coll_verify,
-     .teardown = coll_teardown},
+     .teardown = coll_teardown, .phases = app_phases},
     {.name = "coll.gatherv", .setup = gatherv_setup, .measure = coll_measure, .verify = coll_verify,
-     .teardown = coll_teardown},
+     .teardown = coll_teardown, .phases = app_phases},
     {.name = "coll.scatter", .setup = scatter_setup, .measure = coll_measure, .verify = coll_verify,
-     .teardown = coll_teardown},
+     .teardown = coll_teardown, .phases = app_phases},
     {.name = "coll.scatterv", .setup = scatterv_setup, .measure = coll_measure, .verify = coll_verify,
-     .teardown = coll_teardown},
+     .teardown = coll_teardown, .phases = app_phases},
     {.name = "coll.alltoall", .setup = alltoall_setup, .measure = coll_measure, .verify = coll_verify,
-     .teardown = coll_teardown},
+     .teardown = coll_teardown, .phases = app_phases},
     {.name = "coll.alltoallv", .setup = alltoallv_setup, .measure = coll_measure, .verify = coll_verify,
-     .teardown = coll_teardown},
+     .teardown = coll_teardown, .phases = app_phases},
     {.name = "coll.scan", .setup = scan_setup, .measure = coll_measure, .verify = coll_verify,
-     .teardown = coll_teardown},
+     .teardown = coll_teardown, .phases = app_phases},
     {.name = "coll.barrier", .setup = barrier_setup, .measure = coll_measure, .verify = coll_verify,
-     .teardown = coll_teardown},
+     .teardown = coll_teardown, .phases = app_phases},
     {.name = NULL},
 };

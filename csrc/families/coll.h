@@ -54,6 +54,10 @@ typedef struct {
     char *info;              /* the point's info (fl_shape), for the first wrong element */
     char control[CONTROL_LEN];   /* the library's algorithm control for op and form ("" if none) */
     char algorithm[CONTROL_LEN]; /* its value in force, as the library names it */
+    int overlap;             /* non-blocking, with a compute loop between post and wait (coll_overlap.c) */
+    int64_t steps;           /* the compute loop's steps: t_pure's worth on this rank */
+    double t_pure, t_cpu;    /* the calibration's, slowest rank */
+    double sink;             /* the compute loop's result, kept so that it runs */
 } coll_state;
 
 /* The call of s->op in `form` with `root`; FORM_PERSISTENT initialises
@@ -75,5 +79,11 @@ int64_t coll_check(const coll_state *s, int root, int64_t *checked, int64_t *at,
 /* The algorithm control of s->op in s->form and the value in force, read
  * through MPI_T (coll_controls.c); both "" where the library has none. */
 void coll_control_read(const coll_state *s, char *control, char *value, size_t len);
+
+/* Overlap (coll_overlap.c): the calibration of t_pure, the compute loop and
+ * t_cpu, with the point's phases and info; one overlapped op (post, compute,
+ * wait) with its phases kept. */
+void coll_overlap_setup(coll_state *s, fl_shape *shape);
+void coll_overlapped(coll_state *s, int root);
 
 #endif

@@ -50,7 +50,7 @@ def test_each_operation_takes_the_parameters_it_has():
     assert "reduce" in REGISTRY["coll.allreduce"].params and "root" not in REGISTRY["coll.allreduce"].params
     assert {"root", "root_shift", "reduce", "in_place"} <= set(REGISTRY["coll.reduce"].params)
     assert "in_place" not in REGISTRY["coll.bcast"].params and "reduce" not in REGISTRY["coll.bcast"].params
-    assert set(REGISTRY["coll.barrier"].params) == {"form", "sync", "algorithm"}
+    assert set(REGISTRY["coll.barrier"].params) == {"form", "sync", "algorithm", "overlap", "progress"}
 
 
 @pytest.mark.parametrize("argv,says", [
@@ -66,3 +66,39 @@ def test_bad_input_is_one_line_and_launches_nothing(fake_core, argv, says, capsy
     assert main(["run", *argv, "--dry-run", "--core", fake_core["core"], "--mpiexec", fake_core["mpiexec"]]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and says in err[0], err
+
+
+def _overlapped(median, lo, hi, t_pure=1e-3, t_cpu=1e-3, compute=1e-3):
+    return Point("coll.allreduce", 1 << 22, 1 << 22, Summary(median=median, n=20, ci_low=lo, ci_high=hi, ci_rel=0.01,
+                                                            outliers=0),
+                 info={"overlap": {"t_pure_s": t_pure, "t_cpu_s": t_cpu, "compute_steps": 1000}},
+                 phases={"post": [1e-5] * 3, "compute": [compute] * 3, "wait": [1e-5] * 3})
+
+
+def test_overlap_is_imb_nbcs_with_its_interval_from_the_ops():
+    o = _overlapped(1.2e-3, 1.1e-3, 1.3e-3).overlap
+    assert (o["percent"], o["low"], o["high"]) == pytest.approx((80.0, 70.0, 90.0))
+    assert o["compute_slowdown"] == pytest.approx(1.0) and o["cpu_over_pure"] == pytest.approx(1.0)
+    # none hidden (the op and the loop add up), all hidden, and clipped at both ends
+    assert _overlapped(2.0e-3, 2e-3, 2e-3).overlap["percent"] == 0.0
+    assert _overlapped(1.0e-3, 1e-3, 1e-3).overlap["percent"] == 100.0
+    assert _overlapped(3.0e-3, 3e-3, 3e-3).overlap["percent"] == 0.0
+    assert _overlapped(0.9e-3, 0.9e-3, 0.9e-3).overlap["percent"] == 100.0
+    assert Point("coll.allreduce", 8, 8, Summary(median=1e-6)).overlap is None
+    assert _overlapped(1.2e-3, 1.1e-3, 1.3e-3).to_dict()["overlap"]["percent"] == pytest.approx(80.0)
+
+
+def test_a_compute_loop_off_its_speed_is_named_on_the_point():
+    from fabriclab.analysis import diagnostics as dg
+    ok = _overlapped(1.2e-3, 1.1e-3, 1.3e-3)
+    assert dg.check_point(ok, ok.summary, 1.0) == []
+    slow = _overlapped(1.2e-3, 1.1e-3, 1.3e-3, t_cpu=2e-3, compute=0.5e-3)
+    (d,) = [d for d in dg.check_point(slow, slow.summary, 1.0)]
+    assert d.code == "overlap-compute" and "0.25x its time alone" in d.message and "2.00x the time it was " \
+        "calibrated to" in d.message and "progress thread" in d.advice
+
+
+def test_the_tables_overlap_cells_give_the_interval_and_the_compute_loops_speed():
+    from fabriclab.report import tables
+    assert tables._overlap_cells(_overlapped(1.2e-3, 1.1e-3, 1.3e-3).overlap) == ["80 (70..90)", "1.00x"]
+    assert tables._overlap_cells(None) == ["-", "-"]

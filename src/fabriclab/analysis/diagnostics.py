@@ -36,11 +36,13 @@ NOISY_MACHINE = "noisy-machine"
 NOT_CONVERGED = "not-converged"
 WIDE_INTERVAL = "wide-interval"
 OFF_TREND = "off-trend"
+OVERLAP_COMPUTE = "overlap-compute"
 
 MIN_SAMPLES = 10  # below this the median CI spans most of the samples (n <= 5: min..max)
 OUTLIER_FRACTION = 0.10  # more than this is a disturbed machine, not an odd sample
 TIMER_FRACTION = 0.01  # the core sizes batches so the timer costs < 1% of a sample
 LOAD_SLACK = 0.5  # load average is a decaying mean; tolerate half a busy CPU
+COMPUTE_DRIFT = 0.10  # the overlap's compute loop may run 10% off its calibrated speed
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,7 @@ def check_point(record: Mapping, summary: "Summary", target_ci: float) -> List[D
             "Raise --min-samples or --point-time (each operation may be slower "
             "than the time allowed per point).", **where))
 
+    out += _overlap_compute(get("overlap"), where)
     if summary.outliers > OUTLIER_FRACTION * n:
         out.append(Diagnostic(
             OUTLIERS,
@@ -142,6 +145,26 @@ def check_point(record: Mapping, summary: "Summary", target_ci: float) -> List[D
             "machine; the median is robust, but the tail percentiles describe the "
             "disturbance rather than the fabric.", **where))
     return out
+
+
+def _overlap_compute(overlap, where: dict) -> List[Diagnostic]:
+    """A non-blocking collective's compute loop that ran off its calibrated
+    speed (schema.records.Point.overlap): the overlap figure then measures a
+    shared or throttled CPU too."""
+    if not isinstance(overlap, Mapping):
+        return []
+    off = {k: overlap.get(k) for k in ("compute_slowdown", "cpu_over_pure")
+           if isinstance(overlap.get(k), (int, float)) and abs(overlap[k] - 1) > COMPUTE_DRIFT}
+    if not off:
+        return []
+    said = {"compute_slowdown": "took {:.2f}x its time alone while the collective ran",
+            "cpu_over_pure": "took {:.2f}x the time it was calibrated to (t_cpu over t_pure)"}
+    return [Diagnostic(
+        OVERLAP_COMPUTE,
+        "the overlap's compute loop " + " and ".join(said[k].format(v) for k, v in off.items()),
+        "The CPU the loop runs on is shared (the library's progress thread, another rank, another process) or "
+        "changes speed: the overlap figure measures that as well as the library. Give each rank and its "
+        "progress thread a core of their own.", **where)]
 
 
 def check_host(loadavg1: float, ncpus: int, nranks: int) -> List[Diagnostic]:
@@ -220,6 +243,29 @@ _CONDITIONS = {
     TIMER_OVERHEAD: "the timer's cost above 1% of a sample",
     TIMER_RESOLUTION: "the timer's tick above 1% of a sample",
 }
+
+
+def capped_run(held: Mapping, capped: int, narrow: int, target_ci: float) -> Diagnostic:
+    """Most points reached the --point-time cap (held: code -> [points, of]):
+    the cap ended their sampling, which is no evidence of noise. `narrow` of
+    the `capped` points whose every launch stopped there still met the target
+    interval: for them there is nothing to do."""
+    shared = "; ".join(f"{_CONDITIONS.get(code, code)} ({n} of {of} points)" for code, (n, of) in held.items())
+    if capped and narrow == capped:
+        fix = (f"Every point that stopped there still has its median within +-{_pct(target_ci)}: nothing to "
+               "do. A longer --point-time would only add samples.")
+    else:
+        fix = (f"{capped - narrow} of the {capped} points that stopped there every launch have an interval wider "
+               f"than +-{_pct(target_ci)}: raise --point-time (each of their ops is long, so the cap allows "
+               "few samples), or accept the wider interval with --target-ci.")
+    return Diagnostic(TIME_CAP, f"the --point-time cap, not noise: {shared}", fix)
+
+
+def run_condition(code: str, n: int, of: int) -> Diagnostic:
+    """A condition most points share that is neither noise nor the cap (the timer's cost or tick)."""
+    return Diagnostic(code, f"{_CONDITIONS.get(code, code)} ({n} of {of} points)",
+                      "Raise --sample-time so that each sample batches more operations and the timer's share "
+                      "falls below 1%.")
 
 
 def noisy_machine(held: Mapping, size: Mapping) -> Diagnostic:

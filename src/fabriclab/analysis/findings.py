@@ -29,11 +29,22 @@ MOST = 0.5
 # the run, never named point by point.
 RUN_KINDS = (dg.UNSTABLE_ACROSS_LAUNCHES, dg.OUTLIERS, dg.UNSTABLE_POINT, dg.TIME_CAP, dg.TOO_FEW_SAMPLES,
              dg.TIMER_OVERHEAD, dg.TIMER_RESOLUTION)
+# Of those, the ones that are evidence of noise. A launch stopped at the
+# --point-time cap, or one with few samples, is the cap ending a point whose
+# ops are long: it says nothing of the machine's noise, nor does a wide
+# interval on a point that stopped at the cap. The timer's cost is a
+# property of the clock and the op's length.
+NOISE_KINDS = (dg.UNSTABLE_ACROSS_LAUNCHES, dg.OUTLIERS, dg.UNSTABLE_POINT)
+CAP_KINDS = (dg.TIME_CAP, dg.TOO_FEW_SAMPLES)
+TARGET_CI = 0.025       # the sampling's default --target-ci, when a document does not say its own
 # Per-launch conditions a point keeps when every one of its launches had them
 # and most points of the run did not: the core sizes its batches for a timer
 # cost under 1% of a sample, so a bias of the point's own shows in every
 # launch, while one that comes and goes follows the machine's load.
 POINT_FROM_LAUNCHES = (dg.TIMER_OVERHEAD, dg.TIMER_RESOLUTION)
+# Conditions of the point itself that it keeps from any launch: its data
+# arrived wrong, or its overlap's compute loop ran off its calibrated speed.
+POINT_ANY_LAUNCH = (dg.VALIDATION_FAILED, dg.OVERLAP_COMPUTE)
 # "Much wider": above the run's 90th percentile of relative interval
 # widths, more than WIDE_FACTOR times their median, and an outlier of their
 # logarithms by the modified z-score > 3.5 (Iglewicz and Hoaglin 1993, the
@@ -57,8 +68,15 @@ def _codes(m) -> Counter:
     return Counter(d["code"] for d in m.diagnostics)
 
 
+def _capped(m) -> bool:
+    """Every launch of the point stopped at the --point-time cap."""
+    return bool(m.launches) and all(x.stop == "time_cap" for x in m.launches)
+
+
 def _applies(m, code: str) -> bool:
-    return code != dg.UNSTABLE_ACROSS_LAUNCHES or len(m.launches) > 1
+    if code == dg.UNSTABLE_ACROSS_LAUNCHES:
+        return len(m.launches) > 1
+    return code != dg.UNSTABLE_POINT or not _capped(m)   # few samples, not noise, widen a capped interval
 
 
 def conditions(points: list) -> dict:
@@ -88,25 +106,34 @@ def noise(points: list, outlier_share: Optional[float], steal: list) -> dict:
             "launches": len(steal), "steal_launches": len(stolen), "steal_max": max(stolen, default=0.0)}
 
 
-def _run_findings(held: dict, size: dict) -> list:
-    """The run-level findings: one about a noisy machine (the conditions most
-    points share, with the run's measured noise), and steal time if any."""
+def _run_findings(held: dict, size: dict, capped: tuple) -> list:
+    """The run-level findings: one about a noisy machine (the conditions of
+    noise most points share, with the run's measured noise), steal time if
+    any, one about the --point-time cap where most points reached it
+    (capped: the points that did and how many of them met the target
+    interval anyway), and one per timer condition most points share."""
     most = {k: v for k, v in held.items() if v[0] > MOST * v[1]}
+    noise = {k: v for k, v in most.items() if k in NOISE_KINDS}
     out = []
-    if most or size["steal_launches"] > MOST * max(size["launches"], 1):
-        out.append(dg.noisy_machine(most, size).to_dict())
+    if noise or size["steal_launches"] > MOST * max(size["launches"], 1):
+        out.append(dg.noisy_machine(noise, size).to_dict())
     elif size["steal_launches"]:
         out.append(dg.steal_launches(size["steal_launches"], size["launches"], size["steal_max"]).to_dict())
+    cap = {k: v for k, v in most.items() if k in CAP_KINDS}
+    if cap:
+        out.append(dg.capped_run(cap, *capped).to_dict())
+    out += [dg.run_condition(k, *v).to_dict() for k, v in most.items() if k not in NOISE_KINDS + CAP_KINDS]
     return out
 
 
-def classify(points: list, outlier_share: Optional[float] = None, steal: Optional[list] = None) -> dict:
+def classify(points: list, outlier_share: Optional[float] = None, steal: Optional[list] = None,
+             target_ci: float = TARGET_CI) -> dict:
     """The run's findings; each measured point's diagnostics replaced by its
     point-level warnings (their `launches`: how many of its launches had it).
 
     points: merged points whose diagnostics are every launch's (merge.merge);
     outlier_share: outlier samples over all samples of the run's launches;
-    steal: the steal fraction of every launch."""
+    steal: the steal fraction of every launch; target_ci: the run's --target-ci."""
     measured = [m for m in points if not m.is_imported]
     held = conditions(measured)
     size = noise(measured, outlier_share, steal or [])
@@ -125,18 +152,21 @@ def classify(points: list, outlier_share: Optional[float] = None, steal: Optiona
     for m in measured:
         where = {"bench": m.bench, "size": m.size, "stride": m.stride}
         m.diagnostics = [d if isinstance(d, dict) else {**d.to_dict(), **where} for d in flags[id(m)]]
-    return {"noise": size, "conditions": held, "run": _run_findings(held, size),
+    capped = [m for m in measured if _capped(m)]
+    narrow = sum(m.summary.ci_rel is not None and m.summary.ci_rel <= target_ci for m in capped)
+    return {"noise": size, "conditions": held, "run": _run_findings(held, size, (len(capped), narrow, target_ci)),
             "flagged": sum(bool(m.diagnostics) for m in measured)}
 
 
 def _from_launches(m, run_wide: set) -> list:
-    """A point's own warnings among its launches': a failed validation in any
-    launch; a timer bias in every one of its launches, unless the run shares it."""
+    """A point's own warnings among its launches': a failed validation or an
+    overlap's compute loop off its speed in any launch; a timer bias in every
+    one of its launches, unless the run shares it."""
     codes, n = _codes(m), max(len(m.launches), 1)
     out, seen = [], set()
     for d in m.diagnostics:
         code = d["code"]
-        keep = code == dg.VALIDATION_FAILED or (
+        keep = code in POINT_ANY_LAUNCH or (
             code in POINT_FROM_LAUNCHES and code not in run_wide and codes[code] >= n)
         if keep and code not in seen:
             seen.add(code)

@@ -106,7 +106,9 @@ def analyse(doc, stored: list | None = None) -> tuple[list[MergedPoint], dict]:
     every launch's warnings, so they are classified here all the same."""
     hosts = doc.header.hosts
     pts = stored if stored is not None else [merge(ps, hosts) for ps in doc.groups().values()]
-    return pts, findings.classify(pts, _outlier_share(doc), _steal(doc))
+    target = (doc.header.plan.get("sampling") or {}).get("target_ci")
+    return pts, findings.classify(pts, _outlier_share(doc), _steal(doc),
+                                  target if isinstance(target, (int, float)) and target > 0 else findings.TARGET_CI)
 
 
 def _outlier_share(doc):

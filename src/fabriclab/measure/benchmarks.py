@@ -206,6 +206,11 @@ COLL_SYNC = {"sync": choice("barrier", "none")}
 # The library's algorithm for the operation and form (coll_algorithms.py):
 # auto leaves the choice to the library; another name is one its control accepts.
 COLL_ALGORITHM = {"algorithm": text("auto")}
+# Overlap (non-blocking form only): a compute loop as long as the op between
+# its post and its wait, IMB-NBC's t_ovrl (csrc/families/coll_overlap.c); and the
+# library's asynchronous progress (coll_algorithms.py) that lets the op advance meanwhile.
+COLL_OVERLAP = {"overlap": Param("off", ("off", "on"), only=("form", "nonblocking")),
+                "progress": choice("library", "thread")}
 
 # In the default suite each app is one size on 1 and 2 ranks, with its
 # default parameters (the packed transpose, the sort at E = 8): five launches
@@ -318,7 +323,7 @@ def _coll(op: str, summary: str) -> Bench:
     c = COLLECTIVES[op]
     params = {**COLL_FORM, **(COLL_DTYPE if c.data else {}), **(COLL_REDUCE if c.reduces else {}),
               **(COLL_ROOT if c.rooted else {}), **(COLL_IN_PLACE if c.data and op != "bcast" else {}), **COLL_SYNC,
-              **COLL_ALGORITHM}
+              **COLL_ALGORITHM, **COLL_OVERLAP}
     return Bench(f"coll.{op}", summary, "bandwidth" if c.data else "latency",
                  sizes=COLL_SIZES if c.data else "0", axes=("size", "active"), params=params,
                  pattern="group", concurrent=True, suite=None, views=("collectives",), coll=c,

@@ -11,7 +11,8 @@ MPIR_CVAR_I<OP>_... for the non-blocking and persistent forms) from the
 environment; Open MPI reads coll_tuned_<op>_algorithm as
 OMPI_MCA_coll_tuned_<op>_algorithm, which counts only with
 coll_tuned_use_dynamic_rules=1, and coll_libnbc_i<op>_algorithm for the
-non-blocking forms (docs/collectives.md, "Algorithms")."""
+non-blocking forms (docs/collectives.md, "Algorithms"). `-p progress=thread`
+starts the library's own progress thread the same way (for overlap)."""
 
 from __future__ import annotations
 
@@ -97,27 +98,45 @@ def check(bench: str, call: str, form: str, name: str, controls: dict) -> Contro
     return c
 
 
+def progress_environment(flavour: str) -> dict:
+    """The variables that start the library's own progress thread: MPICH's
+    MPIR_CVAR_ASYNC_PROGRESS (which raises the thread level to
+    MPI_THREAD_MULTIPLE itself); Open MPI 5 has none for every path, only its
+    TCP BTL's btl_tcp_progress_thread (ranks on other hosts)."""
+    if flavour in ("mpich", "intel"):
+        return {"MPIR_CVAR_ASYNC_PROGRESS": "1"}
+    if flavour == "openmpi":
+        return {MCA_PREFIX + "btl_tcp_progress_thread": "1"}
+    raise UsageError(f"fabriclab does not know how this MPI ({flavour}) starts a progress thread; "
+                     "leave progress=library")
+
+
 def settle(plan, core_path: str, flavour: str, probe_fn=None):
     """(plan, header record): each collective job that names an algorithm
     checked against the library's controls and given the environment that
-    selects it (`all`: one job per name); the record lists what was set, per job."""
+    selects it (`all`: one job per name), and one with progress=thread the
+    environment that starts the library's progress thread; the record lists
+    what was set, per job."""
     def asks(job) -> bool:
         return job.bench.coll is not None and job.params.get("algorithm", AUTO) != AUTO
 
-    if not any(asks(j) for j in plan.jobs):
+    def threads(job) -> dict:
+        return progress_environment(flavour) if job.params.get("progress") == "thread" else {}
+
+    if not any(asks(j) or threads(j) for j in plan.jobs):
         return plan, {}
-    controls = (probe_fn or probe)(core_path)
+    controls = (probe_fn or probe)(core_path) if any(asks(j) for j in plan.jobs) else {}
     jobs, record = [], []
     for job in plan.jobs:
-        if not asks(job):
+        if not (asks(job) or threads(job)):
             jobs.append(job)
             continue
-        form, name = job.params.get("form", "blocking"), job.params["algorithm"]
-        c = check(job.bench.name, job.bench.coll.call, form, name, controls)
+        form, name = job.params.get("form", "blocking"), job.params.get("algorithm", AUTO)
+        c = check(job.bench.name, job.bench.coll.call, form, name, controls) if asks(job) else None
         for value in (c.names if name == ALL else (name,)):
-            env = c.environment(flavour, value)
+            env = {**(c.environment(flavour, value) if c else {}), **threads(job)}
             one = replace(job, params={**job.params, "algorithm": value}, env=tuple(sorted(env.items())))
-            record.append({"bench": one.bench.name, "variant": one.variant, "control": c.name, "env": env})
+            record.append({"bench": one.bench.name, "variant": one.variant, "control": c.name if c else None,
+                           "env": env})
             jobs.append(one)
     return replace(plan, jobs=tuple(jobs)), {"coll": {"jobs": record}}
-

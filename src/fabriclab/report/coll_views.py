@@ -2,7 +2,9 @@
 convention, measure/collectives.py), one curve per run, variant (form, in place,
 element type ...) and rank count, with the fastest to the slowest rank's time as
 the band (IMB's t_min .. t_max, read as bandwidths); scan, which has no bus
-bandwidth, as algorithm bandwidth; the barrier as time per op against ranks."""
+bandwidth, as algorithm bandwidth; the barrier as time per op against ranks;
+and, where a run measured it, each operation's overlap with computation
+(IMB-NBC) against size, its 95% interval as the band."""
 
 from __future__ import annotations
 
@@ -16,8 +18,7 @@ def collectives(runs: list) -> list[Figure]:
     figs = []
     for bench in measured(runs, in_view("collectives")):
         fig = _barrier(runs, bench) if bench == "coll.barrier" else _operation(runs, bench)
-        if not fig.empty():
-            figs.append(fig)
+        figs += [f for f in (fig, _overlap(runs, bench)) if not f.empty()]
     return figs
 
 
@@ -62,4 +63,22 @@ def _barrier(runs: list, bench: str) -> Figure:
             fig.series.append(Series((f"{run.name} " if len(runs) > 1 else "") + group_name(bench, variant),
                                      [r.active for r in line], [r.median_s * 1e6 for r in line],
                                      hollow=[not r.converged for r in line]))
+    return fig
+
+
+def _overlap(runs: list, bench: str) -> Figure:
+    """Overlap % against size, one line per variant and rank count that measured it."""
+    op = bench.split(".", 1)[1]
+    fig = Figure(f"coll-{op}-overlap", f"{REGISTRY[bench].coll.call}: overlap with computation vs size", SIZE,
+                 Axis("overlap (%)"),
+                 note="IMB-NBC: 100 x (t_pure + t_cpu - t_ovrl) / min(t_pure, t_cpu), clipped to 0..100; "
+                      "band: from the interval of t_ovrl; hollow: the compute loop ran off its calibrated speed "
+                      "(overlap-compute) or the point did not converge")
+    for label, line in _lines(runs, bench):
+        line = [r for r in line if r.overlap]
+        if not line:
+            continue
+        fig.series.append(Series(label, [r.size for r in line], [r.overlap["percent"] for r in line],
+                                 band=([r.overlap["low"] for r in line], [r.overlap["high"] for r in line]),
+                                 hollow=[not r.converged or "overlap-compute" in (r.warnings or "") for r in line]))
     return fig

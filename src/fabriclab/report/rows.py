@@ -57,6 +57,8 @@ class Row:
     t_min_s: Optional[float]
     t_avg_s: Optional[float]
     t_max_s: Optional[float]
+    # a non-blocking collective with a compute loop: IMB-NBC's overlap (Point.overlap)
+    overlap: Optional[dict]
     vs_best_copy: Optional[float]
     launches: int
     within_launch_rel: Optional[float]
@@ -98,7 +100,7 @@ class Row:
             rank_bandwidth_min_Bps=min(bws) if bws else None, rank_bandwidth_max_Bps=max(bws) if bws else None,
             rank_bandwidth_mean_Bps=sum(bws) / len(bws) if bws else None,
             fairness_jain=fair.jain if fair else None, fairness_min_max=fair.min_max_ratio if fair else None,
-            message_rate_per_s=p.message_rate_per_s, bus_bandwidth_Bps=p.bus_bandwidth_Bps,
+            message_rate_per_s=p.message_rate_per_s, bus_bandwidth_Bps=p.bus_bandwidth_Bps, overlap=p.overlap,
             t_min_s=min(times) if times else None, t_avg_s=sum(times) / len(times) if times else None,
             t_max_s=max(times) if times else None,
             vs_best_copy=p.bandwidth_Bps / best_copy if best_copy and p.bandwidth_Bps else None,

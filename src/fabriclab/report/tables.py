@@ -107,15 +107,16 @@ class _Columns:
     app: str | None = None      # an app: its rate column (its registry facts) instead of per-rank figures
     phases: tuple = ()          # an app's phase names, a column each
     coll: bool = False          # a collective: bus bandwidth and t_min, t_avg, t_max instead of per-rank rates
+    overlap: bool = False       # a non-blocking collective's overlap with computation
 
     @classmethod
     def of(cls, rs: list) -> "_Columns":
         app = rs[0].bench if app_of(rs[0].bench) else None
-        phases = tuple(dict.fromkeys(x.name for r in rs for x in phase_split(r.phases_s, r.median_s)))
+        phases = tuple(dict.fromkeys(x.name for r in rs for x in phase_split(r.phases_s, r.median_s))) if app else ()
         return cls(any(r.stride != 1 for r in rs), any(r.conns != 1 for r in rs),
                    any(r.active is not None for r in rs), any(r.vs_best_copy is not None for r in rs),
                    any(r.launches > 1 for r in rs), all(r.imported for r in rs), app, phases,
-                   coll_of(rs[0].bench) is not None)
+                   coll_of(rs[0].bench) is not None, any(r.overlap for r in rs))
 
     @property
     def ranked(self) -> bool:
@@ -129,6 +130,7 @@ class _Columns:
                    ["median", "95% CI", "p5", "p99", "min", "max", "n", "MB/s"])
                 + (["rank MB/s min..max", "Jain", "Mmsg/s"] if self.ranked else [])
                 + (["busbw MB/s", "t_min", "t_avg", "t_max"] if self.coll else [])
+                + (["overlap %", "compute"] if self.overlap else [])
                 + ([app_of(self.app).rate.label, "speedup"] if self.app else []) + list(self.phases)
                 + (["vs best copy"] if self.ect else []) + (["launches", "between"] if self.multi else [])
                 + ["stop", "warnings"])
@@ -153,6 +155,8 @@ def _cells(r: Row, c: _Columns) -> list[str]:
                 f"{r.message_rate_per_s / 1e6:.3g}" if r.message_rate_per_s else "-"]
     if c.coll:
         row += [_fmt_mbps(r.bus_bandwidth_Bps), t("t_min_s"), t("t_avg_s"), t("t_max_s")]
+    if c.overlap:
+        row += _overlap_cells(r.overlap)
     if c.app:
         row += [app_of(c.app).rate.text(r.work_per_s), f"{r.speedup:.2f}" if r.speedup is not None else "-"]
         split = {x.name: x for x in phase_split(r.phases_s, r.median_s)}
@@ -162,6 +166,14 @@ def _cells(r: Row, c: _Columns) -> list[str]:
     if c.multi:
         row += [str(r.launches), f"+-{r.between_launch_rel * 100:.1f}%" if r.between_launch_rel is not None else "-"]
     return row + [r.stop or "", r.warnings or ""]
+
+
+def _overlap_cells(o) -> list[str]:
+    """The overlap at the median with its interval, and the compute loop's time during the op over alone."""
+    if not o:
+        return ["-", "-"]
+    slow = o.get("compute_slowdown")
+    return [f"{o['percent']:.0f} ({o['low']:.0f}..{o['high']:.0f})", f"{slow:.2f}x" if slow is not None else "-"]
 
 
 def _part(x) -> str:
@@ -182,7 +194,9 @@ def _note(first: Row, c: _Columns) -> str:
     if c.coll:
         return ("time per op: one collective call, the slowest rank's (IMB's t_max per sample); MB/s = the op's "
                 "bytes (nccl-tests' S) over it; busbw = MB/s times the operation's bus factor; t_min, t_avg, "
-                "t_max: the taking ranks' own median times; MB/s = 10^6 bytes/s")
+                "t_max: the taking ranks' own median times; MB/s = 10^6 bytes/s"
+                + ("; overlap % (IMB-NBC): how much of the op hid behind an equal compute loop, with its 95% "
+                   "interval; compute: the loop's time during the op over its time alone" if c.overlap else ""))
     if first.concurrent:
         note = "time per op, all transfers at once; MB/s = all ranks' payload"
     else:

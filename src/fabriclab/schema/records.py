@@ -40,6 +40,14 @@ def point_key(p) -> tuple:
     return (p["bench"], p.get("variant", ""), p["size"], p.get("stride", 1), p.get("conns", 1), p.get("active"))
 
 
+def overlap_percent(t_pure: float, t_cpu: float, t_ovrl: float) -> float:
+    """Intel MPI Benchmarks' overlap of a non-blocking operation (IMB-NBC,
+    "Measuring Communication and Computation Overlap"): 100 x max(0, min(1,
+    (t_pure + t_CPU - t_ovrl) / min(t_pure, t_CPU))); 100 when the op hides
+    entirely behind the computation, 0 when they add up."""
+    return 100.0 * max(0.0, min(1.0, (t_pure + t_cpu - t_ovrl) / min(t_pure, t_cpu)))
+
+
 @dataclass(frozen=True, slots=True)
 class Summary:
     """Statistics of a point's samples, in seconds per op (docs/statistics.md).
@@ -293,6 +301,28 @@ class Point:
         return bw * factor if bw is not None and factor is not None else None
 
     @property
+    def overlap(self) -> Optional[dict]:
+        """A non-blocking collective's overlap with computation (IMB-NBC), from
+        the calibration in its info and its op time t_ovrl: percent at the
+        median, low and high at the interval's ends (a longer op overlaps
+        less); the compute phase's time during the op over its time alone
+        (compute_slowdown) and t_cpu over t_pure, which the loop was
+        calibrated to match (cpu_over_pure). Either far from 1: the CPU ran
+        the loop at another speed than calibrated, and the percent measures
+        that as well as overlap. None for any other point."""
+        o = (self.info or {}).get("overlap")
+        if not isinstance(o, dict) or not is_duration(o.get("t_pure_s")) or not is_duration(o.get("t_cpu_s")):
+            return None
+        tp, tc, s = o["t_pure_s"], o["t_cpu_s"], self.summary
+        if min(tp, tc) <= 0:
+            return None
+        compute = self.phase_medians.get("compute")
+        return {"percent": overlap_percent(tp, tc, s.median),
+                "low": overlap_percent(tp, tc, s.ci_high if s.ci_high is not None else s.median),
+                "high": overlap_percent(tp, tc, s.ci_low if s.ci_low is not None else s.median),
+                "compute_slowdown": compute / tc if compute is not None else None, "cpu_over_pure": tc / tp}
+
+    @property
     def aggregate_bandwidth_Bps(self) -> Optional[float]:
         """A pattern's payload of all ranks over the slowest rank's time (its median)."""
         return self.bandwidth_Bps if self.is_pattern else None
@@ -348,6 +378,9 @@ class Point:
         bus = self.bus_bandwidth_Bps
         if bus is not None:
             d["bus_bandwidth_Bps"] = bus
+        overlap = self.overlap
+        if overlap is not None:
+            d["overlap"] = overlap
         if self.is_pattern:
             d.update({k: getattr(self, k) for k in self._PATTERN})
             d.update(ranks=_plain(self.ranks), fairness=_plain(self.fairness),
@@ -363,7 +396,8 @@ class Point:
 
 
 # What a reader derives and so does not take from a document.
-DERIVED = ("latency_s", "bandwidth_Bps", "aggregate_bandwidth_Bps", "message_rate_per_s", "bus_bandwidth_Bps")
+DERIVED = ("latency_s", "bandwidth_Bps", "aggregate_bandwidth_Bps", "message_rate_per_s", "bus_bandwidth_Bps",
+           "overlap")
 # The fields a point reads; the rest of a record is kept as it is (`extra`).
 _POINT_KNOWN = frozenset({x.name for x in dc_fields(Point)} | {"kind", "spread", "launches"} | set(DERIVED))
 
