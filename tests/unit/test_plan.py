@@ -8,7 +8,7 @@ from fabriclab.measure.plan import Sampling, build
 def test_default_plan_covers_all_levels():
     plan = build(None, None, None, None, Sampling(), False)
     levels = {j.bench.level for j in plan.jobs}
-    assert levels == {"memory", "deposit", "message", "tcp", "fabric", "ucx", "app"}
+    assert levels == {"memory", "deposit", "message", "tcp", "fabric", "ucx", "app", "coll"}
     assert plan.npoints > 100
 
 

@@ -206,6 +206,11 @@ COLL_SYNC = {"sync": choice("barrier", "none")}
 # The library's algorithm for the operation and form (coll_algorithms.py):
 # auto leaves the choice to the library; another name is one its control accepts.
 COLL_ALGORITHM = {"algorithm": text("auto")}
+# The default suite: the collectives people measure most (IMB's default list,
+# nccl-tests' own), each at a latency, a mid and a bandwidth size on the run's
+# ranks (about 6 s of the 3 minutes for five launches each at two ranks).
+COLL_SUITE_OPS = ("allreduce", "bcast", "allgather", "reduce_scatter", "barrier")
+COLL_SUITE = {"sizes": "8,64K,1M"}
 # Overlap (non-blocking form only): a compute loop as long as the op between
 # its post and its wait, IMB-NBC's t_ovrl (csrc/families/coll_overlap.c); and the
 # library's asynchronous progress (coll_algorithms.py) that lets the op advance meanwhile.
@@ -326,7 +331,8 @@ def _coll(op: str, summary: str) -> Bench:
               **COLL_ALGORITHM, **COLL_OVERLAP}
     return Bench(f"coll.{op}", summary, "bandwidth" if c.data else "latency",
                  sizes=COLL_SIZES if c.data else "0", axes=("size", "active"), params=params,
-                 pattern="group", concurrent=True, suite=None, views=("collectives",), coll=c,
+                 pattern="group", concurrent=True, views=("collectives",), coll=c,
+                 suite=(COLL_SUITE if c.data else {}) if op in COLL_SUITE_OPS else None,
                  size_label="vector size" if not c.blocks else "block size", footprint=fp.coll(op))
 
 

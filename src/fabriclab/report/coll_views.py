@@ -54,7 +54,7 @@ def _operation(runs: list, bench: str) -> Figure:
 
 
 def _barrier(runs: list, bench: str) -> Figure:
-    fig = Figure("coll-barrier", "MPI_Barrier: time per op vs ranks", Axis("ranks", kind="count"),
+    fig = Figure("coll-barrier", "MPI_Barrier: time per op vs ranks", Axis("ranks (count)", kind="count"),
                  Axis("time per op (us)"), note="the slowest rank's time of one barrier")
     for run in runs:
         rows = [r for r in run.rows if r.bench == bench]

@@ -1,0 +1,129 @@
+"""fabriclab's coll level against a bare loop of the same MPI calls.
+
+The reference, bench/reference/coll_loop.c, runs MPI_Allreduce, MPI_Bcast,
+MPI_Allgather and MPI_Reduce_scatter as fabriclab's defaults do (blocking,
+float, MPI_SUM, root 0, a barrier before each op outside its time, the
+slowest rank's time), built with the mpicc fabriclab uses and launched with
+fabriclab's own launcher command line, so that the two differ only in the
+timing harness. At 8 B, 64 KiB and 4 MiB on the run's ranks (2 by default),
+the time per op of each is compared round by round, the contenders
+alternating; the target is every ratio within 3% (median over the rounds).
+
+Usage: python bench/bench_coll.py [--rounds N] [--ranks N] [--mpi-home DIR]"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import tempfile
+from pathlib import Path
+
+import _common as c
+from fabriclab import schema
+from fabriclab.errors import UsageError
+
+REF = Path(__file__).resolve().parent / "reference" / "coll_loop.c"
+OPS = ("allreduce", "bcast", "allgather", "reduce_scatter")
+SIZES = (8, 64 << 10, 4 << 20)
+POINTS = tuple((op, s) for op in OPS for s in SIZES)
+TOLERANCE = 0.03
+# The reference's repetitions: its median over REPS of about REP_S seconds
+# each, the length of fabriclab's samples (--sample-time 20 us): a mean over
+# milliseconds carries every interruption of the machine into the figure,
+# where a median of short repetitions loses them.
+REPS = 301
+REP_S = 2e-5
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=5, help="alternating rounds (default 5)")
+    ap.add_argument("--ranks", type=int, default=2, help="ranks (default 2)")
+    ap.add_argument("--mpi-home", help="the MPI to measure (default: fabriclab's own choice)")
+    opts = ap.parse_args(argv)
+    if opts.rounds < 1 or opts.ranks < 2:
+        ap.error("--rounds must be at least 1 and --ranks at least 2")
+    return opts
+
+
+def fl_args(opts) -> list[str]:
+    return ([*(f"coll.{op}" for op in OPS), "-n", str(opts.ranks), "--active", str(opts.ranks),
+             "-s", ",".join(map(str, SIZES)), "--launches", "1"]
+            + (["--mpi-home", opts.mpi_home] if opts.mpi_home else []))
+
+
+def fl_measure(opts, work: str) -> dict:
+    r = c.fabriclab_run(fl_args(opts), work)
+    if r.error is not None:
+        raise c.BenchError(f"fabriclab exit code {r.returncode}: {r.error}\n  command: {shlex.join(r.argv)}")
+    try:
+        doc = schema.load(r.path)
+    except UsageError as e:
+        raise c.BenchError(str(e)) from None
+    return {(p.bench[5:], p.size): p.summary.median for p in doc.points}
+
+
+class Reference:
+    def __init__(self, exe: str, prefix: list[str], env: dict):
+        self.exe, self.prefix, self.env, self.iters = exe, prefix, env, {}
+
+    def once(self, pt: tuple, iters: int, reps: int) -> float:
+        out = c.run([*self.prefix, self.exe, pt[0], str(pt[1]), str(iters), str(reps)], env=self.env, timeout=300)
+        try:
+            return json.loads(out.strip().splitlines()[-1])["time_s"]
+        except (ValueError, KeyError, IndexError):
+            raise c.BenchError(f"unexpected reference output: {out.strip()[:300]}") from None
+
+    def calibrate(self) -> None:
+        for pt in POINTS:
+            self.iters[pt] = max(1, min(10 ** 5, round(REP_S / self.once(pt, 20, 3))))
+
+    def measure(self) -> dict:
+        return {pt: self.once(pt, self.iters[pt], REPS) for pt in POINTS}
+
+
+def setup(opts, work: str):
+    """A first fabriclab run builds the core and gives the mpicc and launch line it uses."""
+    r = c.fabriclab_run(fl_args(opts), work)
+    if r.error is not None:
+        raise c.BenchError(f"fabriclab: {r.error}")
+    doc = schema.load(r.path).to_dict(derived=False)
+    prefix, env = c.launch_prefix(doc)
+    exe = str(Path(work) / "coll_loop")
+    build = [doc["header"]["mpi"]["mpicc"], "-O2", "-o", exe, str(REF)]
+    c.run(build)
+    return Reference(exe, prefix, env), build, c.mpi_library(doc)
+
+
+def body() -> None:
+    opts = parse_args()
+    with tempfile.TemporaryDirectory(prefix="fabriclab-bench-") as work:
+        ref, build, library = setup(opts, work)
+        c.header("fabriclab coll level vs a bare loop of the same MPI calls",
+                 mpi=[f"{library} ({opts.ranks} ranks; launches both contenders)"],
+                 commands=[f"build:     {shlex.join(build)}",
+                           f"reference: {shlex.join([*ref.prefix, 'coll_loop'])} OP SIZE ITERS {REPS}",
+                           f"fabriclab: fabriclab run {shlex.join(fl_args(opts))} -o RUN.json -q"],
+                 method=f"{opts.rounds} rounds, contenders alternated; time per op = the slowest rank's, a "
+                        f"barrier before each op outside its time; reference = median of {REPS} repetitions of "
+                        f"~{REP_S * 1e6:g} us; fabriclab = the point's median; target on the median of "
+                        "per-round ratios")
+        ref.calibrate()
+        res = c.alternate([("reference", ref.measure), ("fabriclab", lambda: fl_measure(opts, work))],
+                          opts.rounds, show=lambda name, r: f"{len(r)} points")
+        print(f"\n  {'point':<22}{'fabriclab':>12}{'reference':>12}   ratio (per-round range)")
+        verdicts = []
+        for pt in POINTS:
+            ratio, each = c.paired_ratio([x[pt] for x in res["fabriclab"]], [x[pt] for x in res["reference"]])
+            print(f"  {pt[0] + ' ' + c.fmt_size(pt[1]):<22}{c.fmt_time(c.median([x[pt] for x in res['fabriclab']])):>12}"
+                  f"{c.fmt_time(c.median([x[pt] for x in res['reference']])):>12}   {ratio:.3f} ({c.spread(each)})")
+            verdicts.append((pt, ratio))
+        print()
+        for pt, r in verdicts:
+            c.verdict(abs(r - 1) <= TOLERANCE, f"{pt[0]} {c.fmt_size(pt[1])} within {TOLERANCE:.0%} of the "
+                      "reference", f"ratio {r:.3f} ({(r - 1) * 100:+.1f}%)")
+
+
+if __name__ == "__main__":
+    c.main(body)
