@@ -185,9 +185,9 @@ def test_show_gives_rate_speedup_and_phases(runs, capsys):
     from fabriclab.report.summary import benchmark_rows     # the summary a run ends with
     best = {r[0]: r[2] for r in benchmark_rows(schema.load(runs["apps"]))}
     top = fmt_bytes(max(parse_sizes(REGISTRY["app.matmul"].sizes)))
-    assert re.fullmatch(rf"[\d.]+ GFLOP/s at {top} on 4 ranks", best["app.matmul"])
+    assert re.fullmatch(rf"[\d.]+ GFLOP/s @{top} n=4", best["app.matmul"])
     top = fmt_bytes(max(parse_sizes(REGISTRY["app.sort"].sizes)))
-    assert best["app.sort [elem=64]"].endswith(f"Mkeys/s at {top} on 4 ranks")
+    assert best["app.sort [elem=64]"].endswith(f"Mkeys/s @{top} n=4")
     assert main(["show", runs["apps"], "-f", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     doc = docs.read(runs["apps"])

@@ -5,6 +5,8 @@ The full per-point tables stay with `fabriclab show` (and `run --tables`)."""
 
 from __future__ import annotations
 
+import textwrap
+
 from ..measure.benchmarks import REGISTRY
 from ..units import fmt_bytes, fmt_rate, fmt_time
 from . import escape
@@ -29,9 +31,9 @@ def benchmark_rows(doc) -> list[list[str]]:
         peak = max((r for r in group if r.bandwidth_Bps), key=lambda r: r.bandwidth_Bps, default=None)
         converged = sum(r.stop == "converged" for r in group)
         imported = all(r.stop == "imported" for r in group)
-        out.append([name, f"{fmt_time(smallest.latency_s)} at {fmt_bytes(smallest.size)}",
+        out.append([name, f"{fmt_time(smallest.latency_s)} @{fmt_bytes(smallest.size)}",
                     _best_rate(group[0].bench, d) if "best_rate_per_s" in d else
-                    f"{fmt_rate(peak.bandwidth_Bps)} at {fmt_bytes(peak.size)}" if peak else "-",
+                    f"{fmt_rate(peak.bandwidth_Bps)} @{fmt_bytes(peak.size)}" if peak else "-",
                     fmt_bytes(d["half_peak_size"]) if d.get("half_peak_size") else "-",
                     "imported" if imported else f"{converged}/{len(group)}", status(group)])
     return out
@@ -62,8 +64,7 @@ def _where(r) -> str:
 def _best_rate(bench: str, d: dict) -> str:
     """An app's best work rate (its registry facts) instead of a transfer's peak bandwidth."""
     rate = app_of(bench).rate
-    return (f"{rate.text(d['best_rate_per_s'])} {rate.label} at {fmt_bytes(d['best_at_size'])} "
-            f"on {d['best_at_active']} ranks")
+    return f"{rate.text(d['best_rate_per_s'])} {rate.label} @{fmt_bytes(d['best_at_size'])} n={d['best_at_active']}"
 
 
 def warning_groups(doc) -> list[dict]:
@@ -106,19 +107,49 @@ def warning_lines(doc) -> list[str]:
     return out
 
 
-def _table(head: list[str], body: list[list[str]]) -> list[str]:
-    body = [[escape.terminal(c) for c in r] for r in body]
-    widths = [max(len(head[i]), *(len(r[i]) for r in body)) if body else len(head[i]) for i in range(len(head))]
-    fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
-    return [fmt(head)] + [fmt(r) for r in body]
+
+# The summary fits a terminal this wide: the table's rows are compacted (a
+# long name on a line of its own, the status wrapped under its column) and
+# prose lines wrap with an indent.
+WIDTH = 100
+STATUS = 18      # "converged +-12.3%" whole
 
 
-def summary(doc, paths: dict) -> str:
-    """The text printed at the end of a run."""
-    head = ["benchmark", "latency (smallest)", "peak bandwidth", "half-peak", "converged", "status"]
-    lines = [escape.terminal(ln) for ln in header_lines(doc)] + [""] + _table(head, benchmark_rows(doc)) + [""]
-    lines += [escape.terminal(ln) for ln in skip_lines(doc)] + [escape.terminal(ln) for ln in warning_lines(doc)]
-    lines += [f"result {paths['result']}  (stream {paths['stream']})",
-              f"figures: fabriclab report {paths['result']}   tables: fabriclab show {paths['result']}   "
+def summary(doc, paths: dict, width: int = WIDTH) -> str:
+    """The text printed at the end of a run, every line at most `width` columns."""
+    head = ["benchmark", "latency", "peak bandwidth", "half-peak", "conv.", "status"]
+    prose = [escape.terminal(ln) for ln in header_lines(doc)] + [""]
+    lines = [w for ln in prose for w in _wrap(ln, width)] + _fit(head, benchmark_rows(doc), width) + [""]
+    lines += [w for ln in skip_lines(doc) + warning_lines(doc) for w in _wrap(escape.terminal(ln), width)]
+    lines += [f"result {paths['result']}", f"  stream {paths['stream']}",
+              f"figures: fabriclab report {paths['result']}", f"tables:  fabriclab show {paths['result']}",
               f"compare: fabriclab compare BASE.json {paths['result']}"]
     return "\n".join(lines) + "\n"
+
+
+def _wrap(line: str, width: int) -> list[str]:
+    """A prose line in lines of at most width columns, the rest indented (paths and names stay whole)."""
+    if len(line) <= width:
+        return [line]
+    return textwrap.wrap(line, width, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)
+
+
+def _fit(head: list[str], body: list[list[str]], width: int) -> list[str]:
+    """The table in `width` columns: the first column as wide as the figures
+    leave it (a longer name takes a line of its own, the figures follow on the
+    next), the last column (the status) wrapped under itself."""
+    body = [[escape.terminal(c) for c in r] for r in body]
+    cols = range(1, len(head) - 1)
+    widths = {i: max([len(head[i])] + [len(r[i]) for r in body]) for i in cols}
+    figures = sum(widths.values()) + 2 * (len(head) - 1)
+    name_w = min(max([len(head[0])] + [len(r[0]) for r in body]), max(12, width - figures - STATUS))
+    status_w = max(STATUS, width - name_w - figures)
+
+    def row(r: list[str]) -> list[str]:
+        mid = "  ".join(r[i].rjust(widths[i]) for i in cols)
+        status = textwrap.wrap(r[-1], status_w, break_long_words=False) or [""]
+        lead = [r[0]] if len(r[0]) > name_w else []
+        first = ("" if lead else r[0]).ljust(name_w)
+        pad = " " * (name_w + 2 + len(mid) + 2)
+        return lead + [f"{first}  {mid}  {status[0]}".rstrip()] + [pad + s for s in status[1:]]
+    return [out for r in [head] + body for out in row(r)]
