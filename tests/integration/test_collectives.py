@@ -135,3 +135,24 @@ def test_overlap_with_and_without_the_librarys_progress_thread(tmp_path):
     assert env == {"form=nonblocking,overlap=on,progress=thread": {"MPIR_CVAR_ASYNC_PROGRESS": "1"}}
     assert main(["report", str(out), "-o", str(tmp_path / "ov.html")]) == 0
     assert "MPI_Allreduce: overlap with computation vs size" in (tmp_path / "ov.html").read_text()
+
+
+def test_show_report_and_compare_against_an_osu_import(tmp_path, capsys):
+    """A run of two collectives shows (bus bandwidth columns), reports (their figures) and
+    compares with OSU's real output of the same operations imported at the same rank count."""
+    from pathlib import Path
+    from fabriclab.cli import main
+    out = tmp_path / "c.json"
+    realrun.run(out, "coll.allreduce", "coll.barrier", "-s", "4,64K", validate=False)
+    data = Path(__file__).parents[1] / "data" / "imports" / "osu_barrier_allreduce_v5.txt"
+    assert main(["import", str(data), "--from", "osu", "--ranks", "2", "-o", str(tmp_path / "osu.json")]) == 0
+    capsys.readouterr()
+    assert main(["show", str(out)]) == 0
+    assert "busbw MB/s" in capsys.readouterr().out
+    assert main(["report", str(out), "-o", str(tmp_path / "c.html")]) == 0
+    html = (tmp_path / "c.html").read_text()
+    assert "MPI_Allreduce: bus bandwidth vs size" in html and "MPI_Barrier: time per op vs ranks" in html
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "osu.json"), str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "coll.allreduce" in text and "coll.barrier" in text

@@ -16,6 +16,7 @@ from fabriclab.cli import main
 from fabriclab.errors import UsageError
 from fabriclab.measure import imports
 from fabriclab.measure.imports import imb, osu
+from fabriclab.measure.collectives import COLLECTIVES as REGISTRY_COLL
 from fabriclab.measure.runner import derive
 
 DATA = Path(__file__).parents[1] / "data" / "imports"
@@ -133,11 +134,11 @@ def test_osu_concatenated_outputs_and_library_noise():
 
 
 def test_osu_unsupported_and_empty_sections():
-    text = "# OSU MPI Alltoall Latency Test v7.3\n# Datatype: MPI_CHAR.\n# Size       Avg Latency(us)\n8  3.1\n"
-    with pytest.raises(UsageError, match="Alltoall Latency Test, which fabriclab does not import"):
+    text = "# OSU MPI Multiple Bandwidth / Message Rate Test v7.3\n# Size  MB/s  Messages/s\n8  3.1  4\n"
+    with pytest.raises(UsageError, match="Message Rate Test, which fabriclab does not import"):
         osu.parse(text)
     mixed = osu.parse(text + (DATA / "osu_latency_v5.txt").read_text())
-    assert mixed.ignored == ["MPI Alltoall Latency Test"] and len(mixed.figures) == 24
+    assert mixed.ignored == ["MPI Multiple Bandwidth / Message Rate Test"] and len(mixed.figures) == 24
     with pytest.raises(UsageError, match="no data rows"):
         osu.parse((DATA / "osu_header_only.txt").read_text())
 
@@ -149,8 +150,8 @@ def test_imb_blocks_of_every_benchmark_and_process_count():
     doc = load("imb_mpi1_2021.txt", "imb")
     h = doc["header"]
     assert h["nranks"] == 4 and h["imported"]["tool_version"] == "2021.3"
-    assert h["imported"]["benchmarks"] == ["PingPong", "PingPing", "Sendrecv", "Exchange", "Alltoall"]
-    assert h["imported"]["ignored"] == ["Allreduce"]
+    assert h["imported"]["benchmarks"] == ["PingPong", "PingPing", "Sendrecv", "Exchange", "Alltoall", "Allreduce"]
+    assert h["imported"]["ignored"] == []
     assert h["imported"]["settings"]["MPI Version"] == "3.1"
     assert h["imported"]["settings"]["Mbytes/sec"] == "1000000 B/s"
     by = pts(doc)
@@ -166,12 +167,13 @@ def test_imb_blocks_of_every_benchmark_and_process_count():
     assert (two["bytes_per_op"], four["bytes_per_op"]) == (2 * 64, 4 * 64)
     assert four["summary"]["median"] == pytest.approx(2.98e-6)
     assert by[("imb.exchange", 64, 4)]["bytes_per_op"] == 8 * 64
-    # Alltoall: #bytes to every other process; active as fabriclab's own alltoall records it
-    a2, a4 = by[("message.alltoall", 128, 2)], by[("message.alltoall", 128, 4)]
-    assert (a2["bytes_per_op"], a4["bytes_per_op"]) == (2 * 128, 12 * 128)
+    # Alltoall is MPI_Alltoall, the coll level's: #bytes is each process's block, the op is about N of them
+    a2, a4 = by[("coll.alltoall", 128, 2)], by[("coll.alltoall", 128, 4)]
+    assert (a2["bytes_per_op"], a4["bytes_per_op"]) == (2 * 128, 4 * 128)
     assert a4["summary"]["median"] == pytest.approx(3.64e-6) and a4["latency_s"] == a4["summary"]["median"]
-    assert by[("message.alltoall", 0, 4)]["bandwidth_Bps"] is None
-    assert len(docs.points(doc)) == 12 * 8
+    assert a4["bus_bandwidth_Bps"] == pytest.approx(a4["bandwidth_Bps"] * 3 / 4)
+    assert by[("coll.alltoall", 0, 4)]["bandwidth_Bps"] is None
+    assert len([p for p in docs.points(doc) if p["bench"] != "coll.allreduce"]) == 12 * 8
 
 
 @pytest.mark.parametrize("name,mega", [("imb_mpi1_2021.txt", 1e6), ("imb_mpi1_v3.txt", 1048576)])
@@ -195,7 +197,7 @@ def test_imb_failed_samples_are_skips():
     parsed = imb.parse(text)
     assert parsed.tool_version is None and parsed.nranks == 4
     assert [f.size for f in parsed.figures] == [1024]
-    assert parsed.skips[0][:2] == ("message.alltoall", 4194304) and "out-of-mem" in parsed.skips[0][2]
+    assert parsed.skips[0][:2] == ("coll.alltoall", 4194304) and "out-of-mem" in parsed.skips[0][2]
 
 
 # ---- the document, merged, shown and compared
@@ -327,7 +329,7 @@ def test_cli_default_output_and_stdout(tmp_path, monkeypatch, capsys):
     assert main(["import", str(DATA / "imb_mpi1_2021.txt"), "--from", "imb"]) == 0
     path = tmp_path / "results" / "imported-imb-imb_mpi1_2021.json"
     assert docs.read(path)["header"]["imported"]["tool"] == "imb"
-    assert "not imported: Allreduce" in capsys.readouterr().err
+    assert "imported 99 points of IMB PingPong, PingPing, Sendrecv, Exchange, Alltoall, Allreduce" in capsys.readouterr().err
     assert main(["import", str(DATA / "osu_bw_v7.txt"), "--from", "osu", "-o", "-"]) == 0
     cap = capsys.readouterr()
     assert json.loads(cap.out)["header"]["imported"]["benchmarks"] == ["osu_bw"]
@@ -389,3 +391,85 @@ def test_impossible_printed_figures_are_refused(tmp_path, capsys, tool, text, ms
     err = capsys.readouterr().err
     assert msg in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not (tmp_path / "r.json").exists()
+
+
+# ---- collectives
+
+
+def test_imb_collectives_with_their_process_counts_and_printed_times():
+    """Real IMB-MPI1 output of an Open MPI cluster: Bcast on 42 processes, Barrier on 160."""
+    doc = load("imb_collectives_ompi.txt", "imb")
+    assert doc["header"]["imported"]["benchmarks"] == ["Bcast", "Barrier"] and doc["header"]["nranks"] == 160
+    by = pts(doc)
+    b = by[("coll.bcast", 4194304, 42)]
+    assert b["summary"]["median"] == pytest.approx(20791.20e-6) and b["imported"]["column"] == "t_max[usec]"
+    assert b["bytes_per_op"] == 4194304 and b["bus_bandwidth_Bps"] == pytest.approx(b["bandwidth_Bps"])
+    assert b["info"]["printed_times"] == pytest.approx([6275.51e-6, 13687.10e-6, 20791.20e-6])
+    (bar,) = [p for p in docs.points(doc) if p["bench"] == "coll.barrier"]
+    assert (bar["size"], bar["active"], bar["bytes_per_op"]) == (0, 160, 0)
+    assert bar["summary"]["median"] == pytest.approx(49.77e-6) and bar["summary"]["n"] == 1000
+
+
+def test_imb_nbc_rows_are_the_overlap_and_pure_rows_the_nonblocking_form():
+    """IMB-NBC's columns as its IMB_output.c prints them: I<name> gives t_ovrl, t_pure, t_CPU
+    and overlap[%]; I<name>_pure gives the times of the op alone."""
+    text = ("#    Intel(R) MPI Benchmarks 2021.7, MPI-NBC part\n"
+            "# Benchmarking Iallreduce\n# #processes = 4\n"
+            "       #bytes #repetitions t_ovrl[usec] t_pure[usec]  t_CPU[usec]   overlap[%]\n"
+            "         4096         1000        30.00        20.00        20.00        50.00\n"
+            "# Benchmarking Iallreduce_pure\n# #processes = 4\n"
+            "       #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]\n"
+            "         4096         1000        18.00        20.00        19.00\n"
+            "# Benchmarking Ibarrier\n# #processes = 4\n"
+            "  #repetitions t_ovrl[usec] t_pure[usec]  t_CPU[usec]   overlap[%]\n"
+            "         1000         5.00         4.00         4.00        75.00\n")
+    parsed = imb.parse(text)
+    doc = imports.build(parsed, "imb", "nbc.txt", text.encode(), 0.0).to_dict()
+    ovl, pure, bar = docs.points(doc)
+    assert (ovl["bench"], ovl["variant"]) == ("coll.allreduce", "form=nonblocking,overlap=on")
+    assert ovl["summary"]["median"] == pytest.approx(30e-6) and ovl["overlap"]["percent"] == pytest.approx(50.0)
+    assert (pure["variant"], pure["summary"]["median"]) == ("form=nonblocking", pytest.approx(20e-6))
+    assert bar["bench"] == "coll.barrier" and bar["overlap"]["percent"] == pytest.approx(75.0)
+
+
+@pytest.mark.parametrize("name,bench,variant,size,column,median", [
+    ("osu_allreduce_v6_full.txt", "coll.allreduce", "", 3200000, "Max Latency(us)", 9220.24e-6),
+    ("osu_barrier_allreduce_v5.txt", "coll.barrier", "", 0, "Avg Latency(us)", 8.32e-6),
+    ("osu_barrier_allreduce_v5.txt", "coll.allreduce", "", 1048576, "Avg Latency(us)", 2066.89e-6),
+    ("osu_reduce_v7.txt", "coll.reduce", "accel=cuda", 1024, "Max Latency(us)", 134.61e-6),
+    ("osu_iallgather_v5.txt", "coll.allgather", "form=nonblocking,overlap=on", 1, "Overall(us)", 216.50e-6)])
+def test_osu_collectives_real_outputs(name, bench, variant, size, column, median):
+    """Real OSU outputs (5.3 to 7.3): the slowest process's time where -f printed it, the
+    mean otherwise; the barrier without a size; the library's noise around the tables ignored."""
+    doc = imports.load(DATA / name, "osu", nranks=8).to_dict()
+    (p,) = [p for p in docs.points(doc) if (p["bench"], p["size"]) == (bench, size)]
+    assert (p["variant"], p["active"], p["imported"]["column"]) == (variant, 8, column)
+    assert p["summary"]["median"] == pytest.approx(median)
+    assert p["bytes_per_op"] == REGISTRY_COLL[bench[5:]].bytes_per_op(size, 8)
+
+
+def test_osu_nonblocking_overlap_is_imbs_from_osus_times():
+    doc = imports.load(DATA / "osu_iallgather_v5.txt", "osu", nranks=16).to_dict()
+    (p,) = docs.points(doc)
+    assert p["overlap"]["percent"] == pytest.approx(float(p["imported"]["row"]["Overlap(%)"]), abs=0.01)
+    assert p["info"]["overlap"] == {"t_pure_s": pytest.approx(135.61e-6), "t_cpu_s": pytest.approx(140.95e-6)}
+
+
+def test_osu_ranks_is_checked(tmp_path, capsys):
+    assert main(["import", str(DATA / "osu_iallgather_v5.txt"), "--from", "osu", "--ranks", "0",
+                 "-o", str(tmp_path / "x.json")]) == 2
+    assert main(["import", str(DATA / "imb_collectives_ompi.txt"), "--from", "imb", "--ranks", "4",
+                 "-o", str(tmp_path / "y.json")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "1..16777216" in err[0] and "IMB prints its process counts" in err[1]
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_block_without_a_counterpart_is_named_as_not_imported(tmp_path, capsys):
+    text = (DATA / "imb_collectives_ompi.txt").read_text() + (
+        "# Benchmarking Multi-Bcast\n# #processes = 4\n"
+        "       #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]\n"
+        "            8         1000         1.00         2.00         1.50\n")
+    (tmp_path / "m.txt").write_text(text)
+    assert main(["import", str(tmp_path / "m.txt"), "--from", "imb", "-o", str(tmp_path / "m.json")]) == 0
+    assert "not imported: Multi-Bcast" in capsys.readouterr().err

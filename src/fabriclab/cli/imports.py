@@ -25,7 +25,7 @@ def cmd_import(args) -> int:
     from ..schema.document import collector_paused
     out = None if args.output == "-" else outputs.file(args.output or default_output(args.file, args.tool))
     with collector_paused():   # a point's objects are all kept: collections would find nothing to free
-        return _write(imports.load(args.file, args.tool, ["fabriclab", *args.argv]), args, out)
+        return _write(imports.load(args.file, args.tool, ["fabriclab", *args.argv], args.ranks), args, out)
 
 
 def _write(doc, args, out) -> int:
@@ -55,7 +55,10 @@ def register(sub) -> None:
     p.add_argument("file", metavar="FILE", help="The benchmark's text output, as it printed it.")
     p.add_argument("--from", dest="tool", choices=TOOLS, required=True, metavar="TOOL",
                    help="Which tool wrote FILE: osu (OSU Micro-Benchmarks) or imb (Intel MPI Benchmarks, "
-                        "IMB-MPI1).")
+                        "IMB-MPI1 and IMB-NBC).")
+    p.add_argument("--ranks", type=int, metavar="N",
+                   help="OSU only: the processes the collective tests ran on, which OSU does not print "
+                        "(default 2); IMB prints its own")
     adder(p, "import")("--output", metavar="RUN.json",
                        help="Where to write the document ('-' = stdout). "
                             "Default: results/imported-TOOL-STEM.json (STEM: FILE's name without suffix).")

@@ -85,6 +85,10 @@ class Row:
         s, fair, bws = p.summary, p.fairness, p.sender_bandwidths()
         times = [r.median_s for r in p.ranks or [] if r.role == "both" and r.median_s is not None] \
             if coll_of(p.bench) else []
+        spread = (min(times), sum(times) / len(times), max(times)) if times else (None, None, None)
+        printed = (p.info or {}).get("printed_times")   # an imported collective: the tool's t_min, t_avg, t_max
+        if not times and isinstance(printed, list) and len(printed) == 3:
+            spread = tuple(printed)
         app = app_of(p.bench)
         rates = dict.fromkeys(RATE_FIELDS)       # an app's work rate in the column its facts name
         if app and app.column:
@@ -101,8 +105,7 @@ class Row:
             rank_bandwidth_mean_Bps=sum(bws) / len(bws) if bws else None,
             fairness_jain=fair.jain if fair else None, fairness_min_max=fair.min_max_ratio if fair else None,
             message_rate_per_s=p.message_rate_per_s, bus_bandwidth_Bps=p.bus_bandwidth_Bps, overlap=p.overlap,
-            t_min_s=min(times) if times else None, t_avg_s=sum(times) / len(times) if times else None,
-            t_max_s=max(times) if times else None,
+            t_min_s=spread[0], t_avg_s=spread[1], t_max_s=spread[2],
             vs_best_copy=p.bandwidth_Bps / best_copy if best_copy and p.bandwidth_Bps else None,
             launches=len(p.launches), within_launch_rel=p.spread.within_rel,
             between_launch_rel=p.spread.between_rel if len(p.launches) > 1 else None,

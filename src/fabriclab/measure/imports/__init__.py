@@ -66,7 +66,11 @@ def active(f: Printed) -> int | None:
 def point(f: Printed, launch: int = 0) -> Point:
     """The point record of one imported figure: the tool's figure as the time
     of one op, no samples; its latency and bandwidth follow as for any point."""
-    return Point(bench=f.bench, variant=f.variant, size=f.size, active=active(f), launch=launch,
+    b = REGISTRY.get(f.bench)
+    info = dict(f.info or {})
+    if b is not None and b.coll is not None:    # its bus bandwidth, as a run records it (measure/runner.py)
+        info["bus_factor"] = b.coll.bus_factor(f.nprocs)
+    return Point(bench=f.bench, variant=f.variant, size=f.size, active=active(f), launch=launch, info=info,
                  bytes_per_op=f.bytes_per_op, legs_per_op=f.legs, concurrent=f.concurrent, samples=[],
                  stop="imported", summary=Summary(median=f.median_s, n=f.n, mean=f.median_s, confidence=None),
                  imported={"benchmark": f.benchmark, "value": f.value, "unit": f.unit, "column": f.column,
@@ -94,13 +98,17 @@ def build(parsed: Parsed, tool: str, source: str, data: bytes, mtime: float, arg
     return Document(header, records, Footer("complete", None, None, len(parsed.figures)))
 
 
-def load(path: str | Path, tool: str, argv: list | None = None) -> Document:
-    """Read FILE as `tool`'s output into a run document."""
+def load(path: str | Path, tool: str, argv: list | None = None, nranks: int | None = None) -> Document:
+    """Read FILE as `tool`'s output into a run document. `nranks`: the job's
+    processes, for OSU's collectives (OSU does not print them; IMB does)."""
     if tool not in IMPORTERS:
         raise UsageError(f"unknown tool {tool!r}: fabriclab imports {', '.join(IMPORTERS)}")
+    if nranks is not None and (tool != "osu" or not 1 <= nranks <= MAX_RANKS):
+        raise UsageError("--ranks is OSU's process count, 1.." + str(MAX_RANKS) if tool == "osu" else
+                         "--ranks is for OSU output: IMB prints its process counts itself")
     data, text = read(path)
     try:
-        parsed = IMPORTERS[tool](text, str(path))
+        parsed = IMPORTERS[tool](text, str(path), **({"nranks": nranks} if nranks else {}))
     except UsageError as e:  # say which file, where the parser could not
         raise (e if str(e).startswith(str(path)) else UsageError(f"{path}: {e}")) from None
     for f in parsed.figures:

@@ -1,6 +1,7 @@
-"""Parses Intel MPI Benchmarks (IMB-MPI1) text output into figures (measure/imports).
+"""Parses Intel MPI Benchmarks (IMB-MPI1, IMB-NBC) text output into figures (measure/imports).
 
-PingPong, PingPing, Sendrecv, Exchange and Alltoall. The format, from
+PingPong, PingPing, Sendrecv, Exchange and the collectives, IMB-NBC's
+non-blocking ones with their overlap. The format, from
 IMB's src_c/IMB_g_info.c and IMB_output.c: a banner `#    Intel(R) MPI
 Benchmarks <version>, MPI-1 part` (`Intel (R) MPI Benchmark Suite
 V<version>` before 2018), `# Key : value` lines, then per
@@ -16,7 +17,7 @@ from __future__ import annotations
 import re
 
 from ...errors import UsageError
-from .printed import Printed, Parsed, integer, number
+from .printed import Printed, Parsed, printed_times, collective, integer, number
 
 # IMB name -> (fabriclab benchmark, legs, payload bytes of one op in messages
 # of #bytes given the process count N). PingPong's t[usec] is half the round
@@ -31,8 +32,31 @@ BENCHES = {
     "PingPing": ("imb.pingping", 1, lambda n: 2),
     "Sendrecv": ("imb.sendrecv", 1, lambda n: n),
     "Exchange": ("imb.exchange", 1, lambda n: 2 * n),
-    "Alltoall": ("message.alltoall", 1, lambda n: n * (n - 1)),
 }
+# The collectives (IMB-MPI1, and IMB-NBC's I<name>) -> fabriclab's coll.<op>.
+# IMB's #bytes is what fabriclab's SIZE is (the IMB user guide: "X bytes"
+# is the vector of Allreduce, Reduce, Reduce_scatter and Bcast, each
+# process's block of Allgather(v), Gather(v), Scatter(v) and Alltoall(v));
+# the Barrier has no #bytes. IMB-NBC's I<name> rows are the overlap
+# (t_ovrl, t_pure, t_CPU), its I<name>_pure rows the non-blocking op alone.
+COLLECTIVES = {"Allreduce": "allreduce", "Reduce": "reduce", "Reduce_scatter": "reduce_scatter",
+               "Reduce_scatter_block": "reduce_scatter_block", "Allgather": "allgather",
+               "Allgatherv": "allgatherv", "Gather": "gather", "Gatherv": "gatherv", "Scatter": "scatter",
+               "Scatterv": "scatterv", "Alltoall": "alltoall", "Alltoallv": "alltoallv", "Bcast": "bcast",
+               "Barrier": "barrier", "Scan": "scan"}
+NBC_PURE, NBC_OVERLAP = "form=nonblocking", "form=nonblocking,overlap=on"
+
+
+def collective_of(name: str) -> tuple[str, str] | None:
+    """(op, variant) of an IMB collective's name, IMB-NBC's included; None for another."""
+    if name in COLLECTIVES:
+        return COLLECTIVES[name], ""
+    pure = name.endswith("_pure")
+    base = name[1:-5] if pure else name[1:]
+    lower = {k.lower(): v for k, v in COLLECTIVES.items()}    # IMB-NBC: Iallreduce, Ireduce_scatter
+    if name.startswith("I") and base.lower() in lower:
+        return lower[base.lower()], NBC_PURE if pure else NBC_OVERLAP
+    return None
 
 BANNER = re.compile(r"#\s*Intel\s*\(R\)\s*MPI\s+Benchmark(?:s|\s+Suite)\s+V?(?P<version>[^,]*?)\s*,"
                     r"\s*(?P<part>.*?)\s*$", re.I)
@@ -71,7 +95,7 @@ class _Block:
 
     @property
     def supported(self) -> bool:
-        return self.name in BENCHES and not self.multi
+        return (self.name in BENCHES or collective_of(self.name) is not None) and not self.multi
 
 
 def parse(text: str, source: str = "input") -> Parsed:
@@ -101,14 +125,14 @@ def parse(text: str, source: str = "input") -> Parsed:
         elif s.startswith("#bytes") or s.startswith("#repetitions") or s.startswith("Group"):
             blk.columns = s.split()
         elif blk.columns and blk.supported and s[0].isdigit():
-            _row(blk, s.split(), out)
+            (_row if blk.name in BENCHES else _coll_row)(blk, s.split(), out)
     if not blocks:
         hint = " (it looks like OSU output: --from osu)" if re.search(r"^#\s*OSU\s", text, re.M) else ""
         raise UsageError(f"{source} is not IMB output: no '# Benchmarking' block{hint}")
     if not out.figures and not out.skips:
         if not any(b.supported for b in blocks):
             raise UsageError(f"{source} holds IMB {', '.join(out.ignored)}, which fabriclab does not import "
-                             f"(it imports {', '.join(BENCHES)})")
+                             f"(it imports {', '.join([*BENCHES, *COLLECTIVES])} and IMB-NBC's I<name>)")
         raise UsageError(f"{source}: no data rows under the IMB column header")
     sizes = [b.nprocs + b.waiting for b in blocks if b.nprocs]
     out.nranks = max(sizes) if sizes else None
@@ -132,3 +156,24 @@ def _row(blk: _Block, tok: list[str], out: Parsed) -> None:
         return
     out.figures.append(Printed(blk.name, bench, "", size, n, value * 1e-6 * legs, messages(n) * size, legs,
                               legs == 1, value, "us", column, integer(row.get("#repetitions", "")), row))
+
+
+def _coll_row(blk: _Block, tok: list[str], out: Parsed) -> None:
+    """A collective's row: t_max, the slowest process, is the op's time (t_min and t_avg
+    stay in the printed row); IMB-NBC's t_ovrl, with t_pure and t_CPU as its overlap."""
+    op, variant = collective_of(blk.name)
+    row = dict(zip(blk.columns, tok))
+    size = integer(row["#bytes"]) if "#bytes" in blk.columns else 0
+    column = "t_ovrl[usec]" if "t_ovrl[usec]" in row else "t_max[usec]"
+    value = number(row.get(column, ""))
+    if size is None:
+        return
+    if len(tok) < len(blk.columns) or value is None:
+        out.skips.append((f"coll.{op}", size, f"IMB {blk.name}: {' '.join(tok[1:])}"))
+        return
+    info = printed_times(row, "t_min[usec]", "t_avg[usec]", "t_max[usec]")
+    if column == "t_ovrl[usec]":
+        pure, cpu = number(row.get("t_pure[usec]", "")), number(row.get("t_CPU[usec]", ""))
+        info = {"overlap": {"t_pure_s": pure * 1e-6, "t_cpu_s": cpu * 1e-6}} if pure and cpu else None
+    out.figures.append(collective(blk.name, op, size, blk.nprocs or 2, value * 1e-6, value, column,
+                                  integer(row.get("#repetitions", "")), row, variant, info))

@@ -1,6 +1,8 @@
 """Parses OSU Micro-Benchmarks text output into figures (measure/imports).
 
-The point-to-point and one-sided tests that fabriclab has counterparts of.
+The point-to-point, one-sided and collective tests that fabriclab has
+counterparts of (a collective's process count is not in OSU's output: the
+importer's --ranks gives it).
 The format, from OMB's c/util/osu_util_mpi.c (print_preamble,
 print_only_header, print_header_one_sided) and the tests' main loops: a
 banner `# OSU MPI[_Put|_Get][-CUDA...] <Name> Test v<version>`, then comment
@@ -17,7 +19,7 @@ import re
 
 from ...errors import UsageError
 from ..benchmarks import REGISTRY
-from .printed import Printed, Parsed, integer, number
+from .printed import Printed, Parsed, printed_times, collective, integer, number
 
 # (rma op, test name) in the banner -> (OSU program, fabriclab benchmark, legs, both ways).
 # osu_latency prints half a round trip: fabriclab's ping-pong op is the whole
@@ -33,10 +35,23 @@ TESTS = {
     ("get", "bandwidth"): ("osu_get_bw", "deposit.get_bw", 1, False),
     ("put", "bi-directional bandwidth"): ("osu_put_bibw", "deposit.put_bibw", 1, True),
 }
-PROGRAMS = sorted(t[0] for t in TESTS.values())
+# The collective tests (osu_allreduce ... osu_barrier, and the non-blocking
+# osu_i<name>), by their banner's name with spaces, '-' and '_' dropped ->
+# fabriclab's coll.<op>. OSU's size is fabriclab's SIZE (the vector of
+# allreduce, reduce, reduce_scatter and bcast; each process's block of
+# allgather(v), gather(v), scatter(v), alltoall(v)); osu_barrier has none.
+COLL_TESTS = {"allreduce": "allreduce", "reduce": "reduce", "bcast": "bcast", "broadcast": "bcast",
+              "allgather": "allgather", "allgatherv": "allgatherv", "gather": "gather", "gatherv": "gatherv",
+              "scatter": "scatter", "scatterv": "scatterv", "alltoall": "alltoall", "alltoallv": "alltoallv",
+              "alltoallpersonalizedexchange": "alltoall", "alltoallvpersonalizedexchange": "alltoallv",
+              "reducescatter": "reduce_scatter", "reducescatterblock": "reduce_scatter_block",
+              "barrier": "barrier", "scan": "scan"}
+PROGRAMS = sorted({t[0] for t in TESTS.values()} | {f"osu_{op}" for op in set(COLL_TESTS.values())})
+COLL_TITLE = re.compile(r"MPI(?:-(?P<accel>[A-Za-z]+))?\s+(?P<nb>Non-?blocking\s+)?(?P<name>.+?)\s+Latency\s+Test",
+                        re.I)
 
 BANNER = re.compile(r"#\s*OSU\s+(?P<title>.*?\bTest)\b(?:\s+v(?P<version>\S+))?\s*$", re.I)
-TITLE = re.compile(r"MPI(?:_(?P<rma>Put|Get))?(?:-(?P<accel>[A-Za-z ]+?))?\s+"
+TITLE = re.compile(r"MPI(?:_(?P<rma>Put|Get))?(?:-(?P<accel>[A-Za-z]+))?\s+"
                    r"(?P<test>(?:Bi-Directional\s+)?(?:Latency|Bandwidth))\s+Test", re.I)
 SETTING = re.compile(r"#\s*(?P<key>[A-Za-z][\w ]*?)\s*:\s*(?P<value>.*?)\.?\s*$")
 
@@ -63,11 +78,18 @@ class _Section:
         self.columns: list[str] = []
         self.test = None
         self._variant = None
+        self.coll = None            # (op, non-blocking) of a collective test
         m = TITLE.fullmatch(title)
         if m:
             key = ((m["rma"] or "").lower(), " ".join(m["test"].lower().split()))
             self.test = TESTS.get(key)
             self.accel = (m["accel"] or "").strip().lower().replace(" ", "_")
+        c = COLL_TITLE.fullmatch(title) if self.test is None else None
+        if c and re.sub(r"[\s_-]", "", c["name"].lower()) in COLL_TESTS:
+            op = COLL_TESTS[re.sub(r"[\s_-]", "", c["name"].lower())]
+            self.coll = (op, bool(c["nb"]))
+            self.test = (f"osu_{'i' if c['nb'] else ''}{op}", f"coll.{op}", 1, True)
+            self.accel = (c["accel"] or "").strip().lower().replace(" ", "_")
 
     def variant(self) -> str:
         """Settings that make these points differ from fabriclab's own, as k=v
@@ -80,6 +102,13 @@ class _Section:
     def _work_variant(self) -> str:
         bench = REGISTRY[self.test[1]]
         parts = {}
+        if self.coll:
+            parts = {"accel": self.accel} if self.accel else {}
+            if self.coll[1]:
+                parts["form"] = "nonblocking"
+                if any(c.startswith("Overall") for c in self.columns):
+                    parts["overlap"] = "on"
+            return ",".join(f"{k}={v}" for k, v in sorted(parts.items()))
         if "sync" in bench.params and self.settings.get("Synchronization"):
             sync = SYNC.get(self.settings["Synchronization"], self.settings["Synchronization"])
             if sync != bench.defaults["sync"]:
@@ -95,9 +124,10 @@ class _Section:
         return ",".join(f"{k}={v}" for k, v in sorted(parts.items()))
 
 
-def parse(text: str, source: str = "input") -> Parsed:
-    """Every row of every supported test in OSU output; UsageError when there is none."""
-    out = Parsed(None, AVERAGING, 2)
+def parse(text: str, source: str = "input", nranks: int = 2) -> Parsed:
+    """Every row of every supported test in OSU output; UsageError when there is none.
+    `nranks`: the processes of the job, which OSU does not print (its collectives' N)."""
+    out = Parsed(None, AVERAGING, nranks)
     sec = None
     banners = []
     for line in text.splitlines():
@@ -115,13 +145,13 @@ def parse(text: str, source: str = "input") -> Parsed:
         if sec is None or sec.test is None:
             continue
         if s.startswith("#"):
-            if re.match(r"#\s*Size\b", s):
+            if re.match(r"#\s*Size\b", s) or (sec.coll and re.match(r"#\s*Avg Latency", s)):
                 sec.columns = re.split(r"\s{2,}", s.lstrip("#").strip())
             elif (kv := SETTING.match(s)):
                 sec.settings[kv["key"]] = kv["value"]
             continue
         if sec.columns:
-            _row(sec, s.split(), out)
+            (_coll_row if sec.coll else _row)(sec, s.split(), out, nranks)
     if not banners:
         hint = " (it looks like IMB output: --from imb)" if "# Benchmarking " in text else ""
         raise UsageError(f"{source} is not OSU Micro-Benchmarks output: no '# OSU MPI ... Test' banner{hint}")
@@ -135,7 +165,7 @@ def parse(text: str, source: str = "input") -> Parsed:
     return out
 
 
-def _row(sec: _Section, tok: list[str], out: Parsed) -> None:
+def _row(sec: _Section, tok: list[str], out: Parsed, nranks: int = 2) -> None:
     """One printed row: the size, then the figure in the column after it."""
     size = integer(tok[0]) if tok else None
     value = number(tok[1]) if len(tok) > 1 else None
@@ -159,3 +189,23 @@ def _row(sec: _Section, tok: list[str], out: Parsed) -> None:
         return
     out.figures.append(Printed(program, bench, sec.variant(), size, 2, median, nbytes, legs, both, value, unit,
                               column, iters, row))
+
+
+def _coll_row(sec: _Section, tok: list[str], out: Parsed, nranks: int) -> None:
+    """A collective's row: Max Latency, the slowest process's mean, where -f printed it, else the
+    mean over the processes; a non-blocking test's Overall with its Pure Comm. and Compute as the
+    overlap's calibration. osu_barrier's rows have no size."""
+    sized = sec.columns[0].startswith("Size")
+    row = dict(zip(sec.columns, tok))
+    size = integer(tok[0]) if sized and tok else 0
+    pick = next((c for c in ("Max Latency(us)", "Overall(us)", "Avg Latency(us)", "Latency(us)") if c in row), None)
+    value = number(row[pick]) if pick else None
+    if size is None or value is None or value < 0 or len(tok) < len(sec.columns):
+        return  # a line from the library or the shell, not a row
+    info = printed_times(row, "Min Latency(us)", "Avg Latency(us)", "Max Latency(us)")
+    if pick == "Overall(us)":
+        pure, cpu = number(row.get("Pure Comm.(us)", "")), number(row.get("Compute(us)", ""))
+        info = {"overlap": {"t_pure_s": pure * 1e-6, "t_cpu_s": cpu * 1e-6}} if pure and cpu else None
+    iters = integer(row["Iterations"]) if "Iterations" in row else None
+    out.figures.append(collective(sec.test[0], sec.coll[0], size, nranks, value * 1e-6, value, pick, iters, row,
+                                  sec.variant(), info))

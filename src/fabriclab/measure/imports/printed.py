@@ -31,6 +31,7 @@ class Printed:
     column: str             # the column it was printed in
     n: int | None           # repetitions, where the tool prints them
     row: dict               # the whole printed row, column -> text
+    info: dict | None = None  # what the point's info holds: a non-blocking collective's overlap calibration
 
 
 @dataclass
@@ -82,3 +83,20 @@ def check_physical(f: Printed, where: str) -> None:
                          f"what a machine measures ({MIN_TIME_S:g} to {MAX_SECONDS:g} s)")
     if f.n is not None and f.n > MAX_COUNT:
         raise UsageError(f"{what}: {f.n} repetitions is beyond any run")
+
+
+def collective(benchmark: str, op: str, size: int, nprocs: int, seconds: float, value: float, column: str,
+               n: int | None, row: dict, variant: str = "", info: dict | None = None) -> Printed:
+    """A collective's printed time as the op of fabriclab's coll.OP: SIZE as both
+    tools give it (the vector, or the block of the block operations: coll
+    level's convention, measure/collectives.py) and the bytes the op is about."""
+    from ..collectives import COLLECTIVES
+    return Printed(benchmark, f"coll.{op}", variant, size, nprocs, seconds,
+                   COLLECTIVES[op].bytes_per_op(size, nprocs), 1, True, value, "us", column, n, row, info)
+
+
+def printed_times(row: dict, lo: str, mean: str, hi: str) -> dict | None:
+    """A collective's fastest, mean and slowest process times as the tool printed them
+    (info.printed_times, in seconds: the table's t_min, t_avg, t_max), or None."""
+    xs = [number(row.get(c, "")) for c in (lo, mean, hi)]
+    return {"printed_times": [x * 1e-6 for x in xs]} if all(x is not None for x in xs) else None
