@@ -70,31 +70,6 @@ def test_a_root_other_than_zero_moving_every_op_in_every_form(flavour, tmp_path)
         (2, shift, form) for shift in (False, True) for form in forms}
 
 
-# The four operations whose every algorithm the issue of variants is judged on, at four ranks;
-# on two cores four busy-polling ranks take milliseconds an op, so one small size, one launch.
-VARIANT_OPS = ("coll.allreduce", "coll.bcast", "coll.allgather", "coll.reduce_scatter")
-
-
-def _controls(mpi: str) -> dict:
-    from fabriclab.measure import build, coll_algorithms, mpi as mpis
-    return coll_algorithms.probe(build.ensure_core(mpis.discover(home=realrun.mpi_home(mpi))).path)
-
-
-def test_every_mpich_algorithm_of_four_operations_gives_a_validated_point_on_four_ranks(tmp_path):
-    doc = realrun.run(tmp_path / "a.json", *VARIANT_OPS, "-n", "4", "--active", "4", "-s", "64",
-                      "-p", "algorithm=all")
-    pts = _points(doc)
-    controls = _controls("mpich")
-    for bench in VARIANT_OPS:
-        c = controls[(REGISTRY[bench].coll.call, "blocking")]
-        mine = [p for p in pts if p["bench"] == bench]
-        # the library reads back, through MPI_T, the algorithm each job asked for
-        assert sorted(p["info"]["algorithm_in_force"] for p in mine) == sorted(c.names)
-        assert all(p["info"]["algorithm_control"] == c.name == f"MPIR_CVAR_{bench[5:].upper()}_INTRA_ALGORITHM"
-                   and p["params"]["algorithm"] == p["info"]["algorithm_in_force"] for p in mine)
-    assert {r["bench"] for r in doc["header"]["levels"]["coll"]["jobs"]} == set(VARIANT_OPS)
-
-
 def test_open_mpi_takes_its_tuned_and_nonblocking_algorithms(tmp_path):
     doc = realrun.run(tmp_path / "o.json", "coll.allreduce", "-s", "4K", "-p", "algorithm=ring",
                       "-p", "form=blocking,nonblocking", mpi="openmpi")

@@ -22,7 +22,8 @@ import pytest
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
-from fabriclab.measure import shm
+from fabriclab.measure import coll_algorithms, shm
+from fabriclab.measure.benchmarks import REGISTRY
 from fabriclab.testbed import netns
 from mpihome import mpi_home  # noqa: E402  (tests/support)
 from realrun import FAST  # noqa: E402  (tests/support)
@@ -459,3 +460,36 @@ def test_validate_on_real_hosts_without_a_testbed(tmp_path):
     assert ends and all(e["fabric"] == "the hosts' network interfaces" and e["counters"] for e in ends)
     assert rc == 1 and "disagrees by" in text     # shared memory is no 20 MB/s trunk
     assert main(["testbed", "validate", TWO, "--hosts", "a,b"]) == 2
+
+
+COLL_OPS = ("coll.allreduce", "coll.bcast", "coll.allgather", "coll.reduce_scatter")
+
+
+@pytest.mark.parametrize("mpi", ["mpich", "openmpi"])
+def test_every_collective_crosses_the_testbed_on_four_hosts(bed, tmp_path, mpi):
+    """Every operation on four hosts, two each side of the trunk, validated; under MPICH also
+    every algorithm of allreduce, bcast, allgather and reduce_scatter, each read back through
+    MPI_T as the one asked for."""
+    home = ["--mpi-home", mpi_home("openmpi")] if mpi == "openmpi" else []
+    out, algos = tmp_path / "c.json", tmp_path / "a.json"
+    assert main(["run", "coll", "--testbed", BED, "--hosts", "h0,h1,h4,h5", "-n", "4", "--active", "4",
+                 "-s", "64", "--validate", *home, "-o", str(out), *FAST]) == 0
+    pts = docs.points(docs.read(out))
+    assert len({p["bench"] for p in pts}) == 15 and all(p["active"] == 4 for p in pts)
+    assert all(p["validation"]["errors"] == 0 for p in pts)
+    if mpi == "openmpi":
+        return
+    assert main(["run", *COLL_OPS, "--testbed", BED, "--hosts", "h0,h1,h4,h5", "-n", "4", "--active", "4",
+                 "-s", "4K", "-p", "algorithm=all", "--validate", "-o", str(algos), *FAST]) == 0
+    doc = docs.read(algos)
+    pts = docs.points(doc)
+    assert all(p["validation"]["errors"] == 0 and p["info"]["algorithm_in_force"] == p["params"]["algorithm"]
+               and p["info"]["algorithm_control"] == f"MPIR_CVAR_{p['bench'][5:].upper()}_INTRA_ALGORITHM"
+               for p in pts)
+    # every name the library lists for the blocking form (its probe, `fabriclab list`) gave a point
+    core = doc["header"]["core"]["path"]
+    controls = coll_algorithms.probe(core)
+    for bench in COLL_OPS:
+        names = controls[(REGISTRY[bench].coll.call, "blocking")].names
+        assert sorted(p["params"]["algorithm"] for p in pts if p["bench"] == bench) == sorted(names)
+    assert {j["bench"] for j in doc["header"]["levels"]["coll"]["jobs"]} == set(COLL_OPS)

@@ -57,6 +57,7 @@ class Row:
     t_min_s: Optional[float]
     t_avg_s: Optional[float]
     t_max_s: Optional[float]
+    slowest_rank: Optional[tuple]     # (rank, host) whose median time is t_max
     # a non-blocking collective with a compute loop: IMB-NBC's overlap (Point.overlap)
     overlap: Optional[dict]
     vs_best_copy: Optional[float]
@@ -83,9 +84,10 @@ class Row:
         the same working set, for a strided copy (ECT, seed 000); speedup: an
         app's rate over its rate on one rank."""
         s, fair, bws = p.summary, p.fairness, p.sender_bandwidths()
-        times = [r.median_s for r in p.ranks or [] if r.role == "both" and r.median_s is not None] \
-            if coll_of(p.bench) else []
+        taking = [r for r in p.ranks or [] if r.role == "both" and r.median_s is not None] if coll_of(p.bench) else []
+        times = [r.median_s for r in taking]
         spread = (min(times), sum(times) / len(times), max(times)) if times else (None, None, None)
+        slowest = max(taking, key=lambda r: r.median_s) if taking else None
         printed = (p.info or {}).get("printed_times")   # an imported collective: the tool's t_min, t_avg, t_max
         if not times and isinstance(printed, list) and len(printed) == 3:
             spread = tuple(printed)
@@ -106,6 +108,7 @@ class Row:
             fairness_jain=fair.jain if fair else None, fairness_min_max=fair.min_max_ratio if fair else None,
             message_rate_per_s=p.message_rate_per_s, bus_bandwidth_Bps=p.bus_bandwidth_Bps, overlap=p.overlap,
             t_min_s=spread[0], t_avg_s=spread[1], t_max_s=spread[2],
+            slowest_rank=(slowest.rank, slowest.host) if slowest else None,
             vs_best_copy=p.bandwidth_Bps / best_copy if best_copy and p.bandwidth_Bps else None,
             launches=len(p.launches), within_launch_rel=p.spread.within_rel,
             between_launch_rel=p.spread.between_rel if len(p.launches) > 1 else None,

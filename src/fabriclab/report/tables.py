@@ -129,7 +129,7 @@ class _Columns:
                 + (["median", "n", "MB/s"] if self.imported else
                    ["median", "95% CI", "p5", "p99", "min", "max", "n", "MB/s"])
                 + (["rank MB/s min..max", "Jain", "Mmsg/s"] if self.ranked else [])
-                + (["busbw MB/s", "t_min", "t_avg", "t_max"] if self.coll else [])
+                + (["busbw MB/s", "t_min", "t_avg", "t_max", "slowest"] if self.coll else [])
                 + (["overlap %", "compute"] if self.overlap else [])
                 + ([app_of(self.app).rate.label, "speedup"] if self.app else []) + list(self.phases)
                 + (["vs best copy"] if self.ect else []) + (["launches", "between"] if self.multi else [])
@@ -154,7 +154,9 @@ def _cells(r: Row, c: _Columns) -> list[str]:
                 f"{r.fairness_jain:.3f}" if r.fairness_jain is not None else "-",
                 f"{r.message_rate_per_s / 1e6:.3g}" if r.message_rate_per_s else "-"]
     if c.coll:
-        row += [_fmt_mbps(r.bus_bandwidth_Bps), t("t_min_s"), t("t_avg_s"), t("t_max_s")]
+        slow = r.slowest_rank
+        row += [_fmt_mbps(r.bus_bandwidth_Bps), t("t_min_s"), t("t_avg_s"), t("t_max_s"),
+                "-" if slow is None else f"rank {slow[0]}" + (f" ({escape.terminal(slow[1])})" if slow[1] else "")]
     if c.overlap:
         row += _overlap_cells(r.overlap)
     if c.app:
@@ -194,7 +196,7 @@ def _note(first: Row, c: _Columns) -> str:
     if c.coll:
         return ("time per op: one collective call, the slowest rank's (IMB's t_max per sample); MB/s = the op's "
                 "bytes (nccl-tests' S) over it; busbw = MB/s times the operation's bus factor; t_min, t_avg, "
-                "t_max: the taking ranks' own median times; MB/s = 10^6 bytes/s"
+                "t_max: the taking ranks' own median times, slowest: the rank (and host) of t_max; MB/s = 10^6 bytes/s"
                 + ("; overlap % (IMB-NBC): how much of the op hid behind an equal compute loop, with its 95% "
                    "interval; compute: the loop's time during the op over its time alone" if c.overlap else ""))
     if first.concurrent:
