@@ -70,3 +70,16 @@ def test_show_and_report_name_every_benchmark(runs, tmp_path):
         assert main(["report", str(path), "-o", str(page)]) == 0
         text = page.read_text()
         assert all(b in text for b in GROUPS[group][0]), group
+
+
+def test_the_collectives_draw_time_against_ranks_where_a_run_swept_them(runs):
+    """Four ranks: each collective at 2 and 4 (IMB's -npmin 2), so every operation but the
+    barrier (whose own figure is against ranks) has its time-vs-ranks figure, a line per size."""
+    from fabriclab import schema
+    from fabriclab.report import coll_views, figures
+    run = figures.RunView.of("transfers", schema.load(runs["transfers"][1]))
+    figs = {f.id: f for f in coll_views.collectives([run])}
+    ops = [b[5:] for b in REGISTRY if b.startswith("coll.") and b != "coll.barrier"]
+    assert all(f"coll-{op}-ranks" in figs for op in ops) and "coll-barrier-ranks" not in figs
+    line = figs["coll-allreduce-ranks"].series[0]
+    assert line.x == [2, 4] and line.label.endswith(" 64") and len(figs["coll-allreduce-ranks"].series) == 2

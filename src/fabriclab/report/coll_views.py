@@ -3,12 +3,14 @@ convention, measure/collectives.py), one curve per run, variant (form, in place,
 element type ...) and rank count, with the fastest to the slowest rank's time as
 the band (IMB's t_min .. t_max, read as bandwidths); scan, which has no bus
 bandwidth, as algorithm bandwidth; the barrier as time per op against ranks;
-and, where a run measured it, each operation's overlap with computation
-(IMB-NBC) against size, its 95% interval as the band."""
+where a run swept ranks, each operation's time against ranks, one line per
+size; and, where a run measured it, each operation's overlap with
+computation (IMB-NBC) against size, its 95% interval as the band."""
 
 from __future__ import annotations
 
 from ..measure.benchmarks import REGISTRY, in_view
+from ..units import fmt_bytes
 from .curves import MAX_SERIES, SIZE, measured
 from .figure import Axis, Figure, Series
 from .tables import group_name
@@ -18,7 +20,7 @@ def collectives(runs: list) -> list[Figure]:
     figs = []
     for bench in measured(runs, in_view("collectives")):
         fig = _barrier(runs, bench) if bench == "coll.barrier" else _operation(runs, bench)
-        figs += [f for f in (fig, _overlap(runs, bench)) if not f.empty()]
+        figs += [f for f in (fig, _scaling(runs, bench), _overlap(runs, bench)) if not f.empty()]
     return figs
 
 
@@ -81,4 +83,27 @@ def _overlap(runs: list, bench: str) -> Figure:
         fig.series.append(Series(label, [r.size for r in line], [r.overlap["percent"] for r in line],
                                  band=([r.overlap["low"] for r in line], [r.overlap["high"] for r in line]),
                                  hollow=[not r.converged or "overlap-compute" in (r.warnings or "") for r in line]))
+    return fig
+
+
+def _scaling(runs: list, bench: str) -> Figure:
+    """Time per op against ranks, one line per run, variant and size, where the run swept two or
+    more rank counts (the barrier's own figure is this already)."""
+    op = bench.split(".", 1)[1]
+    fig = Figure(f"coll-{op}-ranks", f"{REGISTRY[bench].coll.call}: time per op vs ranks",
+                 Axis("ranks (count)", kind="count"), Axis("time per op (us)"),
+                 note="the slowest rank's time of one op; band: the fastest to the slowest rank's median time")
+    if bench == "coll.barrier":
+        return fig
+    for run in runs:
+        rows = [r for r in run.rows if r.bench == bench and r.active]
+        for variant, size in dict.fromkeys((r.variant, r.size) for r in rows):
+            line = sorted((r for r in rows if (r.variant, r.size) == (variant, size)), key=lambda r: r.active)
+            if len(line) < 2 or len(fig.series) >= MAX_SERIES:
+                continue
+            label = (f"{run.name} " if len(runs) > 1 else "") + f"{group_name(bench, variant)} {fmt_bytes(size)}"
+            fig.series.append(Series(label, [r.active for r in line], [r.median_s * 1e6 for r in line],
+                                     band=([(r.t_min_s or r.median_s) * 1e6 for r in line],
+                                           [(r.t_max_s or r.median_s) * 1e6 for r in line]),
+                                     hollow=[not r.converged for r in line]))
     return fig
