@@ -23,12 +23,23 @@ static int by_value(const void *a, const void *b)
 
 #define WARMUP_S 0.1
 
+/* n floats, page-aligned and written, as fabriclab's fl_alloc gives them. */
+static float *page(size_t n)
+{
+    size_t bytes = (n * sizeof(float) + 4095) & ~(size_t)4095;
+    void *p = NULL;
+    if (posix_memalign(&p, 4096, bytes ? bytes : 4096))
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    memset(p, 0, bytes ? bytes : 4096);
+    return p;
+}
+
 static void one_op(const char *op, float *s, float *r, int count, int *counts)
 {
     if (strcmp(op, "allreduce") == 0)
         MPI_Allreduce(s, r, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     else if (strcmp(op, "bcast") == 0)
-        MPI_Bcast(s, count, MPI_FLOAT, 0, MPI_COMM_WORLD);
+        MPI_Bcast(r, count, MPI_FLOAT, 0, MPI_COMM_WORLD);
     else if (strcmp(op, "allgather") == 0)
         MPI_Allgather(s, count, MPI_FLOAT, r, count, MPI_FLOAT, MPI_COMM_WORLD);
     else
@@ -50,19 +61,26 @@ int main(int argc, char **argv)
     const char *op = argv[1];
     const int count = atoi(argv[2]) / (int)sizeof(float), iters = atoi(argv[3]);
     const int reps = argc > 4 ? atoi(argv[4]) : 7;
-    /* page-aligned, as OSU's buffers and fabriclab's are: malloc's large blocks sit 16 bytes
-     * past a page, which slows the library's copies and reductions */
-    float *s = NULL, *r = NULL;
-    const size_t bytes = ((size_t)count * n + 1) * sizeof(float);
-    if (posix_memalign((void **)&s, 4096, bytes) || posix_memalign((void **)&r, 4096, bytes))
-        MPI_Abort(MPI_COMM_WORLD, 3);
-    /* fabriclab's input, (7 rank + 3 k) mod 5, and a written receive buffer: untouched
-     * pages would all read the one zero page, which stays in cache */
-    for (long k = 0; k < (long)count * n + 1; k++)
-        s[k] = (float)((7 * rank + 3 * k) % 5), r[k] = 1.0f;
     int *counts = malloc(sizeof(int) * n);
     for (int q = 0; q < n; q++)
         counts[q] = (int)((long long)count * (q + 1) / n - (long long)count * q / n);
+    /* fabriclab's buffers (coll_ops.c coll_sizes): as many elements, page-aligned and
+     * written (fl_alloc). Their sizes matter beyond their bytes: with both buffers of
+     * reduce_scatter at 128 KiB + 4, MPICH's 64 KiB reduce_scatter took 2.7x as long
+     * here as with fabriclab's 64 + 32 KiB (where the buffers fall in the cache). */
+    size_t sn = (size_t)count, rn = (size_t)count;
+    if (strcmp(op, "bcast") == 0)
+        sn = 0;
+    else if (strcmp(op, "allgather") == 0)
+        rn = (size_t)count * n;
+    else if (strcmp(op, "reduce_scatter") == 0)
+        rn = (size_t)counts[rank];
+    float *s = page(sn), *r = page(rn);
+    for (size_t k = 0; k < sn; k++)
+        s[k] = (float)((7 * rank + 3 * (long)k) % 5);
+    if (strcmp(op, "bcast") == 0) /* the root broadcasts its receive buffer, as fabriclab's does */
+        for (size_t k = 0; k < rn; k++)
+            r[k] = (float)((7 * rank + 3 * (long)k) % 5);
     double *t = malloc(sizeof(double) * (reps + 1));
     /* warm up for WARMUP_S, as fabriclab's run does before its first point: the
      * ranks' polling and the CPU's clock settle (rank 0 decides when to stop) */
