@@ -16,11 +16,10 @@ starts the library's own progress thread the same way (for overlap)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from dataclasses import dataclass, replace
 
-from ..errors import RunError, UsageError
+from ..errors import UsageError
+from .protocol import probe_records, run_probe, unreadable
 
 PROBE_TIMEOUT = 30.0
 AUTO = "auto"
@@ -54,34 +53,20 @@ class Control:
 def parse(lines) -> dict:
     """{(call, form): Control} from the probe's JSON lines; RunError for an error line."""
     out = {}
-    for line in lines:
-        line = line.strip()
-        if not line.startswith("{"):
+    for line, d in probe_records("coll", lines):
+        if d.get("type") != "control":
             continue
         try:
-            d = json.loads(line)
-            if d.get("type") == "error":
-                raise RunError(f"the coll probe failed: {d.get('message', '?')}")
-            if d.get("type") == "control":
-                c = Control(str(d["call"]), str(d["form"]), str(d["control"]), tuple(map(str, d["names"])))
-                out[(c.call, c.form)] = c
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
-            raise RunError(f"the coll probe printed an unreadable line ({e}): {line[:120]}") from None
+            c = Control(str(d["call"]), str(d["form"]), str(d["control"]), tuple(map(str, d["names"])))
+        except (KeyError, TypeError) as e:
+            raise unreadable("coll", line, e) from None
+        out[(c.call, c.form)] = c
     return out
 
 
 def probe(core_path: str, timeout: float = PROBE_TIMEOUT) -> dict:
     """The controls of the MPI the core was built with (it initialises only MPI_T: no launch, no files)."""
-    try:
-        p = subprocess.run([core_path, "--probe", "coll"], capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise RunError(f"the coll probe ({core_path} --probe coll) did not answer within {timeout:g} s") from None
-    except OSError as e:
-        raise RunError(f"cannot run the coll probe: {e}") from None
-    controls = parse(p.stdout.splitlines())
-    if p.returncode != 0:
-        raise RunError(f"the coll probe exited {p.returncode}: {p.stderr.strip()[-200:]}")
-    return controls
+    return run_probe(core_path, "coll", parse, timeout)
 
 
 def check(bench: str, call: str, form: str, name: str, controls: dict) -> Control:

@@ -25,12 +25,11 @@ decision can be tested from recorded answers and the core only times loops:
 
 from __future__ import annotations
 
-import json
-import subprocess
 from dataclasses import dataclass, field, replace
 
 from ..errors import RunError, UsageError
 from .benchmarks import LIBRARY_LEVELS
+from .protocol import probe_records, run_probe, unreadable
 
 PROBE_TIMEOUT = 60.0
 # What a testbed run uses unless told otherwise (the module's docstring).
@@ -114,15 +113,9 @@ def _answer(d: dict) -> Answer:
 def parse(level: str, lines) -> Offer:
     """An Offer from the probe's JSON lines; RunError for an error line or none at all."""
     library, answers, transports = {}, [], []
-    for line in lines:
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
+    for line, d in probe_records(level, lines):
         try:
-            d = json.loads(line)
             kind = d.get("type")
-            if kind == "error":
-                raise RunError(f"the {level} probe failed: {d.get('message', '?')}")
             if kind == "library":
                 library = {k: str(d.get(k, "")) for k in ("name", "version", "path")}
             elif kind == "provider":
@@ -130,7 +123,7 @@ def parse(level: str, lines) -> Offer:
             elif kind == "transport":
                 transports.append(Transport(str(d["tl"]), str(d.get("device", "")), str(d.get("component", ""))))
         except (ValueError, KeyError, TypeError, AttributeError) as e:
-            raise RunError(f"the {level} probe printed an unreadable line ({e}): {line[:120]}") from None
+            raise unreadable(level, line, e) from None
     if not library:
         raise RunError(f"the {level} probe named no library")
     return Offer(level, library, tuple(answers), tuple(transports))
@@ -138,17 +131,7 @@ def parse(level: str, lines) -> Offer:
 
 def probe(core_path: str, level: str, timeout: float = PROBE_TIMEOUT) -> Offer:
     """Run the core's probe of `level` on this host."""
-    try:
-        p = subprocess.run([core_path, "--probe", level], capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise RunError(f"the {level} probe ({core_path} --probe {level}) did not answer within "
-                       f"{timeout:g} s") from None
-    except OSError as e:
-        raise RunError(f"cannot run the {level} probe: {e}") from None
-    offer = parse(level, p.stdout.splitlines())
-    if p.returncode != 0:
-        raise RunError(f"the {level} probe exited {p.returncode}: {p.stderr.strip()[-200:]}")
-    return offer
+    return run_probe(core_path, level, lambda lines: parse(level, lines), timeout)
 
 
 def _caps_text(ep: str, caps) -> str:

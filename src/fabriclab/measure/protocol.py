@@ -2,13 +2,16 @@
 the core's command line for a job, and its output lines as typed records.
 
 `run`, `run --dry-run` and `doctor` build their argv here; the runner and
-doctor read lines through `parse_line`."""
+doctor read lines through `parse_line`; the levels' probes (`--probe LEVEL`,
+which start no MPI job) run through `run_probe` and read `probe_records`."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from dataclasses import dataclass, field
 
+from ..errors import RunError
 from .plan import Job, Sampling
 
 
@@ -105,3 +108,41 @@ def parse_line(line: str):
     if kind == "end":
         return End(int(msg.get("points", 0)), msg)
     return None
+
+
+def probe_records(level: str, lines):
+    """(line, record) of each JSON object among a probe's output lines (other lines are
+    the library's own and skipped); RunError for an error record or an unreadable line."""
+    for line in lines:
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            d = json.loads(line)
+        except ValueError as e:
+            raise unreadable(level, line, e) from None
+        if not isinstance(d, dict):
+            raise unreadable(level, line, "not an object")
+        if d.get("type") == "error":
+            raise RunError(f"the {level} probe failed: {d.get('message', '?')}")
+        yield line, d
+
+
+def unreadable(level: str, line: str, why) -> RunError:
+    return RunError(f"the {level} probe printed an unreadable line ({why}): {line[:120]}")
+
+
+def run_probe(core_path: str, level: str, read, timeout: float):
+    """read(lines) of the core's `--probe LEVEL` output on this host; RunError when it
+    cannot start, does not answer within `timeout` seconds or exits with an error."""
+    try:
+        p = subprocess.run([core_path, "--probe", level], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RunError(f"the {level} probe ({core_path} --probe {level}) did not answer within "
+                       f"{timeout:g} s") from None
+    except OSError as e:
+        raise RunError(f"cannot run the {level} probe: {e}") from None
+    out = read(p.stdout.splitlines())
+    if p.returncode != 0:
+        raise RunError(f"the {level} probe exited {p.returncode}: {p.stderr.strip()[-200:]}")
+    return out
