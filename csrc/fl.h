@@ -230,6 +230,9 @@ const char *fl_hotspot_fault(const fl_layout *l, int nranks);
 
 /* util.c */
 double fl_now(void);                           /* monotonic seconds */
+/* The median of x[0..n-1], which it sorts: a kernel's calibration at setup
+ * (the samples' statistics are Python's). */
+double fl_median(double *x, int n);
 void *fl_alloc(size_t bytes);                  /* page-aligned, zeroed and touched; dies on failure */
 void fl_free(void *p);
 /* What this rank's kernel holds: every fl_alloc (its whole pages; the

@@ -246,3 +246,15 @@ int fl_peer(const fl_ctx *ctx)
     int p = ctx->rank ^ 1;
     return p < ctx->nranks ? p : -1;
 }
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double fl_median(double *x, int n)
+{
+    qsort(x, (size_t)n, sizeof *x, by_value);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}

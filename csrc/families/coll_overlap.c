@@ -13,7 +13,6 @@
 #include "coll.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define PURE_OPS 21   /* t_pure: the median of this many ops, after two warm-up ones */
@@ -27,18 +26,6 @@ static double compute(int64_t steps, double x)
     for (int64_t i = 0; i < steps; i++)
         x = x * 0.999999999 + 1e-9;
     return x;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, by_value);
-    return t[n / 2];
 }
 
 /* The slowest active rank's value of x. */
@@ -60,7 +47,7 @@ static double pure_time(coll_state *s)
         if (i >= 0)
             t[i] = fl_now() - t0;
     }
-    return slowest(s, median(t, PURE_OPS));
+    return slowest(s, fl_median(t, PURE_OPS));
 }
 
 /* Steps of the loop that take `seconds` on this rank. */
@@ -88,7 +75,7 @@ static double cpu_time(coll_state *s)
         s->sink = compute(s->steps, s->sink);
         t[i] = fl_now() - t0;
     }
-    return slowest(s, median(t, CPU_RUNS));
+    return slowest(s, fl_median(t, CPU_RUNS));
 }
 
 void coll_overlap_setup(coll_state *s, fl_shape *shape)

@@ -273,18 +273,6 @@ static double trial_rate(mem_state *m, mem_copy_fn *copy)
     return best;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *x, int n)
-{
-    qsort(x, (size_t)n, sizeof *x, cmp_double);
-    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
-
 /* The copy of r that glibc's memcpy would run for `bytes` (its streaming
  * from its non-temporal threshold, `rep movsb` from its threshold to below
  * its stop threshold, else its vector loop), among those `use` lets
@@ -339,8 +327,8 @@ static const mem_trial *trial(mem_run *r, mem_state *m, unsigned use)
         double rel[TRIAL_MAX_ROUNDS];
         for (int k = 0; k < t.rounds; k++)
             rel[k] = rate[c][k] / best[k];
-        score[c] = median(rel, t.rounds);
-        t.rate[c] = median(rate[c], t.rounds);
+        score[c] = fl_median(rel, t.rounds);
+        t.rate[c] = fl_median(rate[c], t.rounds);
         if (t.pick < 0 || score[c] > score[t.pick])
             t.pick = c;
     }
