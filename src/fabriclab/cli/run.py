@@ -162,8 +162,9 @@ def execute(args) -> tuple:
         return 0, None
     result = session.run()
     _print_end(args, result)
-    print(f"fabriclab: {result.points} points in {result.seconds:.1f} s -> {result.path} "
-          f"(stream {result.stream})", file=sys.stderr)
+    end = f"fabriclab: {result.points} points in {result.seconds:.1f} s -> {result.path}"
+    stream = f"(stream {result.stream})"      # on a line of its own where both would pass 100 columns
+    print(end + (" " + stream if len(end) + len(stream) < 100 else "\n  " + stream), file=sys.stderr)
     if result.error:
         print(f"fabriclab: {'error: ' if result.status == 'failed' else ''}{result.error}"
               + ("; the completed points are saved" if result.status == "interrupted" else ""), file=sys.stderr)
