@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from ...errors import UsageError
-from .printed import Printed, Parsed, printed_times, collective, integer, number
+from .printed import Printed, Parsed, collective, integer, number, overlap_info, printed_times
 
 # IMB name -> (fabriclab benchmark, legs, payload bytes of one op in messages
 # of #bytes given the process count N). PingPong's t[usec] is half the round
@@ -171,9 +171,7 @@ def _coll_row(blk: _Block, tok: list[str], out: Parsed) -> None:
     if len(tok) < len(blk.columns) or value is None:
         out.skips.append((f"coll.{op}", size, f"IMB {blk.name}: {' '.join(tok[1:])}"))
         return
-    info = printed_times(row, "t_min[usec]", "t_avg[usec]", "t_max[usec]")
-    if column == "t_ovrl[usec]":
-        pure, cpu = number(row.get("t_pure[usec]", "")), number(row.get("t_CPU[usec]", ""))
-        info = {"overlap": {"t_pure_s": pure * 1e-6, "t_cpu_s": cpu * 1e-6}} if pure and cpu else None
+    info = overlap_info(row, "t_pure[usec]", "t_CPU[usec]") if column == "t_ovrl[usec]" else \
+        printed_times(row, "t_min[usec]", "t_avg[usec]", "t_max[usec]")
     out.figures.append(collective(blk.name, op, size, blk.nprocs or 2, value * 1e-6, value, column,
                                   integer(row.get("#repetitions", "")), row, variant, info))

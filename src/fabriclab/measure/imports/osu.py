@@ -19,7 +19,7 @@ import re
 
 from ...errors import UsageError
 from ..benchmarks import REGISTRY
-from .printed import Printed, Parsed, printed_times, collective, integer, number
+from .printed import Printed, Parsed, collective, integer, number, overlap_info, printed_times
 
 # (rma op, test name) in the banner -> (OSU program, fabriclab benchmark, legs, both ways).
 # osu_latency prints half a round trip: fabriclab's ping-pong op is the whole
@@ -202,10 +202,8 @@ def _coll_row(sec: _Section, tok: list[str], out: Parsed, nranks: int) -> None:
     value = number(row[pick]) if pick else None
     if size is None or value is None or value < 0 or len(tok) < len(sec.columns):
         return  # a line from the library or the shell, not a row
-    info = printed_times(row, "Min Latency(us)", "Avg Latency(us)", "Max Latency(us)")
-    if pick == "Overall(us)":
-        pure, cpu = number(row.get("Pure Comm.(us)", "")), number(row.get("Compute(us)", ""))
-        info = {"overlap": {"t_pure_s": pure * 1e-6, "t_cpu_s": cpu * 1e-6}} if pure and cpu else None
+    info = overlap_info(row, "Pure Comm.(us)", "Compute(us)") if pick == "Overall(us)" else \
+        printed_times(row, "Min Latency(us)", "Avg Latency(us)", "Max Latency(us)")
     iters = integer(row["Iterations"]) if "Iterations" in row else None
     out.figures.append(collective(sec.test[0], sec.coll[0], size, nranks, value * 1e-6, value, pick, iters, row,
                                   sec.variant(), info))

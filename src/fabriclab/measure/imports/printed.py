@@ -100,3 +100,10 @@ def printed_times(row: dict, lo: str, mean: str, hi: str) -> dict | None:
     (info.printed_times, in seconds: the table's t_min, t_avg, t_max), or None."""
     xs = [number(row.get(c, "")) for c in (lo, mean, hi)]
     return {"printed_times": [x * 1e-6 for x in xs]} if all(x is not None for x in xs) else None
+
+
+def overlap_info(row: dict, pure: str, cpu: str) -> dict | None:
+    """A non-blocking collective's overlap calibration as the tool printed it (info.overlap,
+    in seconds: Point.overlap reads it with the op's time), or None."""
+    tp, tc = number(row.get(pure, "")), number(row.get(cpu, ""))
+    return {"overlap": {"t_pure_s": tp * 1e-6, "t_cpu_s": tc * 1e-6}} if tp and tc else None
