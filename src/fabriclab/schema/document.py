@@ -474,7 +474,9 @@ def dump_json(members, f) -> None:
     which an indented dump does not use. `members`: a dict or (key, value) pairs; a
     value that is an iterator (or a list of objects) is written an element to a line,
     consumed as it is written."""
-    line = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
+    # no check for cycles: records come from dataclasses or JSON, which cannot hold one (a
+    # cycle would still end in RecursionError), and the check costs a third of the encoding
+    line = json.JSONEncoder(allow_nan=False, separators=(",", ":"), check_circular=False).encode
     f.write("{")
     for i, (key, v) in enumerate(members.items() if isinstance(members, dict) else members):
         f.write(f"{',' if i else ''}\n {json.dumps(key)}: ")

@@ -5,7 +5,6 @@ one time per op and the bytes the op moves."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from ...errors import UsageError
@@ -62,7 +61,7 @@ def number(text: str) -> float | None:
 def integer(text: str) -> int | None:
     """A printed count, or None for a word; UsageError for more digits than
     any count a benchmark prints (int() refuses 4,300 and more)."""
-    if not re.fullmatch(r"\d+", text):
+    if not (text.isascii() and text.isdigit()):     # ASCII digits only, as the tools print
         return None
     if len(text) > 40:
         raise UsageError(f"a printed number of {len(text)} digits ({text[:12]}...) is beyond any size or count")
