@@ -63,7 +63,7 @@ run: venv level-debs
 # integration tests run one at a time: their MPI ranks keep both cores busy and
 # several read rates. The slowest integration tests are listed at the end.
 test: unit openmpi debs
-	FABRICLAB_OPENMPI_HOME=$(CURDIR)/$(OMPI) $(PY) -m pytest -q -ra --durations=15 tests/integration
+	FABRICLAB_OPENMPI_HOME=$(CURDIR)/$(OMPI) $(PY) -m pytest -q -ra --durations=40 tests/integration
 
 # Bytecode is cached (__pycache__, Python's default) even where the environment
 # says not to: each worker would otherwise compile every module and rewrite
