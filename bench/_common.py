@@ -351,6 +351,28 @@ def paired_ratio(num: list[float], den: list[float]) -> tuple[float, list[float]
     return statistics.median(ratios), ratios
 
 
+def aa_floor(ratios: list[float]) -> float:
+    """The difference a comparison cannot tell on this machine at one point, from the
+    per-round ratios of the reference's second launch to its first in the same rounds
+    (an A/A test): the largest of |median ratio - 1| and the half-width of their range.
+    Two runs of the same program differ by this much for reasons the harness has no
+    part in (launch-to-launch placement, the hypervisor), so a contender's ratio
+    within it says the harness adds nothing measurable here."""
+    return max(abs(statistics.median(ratios) - 1), (max(ratios) - min(ratios)) / 2)
+
+
+def floor_verdict(ratio: float, floor: float, tolerance: float, target: str) -> bool:
+    """PASS within the tolerance; otherwise FAIL, and where the reference against itself
+    (aa_floor) differs by more than the tolerance, say that this machine cannot resolve
+    the target at this point and whether the ratio stands within that floor."""
+    ok = abs(ratio - 1) <= tolerance
+    shown = f"ratio {ratio:.3f} ({(ratio - 1) * 100:+.1f}%)"
+    if not ok and floor > tolerance:
+        inside = "within" if abs(ratio - 1) <= floor else "beyond"
+        shown += f"; A/A floor {floor:.1%}: {tolerance:.0%} not resolvable here, ratio {inside} the floor"
+    return verdict(ok, target, shown)
+
+
 def spread(xs) -> str:
     """min..max of a list, for showing how much rounds varied."""
     return f"{min(xs):.4g}..{max(xs):.4g}"

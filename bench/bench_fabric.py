@@ -225,21 +225,25 @@ def run_pair(pair: Pair, ref: Reference, work: str, rounds: int, with_fl: bool) 
         contenders.append(("fabriclab", lambda: fl_measure(pair, work)))
         if pair.name == LAYER_PAIR:
             contenders.append(("message", lambda: message_latency(work)))
+        contenders.append(("reference again", ref.measure))    # the A/A floor (_common.aa_floor)
     return c.alternate(contenders, rounds, show=show)
 
 
 def print_table(res: dict) -> dict:
-    """The per-point table of one pair; returns compare()'s ratios."""
-    ref, fl = res["reference"], res.get("fabriclab")
+    """The per-point table of one pair; returns compare()'s ratios with each point's
+    A/A floor: {point: (ratio, per-round ratios, floor)}."""
+    ref, fl, again = res["reference"], res.get("fabriclab"), res.get("reference again")
     ratios = compare(fl, ref) if fl else {}
-    print(f"  {'point':<18}{'fabriclab':>14}{'reference':>14}   ratio (per-round range)")
+    floors = {pt: c.aa_floor(r) for pt, (_, r) in compare(again, ref).items()} if again else {}
+    print(f"  {'point':<18}{'fabriclab':>14}{'reference':>14}   ratio (per-round range)   A/A floor")
     for pt in POINTS:
         r = c.median([x[pt] for x in ref])
         f = fmt_value(pt, c.median([x[pt] for x in fl])) if fl else "-"
         rt = (f"{ratios[pt][0]:.3f} ({c.spread(ratios[pt][1])})  "
               f"{'PASS' if within(ratios[pt][0]) else 'FAIL'}") if pt in ratios else "-"
-        print(f"  {point_label(pt):<18}{f:>14}{fmt_value(pt, r):>14}   {rt}")
-    return ratios
+        print(f"  {point_label(pt):<18}{f:>14}{fmt_value(pt, r):>14}   {rt}"
+              + (f"   {floors[pt]:.1%}" if pt in floors else ""))
+    return {pt: (*v, floors.get(pt, 0.0)) for pt, v in ratios.items()}
 
 
 def setup(work: str) -> tuple[str, list[str], dict, str]:
@@ -285,7 +289,7 @@ def measure_pair(pair: Pair, ref: Reference, work: str, opts, errors: list):
         print(f"  layer order at {LAYER_SIZE} B: fabric.pingpong {c.fmt_time(c.median(fab))}, "
               f"message.pingpong {c.fmt_time(c.median(res['message']))}; ratio {layer[0]:.3f} "
               f"(rounds {c.spread(layer[1])})")
-    return [(pair.name, pt, r) for pt, (r, _) in ratios.items()], layer
+    return [(pair.name, pt, r, floor) for pt, (r, _, floor) in ratios.items()], layer
 
 
 def body() -> None:
@@ -323,9 +327,8 @@ def describe(rec: dict) -> str:
 
 def conclude(verdicts: list, layer, errors: list) -> None:
     print()
-    for name, pt, r in verdicts:
-        c.verdict(within(r), f"[{name}] {point_label(pt)} within {TOLERANCE:.0%} of the reference",
-                  f"ratio {r:.3f} ({(r - 1) * 100:+.1f}%)")
+    for name, pt, r, floor in verdicts:
+        c.floor_verdict(r, floor, TOLERANCE, f"[{name}] {point_label(pt)} within {TOLERANCE:.0%} of the reference")
     if layer:
         c.verdict(layer[0] <= 1, f"layer order: fabric.pingpong ({LAYER_PAIR}) {LAYER_SIZE} B latency "
                                  f"not above message.pingpong's", f"ratio {layer[0]:.3f}")

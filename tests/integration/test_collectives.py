@@ -26,9 +26,9 @@ def _points(doc: dict) -> list:
     return pts
 
 
-# Three ranks share this machine's two cores, an oversubscribed Open MPI takes milliseconds an op
-# and about a second a launch (a variant each): under it the in-place forms (the longer paths) and
-# the non-blocking one alone (its level run has the blocking and persistent forms at two ranks).
+# Three ranks share this machine's two cores, and an oversubscribed Open MPI takes milliseconds an
+# op: under it the in-place forms (the longer paths) and the non-blocking one alone (its level run
+# has every form, not in place, at two ranks).
 IN_PLACE = {"mpich": "no,yes", "openmpi": "yes"}
 FORMS = {"mpich": "nonblocking,persistent", "openmpi": "nonblocking"}
 

@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import pytest
 
 from fabriclab.errors import UsageError
@@ -32,7 +34,14 @@ def test_openmpi_root_and_oversubscribe():
     argv, env = command(spec, CORE, local_cpus=2, is_root=True)
     assert argv[:5] == ["/o/bin/mpiexec", "-n", "4", "--map-by", ":OVERSUBSCRIBE"]
     assert env["OMPI_ALLOW_RUN_AS_ROOT"] == "1" and env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] == "1"
-    assert env["OMPI_MCA_osc"] == "^ucx"
+    assert env["OMPI_MCA_osc"] == "^ucx" and env["OMPI_MCA_btl"] == "^ofi"
+
+
+def test_openmpi_one_host_defaults_yield_to_the_users_settings(monkeypatch):
+    monkeypatch.setenv("OMPI_MCA_btl", "self,sm,tcp")
+    spec = replace(make_spec("mpiexec", "/o/bin/mpiexec", "openmpi", 2), env={"OMPI_MCA_osc": "sm"})
+    _, env = command(spec, CORE, local_cpus=2, is_root=False)
+    assert env["OMPI_MCA_osc"] == "sm" and "OMPI_MCA_btl" not in env
 
 
 def test_openmpi_not_root_fits_no_extras():
@@ -45,7 +54,7 @@ def test_openmpi_hosts_become_slots_and_keep_ucx():
     spec = make_spec("mpiexec", "mpiexec", "openmpi", 4, hosts="a,a,b,b")
     argv, env = command(spec, CORE, local_cpus=2, is_root=False)
     assert argv[3:5] == ["--host", "a:2,b:2"]
-    assert "--map-by" not in argv and "OMPI_MCA_osc" not in env
+    assert "--map-by" not in argv and "OMPI_MCA_osc" not in env and "OMPI_MCA_btl" not in env
 
 
 def test_slurm(monkeypatch):

@@ -236,9 +236,7 @@ def command(spec: LaunchSpec, argv: list[str], local_cpus: int | None = None,
         if is_root:
             env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         if not spec.hosts and not spec.hostfile:
-            # One host: no fabric for UCX to drive, and its one-sided component
-            # would only warn; shared memory serves both paths.
-            env.setdefault("OMPI_MCA_osc", "^ucx")
+            _one_host_openmpi(env)
     else:  # MPICH, Intel MPI and other Hydra-based launchers
         if spec.hosts:  # host:n keeps repeated hosts, so ranks 0 and 1 share a node as asked
             cmd += ["-hosts", ",".join(_slots(spec.hosts))]
@@ -249,6 +247,18 @@ def command(spec: LaunchSpec, argv: list[str], local_cpus: int | None = None,
         if bind == "core":
             cmd += ["-bind-to", "core"]
     return [*cmd, *spec.extra, *argv], env
+
+
+def _one_host_openmpi(env: dict) -> None:
+    """Open MPI's defaults on one host, each only where neither the run nor the user's
+    environment sets it: there is no fabric for UCX or libfabric to drive, and shared
+    memory (osc sm, btl sm) serves every path. UCX's one-sided component would only
+    warn; libfabric's BTL is probed and closed in every MPI_Init, and its close
+    sleeps a second (Open MPI 5.0.11: 1.23 s a launch of an empty program on two
+    ranks, 0.23 s without it), which every benchmark's launch paid."""
+    for key, value in (("OMPI_MCA_osc", "^ucx"), ("OMPI_MCA_btl", "^ofi")):
+        if key not in env and key not in os.environ:
+            env[key] = value
 
 
 def _through_agent(spec: LaunchSpec, env: dict) -> list[str]:
