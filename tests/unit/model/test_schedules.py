@@ -219,3 +219,20 @@ def test_ranks_on_one_node_cost_alpha_only_and_bad_placements_are_one_line():
 def test_every_algorithm_is_registered_for_the_issue_s_operations():
     assert set(ALGORITHMS) == {"allreduce", "bcast", "reduce", "allgather", "reduce_scatter", "alltoall",
                                "gather", "scatter"}
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_per_step_bytes_of_the_power_of_two_algorithms(n):
+    """Each step of each rank, against the textbook: the ring's n/N blocks, doubling's whole
+    vector, Rabenseifner's halves n/2, n/4, ... then back up, Bruck's 2^k blocks."""
+    per_step = lambda alg, op="allreduce", size=N_BYTES: [sorted(set(s.nbytes.tolist())) for s in
+                                                          schedule(op, alg, n, size).steps]
+    assert per_step("ring") == [[N_BYTES // n]] * (2 * (n - 1))
+    assert per_step("recursive_doubling") == [[N_BYTES]] * int(math.log2(n))
+    halves = [[N_BYTES >> k] for k in range(1, int(math.log2(n)) + 1)]
+    assert per_step("rabenseifner") == halves + halves[::-1]
+    assert per_step("bruck", "allgather", 64) == [[64 << k] for k in range(int(math.log2(n)))]
+    for s in schedule("allreduce", "rabenseifner", n, N_BYTES).steps:   # every rank in every step
+        assert sorted(s.src.tolist()) == list(range(n))
+        # halving reduces what each rank receives; doubling back up reduces nothing
+        assert (s.reduced[s.dst] == s.nbytes).all() or not s.reduced.any()
