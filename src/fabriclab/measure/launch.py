@@ -254,8 +254,8 @@ def _one_host_openmpi(env: dict) -> None:
     environment sets it: there is no fabric for UCX or libfabric to drive, and shared
     memory (osc sm, btl sm) serves every path. UCX's one-sided component would only
     warn; libfabric's BTL is probed and closed in every MPI_Init, and its close
-    sleeps a second (Open MPI 5.0.11: 1.23 s a launch of an empty program on two
-    ranks, 0.23 s without it), which every benchmark's launch paid."""
+    sleeps a second (Open MPI 5.0.11: 1.24 s a launch of an empty program on two
+    ranks, 0.24 s without it), which every benchmark's launch paid."""
     for key, value in (("OMPI_MCA_osc", "^ucx"), ("OMPI_MCA_btl", "^ofi")):
         if key not in env and key not in os.environ:
             env[key] = value
