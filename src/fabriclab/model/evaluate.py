@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import UsageError
 from .calibration import Calibration
 from .cost import network_cost
-from .loads import class_rates, solve
+from .loads import class_rates, resource_capacity, solve
 from .maxmin import max_min
 from .resources import MB
 from .traffic import Traffic
@@ -93,8 +93,7 @@ def maxmin_rates(system, n: int, calibration: Optional[Calibration] = None, traf
         raise UsageError(f"{len(src):,} flows at {n} nodes are too many for the max-min solver (at most "
                          f"{max_flows:,}); use fewer nodes")
     cal = system.calibrated(calibration)
-    rates = np.array([r for r, _, _ in class_rates(topo, system.rates(topo, cal, payload))])
-    cap = rates[topo.class_of(np.arange(topo.n_resources))]
+    cap = resource_capacity(topo, class_rates(topo, system.rates(topo, cal, payload)))
     res = max_min(topo.paths(src, dst), cap)
     per = res.per_source(src)[np.unique(src)]
     return {"min": float(per.min()), "median": float(np.median(per)), "max": float(per.max()),

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UsageError
-from .loads import class_rates, display_label
+from .loads import class_rates, display_label, resource_capacity
 
 
 @dataclass(frozen=True)
@@ -46,9 +46,8 @@ def exchange_time(system, flows: list, calibration=None) -> Exchange:
     work = np.bincount(paths.res, weights=paths.weight * size[per_entry], minlength=topo.n_resources)
     rates = system.rates(topo, system.calibrated(calibration))
     by_class = class_rates(topo, rates)
-    cls = topo.class_of(np.arange(topo.n_resources))
-    cap = np.array([by_class[c][0] for c in cls])
+    cap = resource_capacity(topo, by_class)
     busiest = int(np.argmax(work / cap))
-    c = topo.classes[int(cls[busiest])]
-    return Exchange(float(work[busiest] / cap[busiest]), display_label(c, rates), float(cap[busiest]),
-                    bool(by_class[int(cls[busiest])][2]))
+    ci = int(topo.class_of(np.array([busiest]))[0])
+    return Exchange(float(work[busiest] / cap[busiest]), display_label(topo.classes[ci], rates),
+                    float(cap[busiest]), bool(by_class[ci][2]))

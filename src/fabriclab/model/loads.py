@@ -102,6 +102,11 @@ def class_rates(topo, rates: Optional[Rates]) -> tuple:
     return out
 
 
+def resource_capacity(topo, by_class) -> np.ndarray:
+    """Bytes/s of every resource instance, from class_rates' (rate, nominal, calibrated) per class."""
+    return np.array([r for r, _, _ in by_class])[topo.class_of(np.arange(topo.n_resources))]
+
+
 def enumerate_loads(topo, src: np.ndarray, dst: np.ndarray, batch: int = 2_000_000) -> np.ndarray:
     """Load of every resource instance from an explicit flow list."""
     loads = np.zeros(topo.n_resources)
@@ -211,4 +216,4 @@ def alltoall_time(topo, rates: Optional[Rates], message_bytes: float) -> float:
 
 
 __all__ = ["ClassLoad", "LoadResult", "solve", "class_loads", "enumerate_loads", "enumerate_alltoall",
-           "alltoall_time", "class_rates", "all_pairs", "METHODS"]
+           "alltoall_time", "class_rates", "resource_capacity", "all_pairs", "METHODS"]

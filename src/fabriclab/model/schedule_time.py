@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import UsageError
-from .loads import class_rates, display_label
+from .loads import class_rates, display_label, resource_capacity
 from .maxmin import max_min
 from .schedules import Schedule
 
@@ -66,9 +66,8 @@ class _Network:
     def __init__(self, system, calibration=None):
         self.topo = system.build(system.n_nodes)
         rates = system.rates(self.topo, system.calibrated(calibration))
-        by_class = class_rates(self.topo, rates)
+        self.cap = resource_capacity(self.topo, class_rates(self.topo, rates))
         self.cls = self.topo.class_of(np.arange(self.topo.n_resources))
-        self.cap = np.array([by_class[c][0] for c in self.cls])
         self.labels = [display_label(c, rates) for c in self.topo.classes]
         self.solved: dict = {}
 

@@ -85,15 +85,16 @@ class _Builder:
     def __init__(self, n: int, root: int = 0):
         self.n, self.root, self.steps = n, root, []
 
-    def step(self, flows, reduced=None) -> None:
+    def step(self, flows, reduce: bool = False) -> None:
+        """One step of `flows`; with `reduce`, each destination reduces what it receives."""
         flows = [(s, d, b) for s, d, b in flows if b > 0 and s != d]
-        red = np.zeros(self.n, np.int64)
-        for r, b in (reduced or {}).items():
-            red[(r + self.root) % self.n] += b
-        if not flows and not red.any():
+        if not flows:
             return
-        src, dst, nb = (np.array(x, np.int64) for x in zip(*flows)) if flows else (np.zeros(0, np.int64),) * 3
-        self.steps.append(Step((src + self.root) % self.n, (dst + self.root) % self.n, nb, red))
+        src, dst, nb = (np.array(x, np.int64) for x in zip(*flows))
+        src, dst = (src + self.root) % self.n, (dst + self.root) % self.n
+        red = np.bincount(dst, weights=nb, minlength=self.n).astype(np.int64) if reduce else \
+            np.zeros(self.n, np.int64)
+        self.steps.append(Step(src, dst, nb, red))
 
 
 def blocks(n: int, parts: int) -> np.ndarray:
@@ -120,7 +121,7 @@ def _ring_pass(b: _Builder, sizes: np.ndarray, offset: int, reduce: bool) -> Non
     n = b.n
     for s in range(n - 1):
         flows = [(r, (r + 1) % n, int(sizes[(r + offset - s) % n])) for r in range(n)]
-        b.step(flows, {d: x for _, d, x in flows} if reduce else None)
+        b.step(flows, reduce)
 
 
 def allreduce_ring(b: _Builder, size: int) -> None:
@@ -141,7 +142,7 @@ def allgather_ring(b: _Builder, size: int) -> None:
 
 def _fold_in(b: _Builder, rem: int, nbytes: Callable[[int], int], reduce: bool) -> None:
     flows = [(2 * i, 2 * i + 1, nbytes(2 * i)) for i in range(rem)]
-    b.step(flows, {d: x for _, d, x in flows} if reduce else None)
+    b.step(flows, reduce)
 
 
 def _fold_out(b: _Builder, rem: int, nbytes: Callable[[int], int]) -> None:
@@ -154,7 +155,7 @@ def allreduce_recursive_doubling(b: _Builder, size: int) -> None:
     mask = 1
     while mask < p:
         flows = [(_real(nr, rem), _real(nr ^ mask, rem), size) for nr in range(p)]
-        b.step(flows, {d: x for _, d, x in flows})
+        b.step(flows, reduce=True)
         mask <<= 1
     _fold_out(b, rem, lambda r: size)
 
@@ -174,7 +175,7 @@ def _halving(b: _Builder, weights: np.ndarray, rem: int) -> list:
             keep, give = ((mid, hi), (lo, mid)) if nr & mask else ((lo, mid), (mid, hi))
             flows.append((_real(nr, rem), _real(nr ^ mask, rem), int(weights[give[0]:give[1]].sum())))
             nxt.append(keep)
-        b.step(flows, {d: x for _, d, x in flows})
+        b.step(flows, reduce=True)
         rng, mask = nxt, mask >> 1
     return rng
 
@@ -234,7 +235,7 @@ def reduce_binomial(b: _Builder, size: int) -> None:
     for k in reversed(range(_levels(b.n))):
         d = 1 << k
         flows = [(r + d, r, size) for r in range(d) if r + d < b.n]
-        b.step(flows, {d_: x for _, d_, x in flows})
+        b.step(flows, reduce=True)
 
 
 def _subtree(r: int, d: int, n: int) -> range:
