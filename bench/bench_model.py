@@ -12,6 +12,9 @@
    1 GB each); then `fabriclab model --topology-file FILE` as a user runs it,
    with its plot and with --no-plot: wall and CPU time and the peak memory of
    the whole process (max RSS, as /usr/bin/time -v reports it).
+5. `fabriclab model --collective allreduce` on a 4,096-node fat tree: every
+   algorithm at 20 sizes (8 B to 4 MiB), with its plot and with --no-plot,
+   three fresh processes each (target: under 10 s and 1 GB).
 """
 
 from __future__ import annotations
@@ -152,15 +155,34 @@ def bench_file(hosts: int = 10_000):
                       f"[target < 10 s, < 1 GB: {'ok' if ok else 'MISSED'}]")
 
 
+def bench_collective(runs: int = 3):
+    print("5. fabriclab model --collective allreduce: every algorithm, 20 sizes, a 4,096-node fat tree "
+          f"(fresh process, {runs} runs)")
+    with tempfile.TemporaryDirectory() as tmp:
+        for extra in ([], ["--no-plot"]):
+            ms = [c.measured([c.fabriclab_exe(), "model", "--collective", "allreduce", "--system", "ib-ndr-fattree",
+                              "--nodes", "4096", "--sizes", "8:4M", "--output", tmp, *extra]) for _ in range(runs)]
+            wall, cpu = (sorted(getattr(m, k) for m in ms)[runs // 2] for k in ("wall_s", "cpu_s"))
+            peak = max(m.maxrss_MiB for m in ms)
+            ok = all(m.rc == 0 for m in ms) and cpu < 10 and peak < 1024
+            print(f"   {' '.join(extra) or '(with its plot)':16s}: median {wall:.2f} s ({cpu:.2f} s CPU), "
+                  f"walls {', '.join(f'{m.wall_s:.2f}' for m in ms)} s, peak {peak:.0f} MiB  "
+                  f"[target < 10 s, < 1 GB: {'ok' if ok else 'MISSED'}]")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--skip-simgrid", action="store_true", help="Do not run SimGrid. Default: run it.")
     p.add_argument("--only-file", action="store_true", help="Run only benchmark 4. Default: all.")
+    p.add_argument("--only-collective", action="store_true", help="Run only benchmark 5. Default: all.")
     p.add_argument("--hosts", type=int, default=10_000, help="Hosts of benchmark 4. Default: 10000.")
     p.add_argument("--solve-file", metavar="FILE", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.solve_file:
         _solve_file_child(a.solve_file)
+        return 0
+    if a.only_collective:
+        bench_collective()
         return 0
     if not a.only_file:
         bench_large()
@@ -168,6 +190,8 @@ def main(argv=None) -> int:
         if not a.skip_simgrid:
             bench_simgrid()
     bench_file(a.hosts)
+    if not a.only_file:
+        bench_collective()
     return 0
 
 

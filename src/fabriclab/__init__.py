@@ -1,3 +1,3 @@
 """fabriclab: measure, model and compare the communication fabrics of clusters."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

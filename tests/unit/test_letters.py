@@ -28,11 +28,16 @@ def test_a_retired_letter_still_works_and_says_so_once(command, long, capsys):
 def test_old_model_spellings_give_the_same_answer(capsys):
     assert main(["model", "--system", "sci-2d", "--nodes", "4,9", "--no-plot", "-f", "json"]) == 0
     new = capsys.readouterr()
-    assert main(["model", "-s", "sci-2d", "-n", "4,9", "--no-plot", "-f", "json"]) == 0
+    assert main(["model", "--system", "sci-2d", "-n", "4,9", "--no-plot", "-f", "json"]) == 0
     old = capsys.readouterr()
     assert json.loads(old.out) == json.loads(new.out) and new.err == ""
-    assert old.err.splitlines() == ["fabriclab: -s for --system is deprecated; use --system",
-                                    "fabriclab: -n for --nodes is deprecated; use --nodes"]
+    assert old.err.splitlines() == ["fabriclab: -n for --nodes is deprecated; use --nodes"]
+
+
+def test_model_s_is_sizes_as_everywhere_since_its_retirement_ended():
+    """-s stood for --system until 0.3.0; now it is the collectives' --sizes, as in run."""
+    args = parser().parse_args(["model", "-s", "8,64K", "--collective", "allreduce"])
+    assert args.sizes == "8,64K" and args.system is None
 
 
 def test_retired_letters_are_not_offered(capsys):

@@ -26,9 +26,10 @@ SHORT = {long: letter for letter, long in LETTERS.items()}
 # (subcommand, long option) -> the letter it had before this table: accepted for one
 # more release with a deprecation line. model's --output names a directory of plots,
 # not the file -o names everywhere else; reproduce's is the study's folder, as
-# `study run -o` takes it, so it keeps -o.
+# `study run -o` takes it, so it keeps -o. model's -s for --system, deprecated in
+# 0.2.0, is gone in 0.3.0: -s is --sizes there too (the collectives' sizes).
 RETIRED = {
-    ("model", "--system"): "-s", ("model", "--nodes"): "-n", ("model", "--prices"): "-p",
+    ("model", "--nodes"): "-n", ("model", "--prices"): "-p",
     ("model", "--topology-file"): "-t", ("model", "--output"): "-o",
     ("reproduce", "--prices"): "-p",
 }

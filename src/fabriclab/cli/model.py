@@ -18,19 +18,21 @@ from typing import TYPE_CHECKING, Optional
 
 from .. import outputs
 from ..errors import UsageError
-from ..model.choices import DEFAULT_OUT, DEFAULT_SYSTEMS, MAX_NODES, METHODS, PATTERNS
+from ..model.choices import DEFAULT_OUT, DEFAULT_SYSTEMS, METHODS, PATTERNS
 from ..model.resources import MB
 from ..report.escape import terminal
-from ..units import parse_size, parse_sizes
 from .letters import adder
+from .model_common import COLLECTIVE_NODES, COLLECTIVE_SIZES, NODES, calibration, parse_nodes, table
 
 if TYPE_CHECKING:
-    from ..model.calibration import Calibration
     from ..model.evaluate import Curve
     from ..model.projection import Projection, Question
 
 # The alias: the study that is seed 001's one home, and what its old name still does.
 STUDY = "millich-george-oral"
+# Options of `model --collective`, with the value meaning "not given".
+COLLECTIVE_ONLY = {"algorithm": None, "sizes": None, "alpha": None, "gamma": None, "placement": "block",
+                   "per_node": 1}
 DEPRECATED = f"fabriclab: reproduce sci-myrinet-2002 is deprecated; use fabriclab study run {STUDY}"
 
 
@@ -38,9 +40,11 @@ def register_model(subparsers) -> None:
     p = subparsers.add_parser(
         "model", help="Model per-node bandwidth, bottleneck and cost of cluster networks.",
         description="Per-node bandwidth of chosen systems (technology on topology) as the number of nodes grows, "
-                    "the bottleneck resource at each size, crossovers in words, and costs.")
+                    "the bottleneck resource at each size, crossovers in words, and costs; with --collective, "
+                    "each algorithm's time of a collective operation against size, the fastest, and its bottleneck.")
     add = adder(p, "model")
     _add_systems(add)
+    _add_collective(adder(p.add_argument_group("collectives (--collective)"), "model"))
     _add_calibration(add)
     _add_cost(add)
     add("--method", metavar="METHOD", default="auto", choices=METHODS,
@@ -65,9 +69,9 @@ def _add_systems(add) -> None:
     add("--system", metavar="SYSTEM", action="append",
         help="A named system (see --list) or TECHNOLOGY:TOPOLOGY[:key=value,...]; repeat for several. "
              f"Default: {' '.join(DEFAULT_SYSTEMS)}.")
-    add("--nodes", metavar="SIZES", default="2:128",
+    add("--nodes", metavar="SIZES",
         help="Node counts: N, a list N,M,..., MIN:MAX (every size, or x2 beyond 256 sizes), "
-             "MIN:MAX:xF or MIN:MAX:+S; K means x1024. Default: 2:128.")
+             f"MIN:MAX:xF or MIN:MAX:+S; K means x1024. Default: {NODES} ({COLLECTIVE_NODES} with --collective).")
     add("--topology-file", metavar="FILE",
         help="A network from a file (YAML or JSON, see docs/model.md), evaluated at its own size beside "
              "the --system systems, or alone when no --system is given. Default: none.")
@@ -77,6 +81,26 @@ def _add_systems(add) -> None:
         help="The node every other node sends to with --traffic hotspot. Default: 0.")
     add("--seed", metavar="INT", type=int, default=1,
         help="Random seed of the permutation and bisection patterns. Default: 1.")
+
+
+def _add_collective(add) -> None:
+    """A collective's algorithms timed on the network (model/collective.py)."""
+    add("--collective", metavar="OP",
+        help="Time this collective's algorithms instead of a traffic pattern: allreduce, bcast, reduce, allgather, "
+             "reduce_scatter, alltoall, gather or scatter. Default: none.")
+    add("--algorithm", metavar="NAMES",
+        help="The algorithms to time, comma-separated (an unknown name is refused with the list). "
+             "Default: every one the model has for the operation.")
+    add("--sizes", metavar="SIZES",
+        help="Sizes in bytes, as run takes them (a block for allgather, gather, scatter and alltoall, the "
+             f"vector for the others). Default: {COLLECTIVE_SIZES}.")
+    add("--alpha", metavar="SECONDS", type=float,
+        help="Seconds to start one message (measured: half a small ping-pong's round trip). Default: 2e-6.")
+    add("--gamma", metavar="SECONDS", type=float,
+        help="Seconds to reduce one byte locally. Default: 2.5e-10 (4 GB/s).")
+    add("--placement", metavar="HOW", default="block", choices=("block", "cyclic"),
+        help="How ranks go on nodes: block (fill a node) or cyclic (one a node in turn). Default: block.")
+    add("--per-node", metavar="K", type=int, default=1, help="Ranks on each node. Default: 1.")
 
 
 def _add_calibration(add) -> None:
@@ -143,41 +167,10 @@ def _reproduce(args) -> int:
 
 
 # ---------------------------------------------------------------- parsing
-def parse_nodes(spec: str) -> list:
-    """'9', '4,9,16', '2:128' (every size if at most 256 sizes, else x2),
-    '2:1024:x2' (geometric), '16:256:+16' (arithmetic); K means x1024.
-    The sweep syntax is fabriclab's one (units.parse_sizes); only the default
-    step differs: model curves want every size over short ranges."""
-    parts = []
-    for part in filter(None, (x.strip() for x in str(spec).split(","))):
-        bits = part.split(":")
-        if len(bits) == 2:
-            lo, hi = parse_size(bits[0], "node count"), parse_size(bits[1], "node count")
-            part += ":+1" if 0 <= hi - lo <= 255 else ":x2"
-        parts.append(part)
-    out = set(parse_sizes(",".join(parts), "node count")) if parts else set()
-    if not out:
-        raise UsageError("no node counts given")
-    bad = [n for n in out if not 2 <= n <= MAX_NODES]
-    if bad:
-        raise UsageError(f"node counts must be between 2 and {MAX_NODES:,}, got {min(bad)}")
-    if len(out) > 5000:
-        raise UsageError(f"{len(out)} node counts are too many; use a geometric step such as 2:100000:x1.5")
-    return sorted(out)
-
-
 def _positive(option: str, value: Optional[float]) -> None:
     """A rate or size option must be a positive finite number (argparse takes nan, inf and -5)."""
     if value is not None and not (math.isfinite(value) and value > 0):
         raise UsageError(f"{option} must be a positive finite number, got {value:g}")
-
-
-def _calibration(args) -> Calibration:
-    from ..model.calibration import load_file, parse_flags
-    cal = parse_flags(args.calibrate)
-    if args.calibration_file:
-        cal = cal.merge(load_file(args.calibration_file))
-    return cal
 
 
 # ---------------------------------------------------------------- output
@@ -193,17 +186,7 @@ def _fmt(x, digits=1) -> str:
     return f"{x:,.{digits}f}"
 
 
-def _table(rows: list, header: list) -> str:
-    """Aligned columns; every cell on one line, control characters made visible (names come from files)."""
-    rows = [[terminal(c) for c in r] for r in rows]
-    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h))
-              for i, h in enumerate(header)]
-    line = lambda r: "  ".join(str(c).rjust(w) if i < len(r) - 1 or i == 0 else str(c).ljust(w)
-                               for i, (c, w) in enumerate(zip(r, widths)))
-    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
-
-
-def _curve_table(c: Curve, cost: bool) -> str:
+def _curvetable(c: Curve, cost: bool) -> str:
     header = ["N", "MB/s per node"] + (["nominal MB/s"] if c.calibrated else []) + ["bottleneck"]
     if cost:
         header += ["cost $", "$ per MB/s"]
@@ -214,13 +197,19 @@ def _curve_table(c: Curve, cost: bool) -> str:
             r += [_fmt(p.cost, 0), _fmt(p.cost_per_mbps, 2)]
         rows.append(r)
     head = f"{c.label} [{c.key}]" + (" — calibrated" if c.calibrated else "")
-    return terminal(head) + "\n" + _table(rows, header)
+    return terminal(head) + "\n" + table(rows, header)
 
 
 def _model(args) -> int:
     from ..model.projection import project
     if args.list:
         return _list()
+    if args.collective is not None:
+        from .model_collective import collective
+        return collective(args)
+    given = [k for k, v in COLLECTIVE_ONLY.items() if getattr(args, k) != v]
+    if given:
+        raise UsageError(f"--{given[0].replace('_', '-')} belongs to --collective OP")
     if not args.no_plot:
         outputs.directory(args.output, "plot directory")
     p = project(_question(args))
@@ -241,8 +230,8 @@ def _question(args) -> Question:
     _positive("--target", args.target)
     _positive("--payload", args.payload)
     return Question(
-        systems=tuple(args.system or ()), topology_file=args.topology_file, nodes=tuple(parse_nodes(args.nodes)),
-        traffic=Traffic(args.traffic, args.hotspot_target, args.seed), calibration=_calibration(args),
+        systems=tuple(args.system or ()), topology_file=args.topology_file, nodes=tuple(parse_nodes(args.nodes or NODES)),
+        traffic=Traffic(args.traffic, args.hotspot_target, args.seed), calibration=calibration(args),
         prices_file=args.prices, method=args.method, payload=args.payload, cost=args.cost,
         target_MBps=args.target, maxmin=args.maxmin, published=published_curve if args.published else None,
         plot=None if args.no_plot else Path(args.output) / f"model.{args.plot_format}")
@@ -253,13 +242,13 @@ def _print_curves(p: Projection, cost: bool) -> None:
           f"{'calibrated rates where measured' if p.calibrated else 'nominal rates from the packet formats'}.")
     for c in p.drawn:
         print()
-        print(_curve_table(c, cost))
+        print(_curvetable(c, cost))
     for c in p.published:
         print()
-        print(_curve_table(c, False))
+        print(_curvetable(c, False))
     if p.maxmin:
         print("\nMax-min fair steady state (per-node totals, MB/s):")
-        print(_table([[m.label, m.n, _fmt(m.min / MB), _fmt(m.median / MB), _fmt(m.max / MB)] for m in p.maxmin],
+        print(table([[m.label, m.n, _fmt(m.min / MB), _fmt(m.median / MB), _fmt(m.max / MB)] for m in p.maxmin],
                      ["system", "N", "min", "median", "max"]))
 
 
@@ -274,7 +263,7 @@ def _print_summary(p: Projection) -> None:
         print("Best cost effectiveness ($ per MB/s): " + terminal(p.cost_effectiveness) + ".")
     if p.target:
         print(f"\nCheapest system giving every node at least {p.target[0].target_MBps:g} MB/s:")
-        print(_table([[t.n, "none" if t.system is None else t.system.label, "-" if t.system is None else _fmt(t.cost, 0),
+        print(table([[t.n, "none" if t.system is None else t.system.label, "-" if t.system is None else _fmt(t.cost, 0),
                        "-" if t.system is None else _fmt(t.per_node / MB)] for t in p.target],
                      ["N", "system", "cost $", "MB/s per node"]))
     if p.plot:

@@ -15,7 +15,10 @@ network (exchange.py) and costs its step alpha only.
 
 Max-min rates depend only on the flows' routes, not on their bytes, so the
 rates of a set of (source, destination) pairs are solved once and reused by
-every step that repeats it (a ring's steps are one pattern)."""
+every step that repeats it: a repeated step (a ring's, a chain's; schedules.py)
+is routed and solved once, and its repeats cost one multiplication each,
+in blocks of rows (`ROWS`) so that a 4,096-rank ring never holds its
+8,190 x 4,096 bytes at once."""
 
 from __future__ import annotations
 
@@ -26,15 +29,22 @@ import numpy as np
 from ..errors import UsageError
 from .loads import class_rates, display_label, resource_capacity
 from .maxmin import max_min
-from .schedules import Schedule
+from .schedules import Schedule, Step
 
 PLACEMENTS = ("block", "cyclic")
+ROWS = 512          # repeats of a step timed together (ROWS x flows floats at a time)
 
 
 @dataclass(frozen=True)
 class StepTime:
-    seconds: float
-    bottleneck: str          # the resource that froze the slowest flow ("" without network flows)
+    seconds: float           # the step's time over all its repeats
+    bottleneck: str          # the resource that froze the slowest flow of its costliest repeat ("" if none)
+    repeat: int = 1
+    slowest: float = -1.0    # the costliest repeat's seconds (default: seconds / repeat)
+
+    @property
+    def each(self) -> float:
+        return self.slowest if self.slowest >= 0 else self.seconds / self.repeat
 
 
 @dataclass
@@ -45,7 +55,7 @@ class ScheduleTime:
     @property
     def bottleneck(self) -> str:
         """The bottleneck of the step that costs most."""
-        return max(self.steps, key=lambda s: s.seconds).bottleneck if self.steps else ""
+        return max(self.steps, key=lambda s: s.each).bottleneck if self.steps else ""
 
 
 def place(ranks: int, nodes: int, how: str = "block", per_node: int | None = None) -> np.ndarray:
@@ -60,16 +70,24 @@ def place(ranks: int, nodes: int, how: str = "block", per_node: int | None = Non
     return r // per if how == "block" else r % nodes
 
 
-class _Network:
-    """A network file's topology with each resource's rate, and the solved rates of each flow pattern."""
+class Network:
+    """A system's topology at `nodes` nodes (a network file: its own) with each resource's
+    rate, and the solved rates of each flow pattern; it times any number of schedules."""
 
-    def __init__(self, system, calibration=None):
-        self.topo = system.build(system.n_nodes)
+    def __init__(self, system, nodes: int | None = None, calibration=None):
+        n = nodes if nodes is not None else getattr(system, "n_nodes", None)
+        self.topo = system.build(n) if n is not None else None
+        if self.topo is None:
+            raise UsageError(f"{system.label} has no configuration of {n} nodes")
         rates = system.rates(self.topo, system.calibrated(calibration))
         self.cap = resource_capacity(self.topo, class_rates(self.topo, rates))
         self.cls = self.topo.class_of(np.arange(self.topo.n_resources))
         self.labels = [display_label(c, rates) for c in self.topo.classes]
         self.solved: dict = {}
+
+    @property
+    def nodes(self) -> int:
+        return self.topo.n_nodes
 
     def rates(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Max-min rate and bottleneck resource of each flow (cached by the pattern)."""
@@ -79,34 +97,61 @@ class _Network:
             self.solved[key] = (res.rates, res.bottleneck)
         return self.solved[key]
 
+    def time(self, sched: Schedule, alpha: float, gamma: float, placement=None) -> ScheduleTime:
+        """The predicted time of `sched` with ranks on the nodes `placement` (default: one
+        rank a node, in order)."""
+        if not (alpha >= 0 and gamma >= 0 and np.isfinite(alpha) and np.isfinite(gamma)):
+            raise UsageError("alpha and gamma must be finite and not negative")
+        where = np.arange(sched.ranks, dtype=np.int64) if placement is None else np.asarray(placement, np.int64)
+        if len(where) != sched.ranks or where.min(initial=0) < 0 or where.max(initial=0) >= self.nodes:
+            raise UsageError(f"the placement must put each of the {sched.ranks} ranks on one of the network's "
+                             f"{self.nodes} nodes")
+        steps = [self._step_time(step, where, alpha, gamma) for step in sched.steps]
+        return ScheduleTime(float(sum(s.seconds for s in steps)), steps)
 
-def schedule_time(sched: Schedule, system, alpha: float, gamma: float, placement: np.ndarray | None = None,
-                  calibration=None) -> ScheduleTime:
-    """The predicted time of `sched` on `system` (a model.netfile.NetworkFile) with ranks on
-    the nodes `placement` (default: one rank a node, in order)."""
-    if not (alpha >= 0 and gamma >= 0 and np.isfinite(alpha) and np.isfinite(gamma)):
-        raise UsageError("alpha and gamma must be finite and not negative")
-    net = _Network(system, calibration)
-    where = np.arange(sched.ranks, dtype=np.int64) if placement is None else np.asarray(placement, np.int64)
-    if len(where) != sched.ranks or where.min(initial=0) < 0 or where.max(initial=0) >= net.topo.n_nodes:
-        raise UsageError(f"the placement must put each of the {sched.ranks} ranks on one of the network's "
-                         f"{net.topo.n_nodes} nodes")
-    out = ScheduleTime(0.0)
-    for step in sched.steps:
-        out.steps.append(_step_time(net, step, where, alpha, gamma))
-    out.seconds = float(sum(s.seconds for s in out.steps))
-    return out
+    def _inverse_rates(self, step: Step, where: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Seconds per byte of each flow (0 between ranks of one node) and its bottleneck's label index."""
+        src, dst = where[step.src], where[step.dst]
+        remote = src != dst
+        inv, label = np.zeros(len(src)), np.full(len(src), -1, np.int64)
+        if remote.any():
+            rates, bott = self.rates(src[remote], dst[remote])
+            inv[remote] = 1.0 / rates
+            label[remote] = np.where(bott >= 0, self.cls[np.maximum(bott, 0)], -1)
+        return inv, label
+
+    def _step_time(self, step: Step, where: np.ndarray, alpha: float, gamma: float) -> StepTime:
+        inv, label = self._inverse_rates(step, where)
+        region = step.tape[step.start - step.repeat + 1:step.start + len(step.src)]
+        rows = step.windows()
+        same = step.repeat == 1 or region.min() == region.max()    # every repeat alike
+        total, worst, worst_label = 0.0, -1.0, -1
+        for lo in range(0, 1 if same else step.repeat, ROWS):
+            chunk = rows[lo:lo + ROWS].astype(float)
+            work = chunk * inv
+            slow = work.argmax(axis=1)
+            t = work[np.arange(len(chunk)), slow] + alpha + gamma * _reduced(step, chunk)
+            total += float(t.sum())
+            k = int(t.argmax())
+            if t[k] > worst:
+                worst, worst_label = float(t[k]), int(label[slow[k]])
+        if same:
+            total = worst * step.repeat
+        return StepTime(total, self.labels[worst_label] if worst_label >= 0 else "", step.repeat, worst)
 
 
-def _step_time(net: _Network, step, where: np.ndarray, alpha: float, gamma: float) -> StepTime:
-    src, dst = where[step.src], where[step.dst]
-    remote = src != dst
-    transfer, label = 0.0, ""
-    if remote.any():
-        rates, bott = net.rates(src[remote], dst[remote])
-        times = step.nbytes[remote] / rates
-        slowest = int(np.argmax(times))
-        transfer = float(times[slowest])
-        res = int(bott[slowest])
-        label = net.labels[int(net.cls[res])] if res >= 0 else ""
-    return StepTime(alpha + transfer + gamma * float(step.reduced.max(initial=0)), label)
+def _reduced(step: Step, chunk: np.ndarray) -> np.ndarray:
+    """The most bytes a rank reduces, each repeat of the chunk (a repeated step's
+    destinations are distinct: schedules.py)."""
+    if not step.reduce:
+        return np.zeros(len(chunk))
+    if step.repeat == 1:
+        return np.array([np.bincount(step.dst, weights=chunk[0]).max(initial=0)])
+    return chunk.max(axis=1)
+
+
+def schedule_time(sched: Schedule, system, alpha: float, gamma: float, placement=None,
+                  calibration=None, nodes: int | None = None) -> ScheduleTime:
+    """The predicted time of `sched` on `system` (a network file, or a catalog system at
+    `nodes` nodes) with ranks on the nodes `placement` (default: one rank a node, in order)."""
+    return Network(system, nodes, calibration).time(sched, alpha, gamma, placement)

@@ -27,7 +27,16 @@ Chan et al. 2007; Bruck et al. 1997); each works for any rank count:
 Sizes follow fabriclab's coll level (measure/collectives.py): the vector's
 bytes for allreduce, bcast, reduce and reduce_scatter; one rank's block for
 allgather, gather and scatter; the block to each destination for alltoall.
-Ranks are numbered from the root (rank = (relative + root) mod N)."""
+Ranks are numbered from the root (rank = (relative + root) mod N).
+
+A ring's and a chain's steps are one pattern with the data moved on one rank
+a step, so they are kept as one step repeated (`Step.repeat`): each time,
+every flow carries what the flow before it carried (a window sliding along
+`Step.tape`). Such a step keeps the pattern's flows that carry nothing at
+times (an empty block of a vector smaller than N, a chain's links before the
+first segment reaches them: MPICH still sends the empty message), so one
+routing and one max-min solution serve every repeat. A 4,096-rank ring is
+two steps of 4,096 flows, not 8,190."""
 
 from __future__ import annotations
 
@@ -35,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from ..errors import UsageError
 
@@ -42,16 +52,43 @@ from ..errors import UsageError
 # MPIR_CVAR_BCAST_... pipelines in segments of this order).
 SEGMENT = 64 << 10
 MAX_RANKS = 1 << 20
+# Flows a schedule may hold (each stored step counts its flows once, however often it
+# repeats): 16 M flows are about 400 MB of arrays, and as many rates to solve.
+MAX_FLOWS = 16_000_000
 
 
 @dataclass(frozen=True)
 class Step:
-    """Flows that start together, and the bytes each rank reduces in the step."""
+    """Flows that start together, taken `repeat` times in a row: the k-th time (from 0),
+    flow f carries tape[start + f - k] bytes, what flow f - 1 carried the time before.
+    With `reduce`, each destination reduces what it receives."""
 
     src: np.ndarray          # rank of each flow
     dst: np.ndarray
-    nbytes: np.ndarray       # bytes of each flow
-    reduced: np.ndarray      # bytes reduced by each rank (length N)
+    tape: np.ndarray         # the bytes the flows' windows slide along
+    start: int = 0
+    reduce: bool = False
+    repeat: int = 1
+
+    @property
+    def nbytes(self) -> np.ndarray:
+        """Bytes of each flow the first time."""
+        return self.tape[self.start:self.start + len(self.src)]
+
+    def windows(self) -> np.ndarray:
+        """Bytes of each flow each time: row k is the k-th time (a view, no copy)."""
+        view = sliding_window_view(self.tape, len(self.src))
+        return view[self.start - self.repeat + 1:self.start + 1][::-1]
+
+    def totals(self) -> np.ndarray:
+        """Bytes of each flow over all its repeats."""
+        c = np.concatenate(([0], np.cumsum(self.tape)))
+        f = np.arange(len(self.src)) + self.start + 1
+        return c[f] - c[f - self.repeat]
+
+    def each(self) -> list:
+        """The step as `repeat` steps of one time each (what a hand count lists)."""
+        return [Step(self.src, self.dst, np.array(w), 0, self.reduce) for w in self.windows()]
 
 
 @dataclass
@@ -62,39 +99,63 @@ class Schedule:
     size: int
     steps: list = field(default_factory=list)
 
+    @property
+    def n_steps(self) -> int:
+        """Steps taken, each repeat counted."""
+        return sum(s.repeat for s in self.steps)
+
+    def expanded(self) -> list:
+        """Every step taken, in order, one time each."""
+        return [one for s in self.steps for one in s.each()]
+
+    def _total(self, ends: str, reducing: bool = False) -> np.ndarray:
+        out = np.zeros(self.ranks, np.int64)
+        for s in self.steps:
+            if s.reduce or not reducing:
+                np.add.at(out, getattr(s, ends), s.totals())
+        return out
+
     def sent(self) -> np.ndarray:
         """Bytes each rank sends over the whole schedule."""
-        out = np.zeros(self.ranks, np.int64)
-        for s in self.steps:
-            np.add.at(out, s.src, s.nbytes)
-        return out
+        return self._total("src")
 
     def received(self) -> np.ndarray:
-        out = np.zeros(self.ranks, np.int64)
-        for s in self.steps:
-            np.add.at(out, s.dst, s.nbytes)
-        return out
+        return self._total("dst")
 
     def reduced(self) -> np.ndarray:
-        return sum((s.reduced for s in self.steps), np.zeros(self.ranks, np.int64))
+        """Bytes each rank reduces: what it receives in the steps that reduce."""
+        return self._total("dst", reducing=True)
 
 
 class _Builder:
-    """Collects steps; flows are (source, destination, bytes) in ranks relative to the root."""
+    """Collects steps; flows are given in ranks relative to the root."""
 
     def __init__(self, n: int, root: int = 0):
-        self.n, self.root, self.steps = n, root, []
+        self.n, self.root, self.steps, self.flows = n, root, [], 0
 
-    def step(self, flows, reduce: bool = False) -> None:
-        """One step of `flows`; with `reduce`, each destination reduces what it receives."""
-        flows = [(s, d, b) for s, d, b in flows if b > 0 and s != d]
-        if not flows:
+    def _add(self, step: Step) -> None:
+        self.flows += len(step.src)
+        if self.flows > MAX_FLOWS:
+            raise UsageError(f"the schedule for {self.n:,} ranks holds more than {MAX_FLOWS:,} flows, too many to "
+                             "time; give fewer ranks")
+        self.steps.append(step)
+
+    def _ranks(self, rel) -> np.ndarray:
+        return (np.asarray(rel, np.int64) + self.root) % self.n
+
+    def step(self, src, dst, nbytes, reduce: bool = False) -> None:
+        """One step; flows that carry nothing, or go nowhere, are left out."""
+        src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+        nb = np.broadcast_to(np.asarray(nbytes, np.int64), src.shape)
+        keep = (nb > 0) & (src != dst)
+        if keep.any():
+            self._add(Step(self._ranks(src[keep]), self._ranks(dst[keep]), np.array(nb[keep]), 0, reduce))
+
+    def slide(self, src, dst, tape: np.ndarray, start: int, repeat: int, reduce: bool = False) -> None:
+        """A step taken `repeat` times, the flows' bytes moving on one flow each time (Step)."""
+        if repeat < 1 or len(src) == 0 or not tape.any():
             return
-        src, dst, nb = (np.array(x, np.int64) for x in zip(*flows))
-        src, dst = (src + self.root) % self.n, (dst + self.root) % self.n
-        red = np.bincount(dst, weights=nb, minlength=self.n).astype(np.int64) if reduce else \
-            np.zeros(self.n, np.int64)
-        self.steps.append(Step(src, dst, nb, red))
+        self._add(Step(self._ranks(src), self._ranks(dst), np.asarray(tape, np.int64), start, reduce, repeat))
 
 
 def blocks(n: int, parts: int) -> np.ndarray:
@@ -109,9 +170,9 @@ def _fold(n: int) -> tuple[int, int]:
     return p, n - p
 
 
-def _real(nr: int, rem: int) -> int:
+def _real(nr, rem: int):
     """The rank that stands for position nr of the power-of-two group."""
-    return 2 * nr + 1 if nr < rem else nr + rem
+    return np.where(nr < rem, 2 * nr + 1, nr + rem)
 
 
 # ---- ring
@@ -119,9 +180,10 @@ def _real(nr: int, rem: int) -> int:
 def _ring_pass(b: _Builder, sizes: np.ndarray, offset: int, reduce: bool) -> None:
     """N - 1 steps; in step s rank r sends block (r + offset - s) mod N to r + 1."""
     n = b.n
-    for s in range(n - 1):
-        flows = [(r, (r + 1) % n, int(sizes[(r + offset - s) % n])) for r in range(n)]
-        b.step(flows, reduce)
+    r = np.arange(n)
+    # flow r carries tape[start + r - s] = sizes[(r + offset - s) mod n]: the blocks rolled, twice over
+    tape = np.tile(np.roll(sizes, -offset), 2)
+    b.slide(r, (r + 1) % n, tape, n, n - 1, reduce)
 
 
 def allreduce_ring(b: _Builder, size: int) -> None:
@@ -140,83 +202,88 @@ def allgather_ring(b: _Builder, size: int) -> None:
 
 # ---- recursive doubling and halving, with MPICH's fold of the ranks over a power of two
 
-def _fold_in(b: _Builder, rem: int, nbytes: Callable[[int], int], reduce: bool) -> None:
-    flows = [(2 * i, 2 * i + 1, nbytes(2 * i)) for i in range(rem)]
-    b.step(flows, reduce)
+def _fold_in(b: _Builder, rem: int, nbytes, reduce: bool) -> None:
+    """Each of the first 2 rem even ranks hands its `nbytes` (an array by rank, or one figure) up."""
+    even = 2 * np.arange(rem)
+    b.step(even, even + 1, np.asarray(nbytes)[even] if np.ndim(nbytes) else nbytes, reduce)
 
 
-def _fold_out(b: _Builder, rem: int, nbytes: Callable[[int], int]) -> None:
-    b.step([(2 * i + 1, 2 * i, nbytes(2 * i)) for i in range(rem)])
+def _fold_out(b: _Builder, rem: int, nbytes) -> None:
+    even = 2 * np.arange(rem)
+    b.step(even + 1, even, np.asarray(nbytes)[even] if np.ndim(nbytes) else nbytes)
 
 
 def allreduce_recursive_doubling(b: _Builder, size: int) -> None:
     p, rem = _fold(b.n)
-    _fold_in(b, rem, lambda r: size, True)
-    mask = 1
+    _fold_in(b, rem, size, True)
+    nr, mask = np.arange(p), 1
     while mask < p:
-        flows = [(_real(nr, rem), _real(nr ^ mask, rem), size) for nr in range(p)]
-        b.step(flows, reduce=True)
+        b.step(_real(nr, rem), _real(nr ^ mask, rem), size, reduce=True)
         mask <<= 1
-    _fold_out(b, rem, lambda r: size)
+    _fold_out(b, rem, size)
 
 
-def _halving(b: _Builder, weights: np.ndarray, rem: int) -> list:
+def _range_bytes(weights: np.ndarray):
+    """Bytes of the positions [lo, hi) of `weights`, for arrays of lo and hi."""
+    c = np.concatenate(([0], np.cumsum(weights)))
+    return lambda lo, hi: c[hi] - c[lo]
+
+
+def _halving(b: _Builder, weights: np.ndarray, rem: int) -> tuple:
     """Recursive halving over the p positions, each holding `weights[nr]` bytes of the result:
     each step a position sends its partner the half of its range the partner keeps, and the
-    partner reduces it. Returns each position's final range [lo, hi)."""
+    partner reduces it. Returns each position's final range (lo, hi)."""
     p = len(weights)
-    rng = [(0, p)] * p
+    nr, span = np.arange(p), _range_bytes(weights)
+    lo, hi = np.zeros(p, np.int64), np.full(p, p, np.int64)
     mask = p >> 1
     while mask:
-        flows, nxt = [], []
-        for nr in range(p):
-            lo, hi = rng[nr]
-            mid = (lo + hi) // 2
-            keep, give = ((mid, hi), (lo, mid)) if nr & mask else ((lo, mid), (mid, hi))
-            flows.append((_real(nr, rem), _real(nr ^ mask, rem), int(weights[give[0]:give[1]].sum())))
-            nxt.append(keep)
-        b.step(flows, reduce=True)
-        rng, mask = nxt, mask >> 1
-    return rng
+        mid, upper = (lo + hi) // 2, (nr & mask) > 0
+        give = np.where(upper, span(lo, mid), span(mid, hi))
+        b.step(_real(nr, rem), _real(nr ^ mask, rem), give, reduce=True)
+        lo, hi = np.where(upper, mid, lo), np.where(upper, hi, mid)
+        mask >>= 1
+    return lo, hi
 
 
-def _doubling_gather(b: _Builder, weights: np.ndarray, rem: int, rng: list) -> None:
+def _doubling_gather(b: _Builder, weights: np.ndarray, rem: int, lo: np.ndarray, hi: np.ndarray) -> None:
     """The reverse of _halving: each step a position sends its whole range to its partner."""
     p, mask = len(weights), 1
+    nr, span = np.arange(p), _range_bytes(weights)
     while mask < p:
-        b.step([(_real(nr, rem), _real(nr ^ mask, rem), int(weights[rng[nr][0]:rng[nr][1]].sum()))
-                for nr in range(p)])
-        rng = [(min(rng[nr][0], rng[nr ^ mask][0]), max(rng[nr][1], rng[nr ^ mask][1])) for nr in range(p)]
+        b.step(_real(nr, rem), _real(nr ^ mask, rem), span(lo, hi))
+        lo, hi = np.minimum(lo, lo[nr ^ mask]), np.maximum(hi, hi[nr ^ mask])
         mask <<= 1
 
 
 def allreduce_rabenseifner(b: _Builder, size: int) -> None:
     p, rem = _fold(b.n)
-    _fold_in(b, rem, lambda r: size, True)
+    _fold_in(b, rem, size, True)
     weights = blocks(size, p)
-    _doubling_gather(b, weights, rem, _halving(b, weights, rem))
-    _fold_out(b, rem, lambda r: size)
+    _doubling_gather(b, weights, rem, *_halving(b, weights, rem))
+    _fold_out(b, rem, size)
 
 
 def _group_weights(sizes: np.ndarray, rem: int) -> np.ndarray:
     """Each position's share of a per-rank array: its own rank's, and the folded rank's too."""
-    p = len(sizes) - rem
-    return np.array([sizes[_real(nr, rem)] + (sizes[2 * nr] if nr < rem else 0) for nr in range(p)], np.int64)
+    nr = np.arange(len(sizes) - rem)
+    return sizes[_real(nr, rem)] + np.where(nr < rem, sizes[np.minimum(2 * nr, len(sizes) - 1)], 0)
 
 
 def reduce_scatter_recursive_halving(b: _Builder, size: int) -> None:
     p, rem = _fold(b.n)
     sizes = blocks(size, b.n)
-    _fold_in(b, rem, lambda r: size, True)
+    _fold_in(b, rem, size, True)
     _halving(b, _group_weights(sizes, rem), rem)
-    _fold_out(b, rem, lambda r: int(sizes[r]))
+    _fold_out(b, rem, sizes)
 
 
 def allgather_recursive_doubling(b: _Builder, size: int) -> None:
     p, rem = _fold(b.n)
-    _fold_in(b, rem, lambda r: size, False)
-    _doubling_gather(b, _group_weights(np.full(b.n, size, np.int64), rem), rem, [(nr, nr + 1) for nr in range(p)])
-    _fold_out(b, rem, lambda r: size * b.n)
+    _fold_in(b, rem, size, False)
+    nr = np.arange(p)
+    _doubling_gather(b, _group_weights(np.full(b.n, size, np.int64), rem), rem, nr, nr + 1)
+    _fold_out(b, rem, size * b.n)
 
 
 # ---- trees, chains, Bruck, pairwise, linear
@@ -227,27 +294,28 @@ def _levels(n: int) -> int:
 
 def bcast_binomial(b: _Builder, size: int) -> None:
     for k in range(_levels(b.n)):
-        d = 1 << k
-        b.step([(r, r + d, size) for r in range(d) if r + d < b.n])
+        r = np.arange(min(1 << k, b.n - (1 << k)))
+        b.step(r, r + (1 << k), size)
 
 
 def reduce_binomial(b: _Builder, size: int) -> None:
     for k in reversed(range(_levels(b.n))):
-        d = 1 << k
-        flows = [(r + d, r, size) for r in range(d) if r + d < b.n]
-        b.step(flows, reduce=True)
+        r = np.arange(min(1 << k, b.n - (1 << k)))
+        b.step(r + (1 << k), r, size, reduce=True)
 
 
-def _subtree(r: int, d: int, n: int) -> range:
-    return range(r + d, min(r + 2 * d, n))
+def _subtrees(d: int, n: int) -> tuple:
+    """The holders r (multiples of 2d with r + d < n) and each one's upper subtree [r + d, min(r + 2d, n))."""
+    r = np.arange(0, n - d, 2 * d)
+    return r, r + d, np.minimum(r + 2 * d, n)
 
 
 def _binomial_scatter(b: _Builder, sizes: np.ndarray) -> None:
     """The root's N blocks down a binomial tree: each step a holder sends the upper half of its subtree."""
+    span = _range_bytes(sizes)
     for k in reversed(range(_levels(b.n))):
-        d = 1 << k
-        b.step([(r, r + d, int(sizes[list(_subtree(r, d, b.n))].sum())) for r in range(0, b.n, 2 * d)
-                if r + d < b.n])
+        r, lo, hi = _subtrees(1 << k, b.n)
+        b.step(r, lo, span(lo, hi))
 
 
 def bcast_scatter_allgather(b: _Builder, size: int) -> None:
@@ -257,41 +325,50 @@ def bcast_scatter_allgather(b: _Builder, size: int) -> None:
 
 
 def bcast_pipelined_chain(b: _Builder, size: int, segment: int = SEGMENT) -> None:
+    """Segments down the chain 0 -> 1 -> ... : in step t rank i sends segment t - i to i + 1,
+    len(segments) + N - 2 steps of the one chain pattern."""
     segs = blocks(size, max(1, -(-size // segment)))
-    for t in range(len(segs) + b.n - 2):
-        b.step([(i, i + 1, int(segs[t - i])) for i in range(b.n - 1) if 0 <= t - i < len(segs)])
+    pad = np.zeros(b.n - 2, np.int64)
+    # flow i carries tape[start + i - t] = segs[t - i], and nothing outside the segments
+    tape = np.concatenate((pad, segs[::-1], pad))
+    i = np.arange(b.n - 1)
+    b.slide(i, i + 1, tape, len(segs) + b.n - 3, len(segs) + b.n - 2)
 
 
 def allgather_bruck(b: _Builder, size: int) -> None:
+    r = np.arange(b.n)
     for k in range(_levels(b.n)):
         d = 1 << k
-        b.step([(r, (r - d) % b.n, size * min(d, b.n - d)) for r in range(b.n)])
+        b.step(r, (r - d) % b.n, size * min(d, b.n - d))
 
 
 def alltoall_bruck(b: _Builder, size: int) -> None:
+    r = np.arange(b.n)
     for k in range(_levels(b.n)):
         d = 1 << k
-        count = sum(1 for j in range(b.n) if j & d)
-        b.step([(r, (r + d) % b.n, size * count) for r in range(b.n)])
+        b.step(r, (r + d) % b.n, size * int(((r & d) > 0).sum()))
 
 
 def alltoall_pairwise(b: _Builder, size: int) -> None:
+    r = np.arange(b.n)
     for s in range(1, b.n):
-        b.step([(r, (r + s) % b.n, size) for r in range(b.n)])
+        b.step(r, (r + s) % b.n, size)
 
 
 def gather_linear(b: _Builder, size: int) -> None:
-    b.step([(r, 0, size) for r in range(1, b.n)])
+    r = np.arange(1, b.n)
+    b.step(r, np.zeros_like(r), size)
 
 
 def scatter_linear(b: _Builder, size: int) -> None:
-    b.step([(0, r, size) for r in range(1, b.n)])
+    r = np.arange(1, b.n)
+    b.step(np.zeros_like(r), r, size)
 
 
 def gather_binomial(b: _Builder, size: int) -> None:
     for k in range(_levels(b.n)):
-        d = 1 << k
-        b.step([(r + d, r, size * len(_subtree(r, d, b.n))) for r in range(0, b.n, 2 * d) if r + d < b.n])
+        r, lo, hi = _subtrees(1 << k, b.n)
+        b.step(lo, r, size * (hi - lo))
 
 
 def scatter_binomial(b: _Builder, size: int) -> None:

@@ -21,7 +21,8 @@ import yaml
 import hostile_networks as hn
 from oneparser import one_parser  # noqa: E402  (tests/support)
 from fabriclab.cli.main import main
-from fabriclab.cli.model import _fmt, _table
+from fabriclab.cli.model import _fmt
+from fabriclab.cli.model_common import table as _table
 from fabriclab.errors import UsageError
 from fabriclab.model import datafile, switchroutes
 from fabriclab.model.limits import MAX_DEPTH

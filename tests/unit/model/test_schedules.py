@@ -8,8 +8,8 @@ import pytest
 
 from fabriclab.errors import UsageError
 from fabriclab.model.netfile import NetworkFile
-from fabriclab.model.schedule_time import StepTime, _Network, place, schedule_time
-from fabriclab.model.schedules import ALGORITHMS, blocks, schedule
+from fabriclab.model.schedule_time import StepTime, Network, place, schedule_time
+from fabriclab.model.schedules import ALGORITHMS, Schedule, blocks, schedule
 from fabriclab.model.topologies.custom import CustomNetwork
 
 NS = (2, 3, 4, 5, 8)
@@ -29,7 +29,7 @@ def _fold(n: int) -> tuple[int, int]:
 @pytest.mark.parametrize("n", NS)
 def test_ring_allreduce_sends_and_reduces_2_n_minus_1_over_n(n):
     s = schedule("allreduce", "ring", n, N_BYTES)
-    assert len(s.steps) == 2 * (n - 1)
+    assert s.n_steps == 2 * (n - 1)
     assert (s.sent() == 2 * (n - 1) * N_BYTES // n).all() and (s.received() == s.sent()).all()
     assert (s.reduced() == (n - 1) * N_BYTES // n).all()
     odd = schedule("allreduce", "ring", n, ODD_BYTES)   # every block but two of its own, each sent once
@@ -46,7 +46,7 @@ def test_recursive_doubling_folds_the_ranks_over_a_power_of_two(n):
                  for r in range(n)]
     want_reduced = [0 if r < 2 * rem and r % 2 == 0 else (steps + (r < 2 * rem)) * N_BYTES for r in range(n)]
     assert list(s.sent()) == want_sent and list(s.reduced()) == want_reduced
-    assert len(s.steps) == steps + (2 if rem else 0)
+    assert s.n_steps == steps + (2 if rem else 0)
 
 
 @pytest.mark.parametrize("n", NS)
@@ -56,7 +56,7 @@ def test_rabenseifner_moves_what_the_ring_moves_in_log_steps(n):
     if rem == 0:
         assert (s.sent() == 2 * (n - 1) * N_BYTES // n).all()
         assert (s.reduced() == (n - 1) * N_BYTES // n).all()
-        assert len(s.steps) == 2 * int(math.log2(n))
+        assert s.n_steps == 2 * int(math.log2(n))
     else:   # the folded even ranks send their vector and get the result back
         assert all(s.sent()[r] == N_BYTES for r in range(0, 2 * rem, 2))
         assert all(s.received()[r] == N_BYTES for r in range(0, 2 * rem, 2))
@@ -73,7 +73,7 @@ def test_every_rank_of_a_bcast_receives_the_vector(n, algorithm):
     if algorithm != "scatter_allgather":     # a tree and a chain send each rank the vector once
         assert (got[1:] == N_BYTES).all() and gave.sum() == (n - 1) * N_BYTES
     if algorithm == "binomial":
-        assert len(s.steps) == _log2(n)
+        assert s.n_steps == _log2(n)
     if algorithm == "scatter_allgather":     # the root's other blocks scattered, then a ring of N - 1 blocks
         assert gave[0] == (n - 1) * N_BYTES // n + (n - 1) * N_BYTES // n
         assert (got[1:] == [N_BYTES * (len(_below(r, n)) + n - 1) // n for r in range(1, n)]).all()
@@ -88,7 +88,7 @@ def _below(r: int, n: int) -> range:
 @pytest.mark.parametrize("n", NS)
 def test_a_pipelined_chain_takes_segments_plus_ranks_minus_two_steps(n):
     s = schedule("bcast", "pipelined_chain", n, 5 * (64 << 10))
-    assert len(s.steps) == 5 + n - 2
+    assert s.n_steps == 5 + n - 2
 
 
 @pytest.mark.parametrize("n", NS)
@@ -100,7 +100,7 @@ def test_every_rank_of_an_allgather_ends_with_every_block(n, algorithm):
     # a folded rank gets the whole result back, its own block included (as MPICH sends it)
     assert [int(x) for x in s.received()] == [96 * n if r in folded else 96 * (n - 1) for r in range(n)]
     if algorithm == "bruck":
-        assert len(s.steps) == _log2(n)
+        assert s.n_steps == _log2(n)
 
 
 @pytest.mark.parametrize("n", NS)
@@ -118,10 +118,10 @@ def test_reduce_scatter_leaves_each_rank_its_block(n, algorithm):
 @pytest.mark.parametrize("n", NS)
 def test_alltoall_pairwise_and_bruck(n):
     pw = schedule("alltoall", "pairwise", n, 64)
-    assert (pw.sent() == 64 * (n - 1)).all() and len(pw.steps) == n - 1
+    assert (pw.sent() == 64 * (n - 1)).all() and pw.n_steps == n - 1
     br = schedule("alltoall", "bruck", n, 64)
     per_step = [sum(1 for j in range(n) if j & (1 << k)) for k in range(_log2(n))]
-    assert (br.sent() == 64 * sum(per_step)).all() and len(br.steps) == _log2(n)
+    assert (br.sent() == 64 * sum(per_step)).all() and br.n_steps == _log2(n)
 
 
 @pytest.mark.parametrize("n", NS)
@@ -163,7 +163,7 @@ ALPHA, GAMMA = 2e-6, 1e-10
 
 
 def _beta(net: NetworkFile) -> float:
-    cap = _Network(net).cap
+    cap = Network(net).cap
     assert np.allclose(cap, cap[0])
     return float(cap[0])
 
@@ -190,7 +190,7 @@ def test_shared_cables_slow_a_step_and_are_named():
             "links": [["a0", "s0"], ["a1", "s0"], ["b0", "s1"], ["b1", "s1"],
                       {"a": "s0", "b": "s1", "rate_MBps": 20, "name": "trunk"}]}
     net = NetworkFile("two", topo=CustomNetwork.from_dict(data))
-    trunk = _Network(net).cap.min()
+    trunk = Network(net).cap.min()
     ring = schedule("allgather", "ring", 4, 1 << 20)
     across = schedule_time(ring, net, 0.0, 0.0, [0, 2, 1, 3])
     assert across.seconds == pytest.approx(3 * (1 << 20) / (trunk / 2), rel=1e-9)
@@ -204,7 +204,7 @@ def test_ranks_on_one_node_cost_alpha_only_and_bad_placements_are_one_line():
     # recursive doubling's first step pairs 0-1 and 2-3: on one node each, placed by block
     doubling = schedule_time(schedule("allreduce", "recursive_doubling", 4, 4096), net, ALPHA, 0.0,
                              place(4, 2, "block"))
-    assert doubling.steps[0] == StepTime(ALPHA, "") and doubling.steps[1].seconds > ALPHA
+    assert doubling.steps[0] == StepTime(ALPHA, "", 1, ALPHA) and doubling.steps[1].seconds > ALPHA
     assert list(place(4, 2, "cyclic")) == [0, 1, 0, 1] and list(place(3, 2, "block")) == [0, 0, 1]
     with pytest.raises(UsageError, match="do not fit"):
         place(5, 2, "block", per_node=2)
@@ -226,13 +226,58 @@ def test_per_step_bytes_of_the_power_of_two_algorithms(n):
     """Each step of each rank, against the textbook: the ring's n/N blocks, doubling's whole
     vector, Rabenseifner's halves n/2, n/4, ... then back up, Bruck's 2^k blocks."""
     per_step = lambda alg, op="allreduce", size=N_BYTES: [sorted(set(s.nbytes.tolist())) for s in
-                                                          schedule(op, alg, n, size).steps]
+                                                          schedule(op, alg, n, size).expanded()]
     assert per_step("ring") == [[N_BYTES // n]] * (2 * (n - 1))
     assert per_step("recursive_doubling") == [[N_BYTES]] * int(math.log2(n))
     halves = [[N_BYTES >> k] for k in range(1, int(math.log2(n)) + 1)]
     assert per_step("rabenseifner") == halves + halves[::-1]
     assert per_step("bruck", "allgather", 64) == [[64 << k] for k in range(int(math.log2(n)))]
-    for s in schedule("allreduce", "rabenseifner", n, N_BYTES).steps:   # every rank in every step
+    steps = schedule("allreduce", "rabenseifner", n, N_BYTES).steps
+    for s in steps:   # every rank in every step
         assert sorted(s.src.tolist()) == list(range(n))
-        # halving reduces what each rank receives; doubling back up reduces nothing
-        assert (s.reduced[s.dst] == s.nbytes).all() or not s.reduced.any()
+    # halving reduces what each rank receives; doubling back up reduces nothing
+    assert [s.reduce for s in steps] == [True] * (len(steps) // 2) + [False] * (len(steps) // 2)
+
+
+def _two_switches() -> NetworkFile:
+    """a0 a1 | b0 b1 on two switches joined by one 20 MB/s trunk: flows' rates differ."""
+    data = {"name": "two", "nodes": ["a0", "a1", "b0", "b1"], "switches": ["s0", "s1"], "default_rate_MBps": 60,
+            "links": [["a0", "s0"], ["a1", "s0"], ["b0", "s1"], ["b1", "s1"],
+                      {"a": "s0", "b": "s1", "rate_MBps": 20, "name": "trunk"}]}
+    return NetworkFile("two", topo=CustomNetwork.from_dict(data))
+
+
+@pytest.mark.parametrize("op,alg,size", [("allreduce", "ring", ODD_BYTES), ("allreduce", "ring", 3),
+                                         ("bcast", "pipelined_chain", 5 * (64 << 10) + 7),
+                                         ("bcast", "scatter_allgather", ODD_BYTES)])
+def test_a_repeated_step_costs_what_its_repeats_cost_one_by_one(op, alg, size):
+    """A ring or chain is kept as one step repeated; timed at once it costs exactly what
+    its repeats cost as separate steps of the same pattern, on a network whose flows get
+    different rates, with blocks that differ by a byte (or are empty)."""
+    net, n = Network(_two_switches()), 4
+    s = schedule(op, alg, n, size)
+    assert any(st.repeat > 1 for st in s.steps) and len(s.steps) < s.n_steps
+    one_by_one = Schedule(op, alg, n, size, s.expanded())
+    assert one_by_one.n_steps == s.n_steps and (one_by_one.sent() == s.sent()).all()
+    assert (one_by_one.reduced() == s.reduced()).all()
+    for where in ([0, 2, 1, 3], [0, 1, 2, 3], [0, 0, 1, 1]):
+        packed, single = net.time(s, ALPHA, GAMMA, where), net.time(one_by_one, ALPHA, GAMMA, where)
+        assert packed.seconds == pytest.approx(single.seconds, rel=1e-12)
+        assert packed.bottleneck == single.bottleneck
+
+
+def test_a_ring_keeps_its_pattern_when_blocks_are_empty():
+    """3 bytes on 8 ranks: five of the eight blocks are empty, every step still sends one
+    message to the next rank (MPICH sends the empty ones), and 3 bytes move N - 1 hops."""
+    s = schedule("allgather", "ring", 8, 0)
+    assert s.steps == []
+    r = schedule("reduce_scatter", "ring", 8, 3)
+    assert len(r.steps) == 1 and r.steps[0].repeat == 7 and len(r.steps[0].src) == 8
+    assert r.sent().sum() == 3 * 7 and r.reduced().sum() == 3 * 7
+
+
+def test_a_schedule_too_large_to_time_is_one_line():
+    with pytest.raises(UsageError, match="more than 16,000,000 flows"):
+        schedule("alltoall", "pairwise", 5000, 8)
+    big = schedule("allreduce", "ring", 1 << 20, 1 << 20)     # two stored steps, 2 x (2^20 - 1) taken
+    assert len(big.steps) == 2 and big.n_steps == 2 * ((1 << 20) - 1)

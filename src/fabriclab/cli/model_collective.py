@@ -1,0 +1,139 @@
+"""`fabriclab model --collective OP`: the options turned into the model's
+question (model/collective.py), the answer printed as tables, JSON and a
+plot, with each point's algorithm and bus bandwidth (measure/collectives.py:
+the bytes an operation is about and its bus factor, one source for both)."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+from ..errors import UsageError
+from ..measure.collectives import COLLECTIVES
+from ..report.escape import terminal
+from ..units import fmt_bytes, parse_sizes
+from .model_common import COLLECTIVE_NODES, COLLECTIVE_SIZES, calibration, parse_nodes, table
+
+DEFAULT_SYSTEM = "ib-ndr-fattree"
+# Options of the traffic-pattern model, with the value meaning "not given".
+PATTERN_ONLY = {"traffic": "all-to-all", "hotspot_target": 0, "published": False, "maxmin": False,
+                "cost": False, "prices": None, "target": None, "payload": None, "method": "auto"}
+
+
+def collective(args) -> int:
+    from ..model.collective import ALPHA, GAMMA, CollectiveQuestion, predict
+    given = [k for k, v in PATTERN_ONLY.items() if getattr(args, k) != v]
+    if given:
+        raise UsageError(f"--{given[0].replace('_', '-')} belongs to the traffic-pattern model, not --collective")
+    alpha, gamma = (_seconds(o, v, d) for o, v, d in (("--alpha", args.alpha, ALPHA), ("--gamma", args.gamma, GAMMA)))
+    if args.per_node < 1:
+        raise UsageError(f"--per-node must be at least 1, not {args.per_node}")
+    algorithms = tuple(a.strip() for a in (args.algorithm or "").split(",") if a.strip())
+    cal = calibration(args)
+    out = []
+    for system, nodes in _systems(args):
+        q = CollectiveQuestion(args.collective, tuple(parse_sizes(args.sizes or COLLECTIVE_SIZES)), nodes,
+                               algorithms, args.per_node, args.placement, alpha, gamma)
+        out.append(predict(system, q, cal, _progress()))
+    assumed = args.alpha is None or args.gamma is None
+    if args.format == "json":
+        json.dump({"predictions": [_with_bandwidth(p.to_dict()) for p in out], "assumed": assumed}, sys.stdout,
+                  indent=1)
+        sys.stdout.write("\n")
+        return 0
+    for p in out:
+        _print(p, assumed)
+    if not args.no_plot:
+        print(f"\nplot: {terminal(_draw(out, Path(args.output) / f'model-{args.collective}.{args.plot_format}'))}")
+    return 0
+
+
+def _seconds(option: str, value, default: float) -> float:
+    if value is None:
+        return default
+    if not (math.isfinite(value) and 0 <= value <= 1):
+        raise UsageError(f"{option} must be seconds from 0 to 1, got {value:g}")
+    return value
+
+
+def _systems(args) -> list:
+    """(system, node counts) for each system asked about: the catalog's at --nodes, a
+    network file at its own size."""
+    from ..model.catalog import system
+    from ..model.netfile import NetworkFile
+    out = [(system(s), tuple(parse_nodes(args.nodes or COLLECTIVE_NODES))) for s in args.system or ()]
+    if args.topology_file:
+        net = NetworkFile(args.topology_file)
+        if args.nodes and parse_nodes(args.nodes) != [net.n_nodes]:
+            raise UsageError(f"{args.topology_file} has {net.n_nodes} nodes; --nodes cannot change a network "
+                             "file's size (leave it out)")
+        out.append((net, (net.n_nodes,)))
+    return out or [(system(DEFAULT_SYSTEM), tuple(parse_nodes(args.nodes or COLLECTIVE_NODES)))]
+
+
+def _progress():
+    """A line on stderr that counts predictions, where stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    return lambda done, total: print(f"\r{done}/{total} predictions", end="\n" if done == total else "",
+                                     file=sys.stderr, flush=True)
+
+
+def _rates(op: str, ranks: int, size: int, seconds: float) -> tuple:
+    """(algorithm bandwidth, bus bandwidth) in bytes/s, as the coll level reports them."""
+    c = COLLECTIVES[op]
+    alg = c.bytes_per_op(size, ranks) / seconds if seconds > 0 else math.nan
+    factor = c.bus_factor(ranks)
+    return alg, alg * factor if factor is not None else math.nan
+
+
+def _with_bandwidth(d: dict) -> dict:
+    op = d["question"]["op"]
+    for pt in d["points"]:
+        pt["algbw_Bps"], pt["busbw_Bps"] = _rates(op, pt["ranks"], pt["size"], pt["seconds"])
+    return d
+
+
+def _print(p, assumed: bool) -> None:
+    q = p.question
+    note = " (assumed: give --alpha and --gamma from measurement)" if assumed else ""
+    for n in dict.fromkeys(pt.nodes for pt in p.points):
+        pts = [pt for pt in p.points if pt.nodes == n]
+        ranks = pts[0].ranks
+        print(f"\n{q.op} on {terminal(p.system)}: {n} nodes, {ranks} ranks ({q.per_node} a node, {q.placement}); "
+              f"alpha {q.alpha * 1e6:g} us a message, gamma {q.gamma * 1e9:g} ns a byte{note}")
+        by = {(pt.algorithm, pt.size): pt for pt in pts}
+        rows = []
+        for size in q.sizes:
+            best = p.best(n, size)
+            alg_bw, bus_bw = _rates(q.op, ranks, size, best.seconds)
+            rows.append([fmt_bytes(size)] + [f"{by[a, size].seconds * 1e6:,.2f}" for a in q.algorithms]
+                        + [best.algorithm, _mb(alg_bw), _mb(bus_bw), best.bottleneck or "-"])
+        print(table(rows, ["size"] + [f"{a} us" for a in q.algorithms]
+                     + ["fastest", "algbw MB/s", "busbw MB/s", "bottleneck (fastest)"]))
+        leads = [x for x in p.leads if x.nodes == n]
+        print("Fastest (sizes in bytes): " + "; ".join(
+            f"{x.algorithm} " + (f"at {fmt_bytes(x.first)}" if x.first == x.last else
+                                 f"from {fmt_bytes(x.first)} to {fmt_bytes(x.last)}") for x in leads) + ".")
+    if p.missing:
+        print(f"\n{terminal(p.system)} has no configuration of " + ", ".join(map(str, p.missing)) + " nodes.")
+
+
+def _mb(bps: float) -> str:
+    return "-" if not math.isfinite(bps) else f"{bps / 1e6:,.1f}"
+
+
+def _draw(predictions: list, path: Path) -> Path:
+    """Each algorithm's predicted time against size, one curve per system and node count."""
+    from ..model.plot import Series, figure
+    series = []
+    for p in predictions:
+        for n in dict.fromkeys(pt.nodes for pt in p.points):
+            for g, a in enumerate(p.question.algorithms):
+                pts = [pt for pt in p.points if pt.nodes == n and pt.algorithm == a and pt.size > 0]
+                series.append(Series(f"{a}, {p.system}, {n} nodes", [pt.size for pt in pts],
+                                     [pt.seconds * 1e6 for pt in pts], group=g))
+    return figure(series, path, f"{predictions[0].question.op}: predicted time of each algorithm",
+                  "time (us)", "size (bytes)", logx=True, logy=True)
