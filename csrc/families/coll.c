@@ -56,6 +56,11 @@ static int check_point(coll_state *s, const fl_point *pt, fl_shape *shape)
         snprintf(shape->note, FL_NOTE_LEN, "root %d is not one of the %d ranks", s->root, n);
         return FL_ERROR;
     }
+    if (s->op == C_REDUCE_LOCAL && (s->form != FORM_BLOCKING || s->in_place)) {
+        snprintf(shape->note, FL_NOTE_LEN, "MPI_Reduce_local has %s", s->in_place ? "no in-place form" :
+                 "no non-blocking or persistent form");
+        return s->in_place ? FL_ERROR : FL_SKIP;
+    }
     if (s->form == FORM_PERSISTENT && !COLL_PERSISTENT) {
         snprintf(shape->note, FL_NOTE_LEN, "this MPI offers no persistent collectives (MPI 4's %s_init)",
                  coll_name(s->op));
@@ -327,6 +332,12 @@ static int barrier_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void *
     return coll_setup(ctx, pt, state, shape, C_BARRIER);
 }
 
+static int reduce_local_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state, fl_shape *shape)
+{
+    (void)bs;
+    return coll_setup(ctx, pt, state, shape, C_REDUCE_LOCAL);
+}
+
 const fl_kernel fl_coll_kernels[] = {
     {.name = "coll.allreduce", .setup = allreduce_setup, .measure = coll_measure, .verify = coll_verify,
      .teardown = coll_teardown, .phases = app_phases},
@@ -357,6 +368,8 @@ const fl_kernel fl_coll_kernels[] = {
     {.name = "coll.scan", .setup = scan_setup, .measure = coll_measure, .verify = coll_verify,
      .teardown = coll_teardown, .phases = app_phases},
     {.name = "coll.barrier", .setup = barrier_setup, .measure = coll_measure, .verify = coll_verify,
+     .teardown = coll_teardown, .phases = app_phases},
+    {.name = "coll.reduce_local", .setup = reduce_local_setup, .measure = coll_measure, .verify = coll_verify,
      .teardown = coll_teardown, .phases = app_phases},
     {.name = NULL},
 };

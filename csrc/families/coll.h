@@ -9,7 +9,9 @@
  * bcast, reduce_scatter and reduce_scatter_block (split into equal blocks of
  * SIZE / N, the remainder elements of reduce_scatter going to the first
  * ranks); one block of allgather(v), gather(v), scatter(v) and alltoall(v).
- * The v forms take equal counts, as IMB's and OSU's do. bytes_per_op is the
+ * The v forms take equal counts, as IMB's and OSU's do. reduce_local is
+ * MPI_Reduce_local on each active rank alone (the model's gamma, the cost of
+ * one byte's reduction; blocking only: the MPI has no other form). bytes_per_op is the
  * data one op is about (nccl-tests' S, measure/benchmarks.py COLLECTIVES). */
 #ifndef FL_COLL_H
 #define FL_COLL_H
@@ -33,7 +35,8 @@ enum { R_SUM, R_MAX, R_MIN, R_BAND, R_BOR, R_BXOR };
 enum {
     C_ALLREDUCE, C_BCAST, C_REDUCE, C_ALLGATHER, C_ALLGATHERV, C_REDUCE_SCATTER,
     C_REDUCE_SCATTER_BLOCK, C_GATHER, C_GATHERV, C_SCATTER, C_SCATTERV, C_ALLTOALL,
-    C_ALLTOALLV, C_SCAN, C_BARRIER
+    C_ALLTOALLV, C_SCAN, C_BARRIER,
+    C_REDUCE_LOCAL          /* MPI_Reduce_local: no communication, no algorithm control */
 };
 
 typedef struct {

@@ -245,6 +245,16 @@ static int call_barrier(coll_state *s, int form, int root, MPI_Request *q)
 #endif
 }
 
+/* inoutbuf = inbuf op inoutbuf on this rank alone; the result accumulates
+ * between ops (the timing does not depend on the values), verify refills. */
+static int call_reduce_local(coll_state *s, int form, int root, MPI_Request *q)
+{
+    (void)root, (void)q;
+    if (form != FORM_BLOCKING)
+        return MPI_ERR_OTHER;
+    return MPI_Reduce_local(s->sbuf, s->rbuf, (int)s->count, s->type, s->rop);
+}
+
 static const struct {
     const char *name;
     int (*call)(coll_state *, int, int, MPI_Request *);
@@ -264,6 +274,7 @@ static const struct {
     [C_ALLTOALLV] = {"MPI_Alltoallv", call_alltoallv},
     [C_SCAN] = {"MPI_Scan", call_scan},
     [C_BARRIER] = {"MPI_Barrier", call_barrier},
+    [C_REDUCE_LOCAL] = {"MPI_Reduce_local", call_reduce_local},
 };
 
 int coll_call(coll_state *s, int form, int root, MPI_Request *req)
@@ -355,6 +366,11 @@ void coll_fill(coll_state *s, int root)
     const int gathers = s->op == C_ALLGATHER || s->op == C_ALLGATHERV || s->op == C_GATHER ||
                         s->op == C_GATHERV;
     set_counts(s);
+    if (s->op == C_REDUCE_LOCAL) {    /* the in-out operand is what rank 1 would give */
+        for (int64_t k = 0; k < s->count; k++)
+            put(s->sbuf, k, s->dtype, val(0, k)), put(s->rbuf, k, s->dtype, val(1, k));
+        return;
+    }
     if (s->op == C_BCAST) {
         for (int64_t k = 0; k < s->count; k++)
             put(s->rbuf, k, s->dtype, me == root ? val(root, k) : 0);
@@ -403,6 +419,7 @@ static int64_t expect(const coll_state *s, int root, int64_t j)
     switch (s->op) {
     case C_BCAST: return val(root, j);
     case C_SCAN: return reduced(s, me + 1, j);
+    case C_REDUCE_LOCAL: return reduced(s, 2, j);
     case C_ALLGATHER: case C_ALLGATHERV: case C_GATHER: case C_GATHERV: return val((int)(j / c), j % c);
     case C_SCATTER: case C_SCATTERV: return val(root, me * c + j);
     case C_ALLTOALL: case C_ALLTOALLV: return val((int)(j / c), me * c + j % c);

@@ -22,7 +22,7 @@ import pytest
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
-from fabriclab.measure import coll_algorithms, shm
+from fabriclab.measure import coll_algorithms, coll_prediction, shm
 from fabriclab.measure.benchmarks import REGISTRY
 from fabriclab.testbed import netns
 from mpihome import mpi_home  # noqa: E402  (tests/support)
@@ -475,8 +475,13 @@ def test_every_collective_crosses_the_testbed_on_four_hosts(bed, tmp_path, mpi):
     assert main(["run", "coll", "--testbed", BED, "--hosts", "h0,h1,h4,h5", "-n", "4", "--active", "4",
                  "-s", "64", "--validate", *home, "-o", str(out), *FAST]) == 0
     pts = docs.points(docs.read(out))
-    assert len({p["bench"] for p in pts}) == 15 and all(p["active"] == 4 for p in pts)
+    assert {p["bench"] for p in pts} == {b for b in REGISTRY if b.startswith("coll.")}
+    assert all(p["active"] == 4 for p in pts)
     assert all(p["validation"]["errors"] == 0 for p in pts)
+    # each operation the model has, beside its time on the testbed's network file
+    model = docs.read(out)["coll_model"]
+    assert {r["bench"] for r in model["rows"]} == {b for b in REGISTRY if coll_prediction.modelled(b)}
+    assert all(r["predicted_s"] > 0 and r["bottleneck"] and r["active"] == 4 for r in model["rows"])
     if mpi == "openmpi":
         return
     assert main(["run", *COLL_OPS, "--testbed", BED, "--hosts", "h0,h1,h4,h5", "-n", "4", "--active", "4",

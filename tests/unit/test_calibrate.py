@@ -57,3 +57,28 @@ def test_a_calibration_for_nothing_the_model_has_is_refused_before_anything_is_w
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and says in err and "\x1b" not in err, err
     assert not out.exists()
+
+
+def test_alpha_and_gamma_from_a_ping_pong_and_a_local_reduction(fake_core, tmp_path, capsys):
+    """--collectives: alpha is the ping-pong's one-way time at its smallest size, gamma the local
+    reduction's seconds per byte at its largest; the model reads both back (and uses them)."""
+    common = ["--core", fake_core["core"], "--mpiexec", fake_core["mpiexec"], "-q", "-L", "2"]
+    run, out = tmp_path / "ab.json", tmp_path / "ab.yaml"
+    assert main(["run", "message.pingpong", "coll.reduce_local", "-s", "8,64K,1M", *common, "-o", str(run)]) == 0
+    assert main(["calibrate", str(run), "--collectives", "-o", str(out)]) == 0
+    data = yaml.safe_load(out.read_text())
+    doc = schema.load(run)
+    rs = rows(doc)
+    ping = next(r for r in rs if r.bench == "message.pingpong" and r.size == 8)
+    red = min((r for r in rs if r.bench == "coll.reduce_local" and r.size == 1 << 20), key=lambda r: r.active)
+    assert data["alpha_s"]["value"] == pytest.approx(ping.median_s / 2, rel=1e-3)
+    assert data["gamma_s_per_byte"]["value"] == pytest.approx(1 / red.bandwidth_Bps, rel=1e-3)
+    for m in data.values():
+        assert m["ci_s"][0] <= m["value"] <= m["ci_s"][1] and f"run {doc.header.run_id}" in m["source"]
+    cal = load_file(str(out))
+    assert cal.alpha_s == data["alpha_s"]["value"] and not cal    # costs, no rates
+    assert f"at 1M on {red.active} ranks" in data["gamma_s_per_byte"]["source"]
+    only = tmp_path / "st.json"
+    assert main(["run", "message.stream", "-s", "1K", *common, "-o", str(only)]) == 0
+    assert main(["calibrate", str(only), "--collectives"]) == 2
+    assert "neither message.pingpong nor coll.reduce_local" in capsys.readouterr().err

@@ -15,7 +15,13 @@ COLL = [b for b in REGISTRY if b.startswith("coll.")]
 
 def test_one_entry_per_operation_and_a_benchmark_each():
     assert COLL == [f"coll.{op}" for op in COLLECTIVES]
-    assert len(COLL) == 15 and all(REGISTRY[b].coll is COLLECTIVES[b[5:]] for b in COLL)
+    assert len(COLL) == 16 and all(REGISTRY[b].coll is COLLECTIVES[b[5:]] for b in COLL)
+    # the fifteen MPI collectives, and MPI_Reduce_local: one form, one rank is enough
+    assert [b for b in COLL if COLLECTIVES[b[5:]].local] == ["coll.reduce_local"]
+    local = REGISTRY["coll.reduce_local"]
+    assert set(local.params) == {"dtype", "reduce", "sync"} and local.min_ranks == 1
+    assert COLLECTIVES["reduce_local"].bus_factor(4) is None
+    assert COLLECTIVES["reduce_local"].bytes_per_op(4096, 4, 8) == 4096
 
 
 @pytest.mark.parametrize("op,n,factor", [("allreduce", 2, 1.0), ("allreduce", 8, 1.75), ("allgather", 4, 0.75),

@@ -1,5 +1,6 @@
 """`fabriclab calibrate RUN.json [-o cal.yaml]`: a run's saturation throughput
-as the model's calibration file (`fabriclab model -C cal.yaml`)."""
+(or, with --collectives, its alpha and gamma) as the model's calibration file
+(`fabriclab model -C cal.yaml`)."""
 
 from __future__ import annotations
 
@@ -32,8 +33,15 @@ def cmd_calibrate(args) -> int:
                 raise UsageError(f"technology {args.technology} has no resource {name[:60]!r} to calibrate "
                                  f"(it has: {', '.join(sorted(have))})")
     doc = schema.load(args.file)
-    cal = calibration(doc, args.resource, args.technology, args.stream, args.bidirectional)
-    text = (f"# fabriclab calibration from {args.file}: measured saturation throughput in MB/s (10^6 B/s)\n"
+    if args.collectives:
+        from ..report.calibration_file import collective_costs
+        cal = collective_costs(doc)
+        head = ("measured costs of the collectives' model: alpha_s, seconds to start a message, and "
+                "gamma_s_per_byte, seconds to reduce a byte")
+    else:
+        cal = calibration(doc, args.resource, args.technology, args.stream, args.bidirectional)
+        head = "measured saturation throughput in MB/s (10^6 B/s)"
+    text = (f"# fabriclab calibration from {args.file}: {head}\n"
             + yaml.dump(cal, Dumper=_plain_dumper(), sort_keys=False, allow_unicode=True))
     write_out(text, args.output)
     return 0
@@ -54,4 +62,8 @@ def register(sub) -> None:
     p.add_argument("--bidirectional", action="store_true",
                    help="Use message.bibw's points: pairs across the resource loading it both ways, as an "
                         "all-to-all exchange does; half their aggregate is the rate. Default: off.")
+    p.add_argument("--collectives", action="store_true",
+                   help="Write the collectives' alpha (message.pingpong's smallest one-way time) and gamma "
+                        "(coll.reduce_local's seconds per byte at its largest size) instead of a rate, for "
+                        "`fabriclab model --collective OP -C FILE`. Default: off.")
     p.set_defaults(func=cmd_calibrate)

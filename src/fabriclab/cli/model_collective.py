@@ -27,35 +27,37 @@ def collective(args) -> int:
     given = [k for k, v in PATTERN_ONLY.items() if getattr(args, k) != v]
     if given:
         raise UsageError(f"--{given[0].replace('_', '-')} belongs to the traffic-pattern model, not --collective")
-    alpha, gamma = (_seconds(o, v, d) for o, v, d in (("--alpha", args.alpha, ALPHA), ("--gamma", args.gamma, GAMMA)))
     if args.per_node < 1:
         raise UsageError(f"--per-node must be at least 1, not {args.per_node}")
     algorithms = tuple(a.strip() for a in (args.algorithm or "").split(",") if a.strip())
     cal = calibration(args)
+    (alpha, a_from), (gamma, g_from) = (_cost(o, v, c, d) for o, v, c, d in (
+        ("--alpha", args.alpha, cal.alpha_s, ALPHA), ("--gamma", args.gamma, cal.gamma_s_per_byte, GAMMA)))
+    costs = {"alpha": a_from, "gamma": g_from}
     out = []
     for system, nodes in _systems(args):
         q = CollectiveQuestion(args.collective, tuple(parse_sizes(args.sizes or COLLECTIVE_SIZES)), nodes,
                                algorithms, args.per_node, args.placement, alpha, gamma)
         out.append(predict(system, q, cal, _progress()))
-    assumed = args.alpha is None or args.gamma is None
     if args.format == "json":
-        json.dump({"predictions": [_with_bandwidth(p.to_dict()) for p in out], "assumed": assumed}, sys.stdout,
+        json.dump({"predictions": [_with_bandwidth(p.to_dict()) for p in out], "costs_from": costs}, sys.stdout,
                   indent=1)
         sys.stdout.write("\n")
         return 0
     for p in out:
-        _print(p, assumed)
+        _print(p, costs)
     if not args.no_plot:
         print(f"\nplot: {terminal(_draw(out, Path(args.output) / f'model-{args.collective}.{args.plot_format}'))}")
     return 0
 
 
-def _seconds(option: str, value, default: float) -> float:
-    if value is None:
-        return default
-    if not (math.isfinite(value) and 0 <= value <= 1):
-        raise UsageError(f"{option} must be seconds from 0 to 1, got {value:g}")
-    return value
+def _cost(option: str, value, calibrated, default: float) -> tuple:
+    """(seconds, where from: "given", "calibrated" or "assumed") of alpha or gamma."""
+    if value is not None:
+        if not (math.isfinite(value) and 0 <= value <= 1):
+            raise UsageError(f"{option} must be seconds from 0 to 1, got {value:g}")
+        return value, "given"
+    return (calibrated, "calibrated") if calibrated is not None else (default, "assumed")
 
 
 def _systems(args) -> list:
@@ -96,9 +98,13 @@ def _with_bandwidth(d: dict) -> dict:
     return d
 
 
-def _print(p, assumed: bool) -> None:
+def _print(p, costs: dict) -> None:
     q = p.question
-    note = " (assumed: give --alpha and --gamma from measurement)" if assumed else ""
+    assumed = [k for k, v in costs.items() if v == "assumed"]
+    note = f" ({' and '.join(assumed)} assumed: calibrate them, `fabriclab calibrate RUN.json --collectives`)" \
+        if assumed else ""
+    calibrated = [k for k, v in costs.items() if v == "calibrated"]
+    note += f" ({' and '.join(calibrated)} from the calibration file)" if calibrated else ""
     for n in dict.fromkeys(pt.nodes for pt in p.points):
         pts = [pt for pt in p.points if pt.nodes == n]
         ranks = pts[0].ranks

@@ -326,6 +326,11 @@ def _b(name, summary, metric, **kw) -> Bench:
 def _coll(op: str, summary: str) -> Bench:
     """A collective's entry: its parameters follow from what the operation takes."""
     c = COLLECTIVES[op]
+    if c.local:     # MPI_Reduce_local: one form, nothing in place, no algorithm, nothing to overlap
+        params = {**COLL_DTYPE, **COLL_REDUCE, **COLL_SYNC}
+        return Bench(f"coll.{op}", summary, "bandwidth", sizes=COLL_SIZES, axes=("size", "active"), params=params,
+                     pattern="group", concurrent=True, views=("collectives",), coll=c, min_ranks=1,
+                     size_label="vector size", footprint=fp.coll(op))
     params = {**COLL_FORM, **(COLL_DTYPE if c.data else {}), **(COLL_REDUCE if c.reduces else {}),
               **(COLL_ROOT if c.rooted else {}), **(COLL_IN_PLACE if c.data and op != "bcast" else {}), **COLL_SYNC,
               **COLL_ALGORITHM, **COLL_OVERLAP}
@@ -518,6 +523,8 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _coll("alltoallv", "MPI_Alltoallv with equal SIZE-byte blocks"),
     _coll("scan", "MPI_Scan of a SIZE-byte vector: rank r gets the reduction over ranks 0..r"),
     _coll("barrier", "MPI_Barrier"),
+    _coll("reduce_local", "MPI_Reduce_local of a SIZE-byte vector on each rank alone (the cost of reducing: "
+                          "the model's gamma)"),
 ]}
 
 

@@ -11,7 +11,9 @@ the vector operations and N x SIZE for the block ones, N the ranks taking
 part. Bus bandwidth (nccl-tests, doc/PERFORMANCE.md) multiplies it by what a
 ring's busiest link carries of it: 2(N-1)/N for allreduce, (N-1)/N for
 reduce_scatter, allgather, alltoall, gather and scatter, 1 for bcast and
-reduce; scan and barrier have none. So a bus bandwidth reads against the
+reduce; scan and barrier have none. reduce_local is MPI_Reduce_local on
+each active rank alone, inoutbuf = inbuf op inoutbuf: no communication, the
+cost of a reduction that the model's collectives add (gamma). So a bus bandwidth reads against the
 wire rate whatever N is."""
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class Collective:
     reduces: bool = False   # takes a reduction
     block_split: bool = False  # reduce_scatter_block: N equal blocks of SIZE / N elements, the rest dropped
     data: bool = True       # moves data (the barrier does not: no element type, SIZE 0)
+    local: bool = False     # no communication: blocking only, one rank is enough
 
     def bytes_per_op(self, size: int, n: int, esize: int = 1) -> int:
         """The bytes one op is about (what the core reports as bytes_per_op)."""
@@ -89,4 +92,6 @@ COLLECTIVES = {
     "alltoallv": Collective("MPI_Alltoallv", blocks=True, bus="spread"),
     "scan": Collective("MPI_Scan", reduces=True),
     "barrier": Collective("MPI_Barrier", data=False),
+    # not a collective: each rank reduces two of its own vectors (the model's gamma, docs/model.md §10)
+    "reduce_local": Collective("MPI_Reduce_local", reduces=True, local=True),
 }

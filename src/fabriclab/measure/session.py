@@ -177,7 +177,7 @@ class Session:
         from . import capacity as resources
         for note in resources.check(self.plan, self.spec, force=self.request.force or force):
             self.say(note)
-        self._exchange = self._exchange_model()
+        self._exchange = self._model_blocks()
         return self
 
     def _plan(self) -> Plan:
@@ -196,18 +196,26 @@ class Session:
     def _resolve(self):
         return resolve(self.request.launch, self.request.site)
 
-    def _exchange_model(self) -> Callable[[Document], dict]:
-        """The apps' exchange phases predicted from the network the run crossed
-        (measure/exchange_prediction.py), when a network is known and an app exchanges; the
-        files are read here, before anything launches, so a bad one ends the run at once."""
-        from . import exchange_prediction as exchange
+    def _model_blocks(self) -> Callable[[Document], dict]:
+        """The apps' exchange phases (measure/exchange_prediction.py) and the collectives
+        (measure/coll_prediction.py) predicted from the network the run crossed, when a
+        network is known and a job exchanges or is a collective the model has; the files are
+        read here, before anything launches, so a bad one ends the run at once."""
+        from . import coll_prediction, exchange_prediction
         network = self.network()
-        if not any(j.bench.app and j.bench.app.exchanges for j in self.plan.jobs):
+        jobs = self.plan.jobs
+        wanted = [m for m, any_job in ((exchange_prediction, any(j.bench.app and j.bench.app.exchanges for j in jobs)),
+                                       (coll_prediction, any(coll_prediction.modelled(j.bench.name) for j in jobs)))
+                  if any_job]
+        if not wanted:
             return lambda doc: {}
         if not network and self.request.site.testbed is not None:
             raise UsageError(f"testbed {self.request.site.testbed}'s network file is no longer there; "
                              "give it with --network")
-        return exchange.predictor(network, self.request.calibration) if network else (lambda doc: {})
+        if not network:
+            return lambda doc: {}
+        blocks = [m.predictor(network, self.request.calibration) for m in wanted]
+        return lambda doc: {k: v for b in blocks for k, v in b(doc).items()}
 
     def network(self) -> Optional[str]:
         """The network file the hosts are joined by: --network, or the site's own (a testbed's file)."""
@@ -269,7 +277,7 @@ class Session:
     def _derived(self, doc: Document) -> dict:
         try:
             return self._exchange(doc)
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, UsageError):
             return {}    # the records are what counts; a reader can predict again
 
     def _settle(self, plan: Plan, core):

@@ -20,18 +20,24 @@ for all technologies; a value may also be {value, source, date}::
 
     sci-d33x: {link: 390, adapter_bus: 360}
     myrinet-m2l: {link: {value: 144, source: "our run 2024-05-01", date: "2024"}}
+
+Two keys are no resource: `alpha_s` and `gamma_s_per_byte`, the seconds to
+start a message and to reduce a byte that `model --collective` adds to a
+collective's flows (`fabriclab calibrate RUN.json --collectives` writes them).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-
+from typing import Optional
 
 from ..errors import UsageError
 from .datafile import read_data_file, shown
 from .limits import RATE_MBPS
 from .resources import MB
+
+COSTS = ("alpha_s", "gamma_s_per_byte")
 
 
 def _mbps(v, where: str) -> float:
@@ -59,6 +65,9 @@ class Calibration:
     by_tech: dict = field(default_factory=dict)
     use_catalog: bool = False
     capped: bool = True          # refuse rates above the gross rate
+    # the collectives' costs (collective.py): seconds to start a message, to reduce a byte
+    alpha_s: Optional[float] = None
+    gamma_s_per_byte: Optional[float] = None
 
     def __bool__(self) -> bool:
         return bool(self.common or self.by_tech or self.use_catalog)
@@ -99,8 +108,18 @@ class Calibration:
         by = {k: dict(v) for k, v in self.by_tech.items()}
         for k, v in other.by_tech.items():
             by.setdefault(k, {}).update(v)
+        pick = lambda k: getattr(other, k) if getattr(other, k) is not None else getattr(self, k)
         return Calibration({**self.common, **other.common}, by, self.use_catalog or other.use_catalog,
-                           self.capped and other.capped)
+                           self.capped and other.capped, pick("alpha_s"), pick("gamma_s_per_byte"))
+
+
+def _seconds(v, where: str) -> float:
+    """A measured cost in seconds: a number or {value: ...}, above 0 and at most 1."""
+    if isinstance(v, dict):
+        v = v.get("value")
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and 0 < v <= 1):
+        raise UsageError(f"{where} must be seconds above 0 and at most 1, got {shown(v)}")
+    return float(v)
 
 
 def parse_flags(items) -> Calibration:
@@ -128,7 +147,9 @@ def load_file(path: str) -> Calibration:
         raise UsageError(f"{path}: expected a mapping of technology or resource to MB/s")
     cal = Calibration()
     for k, v in data.items():
-        if isinstance(v, dict) and "value" not in v:
+        if k in COSTS:
+            setattr(cal, k, _seconds(v, f"{path}: {k}"))
+        elif isinstance(v, dict) and "value" not in v:
             for rk, rv in v.items():
                 cal.by_tech.setdefault(str(k), {})[str(rk)] = _mbps(rv, f"{path}: {k}.{rk}")
         else:

@@ -15,9 +15,13 @@ Chan et al. 2007; Bruck et al. 1997); each works for any rank count:
   N - p ranks over it are folded as MPICH folds them: before, each of the
   first 2(N - p) even ranks sends its data to the odd rank above it, which
   reduces (or keeps) it and stands for both; after, the odd rank sends the
-  result back.
+  result back. Partners come in MPICH's order, which decides what crosses a
+  hierarchical network: doubling and Rabenseifner's reduce-scatter at
+  distance 1 first, reduce_scatter's halving and Rabenseifner's allgather at
+  distance p/2 first.
 - binomial tree (bcast, reduce, gather, scatter): ceil(log2 N) steps, the
-  ranks that have the data doubling each step; scatter + allgather bcast
+  ranks that have the data doubling each step, the farthest first as MPICH's
+  bcast sends (a reduce the other way round); scatter + allgather bcast
   (van de Geijn: a binomial scatter of N blocks, then a ring allgather);
   pipelined chain bcast (segments passed down the chain 0 -> 1 -> ... ).
 - Bruck (allgather, alltoall): ceil(log2 N) steps to the rank 2^k away;
@@ -229,38 +233,46 @@ def _range_bytes(weights: np.ndarray):
     return lambda lo, hi: c[hi] - c[lo]
 
 
-def _halving(b: _Builder, weights: np.ndarray, rem: int) -> tuple:
+def _masks(p: int, up: bool) -> list:
+    """The partners' distances 1, 2, 4 .. p/2 (up) or p/2 .. 1."""
+    out = [1 << k for k in range(p.bit_length() - 1)]
+    return out if up else out[::-1]
+
+
+def _halving(b: _Builder, weights: np.ndarray, rem: int, up: bool = False) -> tuple:
     """Recursive halving over the p positions, each holding `weights[nr]` bytes of the result:
     each step a position sends its partner the half of its range the partner keeps, and the
-    partner reduces it. Returns each position's final range (lo, hi)."""
+    partner reduces it; partners at distance p/2 first, or (`up`) 1 first. Returns each
+    position's final range (lo, hi)."""
     p = len(weights)
     nr, span = np.arange(p), _range_bytes(weights)
     lo, hi = np.zeros(p, np.int64), np.full(p, p, np.int64)
-    mask = p >> 1
-    while mask:
+    for mask in _masks(p, up):
         mid, upper = (lo + hi) // 2, (nr & mask) > 0
         give = np.where(upper, span(lo, mid), span(mid, hi))
         b.step(_real(nr, rem), _real(nr ^ mask, rem), give, reduce=True)
         lo, hi = np.where(upper, mid, lo), np.where(upper, hi, mid)
-        mask >>= 1
     return lo, hi
 
 
-def _doubling_gather(b: _Builder, weights: np.ndarray, rem: int, lo: np.ndarray, hi: np.ndarray) -> None:
-    """The reverse of _halving: each step a position sends its whole range to its partner."""
-    p, mask = len(weights), 1
-    nr, span = np.arange(p), _range_bytes(weights)
-    while mask < p:
+def _doubling_gather(b: _Builder, weights: np.ndarray, rem: int, lo: np.ndarray, hi: np.ndarray,
+                     up: bool = True) -> None:
+    """The reverse of _halving: each step a position sends its whole range to its partner,
+    at distance 1 first (`up`) or p/2 first."""
+    nr, span = np.arange(len(weights)), _range_bytes(weights)
+    for mask in _masks(len(weights), up):
         b.step(_real(nr, rem), _real(nr ^ mask, rem), span(lo, hi))
         lo, hi = np.minimum(lo, lo[nr ^ mask]), np.maximum(hi, hi[nr ^ mask])
-        mask <<= 1
 
 
 def allreduce_rabenseifner(b: _Builder, size: int) -> None:
+    """MPICH's order: the reduce-scatter halves the vector with the nearest partner first
+    (distance 1, then 2, ...), the allgather doubles it back with the farthest first; on a
+    hierarchical network the largest halves stay close."""
     p, rem = _fold(b.n)
     _fold_in(b, rem, size, True)
     weights = blocks(size, p)
-    _doubling_gather(b, weights, rem, *_halving(b, weights, rem))
+    _doubling_gather(b, weights, rem, *_halving(b, weights, rem, up=True), up=False)
     _fold_out(b, rem, size)
 
 
@@ -293,14 +305,17 @@ def _levels(n: int) -> int:
 
 
 def bcast_binomial(b: _Builder, size: int) -> None:
-    for k in range(_levels(b.n)):
-        r = np.arange(min(1 << k, b.n - (1 << k)))
+    """MPICH's order: the root first sends to the farthest half (relative rank 2^(L-1)), and each
+    holder r (a multiple of 2d) then to r + d, d halving."""
+    for k in reversed(range(_levels(b.n))):
+        r = np.arange(0, b.n - (1 << k), 2 << k)
         b.step(r, r + (1 << k), size)
 
 
 def reduce_binomial(b: _Builder, size: int) -> None:
-    for k in reversed(range(_levels(b.n))):
-        r = np.arange(min(1 << k, b.n - (1 << k)))
+    """MPICH's order, the bcast's reversed: first r + 1 to r for even r, then r + 2 to r, ..."""
+    for k in range(_levels(b.n)):
+        r = np.arange(0, b.n - (1 << k), 2 << k)
         b.step(r + (1 << k), r, size, reduce=True)
 
 
@@ -387,6 +402,24 @@ ALGORITHMS: dict[str, dict[str, Callable]] = {
     "alltoall": {"pairwise": alltoall_pairwise, "bruck": alltoall_bruck},
     "gather": {"linear": gather_linear, "binomial": gather_binomial},
     "scatter": {"linear": scatter_linear, "binomial": scatter_binomial},
+}
+
+
+# The libraries' names of the algorithms the model has, by operation: MPICH's
+# MPIR_CVAR_<OP>_INTRA_ALGORITHM values and Open MPI's coll_tuned_<op>_algorithm ones
+# (docs/collectives.md, "Algorithms"). A name not here (auto, smp, Open MPI's segmented
+# ring, a k-nomial tree) has no schedule of its own.
+LIBRARY_NAMES = {
+    "allreduce": {"ring": "ring", "recursive_doubling": "recursive_doubling",
+                  "reduce_scatter_allgather": "rabenseifner", "rabenseifner": "rabenseifner"},
+    "bcast": {"binomial": "binomial", "scatter_ring_allgather": "scatter_allgather",
+              "scatter_allgather_ring": "scatter_allgather", "pipeline": "pipelined_chain"},
+    "reduce": {"binomial": "binomial"},
+    "allgather": {"ring": "ring", "recursive_doubling": "recursive_doubling", "brucks": "bruck", "bruck": "bruck"},
+    "reduce_scatter": {"ring": "ring", "recursive_halving": "recursive_halving"},
+    "alltoall": {"pairwise": "pairwise", "brucks": "bruck", "modified_bruck": "bruck"},
+    "gather": {"binomial": "binomial", "basic_linear": "linear"},
+    "scatter": {"binomial": "binomial", "basic_linear": "linear"},
 }
 
 

@@ -10,7 +10,14 @@ throughput: a lower bound when one stream cannot fill the resource). With
 `bidirectional`, message.bibw between pairs placed across the resource
 loads it both ways at once, the traffic of an all-to-all exchange (each
 direction's data sharing it with the other's acknowledgements): half the
-highest aggregate bandwidth is the rate per direction."""
+highest aggregate bandwidth is the rate per direction.
+
+With `collectives`, the two costs the model adds to a collective's flows
+(docs/model.md §10) instead: alpha, the time to start one message, is
+message.pingpong's one-way time at its smallest size (half the round trip,
+Hockney's t0); gamma, the time to reduce one byte, is one over
+coll.reduce_local's bandwidth at its largest size on the fewest ranks
+(MPI_Reduce_local, the library's own reduction, out of cache)."""
 
 from __future__ import annotations
 
@@ -73,6 +80,40 @@ def measurement(doc, stream: bool = False, bidirectional: bool = False) -> dict:
                          "across the resource, or give --stream to use message.stream's peak)")
     return {"value": round(rate / MB, 3), "ci_MBps": _interval(r, rate),
             "source": f"fabriclab run {h.run_id or '?'}, {how}, hosts {hosts}", "date": date}
+
+
+def _seconds(r, value: float, how: str, source: str, date: str) -> dict:
+    """A measured time (seconds) with its 95% interval, from a time per op proportional to it."""
+    lo, hi = (value * x / r.median_s for x in (r.ci_low_s or r.median_s, r.ci_high_s or r.median_s))
+    return {"value": float(f"{value:.4g}"), "ci_s": [float(f"{lo:.4g}"), float(f"{hi:.4g}")],
+            "source": f"{source}, {how}", "date": date}
+
+
+def collective_costs(doc) -> dict:
+    """{alpha_s, gamma_s_per_byte} as measured by the run (either one where the other is
+    missing); UsageError where neither is."""
+    h = doc.header
+    rs = rows(doc)
+    hosts = ",".join(dict.fromkeys(h.hosts or [])) or h.host.get("hostname", "?")
+    source, date, out = f"fabriclab run {h.run_id or '?'}, hosts {hosts}", str(h.start_time or "")[:10], {}
+    pp = [r for r in rs if r.bench == "message.pingpong" and r.latency_s]
+    if pp:
+        r = min(pp, key=lambda x: (x.size, x.latency_s))
+        out["alpha_s"] = _seconds(r, r.latency_s, f"message.pingpong at {fmt_bytes(r.size)}: half the round trip",
+                                  source, date)
+    red = [r for r in rs if r.bench == "coll.reduce_local" and r.bandwidth_Bps]
+    if red:
+        big = max(r.size for r in red)
+        # one rank reducing alone: ranks reducing at once share the memory's bandwidth
+        r = min((x for x in red if x.size == big), key=lambda x: (x.active or 1, x.median_s))
+        out["gamma_s_per_byte"] = _seconds(
+            r, 1 / r.bandwidth_Bps, f"coll.reduce_local{f' [{r.variant}]' if r.variant else ''} at "
+            f"{fmt_bytes(big)} on {r.active or 1} rank{'s' if (r.active or 1) > 1 else ''}: one over its bandwidth",
+            source, date)
+    if not out:
+        raise UsageError("the run has neither message.pingpong nor coll.reduce_local points to take alpha and "
+                         "gamma from (run `fabriclab run message.pingpong coll.reduce_local`)")
+    return out
 
 
 def calibration(doc, resource: str = "link", tech: str | None = None, stream: bool = False,

@@ -4,13 +4,16 @@ element type ...) and rank count, with the fastest to the slowest rank's time as
 the band (IMB's t_min .. t_max, read as bandwidths); scan, which has no bus
 bandwidth, as algorithm bandwidth; the barrier as time per op against ranks;
 where a run swept ranks, each operation's time against ranks, one line per
-size; and, where a run measured it, each operation's overlap with
-computation (IMB-NBC) against size, its 95% interval as the band."""
+size; where a run measured it, each operation's overlap with
+computation (IMB-NBC) against size, its 95% interval as the band; and where
+the run knew its network (its coll_model block, measure/coll_prediction.py),
+its measured time beside each algorithm's predicted time, and the table of
+measured over predicted."""
 
 from __future__ import annotations
 
 from ..measure.benchmarks import REGISTRY, in_view
-from ..units import fmt_bytes
+from ..units import fmt_bytes, fmt_time
 from .curves import MAX_SERIES, SIZE, measured
 from .figure import Axis, Figure, Series
 from .tables import group_name
@@ -20,7 +23,8 @@ def collectives(runs: list) -> list[Figure]:
     figs = []
     for bench in measured(runs, in_view("collectives")):
         fig = _barrier(runs, bench) if bench == "coll.barrier" else _operation(runs, bench)
-        figs += [f for f in (fig, _scaling(runs, bench), _overlap(runs, bench)) if not f.empty()]
+        figs += [f for f in (fig, _scaling(runs, bench), _overlap(runs, bench), _model(runs, bench))
+                 if not f.empty()]
     return figs
 
 
@@ -107,3 +111,38 @@ def _scaling(runs: list, bench: str) -> Figure:
                                            [(r.t_max_s or r.median_s) * 1e6 for r in line]),
                                      hollow=[not r.converged for r in line]))
     return fig
+
+
+def _model(runs: list, bench: str) -> Figure:
+    """Measured time per op against size beside the model's time of each algorithm on the
+    network the run crossed, a line per run, variant and rank count."""
+    op = bench.split(".", 1)[1]
+    fig = Figure(f"coll-{op}-model", f"{REGISTRY[bench].coll.call}: measured vs the network's model",
+                 SIZE, Axis("time per op (us)", log=True),
+                 note="solid: measured (the slowest rank's median); dashed: the model's time of each algorithm "
+                      "on the run's network file (docs/model.md §10)")
+    for run in runs:
+        preds = [r for r in run.doc.coll_predictions if r["bench"] == bench]
+        for variant, active in dict.fromkeys((r["variant"], r["active"]) for r in preds):
+            line = sorted((r for r in preds if (r["variant"], r["active"]) == (variant, active)),
+                          key=lambda r: r["size"])
+            name = (f"{run.name} " if len(runs) > 1 else "") + f"{group_name(bench, variant)} N={active}"
+            xs = [r["size"] for r in line]
+            fig.series.append(Series(f"{name} measured", xs, [r["measured_s"] * 1e6 for r in line]))
+            for alg in line[0]["predictions"]:
+                fig.series.append(Series(f"{name} model: {alg}", xs,
+                                         [r["predictions"].get(alg, 0) * 1e6 or None for r in line],
+                                         dashed=True, markers=False))
+    fig.series = fig.series[:MAX_SERIES]
+    return fig
+
+
+def model_table(run) -> tuple[list, list]:
+    """(head, body): each collective point beside the model's prediction for the network
+    the run crossed (its coll_model block), or no rows where the run has none."""
+    body = [[group_name(r["bench"], r.get("variant", "")), fmt_bytes(r["size"]), r["active"],
+             fmt_time(r["measured_s"]), fmt_time(r["predicted_s"]), f"{r['ratio']:.3f}", r["verdict"],
+             f"{r['algorithm']} ({r.get('as', '')})", r.get("bottleneck") or "-", r.get("network") or "-"]
+            for r in run.doc.coll_predictions]
+    return ["benchmark", "size", "ranks", "measured", "predicted", "measured / predicted", "verdict (10%)",
+            "algorithm timed", "bottleneck", "network"], body

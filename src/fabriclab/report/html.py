@@ -14,7 +14,7 @@ from .escape import xml as escape
 
 from .. import __version__
 from ..units import fmt_bytes, fmt_rate, fmt_time
-from . import app_views, figures, layers, svg
+from . import app_views, coll_views, figures, layers, svg
 from .figure import Figure
 from .summary import warning_groups
 from .tables import _first_line, group_name, skipped
@@ -243,6 +243,22 @@ def _apps(runs: list) -> list[str]:
     return out
 
 
+def _coll_model(runs: list) -> list[str]:
+    """Each collective point beside what the run's network allows (measure/coll_prediction.py)."""
+    out = []
+    for run in runs:
+        head, body = coll_views.model_table(run)
+        if body:
+            of = f" ({escape(run.name)})" if len(runs) > 1 else ""
+            out += [f'<h3 id="coll-model">Collectives: measured vs the network\'s model{of}</h3>',
+                    "<p>Each collective point's median time beside the time the model gives its algorithm on "
+                    "the network file the run crossed (the algorithm the library reported where the model has "
+                    "it, else the fastest of the model's: what the network allows), the ratio (above 1: slower "
+                    "than predicted) and the bottleneck of the costliest step.</p>",
+                    table(head, body, nums={2, 3, 4, 5})]
+    return out
+
+
 def _cables(runs: list) -> list[str]:
     """A validation's cables at its largest size, ranked by measured over
     predicted utilization (testbed/cablecheck.py), with the emulation's own check."""
@@ -348,6 +364,7 @@ def render(named_docs: list[tuple], wire_Bps: float | None = None, wire_text: st
     for v, figs in views:
         body += [f'<h2 id="view-{v.key}">{escape(v.title)}</h2>', _figs(figs)]
     body += _cables(runs)
+    body += _coll_model(runs)
     body += app_tables
     if len(runs) == 2:
         body += _compare(runs)

@@ -318,13 +318,29 @@ def finding_lines(doc) -> list[str]:
     return [f"finding: {d['code']}: {d['message']}" for d in doc.findings["run"]]
 
 
+def model_lines(doc) -> list[str]:
+    """Each collective point against the model of the network the run crossed (the
+    document's coll_model block, measure/coll_prediction.py), a line each."""
+    tol = (doc.blocks.get("coll_model") or {}).get("tolerance", 0.1)
+    out = []
+    for r in doc.coll_predictions:
+        name = group_name(r["bench"], r.get("variant", ""))
+        within = f" within {tol:.0%}" if r["verdict"] == "agrees" else ""
+        out.append(f"model: {name} at {fmt_bytes(r['size'])} on {r['active']} ranks: measured "
+                   f"{fmt_time(r['measured_s'])}, {r['ratio']:.2f}x the model's {fmt_time(r['predicted_s'])} "
+                   f"({r['algorithm']}, {r.get('as', '')}; bottleneck {r.get('bottleneck') or '-'}): "
+                   f"{r['verdict']}{within}")
+    return out
+
+
 def _json(doc) -> str:
     rs = rows(doc)
     per_rank = [{"bench": p.bench, "variant": p.variant, "size": p.size, "active": p.active,
                  "ranks": [x.to_dict() for x in p.ranks]} for p in (r.point for r in rs) if p.ranks is not None]
     return json.dumps({"header": doc.header.to_dict(), "footer": doc.footer.to_dict(),
                        "rows": [r.to_dict() for r in rs], "derived": derived(doc, rs), "ranks": per_rank,
-                       "skipped": skipped(doc), "findings": doc.findings}, indent=1) + "\n"
+                       "skipped": skipped(doc), "findings": doc.findings,
+                       "coll_model": doc.blocks.get("coll_model")}, indent=1) + "\n"
 
 
 def _csv(doc) -> str:
@@ -348,6 +364,9 @@ def _md(doc) -> str:
         out += [row(r) for r in body] + [""]
     found = finding_lines(doc)
     out += (["## Findings", ""] + [f"- {escape.markdown(ln)}" for ln in found] + [""]) if found else []
+    model = model_lines(doc)
+    out += (["## Against the network's model", ""] + [f"- {escape.markdown(ln)}" for ln in model] + [""]) \
+        if model else []
     skips = skip_lines(doc)
     out += (["## Skipped", ""] + [f"- {escape.markdown(ln)}" for ln in skips] + [""]) if skips else []
     out += ["## Derived", ""] + [f"- {escape.markdown(ln)}" for ln in _derived_lines(doc, rs)]
@@ -365,7 +384,8 @@ def _table(doc) -> str:
         out.append("  ".join(h.rjust(w) for h, w in zip(head, widths)))
         out += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in body]
         out.append("")
-    out += [escape.terminal(ln) for ln in finding_lines(doc) + skip_lines(doc) + _derived_lines(doc, rs)]
+    out += [escape.terminal(ln) for ln in finding_lines(doc) + model_lines(doc) + skip_lines(doc)
+            + _derived_lines(doc, rs)]
     return "\n".join(out) + "\n"
 
 

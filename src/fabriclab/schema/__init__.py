@@ -71,7 +71,12 @@ History of SCHEMA_VERSION:
     now has its own buffer, so a windowed point's `buffers` is at least its
     window) and `rank_alloc_bytes` (what each rank's kernel allocated for
     the point, as the core counted it). Older documents load unchanged:
-    readers take buffers x size for the working set they lack."""
+    readers take buffers x size for the working set they lack.
+  13 (fabriclab 0.3.0): the `coll_model` block (each collective point
+    against the model of the network the run crossed: the algorithm timed,
+    predicted and measured seconds, their ratio, verdict and bottleneck, and
+    every algorithm's prediction), and coll.reduce_local points. Older
+    documents load unchanged."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ from .records import (DiagnosticRecord, LaunchEnd, LaunchRecord, MergedPoint, Po
                       point_key)
 
 SCHEMA = "fabriclab.run"
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 STATUSES = ("complete", "interrupted", "failed", "incomplete")
 # The record types by the `kind` each is written with.
 RECORD_TYPES = {t.KIND: t for t in (LaunchRecord, Point, SkipRecord, DiagnosticRecord, LaunchEnd)}
@@ -246,6 +246,14 @@ class Document:
         return [{**row, "network": block.get("network"), "calibration": block.get("calibration")}
                 for row in block.get("rows") or []]
 
+    @property
+    def coll_predictions(self) -> list:
+        """The coll_model block's rows (bench, variant, size, active, algorithm, as,
+        measured_s, predicted_s, ratio, verdict, bottleneck, predictions), each with the
+        block's network; [] when there are none."""
+        block = self.blocks.get("coll_model") or {}
+        return [{**row, "network": block.get("network")} for row in block.get("rows") or []]
+
     # ---- what is derived, once per document
 
     def groups(self) -> dict:
@@ -422,6 +430,23 @@ def check_exchange_model(v) -> None:
         g.str("verdict", choices=("agrees", "slower", "faster")), g.str("bottleneck", "")
 
 
+def check_coll_model(v) -> None:
+    """The collectives against the network's model (docs/collectives.md)."""
+    f = Fields(v, "coll_model")
+    f.str("network"), f.str("calibration", None, none=True), f.num("tolerance", hi=1.0)
+    f.num("alpha_s", hi=1.0), f.num("gamma_s_per_byte", hi=1.0)
+    for j, row in enumerate(f.list("rows", lambda x: isinstance(x, dict), "rows", [])):
+        g = Fields(row, f"coll_model rows[{j}]")
+        g.str("bench"), g.str("variant", ""), g.int("size"), g.int("active", lo=1, hi=MAX_RANKS)
+        g.str("algorithm"), g.str("as", "")
+        for key in ("measured_s", "predicted_s", "ratio"):
+            g.num(key, hi=math.inf)
+        g.str("verdict", choices=("agrees", "slower", "faster")), g.str("bottleneck", "")
+        for name, t in g.obj("predictions", {}).items():
+            if not isinstance(t, (int, float)) or isinstance(t, bool) or not t >= 0:
+                raise RecordError(f"coll_model rows[{j}] predictions {name!r:.40} is not a time in seconds")
+
+
 def check_validation(v) -> None:
     """The block `testbed validate` adds (docs/testbed.md), as the report reads it."""
     f = Fields(v, "validation")
@@ -463,7 +488,7 @@ def cable_row(g: Fields) -> None:
     g.num("ratio", None, hi=math.inf, none=True), g.int("drops", 0)
 
 
-BLOCKS = {"validation": check_validation, "exchange_model": check_exchange_model}
+BLOCKS = {"validation": check_validation, "exchange_model": check_exchange_model, "coll_model": check_coll_model}
 
 
 # ---- files ---------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ def test_json_gives_each_algorithm_the_closed_form_and_bus_bandwidth(run_cli, tm
     rc, out = run_cli("model", "--collective", "allreduce", "--topology-file", str(f), "--sizes", "64K,8M",
                       "--alpha", str(ALPHA), "--gamma", str(GAMMA), "-f", "json", "--no-plot")
     doc = json.loads(out)
-    assert rc == 0 and doc["assumed"] is False
+    assert rc == 0 and doc["costs_from"] == {"alpha": "given", "gamma": "given"}
     (p,) = doc["predictions"]
     assert p["question"]["algorithms"] == ["ring", "recursive_doubling", "rabenseifner"]
     ring = {pt["size"]: pt for pt in p["points"] if pt["algorithm"] == "ring"}
@@ -45,7 +45,7 @@ def test_table_names_the_fastest_and_draws_the_plot(run_cli, tmp_path):
     rc, out = run_cli("model", "--collective", "allreduce", "--system", "ib-ndr-fattree", "--nodes", "16,64",
                       "-s", "8,4M", "--output", str(tmp_path))
     assert rc == 0 and "16 nodes, 16 ranks" in out and "64 nodes, 64 ranks" in out
-    assert "(assumed: give --alpha and --gamma from measurement)" in out
+    assert "(alpha and gamma assumed: calibrate them, `fabriclab calibrate RUN.json --collectives`)" in out
     # small vectors: few steps win (alpha); large: Rabenseifner moves the ring's bytes in log steps
     assert "Fastest (sizes in bytes): recursive_doubling at 8; rabenseifner at 4M." in out
     assert (tmp_path / "model-allreduce.png").stat().st_size > 1000
@@ -95,3 +95,27 @@ def test_an_unknown_operation_and_a_file_at_another_size_are_one_line(capsys, tm
 def test_the_collective_options_need_collective(capsys, extra):
     assert main(["model", "--system", "sci-2d", "--nodes", "4", "--no-plot", *extra]) == 2
     assert "belongs to --collective OP" in capsys.readouterr().err
+
+
+def test_alpha_and_gamma_come_from_a_calibration_file_unless_given(run_cli, tmp_path):
+    f, cal = _star(tmp_path, 4), tmp_path / "cal.yaml"
+    cal.write_text("alpha_s: {value: 5.0e-6, source: run}\ngamma_s_per_byte: 1.0e-9\n")
+    args = ("model", "--collective", "allreduce", "--algorithm", "recursive_doubling", "--topology-file", str(f),
+            "-s", "1M", "-f", "json", "--no-plot", "-C", str(cal))
+    doc = json.loads(run_cli(*args)[1])
+    t = doc["predictions"][0]["points"][0]["seconds"]
+    assert doc["costs_from"] == {"alpha": "calibrated", "gamma": "calibrated"}
+    assert t == pytest.approx(2 * (5e-6 + (1 << 20) / 1000e6 + (1 << 20) * 1e-9))
+    doc = json.loads(run_cli(*args, "--gamma", "0")[1])
+    assert doc["costs_from"] == {"alpha": "calibrated", "gamma": "given"}
+    assert doc["predictions"][0]["points"][0]["seconds"] == pytest.approx(2 * (5e-6 + (1 << 20) / 1000e6))
+
+
+@pytest.mark.parametrize("text", ["alpha_s: 0\n", "alpha_s: 2\n", "gamma_s_per_byte: {value: x}\n",
+                                  "gamma_s_per_byte: .nan\n", "alpha_s: true\n"])
+def test_a_bad_cost_in_a_calibration_file_is_one_line(capsys, tmp_path, text):
+    cal = tmp_path / "cal.yaml"
+    cal.write_text(text)
+    assert main(["model", "--collective", "allreduce", "--no-plot", "-C", str(cal)]) == 2
+    err = capsys.readouterr().err
+    assert "must be seconds above 0 and at most 1" in err and len(err.strip().splitlines()) == 1
