@@ -87,3 +87,24 @@ def test_a_run_with_its_network_stores_the_block_and_show_prints_it(fake_core, t
     assert "Collectives: measured vs the network&#x27;s model" in html or \
         "Collectives: measured vs the network's model" in html
     assert "MPI_Allreduce: measured vs the network" in html and "model: ring" in html
+
+
+def test_validate_names_the_busiest_cable_beside_the_models_bottleneck():
+    """testbed/coll_check.py: the cable direction measured busiest over a point (the median over
+    its launches), labelled as the model labels its resources, and whether the model's was as busy."""
+    from fabriclab.schema.records import LaunchEnd
+    from fabriclab.testbed.coll_check import busiest
+    cables = [{"label": "link h0-s0"}, {"label": "link trunk"}]
+
+    def end(launch, trunk, host, variant="algorithm=ring"):
+        return LaunchEnd("coll.allreduce", variant, launch, extra={"spans": [{"size": 4096, "cables": [
+            {"cable": 1, "from": "s0", "to": "s1", "util": trunk}, {"cable": 0, "from": "h0", "to": "s0", "util": host}]}]})
+    doc = type("D", (), {"launch_ends": [end(0, 0.9, 0.5), end(1, 0.8, 0.6), end(2, 0.7, 0.95),
+                                         end(3, 0.0, 1.0, "algorithm=recursive_doubling")]})()
+    row = {"bench": "coll.allreduce", "variant": "algorithm=ring", "size": 4096, "bottleneck": "link trunk (s0→s1)"}
+    got = busiest(doc, row, cables)
+    assert got == {"busiest_cable": "link trunk (s0→s1)", "busiest_util": 0.8, "bottleneck_util": 0.8,
+                   "bottleneck_is_busiest": True}
+    other = busiest(doc, {**row, "bottleneck": "link h0-s0 (h0→s0)"}, cables)
+    assert other["bottleneck_util"] == 0.6 and not other["bottleneck_is_busiest"]
+    assert busiest(doc, {**row, "size": 8}, cables) == {}

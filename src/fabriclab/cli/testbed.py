@@ -94,7 +94,8 @@ def cmd_validate(args) -> int:
     t0 = time.monotonic()
     say = lambda line: print(f"fabriclab: {line}", file=sys.stderr)  # noqa: E731
     v = validate(site, args.sizes, out, lambda request: run(request, say), Launch(mpi_home=args.mpi_home),
-                 args.keep, progress=lambda text: print(text, file=sys.stderr), argv=tuple(args.argv))
+                 args.keep, progress=lambda text: print(text, file=sys.stderr), argv=tuple(args.argv),
+                 collectives=not args.no_collectives)
     _print_validation(v, time.monotonic() - t0)
     return 0 if v.agrees else 1
 
@@ -121,11 +122,29 @@ def _print_validation(v, seconds: float) -> None:
         print(f"interfaces: {len(rated)} link directions named by interface carried {min(r['ratio'] for r in rated):.2f}"
               f"..{max(r['ratio'] for r in rated):.2f} of their share of the routed flows (lowest {low['host']} "
               f"{low['iface']} {low['from']}->{low['to']})")
+    _print_collectives(v.collectives, v.collective_costs)
     emu = v.emulation
     if emu is not None:
         print("emulation: " + ("faithful (every saturated cable reached its rate when busy; the kernel's packet "
                                f"work waited for a CPU {emu['softirq_wait']:.0%} of the time)" if emu["faithful"]
                                else "NOT faithful, so the gap is not the model's: " + "; ".join(emu["reasons"])))
+
+
+def _print_collectives(rows: list, costs: dict | None) -> None:
+    """Each collective against its calibrated schedule time, and its bottleneck against the busiest cable."""
+    from ..report.tables import group_name
+    from ..units import fmt_bytes, fmt_time
+    if not rows:
+        return
+    print(f"collectives: alpha {fmt_time(costs['alpha_s'])} a message ({costs['from']['alpha']}), gamma "
+          f"{costs['gamma_s_per_byte'] * 1e9:.3g} ns a byte reduced ({costs['from']['gamma']})")
+    print(f"{'collective':>52}  {'size':>6}  {'measured':>10}  {'predicted':>10}  {'ratio':>6}  verdict  "
+          "bottleneck (model) / busiest (measured)")
+    for r in rows:
+        busiest = r.get("busiest_cable")
+        same = "" if busiest is None else (" = busiest" if r["bottleneck_is_busiest"] else f" / {busiest}")
+        print(f"{group_name(r['bench'], r['variant']):>52}  {fmt_bytes(r['size']):>6}  {fmt_time(r['measured_s']):>10}"
+              f"  {fmt_time(r['predicted_s']):>10}  {r['ratio']:6.3f}  {r['verdict']:7}  {r['bottleneck']}{same}")
 
 
 def register(sub) -> None:
@@ -159,6 +178,9 @@ def register(sub) -> None:
     add("--sizes", default="16K,64K,256K", metavar="SPEC", help="All-to-all message sizes. Default: 16K,64K,256K.")
     add("--output", metavar="PATH", help="The validation document. Default: results/validate-NAME.json.")
     q.add_argument("--keep", action="store_true", help="Leave the testbed up afterwards. Default: off.")
+    q.add_argument("--no-collectives", action="store_true",
+                   help="Leave out the collectives (ring, recursive doubling and Rabenseifner allreduce, binomial "
+                        "bcast, ring allgather at the largest size). Default: measure them.")
     q.add_argument("--hosts", metavar="H1,H2,...",
                    help="Validate on a real cluster instead: the hosts that the file's nodes stand for, in the "
                         "file's order (no testbed is brought up; counters are read through the launcher). "

@@ -286,7 +286,25 @@ def _cables(runs: list) -> list[str]:
                 f"{escape(v.get('explanation') or '')}. Emulation {escape(said)}.</p>",
                 table(["cable", "link", "flows", "predicted", "measured", "measured / predicted",
                         "busiest windows", "drops"], body, nums={2, 3, 4, 5, 6, 7})]
+        out += _validated_collectives(v, of)
     return out
+
+
+def _validated_collectives(v: dict, of: str) -> list[str]:
+    """A validation's collectives (testbed/coll_check.py): each against its calibrated schedule time."""
+    rows = v.get("collectives") or []
+    if not rows:
+        return []
+    body = [[group_name(r["bench"], r.get("variant", "")), fmt_bytes(r["size"]), fmt_time(r["measured_s"]),
+             fmt_time(r["predicted_s"]), f"{r['ratio']:.3f}", r["verdict"], r.get("bottleneck") or "-",
+             r.get("busiest_cable") or "-"] for r in rows]
+    return [f'<h3 id="validated-collectives">The collectives against the calibrated model{of}</h3>',
+            "<p>Each algorithm at the validation's largest size, one rank on each host: its median time beside "
+            "its schedule's time on the network with the calibrated cables (docs/model.md §10), the "
+            "bottleneck of its costliest step, and the cable direction the testbed measured busiest over "
+            "the point.</p>",
+            table(["collective", "size", "measured", "predicted", "measured / predicted", "verdict (10%)",
+                   "bottleneck (model)", "busiest (measured)"], body, nums={2, 3, 4})]
 
 
 def _interfaces(v: dict, of: str) -> list[str]:

@@ -471,6 +471,12 @@ def check_validation(v) -> None:
             cable_row(Fields(row, f"validation cables[{j}].cables[{k}]"))
     for j, row in enumerate(f.list("interfaces", lambda x: isinstance(x, dict), "link directions", [])):
         interface_row(Fields(row, f"validation interfaces[{j}]"))
+    for j, row in enumerate(f.list("collectives", lambda x: isinstance(x, dict), "collectives", [])):
+        g = Fields(row, f"validation collectives[{j}]")
+        g.str("bench"), g.str("variant", ""), g.int("size"), g.str("verdict", choices=("agrees", "slower", "faster"))
+        for key in ("measured_s", "predicted_s", "ratio"):
+            g.num(key, hi=math.inf)
+        g.str("bottleneck", ""), g.str("busiest_cable", "")
 
 
 def interface_row(g: Fields) -> None:

@@ -1,9 +1,12 @@
 """`fabriclab testbed validate` as a procedure with a typed result: bring the
 testbed up (unless it is, or real hosts stand for the file's nodes), saturate
 the model's bottleneck cable and calibrate with its rate, measure the cable
-loaded both ways, predict and measure all-to-all, write one document (the
-all-to-all run with a `validation` block, drawn by report/figures.py), bring
-down what it brought up. The reasoning is model/validate.py's.
+loaded both ways, predict and measure all-to-all, then the collectives (the
+allreduce algorithms, binomial bcast and ring allgather at the largest size,
+each against its calibrated schedule time and its bottleneck against the
+cable the testbed measured busiest), write one document (the all-to-all run
+with a `validation` block, drawn by report/figures.py), bring down what it
+brought up. The reasoning is model/validate.py's.
 
 Each step is a run of its own (measure/session.py, in this process): the
 caller's `measure(request)` returns its document, whose merged points the
@@ -22,7 +25,7 @@ from ..measure.session import Launch, Request
 from ..model.resources import MB
 from ..model.datafile import read_data_file
 from ..model.topologies.custom import CustomNetwork
-from . import cablecheck
+from . import cablecheck, coll_check
 from .site import TestbedSite
 from ..model import validate as v
 
@@ -126,6 +129,8 @@ class Validation:
     document: Path
     cables: list = field(default_factory=list)   # cablecheck.compare: per size, every cable direction
     interfaces: list = field(default_factory=list)  # real hosts: cablecheck.interface_links
+    collectives: list = field(default_factory=list)  # coll_check.rows: each algorithm at the largest size
+    collective_costs: Optional[dict] = None          # coll_check.costs: the alpha and gamma they were predicted with
 
     @property
     def top(self) -> SizeResult:
@@ -170,15 +175,16 @@ class Validation:
             "per_size": [r.to_dict() for r in self.per_size], "tolerance": v.TOLERANCE,
             "verdict": self.top.verdict, "duration_s": self.duration_s,
             "cables": self.cables, "emulation": self.emulation, "explanation": self.explanation or None,
-            "interfaces": self.interfaces}
+            "interfaces": self.interfaces, "collectives": self.collectives,
+            "collective_costs": self.collective_costs}
 
 
 def validate(site: Site, sizes: str, out: Path, measure: Measure = run, launch: Launch = Launch(),
              keep: bool = False, progress: Callable[[str], None] = lambda text: None,
-             argv: tuple = ()) -> Validation:
+             argv: tuple = (), collectives: bool = True) -> Validation:
     """The whole procedure; the document goes to `out`, each calibrating run
     beside it. `launch` holds the MPI to measure with; `argv` the command
-    each run's header records."""
+    each run's header records; without `collectives`, the all-to-all alone."""
     import time
     from . import netns, wiring as plan
     if not site.hosts:
@@ -192,7 +198,7 @@ def validate(site: Site, sizes: str, out: Path, measure: Measure = run, launch: 
         netns.up(p)
     try:
         runs = _Runs(site, out, sizes, measure, launch, tuple(argv))
-        result, alltoall = _validate(site, b, runs, progress)
+        result, alltoall = _validate(site, b, runs, progress, collectives)
         result.duration_s = round(time.monotonic() - t0, 1)
         alltoall.add_block("validation", result.to_dict())
         alltoall.write(out)
@@ -202,7 +208,7 @@ def validate(site: Site, sizes: str, out: Path, measure: Measure = run, launch: 
     return result
 
 
-def _validate(site: Site, b: v.Bottleneck, run: "_Runs", progress) -> tuple:
+def _validate(site: Site, b: v.Bottleneck, run: "_Runs", progress, collectives: bool = True) -> tuple:
     """(the validation but its duration, the all-to-all run's document)."""
     net, pairs = site.net, v.saturation_pairs(site.net, b.channel)
     progress(f"validate {site.name}: the model's bottleneck is {b.label} ({b.load} of the all-to-all routes cross "
@@ -220,9 +226,15 @@ def _validate(site: Site, b: v.Bottleneck, run: "_Runs", progress) -> tuple:
              f"node ({predicted[1]}); measuring all-to-all on {net.n_nodes} hosts ...")
     doc, measured = run.alltoall()
     per_size = [SizeResult(s, measured[s], predicted[0]) for s in sorted(measured)]
+    colls, costs = [], None
+    if collectives:
+        progress(f"validate {site.name}: measuring the collectives at {max(measured)} bytes ...")
+        docs = run.collectives(max(measured))
+        costs = coll_check.costs(docs)
+        colls = coll_check.rows(site, docs, links, sat.rate_Bps, not site.hosts, costs)
     return Validation(site, b, sat, bi, links, v.predict(net, site.file), predicted, both_ways, per_size, 0.0,
                       run.out, _cables(site, links, sat.rate_Bps, doc),
-                      cablecheck.interface_links(net, site.hosts, doc) if site.hosts else []), doc
+                      cablecheck.interface_links(net, site.hosts, doc) if site.hosts else [], colls, costs), doc
 
 
 def _cables(site: Site, links: list, rate_Bps: float, doc) -> list:
@@ -279,6 +291,25 @@ class _Runs:
         doc = self._run([s for s, _ in pairs] + [d for _, d in pairs], out, benches=("message.bibw",),
                         sizes=SAT_SIZE, params=(f"window={SAT_WINDOW}",), sampling=CALIBRATE)
         return Rate(*v.bidirectional_rate(doc.merged), out, pairs)
+
+    def collectives(self, size: int) -> list:
+        """The documents of the collectives' runs at `size`, one rank on each host (every
+        rank taking part), one run per operation (their algorithms' names differ), the
+        allreduce's with coll.reduce_local beside it (gamma, every rank reducing at once as
+        an allreduce's ranks do); first, alpha's: an 8-byte ping-pong between the first and
+        the last host."""
+        from ..measure import mpi
+        flavour = mpi.discover(self.launch.mpicc, self.launch.mpiexec, self.launch.mpi_home,
+                               need_compiler=False).flavour
+        nodes = list(self.site.net.node_names)
+        out = [self._run([nodes[0], nodes[-1]], self.out.with_name(f"{self.out.stem}-pingpong.json"),
+                         benches=("message.pingpong",), sizes="8")]
+        for bench, names in coll_check.ALGORITHMS:
+            path = self.out.with_name(f"{self.out.stem}-{bench.replace('.', '-')}.json")
+            also = ("coll.reduce_local",) if bench == "coll.allreduce" else ()
+            out.append(self._run(nodes, path, benches=(bench, *also), sizes=str(size),
+                                 params=(f"algorithm={names.get(flavour, names['mpich'])}",), active=str(len(nodes))))
+        return out
 
     def alltoall(self) -> tuple:
         """(its document, per-node all-to-all bandwidth by size), every message in flight at once: the

@@ -1,0 +1,81 @@
+"""`testbed validate`'s collectives: ring, recursive doubling and Rabenseifner
+allreduce, binomial bcast and ring allgather at the validation's largest
+size, one rank on each host, each against the time of its schedule on the
+calibrated network (measure/coll_prediction.py, model/schedule_time.py)
+with alpha and gamma measured there too (an 8-byte ping-pong, coll.reduce_local
+on every rank at once), and, on a testbed, the model's bottleneck against the cable direction the
+testbed measured busiest over the point (cables.py's spans)."""
+
+from __future__ import annotations
+
+from statistics import median
+
+from ..measure import coll_prediction
+from ..model.calibration import Calibration
+from ..model.collective import ALPHA, GAMMA
+from ..model.netfile import NetworkFile
+
+# The operations and the library's names of the algorithms checked, by MPI flavour.
+ALGORITHMS = (
+    ("coll.allreduce", {"mpich": "ring,recursive_doubling,reduce_scatter_allgather",
+                        "openmpi": "ring,recursive_doubling,rabenseifner"}),
+    ("coll.bcast", {"mpich": "binomial", "openmpi": "binomial"}),
+    ("coll.allgather", {"mpich": "ring", "openmpi": "ring"}),
+)
+TIE = 0.95        # the model's bottleneck measured at this share of the busiest direction or more: as busy
+
+
+def costs(docs: list) -> dict:
+    """alpha (the ping-pong's one-way time at its smallest size) and gamma (one over
+    coll.reduce_local's bandwidth) as the runs measured them, else the model's assumed ones."""
+    points = [p for doc in docs for p in doc.merged]
+    ping = [p for p in points if p.bench == "message.pingpong" and p.latency_s]
+    red = [p for p in points if p.bench == "coll.reduce_local" and p.bandwidth_Bps]
+    alpha = min(ping, key=lambda p: p.size).latency_s if ping else ALPHA
+    gamma = 1 / max(red, key=lambda p: p.size).bandwidth_Bps if red else GAMMA
+    return {"alpha_s": alpha, "gamma_s_per_byte": gamma,
+            "from": {"alpha": "measured" if ping else "assumed", "gamma": "measured" if red else "assumed"}}
+
+
+def rows(site, docs: list, links: list, rate_Bps: float, testbed: bool, measured: dict) -> list[dict]:
+    """Each collective point of the runs, predicted with the calibrated links and the
+    `measured` costs (costs()); on a testbed, with the busiest measured cable direction
+    beside the model's bottleneck."""
+    from . import netns
+    net = site.net
+    system = NetworkFile(site.file, topo=net)
+    cal = Calibration(common={f"links[{i}]": rate_Bps for i in links}, capped=False)
+    cables = netns.load(site.name)["cables"] if testbed else None
+    alpha, gamma = measured["alpha_s"], measured["gamma_s_per_byte"]
+    out = []
+    for doc in docs:
+        for r in coll_prediction.rows(doc.merged, list(net.node_names), system, alpha, gamma, cal):
+            if cables is not None:
+                r.update(busiest(doc, r, cables))
+            out.append(r)
+    return out
+
+
+def _direction(cables: list, c: dict) -> str:
+    """A cable direction as the model labels its resource: 'link trunk (s0→s1)'."""
+    return f"{cables[c['cable']].get('label', '')} ({c['from']}→{c['to']})"
+
+
+def busiest(doc, row: dict, cables: list) -> dict:
+    """The cable direction the testbed measured busiest over the row's point (the median
+    utilization over its launches), and whether the model's bottleneck was as busy."""
+    util: dict = {}
+    for e in doc.launch_ends:
+        if e.bench != row["bench"] or (e.variant or "") != row["variant"]:
+            continue
+        for s in e.spans:
+            if s.get("size") == row["size"]:
+                for c in s["cables"]:
+                    util.setdefault(_direction(cables, c), []).append(c["util"])
+    if not util:
+        return {}
+    med = {k: median(v) for k, v in util.items()}
+    top = max(med, key=med.get)
+    named = med.get(row["bottleneck"], 0.0)
+    return {"busiest_cable": top, "busiest_util": med[top], "bottleneck_util": named,
+            "bottleneck_is_busiest": named >= TIE * med[top]}
