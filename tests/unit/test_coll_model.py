@@ -101,10 +101,10 @@ def test_validate_names_the_busiest_cable_beside_the_models_bottleneck():
             {"cable": 1, "from": "s0", "to": "s1", "util": trunk}, {"cable": 0, "from": "h0", "to": "s0", "util": host}]}]})
     doc = type("D", (), {"launch_ends": [end(0, 0.9, 0.5), end(1, 0.8, 0.6), end(2, 0.7, 0.95),
                                          end(3, 0.0, 1.0, "algorithm=recursive_doubling")]})()
-    row = {"bench": "coll.allreduce", "variant": "algorithm=ring", "size": 4096, "bottleneck": "link trunk (s0→s1)"}
+    row = {"bench": "coll.allreduce", "variant": "algorithm=ring", "size": 4096, "busiest": "link trunk (s0→s1)"}
     got = busiest(doc, row, cables)
-    assert got == {"busiest_cable": "link trunk (s0→s1)", "busiest_util": 0.8, "bottleneck_util": 0.8,
-                   "bottleneck_is_busiest": True}
-    other = busiest(doc, {**row, "bottleneck": "link h0-s0 (h0→s0)"}, cables)
-    assert other["bottleneck_util"] == 0.6 and not other["bottleneck_is_busiest"]
+    assert got == {"busiest_cable": "link trunk (s0→s1)", "busiest_util": 0.8, "model_busiest_util": 0.8,
+                   "busiest_agrees": True}
+    other = busiest(doc, {**row, "busiest": "link h0-s0 (h0→s0)"}, cables)
+    assert other["model_busiest_util"] == 0.6 and not other["busiest_agrees"]
     assert busiest(doc, {**row, "size": 8}, cables) == {}

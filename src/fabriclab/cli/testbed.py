@@ -139,10 +139,11 @@ def _print_collectives(rows: list, costs: dict | None) -> None:
     print(f"collectives: alpha {fmt_time(costs['alpha_s'])} a message ({costs['from']['alpha']}), gamma "
           f"{costs['gamma_s_per_byte'] * 1e9:.3g} ns a byte reduced ({costs['from']['gamma']})")
     print(f"{'collective':>52}  {'size':>6}  {'measured':>10}  {'predicted':>10}  {'ratio':>6}  verdict  "
-          "bottleneck (model) / busiest (measured)")
+          "bottleneck (model); busiest cable (model, measured)")
     for r in rows:
         busiest = r.get("busiest_cable")
-        same = "" if busiest is None else (" = busiest" if r["bottleneck_is_busiest"] else f" / {busiest}")
+        same = "" if busiest is None else (f"; busiest {r['busiest']}" + (" = measured" if r["busiest_agrees"]
+                                                                            else f", measured {busiest}"))
         print(f"{group_name(r['bench'], r['variant']):>52}  {fmt_bytes(r['size']):>6}  {fmt_time(r['measured_s']):>10}"
               f"  {fmt_time(r['predicted_s']):>10}  {r['ratio']:6.3f}  {r['verdict']:7}  {r['bottleneck']}{same}")
 

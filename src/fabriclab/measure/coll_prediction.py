@@ -59,7 +59,8 @@ def row(p, net: Network, where: list, alpha: float, gamma: float) -> dict:
             "algorithm": chosen, "as": "fastest of the model's" if alg == FASTEST else "the library's",
             "measured_s": measured, "predicted_s": t.seconds, "ratio": ratio,
             "verdict": "agrees" if abs(ratio - 1) <= TOLERANCE else ("slower" if ratio > 1 else "faster"),
-            "bottleneck": t.bottleneck, "predictions": {a: x.seconds for a, x in times.items()}}
+            "bottleneck": t.bottleneck, "busiest": t.busiest,
+            "predictions": {a: x.seconds for a, x in times.items()}}
 
 
 def rows(points: list, hosts: list, system, alpha: float, gamma: float, calibration=None) -> list[dict]:

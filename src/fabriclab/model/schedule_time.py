@@ -51,6 +51,8 @@ class StepTime:
 class ScheduleTime:
     seconds: float
     steps: list = field(default_factory=list)     # [StepTime]
+    busiest: str = ""        # the resource busy longest over the whole schedule (its bytes over its rate)
+    busiest_s: float = 0.0   # its busy seconds
 
     @property
     def bottleneck(self) -> str:
@@ -107,7 +109,27 @@ class Network:
             raise UsageError(f"the placement must put each of the {sched.ranks} ranks on one of the network's "
                              f"{self.nodes} nodes")
         steps = [self._step_time(step, where, alpha, gamma) for step in sched.steps]
-        return ScheduleTime(float(sum(s.seconds for s in steps)), steps)
+        busiest, busy_s = self.busiest(sched, where)
+        return ScheduleTime(float(sum(s.seconds for s in steps)), steps, busiest, busy_s)
+
+    def busiest(self, sched: Schedule, where: np.ndarray) -> tuple[str, float]:
+        """The resource busy longest over the whole schedule, every step's bytes on it over
+        its rate (what a counter on each cable would rank first), and its busy seconds."""
+        work = np.zeros(self.topo.n_resources)
+        for step in sched.steps:
+            src, dst = where[step.src], where[step.dst]
+            remote = src != dst
+            if not remote.any():
+                continue
+            paths = self.topo.paths(src[remote], dst[remote])
+            flow = np.repeat(np.arange(int(remote.sum())), np.diff(paths.indptr))
+            work += np.bincount(paths.res, weights=paths.weight * step.totals()[remote][flow],
+                                minlength=len(work))
+        if not work.any():
+            return "", 0.0
+        busy = work / self.cap
+        top = int(np.argmax(busy))
+        return self.labels[int(self.cls[top])], float(busy[top])
 
     def _inverse_rates(self, step: Step, where: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Seconds per byte of each flow (0 between ranks of one node) and its bottleneck's label index."""

@@ -281,3 +281,19 @@ def test_a_schedule_too_large_to_time_is_one_line():
         schedule("alltoall", "pairwise", 5000, 8)
     big = schedule("allreduce", "ring", 1 << 20, 1 << 20)     # two stored steps, 2 x (2^20 - 1) taken
     assert len(big.steps) == 2 and big.n_steps == 2 * ((1 << 20) - 1)
+
+
+def test_the_busiest_cable_over_the_whole_schedule_is_named_beside_the_costliest_steps():
+    """A binomial bcast of 256 KiB on a0 a1 | b0 b1 from a0: a0 -> b0 over the 20 MB/s trunk, then
+    a0 -> a1 and b0 -> b1. The trunk costs the most of any step; over the whole op a0's own cable
+    (60 MB/s) carries two sends, 8.7 ms, the trunk one, 13.1 ms: the trunk is both."""
+    net = Network(_two_switches())
+    t = net.time(schedule("bcast", "binomial", 4, 1 << 18), 0.0, 0.0, [0, 1, 2, 3])
+    assert t.bottleneck.startswith("link trunk") and t.busiest.startswith("link trunk")
+    assert t.busiest_s == pytest.approx((1 << 18) / _Network_cap_min(net))
+    ring = net.time(schedule("allgather", "ring", 4, 1 << 18), 0.0, 0.0, [0, 1, 2, 3])
+    assert ring.busiest.startswith("link trunk") and ring.busiest_s == pytest.approx(3 * (1 << 18) / _Network_cap_min(net))
+
+
+def _Network_cap_min(net) -> float:
+    return float(net.cap.min())
