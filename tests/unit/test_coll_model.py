@@ -98,13 +98,20 @@ def test_validate_names_the_busiest_cable_beside_the_models_bottleneck():
 
     def end(launch, trunk, host, variant="algorithm=ring"):
         return LaunchEnd("coll.allreduce", variant, launch, extra={"spans": [{"size": 4096, "cables": [
-            {"cable": 1, "from": "s0", "to": "s1", "util": trunk}, {"cable": 0, "from": "h0", "to": "s0", "util": host}]}]})
+            {"cable": 1, "from": "s0", "to": "s1", "util": trunk, "p90_util": trunk + 0.1},
+            {"cable": 0, "from": "h0", "to": "s0", "util": host, "p90_util": host}]}]})
     doc = type("D", (), {"launch_ends": [end(0, 0.9, 0.5), end(1, 0.8, 0.6), end(2, 0.7, 0.95),
                                          end(3, 0.0, 1.0, "algorithm=recursive_doubling")]})()
     row = {"bench": "coll.allreduce", "variant": "algorithm=ring", "size": 4096, "busiest": "link trunk (s0→s1)"}
     got = busiest(doc, row, cables)
     assert got == {"busiest_cable": "link trunk (s0→s1)", "busiest_util": 0.8, "model_busiest_util": 0.8,
-                   "busiest_agrees": True}
+                   "busiest_agrees": True, "model_busiest_p90": 0.9, "emulation_faithful": True}
     other = busiest(doc, {**row, "busiest": "link h0-s0 (h0→s0)"}, cables)
     assert other["model_busiest_util"] == 0.6 and not other["busiest_agrees"]
     assert busiest(doc, {**row, "size": 8}, cables) == {}
+    # the cables of one link are one resource of the model: its busiest cable stands for it
+    two = [{"label": "link s0-s1, cable 1 of 2"}, {"label": "link s0-s1, cable 2 of 2"}]
+    pair = type("D", (), {"launch_ends": [LaunchEnd("coll.bcast", "", 0, extra={"spans": [{"size": 8, "cables": [
+        {"cable": 0, "from": "s0", "to": "s1", "util": 0.3}, {"cable": 1, "from": "s0", "to": "s1", "util": 0.7}]}]})]})()
+    got = busiest(pair, {"bench": "coll.bcast", "variant": "", "size": 8, "busiest": "link s0-s1 (s0→s1)"}, two)
+    assert got["busiest_cable"] == "link s0-s1 (s0→s1)" and got["busiest_util"] == 0.7 and got["busiest_agrees"]
