@@ -105,7 +105,7 @@ def test_validate_names_the_busiest_cable_beside_the_models_bottleneck():
     row = {"bench": "coll.allreduce", "variant": "algorithm=ring", "size": 4096, "busiest": "link trunk (s0→s1)"}
     got = busiest(doc, row, cables)
     assert got == {"busiest_cable": "link trunk (s0→s1)", "busiest_util": 0.8, "model_busiest_util": 0.8,
-                   "busiest_agrees": True, "model_busiest_p90": 0.9, "emulation_faithful": True}
+                   "busiest_agrees": True, "model_busiest_p90": 0.9}
     other = busiest(doc, {**row, "busiest": "link h0-s0 (h0→s0)"}, cables)
     assert other["model_busiest_util"] == 0.6 and not other["busiest_agrees"]
     assert busiest(doc, {**row, "size": 8}, cables) == {}

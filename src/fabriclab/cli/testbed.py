@@ -144,9 +144,8 @@ def _print_collectives(rows: list, costs: dict | None) -> None:
         busiest = r.get("busiest_cable")
         same = "" if busiest is None else (f"; busiest {r['busiest']}" + (" = measured" if r["busiest_agrees"]
                                                                             else f", measured {busiest}"))
-        if busiest is not None and not r["emulation_faithful"]:
-            same += (f" (emulation NOT faithful: its busiest windows at {r['model_busiest_p90'] or 0:.2f} of its "
-                     "rate, which one flow could not fill)")
+        if busiest is not None and r["verdict"] != "agrees" and r.get("model_busiest_p90") is not None:
+            same += f" (its busiest windows at {r['model_busiest_p90']:.2f} of its rate)"
         print(f"{group_name(r['bench'], r['variant']):>52}  {fmt_bytes(r['size']):>6}  {fmt_time(r['measured_s']):>10}"
               f"  {fmt_time(r['predicted_s']):>10}  {r['ratio']:6.3f}  {r['verdict']:7}  {r['bottleneck']}{same}")
 

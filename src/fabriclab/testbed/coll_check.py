@@ -15,7 +15,6 @@ from ..measure import coll_prediction
 from ..model.calibration import Calibration
 from ..model.collective import ALPHA, GAMMA
 from ..model.netfile import NetworkFile
-from .cablecheck import FAITHFUL_RATE
 
 # The operations and the library's names of the algorithms checked, by MPI flavour.
 ALGORITHMS = (
@@ -68,9 +67,9 @@ def busiest(doc, row: dict, cables: list) -> dict:
     """The cable direction the testbed measured busiest over the row's point (the median
     utilization over its launches), and whether the one the model gives the most busy
     seconds over the whole op (row["busiest"]) was as busy: a tie within TIE counts; and
-    whether the emulation delivered that cable's rate in its busiest 100 ms windows (as
-    cablecheck.emulation asks of the all-to-all's saturated cables): where it did not, one
-    TCP flow could not fill the shaped cable, and a gap is the emulation's, not the model's."""
+    that cable's busiest 100 ms windows (their 90th percentile, a share of its rate). Unlike
+    the all-to-all's, a collective's windows also hold its steps' starts and the barrier
+    between ops, so they are a figure to read beside the ratio, not a test of the emulation."""
     util: dict = {}
     p90: dict = {}
     for e in doc.launch_ends:
@@ -93,6 +92,4 @@ def busiest(doc, row: dict, cables: list) -> dict:
     named = med.get(row["busiest"], 0.0)
     windows = median(p90[row["busiest"]]) if row["busiest"] in p90 else None
     return {"busiest_cable": top, "busiest_util": med[top], "model_busiest_util": named,
-            "busiest_agrees": named >= TIE * med[top], "model_busiest_p90": windows,
-            # the model keeps that cable at its rate for some steps: its busiest windows must reach it
-            "emulation_faithful": windows is not None and windows >= FAITHFUL_RATE}
+            "busiest_agrees": named >= TIE * med[top], "model_busiest_p90": windows}
