@@ -464,7 +464,8 @@ def test_validate_on_real_hosts_without_a_testbed(tmp_path):
     net = tmp_path / "two-switches.yaml"
     net.write_text(Path(TWO).read_text().replace("default_rate_MBps: 60", "default_rate_MBps: 21"))
     out = tmp_path / "real.json"
-    rc, text = _validate([str(net), "--hosts", ",".join(["localhost"] * 8), "-s", "16K", "-o", str(out)])
+    rc, text = _validate([str(net), "--hosts", ",".join(["localhost"] * 8), "-s", "16K", "-o", str(out),
+                          "--no-collectives"])
     v = json.loads(out.read_text())["validation"]
     assert v["bottleneck"] == "link trunk (s0→s1)"
     assert v["testbed"] is None and v["hosts"]["h7"] == "localhost" and netns.namespaces("twoswitches") == []
