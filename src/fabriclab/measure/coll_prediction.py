@@ -35,6 +35,19 @@ def modelled(bench: str) -> str | None:
     return op if op in ALGORITHMS else None
 
 
+def cost_sources(items) -> tuple:
+    """(the point alpha is read from, the point gamma is read from), None where the run has
+    none, from merged points or report rows alike: message.pingpong at its smallest size
+    (its one-way time), coll.reduce_local at its largest size on the fewest ranks (ranks
+    reducing at once share the memory's bandwidth; one over its bandwidth)."""
+    ping = [x for x in items if x.bench == "message.pingpong" and x.latency_s]
+    red = [x for x in items if x.bench == "coll.reduce_local" and x.bandwidth_Bps]
+    alpha = min(ping, key=lambda x: (x.size, x.latency_s)) if ping else None
+    big = max((x.size for x in red), default=None)
+    gamma = min((x for x in red if x.size == big), key=lambda x: (x.active or 1, x.median_s)) if red else None
+    return alpha, gamma
+
+
 def _algorithm(op: str, p) -> str:
     """The model's schedule for the point: what the library ran, else what was asked, else FASTEST."""
     for name in ((p.info or {}).get("algorithm_in_force"), (p.params or {}).get("algorithm")):

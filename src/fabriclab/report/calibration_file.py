@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 
 from ..errors import UsageError
+from ..measure.coll_prediction import cost_sources
 from ..units import fmt_bytes
 from .tables import derived, group_name, rows
 
@@ -96,19 +97,14 @@ def collective_costs(doc) -> dict:
     rs = rows(doc)
     hosts = ",".join(dict.fromkeys(h.hosts or [])) or h.host.get("hostname", "?")
     source, date, out = f"fabriclab run {h.run_id or '?'}, hosts {hosts}", str(h.start_time or "")[:10], {}
-    pp = [r for r in rs if r.bench == "message.pingpong" and r.latency_s]
-    if pp:
-        r = min(pp, key=lambda x: (x.size, x.latency_s))
-        out["alpha_s"] = _seconds(r, r.latency_s, f"message.pingpong at {fmt_bytes(r.size)}: half the round trip",
+    a, g = cost_sources(rs)
+    if a:
+        out["alpha_s"] = _seconds(a, a.latency_s, f"message.pingpong at {fmt_bytes(a.size)}: half the round trip",
                                   source, date)
-    red = [r for r in rs if r.bench == "coll.reduce_local" and r.bandwidth_Bps]
-    if red:
-        big = max(r.size for r in red)
-        # one rank reducing alone: ranks reducing at once share the memory's bandwidth
-        r = min((x for x in red if x.size == big), key=lambda x: (x.active or 1, x.median_s))
+    if g:
         out["gamma_s_per_byte"] = _seconds(
-            r, 1 / r.bandwidth_Bps, f"coll.reduce_local{f' [{r.variant}]' if r.variant else ''} at "
-            f"{fmt_bytes(big)} on {r.active or 1} rank{'s' if (r.active or 1) > 1 else ''}: one over its bandwidth",
+            g, 1 / g.bandwidth_Bps, f"coll.reduce_local{f' [{g.variant}]' if g.variant else ''} at "
+            f"{fmt_bytes(g.size)} on {g.active or 1} rank{'s' if (g.active or 1) > 1 else ''}: one over its bandwidth",
             source, date)
     if not out:
         raise UsageError("the run has neither message.pingpong nor coll.reduce_local points to take alpha and "

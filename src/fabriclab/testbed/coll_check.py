@@ -27,15 +27,11 @@ TIE = 0.95        # the model's busiest measured at this share of the busiest di
 
 
 def costs(docs: list) -> dict:
-    """alpha (the ping-pong's one-way time at its smallest size) and gamma (one over
-    coll.reduce_local's bandwidth) as the runs measured them, else the model's assumed ones."""
-    points = [p for doc in docs for p in doc.merged]
-    ping = [p for p in points if p.bench == "message.pingpong" and p.latency_s]
-    red = [p for p in points if p.bench == "coll.reduce_local" and p.bandwidth_Bps]
-    alpha = min(ping, key=lambda p: p.size).latency_s if ping else ALPHA
-    gamma = 1 / max(red, key=lambda p: p.size).bandwidth_Bps if red else GAMMA
-    return {"alpha_s": alpha, "gamma_s_per_byte": gamma,
-            "from": {"alpha": "measured" if ping else "assumed", "gamma": "measured" if red else "assumed"}}
+    """alpha and gamma as the runs measured them (coll_prediction.cost_sources, the rule
+    `fabriclab calibrate --collectives` follows), else the model's assumed ones."""
+    a, g = coll_prediction.cost_sources([p for doc in docs for p in doc.merged])
+    return {"alpha_s": a.latency_s if a else ALPHA, "gamma_s_per_byte": 1 / g.bandwidth_Bps if g else GAMMA,
+            "from": {"alpha": "measured" if a else "assumed", "gamma": "measured" if g else "assumed"}}
 
 
 def rows(site, docs: list, links: list, rate_Bps: float, testbed: bool, measured: dict) -> list[dict]:
