@@ -85,15 +85,19 @@ static int64_t op_bytes(const coll_state *s)
 
 static void describe(const coll_state *s, fl_shape *shape)
 {
+    fl_buf path = {0};
+    fl_buf_str(&path, s->selection); /* a path may hold any byte: escaped */
     shape->bytes_per_op = op_bytes(s);
     shape->buffers = 1;
     snprintf(shape->info, FL_INFO_LEN,
              "{\"call\":\"%s\",\"form\":\"%s\",\"dtype\":\"%s\",\"count\":%lld,\"reduce\":\"%s\","
              "\"root\":%d,\"root_shift\":%s,\"in_place\":%s,\"sync\":\"%s\",\"ranks\":%d,"
-             "\"algorithm_control\":\"%s\",\"algorithm_in_force\":\"%s\"}",
+             "\"algorithm_control\":\"%s\",\"algorithm_in_force\":\"%s\",\"selection_file\":%s,\"selection_read\":%s}",
              coll_name(s->op), FORMS[s->form], DTYPES[s->dtype], (long long)s->count, REDUCES[s->reduce],
              s->root, s->root_shift ? "true" : "false", s->in_place ? "true" : "false",
-             s->sync ? "barrier" : "none", s->a.n, s->control, s->algorithm);
+             s->sync ? "barrier" : "none", s->a.n, s->control, s->algorithm, path.p,
+             s->selection_read ? "true" : "false");
+    fl_buf_free(&path);
 }
 
 static void alloc_buffers(coll_state *s)
@@ -145,6 +149,7 @@ static int coll_setup(const fl_ctx *ctx, const fl_point *pt, void **state, fl_sh
     }
     s->info = shape->info;
     coll_control_read(s, s->control, s->algorithm, sizeof s->algorithm);
+    coll_selection_read(s->selection, sizeof s->selection, &s->selection_read);
     if (s->a.comm != MPI_COMM_NULL) {
         coll_sizes(s);
         alloc_buffers(s);

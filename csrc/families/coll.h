@@ -27,6 +27,7 @@
 #endif
 
 #define CONTROL_LEN 96
+#define SELECTION_LEN 512
 
 enum { FORM_BLOCKING, FORM_NONBLOCKING, FORM_PERSISTENT };
 enum { T_INT8, T_INT32, T_INT64, T_FLOAT, T_DOUBLE };
@@ -57,6 +58,8 @@ typedef struct {
     char *info;              /* the point's info (fl_shape), for the first wrong element */
     char control[CONTROL_LEN];   /* the library's algorithm control for op and form ("" if none) */
     char algorithm[CONTROL_LEN]; /* its value in force, as the library names it */
+    char selection[SELECTION_LEN]; /* the library's selection file in force ("" if none) */
+    int selection_read;            /* the library is seen to have read it */
     int overlap;             /* non-blocking, with a compute loop between post and wait (coll_overlap.c) */
     int64_t steps;           /* the compute loop's steps: t_pure's worth on this rank */
     double t_pure, t_cpu;    /* the calibration's, slowest rank */
@@ -82,6 +85,10 @@ int64_t coll_check(const coll_state *s, int root, int64_t *checked, int64_t *at,
 /* The algorithm control of s->op in s->form and the value in force, read
  * through MPI_T (coll_controls.c); both "" where the library has none. */
 void coll_control_read(const coll_state *s, char *control, char *value, size_t len);
+/* The library's collective-selection file in force ("" when none is set or
+ * the library has none) and whether the library is seen to have read it:
+ * MPI_T reports it (Open MPI) or this process maps it (MPICH). */
+void coll_selection_read(char *path, size_t len, int *read);
 
 /* Overlap (coll_overlap.c): the calibration of t_pure, the compute loop and
  * t_cpu, with the point's phases and info; one overlapped op (post, compute,

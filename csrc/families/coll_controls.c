@@ -13,6 +13,8 @@
 #include "coll.h"
 
 #include <ctype.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -153,4 +155,92 @@ void coll_control_read(const coll_state *s, char *control, char *value, size_t l
         control[0] = '\0';
     }
     MPI_T_finalize();
+}
+
+/* The variable naming the library's collective-selection file, as MPI_T
+ * names it and as the environment sets it: MPICH's JSON tree (its csel, for
+ * the algorithms of MPIR_CVAR_<OP>_INTRA_ALGORITHM), Open MPI's coll_tuned
+ * dynamic rules; 0 for another library. */
+static int selection_control(const char **control, const char **env)
+{
+#if defined(OPEN_MPI)
+    *control = "coll_tuned_dynamic_rules_filename";
+    *env = "OMPI_MCA_coll_tuned_dynamic_rules_filename";
+    return 1;
+#elif defined(MPICH_VERSION)
+    *control = *env = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE";
+    return 1;
+#else
+    (void)control, (void)env;
+    return 0;
+#endif
+}
+
+/* The string value of control through MPI_T, in out ("" if none). */
+static void read_string(const char *control, char *out, size_t len)
+{
+    int provided, idx, count;
+    MPI_T_cvar_handle h;
+    char name[CONTROL_LEN], desc[DESC_LEN];
+    int nl = sizeof name, dl = sizeof desc, verb, bind, scope;
+    MPI_Datatype dt;
+    MPI_T_enum en;
+    out[0] = '\0';
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+        return;
+    if (MPI_T_cvar_get_index(control, &idx) == MPI_SUCCESS &&
+        MPI_T_cvar_get_info(idx, name, &nl, &verb, &dt, &en, desc, &dl, &bind, &scope) == MPI_SUCCESS &&
+        dt == MPI_CHAR && MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) == MPI_SUCCESS) {
+        char *buf = count > 0 ? fl_alloc((size_t)count + 1) : NULL; /* count: the string's buffer */
+        if (buf && MPI_T_cvar_read(h, buf) == MPI_SUCCESS) {
+            buf[count] = '\0';
+            if (strlen(buf) < len)   /* a path that does not fit is not half-recorded */
+                snprintf(out, len, "%s", buf);
+        }
+        if (buf)
+            fl_free(buf);
+        MPI_T_cvar_handle_free(&h);
+    }
+    MPI_T_finalize();
+}
+
+/* Whether this process maps the file at path (/proc/self/maps names it). */
+static int mapped(const char *path)
+{
+    char real[PATH_MAX], line[PATH_MAX + 128];
+    FILE *f;
+    int found = 0;
+    if (!realpath(path, real) || !(f = fopen("/proc/self/maps", "r")))
+        return 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        char *at = strchr(line, '/');
+        if (at) {
+            at[strcspn(at, "\n")] = '\0';
+            found = strcmp(at, real) == 0;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+void coll_selection_read(char *path, size_t len, int *read)
+{
+    const char *control, *env;
+    *read = 0;
+    path[0] = '\0';
+    if (!selection_control(&control, &env))
+        return;
+    read_string(control, path, len);
+    if (path[0]) {           /* the library reports the file it took */
+        *read = 1;
+        return;
+    }
+    /* MPICH's MPI_T gives a string variable's default, not the value it took
+     * from the environment; but it maps the file it parses and keeps it
+     * mapped, so the file in this process's map is the library's word. */
+    const char *given = getenv(env);
+    if (given && strlen(given) < len) {
+        snprintf(path, len, "%s", given);
+        *read = mapped(given);
+    }
 }

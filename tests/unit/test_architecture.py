@@ -35,7 +35,8 @@ ALLOWED = {
     "report": {"analysis", "measure"},
     "studies": {"analysis", "measure", "model", "report"},
     "testbed": {"analysis", "measure", "model"},
-    "cli": {"analysis", "measure", "model", "report", "studies", "testbed"},
+    "tuning": {"analysis", "measure", "model"},
+    "cli": {"analysis", "measure", "model", "report", "studies", "testbed", "tuning"},
 }
 
 

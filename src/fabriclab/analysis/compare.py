@@ -46,6 +46,22 @@ class Change:  # fields: FIELDS (the point's key, then the comparison)
     verdict: str          # faster | slower | same | no-interval | only-in-base | only-in-new
 
 
+class Pooled:
+    """Documents of one configuration measured in several runs (the tuner's
+    rounds, alternated with another configuration's), read as one by
+    `compare`: each point's launches are those of every run."""
+
+    def __init__(self, docs):
+        self.docs = list(docs)
+
+    def groups(self) -> dict:
+        out: dict = {}
+        for doc in self.docs:
+            for key, ps in doc.groups().items():
+                out.setdefault(key, []).extend(ps)
+        return out
+
+
 def _estimate(ps: list[Point]) -> float:
     """The point estimate: the median of the launch medians (launches.hierarchical_ci's)."""
     return statistics.median(p.summary.median for p in ps)

@@ -36,7 +36,7 @@ def register(sub) -> None:
                    help="Levels (memory, deposit, message, tcp) or benchmarks (message.pingpong). "
                         "Default: all. `fabriclab list` shows them.")
     _add_points(add)
-    _add_sampling(adder(p.add_argument_group("sampling"), "run"))
+    add_sampling(adder(p.add_argument_group("sampling"), "run"))
     add_mpi_options(p, "run")
     _add_behaviour(add)
     p.set_defaults(func=cmd_run)
@@ -72,7 +72,7 @@ def _add_points(add) -> None:
              "Default: warm.")
 
 
-def _add_sampling(add) -> None:
+def add_sampling(add) -> None:
     d = Sampling()
     add("--launches", type=_positive_int, default=DEFAULT_LAUNCHES, metavar="K",
         help="Measure every point in K independent launches (fresh processes each), in an order "
@@ -123,13 +123,17 @@ def _add_behaviour(add) -> None:
              "checked before anything is built or launched). Default: off.")
 
 
+def sampling(args) -> Sampling:
+    """The sampling options (add_sampling's) as the run entry point takes them."""
+    return Sampling(args.warmup, args.min_samples, args.max_samples, args.target_ci, args.point_time,
+                    args.sample_time)
+
+
 def request(args, **over) -> Request:
     """The run request of parsed `fabriclab run` options (over: fields a caller sets itself)."""
-    sampling = Sampling(args.warmup, args.min_samples, args.max_samples, args.target_ci, args.point_time,
-                        args.sample_time)
     return replace(Request(benches=tuple(args.bench), sizes=args.sizes, strides=args.strides,
                            params=tuple(args.param), conns=args.conns, active=args.active, cache=args.cache,
-                           validate=args.validate, sampling=sampling, launches=args.launches, seed=args.seed,
+                           validate=args.validate, sampling=sampling(args), launches=args.launches, seed=args.seed,
                            launch=launch_options(args), site=site(args), output=args.output, timeout=args.timeout,
                            counters=args.counters, network=args.network, calibration=args.calibration,
                            force=args.force, argv=tuple(getattr(args, "argv", ()))), **over)

@@ -92,21 +92,33 @@ def rows(points: list, hosts: list, system, alpha: float, gamma: float, calibrat
     return out
 
 
-def predictor(network: str, calibration: str | None = None):
-    """doc -> the document's `coll_model` block ({} when no point could be predicted); the
-    files are read now, so a bad one ends a run before anything is launched."""
-    try:
-        system = NetworkFile(network)
-    except OSError as e:
-        raise UsageError(f"cannot read the network file {network}: {e.strerror}") from None
+def calibrated(calibration: str | None) -> tuple:
+    """(the calibration or None, alpha, gamma, {cost: "calibrated" | "assumed"}): alpha and
+    gamma from the calibration file where it has them, else the model's assumed values."""
     cal = load_file(calibration) if calibration else None
     alpha = cal.alpha_s if cal and cal.alpha_s is not None else ALPHA
     gamma = cal.gamma_s_per_byte if cal and cal.gamma_s_per_byte is not None else GAMMA
     costs = {"alpha": "calibrated" if cal and cal.alpha_s is not None else "assumed",
              "gamma": "calibrated" if cal and cal.gamma_s_per_byte is not None else "assumed"}
+    return cal, alpha, gamma, costs
+
+
+def system(network: str):
+    """The network file as the model's system; UsageError in one line when it cannot be read."""
+    try:
+        return NetworkFile(network)
+    except OSError as e:
+        raise UsageError(f"cannot read the network file {network}: {e.strerror}") from None
+
+
+def predictor(network: str, calibration: str | None = None):
+    """doc -> the document's `coll_model` block ({} when no point could be predicted); the
+    files are read now, so a bad one ends a run before anything is launched."""
+    net = system(network)
+    cal, alpha, gamma, costs = calibrated(calibration)
 
     def block(doc) -> dict:
-        found = rows(doc.merged, doc.header.hosts or [], system, alpha, gamma, cal)
+        found = rows(doc.merged, doc.header.hosts or [], net, alpha, gamma, cal)
         if not found:
             return {}
         return {"coll_model": {"network": str(network), "calibration": calibration, "tolerance": TOLERANCE,

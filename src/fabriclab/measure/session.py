@@ -105,6 +105,7 @@ class Request:
     network: Optional[str] = None        # the network file the hosts are joined by (the apps' exchange model)
     calibration: Optional[str] = None
     force: bool = False                  # run even where the memory estimate says it does not fit
+    env: tuple = ()                      # (name, value) every launch sets: a library setting tried (the tuner's file)
     argv: tuple = ()                     # the command as typed, recorded in the header
 
     def check(self) -> "Request":
@@ -283,13 +284,18 @@ class Session:
     def _settle(self, plan: Plan, core):
         """(plan, header record): the fabric jobs' providers chosen and the ucx
         jobs' transports checked from the core's probes (measure/fabrics.py);
-        the collectives' algorithms checked and set (measure/coll_algorithms.py)."""
+        the collectives' algorithms checked and set (measure/coll_algorithms.py); the
+        request's own environment added to every job (recorded with the plan)."""
         from . import build, coll_algorithms, fabrics
         plan, record, notes = fabrics.settle(plan, core.path, build.levels(core.path), self.one_host,
                                              named=bool(self.request.benches),
                                              testbed=self.request.site.testbed is not None)
         plan, algorithms = coll_algorithms.settle(plan, core.path, self.mpi.flavour)
         record.update(algorithms)
+        if self.request.env:
+            extra = dict(self.request.env)
+            plan = replace(plan, jobs=tuple(replace(j, env=tuple(sorted({**dict(j.env), **extra}.items())))
+                                            for j in plan.jobs))
         for note in notes:
             self.say(note)
         for rec in record.values():

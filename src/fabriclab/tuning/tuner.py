@@ -1,0 +1,139 @@
+"""`fabriclab tune OP`, the flow: the library's algorithms for OP that its
+selection file can name (tuning/mpich.py, openmpi.py), less those the model
+rules out (prune.py), measured beside the library's own choice in one run
+(their launches interleaved, as every run's are); each size given the
+fastest only where compare's interval says it beats the library's choice
+(choice.py); the file written, with the environment that uses it; then the
+default and the tuned library run against each other in alternating rounds
+and compared size by size (analysis/compare.py), with the library's word
+that it read the file (the points' `selection_read`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Optional
+
+from ..analysis.compare import Pooled, compare
+from ..errors import RunError, UsageError
+from ..measure import coll_algorithms
+from ..measure.session import Request, Session, core_for
+from . import DEFAULT_ROUNDS, FACTOR, OPS, choice, mpich, openmpi
+from .prune import prune
+
+LIBRARIES = {"mpich": mpich, "openmpi": openmpi}
+assert set(OPS) <= set(mpich.OPS) & set(openmpi.OPS)
+FIXED = ("algorithm", "form")       # what the tuner sets itself
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """What to tune: the operation, the run that measures it (sizes, other
+    parameters, sampling, launches, where the ranks go), the folder written."""
+    op: str
+    run: Request
+    out: Path
+    rounds: int = DEFAULT_ROUNDS      # default/tuned pairs of the check; 0: no check
+    threshold: float = 0.02           # compare's: the smallest change that earns a verdict
+    factor: float = FACTOR            # the model's: slower than the best by this at every size is left out
+
+    def check(self) -> "Tuning":
+        if self.op not in OPS:
+            raise UsageError(f"fabriclab tunes {', '.join(OPS)}, not {self.op!r}")
+        given = {p.partition("=")[0] for p in self.run.params}
+        if given & set(FIXED):
+            raise UsageError(f"tune sets {' and '.join(sorted(given & set(FIXED)))} itself (the blocking form's "
+                             "algorithms are what a selection file chooses); leave them out")
+        if not 0 <= self.rounds <= 100 or not 0 <= self.threshold < 1 or not 1 < self.factor <= 1000:
+            raise UsageError("--rounds must be in 0..100, --threshold in [0, 1) and --prune-factor in (1, 1000]")
+        return self
+
+
+@dataclass
+class Tuned:
+    """What the tuner found and wrote."""
+    op: str
+    library: str
+    ranks: int
+    measured: list
+    left_out: dict
+    ruled_out: dict
+    choices: list
+    file: str
+    environment: dict
+    measure: str
+    check: list = field(default_factory=list)      # analysis.compare.Change per size
+    check_runs: list = field(default_factory=list)
+    read: Optional[bool] = None                     # the library's word that it read the file
+
+    def to_dict(self) -> dict:
+        return {"op": self.op, "library": self.library, "ranks": self.ranks, "measured": self.measured,
+                "left_out": self.left_out, "ruled_out": self.ruled_out,
+                "choices": [c.to_dict() for c in self.choices], "file": self.file,
+                "environment": self.environment, "measure": self.measure,
+                "check": [asdict(c) for c in self.check], "check_runs": self.check_runs, "read": self.read}
+
+
+def _ok(result, what: str):
+    if result.status != "complete":
+        raise RunError(f"{what} did not complete ({result.error}); its points are in {result.path}")
+    return result.document
+
+
+class Tuner:
+    """One tuning; `say` gets every line a user should read on the way."""
+
+    def __init__(self, tuning: Tuning, say: Callable[[str], None] = lambda line: None):
+        self.t, self.say = tuning.check(), say
+        self.bench = f"coll.{tuning.op}"
+        self.base = replace(tuning.run, benches=(self.bench,), active=str(tuning.run.launch.ranks))
+
+    def _session(self, name: str, params: tuple = (), **over) -> Session:
+        req = replace(self.base, params=self.base.params + params, output=str(self.t.out / name), **over)
+        return Session(req, say=self.say, inform=lambda line: None)
+
+    def run(self) -> Tuned:
+        t = self.t
+        t.out.mkdir(parents=True, exist_ok=True)
+        first = self._session("measure.json", ("algorithm=auto",)).check()
+        lib = LIBRARIES.get(first.mpi.flavour)
+        if lib is None:
+            raise UsageError(f"fabriclab writes selection files for MPICH and Open MPI, not {first.mpi.flavour}")
+        core = core_for(first.request.launch, first.mpi)
+        job = first.plan.jobs[0]
+        control = coll_algorithms.check(self.bench, job.bench.coll.call, "blocking", coll_algorithms.ALL,
+                                        coll_algorithms.probe(core.path))
+        names, left = lib.selectable(core.path, t.op, control.names)
+        hosts = list(first.spec.hosts) if len(first.spec.hosts) == t.run.launch.ranks else []
+        names, ruled = prune(t.op, names, job.sizes, hosts, first.network(), t.run.calibration, t.factor)
+        for name, why in {**left, **ruled}.items():
+            self.say(f"tune: {name} left out: {why}")
+        if not names:
+            raise UsageError(f"no algorithm of {control.name} is left to measure")
+        self.say(f"tune: measuring the library's choice and {', '.join(names)} at {len(job.sizes)} sizes")
+        doc = _ok(self._session("measure.json", ("algorithm=" + ",".join(["auto", *names]),)).run(), "the measuring run")
+        choices = choice.choose([p for p in doc.points if p.bench == self.bench], threshold=t.threshold)
+        path = t.out / lib.FILE
+        lib.write(path, core.path, t.op, t.run.launch.ranks, choice.ranges(choices), control.names)
+        tuned = Tuned(t.op, first.mpi.flavour, t.run.launch.ranks, names, left, ruled, choices, str(path),
+                      lib.environment(path), str(t.out / "measure.json"))
+        if t.rounds:
+            self._check(tuned)
+        (t.out / "tune.json").write_text(json.dumps(tuned.to_dict(), indent=1, default=str) + "\n")
+        return tuned
+
+    def _check(self, tuned: Tuned) -> None:
+        """Default and tuned, one launch each per round, their order swapped every round."""
+        docs: dict = {"default": [], "tuned": []}
+        env = tuple(sorted(tuned.environment.items()))
+        for r in range(self.t.rounds):
+            for arm in (("default", "tuned") if r % 2 == 0 else ("tuned", "default")):
+                self.say(f"tune: check round {r + 1}/{self.t.rounds}: the {arm} library")
+                name = f"check-{arm}-{r + 1}.json"
+                s = self._session(name, ("algorithm=auto",), launches=1, env=env if arm == "tuned" else ())
+                docs[arm].append(_ok(s.run(), f"the check's {arm} run"))
+                tuned.check_runs.append(str(self.t.out / name))
+        tuned.check = compare(Pooled(docs["default"]), Pooled(docs["tuned"]), threshold=self.t.threshold)
+        info = [p.info or {} for d in docs["tuned"] for p in d.points]
+        tuned.read = bool(info) and all(i.get("selection_read") for i in info)
