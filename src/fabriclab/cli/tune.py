@@ -67,7 +67,8 @@ def cmd_tune(args) -> int:
                   network=args.network, calibration=args.calibration, argv=tuple(getattr(args, "argv", ())))
     tuning = Tuning(args.op, run, out, args.rounds, args.threshold, args.prune_factor)
     say = (lambda line: None) if args.quiet else (lambda line: print(f"fabriclab: {line}", file=sys.stderr))
-    tuned = Tuner(tuning, say).run()
+    from .progress import Progress
+    tuned = Tuner(tuning, say, None if args.quiet else (lambda total: Progress(total))).run()
     sys.stdout.write("\n".join(lines(tuned)) + "\n")
     return 0
 

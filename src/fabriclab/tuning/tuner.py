@@ -11,12 +11,13 @@ that it read the file (the points' `selection_read`)."""
 from __future__ import annotations
 
 import json
+import signal
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
 from ..analysis.compare import Pooled, compare
-from ..errors import RunError, UsageError
+from ..errors import RunError, Terminated, UsageError
 from ..measure import coll_algorithms
 from ..measure.session import Request, Session, core_for
 from . import DEFAULT_ROUNDS, FACTOR, OPS, choice, mpich, openmpi
@@ -76,6 +77,10 @@ class Tuned:
 
 
 def _ok(result, what: str):
+    """The run's document; an interrupted run ends the tuning as the signal would, a failed one
+    in one line (its points are kept in its document either way)."""
+    if result.status == "interrupted":
+        raise Terminated() if result.signal == signal.SIGTERM else KeyboardInterrupt()
     if result.status != "complete":
         raise RunError(f"{what} did not complete ({result.error}); its points are in {result.path}")
     return result.document
@@ -84,14 +89,14 @@ def _ok(result, what: str):
 class Tuner:
     """One tuning; `say` gets every line a user should read on the way."""
 
-    def __init__(self, tuning: Tuning, say: Callable[[str], None] = lambda line: None):
-        self.t, self.say = tuning.check(), say
+    def __init__(self, tuning: Tuning, say: Callable[[str], None] = lambda line: None, progress=None):
+        self.t, self.say, self.progress = tuning.check(), say, progress
         self.bench = f"coll.{tuning.op}"
         self.base = replace(tuning.run, benches=(self.bench,), active=str(tuning.run.launch.ranks))
 
     def _session(self, name: str, params: tuple = (), **over) -> Session:
         req = replace(self.base, params=self.base.params + params, output=str(self.t.out / name), **over)
-        return Session(req, say=self.say, inform=lambda line: None)
+        return Session(req, say=self.say, inform=lambda line: None, progress=self.progress)
 
     def run(self) -> Tuned:
         t = self.t
@@ -112,16 +117,21 @@ class Tuner:
         if not names:
             raise UsageError(f"no algorithm of {control.name} is left to measure")
         self.say(f"tune: measuring the library's choice and {', '.join(names)} at {len(job.sizes)} sizes")
-        doc = _ok(self._session("measure.json", ("algorithm=" + ",".join(["auto", *names]),)).run(), "the measuring run")
+        measuring = self._session("measure.json", ("algorithm=" + ",".join(["auto", *names]),))
+        doc = _ok(measuring.run(), "the measuring run")
         choices = choice.choose([p for p in doc.points if p.bench == self.bench], threshold=t.threshold)
         path = t.out / lib.FILE
         lib.write(path, core.path, t.op, t.run.launch.ranks, choice.ranges(choices), control.names)
         tuned = Tuned(t.op, first.mpi.flavour, t.run.launch.ranks, names, left, ruled, choices, str(path),
                       lib.environment(path), str(t.out / "measure.json"))
+        self._save(tuned)             # the choices and the file stand whatever the check does
         if t.rounds:
             self._check(tuned)
-        (t.out / "tune.json").write_text(json.dumps(tuned.to_dict(), indent=1, default=str) + "\n")
+            self._save(tuned)
         return tuned
+
+    def _save(self, tuned: Tuned) -> None:
+        (self.t.out / "tune.json").write_text(json.dumps(tuned.to_dict(), indent=1, default=str) + "\n")
 
     def _check(self, tuned: Tuned) -> None:
         """Default and tuned, one launch each per round, their order swapped every round."""
