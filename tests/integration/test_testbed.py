@@ -400,7 +400,34 @@ def test_validate_every_example_cable_by_cable(example, validations):
     assert got["down"]
 
 
+def _stream(out: Path) -> float:
+    """message.stream's bandwidth at 1 MiB from h0 to h4, across the trunk."""
+    assert main(["run", "message.stream", "--testbed", BED, "--hosts", "h0,h4", "-n", "2", "-s", "1M",
+                 "-o", str(out), *FAST, "--point-time", "0.5"]) == 0
+    return docs.read(out)["merged"][0]["bandwidth_Bps"]
+
+
+def test_a_degraded_trunk_carries_its_new_rate_and_restore_puts_it_back(bed, tmp_path, capsys):
+    assert main(["testbed", "degrade", BED, "trunk", "10"]) == 0
+    try:
+        trunk = next(c for c in netns.load(BED)["cables"] if c["label"] == "link trunk")
+        assert trunk["shaped_MBps"] == 10 and trunk["rate_MBps"] == 20      # the file's rate kept
+        main(["testbed", "show", BED])
+        assert "degraded to 10 MB/s" in capsys.readouterr().out
+        slow = _stream(tmp_path / "slow.json")
+    finally:
+        assert main(["testbed", "restore", BED]) == 0
+    assert "shaped_MBps" not in next(c for c in netns.load(BED)["cables"] if c["label"] == "link trunk")
+    fast = _stream(tmp_path / "fast.json")
+    # tbf passes about 96-99% of its rate; a busy machine takes some of it from both runs alike
+    assert 8e6 < slow < 10.2e6 and 0.4 < slow / fast < 0.6, (slow, fast)
+
+
 @pytest.mark.parametrize("argv,msg", [
+    (["testbed", "degrade", BED, "nocable", "5"], "has no cable 'nocable'"),
+    (["testbed", "degrade", BED, "trunk", "0"], "a rate must be above 0"),
+    (["testbed", "degrade", BED, "trunk", "fast"], "a rate is a number of MB/s"),
+    (["testbed", "restore", BED, "h0-h7"], "has no cable 'h0-h7'"),
     (["testbed", "exec", BED, "h99", "--", "true"], "has no host 'h99'"),
     (["testbed", "up", TWO, "--name", BED], "already up"),
     (["testbed", "up", TWO, "--name", "Bad_Name"], "testbed name"),

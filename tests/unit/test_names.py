@@ -90,7 +90,7 @@ def test_batch_input_refuses_what_a_name_could_smuggle(line, monkeypatch):
     ran = []
     monkeypatch.setattr(netns, "_run", lambda *a, **k: ran.append(a))
     with pytest.raises(UsageError, match="refusing to send"):
-        netns._batch(["ip"], ["netns add fltb-t-h1", line], "netns add")
+        netns.batch(["ip"], ["netns add fltb-t-h1", line], "netns add")
     assert ran == []                                  # nothing reached ip, not even the good line
 
 

@@ -244,3 +244,25 @@ def test_only_pure_acknowledgements_go_ahead_of_the_data():
     assert not _first(lines, _ipv4(17, 0))
     assert not _first(lines, _ipv4(6, 0, 8, ihl=6))
     assert all(netns.BATCH_LINE.fullmatch(ln) for ln in lines)
+
+
+def test_a_cable_is_found_by_its_name_or_its_ends_and_changed_at_both_ends():
+    from fabriclab.testbed import faults
+    state = {"name": "t", "namespaces": {"h0": "fltb-t-h0", "s0": "fltb-t-s0", "s1": "fltb-t-s1"},
+             "cables": [{"label": "link h0-s0", "index": 0, "a": "h0", "b": "s0", "a_if": "eth0", "b_if": "p0",
+                         "rate_MBps": 60.0},
+                        {"label": "link s0-s1", "index": 0, "a": "s0", "b": "s1", "a_if": "p1", "b_if": "p0",
+                         "rate_MBps": 20.0},
+                        {"label": "link s0-s1", "index": 1, "a": "s0", "b": "s1", "a_if": "p2", "b_if": "p1",
+                         "rate_MBps": 20.0}]}
+    assert faults.find(state, "h0-s0") == faults.find(state, "s0-h0") == 0
+    assert faults.find(state, "s0-s1") == 1 and faults.find(state, "s0-s1#1") == 2
+    with pytest.raises(UsageError, match="no cable 'h0-s1'.*its cables: h0-s0, s0-s1, s0-s1#1"):
+        faults.find(state, "h0-s1")
+    assert faults.lines(state, 2, 10) == [
+        ("fltb-t-s0", "qdisc change dev p2 root handle 1: tbf rate 80000000bit burst 16384 limit 5000000"),
+        ("fltb-t-s1", "qdisc change dev p1 root handle 1: tbf rate 80000000bit burst 16384 limit 5000000")]
+    for bad in ("0", "-1", "inf", "nan", "1e9", "x"):
+        with pytest.raises(UsageError):
+            faults.rate(bad)
+    assert faults.rate("12.5") == 12.5

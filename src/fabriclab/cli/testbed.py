@@ -72,6 +72,25 @@ def cmd_show(args) -> int:
     return 0
 
 
+def cmd_degrade(args) -> int:
+    from ..testbed import faults
+    c = faults.degrade(args.name, args.cable, args.rate)
+    print(f"testbed {args.name}: cable {faults.cable_name(c)} ({c['a']} <-> {c['b']}) shaped at "
+          f"{c['shaped_MBps']:g} MB/s each way (its file's rate: {c['rate_MBps']:g} MB/s); "
+          f"`fabriclab testbed restore {args.name}` puts it back")
+    return 0
+
+
+def cmd_restore(args) -> int:
+    from ..testbed import faults
+    done = faults.restore(args.name, args.cable)
+    for c in done:
+        print(f"testbed {args.name}: cable {faults.cable_name(c)} back at {c['rate_MBps']:g} MB/s each way")
+    if not done:
+        print(f"testbed {args.name}: no cable is degraded")
+    return 0
+
+
 def cmd_exec(args) -> int:
     from ..testbed import netns
     netns.require_root()
@@ -152,7 +171,7 @@ def _print_collectives(rows: list, costs: dict | None) -> None:
 
 def register(sub) -> None:
     p = sub.add_parser("testbed", help="An emulated multi-host cluster on this machine (root): up, down, list, "
-                                        "show, exec, validate.")
+                                        "show, degrade, restore, exec, validate.")
     tsub = p.add_subparsers(dest="testbed_command", metavar="ACTION")
     q = tsub.add_parser("up", help="Bring a network file's hosts, switches and cables up as namespaces.")
     q.add_argument("file", metavar="NET.yaml", help="A network file (the model's format: docs/model.md).")
@@ -167,6 +186,17 @@ def register(sub) -> None:
     q = tsub.add_parser("show", help="A testbed's hosts, addresses and cables.")
     q.add_argument("name", metavar="NAME")
     q.set_defaults(func=cmd_show)
+    q = tsub.add_parser("degrade", help="Shape one cable of a testbed that is up at a lower rate, both ways "
+                                         "(a fault the network file and the model do not know).")
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("cable", metavar="CABLE", help="The cable's name as `testbed show` prints it (trunk, h0-s0, "
+                                                  "s0-s1#1), or its two ends as A-B.")
+    q.add_argument("rate", metavar="MBPS", help="The rate to shape it at, in MB/s (10^6 bytes/s).")
+    q.set_defaults(func=cmd_degrade)
+    q = tsub.add_parser("restore", help="Shape a degraded cable (default: every one) at its file's rate again.")
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("cable", nargs="?", metavar="CABLE", help="The cable. Default: every degraded cable.")
+    q.set_defaults(func=cmd_restore)
     q = tsub.add_parser("exec", help="Run a command on one emulated host: testbed exec NAME HOST -- CMD.")
     q.add_argument("name", metavar="NAME")
     q.add_argument("host", metavar="HOST")

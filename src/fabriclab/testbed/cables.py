@@ -30,11 +30,13 @@ QDISC_FIELDS = ("bytes", "packets", "drops", "overlimits", "requeues")
 
 def directions(state: dict) -> list[dict]:
     """Every cable direction of a testbed: {cable, from, to, dev, rate_Bps}, in
-    state["cables"] order, a -> b before b -> a."""
+    state["cables"] order, a -> b before b -> a; the rate is the one shaped
+    now (a degraded cable's, `testbed degrade`)."""
     out = []
     for k, c in enumerate(state["cables"]):
+        rate = c.get("shaped_MBps") or c["rate_MBps"]
         for src, dev, dst in ((c["a"], c["a_if"], c["b"]), (c["b"], c["b_if"], c["a"])):
-            out.append({"cable": k, "from": src, "to": dst, "dev": dev, "rate_Bps": c["rate_MBps"] * 1e6})
+            out.append({"cable": k, "from": src, "to": dst, "dev": dev, "rate_Bps": rate * 1e6})
     return out
 
 

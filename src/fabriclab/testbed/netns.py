@@ -101,7 +101,7 @@ def _run(argv: list[str], stdin: str | None = None, phase: str = "") -> str:
 BATCH_LINE = re.compile(r"[A-Za-z0-9 ./:_-]+")
 
 
-def _batch(argv: list[str], lines: list[str], phase: str) -> str:
+def batch(argv: list[str], lines: list[str], phase: str) -> str:
     """Send commands to `ip -batch -` or `tc -batch -`, each line checked whole first."""
     bad = next((ln for ln in lines if not BATCH_LINE.fullmatch(ln)), None)
     if bad is not None:
@@ -118,6 +118,11 @@ def namespaces(name: str | None = None) -> list[str]:
 
 def state_dir(name: str) -> Path:
     return STATE / name
+
+
+def save(state: dict) -> None:
+    """Write a testbed's state back (a cable degraded or restored)."""
+    (state_dir(state["name"]) / "state.json").write_text(json.dumps(state, indent=1))
 
 
 def load(name: str) -> dict:
@@ -142,19 +147,19 @@ def up(plan: Plan, progress=None) -> dict:
     d.mkdir(parents=True)
     try:
         say(f"{len(vertices)} namespaces")
-        _batch(["ip"], [f"netns add {plan.namespace(v)}" for v in vertices], "netns add")
+        batch(["ip"], [f"netns add {plan.namespace(v)}" for v in vertices], "netns add")
         hosts_cc = _host_sysctls()
         for v in vertices:
             sysctls = COMMON_SYSCTLS + (SWITCH_SYSCTLS if v in plan.switches else hosts_cc)
             _run(["ip", "netns", "exec", plan.namespace(v), "sysctl", "-qw", *sysctls], phase=f"sysctl in {v}")
         say(f"{len(plan.cables)} cables")
-        _batch(["ip"], cable_lines(plan), "veth add")
+        batch(["ip"], cable_lines(plan), "veth add")
         say("addresses, routes, shaping")
         for v in vertices:
             addresses, shaping = vertex_lines(plan, v)
-            _batch(["ip", "-n", plan.namespace(v)], addresses, f"addresses of {v}")
+            batch(["ip", "-n", plan.namespace(v)], addresses, f"addresses of {v}")
             if shaping:
-                _batch(["tc", "-n", plan.namespace(v)], shaping, f"shaping in {v}")
+                batch(["tc", "-n", plan.namespace(v)], shaping, f"shaping in {v}")
         _wait_up(plan, vertices)
         state = {**plan.to_dict(), "namespaces": {v: plan.namespace(v) for v in vertices},
                  "agent": str(d / "agent"), "created": time.time(), "up_s": None}
@@ -232,6 +237,17 @@ def _pure_acks(dev: str) -> list[str]:
             f"flowid 10:10" for doff in range(5, 16)]
 
 
+def tbf(rate_Bps: float) -> str:
+    """The token bucket of a cable end at rate_Bps (its bucket and queue as _shaper says)."""
+    burst = max(16 * 1024, int(rate_Bps * 0.001))
+    return f"tbf rate {int(rate_Bps * 8)}bit burst {burst} limit {_queue(rate_Bps)}"
+
+
+def _queue(rate_Bps: float) -> int:
+    """A cable end's queue in bytes: QUEUE_S of its rate, at least QUEUE_BYTES."""
+    return max(QUEUE_BYTES, int(rate_Bps * QUEUE_S))
+
+
 def _shaper(dev: str, rate_Bps: float) -> list[str]:
     """`tc` lines shaping one cable end: a token bucket at the cable's rate.
     Veths hand tbf GSO super-packets of up to 64 KiB unless told otherwise,
@@ -241,16 +257,14 @@ def _shaper(dev: str, rate_Bps: float) -> list[str]:
     cable: 19.1 MB/s streaming, 18.8 MB/s ping-pong at 1 MiB, measured here).
     Below it, pure acknowledgements go ahead of the deep data queue."""
     bits = int(rate_Bps * 8)
-    burst = max(16 * 1024, int(rate_Bps * 0.001))
-    limit = max(QUEUE_BYTES, int(rate_Bps * QUEUE_S))
     # htb's default burst (1600 bytes) would let its timer, not the bucket, pace the cable.
     fast = f"rate {max(10 ** 10, 4 * bits)}bit burst 1mb cburst 1mb"
-    return [f"qdisc add dev {dev} root handle 1: tbf rate {bits}bit burst {burst} limit {limit}",
+    return [f"qdisc add dev {dev} root handle 1: {tbf(rate_Bps)}",
             f"qdisc add dev {dev} parent 1:1 handle 10: htb default 20",
             f"class add dev {dev} parent 10: classid 10:10 htb {fast} prio 0 quantum {MTU + 100}",
             f"class add dev {dev} parent 10: classid 10:20 htb {fast} prio 1 quantum {MTU + 100}",
             f"qdisc add dev {dev} parent 10:10 pfifo limit 10000",
-            f"qdisc add dev {dev} parent 10:20 bfifo limit {limit}", *_pure_acks(dev)]
+            f"qdisc add dev {dev} parent 10:20 bfifo limit {_queue(rate_Bps)}", *_pure_acks(dev)]
 
 
 # What a launch leaves in the namespaces if it dies: ranks and MPI's daemons.
@@ -303,7 +317,7 @@ def down(name: str) -> int:
     kill_processes(name)
     found = namespaces(name)
     if found:
-        _batch(["ip", "-force"], [f"netns del {ns}" for ns in found], "netns del")
+        batch(["ip", "-force"], [f"netns del {ns}" for ns in found], "netns del")
     d = state_dir(name)
     if d.exists():
         for f in d.iterdir():
@@ -388,7 +402,9 @@ def describe(state: dict) -> str:
              "hosts:"]
     lines += [f"  {h}  {state['addresses'][h]}  namespace {state['namespaces'][h]}" for h in state["hosts"]]
     lines.append("cables:")
-    lines += [f"  {c['a']}:{c['a_if']} <-> {c['b']}:{c['b_if']}  {c['rate_MBps']:g} MB/s each way"
+    lines += [f"  {c['label'].removeprefix('link ')}{'#%d' % c['index'] if c.get('index') else ''}: "
+              f"{c['a']}:{c['a_if']} <-> {c['b']}:{c['b_if']}  {c['rate_MBps']:g} MB/s each way"
+              + (f", degraded to {c['shaped_MBps']:g} MB/s" if c.get("shaped_MBps") is not None else "")
               for c in state["cables"]]
     lines.append(f"agent: {state['agent']}   exec: fabriclab testbed exec {state['name']} HOST -- CMD")
     return "\n".join(lines)

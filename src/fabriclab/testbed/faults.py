@@ -1,0 +1,79 @@
+"""Faults injected into a testbed that is up: one cable's shaped rate
+lowered (`testbed degrade`) and put back (`testbed restore`), both ends
+alike, while the network file, and so the model, keep the nominal rate, as
+a cluster's documentation keeps a cable's rating when the cable goes bad.
+The state records the rate shaped now (`shaped_MBps`), so `testbed show`
+and the cable watch read it."""
+
+from __future__ import annotations
+
+import math
+
+from ..errors import UsageError
+from . import netns
+
+MAX_MBPS = 1e6      # no cable the testbed emulates is faster than a terabyte a second
+
+
+def cable_name(c: dict) -> str:
+    """A cable's name as `testbed show` prints it: its file name, #N for the Nth parallel one."""
+    return c["label"].removeprefix("link ") + (f"#{c['index']}" if c.get("index") else "")
+
+
+def find(state: dict, ref: str) -> int:
+    """The index in state["cables"] of the cable `ref` names: its name, or its two ends as
+    A-B in either order; UsageError in one line when none or several match."""
+    ends = tuple(ref.split("-", 1)) if "-" in ref else None
+    hits = [k for k, c in enumerate(state["cables"])
+            if cable_name(c) == ref or (ends and {c["a"], c["b"]} == set(ends) and not c.get("index"))]
+    if len(hits) != 1:
+        names = ", ".join(cable_name(c) for c in state["cables"])
+        raise UsageError(f"testbed {state['name']} has {'no' if not hits else 'more than one'} cable {ref!r}"
+                         f" (its cables: {names})")
+    return hits[0]
+
+
+def rate(text: str) -> float:
+    """A rate in MB/s, positive and finite; UsageError in one line otherwise."""
+    try:
+        r = float(text)
+    except ValueError:
+        raise UsageError(f"a rate is a number of MB/s, not {text!r}") from None
+    if not (math.isfinite(r) and 0 < r <= MAX_MBPS):
+        raise UsageError(f"a rate must be above 0 and at most {MAX_MBPS:g} MB/s, not {text}")
+    return r
+
+
+def lines(state: dict, k: int, rate_MBps: float) -> list[tuple[str, str]]:
+    """(namespace, tc line) changing both ends of cable k to rate_MBps."""
+    c = state["cables"][k]
+    return [(state["namespaces"][v], f"qdisc change dev {dev} root handle 1: {netns.tbf(rate_MBps * 1e6)}")
+            for v, dev in ((c["a"], c["a_if"]), (c["b"], c["b_if"]))]
+
+
+def _shape(state: dict, k: int, rate_MBps: float) -> None:
+    for ns, line in lines(state, k, rate_MBps):
+        netns.batch(["tc", "-n", ns], [line], f"shaping cable {cable_name(state['cables'][k])}")
+
+
+def degrade(name: str, ref: str, rate_text: str) -> dict:
+    """Shape cable `ref` of testbed `name` at the rate given; the cable changed."""
+    netns.require_root()
+    state = netns.load(name)
+    k, r = find(state, ref), rate(rate_text)
+    _shape(state, k, r)
+    state["cables"][k]["shaped_MBps"] = r
+    netns.save(state)
+    return state["cables"][k]
+
+
+def restore(name: str, ref: str | None = None) -> list[dict]:
+    """Shape cable `ref` (every degraded cable when None) at its file's rate again; those restored."""
+    netns.require_root()
+    state = netns.load(name)
+    ks = [find(state, ref)] if ref else [k for k, c in enumerate(state["cables"]) if c.get("shaped_MBps") is not None]
+    for k in ks:
+        _shape(state, k, state["cables"][k]["rate_MBps"])
+        state["cables"][k].pop("shaped_MBps", None)
+    netns.save(state)
+    return [state["cables"][k] for k in ks]
