@@ -169,6 +169,21 @@ def _print_collectives(rows: list, costs: dict | None) -> None:
               f"  {fmt_time(r['predicted_s']):>10}  {r['ratio']:6.3f}  {r['verdict']:7}  {r['bottleneck']}{same}")
 
 
+def _register_faults(tsub) -> None:
+    """degrade and restore."""
+    q = tsub.add_parser("degrade", help="Shape one cable of a testbed that is up at a lower rate, both ways "
+                                         "(a fault the network file and the model do not know).")
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("cable", metavar="CABLE", help="The cable's name as `testbed show` prints it (trunk, h0-s0, "
+                                                  "s0-s1#1), or its two ends as A-B.")
+    q.add_argument("rate", metavar="MBPS", help="The rate to shape it at, in MB/s (10^6 bytes/s).")
+    q.set_defaults(func=cmd_degrade)
+    q = tsub.add_parser("restore", help="Shape a degraded cable (default: every one) at its file's rate again.")
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("cable", nargs="?", metavar="CABLE", help="The cable. Default: every degraded cable.")
+    q.set_defaults(func=cmd_restore)
+
+
 def register(sub) -> None:
     p = sub.add_parser("testbed", help="An emulated multi-host cluster on this machine (root): up, down, list, "
                                         "show, degrade, restore, exec, validate.")
@@ -186,17 +201,7 @@ def register(sub) -> None:
     q = tsub.add_parser("show", help="A testbed's hosts, addresses and cables.")
     q.add_argument("name", metavar="NAME")
     q.set_defaults(func=cmd_show)
-    q = tsub.add_parser("degrade", help="Shape one cable of a testbed that is up at a lower rate, both ways "
-                                         "(a fault the network file and the model do not know).")
-    q.add_argument("name", metavar="NAME")
-    q.add_argument("cable", metavar="CABLE", help="The cable's name as `testbed show` prints it (trunk, h0-s0, "
-                                                  "s0-s1#1), or its two ends as A-B.")
-    q.add_argument("rate", metavar="MBPS", help="The rate to shape it at, in MB/s (10^6 bytes/s).")
-    q.set_defaults(func=cmd_degrade)
-    q = tsub.add_parser("restore", help="Shape a degraded cable (default: every one) at its file's rate again.")
-    q.add_argument("name", metavar="NAME")
-    q.add_argument("cable", nargs="?", metavar="CABLE", help="The cable. Default: every degraded cable.")
-    q.set_defaults(func=cmd_restore)
+    _register_faults(tsub)
     q = tsub.add_parser("exec", help="Run a command on one emulated host: testbed exec NAME HOST -- CMD.")
     q.add_argument("name", metavar="NAME")
     q.add_argument("host", metavar="HOST")
