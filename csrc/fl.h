@@ -57,6 +57,7 @@ typedef struct {
     double target_ci;  /* stop when the 95% CI of the median is within +-target_ci */
     double point_time; /* per-point time cap in seconds */
     double sample_time;/* minimum duration of one sample: ops are batched up to it */
+    double per_op;     /* seconds of single ops timed one by one after the samples; 0: none */
     int validate;      /* run the verify pass of every point */
     fl_kv params[FL_MAX_PARAMS];
     int nparams;
@@ -322,5 +323,25 @@ double fl_timer_resolution(void);              /* the smallest step fl_now() sho
 void fl_gather_cpus(const fl_ctx *c, int *cpus);  /* every rank's current CPU, on rank 0 */
 char *fl_hello(const fl_ctx *c, const fl_opts *o, const char *bench, double resolution);
 void fl_buf_int_list(fl_buf *j, const char *key, const int *x, int n);  /* ,"key":[...] */
+
+/* per_op.c: single operations timed one by one into a log-bucketed histogram
+ * (HDR Histogram's idea, Tene: every value within FL_HIST_ERROR of its
+ * bucket's lower edge), for percentiles of single ops rather than of batched
+ * samples (docs/statistics.md, "Per-operation timing"). */
+#define FL_HIST_BASE 1e-9         /* seconds at bucket 0's lower edge; shorter ops count there */
+#define FL_HIST_ERROR 0.01        /* bucket i spans [BASE (1+E)^i, BASE (1+E)^(i+1)) */
+#define FL_HIST_BUCKETS 2800      /* up to about 1.2e3 s; longer ops count in the last */
+typedef struct {
+    int64_t n;
+    double min, max;
+    int64_t *counts;             /* FL_HIST_BUCKETS */
+} fl_hist;
+void fl_hist_init(fl_hist *h);
+void fl_hist_add(fl_hist *h, double seconds);
+void fl_hist_free(fl_hist *h);
+/* Collective over comm: every rank's histogram to rank 0, which appends
+ * ,"op_histogram":{...} (the ranks that timed an op, each with its sparse
+ * buckets) to j. */
+void fl_hist_gather(fl_buf *j, const fl_hist *h, MPI_Comm comm, double timer_cost);
 
 #endif

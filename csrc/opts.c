@@ -32,6 +32,7 @@ static const struct opt {
     {"--target-ci", REAL, offsetof(fl_opts, target_ci), 0, 0},
     {"--point-time", REAL, offsetof(fl_opts, point_time), 0, 0},
     {"--sample-time", REAL, offsetof(fl_opts, sample_time), 0, 0},
+    {"--per-op", REAL, offsetof(fl_opts, per_op), 0, 0},
     {"--validate", FLAG, offsetof(fl_opts, validate), 0, 0},
     {"--param", PARAM, 0, 0, 0},
 };

@@ -360,6 +360,36 @@ static int sample(fl_run_state *r, void *state, const fl_shape *sh, int64_t batc
     return (int)ctl[0];
 }
 
+/* Per-operation timing (--per-op SECONDS): after the samples, every rank
+ * runs the same number of single ops (rank 0's: the seconds over the
+ * samples' median op, at most MAX_PER_OP), each timed alone by the kernel's
+ * measure(1), and the ranks that time count them into their histogram. The
+ * ops run back to back, one after the other, like the samples' batches. */
+#define MAX_PER_OP ((int64_t)1 << 24)
+static void per_op(fl_run_state *r, void *state, const fl_shape *sh, int n, fl_buf *out)
+{
+    const fl_ctx *c = &r->ctx;
+    int64_t ops = 1;
+    fl_hist h;
+    fl_hist_init(&h);
+    if (c->rank == 0 && n > 0) {
+        double *x = r->sorted;
+        memcpy(x, r->samples, sizeof *x * (size_t)n);
+        qsort(x, (size_t)n, sizeof *x, cmp_double);
+        double want = r->opts.per_op / fmax(x[n / 2], 1e-9);
+        ops = want < 1 ? 1 : want > (double)MAX_PER_OP ? MAX_PER_OP : (int64_t)want;
+    }
+    MPI_Bcast(&ops, 1, MPI_INT64_T, 0, c->comm);
+    MPI_Barrier(c->comm);
+    for (int64_t i = 0; i < ops; i++) {
+        double t = r->b->k->measure(c, state, 1);
+        if (sh->timed)
+            fl_hist_add(&h, t);
+    }
+    fl_hist_gather(out, &h, c->comm, c->timer_overhead);
+    fl_hist_free(&h);
+}
+
 /* Pattern benchmarks: roles, peers, hosts, per-rank samples (null for a rank
  * that times nothing), bytes and messages per op; the totals become the
  * point's bytes_per_op and messages_per_op. */
@@ -427,7 +457,7 @@ static void emit_held(fl_buf *j, const int64_t *held, int nranks)
 
 static void emit_point(const fl_run_state *r, const fl_point *pt, fl_shape *sh,
                        const int64_t *per, const int64_t *held, int64_t warmup, int64_t batch,
-                       int n, int stop, double elapsed, const int64_t *validation)
+                       int n, int stop, double elapsed, const int64_t *validation, const char *extra)
 {
     const fl_facts *f = r->b->facts;
     int64_t bytes = sh->bytes_per_op, messages = 0;
@@ -456,6 +486,8 @@ static void emit_point(const fl_run_state *r, const fl_point *pt, fl_shape *sh,
         fl_buf_printf(&j, ",\"messages_per_op\":%lld%s", (long long)messages, ranks.p);
     if (r->nphases)
         emit_phases(&j, r, sh, n);
+    if (extra)
+        fl_buf_printf(&j, "%s", extra);
     sh->info[FL_INFO_LEN - 1] = '\0';
     fl_buf_printf(&j, ",\"info\":%s}", sh->info[0] ? sh->info : "{}");
     fl_emit(j.p);
@@ -498,6 +530,9 @@ static void run_point(fl_run_state *r, const fl_point *pt)
     warmup += settle(r, state, batch, t1, t0, fmin(floor_s, 0.5 * r->opts.point_time));
     int stop = sample(r, state, &sh, batch, t1, t0, &n);
     double elapsed = fl_now() - t0;
+    fl_buf tails = {0};
+    if (r->opts.per_op > 0)
+        per_op(r, state, &sh, n, &tails);
 
     int validated = r->opts.validate && b->k->verify;
     if (validated) {
@@ -512,7 +547,8 @@ static void run_point(fl_run_state *r, const fl_point *pt)
         MPI_Gather(totals, 3, MPI_INT64_T, per, 3, MPI_INT64_T, 0, c->comm);
     }
     if (c->rank == 0)
-        emit_point(r, pt, &sh, per, held, warmup, batch, n, stop, elapsed, validated ? v : NULL);
+        emit_point(r, pt, &sh, per, held, warmup, batch, n, stop, elapsed, validated ? v : NULL, tails.p);
+    fl_buf_free(&tails);
     free(per);
     free(held);
     r->points++;

@@ -91,6 +91,10 @@ def add_sampling(add) -> None:
              f"of it. Default: {d.target_ci}.")
     add("--point-time", type=float, default=d.point_time, metavar="SECONDS",
         help=f"Time cap per point; a point that hits it gets a warning. Default: {d.point_time}.")
+    add("--per-op", type=float, default=d.per_op, metavar="SECONDS",
+        help="After each point's samples, time single operations one by one for this long and keep a "
+             "histogram of them (1%% buckets), so the percentiles are of single ops "
+             "(docs/statistics.md, \"Per-operation timing\"). Default: 0, off.")
     add("--sample-time", type=float, default=d.sample_time, metavar="SECONDS",
         help="Batch short operations so one sample lasts at least this long (keeps timer "
              f"cost under 1%%). Default: {d.sample_time}.")
@@ -126,7 +130,7 @@ def _add_behaviour(add) -> None:
 def sampling(args) -> Sampling:
     """The sampling options (add_sampling's) as the run entry point takes them."""
     return Sampling(args.warmup, args.min_samples, args.max_samples, args.target_ci, args.point_time,
-                    args.sample_time)
+                    args.sample_time, args.per_op)
 
 
 def request(args, **over) -> Request:

@@ -18,6 +18,9 @@ from . import buffers, collectives, patterns
 from .benchmarks import Bench, select
 
 
+MAX_PER_OP_S = 3600.0
+
+
 @dataclass(frozen=True)
 class Sampling:
     """Adaptive sampling per point (docs/core-protocol.md, runner step 4)."""
@@ -27,6 +30,7 @@ class Sampling:
     target_ci: float = 0.025     # stop when the 95% CI of the median is within +-2.5%
     point_time: float = 0.5      # per-point time cap of one launch, seconds (five launches: 2.5 s a point)
     sample_time: float = 2e-5    # batch ops so one sample lasts at least this long
+    per_op: float = 0.0          # seconds of single ops timed one by one after the samples; 0: none
 
     def check(self) -> "Sampling":
         if self.warmup < 0:
@@ -37,6 +41,8 @@ class Sampling:
             raise UsageError("--target-ci must be a fraction between 0 and 1, e.g. 0.025")
         if self.point_time <= 0 or self.sample_time <= 0:
             raise UsageError("--point-time and --sample-time must be positive")
+        if not 0 <= self.per_op <= MAX_PER_OP_S:
+            raise UsageError(f"--per-op must be 0 (off) to {MAX_PER_OP_S:g} seconds a point")
         return self
 
 

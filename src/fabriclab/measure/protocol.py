@@ -18,7 +18,8 @@ from .plan import Job, Sampling
 def sampling_args(s: Sampling) -> list[str]:
     return ["--warmup", str(s.warmup), "--min-samples", str(s.min_samples),
             "--max-samples", str(s.max_samples), "--target-ci", repr(s.target_ci),
-            "--point-time", repr(s.point_time), "--sample-time", repr(s.sample_time)]
+            "--point-time", repr(s.point_time), "--sample-time", repr(s.sample_time),
+            *(["--per-op", repr(s.per_op)] if s.per_op > 0 else [])]
 
 
 def job_argv(core: str, job: Job, sampling: Sampling, validate: bool) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from dataclasses import dataclass
 
 from ..analysis import fit, ranks
@@ -333,6 +334,25 @@ def model_lines(doc) -> list[str]:
     return out
 
 
+def tail_lines(doc) -> list[str]:
+    """Each point timed op by op (`run --per-op`, analysis/tails.py): its single ops' percentiles
+    with their intervals over launches, the largest op and the timer's share, a line each."""
+    from ..analysis.tails import QUANTILES, TIMER_SHARE, tails
+
+    def one(est) -> str:
+        m, lo, hi = est
+        return fmt_time(m) + (f" [{fmt_time(lo)}, {fmt_time(hi)}]" if math.isfinite(lo) else "")
+    out = []
+    for t in tails(doc.points):
+        bench, variant, size = t.key[:3]
+        flag = (f"; the timer is {t.timer_share:.0%} of p50, above {TIMER_SHARE:.0%}: single ops carry its cost"
+                if t.flagged else f"; timer {t.timer_share:.1%} of p50")
+        out.append(f"per-op: {group_name(bench, variant)} at {fmt_bytes(size)}: "
+                   + ", ".join(f"{name} {one(t.estimates[name])}" for name, _ in QUANTILES)
+                   + f", max {fmt_time(t.estimates['max'][0])} ({t.ops} ops, {t.launches} launches{flag})")
+    return out
+
+
 def _json(doc) -> str:
     rs = rows(doc)
     per_rank = [{"bench": p.bench, "variant": p.variant, "size": p.size, "active": p.active,
@@ -384,8 +404,8 @@ def _table(doc) -> str:
         out.append("  ".join(h.rjust(w) for h, w in zip(head, widths)))
         out += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in body]
         out.append("")
-    out += [escape.terminal(ln) for ln in finding_lines(doc) + model_lines(doc) + skip_lines(doc)
-            + _derived_lines(doc, rs)]
+    out += [escape.terminal(ln) for ln in finding_lines(doc) + model_lines(doc) + tail_lines(doc)
+            + skip_lines(doc) + _derived_lines(doc, rs)]
     return "\n".join(out) + "\n"
 
 

@@ -240,6 +240,8 @@ class Point:
     # app points: seconds per op in each named phase, one per sample (the
     # mean over the active ranks; docs/core-protocol.md)
     phases: Optional[dict] = None
+    # --per-op: every single op's time in log buckets, per rank that times (analysis/tails.py)
+    op_histogram: Optional[dict] = None
     extra: dict = field(default_factory=dict)   # fields this version does not know
 
     # ---- identity
@@ -364,7 +366,8 @@ class Point:
     # ---- the schema
 
     # Written only when the point has them (pattern fields: only for patterns).
-    _OPTIONAL = ("warmup", "elapsed_s", "imported", "launch", "phases", "working_set_bytes", "rank_alloc_bytes")
+    _OPTIONAL = ("warmup", "elapsed_s", "imported", "launch", "phases", "working_set_bytes", "rank_alloc_bytes",
+                 "op_histogram")
     _PATTERN = ("roles", "peers", "rank_samples", "rank_sent_bytes", "rank_recv_bytes", "messages_per_op")
     _ALWAYS = ("bench", "variant", "size", "stride", "conns", "active", "params", "cache", "buffers", "bytes_per_op",
                "legs_per_op", "concurrent", "batch", "samples", "stop", "validation", "info")
@@ -411,6 +414,7 @@ def _point_fields(d, where: str) -> dict:
     kw.update(_sampling_fields(f, d))
     kw.update(_pattern_fields(f, d, kw["bytes_per_op"]))
     kw["phases"] = _phases(f)
+    kw["op_histogram"] = _histogram(f)
     kw["extra"] = {k: v for k, v in d.items() if k not in _POINT_KNOWN}
     return kw
 
@@ -454,6 +458,30 @@ def _phases(f: Fields) -> Optional[dict]:
         if not is_text(name) or not isinstance(xs, list) or (xs and not durations(xs)):
             f.bad("phases", "must map phase names to lists of durations in seconds")
     return dict(phases)
+
+
+MAX_BUCKETS = 100_000
+
+
+def _histogram(f: Fields) -> Optional[dict]:
+    """The point's op_histogram (docs/schema.md), checked whole: its buckets' geometry,
+    the timer's cost, and per rank a count, the extremes and sparse [bucket, count] pairs."""
+    h = f.obj("op_histogram", None, none=True)
+    if h is None:
+        return None
+    g = Fields(h, lambda: f"{f.where} op_histogram")
+    base, err, nb = g.num("base_s"), g.num("error"), g.int("buckets", lo=1, hi=MAX_BUCKETS)
+    g.num("timer_cost_s", None, none=True)
+    if not (0 < base < 1 and 0 < err < 1):
+        g.bad("base_s", "and error must be fractions above 0")
+    for r in g.list("ranks", lambda x: isinstance(x, dict), "rank histograms", []):
+        q = Fields(r, lambda: f"{f.where} op_histogram rank")
+        q.int("rank", hi=MAX_RANKS), q.int("n"), q.num("min_s"), q.num("max_s")
+        pairs = q.list("buckets", lambda x: isinstance(x, list) and len(x) == 2 and all(is_count(v) for v in x)
+                       and x[0] < nb, f"[bucket, count] pairs, buckets below {nb}", [])
+        if len(pairs) > nb:
+            q.bad("buckets", f"must hold at most {nb} pairs")
+    return dict(h)
 
 
 def _pattern_fields(f: Fields, d, bytes_per_op: int) -> dict:

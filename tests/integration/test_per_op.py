@@ -1,0 +1,33 @@
+"""`run --per-op` on real ranks under MPICH and Open MPI: every point carries a histogram of
+single ops from each rank that times (a ping-pong's rank 0 and 1 alike, an allreduce's every
+rank), its counts adding up, the timer's cost beside it, the sampling recorded in the header,
+and `show` reading the percentiles. (How close p50 comes to the batched median is a figure:
+bench/bench_per_op.py.)"""
+import pytest
+
+import docs  # noqa: E402  (tests/support)
+import realrun  # noqa: E402  (tests/support)
+from fabriclab.cli import main
+
+pytestmark = pytest.mark.integration
+
+
+def test_every_point_carries_its_single_ops(flavour, tmp_path, capsys):
+    out = tmp_path / "po.json"
+    doc = realrun.run(out, "message.pingpong", "coll.allreduce", "-s", "8,4K", mpi=flavour[0],
+                      after=("--per-op", "0.05"))
+    assert doc["header"]["plan"]["sampling"]["per_op"] == 0.05
+    pts = docs.points(doc)
+    assert {p["bench"] for p in pts} == {"message.pingpong", "coll.allreduce"} and len(pts) == 4
+    for p in pts:
+        h = p["op_histogram"]
+        assert h["error"] == 0.01 and 0 < h["timer_cost_s"] < 1e-5, h
+        assert h["ranks"], p["bench"]
+        for r in h["ranks"]:
+            assert r["n"] == sum(c for _, c in r["buckets"]) > 0
+            assert 0 < r["min_s"] <= r["max_s"]
+            assert all(0 <= i < h["buckets"] for i, _ in r["buckets"])
+    capsys.readouterr()
+    assert main(["show", str(out)]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("per-op:")]
+    assert len(lines) == 4 and all("p99.9" in ln and "max" in ln and "timer" in ln for ln in lines)
