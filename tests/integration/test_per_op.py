@@ -31,3 +31,10 @@ def test_every_point_carries_its_single_ops(flavour, tmp_path, capsys):
     assert main(["show", str(out)]) == 0
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("per-op:")]
     assert len(lines) == 4 and all("p99.9" in ln and "max" in ln and "timer" in ln for ln in lines)
+    assert main(["compare", str(out), str(out)]) == 0
+    cmp = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("per-op ")]
+    assert len(cmp) == 12 and all(ln.endswith(" same") for ln in cmp)       # p50, p99, p99.9 of 4 points
+    html = tmp_path / "po.html"
+    assert main(["report", str(out), "-o", str(html)]) == 0
+    text = html.read_text()
+    assert 'id="fig-message-pingpong-per-op"' in text and 'id="fig-coll-allreduce-per-op"' in text

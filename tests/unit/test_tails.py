@@ -89,3 +89,29 @@ def test_bad_per_op_is_one_line(value, capsys):
     assert main(["run", "message.pingpong", "--per-op", value, "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert "--per-op" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_compare_reads_each_percentile_over_both_runs_launches():
+    rng = np.random.default_rng(3)
+    base = [_point(k, _hist([rng.normal(4e-6, 5e-8, 4000)])) for k in range(5)]
+    slow = [_point(k, _hist([rng.normal(6e-6, 5e-8, 4000)])) for k in range(5)]
+    got = {c.quantile: c for c in tails.compare(base, slow)}
+    assert set(got) == set(tails.COMPARED)
+    p50 = got["p50"]
+    assert p50.ratio == pytest.approx(1.5, rel=0.02) and p50.ratio_ci_low > 1.4 and p50.verdict == "slower"
+    assert p50.base_s == pytest.approx(4e-6, rel=0.01)                 # per operation, as compare's table
+    assert [c.verdict for c in tails.compare(base, base)] == ["same"] * 3
+    assert tails.compare(base, [_point(0, None)]) == []
+
+
+def test_the_report_draws_the_fraction_of_ops_slower_than_each_time():
+    from types import SimpleNamespace
+    from fabriclab.report import tail_views
+    ts = np.linspace(1e-6, 2e-6, 1000)
+    run = SimpleNamespace(name="r", doc=SimpleNamespace(points=[_point(0, _hist([ts]), legs=1),
+                                                               _point(1, _hist([ts]), legs=1)]))
+    (fig,) = tail_views.distribution([run], "message.pingpong")
+    (s,) = fig.series
+    assert s.y == sorted(s.y, reverse=True) and 0 < s.y[-1] < 0.03 and s.y[0] > 0.9    # 1% buckets: ~1/70 each
+    assert s.x[0] == pytest.approx(1.0, rel=0.011) and s.x[-1] < 2.0     # microseconds, bucket upper edges
+    assert tail_views.distribution([run], "coll.allreduce") == []

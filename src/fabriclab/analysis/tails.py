@@ -94,3 +94,52 @@ def tails(points) -> list[Tails]:
         p50 = float(np.median([q["p50"] for q in qs]))       # the op's, as the timer wraps it
         out.append(Tails(key, est, sum(q["n"] for q in qs), len(qs), cost, cost / p50 if p50 > 0 else math.inf))
     return out
+
+
+COMPARED = ("p50", "p99", "p99.9")
+
+
+@dataclass(frozen=True)
+class TailChange:
+    """One percentile of one point, NEW against BASE."""
+    key: tuple
+    quantile: str
+    base_s: float               # the median over BASE's launches, per operation (as compare's table)
+    new_s: float
+    ratio: float                # new / base
+    ratio_ci_low: float
+    ratio_ci_high: float
+    verdict: str                # analysis/launches.verdict's: faster | slower | same
+
+
+def _launch_values(points) -> dict:
+    """{key: {quantile: [one value per launch]}} of the points that carry a histogram."""
+    out: dict = {}
+    for p in points:
+        q = quantiles(p.op_histogram) if p.op_histogram else {}
+        if q:
+            for name in COMPARED:
+                out.setdefault(p.key, {}).setdefault(name, []).append(q[name])
+    return out
+
+
+def compare(base_points, new_points, alpha: float = 0.05, threshold: float = 0.02) -> list[TailChange]:
+    """Each compared percentile of each point both runs timed op by op: the ratio of the
+    launches' medians, and its percentile bootstrap interval resampling each side's
+    launches (compare's verdict rule)."""
+    from .launches import verdict
+    a, b = _launch_values(base_points), _launch_values(new_points)
+    rng = np.random.default_rng(0)
+    out = []
+    for key in [k for k in a if k in b]:
+        for name in COMPARED:
+            x, y = np.asarray(a[key][name]), np.asarray(b[key][name])
+            ratio = float(np.median(y) / np.median(x))
+            lo = hi = math.nan
+            if len(x) > 1 and len(y) > 1:
+                bx = np.median(x[rng.integers(0, len(x), (RESAMPLES, len(x)))], axis=1)
+                by = np.median(y[rng.integers(0, len(y), (RESAMPLES, len(y)))], axis=1)
+                lo, hi = (float(v) for v in np.percentile(by / bx, [100 * alpha / 2, 100 * (1 - alpha / 2)]))
+            out.append(TailChange(key, name, float(np.median(x)), float(np.median(y)), ratio, lo, hi,
+                                  verdict(lo, hi, threshold)))
+    return out

@@ -105,7 +105,13 @@ def cmd_compare(args) -> int:
             print(f"fabriclab: note: {terminal(name)} is {doc.footer.status}{why}: compared on the "
                   f"{len(doc.merged)} points it completed", file=sys.stderr)
     changes = compare(base, new, args.alpha, args.threshold)
-    write_out(format_changes(changes, args.format, args.base, args.new), args.output)
+    text = format_changes(changes, args.format, args.base, args.new)
+    if args.format in ("table", "md"):
+        from ..analysis.tails import compare as compare_tails
+        from ..report.changes import tail_lines
+        lines = tail_lines(compare_tails(base.points, new.points, args.alpha, args.threshold))
+        text += "".join(f"{'- ' if args.format == 'md' else ''}{ln}\n" for ln in lines)
+    write_out(text, args.output)
     return 1 if args.fail_on_slower and any(c.verdict == "slower" for c in changes) else 0
 
 

@@ -18,6 +18,18 @@ def _num(v: float) -> float | None:
     return None if v != v else v
 
 
+def tail_lines(changes) -> list[str]:
+    """Single ops' percentiles compared (analysis/tails.py), a line each, escaped for a terminal."""
+    out = []
+    for c in changes:
+        bench, variant, size = c.key[:3]
+        ci = f" [{c.ratio_ci_low:.3f}, {c.ratio_ci_high:.3f}]" if c.ratio_ci_low == c.ratio_ci_low else ""
+        out.append(escape.terminal(
+            f"per-op {c.quantile}: {bench}{f' [{variant}]' if variant else ''} at {fmt_bytes(size)}: "
+            f"{fmt_time(c.base_s)} -> {fmt_time(c.new_s)}, new/base {c.ratio:.3f}{ci} {c.verdict}"))
+    return out
+
+
 def format_changes(changes: list[Change], fmt: str, base_name: str, new_name: str) -> str:
     if fmt == "json":
         return json.dumps([{k: _num(v) if isinstance(v, float) else v for k, v in asdict(c).items()}

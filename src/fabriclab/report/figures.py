@@ -25,7 +25,7 @@ from ..units import fmt_bytes, fmt_rate
 # RunView, in_registry_order and sweep are read from here too (report/html.py, `fabriclab plot`)
 from .curves import (METRICS, SIZE, STATS_NOTE, XAXES, RunView, in_registry_order, measured, pick,  # noqa: F401
                      series_of, sweep, variant_name)
-from . import app_views, coll_views
+from . import app_views, coll_views, tail_views
 from .figure import Axis, Figure, Mark, Series, slug
 from .ladder import Rung, ladder, ladder_rows  # noqa: F401  (report/html.py reads them from here)
 from .layers import costs
@@ -476,7 +476,7 @@ BUILDERS: dict[str, Callable] = {"memory": memory_figures, "app": app_views.app_
 
 def for_benchmark(runs: list, bench: str) -> list[Figure]:
     build = BUILDERS.get(bench) or BUILDERS.get(bench.split(".", 1)[0]) or per_benchmark
-    return build(runs, bench)
+    return build(runs, bench) + tail_views.distribution(runs, bench)
 
 
 def views(runs: list) -> list[tuple[View, list[Figure]]]:
