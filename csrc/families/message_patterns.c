@@ -21,6 +21,13 @@
  *   stays loaded across exchanges as the model's continuous all-to-all
  *   assumes (W = 1: one exchange, its ramp-up and tail in every op).
  *
+ * - shift: mpiGraph's step k (Moody, LLNL): every rank streams a window to
+ *   its peer, rank + k, and receives one from the rank that names it, rank -
+ *   k, all ranks at once; a zero-byte ack goes back to that sender as soon
+ *   as its messages are in, and a rank times its send alone, to its peer's
+ *   ack. Python runs k = 1 .. N-1 (the active axis) for the N x N pair
+ *   matrix (measure/pair_matrix.py).
+ *
  * Cache state: op i sends from and receives into slot i % buffers of
  * regions of `buffers` slots of `size` bytes, i counted over the whole point
  * (across measure calls), as in message.stream: every op of a window has a
@@ -49,6 +56,7 @@ typedef struct {
     int schedule;       /* alltoall: SCHED_* */
     int64_t rslots;     /* hotspot target: receive slots per sender; alltoall: arrays */
     int nsrc, *src;     /* hotspot target: the senders that address it */
+    int from;           /* shift: the rank whose peer this one is */
 } pat_state;
 
 /* ---- layouts: checked whole on every rank, so every rank agrees (the shared rules: layouts.c) ---- */
@@ -83,6 +91,20 @@ static inline char *array(const pat_state *s, char *base, int64_t i)
 static size_t region(int64_t slots, int64_t size)
 {
     return (size_t)slots * (size_t)size;
+}
+
+/* shift: every rank 'b', each named as a peer by exactly one other rank. */
+static const char *shift_fault(const fl_layout *l, int n)
+{
+    char *named = calloc((size_t)n, 1);
+    const char *bad = named ? NULL : "layout: out of memory";
+    for (int q = 0; q < n && !bad; q++) {
+        int p = l->peer[q];
+        if (l->role[q] != FL_BOTH || p < 0 || p >= n || p == q || named[p]++)
+            bad = "layout: a shift needs every rank 'b', each the peer of exactly one other rank";
+    }
+    free(named);
+    return bad;
 }
 
 /* The state of a point whose layout passes `fault`, with `window` messages
@@ -196,6 +218,24 @@ static int hotspot_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void *
     return FL_OK;
 }
 
+/* shift: an exchange's buffers (a window each way), its sender found, and
+ * two requests more, the acks in and out. */
+static int shift_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **state, fl_shape *shape)
+{
+    pat_state *s;
+    int st = windowed_setup(ctx, pt, state, shape, shift_fault, &s);
+    (void)bs;
+    if (st != FL_OK)
+        return st;
+    pair_state *p = &s->m.p;
+    for (int q = 0; q < p->nranks; q++)
+        if (pt->layout->peer[q] == p->rank)
+            s->from = q;
+    fl_free(s->m.req);
+    s->m.req = fl_alloc(sizeof *s->m.req * (2 * (size_t)p->window + 2));
+    return FL_OK;
+}
+
 /* alltoall: every rank sends a block to every rank; ops rotate through
  * arrays of nranks blocks. A window of W exchanges keeps 2(N-1)W requests
  * (window is 1 but for the concurrent schedule: fl_opts_bind). */
@@ -297,6 +337,44 @@ static double hotspot_measure(const fl_ctx *ctx, void *state, int64_t iters)
     return pair_finish(p, iters, t0);
 }
 
+/* shift: per window, the peer's ack and the sender's messages posted, the
+ * window sent; the ack goes to the sender as soon as its messages are in,
+ * and the rank's time is its send's alone, from the window's start to its
+ * peer's ack (mpiGraph's send matrix): waiting for its own sender, whose
+ * route may be another, is not its pair's time. */
+static double shift_measure(const fl_ctx *ctx, void *state, int64_t iters)
+{
+    pat_state *s = state;
+    pair_state *p = &s->m.p;
+    const int c = (int)p->count;
+    double sent = 0;
+    (void)ctx;
+    if (p->role != FL_BOTH)
+        return 0.0;
+    for (int64_t d = 0; d < iters; d += p->window) {
+        const int n = pair_window_len(iters, d, p->window);
+        MPI_Request *rq = s->m.req; /* ack in, n receives, n sends, ack out */
+        const double t0 = fl_now();
+        MPI_Irecv(&s->m.ack_in, 0, MPI_BYTE, p->peer, MSG_TAG_ACK, s->m.comm, &rq[0]);
+        for (int j = 0; j < n; j++)
+            MPI_Irecv(pair_rslot(p, d + j), c, MPI_BYTE, s->from, MSG_TAG_DATA, s->m.comm, &rq[1 + j]);
+        for (int j = 0; j < n; j++)
+            MPI_Isend(pair_sslot(p, d + j), c, MPI_BYTE, p->peer, MSG_TAG_DATA, s->m.comm, &rq[1 + n + j]);
+        rq[1 + 2 * n] = MPI_REQUEST_NULL;
+        for (int left = 2 * n + 1, in = 0, idx; left > 0; left--) {
+            MPI_Waitany(2 * n + 2, rq, &idx, MPI_STATUS_IGNORE);
+            if (idx == 0)
+                sent += fl_now() - t0;
+            else if (idx <= n && ++in == n) { /* the sender's window is in: ack it */
+                MPI_Isend(&s->m.ack_out, 0, MPI_BYTE, s->from, MSG_TAG_ACK, s->m.comm, &rq[1 + 2 * n]);
+                left++;
+            }
+        }
+    }
+    p->next += iters;
+    return sent;
+}
+
 /* Concurrent alltoall: the receives of `len` exchanges from op d, then
  * their sends, then one wait for all 2(N-1)len. Exchange j uses array d + j;
  * messages of one flow match in posting order, so each lands in its own. */
@@ -380,6 +458,21 @@ static int64_t stream_verify(const fl_ctx *ctx, void *st, int64_t *checked)
     return pair_verify_window(ctx, st, stream_measure, checked);
 }
 
+/* shift: one window, the received slots checked against the sender's flow
+ * pattern (from -> rank) rather than the peer's. */
+static int64_t shift_verify(const fl_ctx *ctx, void *state, int64_t *checked)
+{
+    pat_state *s = state;
+    pair_state *p = &s->m.p;
+    pair_verify_begin(p);
+    shift_measure(ctx, state, p->window);
+    const int peer = p->peer;
+    p->peer = s->from; /* pair_verify_end checks the flow peer -> rank */
+    int64_t bad = pair_verify_end(p, checked);
+    p->peer = peer;
+    return bad;
+}
+
 /* The pair's window for the senders; the target zeroes, then checks, every
  * slot the window wrote in each sender's region, each distinct slot once. */
 static int64_t hotspot_verify(const fl_ctx *ctx, void *state, int64_t *checked)
@@ -442,5 +535,7 @@ const fl_kernel fl_message_pattern_kernels[] = {
      .verify = alltoall_verify, .teardown = pat_teardown},
     {.name = "message.bisection", .setup = exchange_setup, .measure = exchange_measure,
      .verify = exchange_verify, .teardown = pat_teardown},
+    {.name = "message.shift", .setup = shift_setup, .measure = shift_measure, .verify = shift_verify,
+     .teardown = pat_teardown},
     {.name = NULL},
 };

@@ -17,6 +17,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import docs  # noqa: E402  (tests/support)
@@ -421,6 +422,26 @@ def test_a_degraded_trunk_carries_its_new_rate_and_restore_puts_it_back(bed, tmp
     fast = _stream(tmp_path / "fast.json")
     # tbf passes about 96-99% of its rate; a busy machine takes some of it from both runs alike
     assert 8e6 < slow < 10.2e6 and 0.4 < slow / fast < 0.6, (slow, fast)
+
+
+def test_the_pair_matrix_crosses_the_testbed_against_its_model(bed, tmp_path, capsys):
+    """message.shift at every step on four hosts, two a switch: every ordered pair validated and
+    read against the model's rate of its flow (which names nothing here is a figure, not a test:
+    docs/acceptance.md)."""
+    out = tmp_path / "pairs.json"
+    assert main(["run", "message.shift", "--testbed", BED, "--hosts", "h0,h1,h4,h5", "-n", "4", "-s", "16K",
+                 "-p", "window=2", "--validate", "-o", str(out), *FAST, "--point-time", "0.3"]) == 0
+    doc = docs.read(out)
+    assert sorted(p["active"] for p in doc["merged"]) == [1, 2, 3]
+    assert all(p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0 for p in doc["merged"])
+    from fabriclab.measure import pair_matrix
+    d = schema.load(out)
+    (m,) = pair_matrix.matrices(d.merged, d.header.hosts, d.header.network)
+    off = ~np.eye(4, dtype=bool)
+    assert m.predicted is not None and (m.bandwidth[off] > 0).all() and (m.predicted[off] > 0).all()
+    capsys.readouterr()
+    assert main(["show", str(out)]) == 0
+    assert "against the model's rate on the run's network" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("argv,msg", [

@@ -410,6 +410,9 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        "bandwidth", concurrent=True, pattern="bisection", params={**WINDOW, "seed": integer(1, 0, MAX_VALUE)},
        suite=None,
        views=("alltoall",), footprint=fp.MPI_BOTH),
+    _b("message.shift", "every rank streams to rank + ACTIVE and receives from rank - ACTIVE at once: mpiGraph's "
+       "step, all steps the N x N pair matrix", "bandwidth", axes=("size", "active"), concurrent=True,
+       pattern="shift", min_ranks=2, params=WINDOW, suite=None, views=(), footprint=fp.MPI_BOTH),
     _b("message.conns", "CONNS receives on CONNS tags, completed by MPI_Waitany or a round-robin MPI_Test",
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS, params={"check": choice("waitany", "scan")},
        suite={**CONNS_SUITE, "params": {"check": "waitany,scan"}}, views=("via-conns",), footprint=fp.MPI_CONNS),

@@ -15,6 +15,9 @@ receives at once), `i` idle.
 - `hotspot` (message.hotspot, deposit.hotspot_*): rank 0 is the target,
   ranks 1..active address it (seed 004, Fig. 8).
 - `all` (message.alltoall): every rank exchanges with every other.
+- `shift` (message.shift): mpiGraph's step k, the active count: rank r
+  streams to r + k and receives from r - k (mod N), every rank at once; k =
+  1 .. N-1 together give every ordered pair (analysis/pairs.py).
 - `bisection` (message.bisection): a random perfect matching drawn from a
   seed, both ways; the same matching as the model's bisection traffic
   (model/traffic.py) with the same seed and node count."""
@@ -40,7 +43,8 @@ class Layout:
 def max_active(pattern: str, nranks: int) -> int:
     """The largest active count: senders for hotspot, pairs for the pair patterns."""
     return {"hotspot": nranks - 1, "pairs": nranks // 2, "bipairs": nranks // 2,
-            "all": nranks, "bisection": nranks // 2, "app": nranks, "group": nranks}[pattern]
+            "all": nranks, "bisection": nranks // 2, "app": nranks, "group": nranks,
+            "shift": nranks - 1}[pattern]
 
 
 def default_actives(pattern: str, nranks: int) -> list[int]:
@@ -52,7 +56,7 @@ def default_actives(pattern: str, nranks: int) -> list[int]:
         return sorted({1 << k for k in range(top.bit_length()) if 1 << k <= top} | {top})
     if pattern == "group":   # a collective: 2, 4, 8 .. N ranks (IMB's -npmin 2), or 1 alone
         return sorted({1 << k for k in range(1, top.bit_length()) if 1 << k <= top} | {top})
-    return list(range(1, top + 1)) if pattern in ("hotspot", "pairs") else [top]
+    return list(range(1, top + 1)) if pattern in ("hotspot", "pairs", "shift") else [top]
 
 
 def layout(pattern: str, nranks: int, active: int, seed: int = 1) -> Layout:
@@ -72,6 +76,8 @@ def layout(pattern: str, nranks: int, active: int, seed: int = 1) -> Layout:
             roles[k], peers[k] = "s", 0
     elif pattern == "all":
         roles = ["b"] * nranks
+    elif pattern == "shift":
+        roles, peers = ["b"] * nranks, [(r + active) % nranks for r in range(nranks)]
     elif pattern in ("app", "group"):
         roles[:active] = ["b"] * active
     elif pattern == "bisection":

@@ -14,6 +14,7 @@ import json
 import math
 from dataclasses import dataclass
 
+from ..errors import UsageError
 from ..analysis import fit, ranks
 from ..measure.benchmarks import REGISTRY, coll_of
 from ..units import fmt_bytes, fmt_time
@@ -334,6 +335,18 @@ def model_lines(doc) -> list[str]:
     return out
 
 
+def pair_lines(doc) -> list[str]:
+    """The N x N pair matrix of a message.shift run and what its low pairs name (measure/pair_matrix.py)."""
+    from ..measure import pair_matrix
+    if not any(p.bench == pair_matrix.BENCH for p in doc.merged) or not doc.header.hosts:
+        return []
+    try:
+        ms = pair_matrix.matrices(doc.merged, doc.header.hosts, doc.header.network)
+    except UsageError:       # the network file is gone: the matrix against the median pair
+        ms = pair_matrix.matrices(doc.merged, doc.header.hosts)
+    return pair_matrix.lines(ms)
+
+
 def tail_lines(doc) -> list[str]:
     """Each point timed op by op (`run --per-op`, analysis/tails.py): its single ops' percentiles
     with their intervals over launches, the largest op and the timer's share, a line each."""
@@ -405,7 +418,7 @@ def _table(doc) -> str:
         out += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in body]
         out.append("")
     out += [escape.terminal(ln) for ln in finding_lines(doc) + model_lines(doc) + tail_lines(doc)
-            + skip_lines(doc) + _derived_lines(doc, rs)]
+            + pair_lines(doc) + skip_lines(doc) + _derived_lines(doc, rs)]
     return "\n".join(out) + "\n"
 
 
