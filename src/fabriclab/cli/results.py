@@ -109,8 +109,9 @@ def cmd_compare(args) -> int:
     if args.format in ("table", "md"):
         from ..analysis.tails import compare as compare_tails
         from ..report.changes import tail_lines
-        lines = tail_lines(compare_tails(base.points, new.points, args.alpha, args.threshold))
-        text += "".join(f"{'- ' if args.format == 'md' else ''}{ln}\n" for ln in lines)
+        md = args.format == "md"
+        lines = tail_lines(compare_tails(base.points, new.points, args.alpha, args.threshold), md)
+        text += "".join(f"{'- ' if md else ''}{ln}\n" for ln in lines)
     write_out(text, args.output)
     return 1 if args.fail_on_slower and any(c.verdict == "slower" for c in changes) else 0
 

@@ -18,13 +18,14 @@ def _num(v: float) -> float | None:
     return None if v != v else v
 
 
-def tail_lines(changes) -> list[str]:
-    """Single ops' percentiles compared (analysis/tails.py), a line each, escaped for a terminal."""
-    out = []
+def tail_lines(changes, md: bool = False) -> list[str]:
+    """Single ops' percentiles compared (analysis/tails.py), a line each, escaped for a terminal
+    (or, md, for Markdown)."""
+    out, esc = [], escape.markdown if md else escape.terminal
     for c in changes:
         bench, variant, size = c.key[:3]
         ci = f" [{c.ratio_ci_low:.3f}, {c.ratio_ci_high:.3f}]" if c.ratio_ci_low == c.ratio_ci_low else ""
-        out.append(escape.terminal(
+        out.append(esc(
             f"per-op {c.quantile}: {bench}{f' [{variant}]' if variant else ''} at {fmt_bytes(size)}: "
             f"{fmt_time(c.base_s)} -> {fmt_time(c.new_s)}, new/base {c.ratio:.3f}{ci} {c.verdict}"))
     return out
