@@ -341,7 +341,7 @@ void fl_hist_add(fl_hist *h, double seconds);
 void fl_hist_free(fl_hist *h);
 /* Collective over comm: every rank's histogram to rank 0, which appends
  * ,"op_histogram":{...} (the ranks that timed an op, each with its sparse
- * buckets) to j. */
-void fl_hist_gather(fl_buf *j, const fl_hist *h, MPI_Comm comm, double timer_cost);
+ * buckets, and the ops each timing spanned, `unit`) to j. */
+void fl_hist_gather(fl_buf *j, const fl_hist *h, MPI_Comm comm, double timer_cost, int64_t unit);
 
 #endif

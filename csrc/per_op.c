@@ -49,7 +49,7 @@ static void emit_rank(fl_buf *j, int q, const int64_t *counts, const double *mm,
     fl_buf_printf(j, "]}");
 }
 
-void fl_hist_gather(fl_buf *j, const fl_hist *h, MPI_Comm comm, double timer_cost)
+void fl_hist_gather(fl_buf *j, const fl_hist *h, MPI_Comm comm, double timer_cost, int64_t unit)
 {
     int rank, nranks;
     MPI_Comm_rank(comm, &rank);
@@ -68,7 +68,7 @@ void fl_hist_gather(fl_buf *j, const fl_hist *h, MPI_Comm comm, double timer_cos
         fl_buf_printf(j, ",\"op_histogram\":{\"base_s\":%g,\"error\":%g,\"buckets\":%d,\"timer_cost_s\":",
                       FL_HIST_BASE, FL_HIST_ERROR, FL_HIST_BUCKETS);
         fl_buf_num(j, timer_cost);
-        fl_buf_printf(j, ",\"ranks\":[");
+        fl_buf_printf(j, ",\"ops_per_timing\":%lld,\"ranks\":[", (long long)unit);
         for (int q = 0, first = 1; q < nranks; q++)
             if (ns[q] > 0) {
                 fl_buf_printf(j, first ? "" : ",");

@@ -364,29 +364,33 @@ static int sample(fl_run_state *r, void *state, const fl_shape *sh, int64_t batc
  * runs the same number of single ops (rank 0's: the seconds over the
  * samples' median op, at most MAX_PER_OP), each timed alone by the kernel's
  * measure(1), and the ranks that time count them into their histogram. The
- * ops run back to back, one after the other, like the samples' batches. */
+ * ops run back to back, one after the other, like the samples' batches. A
+ * kernel that times only whole windows or rounds (fl_shape.batch_multiple)
+ * is timed a window at a time, each window's time over its ops counted once,
+ * and the histogram says so (ops_per_timing). */
 #define MAX_PER_OP ((int64_t)1 << 24)
 static void per_op(fl_run_state *r, void *state, const fl_shape *sh, int n, fl_buf *out)
 {
     const fl_ctx *c = &r->ctx;
     int64_t ops = 1;
+    const int64_t unit = sh->batch_multiple > 1 ? sh->batch_multiple : 1;
     fl_hist h;
     fl_hist_init(&h);
     if (c->rank == 0 && n > 0) {
         double *x = r->sorted;
         memcpy(x, r->samples, sizeof *x * (size_t)n);
         qsort(x, (size_t)n, sizeof *x, cmp_double);
-        double want = r->opts.per_op / fmax(x[n / 2], 1e-9);
+        double want = r->opts.per_op / fmax(x[n / 2] * (double)unit, 1e-9);
         ops = want < 1 ? 1 : want > (double)MAX_PER_OP ? MAX_PER_OP : (int64_t)want;
     }
     MPI_Bcast(&ops, 1, MPI_INT64_T, 0, c->comm);
     MPI_Barrier(c->comm);
     for (int64_t i = 0; i < ops; i++) {
-        double t = r->b->k->measure(c, state, 1);
+        double t = r->b->k->measure(c, state, unit) / (double)unit;
         if (sh->timed)
             fl_hist_add(&h, t);
     }
-    fl_hist_gather(out, &h, c->comm, c->timer_overhead);
+    fl_hist_gather(out, &h, c->comm, c->timer_overhead, unit);
     fl_hist_free(&h);
 }
 

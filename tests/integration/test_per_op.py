@@ -38,3 +38,13 @@ def test_every_point_carries_its_single_ops(flavour, tmp_path, capsys):
     assert main(["report", str(out), "-o", str(html)]) == 0
     text = html.read_text()
     assert 'id="fig-message-pingpong-per-op"' in text and 'id="fig-coll-allreduce-per-op"' in text
+
+
+def test_windowed_kernels_are_timed_a_window_at_a_time(tmp_path):
+    """Kernels that time only whole windows or rounds (fl_shape.batch_multiple) run their per-op
+    phase a window at a time, and say so, under every level's protocol (no hang, no stray ack)."""
+    doc = realrun.run(tmp_path / "w.json", "message.stream", "deposit.put_bw", "tcp.stream", "tcp.conns",
+                      "-s", "4K", "--conns", "4", after=("--per-op", "0.02"))
+    units = {p["bench"]: p["op_histogram"]["ops_per_timing"] for p in docs.points(doc)}
+    assert set(units) == {"message.stream", "deposit.put_bw", "tcp.stream", "tcp.conns"}
+    assert all(u > 1 for u in units.values()), units

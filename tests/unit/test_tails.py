@@ -115,3 +115,9 @@ def test_the_report_draws_the_fraction_of_ops_slower_than_each_time():
     assert s.y == sorted(s.y, reverse=True) and 0 < s.y[-1] < 0.03 and s.y[0] > 0.9    # 1% buckets: ~1/70 each
     assert s.x[0] == pytest.approx(1.0, rel=0.011) and s.x[-1] < 2.0     # microseconds, bucket upper edges
     assert tail_views.distribution([run], "coll.allreduce") == []
+
+
+def test_a_windowed_kernels_timings_say_so_and_share_the_timer_over_the_window():
+    h = {**_hist([np.full(100, 1e-6)], cost=32e-9), "ops_per_timing": 64}
+    (t,) = tails.tails([_point(0, h, legs=1)])
+    assert t.ops_per_timing == 64 and t.timer_share == pytest.approx(32e-9 / (1e-6 * 64), rel=0.02)

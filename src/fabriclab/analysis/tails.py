@@ -59,6 +59,7 @@ class Tails:
     launches: int
     timer_cost_s: float
     timer_share: float          # the timer's cost over p50
+    ops_per_timing: int = 1     # a windowed kernel's: each timing spans a window, counted once per window
 
     @property
     def flagged(self) -> bool:
@@ -92,7 +93,9 @@ def tails(points) -> list[Tails]:
         est["max"] = (unit(max(q["max"] for q in qs)), math.nan, math.nan)
         cost = float(np.median([p.op_histogram.get("timer_cost_s") or 0.0 for p in ps]))
         p50 = float(np.median([q["p50"] for q in qs]))       # the op's, as the timer wraps it
-        out.append(Tails(key, est, sum(q["n"] for q in qs), len(qs), cost, cost / p50 if p50 > 0 else math.inf))
+        unit = max(int(p.op_histogram.get("ops_per_timing") or 1) for p in ps)
+        share = cost / (p50 * unit) if p50 > 0 else math.inf      # one clock pair per timing
+        out.append(Tails(key, est, sum(q["n"] for q in qs), len(qs), cost, share, unit))
     return out
 
 

@@ -360,9 +360,10 @@ def tail_lines(doc) -> list[str]:
         bench, variant, size = t.key[:3]
         flag = (f"; the timer is {t.timer_share:.0%} of p50, above {TIMER_SHARE:.0%}: single ops carry its cost"
                 if t.flagged else f"; timer {t.timer_share:.1%} of p50")
+        each = f"{t.ops} timings of a window of {t.ops_per_timing} ops" if t.ops_per_timing > 1 else f"{t.ops} ops"
         out.append(f"per-op: {group_name(bench, variant)} at {fmt_bytes(size)}: "
                    + ", ".join(f"{name} {one(t.estimates[name])}" for name, _ in QUANTILES)
-                   + f", max {fmt_time(t.estimates['max'][0])} ({t.ops} ops, {t.launches} launches{flag})")
+                   + f", max {fmt_time(t.estimates['max'][0])} ({each}, {t.launches} launches{flag})")
     return out
 
 

@@ -471,7 +471,7 @@ def _histogram(f: Fields) -> Optional[dict]:
         return None
     g = Fields(h, lambda: f"{f.where} op_histogram")
     base, err, nb = g.num("base_s"), g.num("error"), g.int("buckets", lo=1, hi=MAX_BUCKETS)
-    g.num("timer_cost_s", None, none=True)
+    g.num("timer_cost_s", None, none=True), g.int("ops_per_timing", 1, lo=1, hi=1 << 40)
     if not (0 < base < 1 and 0 < err < 1):
         g.bad("base_s", "and error must be fractions above 0")
     for r in g.list("ranks", lambda x: isinstance(x, dict), "rank histograms", []):
