@@ -372,8 +372,8 @@ static int sample(fl_run_state *r, void *state, const fl_shape *sh, int64_t batc
 static void per_op(fl_run_state *r, void *state, const fl_shape *sh, int n, fl_buf *out)
 {
     const fl_ctx *c = &r->ctx;
-    int64_t ops = 1;
-    const int64_t unit = sh->batch_multiple > 1 ? sh->batch_multiple : 1;
+    /* rank 0's shape decides the unit, as it decides the batch: every rank runs the same calls */
+    int64_t ops = 1, unit = sh->batch_multiple > 1 ? sh->batch_multiple : 1;
     fl_hist h;
     fl_hist_init(&h);
     if (c->rank == 0 && n > 0) {
@@ -383,7 +383,9 @@ static void per_op(fl_run_state *r, void *state, const fl_shape *sh, int n, fl_b
         double want = r->opts.per_op / fmax(x[n / 2] * (double)unit, 1e-9);
         ops = want < 1 ? 1 : want > (double)MAX_PER_OP ? MAX_PER_OP : (int64_t)want;
     }
-    MPI_Bcast(&ops, 1, MPI_INT64_T, 0, c->comm);
+    int64_t plan[2] = {ops, unit};
+    MPI_Bcast(plan, 2, MPI_INT64_T, 0, c->comm);
+    ops = plan[0], unit = plan[1];
     MPI_Barrier(c->comm);
     for (int64_t i = 0; i < ops; i++) {
         double t = r->b->k->measure(c, state, unit) / (double)unit;
