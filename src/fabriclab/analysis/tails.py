@@ -130,19 +130,16 @@ def compare(base_points, new_points, alpha: float = 0.05, threshold: float = 0.0
     """Each compared percentile of each point both runs timed op by op: the ratio of the
     launches' medians, and its percentile bootstrap interval resampling each side's
     launches (compare's verdict rule)."""
-    from .launches import verdict
+    from .launches import ratio_ci, verdict
     a, b = _launch_values(base_points), _launch_values(new_points)
-    rng = np.random.default_rng(0)
     out = []
     for key in [k for k in a if k in b]:
         for name in COMPARED:
-            x, y = np.asarray(a[key][name]), np.asarray(b[key][name])
+            x, y = a[key][name], b[key][name]
             ratio = float(np.median(y) / np.median(x))
             lo = hi = math.nan
-            if len(x) > 1 and len(y) > 1:
-                bx = np.median(x[rng.integers(0, len(x), (RESAMPLES, len(x)))], axis=1)
-                by = np.median(y[rng.integers(0, len(y), (RESAMPLES, len(y)))], axis=1)
-                lo, hi = (float(v) for v in np.percentile(by / bx, [100 * alpha / 2, 100 * (1 - alpha / 2)]))
+            if len(x) > 1 and len(y) > 1:   # compare's bootstrap, each launch one value
+                _, lo, hi = ratio_ci([[v] for v in x], [[v] for v in y], confidence=1 - alpha)
             out.append(TailChange(key, name, float(np.median(x)), float(np.median(y)), ratio, lo, hi,
                                   verdict(lo, hi, threshold)))
     return out
