@@ -28,7 +28,8 @@ typedef struct {
 } fl_kv;
 
 /* The role of a rank in a traffic pattern (docs/core-protocol.md, --layouts). */
-enum { FL_IDLE = 'i', FL_SENDER = 's', FL_RECEIVER = 'r', FL_TARGET = 't', FL_BOTH = 'b' };
+enum { FL_IDLE = 'i', FL_SENDER = 's', FL_RECEIVER = 'r', FL_TARGET = 't', FL_BOTH = 'b',
+       FL_VICTIM = 'v', FL_AGGRESSOR = 'a' };
 
 /* One rank layout of a pattern: a role and a peer (-1: none) per rank. */
 typedef struct {
@@ -196,6 +197,7 @@ extern const fl_kernel fl_deposit_strided_kernels[];
 extern const fl_kernel fl_deposit_pattern_kernels[];
 extern const fl_kernel fl_message_kernels[];
 extern const fl_kernel fl_message_pattern_kernels[];
+extern const fl_kernel fl_message_congestion_kernels[];
 extern const fl_kernel fl_message_conns_kernels[];
 extern const fl_kernel fl_message_scatter_kernels[];
 extern const fl_kernel fl_tcp_kernels[];

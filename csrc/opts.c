@@ -268,7 +268,8 @@ static int parse_layout(const char *text, size_t len, int nranks, fl_layout *l)
     }
     for (int r = 0; ok && r < nranks; r++) {
         char c = *p;
-        ok = c == FL_IDLE || c == FL_SENDER || c == FL_RECEIVER || c == FL_TARGET || c == FL_BOTH;
+        ok = c == FL_IDLE || c == FL_SENDER || c == FL_RECEIVER || c == FL_TARGET || c == FL_BOTH ||
+             c == FL_VICTIM || c == FL_AGGRESSOR;
         if (!ok)
             break;
         l->role[r] = c;
@@ -302,7 +303,7 @@ static int parse_layouts(fl_opts *o, int nranks, char *err, size_t errlen)
         if (parse_layout(t, len, nranks, &o->layouts[i]) != 0) {
             o->nlayouts = i + 1;
             return BAD("--layouts: entry %d ('%.*s') is not ACTIVE:ROLE[PEER],... with %d "
-                       "ranks, roles i s r t b and peers in 0..%d", i + 1, (int)(len > 80 ? 80 : len),
+                       "ranks, roles i s r t b v a and peers in 0..%d", i + 1, (int)(len > 80 ? 80 : len),
                        t, nranks, nranks - 1);
         }
         t += len + (t[len] == ';');

@@ -17,6 +17,7 @@ static const fl_kernel *const families[] = {
     fl_deposit_pattern_kernels,
     fl_message_kernels,
     fl_message_pattern_kernels,
+    fl_message_congestion_kernels,
     fl_message_conns_kernels,
     fl_message_scatter_kernels,
     fl_tcp_kernels,

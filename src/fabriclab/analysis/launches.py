@@ -88,8 +88,20 @@ def _launch_medians(xs: List[np.ndarray]) -> np.ndarray:
     return np.array([float(np.median(x)) for x in xs])
 
 
-def _estimate(xs: List[np.ndarray]) -> float:
-    return float(np.median(_launch_medians(xs)))
+def _order_rank(n: int, q: float) -> int:
+    """The 1-based rank of the order statistic that is a sample's q-quantile
+    (the inverse of its empirical distribution: ceil(q n), at least 1)."""
+    return min(n, max(1, math.ceil(q * n)))
+
+
+def _launch_quantiles(xs: List[np.ndarray], q: float) -> np.ndarray:
+    if q == 0.5:
+        return _launch_medians(xs)
+    return np.array([float(np.sort(x)[_order_rank(x.size, q) - 1]) for x in xs])
+
+
+def _estimate(xs: List[np.ndarray], q: float = 0.5) -> float:
+    return float(np.median(_launch_quantiles(xs, q)))
 
 
 def _resampled_medians(x_sorted: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
@@ -111,8 +123,20 @@ def _resampled_medians(x_sorted: np.ndarray, count: int, rng: np.random.Generato
     return 0.5 * (x_sorted[i1] + x_sorted[i2])
 
 
-def _bootstrap(xs: List[np.ndarray], resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Two-level bootstrap distribution of the median of launch medians.
+def _resampled_quantiles(x_sorted: np.ndarray, count: int, rng: np.random.Generator, q: float) -> np.ndarray:
+    """The q-quantiles (order statistic _order_rank) of `count` bootstrap
+    resamples of sorted x, drawn as _resampled_medians draws one."""
+    if q == 0.5:
+        return _resampled_medians(x_sorted, count, rng)
+    n = x_sorted.size
+    m = _order_rank(n, q)
+    u = rng.beta(m, n + 1 - m, count)
+    return x_sorted[np.minimum((u * n).astype(np.intp), n - 1)]
+
+
+def _bootstrap(xs: List[np.ndarray], resamples: int, rng: np.random.Generator, q: float = 0.5) -> np.ndarray:
+    """Two-level bootstrap distribution of the median of launch medians (or
+    of the launches' q-quantiles).
 
     Each resample draws K launches with replacement, then each drawn launch's
     n_k samples with replacement (independently for every draw, also of the
@@ -124,7 +148,7 @@ def _bootstrap(xs: List[np.ndarray], resamples: int, rng: np.random.Generator) -
         hit = drawn == j
         count = int(hit.sum())
         if count:
-            medians[hit] = _resampled_medians(np.sort(x), count, rng)
+            medians[hit] = _resampled_quantiles(np.sort(x), count, rng, q)
     return np.median(medians, axis=1)
 
 
@@ -215,24 +239,29 @@ def unstable(launches: Sequence[ArrayLike], confidence: float = 0.95) -> bool:
 
 def ratio_ci(base_launches: Sequence[ArrayLike], new_launches: Sequence[ArrayLike],
              confidence: float = 0.95, resamples: int = 2000,
-             seed: int = 0) -> Tuple[float, float, float]:
+             seed: int = 0, q: float = 0.5) -> Tuple[float, float, float]:
     """(ratio, lo, hi): new/base of the point estimates and its bootstrap interval.
 
     The ratio is the median of new's launch medians over base's (above 1:
-    new is slower; NaN when base's is 0). The interval is the percentile
+    new is slower; NaN when base's is 0); with q, of the launches'
+    q-quantiles instead of their medians (a tail's ratio: a launch's
+    q-quantile is its order statistic ceil(q n), so q = 0.99 of fewer than
+    100 samples is the launch's largest). The interval is the percentile
     interval of the ratio of two independent two-level bootstrap
     distributions (each side's launches, then samples, resampled as in
     hierarchical_ci); resamples with a zero base are dropped, and when none
     is left the interval is (NaN, NaN). Seeded, so reproducible."""
     stats._check_confidence(confidence)
     _check_resamples(resamples)
+    if not 0 < q < 1:
+        raise ValueError(f"q must be a fraction in (0, 1), got {q!r}")
     xs, ys = _as_launches(base_launches), _as_launches(new_launches)
     rng = np.random.default_rng(seed)
-    bx, by = _bootstrap(xs, resamples, rng), _bootstrap(ys, resamples, rng)
+    bx, by = _bootstrap(xs, resamples, rng, q), _bootstrap(ys, resamples, rng, q)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = by / bx
     r = r[np.isfinite(r)]
-    mx, my = _estimate(xs), _estimate(ys)
+    mx, my = _estimate(xs, q), _estimate(ys, q)
     ratio = my / mx if mx > 0 else math.nan
     if r.size == 0:
         return ratio, math.nan, math.nan

@@ -72,12 +72,13 @@ def _add_points(add) -> None:
              "Default: warm.")
 
 
-def add_sampling(add) -> None:
-    d = Sampling()
-    add("--launches", type=_positive_int, default=DEFAULT_LAUNCHES, metavar="K",
+def add_sampling(add, launches: int = DEFAULT_LAUNCHES, sample_time: float | None = None) -> None:
+    """The sampling options, with a command's own defaults of launches and sample time."""
+    d = Sampling() if sample_time is None else Sampling(sample_time=sample_time)
+    add("--launches", type=_positive_int, default=launches, metavar="K",
         help="Measure every point in K independent launches (fresh processes each), in an order "
              "shuffled per launch; intervals and verdicts then cover launch-to-launch variation "
-             f"(docs/statistics.md). Default: {DEFAULT_LAUNCHES}.")
+             f"(docs/statistics.md). Default: {launches}.")
     add("--seed", type=_int, default=None, metavar="INT",
         help="Seed of the per-launch shuffle, recorded in the result. Default: drawn at random.")
     add("--warmup", type=int, default=d.warmup, metavar="N",

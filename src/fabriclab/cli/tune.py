@@ -53,9 +53,9 @@ def register(sub) -> None:
     p.add_argument("--calibration", metavar="FILE",
                    help="Rates, alpha and gamma from `fabriclab calibrate`, for the pruning. Default: none.")
     add("--quiet", action="store_true", help="Only the result. Default: off.")
-    add_sampling(adder(p.add_argument_group("sampling"), "tune"))
+    add_sampling(adder(p.add_argument_group("sampling"), "tune"), DEFAULT_LAUNCHES)
     add_mpi_options(p, "tune")
-    p.set_defaults(func=cmd_tune, launches=DEFAULT_LAUNCHES)
+    p.set_defaults(func=cmd_tune)
 
 
 def cmd_tune(args) -> int:

@@ -223,6 +223,19 @@ COLL_OVERLAP = {"overlap": Param("off", ("off", "on"), only=("form", "nonblockin
 # its first point); the other modes and sizes run when named.
 
 
+# Congestion (measure/congestion.py): the aggressors' traffic, each flow's
+# message size and messages in flight (by default what a bandwidth victim's
+# flow keeps in flight, 4 x 128 KiB: a queue shared in order of arrival gives
+# flows shares in proportion to their bytes in flight, and equal ones are the
+# model's max-min shares, docs/acceptance.md); how many victims (0: a fifth
+# of the ranks) and the seeds of their choice and of their ring (a list of
+# ring seeds runs a draw each).
+CONGESTION = {"aggressor": choice("alltoall", "incast", "put_incast", "get_bcast"),
+              "aggressor_size": integer("128K", 1, 1 << 24), "aggressor_window": integer(4, 1, 1024),
+              "victims": integer(0, 0, 1 << 20), "split": integer(1, 0, MAX_VALUE),
+              "seed": integer(1, 0, MAX_VALUE)}
+
+
 @dataclass(frozen=True)
 class Bench:
     name: str
@@ -413,6 +426,20 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("message.shift", "every rank streams to rank + ACTIVE and receives from rank - ACTIVE at once: mpiGraph's "
        "step, all steps the N x N pair matrix", "bandwidth", axes=("size", "active"), concurrent=True,
        pattern="shift", min_ranks=2, params=WINDOW, suite=None, views=(), footprint=fp.MPI_BOTH),
+    # congestion (GPCNeT): victims on a seeded random ring time a test while the other ranks
+    # load the network (measure/congestion.py); ACTIVE is 0 (isolated) or every aggressor
+    _b("message.victim_latency", "victims on a random ring exchange SIZE bytes with both neighbours while the "
+       "aggressors load the network (GPCNeT's random ring latency)", "latency", sizes="8",
+       axes=("size", "active"), concurrent=True, pattern="congestion", min_ranks=4, params=CONGESTION,
+       suite=None, views=(), footprint=fp.congestion()),
+    _b("message.victim_bandwidth", "victims on a random ring stream a window of SIZE bytes to and from both "
+       "neighbours while the aggressors load the network (GPCNeT's random ring bandwidth)", "bandwidth",
+       sizes="128K", axes=("size", "active"), concurrent=True, pattern="congestion", min_ranks=4,
+       params={**CONGESTION, "window": integer(4, 1, 1024)}, suite=None, views=(), footprint=fp.congestion()),
+    _b("message.victim_allreduce", "the victims allreduce SIZE bytes of doubles while the aggressors load the "
+       "network (GPCNeT's 8-byte allreduce)", "latency", sizes="8", axes=("size", "active"), concurrent=True,
+       pattern="congestion", min_ranks=4, params=CONGESTION, suite=None, views=(),
+       footprint=fp.congestion(allreduce=True)),
     _b("message.conns", "CONNS receives on CONNS tags, completed by MPI_Waitany or a round-robin MPI_Test",
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS, params={"check": choice("waitany", "scan")},
        suite={**CONNS_SUITE, "params": {"check": "waitany,scan"}}, views=("via-conns",), footprint=fp.MPI_CONNS),

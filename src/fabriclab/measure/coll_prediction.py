@@ -14,6 +14,8 @@ the prediction beside the measured median as its `coll_model` block
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import UsageError
 from ..model.calibration import load_file
 from ..model.collective import ALPHA, GAMMA
@@ -109,6 +111,19 @@ def system(network: str):
         return NetworkFile(network)
     except OSError as e:
         raise UsageError(f"cannot read the network file {network}: {e.strerror}") from None
+
+
+def placed(network: str | None, hosts: list, calibration: str | None = None) -> tuple:
+    """(the model's Network of the file, each rank's node index) where every
+    host of the run is a node of the network file; (None, None) otherwise."""
+    if not network:
+        return None, None
+    net = system(network)
+    nodes = {name: i for i, name in enumerate(net.topo.node_names)}
+    if not hosts or not all(h in nodes for h in hosts):
+        return None, None
+    cal, _, _, _ = calibrated(calibration)
+    return Network(net, calibration=cal), np.array([nodes[h] for h in hosts])
 
 
 def predictor(network: str, calibration: str | None = None):

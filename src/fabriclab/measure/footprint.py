@@ -545,3 +545,29 @@ def _coll_limit(at: At) -> str | None:
     """coll.c, check_point: N x count elements must fit an MPI int (a v form's displacement)."""
     items = at.size // DTYPES.get(at.params.get("dtype", "int8"), 1) * max(at.active, 1)
     return f"elements of one op's buffers: {items} items exceed an MPI int count" if items > INT_MAX else None
+
+
+# ---- message_congestion.c: a victim's ring slots or vectors; an aggressor's
+# flows (each of the A - 1 others both ways at most: alltoall, an incast's
+# hotspot) or its one-sided slots and window.
+MPI_STATUS = 32              # an MPI_Status: 20 bytes in MPICH, 24 in Open MPI; 32 bounds both
+
+
+def _victim(at: At, allreduce: bool) -> int:
+    if allreduce:
+        return PAGE + 2 * page(at.size)
+    w = at.param("window") if "window" in at.params else 1
+    return PAGE + page(w * at.size) + page(2 * w * at.size) + requests(4 * w)
+
+
+def _aggressor(at: At) -> int:
+    others, w, m = max(at.active - 1, 1), at.param("aggressor_window"), at.param("aggressor_size")
+    if at.params.get("aggressor") in ("put_incast", "get_bcast"):
+        return PAGE + 2 * page(w * m) + page(others * w * m) + requests(w)
+    reqs = 2 * others * w
+    return (PAGE + page(w * m) + page(others * w * m) + requests(reqs) + page(4 * reqs)
+            + page(MPI_STATUS * reqs) + page(others + 1) + 2 * page(4 * at.nranks))
+
+
+def congestion(allreduce: bool = False) -> Footprint:
+    return Footprint({"v": lambda at: _victim(at, allreduce), "a": _aggressor, "i": STATE}, limit=mpi_count())

@@ -118,16 +118,9 @@ def _hosts(low: list, explained: set, hosts: list, n: int) -> list:
 def matrices(points, hosts: list, network: Optional[str] = None, calibration: Optional[str] = None,
              drop: float = DROP) -> list[PairMatrix]:
     """The run's matrices, one per size, each with its low pairs and what they name."""
+    from .coll_prediction import placed
     n = len(hosts)
-    net = where = None
-    if network:
-        from . import coll_prediction
-        from ..model.schedule_time import Network
-        system = coll_prediction.system(network)
-        nodes = {name: i for i, name in enumerate(system.topo.node_names)}
-        if all(h in nodes for h in hosts):
-            cal, _, _, _ = coll_prediction.calibrated(calibration)
-            net, where = Network(system, calibration=cal), np.array([nodes[h] for h in hosts])
+    net, where = placed(network, hosts, calibration)
     out = []
     for size, bw in sorted(measured(points, n).items()):
         m = PairMatrix(size, list(hosts), bw)

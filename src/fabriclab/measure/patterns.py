@@ -44,7 +44,7 @@ def max_active(pattern: str, nranks: int) -> int:
     """The largest active count: senders for hotspot, pairs for the pair patterns."""
     return {"hotspot": nranks - 1, "pairs": nranks // 2, "bipairs": nranks // 2,
             "all": nranks, "bisection": nranks // 2, "app": nranks, "group": nranks,
-            "shift": nranks - 1}[pattern]
+            "shift": nranks - 1, "congestion": nranks - 2}[pattern]
 
 
 def default_actives(pattern: str, nranks: int) -> list[int]:

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from ..errors import UsageError
 from ..units import parse_sizes, parse_strides
-from . import buffers, collectives, patterns
+from . import buffers, collectives, congestion, patterns
 from .benchmarks import Bench, select
 
 
@@ -205,15 +205,17 @@ def _jobs(b, s, st, cn, mine: dict, named: bool, nranks: int, active_list, cache
     out = []
     for params in _settled(b, mine, named):
         lays = ()
-        if b.pattern:
+        if b.pattern == "congestion":
+            lays = tuple(congestion.layouts(nranks, {**b.defaults, **params}, active_list))
+        elif b.pattern:
             acts = active_list if active_list and "active" in b.axes else None
             matching = int(params.get("seed", b.defaults.get("seed", 1)))  # bisection's pairs
             lays = tuple(patterns.layouts(b.pattern, nranks, acts, matching))
         if b.coll:
             collectives.check(b.name, b.coll, s, {**b.defaults, **params}, [lay.active for lay in lays])
         # an app's op is a whole application, a collective's one call on the same buffers (as
-        # IMB and OSU run them): neither has a cache state to rotate buffers for
-        bufs = () if b.pattern in ("app", "group") else tuple(buffers.plan(s, cache, llc_bytes, b.window(params)))
+        # IMB and OSU run them), a victim's its ring's few slots: none has a cache state to rotate
+        bufs = () if b.pattern in ("app", "group", "congestion") else tuple(buffers.plan(s, cache, llc_bytes, b.window(params)))
         out.append(Job(b, tuple(s), tuple(st), params, tuple(cn), lays, bufs))
     return out
 

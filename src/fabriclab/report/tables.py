@@ -347,6 +347,19 @@ def pair_lines(doc) -> list[str]:
     return pair_matrix.lines(ms)
 
 
+def congestion_lines(doc) -> list[str]:
+    """The congestion impact factors of the victim benchmarks (measure/congestion.py), beside the
+    model's on a known network."""
+    from ..measure import congestion
+    if not any(p.bench in congestion.BENCHES for p in doc.points):
+        return []
+    try:
+        found = congestion.impacts(doc.points, doc.header.hosts, doc.header.network)
+    except UsageError:       # the network file is gone: the measured factors alone
+        found = congestion.impacts(doc.points)
+    return congestion.lines(found)
+
+
 def tail_lines(doc) -> list[str]:
     """Each point timed op by op (`run --per-op`, analysis/tails.py): its single ops' percentiles
     with their intervals over launches, the largest op and the timer's share, a line each."""
@@ -419,7 +432,7 @@ def _table(doc) -> str:
         out += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in body]
         out.append("")
     out += [escape.terminal(ln) for ln in finding_lines(doc) + model_lines(doc) + tail_lines(doc)
-            + pair_lines(doc) + skip_lines(doc) + _derived_lines(doc, rs)]
+            + pair_lines(doc) + congestion_lines(doc) + skip_lines(doc) + _derived_lines(doc, rs)]
     return "\n".join(out) + "\n"
 
 

@@ -76,7 +76,12 @@ History of SCHEMA_VERSION:
     against the model of the network the run crossed: the algorithm timed,
     predicted and measured seconds, their ratio, verdict and bottleneck, and
     every algorithm's prediction), and coll.reduce_local points. Older
-    documents load unchanged."""
+    documents load unchanged.
+  14 (fabriclab 0.3.0): `op_histogram` on the points of a `--per-op` run
+    (single operations, log buckets); coll points' `selection_file` and
+    `selection_read`. Older documents load unchanged.
+  15 (fabriclab 0.3.0): the roles `v` (victim) and `a` (aggressor) of the
+    congestion benchmarks. Older documents load unchanged."""
 
 from __future__ import annotations
 

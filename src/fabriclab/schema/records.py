@@ -27,7 +27,8 @@ from .fields import MAX_BYTES, MAX_RANKS, MAX_SECONDS, Fields, RecordError, dura
 # benchmark and its variant they identify a point across runs.
 AXES = ("size", "stride", "conns", "active")
 KEY_FIELDS = ("bench", "variant") + AXES
-ROLE_NAMES = {"s": "sender", "r": "receiver", "t": "target", "b": "both", "i": "idle"}
+ROLE_NAMES = {"s": "sender", "r": "receiver", "t": "target", "b": "both", "i": "idle", "v": "victim",
+              "a": "aggressor"}
 STOPS = ("converged", "time_cap", "max_samples", "imported", "mixed")
 CACHE_STATES = ("warm", "cold")
 

@@ -1,0 +1,107 @@
+"""`fabriclab congestion`: its options parsed into one run of the victim
+benchmarks (measure/congestion.py), the impact factors printed."""
+
+from __future__ import annotations
+
+import sys
+
+from ..errors import UsageError
+from ..measure.session import Request
+from .letters import adder
+from .options import add_mpi_options, launch_options, site
+from .run import add_sampling, sampling
+
+VICTIMS = {"latency": "message.victim_latency", "bandwidth": "message.victim_bandwidth",
+           "allreduce": "message.victim_allreduce"}
+DEFAULT_DRAWS = 3
+DEFAULT_LAUNCHES = 3
+DEFAULT_SAMPLE_TIME = 0.05     # s: a sample spans many of the aggressors' messages, not their start alone
+
+
+def register(sub) -> None:
+    from ..measure.congestion import AGGRESSORS
+    p = sub.add_parser("congestion", help="Measure how much other traffic slows a victim test: GPCNeT's "
+                                          "congestion impact factor, with intervals and the model's prediction.",
+                       description="Split the ranks into victims (a seeded fifth by default) and aggressors; time "
+                                   "each victim test with the aggressors idle and loading the network, alternating "
+                                   "over launches and over random rings drawn anew; print congested / isolated "
+                                   "time per op for the median and the 99th percentile with 95% intervals, and, "
+                                   "on a known network, the model's bandwidth impact and the cables the victims "
+                                   "share (docs/acceptance.md).")
+    add = adder(p, "congestion")
+    add("--victim", default="latency,bandwidth,allreduce", metavar="TESTS",
+        help="Victim tests, comma-separated: latency (8 B random ring), bandwidth (128 KiB random ring), "
+             "allreduce (8 B). Default: all three.")
+    add("--aggressor", default="alltoall", metavar="KINDS",
+        help=f"Aggressor traffic, comma-separated: {', '.join(AGGRESSORS)}. Default: alltoall.")
+    add("--victims", type=int, default=0, metavar="V",
+        help="Victim ranks; 0: a fifth of the ranks, at least 2. Default: 0.")
+    add("--draws", type=int, default=DEFAULT_DRAWS, metavar="D",
+        help=f"Random rings drawn (seeds 1..D), each run in every launch. Default: {DEFAULT_DRAWS}.")
+    add("--split", type=int, default=1, metavar="SEED",
+        help="The seed of the choice of victims. Default: 1.")
+    add("--sizes", metavar="SPEC", help="Victim message sizes. Default: each test's own (8, 128K, 8).")
+    add("--param", action="append", default=[], metavar="KEY=VALUE",
+        help="Another parameter (aggressor_size=64K, aggressor_window=4, window=4). Default: none.")
+    add("--output", metavar="FILE", help="The run's document. Default: results/fabriclab-TIMESTAMP.json.")
+    add("--timeout", type=float, default=60.0, metavar="SECONDS",
+        help="End a run when a launch prints nothing for this long plus twice --point-time. Default: 60.")
+    p.add_argument("--network", metavar="FILE",
+                   help="The network file the hosts are joined by, for the model's prediction. Default: a "
+                        "testbed's own file with --testbed, else none.")
+    add("--validate", action="store_true",
+        help="Check every byte the victims receive against its sender's pattern. Default: off.")
+    add("--dry-run", action="store_true", help="Print the exact launch commands and exit. Default: off.")
+    add("--quiet", action="store_true", help="Only the result. Default: off.")
+    add_sampling(adder(p.add_argument_group("sampling"), "congestion"), DEFAULT_LAUNCHES, DEFAULT_SAMPLE_TIME)
+    add_mpi_options(p, "congestion")
+    p.set_defaults(func=cmd_congestion)
+
+
+def request(args) -> Request:
+    """The run: every victim test named, one variant per aggressor and ring draw."""
+    from ..measure.congestion import AGGRESSORS
+    tests = [t.strip() for t in args.victim.split(",")]
+    kinds = [a.strip() for a in args.aggressor.split(",")]
+    bad = [t for t in tests if t not in VICTIMS] + [a for a in kinds if a not in AGGRESSORS]
+    if bad:
+        raise UsageError(f"unknown victim test or aggressor {bad[0]!r}: victim tests are {', '.join(VICTIMS)}; "
+                         f"aggressors {', '.join(AGGRESSORS)}")
+    if not 1 <= args.draws <= 100 or args.victims < 0 or args.split < 0:
+        raise UsageError("--draws must be 1..100, --victims and --split not negative")
+    given = {p.partition("=")[0] for p in args.param}
+    if given & {"aggressor", "victims", "seed", "split"}:
+        raise UsageError("give the aggressor, victims, draws and split by their options, not --param")
+    params = (f"aggressor={','.join(kinds)}", f"victims={args.victims}", f"split={args.split}",
+              "seed=" + ",".join(str(k) for k in range(1, args.draws + 1)), *args.param)
+    return Request(benches=tuple(dict.fromkeys(VICTIMS[t] for t in tests)), sizes=args.sizes, params=params,
+                   validate=args.validate, sampling=sampling(args), launches=args.launches, seed=args.seed,
+                   launch=launch_options(args), site=site(args), output=args.output, timeout=args.timeout,
+                   network=args.network, argv=tuple(getattr(args, "argv", ())))
+
+
+def cmd_congestion(args) -> int:
+    from ..measure import congestion
+    from ..measure.session import Session
+    from .progress import Progress
+
+    def say(line: str) -> None:
+        print(f"fabriclab: {line}", file=sys.stderr)
+    session = Session(request(args), say=say, inform=(lambda line: None) if args.quiet else say,
+                      progress=None if args.quiet else (lambda total: Progress(total)))
+    if args.dry_run:
+        for line in session.commands():
+            print(line)
+        return 0
+    result = session.run()
+    doc = result.document
+    try:
+        found = congestion.impacts(doc.points, doc.header.hosts, doc.header.network)
+    except UsageError:
+        found = congestion.impacts(doc.points)
+    sys.stdout.write("\n".join(congestion.lines(found) or ["no victim test completed both isolated and "
+                                                           "congested"]) + "\n")
+    print(f"fabriclab: {result.points} points in {result.seconds:.1f} s -> {result.path}", file=sys.stderr)
+    if result.error:
+        print(f"fabriclab: {'error: ' if result.status == 'failed' else ''}{result.error}", file=sys.stderr)
+    return result.exit_code

@@ -1,0 +1,249 @@
+"""Congestion impact (GPCNeT: Chunduri et al., "GPCNeT: Designing a
+Benchmark Suite for Inducing and Measuring Contention in HPC Networks",
+SC'19): who is a victim and who an aggressor, the victims' random ring, the
+model's prediction of the impact, and the impact factors a run measured.
+
+- The split: a seeded choice (param `split`) of `victims` ranks, by default
+  a fifth of them (GPCNeT's share), at least two, and at least two
+  aggressors left.
+- The ring: a seeded permutation of the victims (param `seed`; a list of
+  seeds runs a draw each, as GPCNeT redraws its random rings), each victim's
+  successor its peer in the layout.
+- Each victim benchmark runs two points per draw: active 0, the aggressors
+  idle (isolated), and active A, every aggressor loading (congested). The
+  launches of a run interleave them (measure/plan.py).
+- The impact factor is congested over isolated time per op (GPCNeT's
+  congestion impact factor; above 1: the victims are slower), for the
+  median and the 99th percentile of the samples (the slowest victim's
+  time per op, per sample), each with compare's two-level bootstrap
+  interval over every launch of every draw (analysis/launches.py
+  ratio_ci); the draws' own median ratios give their spread.
+- On a known network (the run's testbed or `--network`) the model routes
+  the victims' flows alone and beside the aggressors' and gives each its
+  max-min share (model/schedule_time.py Network.rates): the predicted
+  bandwidth impact factor is the slowest victim flow's rate alone over its
+  rate beside them (a victim's op ends with its slowest flow), and the
+  cables that its flows share with aggressor flows are named."""
+
+from __future__ import annotations
+
+# numpy is imported where it is used: `fabriclab --help` and `list` load this module
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..errors import UsageError
+from .patterns import Layout
+
+BENCHES = ("message.victim_latency", "message.victim_bandwidth", "message.victim_allreduce")
+AGGRESSORS = ("alltoall", "incast", "put_incast", "get_bcast")
+HOTSPOT = {"alltoall": False, "incast": True, "put_incast": True, "get_bcast": True}
+VICTIM_SHARE = 0.2          # GPCNeT: a fifth of the ranks are victims
+P_TAIL = 0.99               # the tail's impact factor, as GPCNeT's 99th percentile
+
+
+def victim_count(nranks: int, asked: int) -> int:
+    """`victims` (0: a fifth of the ranks, at least 2), checked: two victims
+    make a ring, two aggressors load each other."""
+    v = asked or max(2, round(nranks * VICTIM_SHARE))
+    if nranks < 4:
+        raise UsageError(f"congestion needs at least 4 ranks (2 victims, 2 aggressors); this run has {nranks}")
+    if not 2 <= v <= nranks - 2:
+        raise UsageError(f"victims={v} with {nranks} ranks: there must be at least 2 victims and 2 aggressors "
+                         f"(victims 2..{nranks - 2})")
+    return v
+
+
+def split(nranks: int, victims: int, seed: int) -> list[int]:
+    """The victims' ranks: a seeded choice, the same for every draw of the ring."""
+    return sorted(random.Random(f"fabriclab:victims:{seed}").sample(range(nranks), victims))
+
+
+def ring(victims: list[int], seed: int) -> dict:
+    """{victim: its successor} on a seeded random ring through every victim."""
+    order = list(victims)
+    random.Random(f"fabriclab:ring:{seed}").shuffle(order)
+    return {v: order[(i + 1) % len(order)] for i, v in enumerate(order)}
+
+
+def layouts(nranks: int, params: dict, actives: Optional[list] = None) -> list[Layout]:
+    """The isolated layout (active 0) and the congested one (active A, every
+    aggressor loading), or those of `actives`, which must be 0 or A."""
+    v = split(nranks, victim_count(nranks, int(params.get("victims", 0))), int(params.get("split", 1)))
+    aggressors = [r for r in range(nranks) if r not in v]
+    top = len(aggressors)
+    for a in actives or ():
+        if a not in (0, top):
+            raise UsageError(f"a congestion point's active count is 0 (isolated) or {top} (every aggressor "
+                             f"loading), not {a}")
+    succ = ring(v, int(params.get("seed", 1)))
+    hot = aggressors[0] if HOTSPOT[params.get("aggressor", "alltoall")] else -1
+    out = []
+    for a in actives or (0, top):
+        roles, peers = ["i"] * nranks, [-1] * nranks
+        for r in v:
+            roles[r], peers[r] = "v", succ[r]
+        for r in aggressors if a else ():
+            roles[r], peers[r] = "a", hot if r != hot else -1
+        out.append(Layout(a, "".join(roles), tuple(peers)))
+    return out
+
+
+# ---- the model's prediction ----
+
+def flows(roles: str, peers: list, aggressor: str) -> tuple[list, list]:
+    """([(src, dst)] of the victims: each to its successor and its
+    predecessor; [(src, dst)] of the aggressors' load)."""
+    vic = [r for r, x in enumerate(roles) if x == "v"]
+    pred = {peers[r]: r for r in vic}
+    victim = [(r, peers[r]) for r in vic] + [(r, pred[r]) for r in vic]
+    agg = [r for r, x in enumerate(roles) if x == "a"]
+    hot = next((r for r in agg if peers[r] < 0), None)
+    if aggressor == "alltoall":
+        load = [(a, b) for a in agg for b in agg if a != b]
+    elif aggressor == "get_bcast":
+        load = [(hot, a) for a in agg if a != hot]
+    else:
+        load = [(a, hot) for a in agg if a != hot]
+    return victim, load
+
+
+@dataclass
+class Prediction:
+    isolated_Bps: float          # the slowest victim flow alone
+    congested_Bps: float         # ... beside the aggressors' flows
+    bottleneck: str              # the cable that limits it beside them
+    shared: list                 # cables its victims' flows share with aggressor flows
+
+    @property
+    def impact(self) -> float:
+        return self.isolated_Bps / self.congested_Bps if self.congested_Bps > 0 else math.inf
+
+    def to_dict(self) -> dict:
+        return {"isolated_Bps": self.isolated_Bps, "congested_Bps": self.congested_Bps,
+                "impact": self.impact, "bottleneck": self.bottleneck, "shared": self.shared}
+
+
+def predict(net, where, roles: str, peers: list, aggressor: str) -> Optional[Prediction]:
+    """The model's bandwidth impact of the congested layout (roles, peers);
+    None when no victim flow leaves its host. Each message stream is a
+    flow, a victim's to its successor and to its predecessor apart even
+    where they are one rank (each keeps its window in flight, as every
+    aggressor flow keeps its own: a queue shared in order of arrival, as
+    the testbed's deep lossless queues are, then shares a cable among them
+    as max-min does); a victim's op ends with its slowest flow."""
+    import numpy as np
+    victim, load = flows(roles, peers, aggressor)
+    victim = [(s, d) for s, d in victim if where[s] != where[d]]
+    load = [(s, d) for s, d in load if where[s] != where[d]]
+    if not victim:
+        return None
+    pairs = victim + load
+    src = np.array([where[s] for s, _ in pairs], dtype=np.int64)
+    dst = np.array([where[d] for _, d in pairs], dtype=np.int64)
+    nv = len(victim)
+    alone, _ = net.rates(src[:nv], dst[:nv])
+    rates, bott = net.rates(src, dst)
+    worst = int(np.argmin(rates[:nv]))
+    paths = net.topo.paths(src, dst)
+
+    def labels(j):
+        return {net.labels[int(net.cls[x])] for x in paths.res[paths.indptr[j]:paths.indptr[j + 1]]}
+    mine = set().union(*(labels(j) for j in range(nv)))
+    theirs = set().union(*(labels(j) for j in range(nv, len(pairs)))) if load else set()
+    b = int(bott[worst])
+    return Prediction(float(alone.min()), float(rates[worst]), net.labels[int(net.cls[b])] if b >= 0 else "",
+                      sorted(mine & theirs))
+
+
+# ---- what a run measured ----
+
+@dataclass
+class Impact:
+    """One victim test at one size under one aggressor, over every draw."""
+    bench: str
+    size: int
+    aggressor: str
+    victims: int
+    aggressors: int
+    isolated_s: float            # median of the isolated launches' medians, s per op
+    congested_s: float
+    median: tuple                # (impact, lo, hi): congested / isolated time per op
+    tail: tuple                  # the same of the 99th percentiles
+    draws: list = field(default_factory=list)        # each draw's median impact
+    predicted: Optional[Prediction] = None
+
+    def to_dict(self) -> dict:
+        return {"bench": self.bench, "size": self.size, "aggressor": self.aggressor, "victims": self.victims,
+                "aggressors": self.aggressors, "isolated_s": self.isolated_s, "congested_s": self.congested_s,
+                "median": list(self.median), "p99": list(self.tail), "draws": self.draws,
+                "predicted": self.predicted.to_dict() if self.predicted else None}
+
+
+def _groups(points) -> dict:
+    """{(bench, size, params but the ring's seed): {seed: ([isolated launches], [congested], layout)}}."""
+    out: dict = {}
+    for p in points:
+        if p.bench not in BENCHES or p.active is None or not p.samples:
+            continue
+        params = dict(p.params or {})
+        seed = params.pop("seed", "1")
+        key = (p.bench, p.size, tuple(sorted(params.items())))
+        iso, cong, lay = out.setdefault(key, {}).setdefault(seed, ([], [], [None]))
+        (cong if p.active else iso).append(p.samples)
+        if p.active and p.roles:
+            lay[0] = (p.roles, list(p.peers or []))
+    return out
+
+
+def impacts(points, hosts: Optional[list] = None, network: Optional[str] = None,
+            calibration: Optional[str] = None) -> list[Impact]:
+    """The impact factors of a run's points (every launch, not merged)."""
+    import numpy as np
+    from ..analysis.launches import ratio_ci
+    from .coll_prediction import placed
+    net, where = placed(network, hosts or [], calibration)
+    out = []
+    for (bench, size, params), draws in sorted(_groups(points).items()):
+        iso = [x for d in draws.values() for x in d[0]]
+        cong = [x for d in draws.values() for x in d[1]]
+        if not iso or not cong:
+            continue
+        per = [float(np.median([np.median(x) for x in c]) / np.median([np.median(x) for x in i]))
+               for i, c, _ in draws.values() if i and c]
+        lay = next((d[2][0] for d in draws.values() if d[2][0]), None)
+        agg = dict(params).get("aggressor", "alltoall")
+        pred = None
+        if net is not None and lay and bench == "message.victim_bandwidth":
+            pred = predict(net, where, lay[0], lay[1], agg)
+        out.append(Impact(bench, size, agg, lay[0].count("v") if lay else 0, lay[0].count("a") if lay else 0,
+                          float(np.median([np.median(x) for x in iso])),
+                          float(np.median([np.median(x) for x in cong])),
+                          ratio_ci(iso, cong), ratio_ci(iso, cong, q=P_TAIL), per, pred))
+    return out
+
+
+def lines(found: list[Impact]) -> list[str]:
+    """The impact factors as `show` and `fabriclab congestion` print them."""
+    from ..units import fmt_bytes, fmt_time
+    if not found:
+        return []
+    out = ["congestion impact: congested / isolated time per op of the slowest victim (above 1: slower), "
+           "95% CI over launches and draws",
+           f"{'victim test':<26}{'size':>7} {'aggressor':<11}{'V/A':>6} {'isolated':>10} {'congested':>10}  "
+           f"{'median (95% CI)':<24}{'p99 (95% CI)':<24}{'draws':<14}model"]
+
+    def ci(t):
+        r, lo, hi = t
+        return f"{r:.2f} [{lo:.2f}, {hi:.2f}]" if all(map(math.isfinite, (r, lo, hi))) else f"{r:.2f}"
+    for m in found:
+        spread = f"{min(m.draws):.2f}-{max(m.draws):.2f}" if len(m.draws) > 1 else "one"
+        model = (f"{m.predicted.impact:.2f} ({m.predicted.bottleneck})" if m.predicted else "-")
+        out.append(f"{m.bench.split('.', 1)[1]:<26}{fmt_bytes(m.size):>7} {m.aggressor:<11}"
+                   f"{m.victims:>3}/{m.aggressors:<2} {fmt_time(m.isolated_s):>10} {fmt_time(m.congested_s):>10}  "
+                   f"{ci(m.median):<24}{ci(m.tail):<24}{spread:<14}{model}")
+        if m.predicted and m.predicted.shared:
+            out.append(f"  shared with the aggressors: {', '.join(m.predicted.shared)}")
+    return out

@@ -1,0 +1,43 @@
+"""Congestion impact on one host (measure/congestion.py, families/message_congestion.c): every
+victim test under every aggressor under both MPIs, each point's received data checked, the run
+ending with every flow's end message (no rank left waiting), and the impact factors printed.
+The testbed's measured factor against the model is in test_testbed.py."""
+import os
+
+import pytest
+
+from fabriclab.cli import main
+from fabriclab.measure import congestion
+from fabriclab import schema
+from mpihome import mpi_home  # noqa: E402  (tests/support)
+from realrun import FAST  # noqa: E402  (tests/support)
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.mark.parametrize("mpi, aggressors", [("mpich", "alltoall,incast,put_incast,get_bcast"),
+                                             ("openmpi", "alltoall,put_incast")])
+def test_every_victim_under_every_aggressor(mpi, aggressors, tmp_path, capsys):
+    out = tmp_path / "c.json"
+    assert main(["congestion", "-n", "4", "--aggressor", aggressors, "--draws", "2", "--validate",
+                 "--mpi-home", mpi_home(mpi), "-o", str(out), *FAST, "--point-time", "0.1",
+                 "--sample-time", "0.002"]) == 0
+    printed = capsys.readouterr().out
+    doc = schema.load(out)
+    assert doc.footer.status == "complete"
+    kinds = aggressors.split(",")
+    assert len(doc.points) == 3 * len(kinds) * 2 * 2          # tests x aggressors x draws x (isolated, congested)
+    for p in doc.points:
+        assert p.validation == {"checked_bytes": p.validation["checked_bytes"], "errors": 0}
+        assert p.validation["checked_bytes"] > 0
+        assert p.roles.count("v") == 2 and p.roles.count("a") == (2 if p.active else 0)
+        assert p.info["waiting"] == ("sleep" if 4 > os.cpu_count() else "spin")
+        assert p.info["aggressor"] == p.params["aggressor"]
+    found = congestion.impacts(doc.points)
+    assert {(m.bench, m.aggressor) for m in found} == {(b, k) for b in congestion.BENCHES for k in kinds}
+    for m in found:
+        assert len(m.draws) == 2 and all(x > 0 for x in m.draws) and m.median[0] > 0
+        assert m.tail[1] <= m.tail[0] <= m.tail[2]
+    assert printed.count("victim_") == len(found)
+    assert main(["show", str(out)]) == 0
+    assert capsys.readouterr().out.count("victim_") >= len(found)      # show prints the factors too

@@ -1,0 +1,162 @@
+"""Congestion impact (measure/congestion.py): the seeded split and ring, the layouts the core
+checks, the model's prediction on a network file worked by hand, the impact factors of a run's
+points with the tail's bootstrap (analysis/launches.py ratio_ci q), and bad input refused."""
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from fabriclab.analysis import launches
+from fabriclab.cli import main
+from fabriclab.errors import UsageError
+from fabriclab.measure import congestion
+from fabriclab.measure.benchmarks import REGISTRY
+from fabriclab.measure.coll_prediction import placed
+from fabriclab.schema.records import ROLE_NAMES
+
+REPO = Path(__file__).resolve().parents[2]
+FAT = str(REPO / "examples" / "testbeds" / "fat-tree.yaml")
+TWO = str(REPO / "examples" / "testbeds" / "two-switches.yaml")
+
+
+def test_a_fifth_are_victims_at_least_two_and_two_aggressors_are_left():
+    assert [congestion.victim_count(n, 0) for n in (4, 5, 8, 10, 20, 64)] == [2, 2, 2, 2, 4, 13]
+    assert congestion.victim_count(8, 6) == 6
+    for n, v in ((8, 7), (8, 1), (3, 0), (100, 99)):
+        with pytest.raises(UsageError):
+            congestion.victim_count(n, v)
+
+
+def test_the_split_is_seeded_and_the_ring_goes_through_every_victim_once():
+    a, b = congestion.split(64, 13, 1), congestion.split(64, 13, 1)
+    assert a == b and len(set(a)) == 13 and congestion.split(64, 13, 2) != a
+    rings = [congestion.ring(a, seed) for seed in (1, 2, 3)]
+    for succ in rings:
+        assert sorted(succ) == a and sorted(succ.values()) == a
+        seen, v = [], a[0]
+        while v not in seen:
+            seen.append(v)
+            v = succ[v]
+        assert len(seen) == 13 and all(succ[v] != v for v in a)
+    assert rings[0] != rings[1]           # a draw is a new ring
+
+
+@pytest.mark.parametrize("aggressor", congestion.AGGRESSORS)
+def test_the_layouts_are_isolated_then_every_aggressor_loading(aggressor):
+    iso, cong = congestion.layouts(10, {"aggressor": aggressor, "seed": "4", "split": "2", "victims": "3"})
+    assert (iso.active, cong.active) == (0, 7)
+    assert iso.roles.count("v") == cong.roles.count("v") == 3 and "a" not in iso.roles
+    assert cong.roles.count("a") == 7 and cong.roles.count("i") == 0
+    for r, role in enumerate(cong.roles):
+        if role == "v":
+            assert cong.roles[cong.peers[r]] == "v" and iso.peers[r] == cong.peers[r]
+    heads = [r for r, role in enumerate(cong.roles) if role == "a" and cong.peers[r] < 0]
+    if congestion.HOTSPOT[aggressor]:
+        (hot,) = heads
+        assert all(cong.peers[r] == hot for r, role in enumerate(cong.roles) if role == "a" and r != hot)
+    else:
+        assert len(heads) == 7
+    assert cong.core_text().startswith("7:") and set(cong.roles) <= set(ROLE_NAMES)
+
+
+def test_an_active_count_other_than_none_or_all_is_refused():
+    with pytest.raises(UsageError, match="0 .isolated. or 6"):
+        congestion.layouts(8, {}, [3])
+    assert [lay.active for lay in congestion.layouts(8, {}, [6])] == [6]
+
+
+def test_the_flows_of_each_aggressor():
+    roles, peers = "vaava", [3, -1, 1, 0, 1]     # victims 0 and 3; aggressors 1 (hotspot), 2, 4
+    victim, load = congestion.flows(roles, peers, "alltoall")
+    assert sorted(victim) == [(0, 3), (0, 3), (3, 0), (3, 0)]
+    assert sorted(load) == [(1, 2), (1, 4), (2, 1), (2, 4), (4, 1), (4, 2)]
+    assert sorted(congestion.flows(roles, peers, "incast")[1]) == [(2, 1), (4, 1)]
+    assert sorted(congestion.flows(roles, peers, "put_incast")[1]) == [(2, 1), (4, 1)]
+    assert sorted(congestion.flows(roles, peers, "get_bcast")[1]) == [(1, 2), (1, 4)]
+
+
+def test_the_prediction_on_two_switches_by_hand():
+    """Victims h0 and h4 across the 20 MB/s trunk (host cables 60), aggressors h1-h3 and h5-h7
+    all-to-all. Alone, the victims' four flows (two each way) split each trunk direction: 10
+    MB/s. Beside them, each trunk direction carries the 2 victim flows and 3 x 3 aggressor flows,
+    every one limited there: 20 / 11 each, so the impact is 10 / (20 / 11) = 5.5."""
+    hosts = [f"h{i}" for i in range(8)]
+    net, where = placed(TWO, hosts)
+    roles = "vaaavaaa"
+    peers = [4, -1, -1, -1, 0, -1, -1, -1]
+    p = congestion.predict(net, where, roles, peers, "alltoall")
+    assert p.isolated_Bps == pytest.approx(10e6, rel=1e-6)
+    assert p.congested_Bps == pytest.approx(20e6 / 11, rel=1e-6)
+    assert p.impact == pytest.approx(5.5, rel=1e-6)
+    assert "trunk" in p.bottleneck and any("trunk" in c for c in p.shared)
+    # victims on one switch share no cable with an incast into h5: nothing to predict but 1
+    q = congestion.predict(net, where, "vvaaaaaa", [1, 0, 5, 5, 5, -1, 5, 5], "incast")
+    assert q.impact == pytest.approx(1.0) and q.shared == []
+    # victims on one host: nothing leaves it
+    assert congestion.predict(net, np.zeros(8, dtype=np.int64), roles, peers, "alltoall") is None
+
+
+def test_the_prediction_on_the_fat_tree_names_the_shared_up_link():
+    hosts = [f"h{i}" for i in range(8)]
+    net, where = placed(FAT, hosts)
+    (_, cong) = congestion.layouts(8, {"aggressor": "alltoall"})
+    p = congestion.predict(net, where, cong.roles, list(cong.peers), "alltoall")
+    assert p.impact == pytest.approx(2.0, rel=1e-6) and p.shared
+
+
+def _point(bench, active, samples, seed="1", roles="vaaav", peers=(4, -1, -1, -1, 0)):
+    return SimpleNamespace(bench=bench, size=131072, active=active, samples=list(samples),
+                           params={"aggressor": "alltoall", "seed": seed}, roles=roles, peers=list(peers))
+
+
+def test_the_impact_factors_pool_launches_and_draws():
+    rng = np.random.default_rng(3)
+    pts = []
+    for seed, slow in (("1", 2.0), ("2", 3.0)):
+        for _ in range(3):
+            base = rng.lognormal(np.log(1e-3), 0.02, 200)
+            pts += [_point("message.victim_bandwidth", 0, base, seed),
+                    _point("message.victim_bandwidth", 3, base * slow, seed)]
+    (m,) = congestion.impacts(pts)
+    assert (m.victims, m.aggressors, m.aggressor) == (2, 3, "alltoall")
+    assert sorted(round(x, 6) for x in m.draws) == [2.0, 3.0]
+    r, lo, hi = m.median
+    assert 1.9 <= lo <= r <= hi <= 3.1 and 2.0 <= r <= 3.0
+    assert m.tail[1] <= m.tail[0] <= m.tail[2] and m.predicted is None
+    assert any("victim_bandwidth" in line for line in congestion.lines([m]))
+
+
+def test_a_test_measured_only_isolated_has_no_factor():
+    assert congestion.impacts([_point("message.victim_latency", 0, [1e-6] * 20)]) == []
+
+
+def test_the_tail_ratio_is_of_the_launch_quantiles():
+    base = [np.arange(1, 101, dtype=float)] * 3
+    new = [2 * x for x in base]
+    assert launches.ratio_ci(base, new, q=0.99)[0] == pytest.approx(2.0)
+    spiky = [np.r_[np.ones(99), 50.0]] * 3
+    assert launches.ratio_ci(base, spiky, q=0.99)[0] == pytest.approx(1 / 99)
+    assert launches.ratio_ci(base, spiky)[0] == pytest.approx(1 / 50.5)
+    with pytest.raises(ValueError):
+        launches.ratio_ci(base, new, q=1.0)
+
+
+def test_every_role_has_a_footprint():
+    for name in congestion.BENCHES:
+        b = REGISTRY[name]
+        assert b.pattern == "congestion" and set(b.footprint.alloc) == {"v", "a", "i"}
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["-n", "5", "--victims", "9"], "victims=9 with 5 ranks"),
+    (["-n", "3"], "at least 4 ranks"),
+    (["-n", "5", "--aggressor", "alltoall,flood"], "unknown victim test or aggressor 'flood'"),
+    (["-n", "5", "--victim", "pingpong"], "unknown victim test or aggressor 'pingpong'"),
+    (["-n", "5", "--draws", "0"], "--draws must be 1..100"),
+    (["-n", "5", "--param", "seed=3"], "by their options"),
+])
+def test_bad_input_is_one_line_and_exit_2_before_anything_runs(argv, says, capsys):
+    assert main(["congestion", *argv, "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and len(err.splitlines()) == 1
