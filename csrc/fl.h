@@ -269,6 +269,16 @@ int fl_peer(const fl_ctx *ctx);                /* pairwise partner: rank ^ 1, or
 /* A kernel's measure, as the verify passes that run one op or window
  * through it take it (families/pair.h, families/via.h). */
 typedef double (*fl_measure_fn)(const fl_ctx *ctx, void *state, int64_t iters);
+/* Whether any rank's machine holds more of comm's ranks than it has CPUs
+ * (collective; the same answer on every rank). Waiting ranks then sleep
+ * FL_NAP_NS between polls (fl_nap) rather than spin: eight ranks spinning
+ * on two CPUs take turns of a scheduler slice each, and a rank that should
+ * answer (an ack, the next window) waits for its turn; measured on the
+ * emulated testbed, healthy pairs of message.shift read 0.4-0.75 of their
+ * cable's rate with windows of 4 x 256 KiB spinning. */
+#define FL_NAP_NS 50000
+int fl_crowded(MPI_Comm comm);
+void fl_nap(void);
 /* Bytes to ask MPI_Win_allocate for: whole pages, at least one. With MPICH
  * 5.0 on one host, puts of 8-128 KiB into windows whose sizes were a page
  * multiple plus 8 bytes ran 10-14x slower (45 against 4.2 us per 128 KiB

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 double fl_now(void)
 {
@@ -257,4 +258,40 @@ double fl_median(double *x, int n)
 {
     qsort(x, (size_t)n, sizeof *x, by_value);
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* Ranks of comm on this machine, by its boot id: network namespaces and
+ * containers share one, so an emulated testbed's hosts count as one machine. */
+static int ranks_here(MPI_Comm comm)
+{
+    char id[64] = "";
+    int n = 0, same = 0;
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(id, sizeof id, f))
+            id[0] = '\0';
+        fclose(f);
+    }
+    MPI_Comm_size(comm, &n);
+    char *all = malloc((size_t)n * sizeof id);
+    if (!all)
+        fl_die("out of memory");
+    MPI_Allgather(id, sizeof id, MPI_CHAR, all, sizeof id, MPI_CHAR, comm);
+    for (int q = 0; q < n; q++)
+        same += strncmp(all + (size_t)q * sizeof id, id, sizeof id) == 0;
+    free(all);
+    return same;
+}
+
+int fl_crowded(MPI_Comm comm)
+{
+    int mine = ranks_here(comm) > (int)sysconf(_SC_NPROCESSORS_ONLN), any = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
+    return any;
+}
+
+void fl_nap(void)
+{
+    struct timespec ts = {0, FL_NAP_NS};
+    nanosleep(&ts, NULL);
 }

@@ -29,19 +29,17 @@
  * when its sources are done and cancels the receives left posted.
  *
  * Where the machine holds more ranks than CPUs (the emulated testbed),
- * ranks that wait sleep NAP_NS between polls instead of spinning, so that
- * the CPUs go to the victims and the packets, not to polling. */
+ * ranks that wait sleep between polls instead of spinning (fl_crowded,
+ * fl_nap), so that the CPUs go to the victims and the packets, not to
+ * polling. */
 #include "message.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 enum { TAG_VICTIM = 21, TAG_LOAD = 22 };
-enum { NAP_NS = 50000 };
 
 typedef struct cg_state cg_state;
 struct cg_state {
@@ -75,32 +73,8 @@ struct cg_state {
 
 static void nap(const cg_state *s)
 {
-    if (s->nap) {
-        struct timespec ts = {0, NAP_NS};
-        nanosleep(&ts, NULL);
-    }
-}
-
-/* Ranks of this run on this machine (the same boot id: network namespaces
- * and containers share one), so the nap follows the machine, not the host name. */
-static int ranks_here(MPI_Comm comm, int nranks)
-{
-    char id[64] = "";
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (f) {
-        if (!fgets(id, sizeof id, f))
-            id[0] = '\0';
-        fclose(f);
-    }
-    char *all = malloc((size_t)nranks * sizeof id);
-    if (!all)
-        fl_die("out of memory");
-    MPI_Allgather(id, sizeof id, MPI_CHAR, all, sizeof id, MPI_CHAR, comm);
-    int same = 0;
-    for (int q = 0; q < nranks; q++)
-        same += strncmp(all + (size_t)q * sizeof id, id, sizeof id) == 0;
-    free(all);
-    return same;
+    if (s->nap)
+        fl_nap();
 }
 
 static int test_stop(MPI_Request *stop)
@@ -284,7 +258,7 @@ enum { NLOADS = sizeof LOADS / sizeof LOADS[0] };
 static int cg_init(const fl_ctx *ctx, void **bs)
 {
     int *nap = fl_alloc(sizeof *nap);
-    *nap = ranks_here(ctx->comm, ctx->nranks) > (int)sysconf(_SC_NPROCESSORS_ONLN);
+    *nap = fl_crowded(ctx->comm);
     *bs = nap;
     return FL_OK;
 }

@@ -41,3 +41,16 @@ def test_every_victim_under_every_aggressor(mpi, aggressors, tmp_path, capsys):
     assert printed.count("victim_") == len(found)
     assert main(["show", str(out)]) == 0
     assert capsys.readouterr().out.count("victim_") >= len(found)      # show prints the factors too
+
+
+def test_check_on_one_host_reports_what_it_cannot_judge_and_judges_against_a_baseline(tmp_path, capsys):
+    """Without a network the congestion and the collectives are measured and reported, not
+    judged; a baseline then judges the collectives (the bound is wide: four ranks share two CPUs)."""
+    assert main(["check", "-n", "4", "--tests", "congestion,collectives", "--attempts", "1", "-q",
+                 "-o", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out
+    assert "REPORTED congestion" in out and "REPORTED collectives" in out and out.rstrip().endswith("check passed")
+    (t := tmp_path / "t.yaml").write_text("collectives: {tolerance: 2}\n")
+    assert main(["check", "-n", "4", "--tests", "collectives", "--thresholds", str(t), "-q",
+                 "--baseline", str(tmp_path / "a" / "collectives-1.json"), "-o", str(tmp_path / "b")]) == 0
+    assert "PASS     collectives" in capsys.readouterr().out

@@ -23,7 +23,7 @@ import pytest
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
-from fabriclab.measure import coll_algorithms, coll_prediction, shm
+from fabriclab.measure import coll_algorithms, coll_prediction, pair_matrix, shm
 from fabriclab.measure.benchmarks import REGISTRY
 from fabriclab.testbed import netns
 from mpihome import mpi_home  # noqa: E402  (tests/support)
@@ -441,24 +441,57 @@ def test_a_degraded_trunk_carries_its_new_rate_and_restore_puts_it_back(bed, tmp
     assert 8e6 < slow < 10.2e6 and 0.4 < slow / fast < 0.6, (slow, fast)
 
 
-def test_the_pair_matrix_crosses_the_testbed_against_its_model(bed, tmp_path, capsys):
-    """message.shift at every step on four hosts, two a switch: every ordered pair validated and
-    read against the model's rate of its flow (which names nothing here is a figure, not a test:
-    docs/acceptance.md)."""
-    out = tmp_path / "pairs.json"
-    assert main(["run", "message.shift", "--testbed", BED, "--hosts", "h0,h1,h4,h5", "-n", "4", "-s", "16K",
-                 "-p", "window=2", "--validate", "-o", str(out), *FAST, "--point-time", "0.3"]) == 0
-    doc = docs.read(out)
-    assert sorted(p["active"] for p in doc["merged"]) == [1, 2, 3]
-    assert all(p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0 for p in doc["merged"])
-    from fabriclab.measure import pair_matrix
-    d = schema.load(out)
+def _pairs(path, capsys) -> list:
+    """message.shift at every step on the eight hosts, validated; the matrix and what it names."""
+    assert main(["run", "message.shift", "--testbed", BED, "-n", "8", "-s", "256K", "-p", "window=4", "--validate",
+                 "-o", str(path), *FAST, "--point-time", "0.3"]) == 0
+    d = schema.load(path)
+    assert sorted(p.active for p in d.merged) == list(range(1, 8))
+    assert all(p.validation["errors"] == 0 and p.validation["checked_bytes"] > 0 for p in d.merged)
+    assert all(p.info["waiting"] == ("sleep" if 8 > os.cpu_count() else "spin") for p in d.merged)
     (m,) = pair_matrix.matrices(d.merged, d.header.hosts, d.header.network)
-    off = ~np.eye(4, dtype=bool)
-    assert m.predicted is not None and (m.bandwidth[off] > 0).all() and (m.predicted[off] > 0).all()
     capsys.readouterr()
-    assert main(["show", str(out)]) == 0
+    assert main(["show", str(path)]) == 0
     assert "against the model's rate on the run's network" in capsys.readouterr().out
+    return m
+
+
+def test_the_pair_matrix_names_a_degraded_trunk_and_nothing_when_healthy(bed, tmp_path, capsys):
+    """Every ordered pair of the two switches against the model's rate of its flow: healthy,
+    nothing is named; with the trunk at half its rate, both of its directions and nothing else
+    (each limits 16 pairs, all read at about half their share)."""
+    m = _pairs(tmp_path / "healthy.json", capsys)
+    off = ~np.eye(8, dtype=bool)
+    assert (m.bandwidth[off] > 0).all() and (m.predicted[off] > 0).all() and m.named == [], m.named
+    assert main(["testbed", "degrade", BED, "trunk", "10"]) == 0
+    try:
+        m = _pairs(tmp_path / "degraded.json", capsys)
+    finally:
+        assert main(["testbed", "restore", BED]) == 0
+    assert sorted(m.named) == ["link trunk (s0→s1)", "link trunk (s1→s0)"], m.named
+
+
+def test_check_passes_the_healthy_testbed_and_names_a_degraded_trunk(bed, tmp_path, capsys):
+    """fabriclab check on the two switches: healthy, every test passes at its first attempt; with
+    the trunk at half its rate, the pair matrix names both of its directions and nothing else, and
+    the allreduce across it fails with the trunk as its bottleneck."""
+    assert main(["check", "--testbed", BED, "-n", "8", "-q", "-o", str(tmp_path / "ok")]) == 0
+    done = json.loads((tmp_path / "ok" / "check.json").read_text())
+    assert done["passed"] and [(t["test"], t["verdict"], len(t["attempts"])) for t in done["tests"]] == [
+        ("pairs", "pass", 1), ("congestion", "pass", 1), ("collectives", "pass", 1)]
+    assert (tmp_path / "ok" / "report.html").stat().st_size > 10_000
+    capsys.readouterr()
+    assert main(["testbed", "degrade", BED, "trunk", "10"]) == 0
+    try:
+        rc = main(["check", "--testbed", BED, "-n", "8", "-q", "--attempts", "1", "--tests", "pairs,collectives",
+                   "-o", str(tmp_path / "bad")])
+    finally:
+        assert main(["testbed", "restore", BED]) == 0
+    out = capsys.readouterr().out
+    failing = [ln for ln in out.split("check FAILED: ")[1].splitlines()[1:] if ln.startswith("FAIL ")]
+    assert rc == 1 and failing[:2] == ["FAIL pairs: cable link trunk (s0→s1): 16 of the 16 pairs it limits low",
+                                       "FAIL pairs: cable link trunk (s1→s0): 16 of the 16 pairs it limits low"]
+    assert len(failing) == 3 and "is a cable named above" in failing[2] and "coll.allreduce" in failing[2]
 
 
 @pytest.mark.parametrize("argv,msg", [

@@ -36,7 +36,8 @@ ALLOWED = {
     "studies": {"analysis", "measure", "model", "report"},
     "testbed": {"analysis", "measure", "model"},
     "tuning": {"analysis", "measure", "model"},
-    "cli": {"analysis", "measure", "model", "report", "studies", "testbed", "tuning"},
+    "acceptance": {"analysis", "measure", "model"},
+    "cli": {"analysis", "measure", "model", "report", "studies", "testbed", "tuning", "acceptance"},
 }
 
 

@@ -13,7 +13,7 @@ import sys
 from .. import __version__
 from ..errors import FabriclabError, Terminated, catch_sigterm
 from ..report.escape import terminal
-from . import calibrate, congestion, doctor, imports, model, report, results, run, study, testbed, tune
+from . import calibrate, check, congestion, doctor, imports, model, report, results, run, study, testbed, tune
 from .letters import adder
 from .options import Parser
 
@@ -25,7 +25,7 @@ REGISTRARS = (("run", run.register), ("list", results.register_list), ("show", r
               ("report", report.register_report), ("plot", report.register_plot), ("doctor", doctor.register),
               ("testbed", testbed.register), ("calibrate", calibrate.register), ("model", model.register_model),
               ("reproduce", model.register_reproduce), ("study", study.register),
-              ("tune", tune.register), ("congestion", congestion.register))
+              ("tune", tune.register), ("congestion", congestion.register), ("check", check.register))
 COMMANDS = frozenset(name for name, _ in REGISTRARS)
 # OSErrors that a path given by the user causes: bad input (exit 2), not a failed run
 BAD_PATH = frozenset({errno.ENAMETOOLONG, errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.ELOOP, errno.EINVAL})

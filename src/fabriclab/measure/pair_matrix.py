@@ -13,11 +13,13 @@ a pair that shares a cable by design is not called low; elsewhere, the
 median pair. A pair is low when its figure is below (1 - DROP) times the
 typical figure: the 90th percentile of the pairs' figures on a known network
 (where up to nine pairs in ten may be slowed by one bad cable), the median
-elsewhere. Then, on a known network, the cables are named greedily:
-the cable direction that the most low pairs cross, if more than three
-quarters of the pairs that cross it are low, explains them; repeat for the low pairs left. A
-host is named when most of its row (what it sends) or its column (what it
-receives) is low and no named cable explains those pairs."""
+elsewhere. Then, on a known network, the cables are named greedily from
+the pairs each limits (where max-min fills the cable and no flow across it
+runs faster: the flow's bottleneck): of the cable directions more than three
+quarters of whose limited pairs are low, the one that limits the most low
+pairs left explains every pair crossing it; repeat. A host is named when
+most of its row (what it sends) or its column (what it receives) is low and
+no named cable explains those pairs."""
 
 from __future__ import annotations
 
@@ -31,8 +33,8 @@ BENCH = "message.shift"
 DROP = 0.25          # a pair below 75% of the typical pair's figure is low
 TYPICAL_PCT = 90     # on a known network, the typical pair's figure: the 90th percentile
 MOST = 0.5           # a host's row or column: more than half of it low
-CABLE_MOST = 0.75    # a cable: more than three quarters of the pairs crossing it low (a bad cable
-                     # slows all of them; healthy pairs of an emulated 2-core testbed left 4 of 7)
+CABLE_MOST = 0.75    # a cable: more than three quarters of the pairs it limits low (a bad cable
+                     # slows all of them)
 
 
 @dataclass
@@ -64,9 +66,11 @@ def measured(points, nranks: int) -> dict:
     return out
 
 
-def _predicted(net, where: np.ndarray, n: int) -> tuple[np.ndarray, dict]:
-    """(the model's rate per pair, {pair: the resource labels its flow crosses})."""
-    pred, crosses = np.full((n, n), np.nan), {}
+def _predicted(net, where: np.ndarray, n: int) -> tuple[np.ndarray, dict, dict]:
+    """(the model's rate per pair, {pair: the cable labels its flow crosses}, {pair: the
+    labels of the cables that limit it}). A cable limits a flow where max-min saturates it
+    and no flow across it runs faster (the flow's bottleneck; ties name every such cable)."""
+    pred, crosses, limits = np.full((n, n), np.nan), {}, {}
     for k in range(1, n):
         src, dst = where, where[(np.arange(n) + k) % n]
         remote = np.nonzero(src != dst)[0]
@@ -74,32 +78,42 @@ def _predicted(net, where: np.ndarray, n: int) -> tuple[np.ndarray, dict]:
             continue
         rates, _ = net.rates(src[remote], dst[remote])
         paths = net.topo.paths(src[remote], dst[remote])
+        res = [paths.res[paths.indptr[j]:paths.indptr[j + 1]] for j in range(len(remote))]
+        load, top = np.zeros(len(net.cap)), np.zeros(len(net.cap))
+        for j, rs in enumerate(res):
+            load[rs] += rates[j]
+            top[rs] = np.maximum(top[rs], rates[j])
+        tight = load >= net.cap * (1 - 1e-6)
         for j, r in enumerate(remote):
             c = (int(r), int((r + k) % n))
             pred[c] = rates[j]
-            res = paths.res[paths.indptr[j]:paths.indptr[j + 1]]
-            crosses[c] = {net.labels[int(net.cls[x])] for x in res}
-    return pred, crosses
+            crosses[c] = {net.labels[int(net.cls[x])] for x in res[j]}
+            limits[c] = {net.labels[int(net.cls[x])] for x in res[j] if tight[x] and rates[j] >= top[x] * (1 - 1e-6)}
+    return pred, crosses, limits
 
 
-def _cables(low: list, crosses: dict) -> list:
-    """Greedy: the cable the most unexplained low pairs cross, while most of its pairs are low."""
+def _cables(low: list, limits: dict) -> list:
+    """Greedy: of the cables most of whose limited pairs are low, the one that limits the most
+    unexplained low pairs, until none is left (a pair limited elsewhere cannot tell a slow
+    cable from a healthy one)."""
     left, out = set(low), []
     lowset = set(low)
     while left:
         count: dict = {}
         for c in left:
-            for lab in crosses.get(c, ()):
+            for lab in limits.get(c, ()):
                 count[lab] = count.get(lab, 0) + 1
-        if not count:
+        named = None
+        for lab in sorted(count, key=lambda x: (-count[x], x)):
+            on = [c for c, labs in limits.items() if lab in labs]
+            bad = sum(c in lowset for c in on)
+            if bad > CABLE_MOST * len(on):
+                named = (lab, bad, on)
+                break
+        if named is None:
             break
-        lab = max(sorted(count), key=count.get)
-        on = [c for c, labs in crosses.items() if lab in labs]
-        bad = sum(c in lowset for c in on)
-        if bad <= CABLE_MOST * len(on):
-            break
-        out.append((lab, bad, len(on)))
-        left -= {c for c in on}
+        out.append((named[0], named[1], len(named[2])))
+        left -= set(named[2])
     return out
 
 
@@ -125,8 +139,9 @@ def matrices(points, hosts: list, network: Optional[str] = None, calibration: Op
     for size, bw in sorted(measured(points, n).items()):
         m = PairMatrix(size, list(hosts), bw)
         crosses: dict = {}
+        limits: dict = {}
         if net is not None:
-            m.predicted, crosses = _predicted(net, where, n)
+            m.predicted, crosses, limits = _predicted(net, where, n)
             m.figure = bw / m.predicted
         else:
             m.figure = bw / np.nanmedian(bw)
@@ -134,7 +149,7 @@ def matrices(points, hosts: list, network: Optional[str] = None, calibration: Op
         # switches): the typical pair is then a healthy one, the 90th percentile
         typical = np.nanpercentile(m.figure, TYPICAL_PCT) if net is not None else np.nanmedian(m.figure)
         m.low = [(int(r), int(c)) for r, c in zip(*np.nonzero(m.figure < (1 - drop) * typical))]
-        m.cables = _cables(m.low, crosses)
+        m.cables = _cables(m.low, limits)
         explained = {c for c, labs in crosses.items() if any(lab in labs for lab, _, _ in m.cables)}
         m.hosts_named = _hosts(m.low, explained, hosts, n)
         out.append(m)
@@ -157,6 +172,6 @@ def lines(ms: list[PairMatrix]) -> list[str]:
             out.append(f"{'r%d %s' % (r, m.hosts[r][:8]):>12}" + "".join(cells))
         named = m.named
         out.append(f"pairs at {fmt_bytes(m.size)}: {len(m.low)} of {n * (n - 1)} low; "
-                   + (f"named: {'; '.join(named)}" if named else "nothing named")
-                   + "".join(f"\n  cable {lab}: {b} of its {k} pairs low" for lab, b, k in m.cables))
+                   + (f"named: {'; '.join(named)}" if named else "nothing named"))
+        out += [f"  cable {lab}: {b} of its {k} pairs low" for lab, b, k in m.cables]
     return out

@@ -1,0 +1,194 @@
+"""`fabriclab check`, the flow: each test of the thresholds run through the
+one run API (measure/session.py), judged, and run again while it fails, up
+to `attempts` times (a test passes when any attempt passes, as cluster
+health checks repeat a test: a healthy node fluctuates and fails a single
+try). What fails is said one line per cable, host or figure; a collective
+whose model bottleneck is a cable the pair matrix named says so, since the
+cable explains it."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Optional
+
+from ..errors import RunError
+from ..measure import congestion, pair_matrix
+from ..measure.session import Request, Session
+from ..units import fmt_bytes, fmt_time
+
+PASS, FAIL, REPORTED = "pass", "fail", "reported"
+VICTIM_BENCH = {"latency": "message.victim_latency", "bandwidth": "message.victim_bandwidth",
+                "allreduce": "message.victim_allreduce"}
+CHECK_LAUNCHES = 2          # a judged figure's launches: its interval then covers launch to launch
+
+
+@dataclass
+class Attempt:
+    verdict: str                  # pass | fail | reported (measured, nothing to judge it by)
+    items: list                   # one line per failing cable, host or figure
+    figures: list                 # what was measured, one line each
+    document: str
+    named: list = field(default_factory=list)     # the cables the pair matrix named
+    bottlenecks: dict = field(default_factory=dict)   # a failing collective's line -> its model bottleneck
+
+
+@dataclass
+class Outcome:
+    test: str
+    verdict: str
+    attempts: list
+
+    @property
+    def last(self) -> Attempt:
+        return self.attempts[-1]
+
+
+class Check:
+    """One check: the thresholds, the run every test starts from (where the ranks go, the
+    MPI, the network), the folder written, an optional baseline document."""
+
+    def __init__(self, thresholds: dict, base: Request, out: Path, baseline: Optional[str] = None,
+                 say: Callable[[str], None] = lambda line: None):
+        self.t, self.base, self.out, self.baseline, self.say = thresholds, base, out, baseline, say
+
+    def run(self) -> list[Outcome]:
+        tests = {"pairs": self._pairs, "congestion": self._congestion, "collectives": self._collectives}
+        outcomes = []
+        for name in self.t["tests"]:
+            tries = []
+            for k in range(1, self.t["attempts"] + 1):
+                self.say(f"{name}: attempt {k} of {self.t['attempts']}")
+                tries.append(tests[name](k))
+                if tries[-1].verdict != FAIL:
+                    break
+            outcomes.append(Outcome(name, tries[-1].verdict, tries))
+        self._explain(outcomes)
+        (self.out / "check.json").write_text(json.dumps(to_dict(outcomes, self.t), indent=1) + "\n")
+        return outcomes
+
+    def _request(self, name: str, k: int, **kw) -> Request:
+        return replace(self.base, output=str(self.out / f"{name}-{k}.json"), **kw)
+
+    def _document(self, request: Request):
+        result = Session(request, say=self.say).run()
+        if result.status != "complete":
+            raise RunError(f"check: the {request.benches[0]} run {result.status}: {result.error}")
+        return result
+
+    def _pairs(self, k: int) -> Attempt:
+        p = self.t["pairs"]
+        res = self._document(self._request("pairs", k, benches=(pair_matrix.BENCH,), sizes=str(p["size"]),
+                                           params=(f"window={p['window']}",)))
+        doc = res.document
+        (m,) = pair_matrix.matrices(doc.merged, doc.header.hosts, doc.header.network, drop=p["drop"])
+        n = len(m.hosts)
+        items = [f"cable {lab}: {bad} of the {of} pairs it limits low" for lab, bad, of in m.cables]
+        items += [f"host {h}: {bad} of its {of} pairs low ({way})" for h, way, bad, of in m.hosts_named]
+        basis = "the model's rate" if m.predicted is not None else "the median pair"
+        figures = [f"pairs at {fmt_bytes(m.size)}: {len(m.low)} of {n * (n - 1)} below {1 - p['drop']:.0%} "
+                   f"of the typical pair against {basis}"]
+        return Attempt(FAIL if items else PASS, items, figures, str(res.path), named=[c[0] for c in m.cables])
+
+    def _congestion(self, k: int) -> Attempt:
+        c = self.t["congestion"]
+        res = self._document(self._request(
+            "congestion", k, benches=(VICTIM_BENCH[c["victim"]],), sizes=None,
+            params=(f"aggressor={c['aggressor']}",), launches=CHECK_LAUNCHES,
+            sampling=replace(self.base.sampling, sample_time=max(self.base.sampling.sample_time, 0.05))))
+        doc = res.document
+        (m,) = congestion.impacts(doc.points, doc.header.hosts, doc.header.network)
+        r, lo, hi = m.median
+        fig = (f"congestion: {c['victim']} victims under {c['aggressor']}: impact {r:.2f} [{lo:.2f}, {hi:.2f}]"
+               + (f", the model's {m.predicted.impact:.2f}" if m.predicted else ""))
+        if m.predicted:
+            limit, against = m.predicted.impact * (1 + c["tolerance"]), "the model's impact"
+        elif c["max_impact"] is not None:
+            limit, against = c["max_impact"], "max_impact"
+        else:
+            return Attempt(REPORTED, [], [fig + " (no model and no max_impact to judge it by)"], str(res.path))
+        bad = math.isfinite(lo) and lo > limit
+        items = [f"{fig}: above {limit:.2f} ({against}"
+                 + (f" x {1 + c['tolerance']:g}" if m.predicted else "") + ")"] if bad else []
+        return Attempt(FAIL if bad else PASS, items, [fig], str(res.path))
+
+    def _collectives(self, k: int) -> Attempt:
+        c = self.t["collectives"]
+        req = self._request("collectives", k, benches=tuple(f"coll.{op}" for op in c["ops"]),
+                            sizes=str(c["size"]), params=(), active=str(self.base.launch.ranks),
+                            launches=CHECK_LAUNCHES)
+        res = self._document(req)
+        if self.baseline:
+            return self._against_baseline(res, c)
+        return self._against_model(res, c)
+
+    def _against_model(self, res, c: dict) -> Attempt:
+        doc = res.document
+        rows = doc.coll_predictions
+        if not rows:
+            figs = [f"{p.bench} at {fmt_bytes(p.size)} on {p.active} ranks: {fmt_time(p.summary.median)}"
+                    for p in doc.merged]
+            return Attempt(REPORTED, [], [f + " (no model of the network and no --baseline to judge it by)"
+                                          for f in figs], str(res.path))
+        low = {(p.bench, p.size, p.active): p.summary.ci_low or p.summary.median for p in doc.merged}
+        items, figures, why = [], [], {}
+        for row in rows:
+            ratio_lo = low.get((row["bench"], row["size"], row["active"]), row["measured_s"]) / row["predicted_s"]
+            line = (f"{row['bench']} at {fmt_bytes(row['size'])} on {row['active']} ranks: "
+                    f"{fmt_time(row['measured_s'])}, {row['ratio']:.2f}x the model's {fmt_time(row['predicted_s'])} "
+                    f"({row['algorithm']}; bottleneck {row.get('bottleneck') or '-'})")
+            figures.append(line)
+            if ratio_lo > 1 + c["tolerance"]:
+                items.append(f"{line}: slower than {1 + c['tolerance']:g}x the model's")
+                why[items[-1]] = row.get("bottleneck") or ""
+        return Attempt(FAIL if items else PASS, items, figures, str(res.path), bottlenecks=why)
+
+    def _against_baseline(self, res, c: dict) -> Attempt:
+        from ..analysis.compare import compare
+        from ..schema import load
+        changes = [ch for ch in compare(load(self.baseline), res.document) if ch.bench.startswith("coll.")]
+        items, figures = [], []
+        for ch in changes:
+            line = (f"{ch.bench} at {fmt_bytes(ch.size)} on {ch.active} ranks: {ch.ratio:.2f}x the baseline's time "
+                    f"[{ch.ratio_ci_low:.2f}, {ch.ratio_ci_high:.2f}]")
+            figures.append(line)
+            if ch.verdict == "only-in-base" or (math.isfinite(ch.ratio_ci_low) and ch.ratio_ci_low > 1 + c["tolerance"]):
+                items.append(f"{line}: slower than {1 + c['tolerance']:g}x the baseline's")
+        if not changes:
+            items.append(f"the baseline {self.baseline} has none of these collectives")
+        return Attempt(FAIL if items else PASS, items, figures, str(res.path))
+
+    @staticmethod
+    def _explain(outcomes: list[Outcome]) -> None:
+        """A failing collective whose bottleneck the pair matrix named: said so on its line."""
+        named = {lab for o in outcomes if o.test == "pairs" for lab in o.last.named}
+        for o in outcomes:
+            a = o.last
+            a.items = [f"{line} (its bottleneck, {a.bottlenecks[line]}, is a cable named above)"
+                       if a.bottlenecks.get(line) in named else line for line in a.items]
+
+
+def to_dict(outcomes: list[Outcome], thresholds: dict) -> dict:
+    return {"passed": all(o.verdict != FAIL for o in outcomes), "thresholds": thresholds,
+            "tests": [{"test": o.test, "verdict": o.verdict,
+                       "attempts": [{k: v for k, v in asdict(a).items() if k != "bottlenecks"} for a in o.attempts]}
+                      for o in outcomes]}
+
+
+def lines(outcomes: list[Outcome]) -> list[str]:
+    """What `fabriclab check` prints: each test's verdict and figures, then one line per failing item."""
+    out = []
+    for o in outcomes:
+        tries = len(o.attempts)
+        out.append(f"{o.verdict.upper():<8} {o.test} ({tries} attempt{'s' if tries > 1 else ''})")
+        out += [f"  {f}" for f in o.last.figures]
+    failing = [(o.test, item) for o in outcomes if o.verdict == FAIL for item in o.last.items]
+    out.append("")
+    if failing:
+        out.append(f"check FAILED: {len(failing)} failing item{'s' if len(failing) > 1 else ''}")
+        out += [f"FAIL {test}: {item}" for test, item in failing]
+    else:
+        out.append("check passed")
+    return out

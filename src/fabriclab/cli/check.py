@@ -1,0 +1,78 @@
+"""`fabriclab check`: the thresholds and the run's options parsed into a
+check (acceptance/check.py), its verdicts printed, exit 0 when it passes and
+1 when it fails."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .. import outputs
+from ..measure.session import Request
+from .letters import adder
+from .options import add_mpi_options, launch_options, site, write_out
+
+
+def register(sub) -> None:
+    from ..acceptance.thresholds import MAX_ATTEMPTS, TESTS
+    p = sub.add_parser("check", help="A short acceptance suite (pair matrix, congestion, collectives) judged "
+                                     "against the model or a baseline: exit 0 when it passes, 1 with one line "
+                                     "per failing cable, host or figure.",
+                       description="Run the pair matrix, the congestion impact and the collectives' time on the "
+                                   "ranks given (one host, a testbed, the hosts or the Slurm allocation), judge "
+                                   "each against the model of the network or a baseline run by the thresholds, "
+                                   "pass a test when any of its attempts passes, and write every run, check.json "
+                                   "and an HTML report into one folder (docs/acceptance.md).")
+    add = adder(p, "check")
+    add("--tests", metavar="LIST", help=f"The tests, comma-separated, of {', '.join(TESTS)}. Default: all.")
+    add("--thresholds", metavar="FILE", help="Thresholds (YAML or JSON) over the defaults (docs/acceptance.md). "
+                                             "Default: the defaults.")
+    add("--attempts", type=int, metavar="K",
+        help=f"Attempts per test, 1..{MAX_ATTEMPTS}; a test passes when any passes. Default: 3 (or the file's).")
+    add("--baseline", metavar="RUN.json",
+        help="Judge the collectives against this earlier run's instead of the model. Default: the model.")
+    p.add_argument("--network", metavar="FILE",
+                   help="The network file the hosts are joined by. Default: a testbed's own file with --testbed, "
+                        "else none (the pair matrix then against the median pair).")
+    add("--output", metavar="DIR", help="The folder written. Default: results/check-TIMESTAMP.")
+    add("--timeout", type=float, default=60.0, metavar="SECONDS",
+        help="End a run when a launch prints nothing for this long plus twice its point time. Default: 60.")
+    add("--quiet", action="store_true", help="Only the verdicts. Default: off.")
+    add_mpi_options(p, "check")
+    p.set_defaults(func=cmd_check)
+
+
+def thresholds(args) -> dict:
+    """The defaults, the file over them, the flags over both; checked before anything runs."""
+    from ..acceptance import thresholds as th
+    t = th.load(args.thresholds) if args.thresholds else th.check(th.merged({}))
+    over = {}
+    if args.tests is not None:
+        over["tests"] = [x.strip() for x in args.tests.split(",")]
+    if args.attempts is not None:
+        over["attempts"] = args.attempts
+    return th.check(th.merged(over, t)) if over else t
+
+
+def cmd_check(args) -> int:
+    from ..acceptance.check import FAIL, Check, lines
+    from ..measure.session import Session
+    from ..report import html
+    from ..schema import load
+    t = thresholds(args)
+    if args.baseline:
+        load(args.baseline)                     # a bad baseline ends here, before anything runs
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    out = outputs.directory(args.output or Path("results") / f"check-{stamp}", "the check folder")
+    base = Request(launch=launch_options(args), site=site(args), network=args.network, timeout=args.timeout,
+                   launches=1, argv=tuple(getattr(args, "argv", ())))
+    probe = Request(benches=("message.shift",), sizes="8", launch=base.launch, site=base.site, network=base.network)
+    Session(probe).check()                      # the MPI, the hosts and the network, before the first test
+    say = (lambda line: None) if args.quiet else (lambda line: print(f"fabriclab: check: {line}", file=sys.stderr))
+    outcomes = Check(t, base, out, args.baseline, say).run()
+    runs = [(o.test, load(o.last.document)) for o in outcomes]
+    write_out(html.render(runs), str(out / "report.html"))
+    sys.stdout.write("\n".join(lines(outcomes)) + "\n")
+    print(f"fabriclab: check: {out}/check.json, {out}/report.html", file=sys.stderr)
+    return 1 if any(o.verdict == FAIL for o in outcomes) else 0
