@@ -230,6 +230,7 @@ int fl_ucx_probe(void);
 const char *fl_exchange_fault(const fl_layout *l, int nranks);  /* bibw, bisection */
 const char *fl_pairs_fault(const fl_layout *l, int nranks);     /* saturation */
 const char *fl_hotspot_fault(const fl_layout *l, int nranks);
+int fl_pattern_point(const fl_point *pt, fl_shape *shape, const char *bad);
 
 /* util.c */
 double fl_now(void);                           /* monotonic seconds */

@@ -4,7 +4,9 @@
  * rules. Each returns NULL or the reason the layout cannot run. */
 #include "fl.h"
 
+#include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* Rank q has role `mine`, and its peer has role `theirs` and names q back. */
 static int paired(const fl_layout *l, int n, int q, char mine, char theirs)
@@ -45,4 +47,21 @@ const char *fl_hotspot_fault(const fl_layout *l, int n)
             return "layout: hotspot roles are 't', 's' and 'i'";
     }
     return NULL;
+}
+
+/* A pattern point: FL_ERROR with `bad` (or the missing layout) in the note,
+ * FL_SKIP for a size no MPI int count holds, else FL_OK. */
+int fl_pattern_point(const fl_point *pt, fl_shape *shape, const char *bad)
+{
+    if (!pt->layout)
+        bad = "a pattern benchmark needs a layout (--layouts)";
+    if (bad) {
+        snprintf(shape->note, FL_NOTE_LEN, "%s", bad);
+        return FL_ERROR;
+    }
+    if (pt->size > INT_MAX) {
+        snprintf(shape->note, FL_NOTE_LEN, "size above INT_MAX bytes (MPI int count)");
+        return FL_SKIP;
+    }
+    return FL_OK;
 }

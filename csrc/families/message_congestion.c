@@ -332,15 +332,9 @@ static int cg_begin(const fl_ctx *ctx, void *bs, const fl_point *pt, fl_shape *s
 {
     const fl_layout *l = pt->layout;
     const int k = load_of(ctx->opts);
-    const char *bad = l ? cg_fault(l, ctx->nranks, LOADS[k].hotspot) : "congestion needs a layout (--layouts)";
-    if (bad) {
-        snprintf(shape->note, FL_NOTE_LEN, "%s", bad);
-        return FL_ERROR;
-    }
-    if (pt->size > INT_MAX) {
-        snprintf(shape->note, FL_NOTE_LEN, "size above INT_MAX bytes (MPI int count)");
-        return FL_SKIP;
-    }
+    int st = fl_pattern_point(pt, shape, l ? cg_fault(l, ctx->nranks, LOADS[k].hotspot) : NULL);
+    if (st != FL_OK)
+        return st;
     cg_state *s = fl_alloc(sizeof *s);
     s->comm = ctx->comm, s->rank = ctx->rank, s->n = ctx->nranks, s->role = l->role[ctx->rank];
     s->nap = *(int *)bs, s->size = (size_t)pt->size, s->win = MPI_WIN_NULL;

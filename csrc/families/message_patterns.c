@@ -114,17 +114,10 @@ static int pat_begin(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape,
                      const char *(*fault)(const fl_layout *, int), int64_t window, int64_t unit,
                      pat_state **out)
 {
-    const fl_layout *l = pt->layout;
-    const char *bad = l ? fault(l, ctx->nranks) : "a pattern benchmark needs a layout (--layouts)";
-    if (bad) {
-        snprintf(shape->note, FL_NOTE_LEN, "%s", bad);
-        return FL_ERROR;
-    }
-    if (pt->size > INT_MAX) {
-        snprintf(shape->note, FL_NOTE_LEN, "size above INT_MAX bytes (MPI int count)");
-        return FL_SKIP;
-    }
-    int st = pair_check_buffers(pt, unit, 1, shape);
+    int st = fl_pattern_point(pt, shape, pt->layout ? fault(pt->layout, ctx->nranks) : NULL);
+    if (st != FL_OK)
+        return st;
+    st = pair_check_buffers(pt, unit, 1, shape);
     if (st != FL_OK)
         return st;
     pat_state *s = fl_alloc(sizeof *s);

@@ -102,3 +102,15 @@ def test_singletons_stop_the_run_with_the_plugin_to_use(slurm, flavour, wrong, h
     doc = docs.read(out)
     assert doc["footer"]["status"] == "failed" and doc["footer"]["points"] == 0
     assert not docs.points(doc)
+
+
+def test_check_runs_on_the_allocation_it_is_given(slurm, tmp_path):  # noqa: F811
+    """fabriclab check inside an allocation: its runs take the allocation's two nodes through
+    srun; without a network file the collectives are measured and reported, not judged."""
+    cmd = ["salloc", "-N", "2", "-n", "2", "--quiet", sys.executable, "-m", "fabriclab.cli", "check",
+           "--mpi-home", mpi_home("mpich"), "-q", "--tests", "collectives", "--attempts", "1",
+           "-o", str(tmp_path / "c")]
+    p = subprocess.run(cmd, env=slurm.environ(), capture_output=True, text=True, timeout=180)
+    assert p.returncode == 0, p.stderr
+    assert "REPORTED collectives" in p.stdout and p.stdout.rstrip().endswith("check passed")
+    _one_job_on_both_nodes(docs.read(tmp_path / "c" / "collectives-1.json"), "pmi2")

@@ -160,3 +160,12 @@ def test_bad_input_is_one_line_and_exit_2_before_anything_runs(argv, says, capsy
     assert main(["congestion", *argv, "--dry-run"]) == 2
     err = capsys.readouterr().err.strip()
     assert says in err and len(err.splitlines()) == 1
+
+
+def test_the_report_tables_the_impact_factors():
+    from fabriclab.report import html
+    pts = [_point("message.victim_bandwidth", 0, [1e-3] * 50), _point("message.victim_bandwidth", 3, [2e-3] * 50)]
+    doc = SimpleNamespace(points=pts, header=SimpleNamespace(hosts=None, network=None))
+    out = "".join(html._congestion([SimpleNamespace(name="r", doc=doc)]))
+    assert 'id="congestion"' in out and "<td>message.victim_bandwidth</td>" in out and "2.00 [2.00, 2.00]" in out
+    assert html._congestion([SimpleNamespace(name="r", doc=SimpleNamespace(points=[], header=doc.header))]) == []

@@ -67,3 +67,15 @@ def test_a_slow_host_cable_names_that_cable_and_the_text_marks_its_pairs():
 def test_a_host_is_named_where_no_network_is_known():
     (m,) = pair_matrix.matrices(_points(lambda r, c: 50e6 * (0.3 if c == 2 else 1.0)), HOSTS)
     assert m.cables == [] and m.hosts_named == [("h2", "receives", 7, 7)]
+
+
+def test_the_report_draws_the_matrix_with_its_low_pairs_framed():
+    from types import SimpleNamespace
+    from fabriclab.report import pair_views
+    pred = _model()
+    doc = SimpleNamespace(merged=_points(lambda r, c: pred[(r, c)] * (0.3 if r == 5 else 1.0)),
+                          header=SimpleNamespace(hosts=HOSTS, network=TWO))
+    html = "".join(pair_views.html([SimpleNamespace(name="run <1>", doc=doc)]))
+    assert html.count("<rect") == 56 and html.count('stroke="#b00020"') == 7
+    assert "named: link h5-s1" in html and "run &lt;1&gt;" in html and 'id="pairs"' in html
+    assert pair_views.html([SimpleNamespace(name="x", doc=SimpleNamespace(merged=[], header=doc.header))]) == []

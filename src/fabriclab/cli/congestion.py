@@ -9,7 +9,7 @@ from ..errors import UsageError
 from ..measure.session import Request
 from .letters import adder
 from .options import add_mpi_options, launch_options, site
-from .run import add_sampling, sampling
+from .run import add_sampling, sampling, start
 
 VICTIMS = {"latency": "message.victim_latency", "bandwidth": "message.victim_bandwidth",
            "allreduce": "message.victim_allreduce"}
@@ -82,18 +82,9 @@ def request(args) -> Request:
 
 def cmd_congestion(args) -> int:
     from ..measure import congestion
-    from ..measure.session import Session
-    from .progress import Progress
-
-    def say(line: str) -> None:
-        print(f"fabriclab: {line}", file=sys.stderr)
-    session = Session(request(args), say=say, inform=(lambda line: None) if args.quiet else say,
-                      progress=None if args.quiet else (lambda total: Progress(total)))
-    if args.dry_run:
-        for line in session.commands():
-            print(line)
+    result = start(request(args), args.quiet, args.dry_run)
+    if result is None:
         return 0
-    result = session.run()
     doc = result.document
     try:
         found = congestion.impacts(doc.points, doc.header.hosts, doc.header.network)

@@ -156,20 +156,28 @@ def check(args, force: bool = False) -> None:
     Session(request(args)).check(force=force)
 
 
-def execute(args) -> tuple:
-    """(exit code, the run's Result or None for a dry run): the options as a
-    request, run in this process (measure/session.py), what it gave printed."""
+def start(req, quiet: bool, dry_run: bool):
+    """A request run in this process (measure/session.py), its warnings on stderr and, unless
+    quiet, its progress; with dry_run its launch commands printed instead (None)."""
     from ..measure.session import Session
     from .progress import Progress
     def say(line: str) -> None:
         print(f"fabriclab: {line}", file=sys.stderr)
-    session = Session(request(args), say=say, inform=(lambda line: None) if args.quiet else say,
-                      progress=None if args.quiet else (lambda total: Progress(total)))
-    if args.dry_run:
+    session = Session(req, say=say, inform=(lambda line: None) if quiet else say,
+                      progress=None if quiet else (lambda total: Progress(total)))
+    if dry_run:
         for line in session.commands():
             print(line)
+        return None
+    return session.run()
+
+
+def execute(args) -> tuple:
+    """(exit code, the run's Result or None for a dry run): the options as a
+    request, run in this process, what it gave printed."""
+    result = start(request(args), args.quiet, args.dry_run)
+    if result is None:
         return 0, None
-    result = session.run()
     _print_end(args, result)
     end = f"fabriclab: {result.points} points in {result.seconds:.1f} s -> {result.path}"
     stream = f"(stream {result.stream})"      # on a line of its own where both would pass 100 columns

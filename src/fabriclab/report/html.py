@@ -14,7 +14,7 @@ from .escape import xml as escape
 
 from .. import __version__
 from ..units import fmt_bytes, fmt_rate, fmt_time
-from . import app_views, coll_views, figures, layers, svg
+from . import app_views, coll_views, figures, layers, pair_views, svg
 from .figure import Figure
 from .summary import warning_groups
 from .tables import _first_line, group_name, skipped
@@ -243,6 +243,37 @@ def _apps(runs: list) -> list[str]:
     return out
 
 
+def _congestion(runs: list) -> list[str]:
+    """The victims' impact factors beside the model's (measure/congestion.py)."""
+    from ..errors import UsageError
+    from ..measure import congestion
+    out = []
+    for run in runs:
+        doc = run.doc
+        if not any(p.bench in congestion.BENCHES for p in doc.points):
+            continue
+        try:
+            found = congestion.impacts(doc.points, doc.header.hosts, doc.header.network)
+        except UsageError:
+            found = congestion.impacts(doc.points)
+        ci = lambda t: f"{t[0]:.2f} [{t[1]:.2f}, {t[2]:.2f}]"   # noqa: E731
+        body = [[m.bench, fmt_bytes(m.size), m.aggressor, f"{m.victims}/{m.aggressors}", fmt_time(m.isolated_s),
+                 fmt_time(m.congested_s), ci(m.median), ci(m.tail),
+                 f"{min(m.draws):.2f}-{max(m.draws):.2f}" if m.draws else "-",
+                 f"{m.predicted.impact:.2f}" if m.predicted else "-",
+                 ", ".join(m.predicted.shared) if m.predicted else "-"] for m in found]
+        if body:
+            of = f" ({escape(run.name)})" if len(runs) > 1 else ""
+            out += [f'<h3 id="congestion">Congestion impact{of}</h3>',
+                    "<p>The slowest victim's time per op with the aggressors loading the network over its time "
+                    "with them idle (above 1: slower), for the median and the 99th percentile, 95% intervals over "
+                    "launches and ring draws; the model's bandwidth impact on a known network, and the cables the "
+                    "victims share with the aggressors.</p>",
+                    table(["victim test", "size", "aggressor", "victims/aggressors", "isolated", "congested",
+                           "impact, median", "impact, p99", "draws", "model", "shared cables"], body)]
+    return out
+
+
 def _coll_model(runs: list) -> list[str]:
     """Each collective point beside what the run's network allows (measure/coll_prediction.py)."""
     out = []
@@ -370,6 +401,8 @@ def render(named_docs: list[tuple], wire_Bps: float | None = None, wire_text: st
     nav += [f'<a href="#view-{v.key}">{escape(v.key)}</a>' for v, _ in views]
     app_tables = _apps(runs)
     nav += ['<a href="#apps">apps</a>'] if app_tables else []
+    pairs = pair_views.html(runs)
+    nav += ['<a href="#pairs">pairs</a>'] if pairs else []
     nav += ['<a href="#compare">compare</a>'] if len(runs) == 2 else []
     nav += ['<a href="#benchmarks">benchmarks</a>']
     body = [f"<h1>{escape(title)}</h1>",
@@ -383,6 +416,8 @@ def render(named_docs: list[tuple], wire_Bps: float | None = None, wire_text: st
         body += [f'<h2 id="view-{v.key}">{escape(v.title)}</h2>', _figs(figs)]
     body += _cables(runs)
     body += _coll_model(runs)
+    body += pairs
+    body += _congestion(runs)
     body += app_tables
     if len(runs) == 2:
         body += _compare(runs)
