@@ -82,3 +82,7 @@ def test_a_collective_slowed_by_a_named_cable_says_so():
             Outcome("collectives", FAIL, [Attempt(FAIL, [slow], [], "c", bottlenecks={slow: "link t"})])]
     Check._explain(outs)
     assert outs[1].last.items == [f"{slow} (its bottleneck, link t, is a cable named above)"]
+    other = [Outcome("pairs", FAIL, [Attempt(FAIL, ["cable h"], [], "p", named=["link h"])]),
+             Outcome("collectives", FAIL, [Attempt(FAIL, [slow], [], "c", bottlenecks={slow: "link t"})])]
+    Check._explain(other)
+    assert other[1].last.items == [f"{slow} (its ranks' traffic crosses link h, named above)"]

@@ -138,7 +138,7 @@ class Check:
             ratio_lo = low.get((row["bench"], row["size"], row["active"]), row["measured_s"]) / row["predicted_s"]
             line = (f"{row['bench']} at {fmt_bytes(row['size'])} on {row['active']} ranks: "
                     f"{fmt_time(row['measured_s'])}, {row['ratio']:.2f}x the model's {fmt_time(row['predicted_s'])} "
-                    f"({row['algorithm']}; bottleneck {row.get('bottleneck') or '-'})")
+                    f"({row['algorithm']}; the model's bottleneck {row.get('bottleneck') or '-'})")
             figures.append(line)
             if ratio_lo > 1 + c["tolerance"]:
                 items.append(f"{line}: slower than {1 + c['tolerance']:g}x the model's")
@@ -162,12 +162,16 @@ class Check:
 
     @staticmethod
     def _explain(outcomes: list[Outcome]) -> None:
-        """A failing collective whose bottleneck the pair matrix named: said so on its line."""
-        named = {lab for o in outcomes if o.test == "pairs" for lab in o.last.named}
+        """A failing collective beside cables the pair matrix named, said so on its line: it
+        runs on the same ranks, whose pairs' paths cross every cable the matrix can name."""
+        named = [lab for o in outcomes if o.test == "pairs" for lab in o.last.named]
         for o in outcomes:
             a = o.last
+            if o.test != "collectives" or not named:
+                continue
             a.items = [f"{line} (its bottleneck, {a.bottlenecks[line]}, is a cable named above)"
-                       if a.bottlenecks.get(line) in named else line for line in a.items]
+                       if a.bottlenecks.get(line) in named else
+                       f"{line} (its ranks' traffic crosses {', '.join(named)}, named above)" for line in a.items]
 
 
 def to_dict(outcomes: list[Outcome], thresholds: dict) -> dict:
