@@ -3,9 +3,10 @@
  * SC'19): victim ranks time a test while aggressor ranks load the network
  * until every victim is done. Python decides who is which (measure/
  * congestion.py): role 'v' a victim, its peer its successor on a seeded random
- * ring of the victims; role 'a' an aggressor, its peer the hotspot of the
- * incast and broadcast aggressors; role 'i' a rank that waits (the isolated
- * points, whose layouts make every aggressor idle).
+ * ring of the victims; an aggressor 'a' (alltoall, or naming the hotspot 't'
+ * of the one-sided loads) or in the roles of a registered pattern laid over
+ * the aggressors (s r b t: incast is the hotspot pattern); role 'i' a rank that
+ * waits (the isolated points, whose layouts make every aggressor idle).
  *
  * Victim tests, one benchmark each:
  * - victim_latency: SIZE bytes to and from both ring neighbours at once,
@@ -19,8 +20,10 @@
  * messages reposted as each completes, so the load is as steady as the
  * model's flows (rounds would leave cables idle while the slowest flow of a
  * round finishes): alltoall (every aggressor to every other), incast (every
- * aggressor to the hotspot), put_incast (MPI_Rput into the hotspot's window,
- * a window at a time, then flushed), get_bcast (MPI_Rget from its window).
+ * aggressor to the hotspot), pairs, bipairs, shift and bisection (the
+ * registered patterns' flows, measure/patterns.py), put_incast (MPI_Rput
+ * into the hotspot's window, a window at a time, then flushed), get_bcast
+ * (MPI_Rget from its window).
  *
  * The end: every rank enters one MPI_Ibarrier per measure call, the victims
  * after their ops, the others at the start; the others load (or wait) until
@@ -206,36 +209,81 @@ static double get_load(cg_state *s, MPI_Request *stop)
 
 /* ---- layouts ---- */
 
-/* Victims 'v' on one ring (each peer a victim, each victim named once, one
- * cycle through all); aggressors 'a' with peer -1 (alltoall) or all naming
- * one hotspot 'a' of peer -1; idle 'i'. */
-static const char *cg_fault(const fl_layout *l, int n, int hotspot)
+/* How the aggressors' traffic is laid out (LOADS): every aggressor 'a' to
+ * every other; the roles of a registered pattern (s r b t: each s or b
+ * sends to its peer, and receives from every s or b naming it); or origins
+ * 'a' naming one hotspot 't' of peer -1 (the one-sided loads). */
+enum { BY_ALL, BY_ROLES, BY_HOTSPOT };
+
+static int aggressor(char r)
 {
-    int victims = 0, aggressors = 0, first = -1, hot = -1;
+    return r != FL_VICTIM && r != FL_IDLE;
+}
+
+/* Victims 'v' on one ring (each peer a victim, one cycle through all). */
+static const char *ring_fault(const fl_layout *l, int n)
+{
+    int victims = 0, first = -1, steps = 0;
     for (int q = 0; q < n; q++) {
-        char r = l->role[q];
-        if (r != FL_VICTIM && r != FL_AGGRESSOR && r != FL_IDLE)
-            return "layout: congestion roles are 'v', 'a' and 'i'";
-        victims += r == 'v', aggressors += r == 'a';
-        if (r == 'v' && first < 0)
-            first = q;
-        if (r == 'a' && hotspot && l->peer[q] >= 0)
-            hot = l->peer[q];
-        if (r == 'v' && (l->peer[q] < 0 || l->role[l->peer[q]] != 'v'))
+        if (l->role[q] != FL_VICTIM)
+            continue;
+        victims++, first = first < 0 ? q : first;
+        if (l->peer[q] < 0 || l->role[l->peer[q]] != FL_VICTIM)
             return "layout: every victim names a victim, its successor on the ring";
     }
-    int steps = 0;
     for (int q = first; victims && (steps == 0 || q != first) && steps <= victims; q = l->peer[q])
         steps++;
-    if (victims < 2 || steps != victims)
-        return "layout: the victims' successors must make one ring through at least 2 victims";
-    for (int q = 0; q < n; q++)
-        if (l->role[q] == 'a' && (hotspot ? (q == hot ? l->peer[q] != -1 : l->peer[q] != hot)
-                                          : l->peer[q] != -1))
-            return "layout: the aggressors of an incast or broadcast name one hotspot aggressor";
-    if (aggressors == 1 || (hotspot && aggressors && (hot < 0 || l->role[hot] != 'a')))
-        return "layout: an aggressor needs another to load against (and a hotspot among them)";
+    return victims < 2 || steps != victims
+               ? "layout: the victims' successors must make one ring through at least 2 victims" : NULL;
+}
+
+/* One aggressor's role and peer under `by`; NULL or what is wrong. */
+static const char *aggressor_fault(const fl_layout *l, int q, int by)
+{
+    const char r = l->role[q];
+    const int p = l->peer[q];
+    if (by == BY_ALL && r != FL_AGGRESSOR)
+        return "layout: an alltoall aggressor takes role 'a'";
+    if (by == BY_HOTSPOT && !(r == FL_AGGRESSOR && p >= 0) && !(r == FL_TARGET && p < 0))
+        return "layout: a one-sided load's origins 'a' name its hotspot, a 't' of no peer";
+    if (by == BY_ROLES && r != FL_SENDER && r != FL_RECEIVER && r != FL_BOTH && r != FL_TARGET)
+        return "layout: a pattern's aggressors take the roles s, r, b and t";
+    if (by == BY_ALL && p != -1)
+        return "layout: an alltoall aggressor names no peer";
+    if (p >= 0 && !aggressor(l->role[p]))
+        return "layout: an aggressor's peer must be another aggressor";
+    if (by == BY_ROLES && (r == FL_SENDER || r == FL_BOTH) && p < 0)
+        return "layout: a pattern's sender names its peer";
     return NULL;
+}
+
+static const char *aggressors_fault(const fl_layout *l, int n, int by)
+{
+    int count = 0, heads = 0, hot = -1;
+    for (int q = 0; q < n; q++) {
+        if (!aggressor(l->role[q]))
+            continue;
+        const char *bad = aggressor_fault(l, q, by);
+        if (bad)
+            return bad;
+        count++;
+        heads += l->peer[q] < 0;
+        if (by == BY_HOTSPOT && l->peer[q] >= 0 && hot >= 0 && l->peer[q] != hot)
+            return "layout: the aggressors of a one-sided load name one hotspot";
+        hot = by == BY_HOTSPOT && l->peer[q] >= 0 ? l->peer[q] : hot;
+    }
+    if (count == 1 || (by == BY_HOTSPOT && count && (heads != 1 || hot < 0 || l->role[hot] != FL_TARGET)))
+        return "layout: an aggressor needs another to load against (and one hotspot among them)";
+    return NULL;
+}
+
+static const char *cg_fault(const fl_layout *l, int n, int by)
+{
+    for (int q = 0; q < n; q++)
+        if (!strchr("vaisrbt", l->role[q]))
+            return "layout: congestion roles are v, i, a, and s r b t (a pattern's aggressors)";
+    const char *bad = ring_fault(l, n);
+    return bad ? bad : aggressors_fault(l, n, by);
 }
 
 /* ---- setup ---- */
@@ -243,14 +291,18 @@ static const char *cg_fault(const fl_layout *l, int n, int hotspot)
 /* The aggressors (param aggressor): data, not a switch. */
 static const struct {
     const char *name;
-    int hotspot;             /* every aggressor names the hotspot */
+    int by;                  /* how the layout gives the traffic (BY_*) */
     double (*load)(cg_state *s, MPI_Request *stop);
     double (*hot_load)(cg_state *s, MPI_Request *stop); /* the hotspot's own part */
 } LOADS[] = {
-    {"alltoall", 0, stream_load, stream_load},
-    {"incast", 1, stream_load, stream_load},
-    {"put_incast", 1, put_load, idle_wait},
-    {"get_bcast", 1, get_load, idle_wait},
+    {"alltoall", BY_ALL, stream_load, stream_load},
+    {"incast", BY_ROLES, stream_load, stream_load},
+    {"put_incast", BY_HOTSPOT, put_load, idle_wait},
+    {"get_bcast", BY_HOTSPOT, get_load, idle_wait},
+    {"pairs", BY_ROLES, stream_load, stream_load},
+    {"bipairs", BY_ROLES, stream_load, stream_load},
+    {"shift", BY_ROLES, stream_load, stream_load},
+    {"bisection", BY_ROLES, stream_load, stream_load},
 };
 enum { NLOADS = sizeof LOADS / sizeof LOADS[0] };
 
@@ -278,17 +330,20 @@ static int load_of(const fl_opts *o)
 }
 
 /* Two-sided flows: alltoall every other aggressor both ways (shifted, so no
- * rank is everyone's first); incast every aggressor to the hotspot. */
-static void flows_setup(cg_state *s, const fl_layout *l, int hotspot)
+ * rank is everyone's first); a pattern's, each s or b rank to its peer, and
+ * from every s or b rank that names this one. */
+static void flows_setup(cg_state *s, const fl_layout *l, int by)
 {
-    const int n = s->n, me = s->rank, hot = l->peer[me] >= 0 ? l->peer[me] : me;
+    const int n = s->n, me = s->rank;
+    const char mine = l->role[me];
     s->dst = fl_alloc(sizeof *s->dst * (size_t)n);
     s->src = fl_alloc(sizeof *s->src * (size_t)n);
     for (int k = 1; k < n; k++) {
         int to = (me + k) % n, from = (me - k + n) % n;
-        if (l->role[to] == 'a' && (!hotspot || (me != hot && to == hot)))
+        if (by == BY_ALL ? aggressor(l->role[to]) : (mine == FL_SENDER || mine == FL_BOTH) && l->peer[me] == to)
             s->dst[s->ndst++] = to;
-        if (l->role[from] == 'a' && (!hotspot || me == hot))
+        if (by == BY_ALL ? aggressor(l->role[from])
+                         : (l->role[from] == FL_SENDER || l->role[from] == FL_BOTH) && l->peer[from] == me)
             s->src[s->nsrc++] = from;
     }
     const size_t reqs = (size_t)(s->ndst + s->nsrc) * (size_t)s->awin;
@@ -308,7 +363,7 @@ static void window_setup(cg_state *s, const fl_layout *l, int put)
     int a = 0, me = 0;
     s->hot = -1;
     for (int q = 0; q < s->n; q++) {
-        if (l->role[q] != 'a')
+        if (!aggressor(l->role[q]))
             continue;
         if (l->peer[q] < 0)
             s->hot = a;
@@ -332,7 +387,7 @@ static int cg_begin(const fl_ctx *ctx, void *bs, const fl_point *pt, fl_shape *s
 {
     const fl_layout *l = pt->layout;
     const int k = load_of(ctx->opts);
-    int st = fl_pattern_point(pt, shape, l ? cg_fault(l, ctx->nranks, LOADS[k].hotspot) : NULL);
+    int st = fl_pattern_point(pt, shape, l ? cg_fault(l, ctx->nranks, LOADS[k].by) : NULL);
     if (st != FL_OK)
         return st;
     cg_state *s = fl_alloc(sizeof *s);
@@ -345,16 +400,17 @@ static int cg_begin(const fl_ctx *ctx, void *bs, const fl_point *pt, fl_shape *s
         if (l->role[q] == 'v' && l->peer[q] == s->rank)
             s->pred = q;
     s->succ = s->role == 'v' ? l->peer[s->rank] : -1;
-    MPI_Comm_split(ctx->comm, s->role == 'v' ? 0 : s->role == 'a' ? 1 : MPI_UNDEFINED, s->rank, &s->group);
-    s->load = s->role != 'a' ? idle_wait : l->peer[s->rank] < 0 && LOADS[k].hotspot ? LOADS[k].hot_load
-                                                                                   : LOADS[k].load;
-    if (s->role == 'a' && LOADS[k].load == stream_load)
-        flows_setup(s, l, LOADS[k].hotspot);
-    else if (s->role == 'a')
+    const int loads = aggressor(s->role);
+    MPI_Comm_split(ctx->comm, s->role == FL_VICTIM ? 0 : loads ? 1 : MPI_UNDEFINED, s->rank, &s->group);
+    s->load = !loads ? idle_wait : LOADS[k].by == BY_HOTSPOT && l->peer[s->rank] < 0 ? LOADS[k].hot_load
+                                                                                    : LOADS[k].load;
+    if (loads && LOADS[k].by == BY_HOTSPOT)
         window_setup(s, l, LOADS[k].load == put_load);
+    else if (loads)
+        flows_setup(s, l, LOADS[k].by);
     int v = 0, a = 0;
     for (int q = 0; q < s->n; q++)
-        v += l->role[q] == 'v', a += l->role[q] == 'a';
+        v += l->role[q] == FL_VICTIM, a += aggressor(l->role[q]);
     shape->timed = s->role == 'v';
     snprintf(shape->info, FL_INFO_LEN,
              "{\"victims\":%d,\"aggressors\":%d,\"aggressor\":\"%s\",\"aggressor_size\":%zu,"

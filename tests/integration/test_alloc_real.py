@@ -27,7 +27,8 @@ CONNS = ["--conns", "1,8"]
 RUNS = [
     (["memory"], 2, ["-s", "64K,1M", *STRIDES]),
     (["deposit"], 2, ["-s", "64K,1M", *STRIDES]),
-    ([b for b in REGISTRY if b.startswith("message.") and b != "message.scatter"], 2, ["-s", "64K,1M", *CONNS]),
+    ([b for b in REGISTRY if b.startswith("message.") and b != "message.scatter" and not REGISTRY[b].min_ranks > 2],
+     2, ["-s", "64K,1M", *CONNS]),
     ([b for b in REGISTRY if b.startswith("tcp.") and b != "tcp.scatter"], 2, ["-s", "64K,1M", *CONNS]),
     ([b for b in REGISTRY if b.startswith("fabric.") and b != "fabric.scatter"], 2, ["-s", "64K,1M", *CONNS]),
     (["ucx"], 2, ["-s", "64K,1M"]),
@@ -43,6 +44,10 @@ RUNS = [
                    "-p", "root_shift=on"]),
     (["message.hotspot", "deposit.hotspot_put", "deposit.hotspot_get", "fabric.hotspot_put", "message.alltoall"],
      4, ["-s", "64K,1M", "--active", "3", "-p", "variant=collective,concurrent"]),
+    # the congestion benchmarks: victims, and aggressors in every kind of role (alltoall's a, a
+    # pattern's s r b t, a one-sided origin a and hotspot t), isolated and congested
+    ([b for b in REGISTRY if REGISTRY[b].pattern == "congestion"], 6,
+     ["-s", "64K,1M", "-p", "victims=2", "-p", "aggressor=alltoall,incast,pairs,bipairs,put_incast,get_bcast"]),
 ]
 
 

@@ -30,7 +30,7 @@ def test_every_victim_under_every_aggressor(mpi, aggressors, tmp_path, capsys):
     for p in doc.points:
         assert p.validation == {"checked_bytes": p.validation["checked_bytes"], "errors": 0}
         assert p.validation["checked_bytes"] > 0
-        assert p.roles.count("v") == 2 and p.roles.count("a") == (2 if p.active else 0)
+        assert p.roles.count("v") == 2 and sum(x not in "vi" for x in p.roles) == (2 if p.active else 0)
         assert p.info["waiting"] == ("sleep" if 4 > os.cpu_count() else "spin")
         assert p.info["aggressor"] == p.params["aggressor"]
     found = congestion.impacts(doc.points)
@@ -54,3 +54,18 @@ def test_check_on_one_host_reports_what_it_cannot_judge_and_judges_against_a_bas
     assert main(["check", "-n", "4", "--tests", "collectives", "--thresholds", str(t), "-q",
                  "--baseline", str(tmp_path / "a" / "collectives-1.json"), "-o", str(tmp_path / "b")]) == 0
     assert "PASS     collectives" in capsys.readouterr().out
+
+
+def test_the_registered_patterns_load_as_aggressors(tmp_path):
+    """Four aggressors in each two-sided pattern's roles stream to their peers until the victims
+    are done; the victims' data checked."""
+    out = tmp_path / "p.json"
+    assert main(["congestion", "-n", "6", "--victims", "2", "--victim", "bandwidth", "--draws", "1",
+                 "--aggressor", "pairs,bipairs,shift,bisection", "--validate", "-o", str(out), *FAST,
+                 "--point-time", "0.1", "--sample-time", "0.002"]) == 0
+    doc = schema.load(out)
+    roles = {p.params["aggressor"]: p.roles for p in doc.points if p.active}
+    assert sorted(roles) == ["bipairs", "bisection", "pairs", "shift"]
+    assert sorted(roles["pairs"].replace("v", "")) == list("rrss") and set(roles["shift"].replace("v", "")) == {"b"}
+    assert all(p.validation["errors"] == 0 for p in doc.points)
+    assert len(congestion.impacts(doc.points)) == 4

@@ -44,20 +44,32 @@ def test_the_split_is_seeded_and_the_ring_goes_through_every_victim_once():
 
 @pytest.mark.parametrize("aggressor", congestion.AGGRESSORS)
 def test_the_layouts_are_isolated_then_every_aggressor_loading(aggressor):
-    iso, cong = congestion.layouts(10, {"aggressor": aggressor, "seed": "4", "split": "2", "victims": "3"})
-    assert (iso.active, cong.active) == (0, 7)
-    assert iso.roles.count("v") == cong.roles.count("v") == 3 and "a" not in iso.roles
-    assert cong.roles.count("a") == 7 and cong.roles.count("i") == 0
+    iso, cong = congestion.layouts(10, {"aggressor": aggressor, "seed": "4", "split": "2", "victims": "4"})
+    assert (iso.active, cong.active) == (0, 6)
+    assert iso.roles.count("v") == cong.roles.count("v") == 4 and set(iso.roles) == {"v", "i"}
+    agg = [r for r, role in enumerate(cong.roles) if role not in "vi"]
+    assert len(agg) == 6 and cong.roles.count("i") == 0
     for r, role in enumerate(cong.roles):
         if role == "v":
             assert cong.roles[cong.peers[r]] == "v" and iso.peers[r] == cong.peers[r]
-    heads = [r for r, role in enumerate(cong.roles) if role == "a" and cong.peers[r] < 0]
-    if congestion.HOTSPOT[aggressor]:
+    heads = [r for r in agg if cong.peers[r] < 0]
+    if aggressor == "alltoall":
+        assert set(cong.roles[r] for r in agg) == {"a"} and len(heads) == 6
+    elif aggressor in congestion.ONE_SIDED:
         (hot,) = heads
-        assert all(cong.peers[r] == hot for r, role in enumerate(cong.roles) if role == "a" and r != hot)
-    else:
-        assert len(heads) == 7
-    assert cong.core_text().startswith("7:") and set(cong.roles) <= set(ROLE_NAMES)
+        assert all(cong.peers[r] == hot and cong.roles[r] == "a" for r in agg if r != hot) and cong.roles[hot] == "t"
+    else:                    # a registered pattern over the aggressors: every sender names an aggressor
+        assert set(cong.roles[r] for r in agg) <= set("srbt")
+        assert all(cong.peers[r] in agg for r in agg if cong.roles[r] in "sb")
+        victim, load = congestion.flows(cong.roles, list(cong.peers), aggressor)
+        assert len(load) == {"incast": 5, "pairs": 3, "bipairs": 6, "shift": 6, "bisection": 6}[aggressor]
+    assert cong.core_text().startswith("6:") and set(cong.roles) <= set(ROLE_NAMES)
+
+
+@pytest.mark.parametrize("aggressor", ["pairs", "bipairs", "bisection"])
+def test_a_pairing_aggressor_needs_an_even_count(aggressor):
+    with pytest.raises(UsageError, match="even number"):
+        congestion.layouts(10, {"aggressor": aggressor, "victims": "3"})
 
 
 def test_an_active_count_other_than_none_or_all_is_refused():
@@ -67,11 +79,11 @@ def test_an_active_count_other_than_none_or_all_is_refused():
 
 
 def test_the_flows_of_each_aggressor():
-    roles, peers = "vaava", [3, -1, 1, 0, 1]     # victims 0 and 3; aggressors 1 (hotspot), 2, 4
+    roles, peers = "vtava", [3, -1, 1, 0, 1]     # victims 0 and 3; aggressors 1 (hotspot), 2, 4
     victim, load = congestion.flows(roles, peers, "alltoall")
     assert sorted(victim) == [(0, 3), (0, 3), (3, 0), (3, 0)]
     assert sorted(load) == [(1, 2), (1, 4), (2, 1), (2, 4), (4, 1), (4, 2)]
-    assert sorted(congestion.flows(roles, peers, "incast")[1]) == [(2, 1), (4, 1)]
+    assert sorted(congestion.flows("vtsvs", [3, -1, 1, 0, 1], "incast")[1]) == [(2, 1), (4, 1)]
     assert sorted(congestion.flows(roles, peers, "put_incast")[1]) == [(2, 1), (4, 1)]
     assert sorted(congestion.flows(roles, peers, "get_bcast")[1]) == [(1, 2), (1, 4)]
 
@@ -91,7 +103,7 @@ def test_the_prediction_on_two_switches_by_hand():
     assert p.impact == pytest.approx(5.5, rel=1e-6)
     assert "trunk" in p.bottleneck and any("trunk" in c for c in p.shared)
     # victims on one switch share no cable with an incast into h5: nothing to predict but 1
-    q = congestion.predict(net, where, "vvaaaaaa", [1, 0, 5, 5, 5, -1, 5, 5], "incast")
+    q = congestion.predict(net, where, "vvssstss", [1, 0, 5, 5, 5, -1, 5, 5], "incast")
     assert q.impact == pytest.approx(1.0) and q.shared == []
     # victims on one host: nothing leaves it
     assert congestion.predict(net, np.zeros(8, dtype=np.int64), roles, peers, "alltoall") is None
@@ -145,7 +157,7 @@ def test_the_tail_ratio_is_of_the_launch_quantiles():
 def test_every_role_has_a_footprint():
     for name in congestion.BENCHES:
         b = REGISTRY[name]
-        assert b.pattern == "congestion" and set(b.footprint.alloc) == {"v", "a", "i"}
+        assert b.pattern == "congestion" and set(b.footprint.alloc) == set("vaisrbt")
 
 
 @pytest.mark.parametrize("argv, says", [

@@ -234,7 +234,8 @@ COLL_OVERLAP = {"overlap": Param("off", ("off", "on"), only=("form", "nonblockin
 # model's max-min shares, docs/acceptance.md); how many victims (0: a fifth
 # of the ranks) and the seeds of their choice and of their ring (a list of
 # ring seeds runs a draw each).
-CONGESTION = {"aggressor": choice("alltoall", "incast", "put_incast", "get_bcast"),
+CONGESTION = {"aggressor": choice("alltoall", "incast", "put_incast", "get_bcast", "pairs", "bipairs", "shift",
+                                  "bisection"),
               "aggressor_size": integer("128K", 1, 1 << 24), "aggressor_window": integer(4, 1, 1024),
               "victims": integer(0, 0, 1 << 20), "split": integer(1, 0, MAX_VALUE),
               "seed": integer(1, 0, MAX_VALUE)}

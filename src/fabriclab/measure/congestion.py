@@ -3,6 +3,10 @@ Benchmark Suite for Inducing and Measuring Contention in HPC Networks",
 SC'19): who is a victim and who an aggressor, the victims' random ring, the
 model's prediction of the impact, and the impact factors a run measured.
 
+- The aggressors' traffic (param `aggressor`): alltoall; a registered
+  pattern's flows laid over the aggressors (incast, the hotspot pattern;
+  pairs, bipairs, shift at step 1, bisection); or a one-sided load on one
+  hotspot (put_incast, get_bcast).
 - The split: a seeded choice (param `split`) of `victims` ranks, by default
   a fifth of them (GPCNeT's share), at least two, and at least two
   aggressors left.
@@ -35,11 +39,17 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..errors import UsageError
+from . import patterns
 from .patterns import Layout
 
 BENCHES = ("message.victim_latency", "message.victim_bandwidth", "message.victim_allreduce")
-AGGRESSORS = ("alltoall", "incast", "put_incast", "get_bcast")
-HOTSPOT = {"alltoall": False, "incast": True, "put_incast": True, "get_bcast": True}
+# The aggressors' traffic: every aggressor to every other, a registered pattern's flows laid
+# over the aggressors (patterns.py: incast is the hotspot pattern, its target the first
+# aggressor), or a one-sided load on one hotspot.
+PATTERNS = {"incast": "hotspot", "pairs": "pairs", "bipairs": "bipairs", "shift": "shift",
+            "bisection": "bisection"}
+ONE_SIDED = ("put_incast", "get_bcast")
+AGGRESSORS = ("alltoall", "incast", "put_incast", "get_bcast", "pairs", "bipairs", "shift", "bisection")
 VICTIM_SHARE = 0.2          # GPCNeT: a fifth of the ranks are victims
 P_TAIL = 0.99               # the tail's impact factor, as GPCNeT's 99th percentile
 
@@ -79,16 +89,32 @@ def layouts(nranks: int, params: dict, actives: Optional[list] = None) -> list[L
             raise UsageError(f"a congestion point's active count is 0 (isolated) or {top} (every aggressor "
                              f"loading), not {a}")
     succ = ring(v, int(params.get("seed", 1)))
-    hot = aggressors[0] if HOTSPOT[params.get("aggressor", "alltoall")] else -1
+    load = _load(aggressors, params.get("aggressor", "alltoall"), int(params.get("seed", 1)))
     out = []
     for a in actives or (0, top):
         roles, peers = ["i"] * nranks, [-1] * nranks
         for r in v:
             roles[r], peers[r] = "v", succ[r]
-        for r in aggressors if a else ():
-            roles[r], peers[r] = "a", hot if r != hot else -1
+        for r, (role, peer) in load.items() if a else ():
+            roles[r], peers[r] = role, peer
         out.append(Layout(a, "".join(roles), tuple(peers)))
     return out
+
+
+def _load(aggressors: list[int], kind: str, seed: int) -> dict:
+    """{rank: (role, peer)} of the aggressors loading: 'a' and no peer (alltoall), origins 'a'
+    naming the first aggressor, the hotspot 't' (the one-sided loads), or a pattern's layout
+    over them."""
+    if kind == "alltoall":
+        return {r: ("a", -1) for r in aggressors}
+    if kind in ONE_SIDED:
+        return {r: ("a", aggressors[0]) if r != aggressors[0] else ("t", -1) for r in aggressors}
+    n = len(aggressors)
+    if PATTERNS[kind] in ("pairs", "bipairs", "bisection") and n % 2:
+        raise UsageError(f"the {kind} aggressor pairs the aggressors and needs an even number of them, not {n}")
+    lay = patterns.layout(PATTERNS[kind], n, 1 if kind == "shift" else patterns.max_active(PATTERNS[kind], n), seed)
+    return {r: (lay.roles[i], aggressors[lay.peers[i]] if lay.peers[i] >= 0 else -1)
+            for i, r in enumerate(aggressors)}
 
 
 # ---- the model's prediction ----
@@ -99,14 +125,16 @@ def flows(roles: str, peers: list, aggressor: str) -> tuple[list, list]:
     vic = [r for r, x in enumerate(roles) if x == "v"]
     pred = {peers[r]: r for r in vic}
     victim = [(r, peers[r]) for r in vic] + [(r, pred[r]) for r in vic]
-    agg = [r for r, x in enumerate(roles) if x == "a"]
+    agg = [r for r, x in enumerate(roles) if x not in "vi"]
     hot = next((r for r in agg if peers[r] < 0), None)
     if aggressor == "alltoall":
         load = [(a, b) for a in agg for b in agg if a != b]
     elif aggressor == "get_bcast":
         load = [(hot, a) for a in agg if a != hot]
-    else:
+    elif aggressor == "put_incast":
         load = [(a, hot) for a in agg if a != hot]
+    else:                     # a pattern's: each sender (s, b) to its peer
+        load = [(r, peers[r]) for r in agg if roles[r] in "sb"]
     return victim, load
 
 
@@ -218,7 +246,8 @@ def impacts(points, hosts: Optional[list] = None, network: Optional[str] = None,
         pred = None
         if net is not None and lay and bench == "message.victim_bandwidth":
             pred = predict(net, where, lay[0], lay[1], agg)
-        out.append(Impact(bench, size, agg, lay[0].count("v") if lay else 0, lay[0].count("a") if lay else 0,
+        out.append(Impact(bench, size, agg, lay[0].count("v") if lay else 0,
+                          sum(x not in "vi" for x in lay[0]) if lay else 0,
                           float(np.median([np.median(x) for x in iso])),
                           float(np.median([np.median(x) for x in cong])),
                           ratio_ci(iso, cong), ratio_ci(iso, cong, q=P_TAIL), per, pred))

@@ -549,7 +549,7 @@ def _coll_limit(at: At) -> str | None:
 
 # ---- message_congestion.c: a victim's ring slots or vectors; an aggressor's
 # flows (each of the A - 1 others both ways at most: alltoall, an incast's
-# hotspot) or its one-sided slots and window.
+# hotspot, a pattern's roles s r b t) or its one-sided slots and window.
 MPI_STATUS = 32              # an MPI_Status: 20 bytes in MPICH, 24 in Open MPI; 32 bounds both
 
 
@@ -560,14 +560,36 @@ def _victim(at: At, allreduce: bool) -> int:
     return PAGE + page(w * at.size) + page(2 * w * at.size) + requests(4 * w)
 
 
-def _aggressor(at: At) -> int:
-    others, w, m = max(at.active - 1, 1), at.param("aggressor_window"), at.param("aggressor_size")
-    if at.params.get("aggressor") in ("put_incast", "get_bcast"):
-        return PAGE + 2 * page(w * m) + page(others * w * m) + requests(w)
-    reqs = 2 * others * w
-    return (PAGE + page(w * m) + page(others * w * m) + requests(reqs) + page(4 * reqs)
-            + page(MPI_STATUS * reqs) + page(others + 1) + 2 * page(4 * at.nranks))
+def _flows_held(at: At, ndst: int, nsrc: int) -> int:
+    """A two-sided aggressor's flows: a window of send slots, a window of receive slots per
+    source, a request, an index and a status per message in flight, the sources' end marks."""
+    w, m = at.param("aggressor_window"), at.param("aggressor_size")
+    reqs = (ndst + nsrc) * w
+    return (PAGE + page(w * m) + page(nsrc * w * m) + requests(reqs) + page(4 * reqs)
+            + page(MPI_STATUS * reqs) + page(nsrc + 1) + 2 * page(4 * at.nranks))
+
+
+def _one_sided(at: At, hotspot: bool) -> int:
+    """A one-sided aggressor: its slots both ways, a request per message, and its part of the
+    window (the hotspot's every origin's slots for put, one window's for get)."""
+    w, m, origins = at.param("aggressor_window"), at.param("aggressor_size"), max(at.active - 1, 1)
+    window = (origins * w * m if at.params.get("aggressor") == "put_incast" else w * m) if hotspot else 0
+    return PAGE + 2 * page(w * m) + requests(w) + page(window)
+
+
+def _aggressor(role: str) -> Callable[[At], int]:
+    """By role: 'a' every other aggressor both ways (alltoall) or a one-sided origin; a
+    pattern's s (one destination), r (one source), b (one each), t (every sender, or the
+    one-sided hotspot)."""
+    def held(at: At) -> int:
+        others = max(at.active - 1, 1)
+        if at.params.get("aggressor") in ("put_incast", "get_bcast"):
+            return _one_sided(at, role == "t")
+        return _flows_held(at, *{"a": (others, others), "s": (1, 0), "r": (0, 1), "b": (1, 1),
+                                 "t": (0, others)}[role])
+    return held
 
 
 def congestion(allreduce: bool = False) -> Footprint:
-    return Footprint({"v": lambda at: _victim(at, allreduce), "a": _aggressor, "i": STATE}, limit=mpi_count())
+    return Footprint({"v": lambda at: _victim(at, allreduce), "i": STATE,
+                      **{role: _aggressor(role) for role in "asrbt"}}, limit=mpi_count())

@@ -240,9 +240,9 @@ def build(names: list[str] | None, sizes: str | None, strides: str | None, param
         try:
             b.check_ranks(nranks)
         except UsageError as e:
-            if names:
+            if b.name in (names or ()):       # named: what was asked cannot run
                 raise
-            notes.append(f"{b.name} left out of the default suite: {e}")
+            notes.append(f"{b.name} left out of {f'the {b.level} level' if names else 'the default suite'}: {e}")
             continue
         s = size_list or parse_sizes(b.sizes)
         st = (stride_list or parse_strides(b.strides)) if b.has_stride else [1]
