@@ -97,7 +97,7 @@ static double idle_wait(cg_state *s, MPI_Request *stop)
     return 0.0;
 }
 
-/* ---- two-sided aggressors: alltoall, incast ---- */
+/* ---- two-sided aggressors: alltoall and the patterns' flows ---- */
 
 static void post_flows(cg_state *s)
 {
