@@ -86,3 +86,11 @@ def test_a_collective_slowed_by_a_named_cable_says_so():
              Outcome("collectives", FAIL, [Attempt(FAIL, [slow], [], "c", bottlenecks={slow: "link t"})])]
     Check._explain(other)
     assert other[1].last.items == [f"{slow} (its ranks' traffic crosses link h, named above)"]
+
+
+def test_check_json_of_a_check_that_stopped_early_does_not_pass():
+    from fabriclab.acceptance.check import to_dict
+    done = [Outcome("pairs", PASS, [Attempt(PASS, [], ["fine"], "p.json")])]
+    assert to_dict(done, {})["passed"] is True and "ended" not in to_dict(done, {})
+    stopped = to_dict(done, {}, "interrupted")
+    assert stopped["passed"] is False and stopped["ended"] == "interrupted" and len(stopped["tests"]) == 1

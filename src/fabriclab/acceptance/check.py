@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import math
+import signal
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
-from ..errors import RunError
+from ..errors import RunError, Terminated
 from ..measure import congestion, pair_matrix
 from ..measure.session import Request, Session
 from ..units import fmt_bytes, fmt_time
@@ -54,36 +55,69 @@ class Check:
                  say: Callable[[str], None] = lambda line: None):
         self.t, self.base, self.out, self.baseline, self.say = thresholds, base, out, baseline, say
 
+    def requests(self, k: int) -> dict:
+        """{test: the run of its attempt k}."""
+        p, c, k_ = self.t["pairs"], self.t["congestion"], self.t["collectives"]
+        made = {
+            "pairs": lambda: self._request("pairs", k, benches=(pair_matrix.BENCH,), sizes=str(p["size"]),
+                                           params=(f"window={p['window']}",)),
+            "congestion": lambda: self._request(
+                "congestion", k, benches=(VICTIM_BENCH[c["victim"]],), sizes=None,
+                params=(f"aggressor={c['aggressor']}",), launches=CHECK_LAUNCHES,
+                sampling=replace(self.base.sampling, sample_time=max(self.base.sampling.sample_time, 0.05))),
+            "collectives": lambda: self._request("collectives", k, benches=tuple(f"coll.{op}" for op in k_["ops"]),
+                                                 sizes=str(k_["size"]), params=(),
+                                                 active=str(self.base.launch.ranks), launches=CHECK_LAUNCHES)}
+        return {name: made[name]() for name in self.t["tests"]}
+
+    def check(self) -> None:
+        """Every test's run checked (plan, MPI, ranks, memory) before the first is launched."""
+        for req in self.requests(1).values():
+            Session(req).check()
+
     def run(self) -> list[Outcome]:
         tests = {"pairs": self._pairs, "congestion": self._congestion, "collectives": self._collectives}
-        outcomes = []
-        for name in self.t["tests"]:
-            tries = []
-            for k in range(1, self.t["attempts"] + 1):
-                self.say(f"{name}: attempt {k} of {self.t['attempts']}")
-                tries.append(tests[name](k))
-                if tries[-1].verdict != FAIL:
-                    break
-            outcomes.append(Outcome(name, tries[-1].verdict, tries))
-        self._explain(outcomes)
-        (self.out / "check.json").write_text(json.dumps(to_dict(outcomes, self.t), indent=1) + "\n")
+        outcomes, ended = [], None
+        try:
+            for name in self.t["tests"]:
+                tries = []
+                for k in range(1, self.t["attempts"] + 1):
+                    self.say(f"{name}: attempt {k} of {self.t['attempts']}")
+                    tries.append(tests[name](self.requests(k)[name]))
+                    if tries[-1].verdict != FAIL:
+                        break
+                outcomes.append(Outcome(name, tries[-1].verdict, tries))
+        except KeyboardInterrupt as e:
+            ended = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
+            raise
+        except RunError as e:
+            ended = f"failed: {e}"
+            raise
+        finally:                 # check.json holds the tests that completed, and how the check ended
+            self._explain(outcomes)
+            (self.out / "check.json").write_text(json.dumps(to_dict(outcomes, self.t, ended), indent=1) + "\n")
         return outcomes
 
     def _request(self, name: str, k: int, **kw) -> Request:
         return replace(self.base, output=str(self.out / f"{name}-{k}.json"), **kw)
 
     def _document(self, request: Request):
+        """The run's result; a failed run ends the check (RunError), an interrupted one as its signal would."""
         result = Session(request, say=self.say).run()
+        if result.status == "interrupted":
+            raise Terminated() if result.signal == signal.SIGTERM else KeyboardInterrupt()
         if result.status != "complete":
             raise RunError(f"check: the {request.benches[0]} run {result.status}: {result.error}")
         return result
 
-    def _pairs(self, k: int) -> Attempt:
+    def _pairs(self, req: Request) -> Attempt:
         p = self.t["pairs"]
-        res = self._document(self._request("pairs", k, benches=(pair_matrix.BENCH,), sizes=str(p["size"]),
-                                           params=(f"window={p['window']}",)))
+        res = self._document(req)
         doc = res.document
-        (m,) = pair_matrix.matrices(doc.merged, doc.header.hosts, doc.header.network, drop=p["drop"])
+        ms = pair_matrix.matrices(doc.merged, doc.header.hosts or [], doc.header.network, drop=p["drop"])
+        if not ms:
+            return Attempt(FAIL, ["pairs: no pair was measured"], [], str(res.path))
+        m = ms[0]
         n = len(m.hosts)
         items = [f"cable {lab}: {bad} of the {of} pairs it limits low" for lab, bad, of in m.cables]
         items += [f"host {h}: {bad} of its {of} pairs low ({way})" for h, way, bad, of in m.hosts_named]
@@ -92,14 +126,15 @@ class Check:
                    f"of the typical pair against {basis}"]
         return Attempt(FAIL if items else PASS, items, figures, str(res.path), named=[c[0] for c in m.cables])
 
-    def _congestion(self, k: int) -> Attempt:
+    def _congestion(self, req: Request) -> Attempt:
         c = self.t["congestion"]
-        res = self._document(self._request(
-            "congestion", k, benches=(VICTIM_BENCH[c["victim"]],), sizes=None,
-            params=(f"aggressor={c['aggressor']}",), launches=CHECK_LAUNCHES,
-            sampling=replace(self.base.sampling, sample_time=max(self.base.sampling.sample_time, 0.05))))
+        res = self._document(req)
         doc = res.document
-        (m,) = congestion.impacts(doc.points, doc.header.hosts, doc.header.network)
+        found = congestion.impacts(doc.points, doc.header.hosts, doc.header.network)
+        if not found:
+            return Attempt(FAIL, ["congestion: no victim point was measured both isolated and congested"], [],
+                           str(res.path))
+        m = found[0]
         r, lo, hi = m.median
         fig = (f"congestion: {c['victim']} victims under {c['aggressor']}: impact {r:.2f} [{lo:.2f}, {hi:.2f}]"
                + (f", the model's {m.predicted.impact:.2f}" if m.predicted else ""))
@@ -114,11 +149,8 @@ class Check:
                  + (f" x {1 + c['tolerance']:g}" if m.predicted else "") + ")"] if bad else []
         return Attempt(FAIL if bad else PASS, items, [fig], str(res.path))
 
-    def _collectives(self, k: int) -> Attempt:
+    def _collectives(self, req: Request) -> Attempt:
         c = self.t["collectives"]
-        req = self._request("collectives", k, benches=tuple(f"coll.{op}" for op in c["ops"]),
-                            sizes=str(c["size"]), params=(), active=str(self.base.launch.ranks),
-                            launches=CHECK_LAUNCHES)
         res = self._document(req)
         if self.baseline:
             return self._against_baseline(res, c)
@@ -174,8 +206,10 @@ class Check:
                        f"{line} (its ranks' traffic crosses {', '.join(named)}, named above)" for line in a.items]
 
 
-def to_dict(outcomes: list[Outcome], thresholds: dict) -> dict:
-    return {"passed": all(o.verdict != FAIL for o in outcomes), "thresholds": thresholds,
+def to_dict(outcomes: list[Outcome], thresholds: dict, ended: Optional[str] = None) -> dict:
+    """check.json: passed only when every test ran and none failed; `ended` says why it stopped early."""
+    return {"passed": ended is None and all(o.verdict != FAIL for o in outcomes), "thresholds": thresholds,
+            **({"ended": ended} if ended else {}),
             "tests": [{"test": o.test, "verdict": o.verdict,
                        "attempts": [{k: v for k, v in asdict(a).items() if k != "bottlenecks"} for a in o.attempts]}
                       for o in outcomes]}

@@ -57,7 +57,6 @@ def thresholds(args) -> dict:
 
 def cmd_check(args) -> int:
     from ..acceptance.check import FAIL, Check, lines
-    from ..measure.session import Session
     from ..report import html
     from ..schema import load
     t = thresholds(args)
@@ -67,10 +66,10 @@ def cmd_check(args) -> int:
     out = outputs.directory(args.output or Path("results") / f"check-{stamp}", "the check folder")
     base = Request(launch=launch_options(args), site=site(args), network=args.network, timeout=args.timeout,
                    launches=1, argv=tuple(getattr(args, "argv", ())))
-    probe = Request(benches=("message.shift",), sizes="8", launch=base.launch, site=base.site, network=base.network)
-    Session(probe).check()                      # the MPI, the hosts and the network, before the first test
     say = (lambda line: None) if args.quiet else (lambda line: print(f"fabriclab: check: {line}", file=sys.stderr))
-    outcomes = Check(t, base, out, args.baseline, say).run()
+    check = Check(t, base, out, args.baseline, say)
+    check.check()                               # every test's run, before the first is launched
+    outcomes = check.run()
     runs = [(o.test, load(o.last.document)) for o in outcomes]
     write_out(html.render(runs), str(out / "report.html"))
     sys.stdout.write("\n".join(lines(outcomes)) + "\n")
