@@ -280,6 +280,10 @@ typedef double (*fl_measure_fn)(const fl_ctx *ctx, void *state, int64_t iters);
 #define FL_NAP_NS 50000
 int fl_crowded(MPI_Comm comm);
 void fl_nap(void);
+/* A kernel's init that keeps fl_crowded's answer, an int, as its bench state, once per run;
+ * and the fini that frees it. */
+int fl_crowded_init(const fl_ctx *ctx, void **bs);
+void fl_crowded_fini(const fl_ctx *ctx, void *bs);
 /* Bytes to ask MPI_Win_allocate for: whole pages, at least one. With MPICH
  * 5.0 on one host, puts of 8-128 KiB into windows whose sizes were a page
  * multiple plus 8 bytes ran 10-14x slower (45 against 4.2 us per 128 KiB

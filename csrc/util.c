@@ -290,6 +290,20 @@ int fl_crowded(MPI_Comm comm)
     return any;
 }
 
+int fl_crowded_init(const fl_ctx *ctx, void **bs)
+{
+    int *crowded = fl_alloc(sizeof *crowded);
+    *crowded = fl_crowded(ctx->comm);
+    *bs = crowded;
+    return FL_OK;
+}
+
+void fl_crowded_fini(const fl_ctx *ctx, void *bs)
+{
+    (void)ctx;
+    fl_free(bs);
+}
+
 void fl_nap(void)
 {
     struct timespec ts = {0, FL_NAP_NS};

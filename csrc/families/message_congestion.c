@@ -306,21 +306,6 @@ static const struct {
 };
 enum { NLOADS = sizeof LOADS / sizeof LOADS[0] };
 
-/* Once per run: whether this machine holds more of the run's ranks than CPUs. */
-static int cg_init(const fl_ctx *ctx, void **bs)
-{
-    int *nap = fl_alloc(sizeof *nap);
-    *nap = fl_crowded(ctx->comm);
-    *bs = nap;
-    return FL_OK;
-}
-
-static void cg_fini(const fl_ctx *ctx, void *bs)
-{
-    (void)ctx;
-    fl_free(bs);
-}
-
 static int load_of(const fl_opts *o)
 {
     for (int k = 0; k < NLOADS; k++)
@@ -596,11 +581,11 @@ static int64_t allreduce_verify(const fl_ctx *ctx, void *state, int64_t *checked
 }
 
 const fl_kernel fl_message_congestion_kernels[] = {
-    {.name = "message.victim_latency", .init = cg_init, .fini = cg_fini, .setup = latency_setup,
+    {.name = "message.victim_latency", .init = fl_crowded_init, .fini = fl_crowded_fini, .setup = latency_setup,
      .measure = ring_measure, .verify = ring_verify, .teardown = cg_teardown},
-    {.name = "message.victim_bandwidth", .init = cg_init, .fini = cg_fini, .setup = bandwidth_setup,
+    {.name = "message.victim_bandwidth", .init = fl_crowded_init, .fini = fl_crowded_fini, .setup = bandwidth_setup,
      .measure = ring_measure, .verify = ring_verify, .teardown = cg_teardown},
-    {.name = "message.victim_allreduce", .init = cg_init, .fini = cg_fini, .setup = allreduce_setup,
+    {.name = "message.victim_allreduce", .init = fl_crowded_init, .fini = fl_crowded_fini, .setup = allreduce_setup,
      .measure = allreduce_measure, .verify = allreduce_verify, .teardown = cg_teardown},
     {.name = NULL},
 };

@@ -218,14 +218,13 @@ static int shift_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **s
 {
     pat_state *s;
     int st = windowed_setup(ctx, pt, state, shape, shift_fault, &s);
-    (void)bs;
     if (st != FL_OK)
         return st;
     pair_state *p = &s->m.p;
     for (int q = 0; q < p->nranks; q++)
         if (pt->layout->peer[q] == p->rank)
             s->from = q;
-    s->nap = fl_crowded(ctx->comm);
+    s->nap = *(const int *)bs;
     const size_t len = strlen(shape->info); /* the object's end: how its ranks waited */
     if (len > 1 && len + 24 < FL_INFO_LEN)
         snprintf(shape->info + len - 1, FL_INFO_LEN - len + 1, ",\"waiting\":\"%s\"}",
@@ -547,7 +546,7 @@ const fl_kernel fl_message_pattern_kernels[] = {
      .verify = alltoall_verify, .teardown = pat_teardown},
     {.name = "message.bisection", .setup = exchange_setup, .measure = exchange_measure,
      .verify = exchange_verify, .teardown = pat_teardown},
-    {.name = "message.shift", .setup = shift_setup, .measure = shift_measure, .verify = shift_verify,
+    {.name = "message.shift", .init = fl_crowded_init, .fini = fl_crowded_fini, .setup = shift_setup, .measure = shift_measure, .verify = shift_verify,
      .teardown = pat_teardown},
     {.name = NULL},
 };

@@ -55,25 +55,26 @@ class Check:
                  say: Callable[[str], None] = lambda line: None):
         self.t, self.base, self.out, self.baseline, self.say = thresholds, base, out, baseline, say
 
-    def requests(self, k: int) -> dict:
-        """{test: the run of its attempt k}."""
-        p, c, k_ = self.t["pairs"], self.t["congestion"], self.t["collectives"]
-        made = {
-            "pairs": lambda: self._request("pairs", k, benches=(pair_matrix.BENCH,), sizes=str(p["size"]),
-                                           params=(f"window={p['window']}",)),
-            "congestion": lambda: self._request(
-                "congestion", k, benches=(VICTIM_BENCH[c["victim"]],), sizes=None,
-                params=(f"aggressor={c['aggressor']}",), launches=CHECK_LAUNCHES,
-                sampling=replace(self.base.sampling, sample_time=max(self.base.sampling.sample_time, 0.05))),
-            "collectives": lambda: self._request("collectives", k, benches=tuple(f"coll.{op}" for op in k_["ops"]),
-                                                 sizes=str(k_["size"]), params=(),
-                                                 active=str(self.base.launch.ranks), launches=CHECK_LAUNCHES)}
-        return {name: made[name]() for name in self.t["tests"]}
+    def request(self, name: str, k: int) -> Request:
+        """The run of test `name`'s attempt k."""
+        if name == "pairs":
+            p = self.t["pairs"]
+            return self._request(name, k, benches=(pair_matrix.BENCH,), sizes=str(p["size"]),
+                                 params=(f"window={p['window']}",))
+        if name == "congestion":
+            c = self.t["congestion"]
+            return self._request(name, k, benches=(VICTIM_BENCH[c["victim"]],), sizes=None,
+                                 params=(f"aggressor={c['aggressor']}",), launches=CHECK_LAUNCHES,
+                                 sampling=replace(self.base.sampling,
+                                                  sample_time=max(self.base.sampling.sample_time, 0.05)))
+        c = self.t["collectives"]
+        return self._request(name, k, benches=tuple(f"coll.{op}" for op in c["ops"]), sizes=str(c["size"]),
+                             params=(), active=str(self.base.launch.ranks), launches=CHECK_LAUNCHES)
 
     def check(self) -> None:
         """Every test's run checked (plan, MPI, ranks, memory) before the first is launched."""
-        for req in self.requests(1).values():
-            Session(req).check()
+        for name in self.t["tests"]:
+            Session(self.request(name, 1)).check()
 
     def run(self) -> list[Outcome]:
         tests = {"pairs": self._pairs, "congestion": self._congestion, "collectives": self._collectives}
@@ -83,7 +84,7 @@ class Check:
                 tries = []
                 for k in range(1, self.t["attempts"] + 1):
                     self.say(f"{name}: attempt {k} of {self.t['attempts']}")
-                    tries.append(tests[name](self.requests(k)[name]))
+                    tries.append(tests[name](self.request(name, k)))
                     if tries[-1].verdict != FAIL:
                         break
                 outcomes.append(Outcome(name, tries[-1].verdict, tries))
