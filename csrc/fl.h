@@ -184,8 +184,8 @@ void fl_opts_free(fl_opts *o);
 /* runner.c: hello, then every point (layout x conns x stride x size), then end. */
 int fl_run(const fl_bench *b, const fl_opts *o);
 
-/* registry.c: NULL and a reason when the name has no facts or no kernel. */
-const fl_bench *fl_find_bench(const char *name, const char **why);
+/* registry.c: the benchmark named into *out; NULL, or the reason it has no facts or no kernel. */
+const char *fl_find_bench(const char *name, fl_bench *out);
 void fl_list_benches(void);
 extern const fl_facts fl_facts_table[]; /* fl_facts.h, ended by name == NULL */
 
@@ -198,6 +198,7 @@ extern const fl_kernel fl_deposit_pattern_kernels[];
 extern const fl_kernel fl_message_kernels[];
 extern const fl_kernel fl_message_pattern_kernels[];
 extern const fl_kernel fl_message_congestion_kernels[];
+extern const fl_kernel fl_message_victim_kernels[];
 extern const fl_kernel fl_message_conns_kernels[];
 extern const fl_kernel fl_message_scatter_kernels[];
 extern const fl_kernel fl_tcp_kernels[];

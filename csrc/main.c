@@ -41,7 +41,7 @@ int main(int argc, char **argv)
 
     fl_opts opts;
     const char *name = NULL;
-    const fl_bench *bench = NULL;
+    fl_bench bench;
     char err[FL_INFO_LEN] = "";
     int rank, rc;
 
@@ -50,19 +50,19 @@ int main(int argc, char **argv)
 
     const char *why = NULL;
     rc = fl_opts_parse(argc, argv, &opts, &name, err, sizeof err);
-    if (rc == FL_OPTS_RUN && !(bench = fl_find_bench(name, &why))) {
+    if (rc == FL_OPTS_RUN && (why = fl_find_bench(name, &bench))) {
         snprintf(err, sizeof err, "%s '%s' (see --list)", why, name);
         rc = FL_OPTS_BAD;
     }
     if (rc == FL_OPTS_RUN)
-        rc = fl_opts_bind(bench, &opts, err, sizeof err);
+        rc = fl_opts_bind(&bench, &opts, err, sizeof err);
 
     if (rc == FL_OPTS_LIST)
         fl_list_benches();
     else if (rc == FL_OPTS_BAD && rank == 0)
         fl_emit_error(err);
     else if (rc == FL_OPTS_RUN)
-        fl_run(bench, &opts);
+        fl_run(&bench, &opts);
 
     fl_opts_free(&opts);
     MPI_Finalize();

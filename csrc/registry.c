@@ -18,6 +18,7 @@ static const fl_kernel *const families[] = {
     fl_message_kernels,
     fl_message_pattern_kernels,
     fl_message_congestion_kernels,
+    fl_message_victim_kernels,
     fl_message_conns_kernels,
     fl_message_scatter_kernels,
     fl_tcp_kernels,
@@ -55,17 +56,15 @@ static const fl_facts *find_facts(const char *name)
     return NULL;
 }
 
-const fl_bench *fl_find_bench(const char *name, const char **why)
+const char *fl_find_bench(const char *name, fl_bench *out)
 {
-    static fl_bench found;
-    found.name = name;
-    found.facts = find_facts(name);
-    found.k = find_kernel(name);
-    *why = !found.facts && !found.k ? "unknown benchmark"
-           : !found.k               ? "no kernel in this core for"
-           : !found.facts           ? "no facts compiled in for"
-                                    : NULL;
-    return *why ? NULL : &found;
+    out->name = name;
+    out->facts = find_facts(name);
+    out->k = find_kernel(name);
+    return !out->facts && !out->k ? "unknown benchmark"
+           : !out->k               ? "no kernel in this core for"
+           : !out->facts           ? "no facts compiled in for"
+                                   : NULL;
 }
 
 static void axes_json(fl_buf *o, unsigned axes)

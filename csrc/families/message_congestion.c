@@ -35,6 +35,7 @@
  * ranks that wait sleep between polls instead of spinning (fl_crowded,
  * fl_nap), so that the CPUs go to the victims and the packets, not to
  * polling. */
+#include "congestion.h"
 #include "message.h"
 
 #include <limits.h>
@@ -43,34 +44,6 @@
 #include <string.h>
 
 enum { TAG_VICTIM = 21, TAG_LOAD = 22 };
-
-typedef struct cg_state cg_state;
-struct cg_state {
-    char role;
-    int rank, n;
-    MPI_Comm comm;           /* the run's */
-    MPI_Comm group;          /* victims: the victims'; aggressors: the aggressors' */
-    int succ, pred;          /* victims: the ring's neighbours */
-    size_t size;             /* a victim message */
-    int window;              /* victim_bandwidth: messages to each neighbour per op */
-    char *vs, *vr;           /* victim send slots (window), receive slots (2 window) */
-    MPI_Request *vreq;       /* 4 window */
-    /* aggressors */
-    int nap;                 /* sleep between polls (more ranks than CPUs here) */
-    size_t asize;            /* an aggressor message */
-    int awin;                /* an aggressor flow's messages in flight */
-    int ndst, nsrc, *dst, *src;
-    char *as, *ar;           /* send slots (awin); receive slots (nsrc x awin) */
-    MPI_Request *areq;       /* ndst x awin sends, then nsrc x awin receives */
-    int *done_idx;
-    MPI_Status *done_st;
-    char *ended;             /* per source: its end message is in */
-    MPI_Win win;             /* put_incast, get_bcast */
-    char *wbase;
-    int hot;                 /* the hotspot: its rank among the aggressors */
-    int slot;                /* put_incast: this origin's place in the hotspot's window */
-    double (*load)(cg_state *s, MPI_Request *stop);
-};
 
 /* ---- waiting ---- */
 
@@ -366,9 +339,28 @@ static void window_setup(cg_state *s, const fl_layout *l, int put)
     s->areq = fl_alloc(sizeof *s->areq * (size_t)s->awin);
 }
 
+/* A victim's neighbours on the ring, and its place on it counted from the
+ * lowest-numbered victim (its rank among the victims: a drawn ring orders
+ * them anew); the others' rank. */
+static int ring_place(cg_state *s, const fl_layout *l)
+{
+    int first = -1, place = 0;
+    s->succ = s->pred = -1;
+    if (s->role != FL_VICTIM)
+        return s->rank;
+    for (int q = 0; q < s->n; q++) {
+        first = first < 0 && l->role[q] == FL_VICTIM ? q : first;
+        s->pred = l->role[q] == FL_VICTIM && l->peer[q] == s->rank ? q : s->pred;
+    }
+    s->succ = l->peer[s->rank];
+    for (int q = first; q != s->rank; q = l->peer[q])
+        place++;
+    return place;
+}
+
 /* A point's roles, groups and aggressor traffic; the victim's buffers are
  * its test's (the setups below). */
-static int cg_begin(const fl_ctx *ctx, void *bs, const fl_point *pt, fl_shape *shape, cg_state **out)
+int cg_begin(const fl_ctx *ctx, void *bs, const fl_point *pt, fl_shape *shape, cg_state **out)
 {
     const fl_layout *l = pt->layout;
     const int k = load_of(ctx->opts);
@@ -380,13 +372,8 @@ static int cg_begin(const fl_ctx *ctx, void *bs, const fl_point *pt, fl_shape *s
     s->nap = *(int *)bs, s->size = (size_t)pt->size, s->win = MPI_WIN_NULL;
     s->asize = (size_t)fl_param_int(ctx->opts, "aggressor_size");
     s->awin = (int)fl_param_int(ctx->opts, "aggressor_window");
-    s->succ = s->pred = -1;
-    for (int q = 0; q < s->n && s->role == 'v'; q++)
-        if (l->role[q] == 'v' && l->peer[q] == s->rank)
-            s->pred = q;
-    s->succ = s->role == 'v' ? l->peer[s->rank] : -1;
-    const int loads = aggressor(s->role);
-    MPI_Comm_split(ctx->comm, s->role == FL_VICTIM ? 0 : loads ? 1 : MPI_UNDEFINED, s->rank, &s->group);
+    const int loads = aggressor(s->role), place = ring_place(s, l);
+    MPI_Comm_split(ctx->comm, s->role == FL_VICTIM ? 0 : loads ? 1 : MPI_UNDEFINED, place, &s->group);
     s->load = !loads ? idle_wait : LOADS[k].by == BY_HOTSPOT && l->peer[s->rank] < 0 ? LOADS[k].hot_load
                                                                                     : LOADS[k].load;
     if (loads && LOADS[k].by == BY_HOTSPOT)
@@ -461,7 +448,7 @@ static int allreduce_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void
     return FL_OK;
 }
 
-static void cg_teardown(const fl_ctx *ctx, void *state)
+void cg_teardown(const fl_ctx *ctx, void *state)
 {
     cg_state *s = state;
     (void)ctx;
@@ -479,16 +466,14 @@ static void cg_teardown(const fl_ctx *ctx, void *state)
 
 /* ---- measure ---- */
 
-/* The others' part of a measure call: load (or wait) until the victims are done. */
-static double others(cg_state *s)
+double cg_others(cg_state *s)
 {
     MPI_Request stop;
     MPI_Ibarrier(s->comm, &stop);
     return s->load(s, &stop);
 }
 
-/* A victim's ops are done: its time, once it has told the others. */
-static double victim_done(cg_state *s, double t)
+double cg_victim_done(cg_state *s, double t)
 {
     MPI_Request done;
     MPI_Ibarrier(s->comm, &done);
@@ -502,7 +487,7 @@ static double ring_measure(const fl_ctx *ctx, void *state, int64_t iters)
     const int c = (int)s->size, w = s->window;
     (void)ctx;
     if (s->role != 'v')
-        return others(s);
+        return cg_others(s);
     const double t0 = fl_now();
     for (int64_t i = 0; i < iters; i++) {
         MPI_Request *rq = s->vreq;
@@ -516,7 +501,7 @@ static double ring_measure(const fl_ctx *ctx, void *state, int64_t iters)
         }
         MPI_Waitall(4 * w, s->vreq, MPI_STATUSES_IGNORE);
     }
-    return victim_done(s, fl_now() - t0);
+    return cg_victim_done(s, fl_now() - t0);
 }
 
 static double allreduce_measure(const fl_ctx *ctx, void *state, int64_t iters)
@@ -525,11 +510,11 @@ static double allreduce_measure(const fl_ctx *ctx, void *state, int64_t iters)
     const int count = (int)(s->size / sizeof(double));
     (void)ctx;
     if (s->role != 'v')
-        return others(s);
+        return cg_others(s);
     const double t0 = fl_now();
     for (int64_t i = 0; i < iters; i++)
         MPI_Allreduce(s->vs, s->vr, count, MPI_DOUBLE, MPI_SUM, s->group);
-    return victim_done(s, fl_now() - t0);
+    return cg_victim_done(s, fl_now() - t0);
 }
 
 /* ---- verify: one op, every victim's received data against its sender's ---- */

@@ -34,13 +34,39 @@ def test_every_victim_under_every_aggressor(mpi, aggressors, tmp_path, capsys):
         assert p.info["waiting"] == ("sleep" if 4 > os.cpu_count() else "spin")
         assert p.info["aggressor"] == p.params["aggressor"]
     found = congestion.impacts(doc.points)
-    assert {(m.bench, m.aggressor) for m in found} == {(b, k) for b in congestion.BENCHES for k in kinds}
+    assert {(m.bench, m.aggressor) for m in found} == {(b, k) for b in congestion.TESTS.values() for k in kinds}
     for m in found:
         assert len(m.draws) == 2 and all(x > 0 for x in m.draws) and m.median[0] > 0
         assert m.tail[1] <= m.tail[0] <= m.tail[2]
-    assert printed.count("victim_") == len(found)
+    def rows(text):
+        return [ln for ln in text.splitlines() if ln.split(" ", 1)[0] in congestion.TESTS]
+    assert len(rows(printed)) == len(found)
     assert main(["show", str(out)]) == 0
-    assert capsys.readouterr().out.count("victim_") >= len(found)      # show prints the factors too
+    assert len(rows(capsys.readouterr().out)) >= len(found)      # show prints the factors too
+
+
+@pytest.mark.parametrize("mpi, victims", [("mpich", "coll.allreduce,message.pingpong,deposit.put_lat,app.sort"),
+                                         ("openmpi", "coll.allreduce,message.stream")])
+def test_any_registered_benchmark_as_the_victim(mpi, victims, tmp_path, capsys):
+    """message.victim: the victims run each benchmark named among themselves, its own verify
+    checking what they received, under an all-to-all; the factors are printed by its name."""
+    out = tmp_path / "v.json"
+    assert main(["congestion", "-n", "5", "--victim", victims, "--draws", "2", "--validate", "--sizes", "64",
+                 "--mpi-home", mpi_home(mpi), "-o", str(out), *FAST, "--point-time", "0.1",
+                 "--sample-time", "0.002"]) == 0
+    printed = capsys.readouterr().out
+    doc = schema.load(out)
+    names = victims.split(",")
+    assert doc.footer.status == "complete" and len(doc.points) == len(names) * 2 * 2
+    for p in doc.points:
+        assert p.bench == "message.victim" and p.info["victim"] == p.params["victim"]
+        assert p.validation["errors"] == 0 and p.validation["checked_bytes"] > 0
+        assert p.roles.count("v") == 2 and p.bytes_per_op > 0
+    found = congestion.impacts(doc.points)
+    assert sorted(m.test for m in found) == sorted(names)
+    for m in found:
+        assert len(m.draws) == 2 and m.median[0] > 0 and m.tail[1] <= m.tail[0] <= m.tail[2]
+        assert any(line.startswith(m.test) for line in printed.splitlines())
 
 
 def test_check_on_one_host_reports_what_it_cannot_judge_and_judges_against_a_baseline(tmp_path, capsys):

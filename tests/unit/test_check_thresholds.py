@@ -39,7 +39,8 @@ def test_a_file_lays_its_keys_over_the_defaults(tmp_path):
     ("pairs: {size: huge}\n", "pairs.size: must be a size"),
     ("pairs: {colour: red}\n", "pairs: unknown key 'colour'"),
     ("pairs: 3\n", "pairs: must be a mapping"),
-    ("congestion: {victim: pingpong}\n", "congestion.victim: must be one of"),
+    ("congestion: {victim: pingpong}\n", "congestion.victim: unknown victim test 'pingpong'"),
+    ("congestion: {victim: [1]}\n", "congestion.victim: unknown victim test"),
     ("congestion: {tolerance: -1}\n", "congestion.tolerance"),
     ("collectives: {ops: [barrier]}\n", "collectives.ops: must be one of"),
     ("collectives: {ops: []}\n", "collectives.ops: must be a list"),
@@ -62,6 +63,14 @@ def test_bad_input_ends_in_one_line_and_exit_2_before_anything_runs(argv, says, 
     assert main(["check", "-n", "4", "-o", str(tmp_path / "c"), *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert says in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "c").exists()
+
+
+def test_a_benchmark_named_as_the_victim_is_checked_with_the_run_before_anything_runs(tmp_path, capsys):
+    (t := tmp_path / "t.yaml").write_text("tests: [congestion]\ncongestion: {victim: message.hotspot}\n")
+    assert main(["check", "-n", "4", "-o", str(tmp_path / "c"), "--thresholds", str(t)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "'message.hotspot' cannot be a victim test" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "c").exists()
 
 

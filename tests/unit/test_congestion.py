@@ -136,7 +136,7 @@ def test_the_impact_factors_pool_launches_and_draws():
     r, lo, hi = m.median
     assert 1.9 <= lo <= r <= hi <= 3.1 and 2.0 <= r <= 3.0
     assert m.tail[1] <= m.tail[0] <= m.tail[2] and m.predicted is None
-    assert any("victim_bandwidth" in line for line in congestion.lines([m]))
+    assert any(line.startswith("bandwidth ") for line in congestion.lines([m]))
 
 
 def test_a_test_measured_only_isolated_has_no_factor():
@@ -163,8 +163,15 @@ def test_every_role_has_a_footprint():
 @pytest.mark.parametrize("argv, says", [
     (["-n", "5", "--victims", "9"], "victims=9 with 5 ranks"),
     (["-n", "3"], "at least 4 ranks"),
-    (["-n", "5", "--aggressor", "alltoall,flood"], "unknown victim test or aggressor 'flood'"),
-    (["-n", "5", "--victim", "pingpong"], "unknown victim test or aggressor 'pingpong'"),
+    (["-n", "5", "--aggressor", "alltoall,flood"], "unknown aggressor 'flood'"),
+    (["-n", "5", "--victim", "pingpong"], "unknown victim test 'pingpong'"),
+    (["-n", "5", "--victim", "message.nothing"], "'message.nothing' cannot be a victim test: no such benchmark"),
+    (["-n", "5", "--victim", "message.hotspot"], "its hotspot pattern gives its ranks roles"),
+    (["-n", "5", "--victim", "fabric.pingpong"], "its level runs in a core of its own"),
+    (["-n", "5", "--victim", "message.victim_latency"], "a congestion test measures congestion itself"),
+    (["-n", "8", "--victim", "message.bibw"], "its bipairs pattern"),
+    (["-n", "5", "--victim", "coll.allreduce", "--sizes", "6"], "not a whole number of float elements"),
+    (["-n", "5", "--param", "victim=coll.bcast"], "by their options"),
     (["-n", "5", "--draws", "0"], "--draws must be 1..100"),
     (["-n", "5", "--param", "seed=3"], "by their options"),
 ])
@@ -179,5 +186,50 @@ def test_the_report_tables_the_impact_factors():
     pts = [_point("message.victim_bandwidth", 0, [1e-3] * 50), _point("message.victim_bandwidth", 3, [2e-3] * 50)]
     doc = SimpleNamespace(points=pts, header=SimpleNamespace(hosts=None, network=None))
     out = "".join(html._congestion([SimpleNamespace(name="r", doc=doc)]))
-    assert 'id="congestion"' in out and "<td>message.victim_bandwidth</td>" in out and "2.00 [2.00, 2.00]" in out
+    assert 'id="congestion"' in out and "<td>bandwidth</td>" in out and "2.00 [2.00, 2.00]" in out
     assert html._congestion([SimpleNamespace(name="r", doc=SimpleNamespace(points=[], header=doc.header))]) == []
+
+
+def test_a_victim_test_is_a_gpcnet_test_or_any_benchmark_by_its_full_name():
+    assert congestion.victim_test("latency") == ("message.victim_latency", None)
+    assert congestion.victim_test("coll.allreduce") == ("message.victim", "coll.allreduce")
+    with pytest.raises(UsageError, match="unknown victim test 'ring'"):
+        congestion.victim_test("ring")
+    assert congestion.test_name("message.victim_allreduce", {}) == "allreduce"
+    assert congestion.test_name("message.victim", {"victim": "message.pingpong"}) == "message.pingpong"
+
+
+@pytest.mark.parametrize("name, victims, ok", [
+    ("message.pingpong", 2, True), ("coll.allreduce", 2, True), ("app.sort", 3, True), ("message.alltoall", 2, True),
+    ("memory.copy", 2, True), ("tcp.rr_poll", 2, True), ("deposit.put_lat", 2, True),
+    ("message.pairs_nothing", 2, False), ("message.saturation", 4, False), ("ucx.pingpong", 2, False),
+    ("message.victim", 2, False),
+])
+def test_which_benchmarks_a_victim_runs(name, victims, ok):
+    bench = REGISTRY.get(name)
+    if ok:
+        congestion.check_victim(bench, name, victims)
+    else:
+        with pytest.raises(UsageError, match="cannot be a victim test"):
+            congestion.check_victim(bench, name, victims)
+
+
+def test_a_benchmark_that_needs_more_ranks_than_the_victims_is_refused():
+    fake = SimpleNamespace(pattern=None, level="message", min_ranks=3)
+    with pytest.raises(UsageError, match="it needs 3 ranks and there are 2 victims"):
+        congestion.check_victim(fake, "message.three", 2)
+
+
+def test_a_victim_running_a_benchmark_holds_what_that_benchmark_holds():
+    """The footprint of message.victim's victims is the benchmark's point on the victims (two of
+    ten here: a fifth) plus two pages; an aggressor's is the GPCNeT tests' own."""
+    from fabriclab.measure.footprint import PAGE, At
+    fp = REGISTRY["message.victim"].footprint
+    for name, role in (("message.pingpong", "s"), ("coll.allreduce", "b")):
+        inner = REGISTRY[name]
+        at = At(size=64 << 10, buffers=1, nranks=10, active=8, params={"victim": name, "victims": "0"})
+        mine = At(size=64 << 10, buffers=1, nranks=2, active=2, params=dict(inner.defaults))
+        layout = 2 * PAGE if inner.pattern else 0
+        assert fp.allocated("v", at) == 2 * PAGE + layout + inner.footprint.allocated(role, mine)
+    at = At(size=8, nranks=10, active=8, params={**REGISTRY["message.victim"].defaults, "aggressor": "alltoall"})
+    assert fp.allocated("a", at) == REGISTRY["message.victim_latency"].footprint.allocated("a", at)

@@ -21,8 +21,6 @@ from ..measure.session import Request, Session
 from ..units import fmt_bytes, fmt_time
 
 PASS, FAIL, REPORTED = "pass", "fail", "reported"
-VICTIM_BENCH = {"latency": "message.victim_latency", "bandwidth": "message.victim_bandwidth",
-                "allreduce": "message.victim_allreduce"}
 CHECK_LAUNCHES = 2          # a judged figure's launches: its interval then covers launch to launch
 
 
@@ -63,8 +61,10 @@ class Check:
                                  params=(f"window={p['window']}",))
         if name == "congestion":
             c = self.t["congestion"]
-            return self._request(name, k, benches=(VICTIM_BENCH[c["victim"]],), sizes=None,
-                                 params=(f"aggressor={c['aggressor']}",), launches=CHECK_LAUNCHES,
+            bench, inner = congestion.victim_test(c["victim"])
+            return self._request(name, k, benches=(bench,), sizes=None,
+                                 params=(f"aggressor={c['aggressor']}", *((f"victim={inner}",) if inner else ())),
+                                 launches=CHECK_LAUNCHES,
                                  sampling=replace(self.base.sampling,
                                                   sample_time=max(self.base.sampling.sample_time, 0.05)))
         c = self.t["collectives"]

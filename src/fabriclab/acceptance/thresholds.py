@@ -11,7 +11,8 @@ JSON, the same keys), flags over both; checked whole, before anything runs.
 - pairs: message.shift at `size` with `window` messages a flow; a pair is
   low below (1 - drop) of the typical pair (measure/pair_matrix.py); the
   test fails for every cable and host the low pairs name.
-- congestion: a victim test under an aggressor (measure/congestion.py);
+- congestion: a victim test (latency, bandwidth, allreduce, or a benchmark's
+  full name) under an aggressor (measure/congestion.py);
   on a known network it fails where the measured impact factor exceeds the
   model's by more than `tolerance` (times 1 + tolerance); elsewhere where
   it exceeds `max_impact`, and with no max_impact it is only reported.
@@ -26,10 +27,10 @@ import json
 
 from .. import inputs
 from ..errors import UsageError
+from ..measure import congestion
 from ..units import parse_size
 
 TESTS = ("pairs", "congestion", "collectives")
-VICTIMS = ("latency", "bandwidth", "allreduce")
 COLL_OPS = ("allreduce", "bcast", "reduce", "allgather", "reduce_scatter", "alltoall", "gather", "scatter")
 MAX_FILE = 64 << 10
 MAX_ATTEMPTS = 20
@@ -70,6 +71,14 @@ def _choice(v, where: str, choices: tuple) -> str:
     return v
 
 
+def _victim(v) -> None:
+    """A victim test's name (congestion.victim_test); a benchmark's is checked with the run's plan."""
+    try:
+        congestion.victim_test(v if isinstance(v, str) else repr(v))
+    except UsageError as e:
+        raise _bad("congestion.victim", str(e)) from None
+
+
 def _section(t: dict, name: str) -> dict:
     sec = t[name]
     if not isinstance(sec, dict):
@@ -92,8 +101,8 @@ def check(t: dict) -> dict:
     out["pairs"]["size"] = _size(p["size"], "pairs.size")
     _number(p["window"], "pairs.window", 1, 1024, integer=True)
     _number(p["drop"], "pairs.drop", 0.01, 0.99)
-    _choice(c["victim"], "congestion.victim", VICTIMS)
-    _choice(c["aggressor"], "congestion.aggressor", ("alltoall", "incast", "put_incast", "get_bcast"))
+    _victim(c["victim"])
+    _choice(c["aggressor"], "congestion.aggressor", congestion.AGGRESSORS)
     _number(c["tolerance"], "congestion.tolerance", 0, 100)
     if c["max_impact"] is not None:
         _number(c["max_impact"], "congestion.max_impact", 1, 1e6)

@@ -11,8 +11,6 @@ from .letters import adder
 from .options import add_mpi_options, launch_options, site
 from .run import add_sampling, sampling, start
 
-VICTIMS = {"latency": "message.victim_latency", "bandwidth": "message.victim_bandwidth",
-           "allreduce": "message.victim_allreduce"}
 DEFAULT_DRAWS = 3
 DEFAULT_LAUNCHES = 3
 DEFAULT_SAMPLE_TIME = 0.05     # s: a sample spans many of the aggressors' messages, not their start alone
@@ -31,7 +29,9 @@ def register(sub) -> None:
     add = adder(p, "congestion")
     add("--victim", default="latency,bandwidth,allreduce", metavar="TESTS",
         help="Victim tests, comma-separated: latency (8 B random ring), bandwidth (128 KiB random ring), "
-             "allreduce (8 B). Default: all three.")
+             "allreduce (8 B), or any registered benchmark by its full name (message.pingpong, "
+             "coll.allreduce), which the victims run among themselves with its default parameters at --sizes "
+             "(default 8). Default: latency,bandwidth,allreduce.")
     add("--aggressor", default="alltoall", metavar="KINDS",
         help=f"Aggressor traffic, comma-separated: {', '.join(AGGRESSORS)}. Default: alltoall.")
     add("--victims", type=int, default=0, metavar="V",
@@ -60,21 +60,22 @@ def register(sub) -> None:
 
 def request(args) -> Request:
     """The run: every victim test named, one variant per aggressor and ring draw."""
-    from ..measure.congestion import AGGRESSORS
-    tests = [t.strip() for t in args.victim.split(",")]
+    from ..measure.congestion import AGGRESSORS, victim_test
+    tests = [victim_test(t.strip()) for t in args.victim.split(",")]
     kinds = [a.strip() for a in args.aggressor.split(",")]
-    bad = [t for t in tests if t not in VICTIMS] + [a for a in kinds if a not in AGGRESSORS]
+    bad = [a for a in kinds if a not in AGGRESSORS]
     if bad:
-        raise UsageError(f"unknown victim test or aggressor {bad[0]!r}: victim tests are {', '.join(VICTIMS)}; "
-                         f"aggressors {', '.join(AGGRESSORS)}")
+        raise UsageError(f"unknown aggressor {bad[0]!r}: aggressors are {', '.join(AGGRESSORS)}")
     if not 1 <= args.draws <= 100 or args.victims < 0 or args.split < 0:
         raise UsageError("--draws must be 1..100, --victims and --split not negative")
     given = {p.partition("=")[0] for p in args.param}
-    if given & {"aggressor", "victims", "seed", "split"}:
-        raise UsageError("give the aggressor, victims, draws and split by their options, not --param")
+    if given & {"aggressor", "victims", "seed", "split", "victim"}:
+        raise UsageError("give the victim test, aggressor, victims, draws and split by their options, not --param")
+    named = [inner for _, inner in tests if inner]
     params = (f"aggressor={','.join(kinds)}", f"victims={args.victims}", f"split={args.split}",
-              "seed=" + ",".join(str(k) for k in range(1, args.draws + 1)), *args.param)
-    return Request(benches=tuple(dict.fromkeys(VICTIMS[t] for t in tests)), sizes=args.sizes, params=params,
+              "seed=" + ",".join(str(k) for k in range(1, args.draws + 1)),
+              *((f"victim={','.join(dict.fromkeys(named))}",) if named else ()), *args.param)
+    return Request(benches=tuple(dict.fromkeys(b for b, _ in tests)), sizes=args.sizes, params=params,
                    validate=args.validate, sampling=sampling(args), launches=args.launches, seed=args.seed,
                    launch=launch_options(args), site=site(args), output=args.output, timeout=args.timeout,
                    network=args.network, argv=tuple(getattr(args, "argv", ())))

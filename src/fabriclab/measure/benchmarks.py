@@ -445,6 +445,10 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        "network (GPCNeT's 8-byte allreduce)", "latency", sizes="8", axes=("size", "active"), concurrent=True,
        pattern="congestion", min_ranks=4, params=CONGESTION, suite=None, views=(),
        footprint=fp.congestion(allreduce=True)),
+    _b("message.victim", "the victims run the benchmark param VICTIM names among themselves, with its default "
+       "parameters, while the aggressors load the network", "latency", sizes="8", axes=("size", "active"),
+       concurrent=True, pattern="congestion", min_ranks=4, params={**CONGESTION, "victim": text("message.pingpong")},
+       suite=None, views=(), footprint=fp.congestion_of(lambda name: REGISTRY[name])),
     _b("message.conns", "CONNS receives on CONNS tags, completed by MPI_Waitany or a round-robin MPI_Test",
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS, params={"check": choice("waitany", "scan")},
        suite={**CONNS_SUITE, "params": {"check": "waitany,scan"}}, views=("via-conns",), footprint=fp.MPI_CONNS),

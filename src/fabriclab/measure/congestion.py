@@ -42,7 +42,17 @@ from ..errors import UsageError
 from . import patterns
 from .patterns import Layout
 
-BENCHES = ("message.victim_latency", "message.victim_bandwidth", "message.victim_allreduce")
+BENCHES = ("message.victim_latency", "message.victim_bandwidth", "message.victim_allreduce", "message.victim")
+# The victim tests by name: GPCNeT's three, each a benchmark; any other registered benchmark
+# is named in full and runs as message.victim (its param `victim`).
+TESTS = {"latency": "message.victim_latency", "bandwidth": "message.victim_bandwidth",
+         "allreduce": "message.victim_allreduce"}
+ANY = "message.victim"
+# What message.victim can run (message_victim.c): a two-rank benchmark (no pattern) or one whose
+# every rank takes part, each victim active; of the core's own levels (libfabric and UCX build
+# cores of their own).
+VICTIM_PATTERNS = (None, "group", "app", "all")
+VICTIM_LEVELS = ("memory", "deposit", "message", "tcp", "app", "coll")
 # The aggressors' traffic: every aggressor to every other, a registered pattern's flows laid
 # over the aggressors (patterns.py: incast is the hotspot pattern, its target the first
 # aggressor), or a one-sided load on one hotspot.
@@ -64,6 +74,40 @@ def victim_count(nranks: int, asked: int) -> int:
         raise UsageError(f"victims={v} with {nranks} ranks: there must be at least 2 victims and 2 aggressors "
                          f"(victims 2..{nranks - 2})")
     return v
+
+
+def victim_test(test: str) -> tuple[str, Optional[str]]:
+    """(the benchmark that runs victim test `test`, the benchmark message.victim runs for it
+    or None); UsageError for a name that is neither one of TESTS nor a benchmark's full name
+    (which the plan checks, check_victim)."""
+    if test in TESTS:
+        return TESTS[test], None
+    if "." in test:
+        return ANY, test
+    raise UsageError(f"unknown victim test {test!r}: {', '.join(TESTS)}, or a registered benchmark's full name "
+                     "(message.pingpong, coll.allreduce, ...)")
+
+
+def test_name(bench: str, params: dict) -> str:
+    """What a victim test is called: its short name, or the benchmark message.victim ran."""
+    if bench == ANY:
+        return str(params.get("victim", ""))
+    return next((k for k, v in TESTS.items() if v == bench), bench)
+
+
+def check_victim(bench, name: str, victims: int) -> None:
+    """UsageError unless message.victim can run benchmark `bench` (the registry's entry for
+    `name`, None if it has none) among `victims` ranks."""
+    why = ("no such benchmark (`fabriclab list` shows them)" if bench is None
+           else "a congestion test measures congestion itself" if bench.pattern == "congestion"
+           else "its level runs in a core of its own" if bench.level not in VICTIM_LEVELS
+           else f"its {bench.pattern} pattern gives its ranks roles of their own" if bench.pattern not in VICTIM_PATTERNS
+           else f"it needs {bench.min_ranks} ranks and there are {victims} victims" if bench.min_ranks > victims
+           else None)
+    if why:
+        raise UsageError(f"victim {name!r} cannot be a victim test: {why}; a victim runs a two-rank benchmark "
+                         f"or one whose every rank takes part ({', '.join(p for p in VICTIM_PATTERNS if p)}) "
+                         f"of the levels {', '.join(VICTIM_LEVELS)}")
 
 
 def split(nranks: int, victims: int, seed: int) -> list[int]:
@@ -192,6 +236,7 @@ def predict(net, where, roles: str, peers: list, aggressor: str) -> Optional[Pre
 class Impact:
     """One victim test at one size under one aggressor, over every draw."""
     bench: str
+    test: str                    # its name (test_name): latency, ..., or the benchmark message.victim ran
     size: int
     aggressor: str
     victims: int
@@ -204,7 +249,7 @@ class Impact:
     predicted: Optional[Prediction] = None
 
     def to_dict(self) -> dict:
-        return {"bench": self.bench, "size": self.size, "aggressor": self.aggressor, "victims": self.victims,
+        return {"bench": self.bench, "test": self.test, "size": self.size, "aggressor": self.aggressor, "victims": self.victims,
                 "aggressors": self.aggressors, "isolated_s": self.isolated_s, "congested_s": self.congested_s,
                 "median": list(self.median), "p99": list(self.tail), "draws": self.draws,
                 "predicted": self.predicted.to_dict() if self.predicted else None}
@@ -246,7 +291,7 @@ def impacts(points, hosts: Optional[list] = None, network: Optional[str] = None,
         pred = None
         if net is not None and lay and bench == "message.victim_bandwidth":
             pred = predict(net, where, lay[0], lay[1], agg)
-        out.append(Impact(bench, size, agg, lay[0].count("v") if lay else 0,
+        out.append(Impact(bench, test_name(bench, dict(params)), size, agg, lay[0].count("v") if lay else 0,
                           sum(x not in "vi" for x in lay[0]) if lay else 0,
                           float(np.median([np.median(x) for x in iso])),
                           float(np.median([np.median(x) for x in cong])),
@@ -270,7 +315,7 @@ def lines(found: list[Impact]) -> list[str]:
     for m in found:
         spread = f"{min(m.draws):.2f}-{max(m.draws):.2f}" if len(m.draws) > 1 else "one"
         model = (f"{m.predicted.impact:.2f} ({m.predicted.bottleneck})" if m.predicted else "-")
-        out.append(f"{m.bench.split('.', 1)[1]:<26}{fmt_bytes(m.size):>7} {m.aggressor:<11}"
+        out.append(f"{m.test:<26}{fmt_bytes(m.size):>7} {m.aggressor:<11}"
                    f"{m.victims:>3}/{m.aggressors:<2} {fmt_time(m.isolated_s):>10} {fmt_time(m.congested_s):>10}  "
                    f"{ci(m.median):<24}{ci(m.tail):<24}{spread:<14}{model}")
         if m.predicted and m.predicted.shared:

@@ -31,12 +31,13 @@ need whole 8-byte words; the TCP stream, connections and scatter need a payload.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..units import parse_size
 from . import apps
 from .collectives import DTYPES
+from .congestion import victim_count
 
 INT_MAX = (1 << 31) - 1
 PAGE = 4096
@@ -593,3 +594,26 @@ def _aggressor(role: str) -> Callable[[At], int]:
 def congestion(allreduce: bool = False) -> Footprint:
     return Footprint({"v": lambda at: _victim(at, allreduce), "i": STATE,
                       **{role: _aggressor(role) for role in "asrbt"}}, limit=mpi_count())
+
+
+def congestion_of(bench: Callable[[str], object]) -> Footprint:
+    """message_victim.c: a victim holds the congestion state, its run of the benchmark the
+    param `victim` names (`bench(name)`, a registry entry: a page, and a pattern benchmark's
+    layout of the victims) and what that benchmark's point holds on the victims' communicator,
+    every victim active in a pattern benchmark's, the larger of ranks 0 and 1 in a two-rank
+    one's (what its init allocates, a kernel's small state, is not stated)."""
+    def inner(at: At):
+        b = bench(str(at.params.get("victim")))
+        v = victim_count(at.nranks, int(at.params.get("victims") or 0))
+        return b, replace(at, nranks=v, active=v, senders=0, params=dict(b.defaults)), ("b",) if b.pattern else "sr"
+
+    def alloc(at: At) -> int:
+        b, a, roles = inner(at)
+        layout = page(a.nranks) + page(4 * a.nranks) if b.pattern else 0
+        return 2 * PAGE + layout + max(b.footprint.allocated(r, a) for r in roles)
+
+    def other(at: At) -> int:
+        b, a, roles = inner(at)
+        return max(b.footprint.bytes(r, a) - b.footprint.allocated(r, a) for r in roles)
+    return Footprint({"v": alloc, "i": STATE, **{role: _aggressor(role) for role in "asrbt"}},
+                     {"v": other}, limit=mpi_count())

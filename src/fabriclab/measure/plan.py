@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from ..errors import UsageError
 from ..units import parse_sizes, parse_strides
 from . import buffers, collectives, congestion, patterns
-from .benchmarks import Bench, select
+from .benchmarks import REGISTRY, Bench, select
 
 
 MAX_PER_OP_S = 3600.0
@@ -200,6 +200,17 @@ def _settled(b: Bench, mine: dict, named: bool) -> list[dict]:
     return out
 
 
+def _victim_buffers(name: str, sizes, lays, cache: str, llc_bytes) -> tuple:
+    """message.victim running benchmark `name`: checked against the victims (congestion.py),
+    a collective's sizes against its elements; the buffers of a two-rank benchmark's ops."""
+    inner = REGISTRY.get(name)
+    victims = lays[0].roles.count("v") if lays else 0
+    congestion.check_victim(inner, name, victims)
+    if inner.coll:
+        collectives.check(inner.name, inner.coll, sizes, inner.defaults, [victims])
+    return () if inner.pattern else tuple(buffers.plan(sizes, cache, llc_bytes, inner.window({})))
+
+
 def _jobs(b, s, st, cn, mine: dict, named: bool, nranks: int, active_list, cache: str, llc_bytes) -> list:
     """One job per variant of a benchmark's parameters, with its pattern's layouts."""
     out = []
@@ -216,6 +227,8 @@ def _jobs(b, s, st, cn, mine: dict, named: bool, nranks: int, active_list, cache
         # an app's op is a whole application, a collective's one call on the same buffers (as
         # IMB and OSU run them), a victim's its ring's few slots: none has a cache state to rotate
         bufs = () if b.pattern in ("app", "group", "congestion") else tuple(buffers.plan(s, cache, llc_bytes, b.window(params)))
+        if "victim" in b.params:
+            bufs = _victim_buffers({**b.defaults, **params}["victim"], s, lays, cache, llc_bytes)
         out.append(Job(b, tuple(s), tuple(st), params, tuple(cn), lays, bufs))
     return out
 

@@ -257,7 +257,7 @@ def _congestion(runs: list) -> list[str]:
         except UsageError:
             found = congestion.impacts(doc.points)
         ci = lambda t: f"{t[0]:.2f} [{t[1]:.2f}, {t[2]:.2f}]"   # noqa: E731
-        body = [[m.bench, fmt_bytes(m.size), m.aggressor, f"{m.victims}/{m.aggressors}", fmt_time(m.isolated_s),
+        body = [[m.test, fmt_bytes(m.size), m.aggressor, f"{m.victims}/{m.aggressors}", fmt_time(m.isolated_s),
                  fmt_time(m.congested_s), ci(m.median), ci(m.tail),
                  f"{min(m.draws):.2f}-{max(m.draws):.2f}" if m.draws else "-",
                  f"{m.predicted.impact:.2f}" if m.predicted else "-",
