@@ -101,7 +101,8 @@ def check_victim(bench, name: str, victims: int) -> None:
     why = ("no such benchmark (`fabriclab list` shows them)" if bench is None
            else "a congestion test measures congestion itself" if bench.pattern == "congestion"
            else "its level runs in a core of its own" if bench.level not in VICTIM_LEVELS
-           else f"its {bench.pattern} pattern gives its ranks roles of their own" if bench.pattern not in VICTIM_PATTERNS
+           else f"its {bench.pattern} pattern gives its ranks roles of their own"
+           if bench.pattern not in VICTIM_PATTERNS
            else f"it needs {bench.min_ranks} ranks and there are {victims} victims" if bench.min_ranks > victims
            else None)
     if why:
@@ -249,8 +250,8 @@ class Impact:
     predicted: Optional[Prediction] = None
 
     def to_dict(self) -> dict:
-        return {"bench": self.bench, "test": self.test, "size": self.size, "aggressor": self.aggressor, "victims": self.victims,
-                "aggressors": self.aggressors, "isolated_s": self.isolated_s, "congested_s": self.congested_s,
+        return {"bench": self.bench, "test": self.test, "size": self.size, "aggressor": self.aggressor,
+                "victims": self.victims, "aggressors": self.aggressors, "isolated_s": self.isolated_s, "congested_s": self.congested_s,
                 "median": list(self.median), "p99": list(self.tail), "draws": self.draws,
                 "predicted": self.predicted.to_dict() if self.predicted else None}
 
