@@ -161,6 +161,11 @@ typedef struct fl_kernel {
     /* optional (app kernels): this rank's seconds spent so far in each of the
      * shape's phases, summed over every op since setup, into out[] */
     void (*phases)(const void *state, double *out);
+    /* optional (per-op timing of a kernel whose op needs what surrounds it
+     * kept running: the congestion tests' aggressors load through a whole
+     * call): `timings` timings in one call, each of `unit` ops timed alone,
+     * its seconds per op into each[i] on the ranks that time */
+    void (*measure_each)(const fl_ctx *ctx, void *state, int64_t timings, int64_t unit, double *each);
 } fl_kernel;
 
 /* A benchmark: its facts and its kernel. */

@@ -48,4 +48,33 @@ double cg_others(cg_state *s);
 /* A victim's ops are done: its time t, once it has told the others. */
 double cg_victim_done(cg_state *s, double t);
 
+/* A victim test's ops, `iters` in a row (inlined into the loops below). */
+typedef void (*cg_ops_fn)(cg_state *s, int64_t iters);
+
+/* measure: the victims time `iters` ops while the others load. */
+static inline double cg_measure(cg_state *s, int64_t iters, cg_ops_fn ops)
+{
+    if (s->role != FL_VICTIM)
+        return cg_others(s);
+    const double t0 = fl_now();
+    ops(s, iters);
+    return cg_victim_done(s, fl_now() - t0);
+}
+
+/* measure_each: the victims time `timings` runs of `unit` ops one by one
+ * while the others load through the whole call (fl_kernel.measure_each). */
+static inline void cg_each(cg_state *s, int64_t timings, int64_t unit, double *each, cg_ops_fn ops)
+{
+    if (s->role != FL_VICTIM) {
+        cg_others(s);
+        return;
+    }
+    for (int64_t i = 0; i < timings; i++) {
+        const double t0 = fl_now();
+        ops(s, unit);
+        each[i] = (fl_now() - t0) / (double)unit;
+    }
+    cg_victim_done(s, 0.0);
+}
+
 #endif

@@ -481,14 +481,11 @@ double cg_victim_done(cg_state *s, double t)
     return t;
 }
 
-static double ring_measure(const fl_ctx *ctx, void *state, int64_t iters)
+/* A victim's ops: a window of messages to and from both ring neighbours
+ * (latency: one); an allreduce among the victims. */
+static void ring_ops(cg_state *s, int64_t iters)
 {
-    cg_state *s = state;
     const int c = (int)s->size, w = s->window;
-    (void)ctx;
-    if (s->role != 'v')
-        return cg_others(s);
-    const double t0 = fl_now();
     for (int64_t i = 0; i < iters; i++) {
         MPI_Request *rq = s->vreq;
         for (int j = 0; j < w; j++) {
@@ -501,20 +498,37 @@ static double ring_measure(const fl_ctx *ctx, void *state, int64_t iters)
         }
         MPI_Waitall(4 * w, s->vreq, MPI_STATUSES_IGNORE);
     }
-    return cg_victim_done(s, fl_now() - t0);
+}
+
+static void allreduce_ops(cg_state *s, int64_t iters)
+{
+    const int count = (int)(s->size / sizeof(double));
+    for (int64_t i = 0; i < iters; i++)
+        MPI_Allreduce(s->vs, s->vr, count, MPI_DOUBLE, MPI_SUM, s->group);
+}
+
+static double ring_measure(const fl_ctx *ctx, void *state, int64_t iters)
+{
+    (void)ctx;
+    return cg_measure(state, iters, ring_ops);
+}
+
+static void ring_each(const fl_ctx *ctx, void *state, int64_t timings, int64_t unit, double *each)
+{
+    (void)ctx;
+    cg_each(state, timings, unit, each, ring_ops);
 }
 
 static double allreduce_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
-    cg_state *s = state;
-    const int count = (int)(s->size / sizeof(double));
     (void)ctx;
-    if (s->role != 'v')
-        return cg_others(s);
-    const double t0 = fl_now();
-    for (int64_t i = 0; i < iters; i++)
-        MPI_Allreduce(s->vs, s->vr, count, MPI_DOUBLE, MPI_SUM, s->group);
-    return cg_victim_done(s, fl_now() - t0);
+    return cg_measure(state, iters, allreduce_ops);
+}
+
+static void allreduce_each(const fl_ctx *ctx, void *state, int64_t timings, int64_t unit, double *each)
+{
+    (void)ctx;
+    cg_each(state, timings, unit, each, allreduce_ops);
 }
 
 /* ---- verify: one op, every victim's received data against its sender's ---- */
@@ -567,10 +581,11 @@ static int64_t allreduce_verify(const fl_ctx *ctx, void *state, int64_t *checked
 
 const fl_kernel fl_message_congestion_kernels[] = {
     {.name = "message.victim_latency", .init = fl_crowded_init, .fini = fl_crowded_fini, .setup = latency_setup,
-     .measure = ring_measure, .verify = ring_verify, .teardown = cg_teardown},
+     .measure = ring_measure, .verify = ring_verify, .teardown = cg_teardown, .measure_each = ring_each},
     {.name = "message.victim_bandwidth", .init = fl_crowded_init, .fini = fl_crowded_fini, .setup = bandwidth_setup,
-     .measure = ring_measure, .verify = ring_verify, .teardown = cg_teardown},
+     .measure = ring_measure, .verify = ring_verify, .teardown = cg_teardown, .measure_each = ring_each},
     {.name = "message.victim_allreduce", .init = fl_crowded_init, .fini = fl_crowded_fini, .setup = allreduce_setup,
-     .measure = allreduce_measure, .verify = allreduce_verify, .teardown = cg_teardown},
+     .measure = allreduce_measure, .verify = allreduce_verify, .teardown = cg_teardown,
+     .measure_each = allreduce_each},
     {.name = NULL},
 };

@@ -185,6 +185,21 @@ static double any_measure(const fl_ctx *ctx, void *state, int64_t iters)
     return cg_victim_done(s, v->b->k->measure(&v->ctx, v->state, iters));
 }
 
+/* Per-op timing: each timing one call of the benchmark's measure, the aggressors loading through all. */
+static void any_each(const fl_ctx *ctx, void *state, int64_t timings, int64_t unit, double *each)
+{
+    cg_state *s = state;
+    (void)ctx;
+    if (s->role != FL_VICTIM) {
+        cg_others(s);
+        return;
+    }
+    victim_run *v = s->victim;
+    for (int64_t i = 0; i < timings; i++)
+        each[i] = v->b->k->measure(&v->ctx, v->state, unit) / (double)unit;
+    cg_victim_done(s, 0.0);
+}
+
 /* The benchmark's own verify, under the aggressors' load; none: nothing checked. */
 static int64_t any_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 {
@@ -202,6 +217,6 @@ static int64_t any_verify(const fl_ctx *ctx, void *state, int64_t *checked)
 
 const fl_kernel fl_message_victim_kernels[] = {
     {.name = "message.victim", .init = fl_crowded_init, .fini = fl_crowded_fini, .setup = any_setup,
-     .measure = any_measure, .verify = any_verify, .teardown = any_teardown},
+     .measure = any_measure, .verify = any_verify, .teardown = any_teardown, .measure_each = any_each},
     {.name = NULL},
 };

@@ -49,11 +49,13 @@ def test_every_victim_under_every_aggressor(mpi, aggressors, tmp_path, capsys):
                                          ("openmpi", "coll.allreduce,message.stream")])
 def test_any_registered_benchmark_as_the_victim(mpi, victims, tmp_path, capsys):
     """message.victim: the victims run each benchmark named among themselves, its own verify
-    checking what they received, under an all-to-all; the factors are printed by its name."""
+    checking what they received, under an all-to-all, and time their single ops while the
+    aggressors keep loading (measure_each); the factors are printed by its name, the p99's of
+    single ops."""
     out = tmp_path / "v.json"
     assert main(["congestion", "-n", "5", "--victim", victims, "--draws", "2", "--validate", "--sizes", "64",
                  "--mpi-home", mpi_home(mpi), "-o", str(out), *FAST, "--point-time", "0.1",
-                 "--sample-time", "0.002"]) == 0
+                 "--sample-time", "0.002", "--per-op", "0.02"]) == 0
     printed = capsys.readouterr().out
     doc = schema.load(out)
     names = victims.split(",")
@@ -62,10 +64,14 @@ def test_any_registered_benchmark_as_the_victim(mpi, victims, tmp_path, capsys):
         assert p.bench == "message.victim" and p.info["victim"] == p.params["victim"]
         assert p.validation["errors"] == 0 and p.validation["checked_bytes"] > 0
         assert p.roles.count("v") == 2 and p.bytes_per_op > 0
+        timed = [r for r in p.op_histogram["ranks"]]
+        assert timed and all(r["n"] > 0 and sum(c for _, c in r["buckets"]) == r["n"] for r in timed)
+        assert {r["rank"] for r in timed} <= {q for q, x in enumerate(p.roles) if x == "v"}
     found = congestion.impacts(doc.points)
     assert sorted(m.test for m in found) == sorted(names)
     for m in found:
         assert len(m.draws) == 2 and m.median[0] > 0 and m.tail[1] <= m.tail[0] <= m.tail[2]
+        assert m.tail_of == "ops"
         assert any(line.startswith(m.test) for line in printed.splitlines())
 
 

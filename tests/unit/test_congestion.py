@@ -117,9 +117,40 @@ def test_the_prediction_on_the_fat_tree_names_the_shared_up_link():
     assert p.impact == pytest.approx(2.0, rel=1e-6) and p.shared
 
 
-def _point(bench, active, samples, seed="1", roles="vaaav", peers=(4, -1, -1, -1, 0)):
+def _point(bench, active, samples, seed="1", roles="vaaav", peers=(4, -1, -1, -1, 0), hist=None):
     return SimpleNamespace(bench=bench, size=131072, active=active, samples=list(samples),
-                           params={"aggressor": "alltoall", "seed": seed}, roles=roles, peers=list(peers))
+                           params={"aggressor": "alltoall", "seed": seed}, roles=roles, peers=list(peers),
+                           op_histogram=hist)
+
+
+def _hist(ops) -> dict:
+    """The core's histogram of single ops (per_op.c): bucket floor(log(t / 1e-9) / log(1.01))."""
+    idx = np.floor(np.log(np.asarray(ops) / 1e-9) / np.log1p(0.01)).astype(int)
+    i, c = np.unique(idx, return_counts=True)
+    return {"base_s": 1e-9, "error": 0.01, "buckets": 2800, "timer_cost_s": 2e-8, "ops_per_timing": 1,
+            "ranks": [{"rank": 0, "n": len(ops), "min_s": float(min(ops)), "max_s": float(max(ops)),
+                       "buckets": [[int(a), int(b)] for a, b in zip(i, c)]}]}
+
+
+def test_the_tail_is_of_single_ops_where_every_launch_timed_them():
+    """With --per-op the p99's factor is the ratio of the launches' single-op p99s: here the
+    congested ops have a tail (1% at 10x) that their batched samples, means of many ops, hide."""
+    rng = np.random.default_rng(5)
+    pts = []
+    for _ in range(3):
+        ops = rng.lognormal(np.log(1e-6), 0.01, 20000)
+        slow = ops.copy()
+        slow[rng.choice(len(slow), 400, replace=False)] *= 10
+        samples = ops[:200]
+        pts += [_point("message.victim_latency", 0, samples, hist=_hist(ops)),
+                _point("message.victim_latency", 3, samples * 1.1, hist=_hist(slow))]
+    (m,) = congestion.impacts(pts)
+    assert m.tail_of == "ops" and 9 <= m.tail[1] <= m.tail[0] <= m.tail[2] <= 11
+    assert 1.09 <= m.median[0] <= 1.11                     # the median stays the samples'
+    assert any(line.split()[-3] == "ops" for line in congestion.lines([m]))
+    pts[-1].op_histogram = None                            # a launch without single ops: the samples' tail
+    (m,) = congestion.impacts(pts)
+    assert m.tail_of == "samples" and 1.09 <= m.tail[0] <= 1.11
 
 
 def test_the_impact_factors_pool_launches_and_draws():

@@ -248,16 +248,18 @@ class Impact:
     tail: tuple                  # the same of the 99th percentiles
     draws: list = field(default_factory=list)        # each draw's median impact
     predicted: Optional[Prediction] = None
+    tail_of: str = "samples"     # the p99 of single ops ("ops": --per-op) or of the batched samples
 
     def to_dict(self) -> dict:
         return {"bench": self.bench, "test": self.test, "size": self.size, "aggressor": self.aggressor,
                 "victims": self.victims, "aggressors": self.aggressors, "isolated_s": self.isolated_s, "congested_s": self.congested_s,
-                "median": list(self.median), "p99": list(self.tail), "draws": self.draws,
+                "median": list(self.median), "p99": list(self.tail), "p99_of": self.tail_of, "draws": self.draws,
                 "predicted": self.predicted.to_dict() if self.predicted else None}
 
 
 def _groups(points) -> dict:
-    """{(bench, size, params but the ring's seed): {seed: ([isolated launches], [congested], layout)}}."""
+    """{(bench, size, params but the ring's seed): {seed: ([isolated launches], [congested], [layout],
+    ([isolated launches' single-op histograms], [congested]))}}."""
     out: dict = {}
     for p in points:
         if p.bench not in BENCHES or p.active is None or not p.samples:
@@ -265,8 +267,9 @@ def _groups(points) -> dict:
         params = dict(p.params or {})
         seed = params.pop("seed", "1")
         key = (p.bench, p.size, tuple(sorted(params.items())))
-        iso, cong, lay = out.setdefault(key, {}).setdefault(seed, ([], [], [None]))
+        iso, cong, lay, hists = out.setdefault(key, {}).setdefault(seed, ([], [], [None], ([], [])))
         (cong if p.active else iso).append(p.samples)
+        hists[bool(p.active)].append(p.op_histogram)
         if p.active and p.roles:
             lay[0] = (p.roles, list(p.peers or []))
     return out
@@ -286,7 +289,9 @@ def impacts(points, hosts: Optional[list] = None, network: Optional[str] = None,
         if not iso or not cong:
             continue
         per = [float(np.median([np.median(x) for x in c]) / np.median([np.median(x) for x in i]))
-               for i, c, _ in draws.values() if i and c]
+               for i, c, _, _ in draws.values() if i and c]
+        tail, tail_of = _tail(iso, cong, [h for d in draws.values() for h in d[3][0]],
+                              [h for d in draws.values() for h in d[3][1]])
         lay = next((d[2][0] for d in draws.values() if d[2][0]), None)
         agg = dict(params).get("aggressor", "alltoall")
         pred = None
@@ -296,8 +301,22 @@ def impacts(points, hosts: Optional[list] = None, network: Optional[str] = None,
                           sum(x not in "vi" for x in lay[0]) if lay else 0,
                           float(np.median([np.median(x) for x in iso])),
                           float(np.median([np.median(x) for x in cong])),
-                          ratio_ci(iso, cong), ratio_ci(iso, cong, q=P_TAIL), per, pred))
+                          ratio_ci(iso, cong), tail, per, pred, tail_of))
     return out
+
+
+def _tail(iso: list, cong: list, iso_ops: list, cong_ops: list) -> tuple:
+    """(the p99's impact (ratio, lo, hi), what it is of): of single ops where every launch of
+    both sides timed them (--per-op: each launch's p99, resampled over launches as compare's
+    tails are), else of the launches' samples (their order statistic, launches.ratio_ci q)."""
+    from ..analysis.launches import ratio_ci
+    from ..analysis.tails import quantiles
+    name = f"p{P_TAIL * 100:g}"
+    x = [quantiles(h).get(name) for h in iso_ops if h]
+    y = [quantiles(h).get(name) for h in cong_ops if h]
+    if x and y and len(x) == len(iso) and len(y) == len(cong) and None not in x + y:
+        return ratio_ci([[v] for v in x], [[v] for v in y]), "ops"
+    return ratio_ci(iso, cong, q=P_TAIL), "samples"
 
 
 def lines(found: list[Impact]) -> list[str]:
@@ -308,7 +327,7 @@ def lines(found: list[Impact]) -> list[str]:
     out = ["congestion impact: congested / isolated time per op of the slowest victim (above 1: slower), "
            "95% CI over launches and draws",
            f"{'victim test':<26}{'size':>7} {'aggressor':<11}{'V/A':>6} {'isolated':>10} {'congested':>10}  "
-           f"{'median (95% CI)':<24}{'p99 (95% CI)':<24}{'draws':<14}model"]
+           f"{'median (95% CI)':<24}{'p99 (95% CI)':<24}{'p99 of':<9}{'draws':<14}model"]
 
     def ci(t):
         r, lo, hi = t
@@ -318,7 +337,7 @@ def lines(found: list[Impact]) -> list[str]:
         model = (f"{m.predicted.impact:.2f} ({m.predicted.bottleneck})" if m.predicted else "-")
         out.append(f"{m.test:<26}{fmt_bytes(m.size):>7} {m.aggressor:<11}"
                    f"{m.victims:>3}/{m.aggressors:<2} {fmt_time(m.isolated_s):>10} {fmt_time(m.congested_s):>10}  "
-                   f"{ci(m.median):<24}{ci(m.tail):<24}{spread:<14}{model}")
+                   f"{ci(m.median):<24}{ci(m.tail):<24}{m.tail_of:<9}{spread:<14}{model}")
         if m.predicted and m.predicted.shared:
             out.append(f"  shared with the aggressors: {', '.join(m.predicted.shared)}")
     return out

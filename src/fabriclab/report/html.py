@@ -258,7 +258,7 @@ def _congestion(runs: list) -> list[str]:
             found = congestion.impacts(doc.points)
         ci = lambda t: f"{t[0]:.2f} [{t[1]:.2f}, {t[2]:.2f}]"   # noqa: E731
         body = [[m.test, fmt_bytes(m.size), m.aggressor, f"{m.victims}/{m.aggressors}", fmt_time(m.isolated_s),
-                 fmt_time(m.congested_s), ci(m.median), ci(m.tail),
+                 fmt_time(m.congested_s), ci(m.median), f"{ci(m.tail)} of {m.tail_of}",
                  f"{min(m.draws):.2f}-{max(m.draws):.2f}" if m.draws else "-",
                  f"{m.predicted.impact:.2f}" if m.predicted else "-",
                  ", ".join(m.predicted.shared) if m.predicted else "-"] for m in found]
@@ -267,7 +267,8 @@ def _congestion(runs: list) -> list[str]:
             out += [f'<h3 id="congestion">Congestion impact{of}</h3>',
                     "<p>The slowest victim's time per op with the aggressors loading the network over its time "
                     "with them idle (above 1: slower), for the median and the 99th percentile, 95% intervals over "
-                    "launches and ring draws; the model's bandwidth impact on a known network, and the cables the "
+                    "launches and ring draws (the 99th percentile of single ops where the run timed them, --per-op, "
+                    "else of the batched samples); the model's bandwidth impact on a known network, and the cables the "
                     "victims share with the aggressors.</p>",
                     table(["victim test", "size", "aggressor", "victims/aggressors", "isolated", "congested",
                            "impact, median", "impact, p99", "draws", "model", "shared cables"], body)]
