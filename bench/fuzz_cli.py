@@ -1,8 +1,8 @@
 """Every option of every command given hostile values: nothing ends in a traceback.
 
 For each subcommand the script walks its argparse options and positionals and
-gives each, in a command that is otherwise valid and starts no job (`run` and
-`study run` with --dry-run, the readers on a small imported document, `model`
+gives each, in a command that is otherwise valid and starts no job (`run`,
+`study run`, `tune`, `congestion` and `check` with --dry-run, the readers on a small imported document, `model`
 without a plot, `doctor --machine`), boundary and random values where the
 option takes a number (0, -1, huge, NaN, infinities, fractions, words) and
 hostile strings where it takes text (empty, blanks, escape sequences, a line
@@ -70,6 +70,9 @@ def bases(doc: str, tmp: Path) -> dict:
         "calibrate": (["calibrate", doc, "--stream"], set()),
         "model": (["model", "--system", "sci-ring", "--no-plot"], set()),
         "study": (["study", "run", "kurmann-stricker", "--dry-run"], set()),
+        "tune": (["tune", "allreduce", "--dry-run"], set()),
+        "congestion": (["congestion", "-n", "4", "--dry-run"], set()),
+        "check": (["check", "-n", "4", "--dry-run", "-o", str(tmp / "check")], set()),
     }
 
 

@@ -88,6 +88,15 @@ def test_check_on_one_host_reports_what_it_cannot_judge_and_judges_against_a_bas
     assert "PASS     collectives" in capsys.readouterr().out
 
 
+def test_a_dry_run_of_check_prints_every_tests_run_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "c"
+    assert main(["check", "-n", "4", "--dry-run", "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    for bench in ("message.shift", "message.victim_bandwidth", "coll.allreduce"):
+        assert f"fabriclab-core {bench} " in printed
+    assert not out.exists()
+
+
 def test_the_registered_patterns_load_as_aggressors(tmp_path):
     """Four aggressors in each two-sided pattern's roles stream to their peers until the victims
     are done; the victims' data checked."""

@@ -46,3 +46,14 @@ def test_tune_writes_the_librarys_file_and_the_library_reads_it(flavour, tmp_pat
         intra = json.loads((out / file).read_text())["collective=allreduce"]["comm_type=intra"]
         assert ("comm_size<=2" in intra) == any(c["algorithm"] for c in t["choices"])
     assert "use it: " in printed and "the library read the file: yes" in printed
+
+
+def test_a_dry_run_prints_the_candidates_run_and_writes_nothing(tmp_path, capsys):
+    """The measuring run's commands: the library's choice and each candidate, each with its
+    control in the environment; no folder is made."""
+    out = tmp_path / "t"
+    assert main(["tune", "allreduce", "-n", "2", "-s", "8,64K", "--dry-run", "-o", str(out), *FAST]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "fabriclab-core coll.allreduce" in ln]
+    assert any("algorithm=auto" in ln and "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM" not in ln for ln in lines)
+    assert sum(ln.startswith("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=") for ln in lines) >= 2
+    assert not out.exists()

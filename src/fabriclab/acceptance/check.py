@@ -76,6 +76,10 @@ class Check:
         for name in self.t["tests"]:
             Session(self.request(name, 1)).check()
 
+    def commands(self, name: str) -> list[str]:
+        """The launch commands of test `name`'s first attempt (nothing launched or written)."""
+        return Session(self.request(name, 1)).commands()
+
     def run(self) -> list[Outcome]:
         tests = {"pairs": self._pairs, "congestion": self._congestion, "collectives": self._collectives}
         outcomes, ended = [], None

@@ -39,6 +39,8 @@ def register(sub) -> None:
     add("--timeout", type=float, default=60.0, metavar="SECONDS",
         help="End a run when a launch prints nothing for this long plus twice its point time. Default: 60.")
     add("--quiet", action="store_true", help="Only the verdicts. Default: off.")
+    add("--dry-run", action="store_true",
+        help="Check every test's run, print each first attempt's launch commands, and exit. Default: off.")
     add_mpi_options(p, "check")
     p.set_defaults(func=cmd_check)
 
@@ -69,6 +71,9 @@ def cmd_check(args) -> int:
     say = (lambda line: None) if args.quiet else (lambda line: print(f"fabriclab: check: {line}", file=sys.stderr))
     check = Check(t, base, out, args.baseline, say)
     check.check()                               # every test's run, before the first is launched
+    if args.dry_run:
+        print("\n".join(line for name in t["tests"] for line in check.commands(name)))
+        return 0
     outcomes = check.run()
     runs = [(o.test, load(o.last.document)) for o in outcomes]
     write_out(html.render(runs), str(out / "report.html"))

@@ -53,6 +53,8 @@ def register(sub) -> None:
     p.add_argument("--calibration", metavar="FILE",
                    help="Rates, alpha and gamma from `fabriclab calibrate`, for the pruning. Default: none.")
     add("--quiet", action="store_true", help="Only the result. Default: off.")
+    add("--dry-run", action="store_true",
+        help="Print the measuring run's launch commands, its candidates chosen, and exit. Default: off.")
     add_sampling(adder(p.add_argument_group("sampling"), "tune"), DEFAULT_LAUNCHES)
     add_mpi_options(p, "tune")
     p.set_defaults(func=cmd_tune)
@@ -68,7 +70,11 @@ def cmd_tune(args) -> int:
     tuning = Tuning(args.op, run, out, args.rounds, args.threshold, args.prune_factor)
     say = (lambda line: None) if args.quiet else (lambda line: print(f"fabriclab: {line}", file=sys.stderr))
     from .progress import Progress
-    tuned = Tuner(tuning, say, None if args.quiet else (lambda total: Progress(total))).run()
+    tuner = Tuner(tuning, say, None if args.quiet else (lambda total: Progress(total)))
+    if args.dry_run:
+        print("\n".join(tuner.commands()))
+        return 0
+    tuned = tuner.run()
     sys.stdout.write("\n".join(lines(tuned)) + "\n")
     return 0
 

@@ -98,9 +98,31 @@ class Tuner:
         req = replace(self.base, params=self.base.params + params, output=str(self.t.out / name), **over)
         return Session(req, say=self.say, inform=lambda line: None, progress=self.progress)
 
+    def commands(self) -> list[str]:
+        """The measuring run's launch commands, its candidates chosen as `run` would (nothing
+        is launched or written)."""
+        return self._candidates()[0].commands()
+
     def run(self) -> Tuned:
         t = self.t
         t.out.mkdir(parents=True, exist_ok=True)
+        measuring, first, lib, core, control, names, left, ruled = self._candidates()
+        doc = _ok(measuring.run(), "the measuring run")
+        choices = choice.choose([p for p in doc.points if p.bench == self.bench], threshold=t.threshold)
+        path = t.out / lib.FILE
+        lib.write(path, core.path, t.op, t.run.launch.ranks, choice.ranges(choices), control.names)
+        tuned = Tuned(t.op, first.mpi.flavour, t.run.launch.ranks, names, left, ruled, choices, str(path),
+                      lib.environment(path), str(t.out / "measure.json"))
+        self._save(tuned)             # the choices and the file stand whatever the check does
+        if t.rounds:
+            self._check(tuned)
+            self._save(tuned)
+        return tuned
+
+    def _candidates(self) -> tuple:
+        """(the measuring session, the checked first plan, the library, the core, the control,
+        the names to measure, those left out and those ruled out, each with why)."""
+        t = self.t
         first = self._session("measure.json", ("algorithm=auto",)).check()
         lib = LIBRARIES.get(first.mpi.flavour)
         if lib is None:
@@ -118,17 +140,7 @@ class Tuner:
             raise UsageError(f"no algorithm of {control.name} is left to measure")
         self.say(f"tune: measuring the library's choice and {', '.join(names)} at {len(job.sizes)} sizes")
         measuring = self._session("measure.json", ("algorithm=" + ",".join(["auto", *names]),))
-        doc = _ok(measuring.run(), "the measuring run")
-        choices = choice.choose([p for p in doc.points if p.bench == self.bench], threshold=t.threshold)
-        path = t.out / lib.FILE
-        lib.write(path, core.path, t.op, t.run.launch.ranks, choice.ranges(choices), control.names)
-        tuned = Tuned(t.op, first.mpi.flavour, t.run.launch.ranks, names, left, ruled, choices, str(path),
-                      lib.environment(path), str(t.out / "measure.json"))
-        self._save(tuned)             # the choices and the file stand whatever the check does
-        if t.rounds:
-            self._check(tuned)
-            self._save(tuned)
-        return tuned
+        return measuring, first, lib, core, control, names, left, ruled
 
     def _save(self, tuned: Tuned) -> None:
         (self.t.out / "tune.json").write_text(json.dumps(tuned.to_dict(), indent=1, default=str) + "\n")
