@@ -51,6 +51,21 @@ class Tuning:
         return self
 
 
+@dataclass(frozen=True)
+class Candidates:
+    """What a tuning measures, chosen before anything runs: the measuring run, the checked plan
+    of the library's choice, the library's writer, the core, the algorithm control, the names
+    to measure, and those left out and ruled out, each with why."""
+    measuring: Session
+    first: Session
+    lib: object
+    core: object
+    control: object
+    names: list
+    left: dict
+    ruled: dict
+
+
 @dataclass
 class Tuned:
     """What the tuner found and wrote."""
@@ -101,27 +116,26 @@ class Tuner:
     def commands(self) -> list[str]:
         """The measuring run's launch commands, its candidates chosen as `run` would (nothing
         is launched or written)."""
-        return self._candidates()[0].commands()
+        return self._candidates().measuring.commands()
 
     def run(self) -> Tuned:
         t = self.t
         t.out.mkdir(parents=True, exist_ok=True)
-        measuring, first, lib, core, control, names, left, ruled = self._candidates()
-        doc = _ok(measuring.run(), "the measuring run")
+        c = self._candidates()
+        doc = _ok(c.measuring.run(), "the measuring run")
         choices = choice.choose([p for p in doc.points if p.bench == self.bench], threshold=t.threshold)
-        path = t.out / lib.FILE
-        lib.write(path, core.path, t.op, t.run.launch.ranks, choice.ranges(choices), control.names)
-        tuned = Tuned(t.op, first.mpi.flavour, t.run.launch.ranks, names, left, ruled, choices, str(path),
-                      lib.environment(path), str(t.out / "measure.json"))
+        path = t.out / c.lib.FILE
+        c.lib.write(path, c.core.path, t.op, t.run.launch.ranks, choice.ranges(choices), c.control.names)
+        tuned = Tuned(t.op, c.first.mpi.flavour, t.run.launch.ranks, c.names, c.left, c.ruled, choices, str(path),
+                      c.lib.environment(path), str(t.out / "measure.json"))
         self._save(tuned)             # the choices and the file stand whatever the check does
         if t.rounds:
             self._check(tuned)
             self._save(tuned)
         return tuned
 
-    def _candidates(self) -> tuple:
-        """(the measuring session, the checked first plan, the library, the core, the control,
-        the names to measure, those left out and those ruled out, each with why)."""
+    def _candidates(self) -> Candidates:
+        """The algorithms to measure, the library's choice checked first (nothing runs)."""
         t = self.t
         first = self._session("measure.json", ("algorithm=auto",)).check()
         lib = LIBRARIES.get(first.mpi.flavour)
@@ -140,7 +154,7 @@ class Tuner:
             raise UsageError(f"no algorithm of {control.name} is left to measure")
         self.say(f"tune: measuring the library's choice and {', '.join(names)} at {len(job.sizes)} sizes")
         measuring = self._session("measure.json", ("algorithm=" + ",".join(["auto", *names]),))
-        return measuring, first, lib, core, control, names, left, ruled
+        return Candidates(measuring, first, lib, core, control, names, left, ruled)
 
     def _save(self, tuned: Tuned) -> None:
         (self.t.out / "tune.json").write_text(json.dumps(tuned.to_dict(), indent=1, default=str) + "\n")
