@@ -366,5 +366,9 @@ void fl_hist_free(fl_hist *h);
  * ,"op_histogram":{...} (the ranks that timed an op, each with its sparse
  * buckets, and the ops each timing spanned, `unit`) to j. */
 void fl_hist_gather(fl_buf *j, const fl_hist *h, MPI_Comm comm, double timer_cost, int64_t unit);
+/* Collective: a point's single ops after its samples (`samples`, rank 0's
+ * n of them, give the ops' count), into ,"op_histogram":{...} on rank 0's j. */
+void fl_per_op(const fl_ctx *c, const fl_kernel *k, void *state, const fl_shape *sh, const double *samples,
+               int n, fl_buf *j);
 
 #endif

@@ -360,65 +360,6 @@ static int sample(fl_run_state *r, void *state, const fl_shape *sh, int64_t batc
     return (int)ctl[0];
 }
 
-/* Per-operation timing (--per-op SECONDS): after the samples, every rank
- * runs the same number of single ops (rank 0's: the seconds over the
- * samples' median op, at most MAX_PER_OP), each timed alone by the kernel's
- * measure(1), and the ranks that time count them into their histogram. The
- * ops run back to back, one after the other, like the samples' batches. A
- * kernel that times only whole windows or rounds (fl_shape.batch_multiple)
- * is timed a window at a time, each window's time over its ops counted once,
- * and the histogram says so (ops_per_timing). A kernel with measure_each
- * times its single ops in calls of a sample's time each (`chunk` timings),
- * so that what surrounds its op keeps running between them. */
-#define MAX_PER_OP ((int64_t)1 << 24)
-#define MAX_CHUNK ((int64_t)1 << 16)
-static void per_op_plan(const fl_run_state *r, const fl_shape *sh, int n, int64_t plan[3])
-{
-    int64_t ops = 1, unit = sh->batch_multiple > 1 ? sh->batch_multiple : 1, chunk = 1;
-    if (r->ctx.rank == 0 && n > 0) {
-        double *x = r->sorted;
-        memcpy(x, r->samples, sizeof *x * (size_t)n);
-        qsort(x, (size_t)n, sizeof *x, cmp_double);
-        const double timing = fmax(x[n / 2] * (double)unit, 1e-9);
-        double want = r->opts.per_op / timing, per_call = r->opts.sample_time / timing;
-        ops = want < 1 ? 1 : want > (double)MAX_PER_OP ? MAX_PER_OP : (int64_t)want;
-        chunk = per_call < 1 ? 1 : per_call > (double)MAX_CHUNK ? MAX_CHUNK : (int64_t)per_call;
-    }
-    plan[0] = ops, plan[1] = unit, plan[2] = chunk;
-    /* rank 0's shape decides the unit, as it decides the batch: every rank runs the same calls */
-    MPI_Bcast(plan, 3, MPI_INT64_T, 0, r->ctx.comm);
-}
-
-static void per_op(fl_run_state *r, void *state, const fl_shape *sh, int n, fl_buf *out)
-{
-    const fl_ctx *c = &r->ctx;
-    const fl_kernel *k = r->b->k;
-    int64_t plan[3];
-    per_op_plan(r, sh, n, plan);
-    const int64_t ops = plan[0], unit = plan[1], chunk = k->measure_each ? plan[2] : 1;
-    double *each = k->measure_each ? malloc(sizeof *each * (size_t)chunk) : NULL; /* the runner's, not the kernel's */
-    if (k->measure_each && !each)
-        fl_die("out of memory");
-    fl_hist h;
-    fl_hist_init(&h);
-    MPI_Barrier(c->comm);
-    for (int64_t i = 0; i < ops; i += chunk) {
-        const int64_t m = ops - i < chunk ? ops - i : chunk;
-        if (!k->measure_each) {
-            double t = k->measure(c, state, unit) / (double)unit;
-            if (sh->timed)
-                fl_hist_add(&h, t);
-            continue;
-        }
-        k->measure_each(c, state, m, unit, each);
-        for (int64_t j = 0; j < m && sh->timed; j++)
-            fl_hist_add(&h, each[j]);
-    }
-    free(each);
-    fl_hist_gather(out, &h, c->comm, c->timer_overhead, unit);
-    fl_hist_free(&h);
-}
-
 /* Pattern benchmarks: roles, peers, hosts, per-rank samples (null for a rank
  * that times nothing), bytes and messages per op; the totals become the
  * point's bytes_per_op and messages_per_op. */
@@ -561,7 +502,7 @@ static void run_point(fl_run_state *r, const fl_point *pt)
     double elapsed = fl_now() - t0;
     fl_buf tails = {0};
     if (r->opts.per_op > 0)
-        per_op(r, state, &sh, n, &tails);
+        fl_per_op(c, b->k, state, &sh, r->samples, n, &tails);
 
     int validated = r->opts.validate && b->k->verify;
     if (validated) {
