@@ -45,6 +45,9 @@ static struct fi_info *fab_hints(const char *prov, int msg, uint64_t caps)
     h->caps = caps;
     h->mode = FI_CONTEXT | FI_CONTEXT2; /* every op passes its own fi_context2 */
     h->ep_attr->type = msg ? FI_EP_MSG : FI_EP_RDM;
+    /* One thread uses the domain, so the provider may skip its locks
+     * (FI_THREAD_SAFE, the default, takes one on every post and poll). */
+    h->domain_attr->threading = FI_THREAD_DOMAIN;
     h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY |
                               FI_MR_ENDPOINT;
     if (prov[0] && !(h->fabric_attr->prov_name = strdup(prov)))
