@@ -72,7 +72,10 @@ def test_mpichs_tree_changes_only_the_tuned_op_at_the_tuned_size():
     assert intra["comm_size<=7"] == intra["comm_size=any"] == default
     tuned = intra["comm_size<=8"]
     assert tuned["is_commutative=any"] == default                              # a user's own op keeps the library's
-    assert tuned["is_commutative=yes"] == {
+    # MPICH's own ops and counts below the ranks' power of two keep the library's choice
+    assert tuned["is_commutative=yes"]["is_op_built_in=no"] == default
+    assert tuned["is_commutative=yes"]["is_op_built_in=yes"]["count<pow2"] == default
+    assert tuned["is_commutative=yes"]["is_op_built_in=yes"]["count=any"] == {
         "avg_msg_size<=90": default,
         "avg_msg_size<=8192": {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}},
         "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_ring": {}}}
@@ -99,7 +102,7 @@ def test_mpichs_file_names_only_what_its_parser_knows_without_parameters(tmp_pat
     path = tmp_path / "sel.json"
     mpich.write(path, "core", "allreduce", 2, [(0, None, "ring")], ["ring"])
     written = json.loads(path.read_text())["collective=allreduce"]["comm_type=intra"]
-    assert written["comm_size<=2"]["is_commutative=yes"] == {
+    assert written["comm_size<=2"]["is_commutative=yes"]["is_op_built_in=yes"]["count=any"] == {
         "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_ring": {}}}
     assert mpich.environment(path) == {mpich.ENV: str(path.resolve())}
 

@@ -135,10 +135,21 @@ def tree(base: dict, op: str, nranks: int, ranges: list) -> dict:
         return base          # nothing beat the library's own choice
     tuned = _sized(op, nranks, ranges, default)
     if op in REDUCING:
-        tuned = {"is_commutative=yes": tuned, "is_commutative=any": default}
+        tuned = {"is_commutative=yes": _guarded(op, tuned, default), "is_commutative=any": default}
     intra = {**({f"comm_size<={nranks - 1}": default} if nranks > 1 else {}),
              f"comm_size<={nranks}": tuned, "comm_size=any": default}
     return {**base, coll: {**base[coll], "comm_type=intra": intra}}
+
+
+def _guarded(op: str, tuned: dict, default: dict) -> dict:
+    """The tuned branch for built-in ops only, and for allreduce and reduce at counts of
+    at least the ranks' power of two: MPICH calls them inside MPI_Init and MPI_Comm_split
+    with one element and with ops of its own, and its reduce-scatter + allgather fails
+    there with "Internal error" (a tuned file that chose it at 1 KiB on 2 ranks aborted
+    the next launch); the library's own tree guards them the same way."""
+    if op in ("allreduce", "reduce"):
+        tuned = {"count<pow2": default, "count=any": tuned}
+    return {"is_op_built_in=yes": tuned, "is_op_built_in=no": default}
 
 
 def write(path: Path, core_path: str, op: str, nranks: int, ranges: list, names) -> None:
