@@ -90,17 +90,18 @@ def test_the_flows_of_each_aggressor():
 
 def test_the_prediction_on_two_switches_by_hand():
     """Victims h0 and h4 across the 20 MB/s trunk (host cables 60), aggressors h1-h3 and h5-h7
-    all-to-all. Alone, the victims' four flows (two each way) split each trunk direction: 10
-    MB/s. Beside them, each trunk direction carries the 2 victim flows and 3 x 3 aggressor flows,
-    every one limited there: 20 / 11 each, so the impact is 10 / (20 / 11) = 5.5."""
+    all-to-all. Each victim's successor is its predecessor, so its two windows to the other are
+    one flow (one connection). Alone, that flow has a trunk direction to itself: 20 MB/s. Beside
+    the aggressors, each trunk direction carries it and 3 x 3 aggressor flows, every one limited
+    there: 20 / 10 each, so the impact is 20 / 2 = 10."""
     hosts = [f"h{i}" for i in range(8)]
     net, where = placed(TWO, hosts)
     roles = "vaaavaaa"
     peers = [4, -1, -1, -1, 0, -1, -1, -1]
     p = congestion.predict(net, where, roles, peers, "alltoall")
-    assert p.isolated_Bps == pytest.approx(10e6, rel=1e-6)
-    assert p.congested_Bps == pytest.approx(20e6 / 11, rel=1e-6)
-    assert p.impact == pytest.approx(5.5, rel=1e-6)
+    assert p.isolated_Bps == pytest.approx(20e6, rel=1e-6)
+    assert p.congested_Bps == pytest.approx(2e6, rel=1e-6)
+    assert p.impact == pytest.approx(10, rel=1e-6)
     assert "trunk" in p.bottleneck and any("trunk" in c for c in p.shared)
     # victims on one switch share no cable with an incast into h5: nothing to predict but 1
     q = congestion.predict(net, where, "vvssstss", [1, 0, 5, 5, 5, -1, 5, 5], "incast")

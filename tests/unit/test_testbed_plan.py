@@ -246,6 +246,37 @@ def test_only_pure_acknowledgements_go_ahead_of_the_data():
     assert all(netns.BATCH_LINE.fullmatch(ln) for ln in lines)
 
 
+def test_each_flow_crossing_a_cable_has_a_queue_of_its_own():
+    """Round robin among flows: every ordered host pair whose route crosses a cable, and
+    no other, gets a class and a bfifo of the cable's queue at that cable's ends, matched
+    on its source and destination; pure acknowledgements are still matched first."""
+    path = next(p for p in EXAMPLES if p.stem == "linear-array")
+    p = tplan.make(load_network_file(str(path)), "t", source=str(path))
+    addr = p.addresses
+    trunk = next(k for k, c in enumerate(p.cables) if {c.a, c.b} == {"s0", "s1"})
+    flows = netns.cable_flows(p, trunk)
+    left, right = {"h0", "h1"}, {f"h{i}" for i in range(2, 8)}
+    assert set(flows) == {(addr[a], addr[b]) for a in p.hosts for b in p.hosts
+                          if (a in left and b in right) or (a in right and b in left)}
+    host = next(k for k, c in enumerate(p.cables) if {c.a, c.b} == {"h7", "s3"})
+    assert set(netns.cable_flows(p, host)) == ({(addr["h7"], addr[h]) for h in p.hosts if h != "h7"}
+                                               | {(addr[h], addr["h7"]) for h in p.hosts if h != "h7"})
+    lines = netns._shaper("p1", 20e6, flows)
+    filters = [ln for ln in lines if ln.startswith("filter ")]
+    assert all(" prio 1 " in ln for ln in filters[:11]) and all(" prio 2 " in ln for ln in filters[11:])
+    assert len(filters) == 11 + len(flows)
+    classes = {m for ln in filters[11:] for m in re.findall(r"flowid (10:[0-9a-f]+)$", ln)}
+    assert len(classes) == len(flows) and "10:10" not in classes and "10:20" not in classes
+    for cls in classes:
+        assert f"qdisc add dev p1 parent {cls} bfifo limit {netns._queue(20e6)}" in lines
+    src, dst = flows[0]
+    assert f"match ip src {src}/32 match ip dst {dst}/32 flowid 10:{netns.FLOW_CLASS0:x}" in filters[11]
+    assert all(netns.BATCH_LINE.fullmatch(ln) for ln in lines)
+    _, shaping = netns.vertex_lines(p, "s1")
+    assert sum(ln.startswith("filter ") and " prio 2 " in ln for ln in shaping) == sum(
+        len(netns.cable_flows(p, k)) for k, c in enumerate(p.cables) if "s1" in (c.a, c.b))
+
+
 def test_a_cable_is_found_by_its_name_or_its_ends_and_changed_at_both_ends():
     from fabriclab.testbed import faults
     state = {"name": "t", "namespaces": {"h0": "fltb-t-h0", "s0": "fltb-t-s0", "s1": "fltb-t-s1"},
@@ -260,8 +291,8 @@ def test_a_cable_is_found_by_its_name_or_its_ends_and_changed_at_both_ends():
     with pytest.raises(UsageError, match="no cable 'h0-s1'.*its cables: h0-s0, s0-s1, s0-s1#1"):
         faults.find(state, "h0-s1")
     assert faults.lines(state, 2, 10) == [
-        ("fltb-t-s0", "qdisc change dev p2 root handle 1: tbf rate 80000000bit burst 16384 limit 5000000"),
-        ("fltb-t-s1", "qdisc change dev p1 root handle 1: tbf rate 80000000bit burst 16384 limit 5000000")]
+        ("fltb-t-s0", "qdisc change dev p2 root handle 1: tbf rate 80000000bit burst 16384 peakrate 84000000bit mtu 18200 limit 5000000"),
+        ("fltb-t-s1", "qdisc change dev p1 root handle 1: tbf rate 80000000bit burst 16384 peakrate 84000000bit mtu 18200 limit 5000000")]
     for bad in ("0", "-1", "inf", "nan", "1e9", "x"):
         with pytest.raises(UsageError):
             faults.rate(bad)

@@ -201,16 +201,16 @@ class Prediction:
 
 def predict(net, where, roles: str, peers: list, aggressor: str) -> Optional[Prediction]:
     """The model's bandwidth impact of the congested layout (roles, peers);
-    None when no victim flow leaves its host. Each message stream is a
-    flow, a victim's to its successor and to its predecessor apart even
-    where they are one rank (each keeps its window in flight, as every
-    aggressor flow keeps its own: a queue shared in order of arrival, as
-    the testbed's deep lossless queues are, then shares a cable among them
-    as max-min does); a victim's op ends with its slowest flow."""
+    None when no victim flow leaves its host. A flow is an ordered pair of
+    ranks, one connection: where a victim's successor is also its
+    predecessor (two victims), its two windows to it are one flow, for a
+    fabric arbitrates between connections (queue pairs; on the testbed a
+    queue per pair of hosts, docs/testbed.md) and not between the messages
+    queued on one; a victim's op ends with its slowest flow."""
     import numpy as np
     victim, load = flows(roles, peers, aggressor)
-    victim = [(s, d) for s, d in victim if where[s] != where[d]]
-    load = [(s, d) for s, d in load if where[s] != where[d]]
+    victim = list(dict.fromkeys((s, d) for s, d in victim if where[s] != where[d]))
+    load = list(dict.fromkeys((s, d) for s, d in load if where[s] != where[d]))
     if not victim:
         return None
     pairs = victim + load
