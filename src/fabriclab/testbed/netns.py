@@ -270,6 +270,7 @@ def _queue(rate_Bps: float) -> int:
 # allgather over 8 hosts read 1.37x its prediction, and 1.01x with them ahead.
 # A flow is an ordered pair of hosts whose route crosses the cable (one rank
 # a host, one connection a pair), so its own packets keep their order.
+# At most 64 x 63 pairs (wiring.MAX_HOSTS) fit htb's 16-bit class numbers.
 FLOW_CLASS0 = 0x100
 
 
