@@ -325,14 +325,15 @@ static int sample(fl_run_state *r, void *state, const fl_shape *sh, int64_t batc
     MPI_Bcast(ctl, 2, MPI_INT64_T, 0, c->comm);
     while (ctl[0] == GO) {
         int k = (int)ctl[1];
-        MPI_Barrier(c->comm);
+        if (!sh->self_synced)
+            MPI_Barrier(c->comm);
         for (int i = 0; i < k; i++) {
             /* A pattern's ranks start every sample together: sample i's slowest
              * time then spans one interval for all of them, over which the
              * aggregate (all ranks' bytes) was really carried. Free-running,
              * a pair that finishes its samples early leaves the others a
              * faster cable, and the sum overstates what it carries. */
-            if (i > 0 && r->b->facts->pattern)
+            if (i > 0 && r->b->facts->pattern && !sh->self_synced)
                 MPI_Barrier(c->comm);
             if (r->nphases)
                 phase_begin(r, state);

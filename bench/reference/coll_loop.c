@@ -2,14 +2,17 @@
  * fabriclab's coll level measures with its defaults (blocking form, float
  * elements, MPI_SUM, root 0, not in place, a barrier before each op outside
  * its time), as IMB and OSU time a collective.
- *   mpiexec -n N coll_loop OP SIZE ITERS [REPS]
+ *   mpiexec -n N coll_loop OP:SIZE:ITERS:REPS [OP:SIZE:ITERS:REPS ...]
  * OP: allreduce | bcast | allgather | reduce_scatter. SIZE is bytes of the
  * call's count argument, as fabriclab's: the vector of allreduce, bcast and
  * reduce_scatter (split in balanced blocks), the block of allgather.
- * Each repetition runs ITERS ops and sums each op's time; the repetition's
- * time per op is the slowest rank's. Rank 0 prints one JSON line with the
- * median over REPS (default 7) repetitions, after 0.1 s of untimed ops and an
- * untimed repetition. */
+ * The points run one after another in one launch, as a fabriclab launch runs
+ * a benchmark's sizes, each on buffers and a communicator of its own. Each
+ * repetition runs ITERS ops and sums each op's time; the repetition's time
+ * per op is the slowest rank's. Rank 0 prints one JSON line per point with
+ * the median over REPS repetitions, after untimed ops (0.1 s before the
+ * first point, 5 ms before each other, as fabriclab's runner warms up) and
+ * an untimed repetition. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +24,15 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-#define WARMUP_S 0.1
+#define RUN_WARMUP_S 0.1
+#define POINT_WARMUP_S 0.005
+
+typedef struct {
+    char op[32];
+    int count, iters, reps, *counts;
+    float *s, *r;
+    MPI_Comm comm;
+} point;
 
 /* n floats, page-aligned and written, as fabriclab's fl_alloc gives them. */
 static float *page(size_t n)
@@ -34,80 +45,113 @@ static float *page(size_t n)
     return p;
 }
 
-static void one_op(const char *op, float *s, float *r, int count, int *counts)
+static void one_op(const point *p)
 {
-    if (strcmp(op, "allreduce") == 0)
-        MPI_Allreduce(s, r, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    else if (strcmp(op, "bcast") == 0)
-        MPI_Bcast(r, count, MPI_FLOAT, 0, MPI_COMM_WORLD);
-    else if (strcmp(op, "allgather") == 0)
-        MPI_Allgather(s, count, MPI_FLOAT, r, count, MPI_FLOAT, MPI_COMM_WORLD);
+    if (strcmp(p->op, "allreduce") == 0)
+        MPI_Allreduce(p->s, p->r, p->count, MPI_FLOAT, MPI_SUM, p->comm);
+    else if (strcmp(p->op, "bcast") == 0)
+        MPI_Bcast(p->r, p->count, MPI_FLOAT, 0, p->comm);
+    else if (strcmp(p->op, "allgather") == 0)
+        MPI_Allgather(p->s, p->count, MPI_FLOAT, p->r, p->count, MPI_FLOAT, p->comm);
     else
-        MPI_Reduce_scatter(s, r, counts, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Reduce_scatter(p->s, p->r, p->counts, MPI_FLOAT, MPI_SUM, p->comm);
+}
+
+/* fabriclab's buffers (coll_ops.c coll_sizes): as many elements, page-aligned and
+ * written (fl_alloc). Their sizes matter beyond their bytes: with both buffers of
+ * reduce_scatter at 128 KiB + 4, MPICH's 64 KiB reduce_scatter took 2.7x as long
+ * here as with fabriclab's 64 + 32 KiB (where the buffers fall in the cache). */
+static void setup(point *p, const char *spec, int rank, int n)
+{
+    long size = 0;
+    if (sscanf(spec, "%31[a-z_]:%ld:%d:%d", p->op, &size, &p->iters, &p->reps) != 4 || p->iters < 1 ||
+        p->reps < 1) {
+        if (rank == 0)
+            fprintf(stderr, "coll_loop: bad point %s (OP:SIZE:ITERS:REPS)\n", spec);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    p->count = (int)(size / (long)sizeof(float));
+    /* a communicator per point, as fabriclab's runner splits one for each */
+    MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &p->comm);
+    p->counts = malloc(sizeof(int) * n);
+    for (int q = 0; q < n; q++)
+        p->counts[q] = (int)((long long)p->count * (q + 1) / n - (long long)p->count * q / n);
+    size_t sn = (size_t)p->count, rn = (size_t)p->count;
+    if (strcmp(p->op, "bcast") == 0)
+        sn = 0;
+    else if (strcmp(p->op, "allgather") == 0)
+        rn = (size_t)p->count * n;
+    else if (strcmp(p->op, "reduce_scatter") == 0)
+        rn = (size_t)p->counts[rank];
+    p->s = page(sn), p->r = page(rn);
+    for (size_t k = 0; k < sn; k++)
+        p->s[k] = (float)((7 * rank + 3 * (long)k) % 5);
+    if (strcmp(p->op, "bcast") == 0) /* the root broadcasts its receive buffer, as fabriclab's does */
+        for (size_t k = 0; k < rn; k++)
+            p->r[k] = (float)((7 * rank + 3 * (long)k) % 5);
+}
+
+/* Untimed ops for `secs` (rank 0 decides when to stop, so every rank runs as many):
+ * the ranks' polling and the CPU's clock settle, and the library's paths warm. */
+static void warm(const point *p, double secs)
+{
+    const double start = MPI_Wtime();
+    for (int more = 1; more;) {
+        for (int i = 0; i < 16; i++)
+            one_op(p);
+        more = MPI_Wtime() - start < secs;
+        MPI_Bcast(&more, 1, MPI_INT, 0, p->comm);
+    }
+}
+
+/* The median over p->reps of the slowest rank's time per op, on rank 0. Each rank
+ * keeps its own repetitions and one reduction takes their maxima at the end, as
+ * fabriclab's runner reduces a round of samples at once: no message between two
+ * repetitions but the barrier. */
+static double measure(const point *p)
+{
+    const int reps = p->reps;
+    double *mine = malloc(sizeof(double) * (size_t)(reps + 1)), *t = malloc(sizeof(double) * (size_t)(reps + 1));
+    for (int k = 0; k <= reps; k++) {
+        double sum = 0;
+        for (int i = 0; i < p->iters; i++) {
+            MPI_Barrier(p->comm);
+            double t0 = MPI_Wtime();
+            one_op(p);
+            sum += MPI_Wtime() - t0;
+        }
+        mine[k] = sum / p->iters;
+    }
+    MPI_Reduce(mine, t, reps + 1, MPI_DOUBLE, MPI_MAX, 0, p->comm);
+    qsort(t + 1, (size_t)reps, sizeof *t, by_value); /* the first repetition is a warm-up */
+    const double med = t[1 + reps / 2];
+    free(mine), free(t);
+    return med;
 }
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    const double start = MPI_Wtime();
     int rank, n;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    if (argc < 4) {
+    if (argc < 2) {
         if (rank == 0)
-            fprintf(stderr, "usage: coll_loop OP SIZE ITERS [REPS]\n");
+            fprintf(stderr, "usage: coll_loop OP:SIZE:ITERS:REPS [OP:SIZE:ITERS:REPS ...]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    const char *op = argv[1];
-    const int count = atoi(argv[2]) / (int)sizeof(float), iters = atoi(argv[3]);
-    const int reps = argc > 4 ? atoi(argv[4]) : 7;
-    int *counts = malloc(sizeof(int) * n);
-    for (int q = 0; q < n; q++)
-        counts[q] = (int)((long long)count * (q + 1) / n - (long long)count * q / n);
-    /* fabriclab's buffers (coll_ops.c coll_sizes): as many elements, page-aligned and
-     * written (fl_alloc). Their sizes matter beyond their bytes: with both buffers of
-     * reduce_scatter at 128 KiB + 4, MPICH's 64 KiB reduce_scatter took 2.7x as long
-     * here as with fabriclab's 64 + 32 KiB (where the buffers fall in the cache). */
-    size_t sn = (size_t)count, rn = (size_t)count;
-    if (strcmp(op, "bcast") == 0)
-        sn = 0;
-    else if (strcmp(op, "allgather") == 0)
-        rn = (size_t)count * n;
-    else if (strcmp(op, "reduce_scatter") == 0)
-        rn = (size_t)counts[rank];
-    float *s = page(sn), *r = page(rn);
-    for (size_t k = 0; k < sn; k++)
-        s[k] = (float)((7 * rank + 3 * (long)k) % 5);
-    if (strcmp(op, "bcast") == 0) /* the root broadcasts its receive buffer, as fabriclab's does */
-        for (size_t k = 0; k < rn; k++)
-            r[k] = (float)((7 * rank + 3 * (long)k) % 5);
-    double *t = malloc(sizeof(double) * (reps + 1));
-    /* warm up for WARMUP_S, as fabriclab's run does before its first point: the
-     * ranks' polling and the CPU's clock settle (rank 0 decides when to stop) */
-    for (int more = 1; more;) {
-        for (int i = 0; i < 16; i++) /* the same number on every rank */
-            one_op(op, s, r, count, counts);
-        more = MPI_Wtime() - start < WARMUP_S;
-        MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    for (int a = 1; a < argc; a++) {
+        point p;
+        setup(&p, argv[a], rank, n);
+        warm(&p, a == 1 ? RUN_WARMUP_S : POINT_WARMUP_S);
+        const double med = measure(&p);
+        if (rank == 0)
+            printf("{\"op\":\"%s\",\"size\":%d,\"ranks\":%d,\"time_s\":%.9g}\n", p.op,
+                   p.count * (int)sizeof(float), n, med);
+        free(p.s), free(p.r), free(p.counts);
+        MPI_Comm_free(&p.comm);
     }
-    for (int k = 0; k <= reps; k++) {
-        double sum = 0;
-        for (int i = 0; i < iters; i++) {
-            MPI_Barrier(MPI_COMM_WORLD);
-            double t0 = MPI_Wtime();
-            one_op(op, s, r, count, counts);
-            sum += MPI_Wtime() - t0;
-        }
-        double mine = sum / iters, slowest;
-        MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        if (k > 0)
-            t[k - 1] = slowest;
-    }
-    if (rank == 0) {
-        qsort(t, (size_t)reps, sizeof *t, by_value);
-        printf("{\"op\":\"%s\",\"size\":%s,\"ranks\":%d,\"time_s\":%.9g}\n", op, argv[2], n, t[reps / 2]);
-    }
-    free(s), free(r), free(counts), free(t);
+    fflush(stdout);
     MPI_Finalize();
     return 0;
 }

@@ -89,6 +89,7 @@ static void describe(const coll_state *s, fl_shape *shape)
     fl_buf_str(&path, s->selection); /* a path may hold any byte: escaped */
     shape->bytes_per_op = op_bytes(s);
     shape->buffers = 1;
+    shape->self_synced = s->sync;
     snprintf(shape->info, FL_INFO_LEN,
              "{\"call\":\"%s\",\"form\":\"%s\",\"dtype\":\"%s\",\"count\":%lld,\"reduce\":\"%s\","
              "\"root\":%d,\"root_shift\":%s,\"in_place\":%s,\"sync\":\"%s\",\"ranks\":%d,"
