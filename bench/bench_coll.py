@@ -163,8 +163,9 @@ def body() -> None:
                            ("reference again", ref.measure)], opts.rounds, show=lambda name, r: f"{len(r)} points")
         report(opts, res)
         if opts.save:
-            Path(opts.save).write_text(json.dumps({name: [{f"{op} {size}": t for (op, size), t in r.items()} for r in rounds]
-                                                   for name, rounds in res.items()}, indent=1))
+            rows = {name: [{f"{op} {size}": t for (op, size), t in r.items()} for r in rounds]
+                    for name, rounds in res.items()}
+            Path(opts.save).write_text(json.dumps(rows, indent=1))
 
 
 def report(opts, res: dict) -> None:
