@@ -160,21 +160,28 @@ int MPI_Finalize(void)
 """
 
 
+# How each MPI's launcher puts a variable in the ranks' environment alone.
+PRELOAD = {"mpich": ["-genv", "LD_PRELOAD", "{}"], "openmpi": ["-x", "LD_PRELOAD={}"]}
+
+
 @pytest.mark.parametrize("sync", ["barrier", "none"])
-def test_one_barrier_before_each_op_as_imb_and_osu(sync, tmp_path, monkeypatch):
+def test_one_barrier_before_each_op_as_imb_and_osu(sync, flavour, tmp_path, monkeypatch):
     """sync=barrier puts exactly one barrier before each op (IMB's and OSU's convention): the
     runner adds none before a sample, where a second barrier just before the op made MPICH's
     64 KiB allgather read 5% faster. Free-running ops (sync=none) still start each sample
     together, a barrier each."""
+    import os
     import subprocess
-    from mpihome import mpi_home
+    name, home = flavour
     src, lib = tmp_path / "count.c", tmp_path / "count.so"
     src.write_text(COUNTER)
-    subprocess.run([f"{mpi_home('mpich')}/bin/mpicc", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    subprocess.run([f"{home}/bin/mpicc", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True,
+                   env={**os.environ, "OPAL_PREFIX": home} if name == "openmpi" else None)
     monkeypatch.setenv("FL_COUNT_DIR", str(tmp_path))
     samples = 30
+    preload = [f"--launcher-arg={a.format(lib)}" for a in PRELOAD[name]]
     doc = realrun.run(tmp_path / "b.json", "coll.allreduce", "-n", "2", "-s", "1M", "-p", f"sync={sync}",
-                      "--launcher-arg=-genv", "--launcher-arg=LD_PRELOAD", f"--launcher-arg={lib}", validate=False,
+                      *preload, mpi=name, validate=False,
                       after=("--min-samples", str(samples), "--max-samples", str(samples), "--point-time", "10"))
     (p,) = docs.points(doc)
     assert p["batch"] == 1 and len(p["samples"]) == samples, p["batch"]
