@@ -11,14 +11,25 @@ regular files or not exist yet; text outputs (`show -o`, `report -o`) are
 written in place and may also be a character device or a pipe such as
 /dev/stdout. Writability is tried, not inferred from permission bits: root
 passes every permission check, and only the file system (read-only, /proc,
-/sys) says no."""
+/sys) says no.
+
+Nothing is written through a symbolic link already in place: a link named as
+an output (or inside an output folder) is refused in one line, and every file
+is created without following one (O_NOFOLLOW, O_EXCL), so a link planted in a
+results folder cannot turn a write onto a file elsewhere. A text output may be
+a link to a device or a pipe (/dev/stdout), which is written in place and
+holds nothing to replace. A run's default name is taken exclusively, with a
+suffix when another run holds it (`unique`)."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import stat
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TextIO
 
 from .errors import UsageError
 from .inputs import kind_of
@@ -73,13 +84,30 @@ def _existing(p: Path, mode: int, stream: bool) -> str | None:
     return None
 
 
+def _in_place(p: Path) -> bool:
+    """Whether PATH is a device or a pipe (through a link too): written in place, not replaced."""
+    try:
+        mode = os.stat(p).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def refuse_link(p: Path, stream: bool = False) -> None:
+    """UsageError naming P when it is a symbolic link (a stream's link to a device or a pipe passes)."""
+    if os.path.islink(p) and not (stream and _in_place(p)):
+        raise UsageError(f"cannot write {p}: it is a symbolic link (to {os.readlink(p)}); "
+                         "fabriclab writes no file through a link")
+
+
 def file(path: str | Path, stream: bool = False) -> Path:
     """Check that PATH can take a file; returns it as a Path.
 
-    stream: written in place (open and write), so a character device or a
-    pipe will do too; otherwise written whole through PATH.tmp and a rename,
-    and both must be regular files or absent."""
+    stream: a text output, so a character device or a pipe will do too
+    (written in place); a regular file is written whole through a temporary
+    file beside it and a rename (`replacing`). A link is refused (refuse_link)."""
     p = Path(path)
+    refuse_link(p, stream)
     try:
         mode = os.stat(p).st_mode
     except (FileNotFoundError, NotADirectoryError):
@@ -87,9 +115,6 @@ def file(path: str | Path, stream: bool = False) -> Path:
     except OSError as e:
         raise UsageError(f"cannot write {p}: {e.strerror}") from None
     why = _existing(p, mode, stream) if mode is not None else None
-    tmp = Path(str(p) + ".tmp")
-    if not why and not stream and os.path.lexists(tmp) and not tmp.is_file():
-        why = f"its temporary file {tmp} is {kind_of(os.stat(tmp).st_mode)}"
     if not why and (mode is None or not stream):
         why = _can_make(p.parent)
     if why:
@@ -114,3 +139,104 @@ def directory(path: str | Path, what: str = "directory") -> Path:
     if why:
         raise UsageError(f"cannot create {what} {p}: {why}")
     return p
+
+
+def files(folder: Path, names) -> None:
+    """Check the files NAMES of an output folder, as `file` does, before any work."""
+    for name in names:
+        file(folder / name)
+
+
+# ---- writing ---------------------------------------------------------------------------------
+
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _temporary(p: Path) -> tuple[int, Path]:
+    """A new file beside P, made exclusively (no other writer, no link, shares it)."""
+    while True:
+        tmp = p.with_name(f".{p.name[:200]}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, _NEW, 0o666), tmp
+        except FileExistsError:
+            continue
+
+
+@contextmanager
+def replacing(path, binary: bool = False):
+    """A file object whose contents replace PATH whole when the block ends (a reader never
+    sees half of it): a temporary file made exclusively beside PATH, renamed onto it. PATH
+    may not be a link; an error leaves PATH as it was and removes the temporary file."""
+    p = Path(path)
+    refuse_link(p)
+    try:
+        fd, tmp = _temporary(p)
+    except OSError as e:
+        raise UsageError(f"cannot write {p}: {e.strerror or e}") from None
+    try:
+        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8") as f:
+            yield f
+        refuse_link(p)
+        os.replace(tmp, p)            # replaces a name, never follows one
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write(path, data: str | bytes, stream: bool = False) -> Path:
+    """DATA to PATH, replaced whole (`replacing`); with `stream`, a device or a pipe (a text
+    output's /dev/stdout) is written in place. OSError becomes one line."""
+    p = Path(path)
+    try:
+        if stream and _in_place(p):
+            with open(p, "wb" if isinstance(data, bytes) else "w") as f:
+                f.write(data)
+        else:
+            with replacing(p, binary=isinstance(data, bytes)) as f:
+                f.write(data)
+    except OSError as e:
+        raise UsageError(f"cannot write {p}: {e.strerror or e}") from None
+    return p
+
+
+def stream(path) -> TextIO:
+    """PATH opened for a stream written as it goes (a run's RUN.ndjson), truncated if it is
+    a regular file; a link in its place is refused, never followed (O_NOFOLLOW)."""
+    p = Path(path)
+    refuse_link(p)
+    try:
+        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    except OSError as e:
+        refuse_link(p)                # a link made since the check
+        raise UsageError(f"cannot write results to {p}: {e.strerror}") from None
+    return os.fdopen(fd, "w", encoding="utf-8")
+
+
+def unique(path: Path) -> Path:
+    """A run's default RUN.json, its stream RUN.ndjson created exclusively to hold the name;
+    when another run holds it (two runs in one second), RUN-2.json, RUN-3.json ..."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 10000):
+        p = path if n == 1 else path.with_name(f"{path.stem}-{n}{path.suffix}")
+        if os.path.lexists(p):
+            continue
+        try:
+            os.close(os.open(p.with_suffix(".ndjson"), _NEW, 0o666))
+        except FileExistsError:
+            continue
+        return p
+    raise UsageError(f"cannot write {path}: ten thousand names beside it are taken")
+
+
+def new_directory(path: Path) -> Path:
+    """A default output folder (stamped to the second) made exclusively, so two commands started
+    in one second do not share it: PATH, else PATH-2, PATH-3 ..."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 10000):
+        p = path if n == 1 else path.with_name(f"{path.name}-{n}")
+        try:
+            p.mkdir()
+        except FileExistsError:
+            continue
+        return p
+    raise UsageError(f"cannot create {path}: ten thousand names beside it are taken")

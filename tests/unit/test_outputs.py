@@ -72,9 +72,8 @@ def test_devices_take_text_but_not_documents(tmp_path):
     assert outputs.file("/dev/null", stream=True) == Path("/dev/null")
     with pytest.raises(UsageError, match="it is a directory"):
         outputs.file(tmp_path, stream=True)
-    (tmp_path / "r.json.tmp").mkdir()
-    with pytest.raises(UsageError, match="its temporary file .*r.json.tmp is a directory"):
-        outputs.file(tmp_path / "r.json")
+    (tmp_path / "r.json.tmp").mkdir()           # not in the way: a temporary file takes a new name
+    assert outputs.file(tmp_path / "r.json") == tmp_path / "r.json"
     with pytest.raises(UsageError, match="cannot create plots .*README.md: it is not a directory"):
         outputs.directory(REPO / "README.md", "plots")
     assert outputs.directory(tmp_path / "new" / "plots") == tmp_path / "new" / "plots"
@@ -110,3 +109,78 @@ def test_every_command_that_writes_checks_its_path_first(argv, run_doc, tmp_path
     assert main(args) == 2
     line = _one_line(capsys)
     assert "it is a directory" in line or "it is not a directory" in line, line
+
+
+# ---- names taken exclusively, links never followed ------------------------------------------
+
+def test_two_runs_in_one_second_keep_both(tmp_path, fake_core, monkeypatch):
+    from datetime import datetime, timezone
+    from fabriclab.measure import session
+    from fabriclab.schema import load
+
+    class Frozen(datetime):             # the clock stands still: both runs start in one second
+        @classmethod
+        def now(cls, tz=None):
+            return datetime(2024, 5, 1, 12, 0, 0, tzinfo=timezone.utc)
+    monkeypatch.setattr(session, "datetime", Frozen)
+    monkeypatch.chdir(tmp_path)
+    opts = ["--core", fake_core["core"], "--mpiexec", fake_core["mpiexec"], "-L", "1", "-q"]
+    assert main(["run", "message.pingpong", "-s", "1", *opts]) == 0
+    assert main(["run", "message.pingpong", "-s", "2", *opts]) == 0
+    names = sorted(p.name for p in (tmp_path / "results").iterdir())
+    assert names == ["fabriclab-20240501-120000-2.json", "fabriclab-20240501-120000-2.ndjson",
+                     "fabriclab-20240501-120000.json", "fabriclab-20240501-120000.ndjson"]
+    for stem, size in (("fabriclab-20240501-120000", 1), ("fabriclab-20240501-120000-2", 2)):
+        for ext in (".json", ".ndjson"):
+            assert {p.size for p in load(tmp_path / "results" / (stem + ext)).points} == {size}
+
+
+def test_a_default_name_held_by_a_running_stream_is_passed_over(tmp_path):
+    (tmp_path / "r.ndjson").write_text("")            # a run that started and has no document yet
+    assert outputs.unique(tmp_path / "r.json") == tmp_path / "r-2.json"
+    assert (tmp_path / "r-2.ndjson").is_file()       # taken at once: the next caller passes it over
+    assert outputs.unique(tmp_path / "r.json") == tmp_path / "r-3.json"
+    assert outputs.new_directory(tmp_path / "d") == tmp_path / "d"
+    assert outputs.new_directory(tmp_path / "d") == tmp_path / "d-2"
+
+
+@pytest.mark.parametrize("link", ["X.json", "X.ndjson"])
+def test_run_refuses_a_link_in_place_of_its_document_or_stream(link, tmp_path, untouched, capsys):
+    opts, mark = untouched
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("keep")
+    (tmp_path / link).symlink_to(elsewhere)
+    assert main(["run", "message.pingpong", *opts, "-o", str(tmp_path / "X.json")]) == 2
+    line = _one_line(capsys)
+    assert f"cannot write {tmp_path / link}: it is a symbolic link (to {elsewhere})" in line
+    assert elsewhere.read_text() == "keep" and not mark.exists()
+
+
+def test_writers_replace_a_file_and_never_follow_a_link(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("keep")
+    (tmp_path / "f").write_text("old")
+    assert outputs.write(tmp_path / "f", "new").read_text() == "new"
+    (tmp_path / "l").symlink_to(elsewhere)
+    for write in (lambda: outputs.write(tmp_path / "l", b"x"), lambda: outputs.stream(tmp_path / "l"),
+                  lambda: outputs.file(tmp_path / "l", stream=True)):
+        with pytest.raises(UsageError, match="it is a symbolic link"):
+            write()
+    with pytest.raises(UsageError, match="it is a symbolic link"):   # a link made while it was written
+        with outputs.replacing(tmp_path / "g") as f:
+            f.write("x")
+            (tmp_path / "g").symlink_to(elsewhere)
+    assert elsewhere.read_text() == "keep"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "f", "g", "l"]   # no temporary left
+    (tmp_path / "null").symlink_to("/dev/null")          # a link to a device is written in place
+    assert outputs.write(tmp_path / "null", "x", stream=True) == tmp_path / "null"
+
+
+def test_text_outputs_refuse_a_link_before_any_work(run_doc, tmp_path, capsys):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("keep")
+    (tmp_path / "t.txt").symlink_to(elsewhere)
+    capsys.readouterr()
+    assert main(["show", run_doc, "-o", str(tmp_path / "t.txt")]) == 2
+    assert "t.txt: it is a symbolic link" in _one_line(capsys)
+    assert elsewhere.read_text() == "keep"

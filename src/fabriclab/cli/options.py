@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from .. import outputs
 from ..errors import UsageError
@@ -130,6 +129,6 @@ def write_out(text: str, path: str | None) -> None:
         sys.stdout.write(text)
         return
     try:
-        Path(path).write_text(text)
+        outputs.write(path, text, stream=True)     # never through a link (outputs.py)
     except OSError as e:
         raise UsageError(f"cannot write {path}: {e.strerror}") from None

@@ -56,7 +56,7 @@ def _add_points(add) -> None:
              "Default: each benchmark's defaults, shown by `fabriclab list`.")
     add("--output", metavar="PATH",
         help="Result document path; the stream goes beside it as .ndjson. "
-             "Default: results/fabriclab-YYYYmmdd-HHMMSS.json.")
+             "Default: results/fabriclab-YYYYmmdd-HHMMSS.json (-2, -3 ... added when another run took it).")
     add("--validate", action="store_true",
         help="Fill send buffers with a pattern and check every received byte. Default: off.")
     add("--conns", metavar="SPEC",

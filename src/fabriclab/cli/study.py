@@ -239,11 +239,11 @@ def _execute(s, ref, plan: list, folder: Path, runs) -> int:
         steps.append({"step": st.name, "argv": argv, "exit": rc})
     found = s.findings(runs, ref)
     page = folder / "report.html"
-    page.write_text(render(s, runs, ref, commands, found))
+    outputs.write(page, render(s, runs, ref, commands, found))
     manifest = {"study": s.name, "seed": s.seed, "steps": steps, "findings": [f.to_dict() for f in found]}
     if ended:
         manifest["ended"] = ended[1]
-    (folder / "study.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    outputs.write(folder / "study.json", json.dumps(manifest, indent=1) + "\n")
     width = max(len(f.verdict) for f in found)
     for f in found:
         print(f"{f.id:<7} {f.verdict:<{width}} {f.claim}")

@@ -29,7 +29,7 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, outputs
 from ..errors import RunError, UsageError
 from . import libraries
 from .mpi import MPI
@@ -199,16 +199,18 @@ def ensure_core(mpi: MPI, rebuild: bool = False) -> Core:
     except OSError as e:
         raise UsageError(f"cannot create the core cache {out.parent}: {e.strerror}; set FABRICLAB_CACHE") from None
     (out.parent / "gen").mkdir(exist_ok=True)
-    (out.parent / "gen" / "fl_facts.h").write_text(facts_header())
+    outputs.write(out.parent / "gen" / "fl_facts.h", facts_header())
     argv, tmp, error = _compile(mpi, src, out, libs)
     if error and libs["blas"].available:
         libs = _without_blas(libs, error)
         argv, tmp, error = _compile(mpi, src, out, libs)
     if error:
         raise RunError(f"building the core with {mpi.mpicc} failed: {error}")
-    (out.parent / "levels.json").write_text(json.dumps({k: v.to_dict() for k, v in libs.items()}, indent=1))
+    outputs.write(out.parent / "levels.json", json.dumps({k: v.to_dict() for k, v in libs.items()}, indent=1))
+    outputs.refuse_link(out)
     os.replace(tmp, out)
-    (out.parent / "build.txt").write_text(
+    outputs.write(
+        out.parent / "build.txt",
         f"fabriclab {__version__}\nmpicc {mpi.mpicc}\nmpi {mpi.header_version}\nsource {shash}\n"
         f"command {' '.join(argv)}\n")
     return Core(str(out), shash, key, True)

@@ -256,6 +256,8 @@ class Session:
         out = outputs.document(output_path(r.output, datetime.now(timezone.utc)), given=r.output)
         core = core_for(r.launch, self.mpi)
         plan, levels = self._settle(self.plan, core)
+        if not r.output:              # a stamped name: another run may have started in the same second
+            out = outputs.unique(out)
         writer = StreamWriter(out.with_suffix(".ndjson"), self._header(out, core, plan, levels))
         head = _HeaderCompletion(writer, self._host_check(writer))
         t0 = time.monotonic()
@@ -375,7 +377,8 @@ class _HeaderCompletion:
 
 
 def output_path(opt: Optional[str], started: datetime) -> Path:
-    """RUN.json from -o (".json" added where it lacks it), or a timestamped name under results/."""
+    """RUN.json from -o (".json" added where it lacks it), or a timestamped name under results/
+    (made unique when the run starts: outputs.unique)."""
     if opt:
         path = Path(opt)
         return path if path.suffix == ".json" else path.with_suffix(path.suffix + ".json")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -11,6 +12,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from .. import outputs  # noqa: E402
 from ..errors import UsageError  # noqa: E402
 
 FORMATS = ("png", "svg")
@@ -67,10 +69,10 @@ def figure(series: list, path, title: str, ylabel: str, xlabel: str = "Number of
         fig.text(0.01, 0.005, note, fontsize=6.5, alpha=0.8)
     # no tight_layout: savefig's tight bounding box takes in the legend beside the axes
     # and the note below them, and tight_layout would draw the figure once more
+    drawn = io.BytesIO()          # drawn whole, then written without following a link (outputs.py)
     try:
-        fig.savefig(path, format=fmt, dpi=120, bbox_inches="tight")
-    except OSError as e:
-        raise UsageError(f"cannot write plot {path}: {e.strerror or e}") from None
+        fig.savefig(drawn, format=fmt, dpi=120, bbox_inches="tight")
     finally:
         plt.close(fig)
+    outputs.write(path, drawn.getvalue())
     return path

@@ -4,6 +4,9 @@ show the same curves, bands, marks and labels."""
 
 from __future__ import annotations
 
+import io
+
+from .. import outputs
 from .escape import terminal
 from .figure import PALETTE, Figure
 
@@ -39,6 +42,12 @@ def _bars(ax, fig: Figure) -> None:
         ax.annotate(f"{v:.3g}", (i, v), ha="center", va="bottom", fontsize=8)
     if fig.y.log:
         ax.set_yscale("log")
+
+
+def _png(mf, dpi: int) -> bytes:
+    drawn = io.BytesIO()
+    mf.savefig(drawn, dpi=dpi, format="png")
+    return drawn.getvalue()
 
 
 def render_png(fig: Figure, path: str, dpi: int = 150) -> None:
@@ -101,4 +110,4 @@ def render_png(fig: Figure, path: str, dpi: int = 150) -> None:
     ax.grid(True, alpha=0.3)
     if legend:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    mf.savefig(path, dpi=dpi, format="png")
+    outputs.write(path, _png(mf, dpi), stream=True)     # never through a link (outputs.py)

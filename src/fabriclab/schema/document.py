@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional
 
+from .. import outputs
 from ..errors import UsageError
 from ..inputs import read_text
 from .fields import MAX_RANKS, Fields, RecordError, durations, is_count, is_text
@@ -524,14 +525,8 @@ def dump_json(members, f) -> None:
 def write_json(members, path: Path) -> None:
     """dump_json to a file that replaces `path` whole once written (a reader never sees
     half of it)."""
-    tmp = Path(str(path) + ".tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            dump_json(members, f)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with outputs.replacing(path) as f:
+        dump_json(members, f)
 
 
 @contextmanager
@@ -631,9 +626,9 @@ class StreamWriter:
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._f = open(self.path, "w", encoding="utf-8")
         except OSError as e:
             raise UsageError(f"cannot write results to {self.path}: {e.strerror}") from None
+        self._f = outputs.stream(self.path)
         self.header = header
         self.records: list = []
         self._waiting: Optional[list] = []     # records held until the header is written

@@ -24,6 +24,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from .. import outputs
 from ..errors import UsageError
 
 ENV = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
@@ -154,7 +155,7 @@ def _guarded(op: str, tuned: dict, default: dict) -> dict:
 
 def write(path: Path, core_path: str, op: str, nranks: int, ranges: list, names) -> None:
     """The file at path, and nothing else written."""
-    path.write_text(json.dumps(tree(default_tree(library(core_path)), op, nranks, ranges), indent=1) + "\n")
+    outputs.write(path, json.dumps(tree(default_tree(library(core_path)), op, nranks, ranges), indent=1) + "\n")
 
 
 def environment(path: Path) -> dict:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import outputs
 from ..errors import UsageError
 
 FILE = "openmpi-coll-tuned.rules"
@@ -48,7 +49,7 @@ def rules(op: str, nranks: int, ranges: list, names) -> str:
 
 
 def write(path: Path, core_path: str, op: str, nranks: int, ranges: list, names) -> None:
-    path.write_text(rules(op, nranks, ranges, list(names)))
+    outputs.write(path, rules(op, nranks, ranges, list(names)))
 
 
 def environment(path: Path) -> dict:
