@@ -149,3 +149,27 @@ def test_bad_tuning_input_is_one_line_and_exit_2(argv, said, capsys, tmp_path):
     assert main([*argv, "-o", str(tmp_path / "t")]) == 2
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err
+
+
+def test_a_folder_holding_a_tuning_asks_for_force_and_its_links_are_refused(tmp_path, capsys):
+    out = tmp_path / "t"
+    out.mkdir()
+    (out / "tune.json").write_text("{}")
+    assert main(["tune", "allreduce", "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"{out} holds a tuning (tune.json); pass --force" in err and len(err.splitlines()) == 1
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("keep")
+    (out / mpich.FILE).symlink_to(elsewhere)
+    assert main(["tune", "allreduce", "--force", "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"cannot write {out / mpich.FILE}: it is a symbolic link" in err and len(err.splitlines()) == 1
+    assert elsewhere.read_text() == "keep" and (out / "tune.json").read_text() == "{}"
+
+
+def test_a_refused_tuning_makes_no_folder(tmp_path, fake_core, capsys):
+    out = tmp_path / "a" / "t"
+    assert main(["tune", "allreduce", "-n", "2", "--core", fake_core["core"], "--mpiexec", fake_core["mpiexec"],
+                 "--network", str(tmp_path / "missing.yaml"), "-o", str(out)]) == 2
+    assert "missing.yaml" in capsys.readouterr().err
+    assert not (tmp_path / "a").exists()

@@ -36,7 +36,10 @@ def register(sub) -> None:
         help="Another parameter of the operation (dtype=double, reduce=max ...); not algorithm or form. "
              "Default: the operation's defaults.")
     add("--output", metavar="DIR",
-        help="The folder the runs, the selection file and tune.json go to. Default: results/tune-OP-TIMESTAMP.")
+        help="The folder the runs, the selection file and tune.json go to, made once the inputs are "
+             "accepted. Default: results/tune-OP-TIMESTAMP.")
+    add("--force", action="store_true",
+        help="Replace the tuning that the --output folder already holds. Default: off (refused).")
     p.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS, metavar="R",
                    help="Rounds of the check, each one launch of the default and one of the tuned library, their "
                         f"order swapped every round; 0: no check. Default: {DEFAULT_ROUNDS}.")
@@ -67,7 +70,8 @@ def cmd_tune(args) -> int:
     run = Request(sizes=args.sizes, params=tuple(args.param), sampling=sampling(args), launches=args.launches,
                   seed=args.seed, launch=launch_options(args), site=site(args), timeout=args.timeout,
                   network=args.network, calibration=args.calibration, argv=tuple(getattr(args, "argv", ())))
-    tuning = Tuning(args.op, run, out, args.rounds, args.threshold, args.prune_factor)
+    tuning = Tuning(args.op, run, out, args.rounds, args.threshold, args.prune_factor, force=args.force,
+                    stamped=not args.output)
     say = (lambda line: None) if args.quiet else (lambda line: print(f"fabriclab: {line}", file=sys.stderr))
     from .progress import Progress
     tuner = Tuner(tuning, say, None if args.quiet else (lambda total: Progress(total)))

@@ -11,11 +11,13 @@ that it read the file (the points' `selection_read`)."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
+from .. import outputs
 from ..analysis.compare import Pooled, compare
 from ..errors import RunError, Terminated, UsageError
 from ..measure import coll_algorithms
@@ -38,6 +40,8 @@ class Tuning:
     rounds: int = DEFAULT_ROUNDS      # default/tuned pairs of the check; 0: no check
     threshold: float = 0.02           # compare's: the smallest change that earns a verdict
     factor: float = FACTOR            # the model's: slower than the best by this at every size is left out
+    force: bool = False               # replace an earlier tuning in `out`
+    stamped: bool = False             # `out` is a default name stamped to the second: made exclusively
 
     def check(self) -> "Tuning":
         if self.op not in OPS:
@@ -49,6 +53,23 @@ class Tuning:
         if not 0 <= self.rounds <= 100 or not 0 <= self.threshold < 1 or not 1 < self.factor <= 1000:
             raise UsageError("--rounds must be in 0..100, --threshold in [0, 1) and --prune-factor in (1, 1000]")
         return self
+
+    def files(self) -> list[str]:
+        """Every name the tuning writes into its folder."""
+        runs = ["measure.json"] + [f"check-{arm}-{r}.json" for r in range(1, self.rounds + 1)
+                                   for arm in ("default", "tuned")]
+        return ["tune.json", *(lib.FILE for lib in LIBRARIES.values()),
+                *(name for run in runs for name in (run, run[:-len(".json")] + ".ndjson"))]
+
+    def check_folder(self) -> None:
+        """The folder checked before any work: an earlier tuning in it is replaced only with
+        force, and none of the files written may be a link (outputs.py)."""
+        outputs.directory(self.out, "the tuning folder")
+        held = [name for name in self.files() if os.path.lexists(self.out / name)]
+        if held and not self.force:
+            raise UsageError(f"{self.out} holds a tuning ({', '.join(held[:3])}{' ...' if len(held) > 3 else ''}); "
+                             "pass --force to replace it, or name another folder")
+        outputs.files(self.out, self.files())
 
 
 @dataclass(frozen=True)
@@ -119,9 +140,11 @@ class Tuner:
         return self._candidates().measuring.commands()
 
     def run(self) -> Tuned:
+        self.t.check_folder()
+        c = self._candidates()        # every input accepted before the folder is made
+        if self._make_folder():
+            c = replace(c, measuring=self._measuring(c.names))
         t = self.t
-        t.out.mkdir(parents=True, exist_ok=True)
-        c = self._candidates()
         doc = _ok(c.measuring.run(), "the measuring run")
         choices = choice.choose([p for p in doc.points if p.bench == self.bench], threshold=t.threshold)
         path = t.out / c.lib.FILE
@@ -153,11 +176,23 @@ class Tuner:
         if not names:
             raise UsageError(f"no algorithm of {control.name} is left to measure")
         self.say(f"tune: measuring the library's choice and {', '.join(names)} at {len(job.sizes)} sizes")
-        measuring = self._session("measure.json", ("algorithm=" + ",".join(["auto", *names]),))
-        return Candidates(measuring, first, lib, core, control, names, left, ruled)
+        return Candidates(self._measuring(names), first, lib, core, control, names, left, ruled)
+
+    def _measuring(self, names: list) -> Session:
+        return self._session("measure.json", ("algorithm=" + ",".join(["auto", *names]),))
+
+    def _make_folder(self) -> bool:
+        """The folder made; a stamped one exclusively, since another tuning may have started in
+        the same second: True when it took another name (the runs then go there)."""
+        t = self.t
+        if not t.stamped:
+            t.out.mkdir(parents=True, exist_ok=True)
+            return False
+        self.t = replace(t, out=outputs.new_directory(t.out))
+        return self.t.out != t.out
 
     def _save(self, tuned: Tuned) -> None:
-        (self.t.out / "tune.json").write_text(json.dumps(tuned.to_dict(), indent=1, default=str) + "\n")
+        outputs.write(self.t.out / "tune.json", json.dumps(tuned.to_dict(), indent=1, default=str) + "\n")
 
     def _check(self, tuned: Tuned) -> None:
         """Default and tuned, one launch each per round, their order swapped every round."""
