@@ -15,7 +15,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
-from ..errors import RunError, Terminated
+from .. import outputs
+from ..errors import RunError, Terminated, UsageError
 from ..measure import congestion, pair_matrix
 from ..measure.session import Request, Session
 from ..units import fmt_bytes, fmt_time
@@ -50,8 +51,9 @@ class Check:
     MPI, the network), the folder written, an optional baseline document."""
 
     def __init__(self, thresholds: dict, base: Request, out: Path, baseline: Optional[str] = None,
-                 say: Callable[[str], None] = lambda line: None):
+                 say: Callable[[str], None] = lambda line: None, stamped: bool = False):
         self.t, self.base, self.out, self.baseline, self.say = thresholds, base, out, baseline, say
+        self.stamped = stamped        # `out` is a default name stamped to the second: made exclusively
 
     def request(self, name: str, k: int) -> Request:
         """The run of test `name`'s attempt k."""
@@ -72,15 +74,39 @@ class Check:
                              params=(), active=str(self.base.launch.ranks), launches=CHECK_LAUNCHES)
 
     def check(self) -> None:
-        """Every test's run checked (plan, MPI, ranks, memory) before the first is launched."""
+        """Every test's run checked (plan, MPI, ranks, memory), the files of the folder, and the
+        baseline's points, before the first is launched."""
         for name in self.t["tests"]:
-            Session(self.request(name, 1)).check()
+            session = Session(self.request(name, 1)).check()
+            if name == "collectives" and self.baseline:
+                self._baseline_covers(session.plan)
+        outputs.files(self.out, self.files())
+
+    def files(self) -> list[str]:
+        """Every name the check writes into its folder."""
+        runs = [f"{name}-{k}" for name in self.t["tests"] for k in range(1, self.t["attempts"] + 1)]
+        return ["check.json", "report.html", *(run + ext for run in runs for ext in (".json", ".ndjson"))]
+
+    def _baseline_covers(self, plan) -> None:
+        """UsageError naming the collectives' points that the baseline lacks: judged against
+        nothing, they would fail only after every run."""
+        from ..schema import load
+        have = load(self.baseline).groups()
+        missing = [key for job in plan.jobs for key in _keys(job) if key not in have]
+        if missing:
+            shown = [f"{b}{f' ({v})' if v else ''} at {fmt_bytes(size)} on {active} ranks"
+                     for b, v, size, _, _, active in missing[:4]]
+            raise UsageError(f"the baseline {self.baseline} lacks {', '.join(shown)}"
+                             f"{f' and {len(missing) - 4} more' if len(missing) > 4 else ''}: "
+                             "judge against a run of the same collectives, sizes and ranks")
 
     def commands(self, name: str) -> list[str]:
         """The launch commands of test `name`'s first attempt (nothing launched or written)."""
         return Session(self.request(name, 1)).commands()
 
     def run(self) -> list[Outcome]:
+        if self.stamped:              # another check may have started in the same second
+            self.out, self.stamped = outputs.new_directory(self.out), False
         tests = {"pairs": self._pairs, "congestion": self._congestion, "collectives": self._collectives}
         outcomes, ended = [], None
         try:
@@ -100,7 +126,7 @@ class Check:
             raise
         finally:                 # check.json holds the tests that completed, and how the check ended
             self._explain(outcomes)
-            (self.out / "check.json").write_text(json.dumps(to_dict(outcomes, self.t, ended), indent=1) + "\n")
+            outputs.write(self.out / "check.json", json.dumps(to_dict(outcomes, self.t, ended), indent=1) + "\n")
         return outcomes
 
     def _request(self, name: str, k: int, **kw) -> Request:
@@ -209,6 +235,13 @@ class Check:
             a.items = [f"{line} (its bottleneck, {a.bottlenecks[line]}, is a cable named above)"
                        if a.bottlenecks.get(line) in named else
                        f"{line} (its ranks' traffic crosses {', '.join(named)}, named above)" for line in a.items]
+
+
+def _keys(job) -> list[tuple]:
+    """The keys of the points a job measures (records.Point.key)."""
+    actives = [lay.active for lay in job.layouts] or [None]
+    return [(job.bench.name, job.variant, size, stride, conns, active) for active in actives
+            for size in job.sizes for stride in job.strides for conns in job.conns]
 
 
 def to_dict(outcomes: list[Outcome], thresholds: dict, ended: Optional[str] = None) -> dict:

@@ -69,13 +69,14 @@ def cmd_check(args) -> int:
     base = Request(launch=launch_options(args), site=site(args), network=args.network, timeout=args.timeout,
                    launches=1, argv=tuple(getattr(args, "argv", ())))
     say = (lambda line: None) if args.quiet else (lambda line: print(f"fabriclab: check: {line}", file=sys.stderr))
-    check = Check(t, base, out, args.baseline, say)
+    check = Check(t, base, out, args.baseline, say, stamped=not args.output)
     check.check()                               # every test's run, before the first is launched
     if args.dry_run:
         print("\n".join(line for name in t["tests"] for line in check.commands(name)))
         return 0
     outcomes = check.run()
     runs = [(o.test, load(o.last.document)) for o in outcomes]
+    out = check.out                             # a stamped folder may have taken another name
     write_out(html.render(runs), str(out / "report.html"))
     sys.stdout.write("\n".join(lines(outcomes)) + "\n")
     print(f"fabriclab: check: {out}/check.json, {out}/report.html", file=sys.stderr)
