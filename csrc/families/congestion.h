@@ -7,7 +7,7 @@
 #ifndef FL_CONGESTION_H
 #define FL_CONGESTION_H
 
-#include "fl.h"
+#include "../fl.h"
 
 typedef struct cg_state cg_state;
 struct cg_state {

@@ -22,6 +22,34 @@
 
 #include <stdio.h>
 
+/* ---- the pair of a libfabric point (fabric.h), on the plumbing's regions ---- */
+
+void fab_pair_open(fab_pair *f, fab_run *r, int64_t contexts)
+{
+    f->run = r;
+    f->d = &r->dom;
+    f->n = &r->net;
+    f->block = r->dom.block;
+    f->fctx = contexts > 0 ? fl_alloc(sizeof *f->fctx * (size_t)contexts) : NULL;
+}
+
+char *fab_pair_region(fab_pair *f, uint64_t access, fab_mr *mr)
+{
+    const size_t bytes = f->p.count * (size_t)f->p.buffers;
+    char *base = fl_alloc(bytes);
+    fab_mr_reg(f->d, f->n, base, bytes, access, mr);
+    return base;
+}
+
+void fab_pair_close(fab_pair *f)
+{
+    fab_mr_close(&f->smr);
+    fab_mr_close(&f->rmr);
+    fl_free(f->p.sbuf);
+    fl_free(f->p.rbuf);
+    fl_free(f->fctx);
+}
+
 typedef struct {
     fab_pair f;
     int read;               /* RMA: fi_read, else fi_write */

@@ -1,7 +1,7 @@
 /* fabric: the libfabric plumbing: the provider, endpoints joined over MPI,
  * registered regions, control messages and the failures of the libfabric
- * kernels (fabric.h tells what they share), and the probe. */
-#include "fabric.h"
+ * kernels (fabric_plumbing.h tells what they share), and the probe. */
+#include "fabric_plumbing.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -552,32 +552,4 @@ int fab_info_begin(const fab_run *r, fl_shape *shape)
 {
     int n = snprintf(shape->info, FL_INFO_LEN, "{");
     return n + fab_dom_info(&r->dom, shape->info + n, FL_INFO_LEN - (size_t)n);
-}
-
-/* ---- the pair of a libfabric point ---- */
-
-void fab_pair_open(fab_pair *f, fab_run *r, int64_t contexts)
-{
-    f->run = r;
-    f->d = &r->dom;
-    f->n = &r->net;
-    f->block = r->dom.block;
-    f->fctx = contexts > 0 ? fl_alloc(sizeof *f->fctx * (size_t)contexts) : NULL;
-}
-
-char *fab_pair_region(fab_pair *f, uint64_t access, fab_mr *mr)
-{
-    const size_t bytes = f->p.count * (size_t)f->p.buffers;
-    char *base = fl_alloc(bytes);
-    fab_mr_reg(f->d, f->n, base, bytes, access, mr);
-    return base;
-}
-
-void fab_pair_close(fab_pair *f)
-{
-    fab_mr_close(&f->smr);
-    fab_mr_close(&f->rmr);
-    fl_free(f->p.sbuf);
-    fl_free(f->p.rbuf);
-    fl_free(f->fctx);
 }

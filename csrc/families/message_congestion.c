@@ -36,7 +36,6 @@
  * fl_nap), so that the CPUs go to the victims and the packets, not to
  * polling. */
 #include "congestion.h"
-#include "message.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
  * reading, the way event-driven servers wait (seed 002: VI polling vs
  * interrupt-driven completion, 15 vs 85 us round trip). tcp.stream is
  * one-way throughput with delivery confirmed by a 1-byte ack. */
-#include "tcp.h"
+#include "tcp_plumbing.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * analogue) or by visiting every non-blocking socket in turn (round-robin
  * checking): seed 002 Table 2, as via.c tells. Connections come from
  * tcp_plumbing.c, one set per point. */
-#include "tcp.h"
+#include "tcp_plumbing.h"
 #include "via.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
-/* tcp: the socket plumbing (tcp.h): TCP connections between ranks 0 and 1,
- * bootstrapped over MPI, and the byte movers.
+/* tcp: the socket plumbing (tcp_plumbing.h): TCP connections between ranks
+ * 0 and 1, bootstrapped over MPI, and the byte movers.
  *
  * Rank 1 listens on an ephemeral port and sends "ip port" to rank 0, which
  * connects and sends its status and the local port of each connection;
@@ -8,7 +8,7 @@
  * accept queue. Every step that can fail is bounded by
  * SOCK_TIMEOUT_MS and reports over MPI, so a refused connect or a bad
  * interface ends in an error record instead of a hang. */
-#include "tcp.h"
+#include "tcp_plumbing.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -119,7 +119,8 @@ void sock_nonblock(int fd)
         sock_fail(fd, "fcntl");
 }
 
-/* With nodelay=0, Nagle on every connection while a burst is written (tcp.h). */
+/* With nodelay=0, Nagle on every connection while a burst is written
+ * (tcp_plumbing.h). */
 static void burst(const sock_link *l, const sock_params *p, int on)
 {
     if (!p->nodelay)

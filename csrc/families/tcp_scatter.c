@@ -3,7 +3,7 @@
  * with an iovec) or by the program (a contiguous receive, then memcpy):
  * seed 002 Fig. 4 and 5, as via.c tells. Connections come from
  * tcp_plumbing.c, one per point. */
-#include "tcp.h"
+#include "tcp_plumbing.h"
 #include "via.h"
 
 #include <limits.h>

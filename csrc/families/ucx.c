@@ -1,14 +1,15 @@
-/* Family "ucx": UCX's UCP API below MPI (ucx.h). Tagged send and receive
- * between ranks 0 (sender, timed) and 1 as message.c does it through MPI,
- * the bibw pattern of message_patterns.c (the pair loops of pair.h over the
- * UCP transport below), put and get windows completed by an endpoint flush
- * as deposit.c's flush mode, and memory mapping on rank 0.
+/* Family "ucx": UCX's UCP API below MPI (ucx_plumbing.h). Tagged send and
+ * receive between ranks 0 (sender, timed) and 1 as message.c does it
+ * through MPI, the bibw pattern of message_patterns.c (the pair loops of
+ * pair.h over the UCP transport below), put and get windows completed by an
+ * endpoint flush as deposit.c's flush mode, and memory mapping on rank 0.
  *
  * Cache state, as pair.h tells: send and receive regions of `buffers`
  * slots of `size` bytes per side, both mapped with the context (and handed
  * to every op as its memory handle), op i on slot (next + i) % buffers:
- * every op of a window on its own slot, and a verified window carries one
- * pattern per flow.
+ * a window's sends share the rotation and its puts and gets take a slot
+ * each unless window_buffers says otherwise, and a verified window carries
+ * one pattern per flow.
  *
  * Put and get need no help from the target on transports that reach its
  * memory directly (cma, knem, RDMA), but UCP emulates them with active
@@ -16,7 +17,7 @@
  * target's measure polls its worker until the origin's zero-byte "done"
  * tag, which the origin sends after the flush of its last window, inside
  * its time; the target is not timed. */
-#include "ucx.h"
+#include "ucx_plumbing.h"
 #include "pair.h"
 
 #include <stdio.h>

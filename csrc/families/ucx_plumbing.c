@@ -1,6 +1,7 @@
-/* ucx: the UCX plumbing around the UCP kernels (ucx.h): context, worker,
- * endpoints, mapped memory, remote keys, the info of a point, and the probe. */
-#include "ucx.h"
+/* ucx: the UCX plumbing below the UCP kernels (ucx_plumbing.h): context,
+ * worker, endpoints, mapped memory, remote keys, the info of a point, and
+ * the probe. */
+#include "ucx_plumbing.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

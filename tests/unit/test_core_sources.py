@@ -57,3 +57,87 @@ def test_one_kernel_style(path):
     assert not re.search(r"\bkind\b", text), "a kind code: give the benchmark its own function or a named field"
     for macro in re.findall(r"#define \w+\(.*?\)(?:.*\\\n)*.*", text):
         assert "{.name" not in macro and "static" not in macro, f"a macro builds kernels: {macro[:60]}"
+
+
+# ---- the include graph: the plumbing below, the kernels above --------------------------------
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def _includes() -> dict[Path, set[Path]]:
+    """Every source of csrc/ and the sources of csrc/ it includes ("..." includes,
+    found beside the file, then in csrc/ as the build's -I finds them)."""
+    out = {}
+    for f in sorted(CSRC.rglob("*.[ch]")):
+        found = set()
+        for name in INCLUDE.findall(f.read_text()):
+            target = next((p.resolve() for p in (f.parent / name, CSRC / name) if p.is_file()), None)
+            if target is not None:        # fl_facts.h is generated at build time
+                found.add(target)
+        out[f.resolve()] = found
+    return out
+
+
+def _kernel_files() -> set[Path]:
+    """The files of families/ that hold a table of kernels."""
+    return {f.resolve() for f in FAMILIES.glob("*.c") if re.search(r"const fl_kernel fl_\w+_kernels\[\]", f.read_text())}
+
+
+def _below_the_kernels(graph: dict[Path, set[Path]]) -> set[Path]:
+    """The plumbing files (LEVEL_plumbing.c, LEVEL_plumbing.h) and every header they
+    include, directly or through another."""
+    todo = [f for f in graph if f.stem.endswith("_plumbing")]
+    seen = set(todo)
+    while todo:
+        for g in graph[todo.pop()]:
+            if g not in seen:
+                seen.add(g)
+                todo.append(g)
+    return seen
+
+
+def test_the_plumbing_includes_no_kernel_file_s_header():
+    """A level's plumbing knows nothing of the kernels above it: neither a plumbing
+    file nor a header it includes includes the header of a file with kernels."""
+    graph, kernels = _includes(), _kernel_files()
+    kernel_headers = {k.with_suffix(".h") for k in kernels}
+    below = _below_the_kernels(graph)
+    assert {f.stem for f in below if f.suffix == ".c"} >= {"fabric_plumbing", "ucx_plumbing", "tcp_plumbing"}
+    bad = [f"{f.name} includes {g.name}" for f in sorted(below) for g in sorted(graph[f])
+           if g in kernel_headers or g in kernels]
+    assert not bad, bad
+
+
+def test_shared_headers_include_no_kernel_file_s_header():
+    """A header that no file of kernels owns (pair.h, via.h, congestion.h, the
+    plumbing's) is shared below the kernels and includes none of theirs."""
+    graph, kernels = _includes(), _kernel_files()
+    kernel_headers = {k.with_suffix(".h") for k in kernels}
+    shared = [f for f in graph if f.suffix == ".h" and f.parent == FAMILIES.resolve() and f not in kernel_headers]
+    bad = [f"{f.name} includes {g.name}" for f in sorted(shared) for g in sorted(graph[f]) if g in kernel_headers]
+    assert not bad, bad
+
+
+def test_the_include_graph_has_no_cycle():
+    """No file reaches itself through what it includes, a .c file and its own .h
+    (same name) counting as one node: a header whose file includes a header
+    that leads back to it makes a cycle too."""
+    graph = _includes()
+    node = {f: f.with_suffix("") for f in graph}
+    edges: dict[Path, set[Path]] = {}
+    for f, deps in graph.items():
+        edges.setdefault(node[f], set()).update(node[g] for g in deps if node[g] != node[f])
+    cycles, done, stack = [], set(), []
+
+    def visit(n):
+        if n in stack:
+            cycles.append([p.name for p in stack[stack.index(n):] + [n]])
+        elif n not in done:
+            stack.append(n)
+            for m in sorted(edges.get(n, ())):
+                visit(m)
+            stack.pop()
+            done.add(n)
+
+    for n in sorted(edges):
+        visit(n)
+    assert not cycles, cycles

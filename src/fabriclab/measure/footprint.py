@@ -47,7 +47,7 @@ MAX_BURST_OPS = 4096         # tcp.c: T_MAX_BURST_OPS
 MIN_OPS_PER_ACK = 128        # via.h: ops per ack at least
 # An MPI request handle: an int in MPICH, a pointer in Open MPI.
 REQUEST = 8
-# libfabric's struct fi_context2 (eight pointers), and fabric.h's fab_net and
+# libfabric's struct fi_context2 (eight pointers), and fabric_plumbing.h's fab_net and
 # fab_mr, which fabric.conns keeps one of per connection (x86-64 sizes).
 FI_CONTEXT2 = 64
 FAB_NET = 120

@@ -1,8 +1,8 @@
 /* tcp: the socket plumbing (tcp_plumbing.c) the socket kernels (tcp.c,
  * tcp_conns.c, tcp_scatter.c) share: TCP connections between ranks 0 and 1,
  * bootstrapped over MPI, and the byte-moving calls. */
-#ifndef FL_TCP_H
-#define FL_TCP_H
+#ifndef FL_TCP_PLUMBING_H
+#define FL_TCP_PLUMBING_H
 
 #include "../fl.h"
 

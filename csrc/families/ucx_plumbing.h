@@ -1,15 +1,15 @@
-/* ucx: what the UCP kernels of ucx.c share with the UCX plumbing
- * (ucx_plumbing.c): one UCP context and worker per run, endpoints to peers
- * made from worker addresses that MPI carried once, memory mapped with the
- * context, and completion by polling the worker.
+/* ucx: the UCX plumbing (ucx_plumbing.c) below the UCP kernels of ucx.c,
+ * which knows nothing of them: one UCP context and worker per run,
+ * endpoints to peers made from worker addresses that MPI carried once,
+ * memory mapped with the context, and completion by polling the worker.
  *
  * MPI only sets things up (addresses in init, remote keys in setup); no MPI
  * call runs inside a measure. The context is our own: libmpi may hold a UCP
  * context of its own in the same process (MPICH ch4:ucx), and the two share
  * nothing but the library. The `tls` param reaches only ours, through
  * ucp_config_modify, never through the environment MPI reads. */
-#ifndef FL_UCX_H
-#define FL_UCX_H
+#ifndef FL_UCX_PLUMBING_H
+#define FL_UCX_PLUMBING_H
 
 #include "../fl.h"
 
