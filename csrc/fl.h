@@ -79,8 +79,9 @@ typedef struct {
     int64_t stride;  /* in 8-byte words; 1 = contiguous */
     int64_t conns;   /* connections or outstanding receives; 1 without that axis */
     int64_t buffers; /* distinct buffers per side that ops rotate through (>= 1):
-                      * at least a window's, so every op of a window has its
-                      * own; few keep them cache-resident (warm), many exceed
+                      * under window_buffers=per-op at least a window's, so
+                      * every op of a window has its own; few keep them
+                      * cache-resident (warm), many exceed
                       * twice the last-level cache (cold); op i uses buffer
                       * i % buffers (Python plans them: measure/buffers.py) */
     const fl_layout *layout; /* pattern benchmarks: this point's roles; else NULL */
@@ -310,14 +311,23 @@ static inline MPI_Aint fl_win_bytes(MPI_Aint n)
  * array of `units` blocks, a scatter message of `units` segments): the
  * point's rotation of `buffers` slots shared among them, ceil(buffers /
  * units), so the working set stays what the cache state chose instead of
- * growing with the units, and at least `window`, so that every op of a
- * window still has a unit of its own (measure/buffers.py states the rule). */
-static inline int64_t fl_unit_slots(int64_t buffers, int64_t units, int64_t window)
+ * growing with the units, and at least `own`, so that every op of a window
+ * that takes a buffer of its own still has a unit of its own (`own` from
+ * fl_own_slots; measure/buffers.py states the rule). */
+static inline int64_t fl_unit_slots(int64_t buffers, int64_t units, int64_t own)
 {
     int64_t k = units > 1 ? (buffers + units - 1) / units : buffers;
-    if (k < window)
-        k = window;
+    if (k < own)
+        k = own;
     return k > 0 ? k : 1;
+}
+
+/* The ops of a window of `window` that each take a slot of their own: all
+ * of them under window_buffers=per-op (one-sided windows by default), else
+ * one, the window's ops sharing the rotation (two-sided windows, as osu_bw). */
+static inline int64_t fl_own_slots(const fl_opts *o, int64_t window)
+{
+    return fl_param_is(o, "window_buffers", "per-op") ? window : 1;
 }
 
 /* Buffer i of a region of `buffers` slots of `size` bytes (op i % buffers). */

@@ -13,13 +13,14 @@
  * Cache state: both sides hold `buffers` slots of `size` bytes, and op i
  * uses slot i % buffers on both sides (i counted over the point, so a batch
  * shorter than the rotation still walks every slot: cold stays cold).
- * Python plans at least a window of slots (measure/buffers.py), so every op
- * of an epoch has its own offset, as OSU's osu_put_bw puts op j of a window
+ * Python plans at least a window of slots (measure/buffers.py, under
+ * window_buffers=per-op, the default of one-sided windows), so every op of
+ * an epoch has its own offset, as OSU's osu_put_bw puts op j of a window
  * from sbuf + j * size to displacement j * size: a window whose puts all
  * land in one region that the target never reads would find it in the
- * writer's cache from the second window on. Given fewer slots (--buffers by
- * hand), ops of one epoch share a slot with identical data, which leaves
- * every byte defined. */
+ * writer's cache from the second window on. Given fewer slots (shared, or
+ * --buffers by hand), ops of one epoch share a slot with identical data,
+ * which leaves every byte defined. */
 #include "deposit.h"
 
 #include <limits.h>

@@ -17,9 +17,9 @@
  * out memory it has registered with the network; idle ranks expose one page.
  *
  * Cache state as deposit.c: every region holds `buffers` slots of `size`
- * bytes, at least a window's, and op i of an origin uses slot i % buffers
- * on both sides (i runs on across measure calls), so every op of a window
- * has its own offset. */
+ * bytes, at least a window's under window_buffers=per-op (the default), and
+ * op i of an origin uses slot i % buffers on both sides (i runs on across
+ * measure calls), so every op of a window has its own offset. */
 #include "../fl.h"
 
 #include <limits.h>

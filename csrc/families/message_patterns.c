@@ -30,11 +30,12 @@
  *
  * Cache state: op i sends from and receives into slot i % buffers of
  * regions of `buffers` slots of `size` bytes, i counted over the whole point
- * (across measure calls), as in message.stream: every op of a window has a
- * slot of its own (measure/buffers.py plans at least a window of them). A
- * rank that receives from several peers (hotspot target, alltoall) keeps the
- * working set the cache state asks for, about buffers x size bytes per
- * side, rather than buffers slots per peer, and still a window of slots per
+ * (across measure calls), as in message.stream: a window's messages share
+ * the rotation, and under window_buffers=per-op each has a slot of its own
+ * (measure/buffers.py plans at least a window of them). A rank that
+ * receives from several peers (hotspot target, alltoall) keeps the working
+ * set the cache state asks for, about buffers x size bytes per side, rather
+ * than buffers slots per peer, and under per-op still a window of slots per
  * sender or a window of arrays (fl_unit_slots). Alltoall's exchange i uses
  * array i % arrays. */
 #include "message.h"
@@ -129,14 +130,14 @@ static int pat_begin(const fl_ctx *ctx, const fl_point *pt, fl_shape *shape,
 }
 
 /* A hotspot target's senders, their receive slots and region. */
-static void target_regions(pat_state *s, const fl_point *pt, fl_shape *shape)
+static void target_regions(pat_state *s, const fl_ctx *ctx, const fl_point *pt, fl_shape *shape)
 {
     pair_state *p = &s->m.p;
     s->src = fl_alloc(sizeof *s->src * (size_t)p->nranks);
     for (int q = 0; q < p->nranks; q++)
         if (pt->layout->role[q] == FL_SENDER && pt->layout->peer[q] == p->rank)
             s->src[s->nsrc++] = q;
-    s->rslots = fl_unit_slots(pt->buffers, s->nsrc, p->window);
+    s->rslots = fl_unit_slots(pt->buffers, s->nsrc, fl_own_slots(ctx->opts, p->window));
     p->rbuf = fl_alloc(region(s->rslots * (s->nsrc > 0 ? s->nsrc : 1), pt->size));
     shape->working_set = s->rslots * (s->nsrc > 0 ? s->nsrc : 1) * pt->size;
     s->m.req = fl_alloc(sizeof *s->m.req *
@@ -170,7 +171,7 @@ static int windowed_setup(const fl_ctx *ctx, const fl_point *pt, void **state, f
     if (sends || receives) /* an exchange keeps a window each way outstanding */
         s->m.req = fl_alloc(sizeof *s->m.req * (size_t)(sends + receives) * (size_t)window);
     if (p->role == FL_TARGET)
-        target_regions(s, pt, shape);
+        target_regions(s, ctx, pt, shape);
     shape->timed = p->role != FL_IDLE;
     snprintf(shape->info, FL_INFO_LEN, "{\"window\":%lld,\"buffers\":%lld}", (long long)window,
              (long long)pt->buffers);
@@ -205,7 +206,7 @@ static int hotspot_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void *
     int senders = 0; /* of the layout (one target) */
     for (int q = 0; q < s->m.p.nranks; q++)
         senders += pt->layout->role[q] == FL_SENDER;
-    int64_t per_sender = fl_unit_slots(pt->buffers, senders, s->m.p.window);
+    int64_t per_sender = fl_unit_slots(pt->buffers, senders, fl_own_slots(ctx->opts, s->m.p.window));
     snprintf(shape->info, FL_INFO_LEN,
              "{\"window\":%d,\"buffers\":%lld,\"target_slots_per_sender\":%lld}", s->m.p.window,
              (long long)pt->buffers, (long long)per_sender);
@@ -263,7 +264,7 @@ static int alltoall_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void 
     s->schedule = fl_param_is(ctx->opts, "variant", "pairwise")     ? SCHED_PAIRWISE
                   : fl_param_is(ctx->opts, "variant", "concurrent") ? SCHED_CONCURRENT
                                                                     : SCHED_COLLECTIVE;
-    s->rslots = fl_unit_slots(pt->buffers, n, window);
+    s->rslots = fl_unit_slots(pt->buffers, n, fl_own_slots(ctx->opts, window));
     s->m.p.sbuf = fl_alloc(region(s->rslots, unit));
     s->m.p.rbuf = fl_alloc(region(s->rslots, unit));
     shape->working_set = s->rslots * unit;

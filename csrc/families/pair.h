@@ -20,11 +20,13 @@
  * Cache state: op i of a measure call uses slot (next + i) % buffers on both
  * sides, `next` counting the point's ops across measure calls, so a batch
  * shorter than the rotation still walks every slot and a cold cache stays
- * cold. Python plans at least a window of slots (measure/buffers.py), so
- * every message of a window has its own on both sides; given fewer
- * (--buffers by hand), messages of a window share slots, and since every
- * message of a verified window of one flow carries the same pattern, a
- * shared slot still holds exactly it. */
+ * cold. A window's messages share the rotation (window_buffers=shared, the
+ * default of two-sided windows as of osu_bw: from 64 KiB up a warm window
+ * sends from one slot into one slot), or Python plans at least a window of
+ * slots (per-op, measure/buffers.py) and every message of a window has its
+ * own on both sides. Where messages of a window share slots, every message
+ * of a verified window of one flow carries the same pattern, so a shared
+ * slot still holds exactly it. */
 #ifndef FL_PAIR_H
 #define FL_PAIR_H
 

@@ -116,7 +116,7 @@ void scatter_pair_init(pair_state *p, const fl_ctx *ctx, const fl_point *pt,
 {
     pair_init(p, ctx, pt, window);
     p->count = (size_t)(m->segments * m->seg);
-    p->buffers = fl_unit_slots(pt->buffers, m->segments, window);
+    p->buffers = fl_unit_slots(pt->buffers, m->segments, fl_own_slots(ctx->opts, window));
 }
 
 void scatter_unpack(const pair_state *p, const scatter_msg *m, int64_t d, int n)

@@ -104,7 +104,7 @@ def test_limits_are_the_points_the_core_skips(bench, size, opts, tmp_path, capsy
     b = REGISTRY[bench]
     o = dict(zip(opts[::2], opts[1::2]))
     params = {**b.defaults, **dict([o["-p"].split("=")] if "-p" in o else [])}
-    nbuf = buffers.count(size, "warm", buffers.DEFAULT_LLC, b.window(params))   # as the plan gives the core
+    nbuf = buffers.count(size, "warm", buffers.DEFAULT_LLC, b.own_buffers(params))   # as the plan gives the core
     reason = b.footprint.limit(At(size, nbuf, stride=int(o.get("--strides", 1)), params=params))
     assert reason and [(s["size"], s["reason"]) for s in skips] == [(size, reason)]
     assert f"{bench} skips" in capsys.readouterr().err

@@ -50,7 +50,8 @@ def test_pairs_name_registered_benchmarks_and_parameters():
             assert keys <= set(facts.params), f"{args[0]} has no parameter {keys - set(facts.params)}"
             assert facts.metric == ("latency" if bench == "pingpong" else "bandwidth")
     assert bf.fl_args(bf.PAIRS[0], "stream") == [
-        "fabric.stream", "-p", "provider=shm", "-p", "window=64", "-s", "65536,1048576,4194304"]
+        "fabric.stream", "-p", "provider=shm", "-p", "window=64", "-p", "window_buffers=per-op",
+        "-s", "65536,1048576,4194304"]
     assert bf.fl_args(bf.PAIRS[2], "pingpong") == ["ucx.pingpong", "-s", "0,8"]
 
 

@@ -179,8 +179,8 @@ def test_every_op_of_a_window_has_its_own_buffer():
 
 
 def test_plan_carries_buffers_and_cache():
-    plan = build(["message.pingpong", "message.stream"], "8,1M", None, ["window=8,128"], Sampling(), False, 2,
-                 cache="cold", llc_bytes=1 << 20)
+    plan = build(["message.pingpong", "message.stream"], "8,1M", None, ["window=8,128", "window_buffers=per-op"],
+                 Sampling(), False, 2, cache="cold", llc_bytes=1 << 20)
     pingpong, stream8, stream128 = plan.jobs
     cold8 = buffers.count(8, "cold", 1 << 20)
     assert pingpong.buffers == (cold8, 3)

@@ -57,12 +57,13 @@ def test_param_choices_and_integers_accepted_in_canonical_form():
                  ["sync=fence", "window=4K", "mode=ssend"], Sampling(), False)
     assert plan.jobs[0].params == {"sync": "fence", "window": "4096"}
     assert plan.jobs[1].params == {"window": "4096", "mode": "ssend"}
-    assert REGISTRY["deposit.put_bw"].defaults == {"sync": "flush", "window": "64"}
+    assert REGISTRY["deposit.put_bw"].defaults == {"sync": "flush", "window": "64", "window_buffers": "per-op"}
 
 
 def test_alltoall_window_only_with_the_concurrent_schedule():
     a2a = REGISTRY["message.alltoall"]
-    assert a2a.defaults == {"variant": "collective", "window": "1", "fill": "0"}   # one exchange per op, as before
+    assert a2a.defaults == {"variant": "collective", "window": "1", "fill": "0",   # one exchange per op, as before
+                            "window_buffers": "shared"}
     plan = build(["message.alltoall"], "8", None, ["variant=concurrent", "window=1K"], Sampling(), False, 4)
     assert plan.jobs[0].params == {"variant": "concurrent", "window": "1024"}
     assert a2a.idle({"variant": "pairwise", "window": "1"}) == {}

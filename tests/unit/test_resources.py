@@ -53,8 +53,9 @@ KERNELS = [
     ("message.bibw", dict(size=1000, buffers=64), "b", P + 2 * 64 * K + P),
     ("message.saturation", dict(size=1000, buffers=64), "s", P + 64 * K + P),
     ("message.saturation", dict(size=1000, buffers=64), "i", P),
-    # three senders share the target's 64 slots, but each keeps a window's: 64 each
-    ("message.hotspot", dict(size=1 * K, buffers=64, senders=3, nranks=4), "t", P + P + 3 * 64 * K + P),
+    # three senders share the target's 64 slots, but under per-op each keeps a window's: 64 each
+    ("message.hotspot", dict(size=1 * K, buffers=64, senders=3, nranks=4, params={"window_buffers": "per-op"}), "t",
+     P + P + 3 * 64 * K + P),
     # arrays of 4 blocks: ceil(5 / 4) = 2 of them; the collective adds a scratch array
     ("message.alltoall", dict(size=10, buffers=5, nranks=4), "b", P + 2 * P + P + 4 * 10),
     ("message.alltoall", dict(size=1 * M, buffers=1, nranks=4), "b", P + 2 * 4 * M + P + 4 * 64 * K),
@@ -72,11 +73,11 @@ KERNELS = [
     ("message.bisection", dict(size=1000, buffers=64), "b", P + 2 * 64 * K + P),
     # message_conns.c: the pair's regions, a request and an op per connection
     ("message.conns", dict(size=4 * K, buffers=16, conns=64), "s", 2 * 64 * K + P + 2 * P),
-    # message_scatter.c: slots of 32-segment messages, at least a window (64) of them
+    # message_scatter.c: slots of 32-segment messages, under per-op at least a window (64) of them
     ("message.scatter", dict(size=8, buffers=8192), "s", P + 64 * K + P),
     ("message.scatter", dict(size=8, buffers=8192), "r", P + 2 * 64 * K + P),
     ("message.scatter", dict(size=8, buffers=8192, params={"mode": "copy"}), "r", P + 3 * 64 * K + P),
-    ("message.scatter", dict(size=1 * K, buffers=64), "s", P + 64 * 32 * K + P),
+    ("message.scatter", dict(size=1 * K, buffers=64, params={"window_buffers": "per-op"}), "s", P + 64 * 32 * K + P),
 ]
 
 
@@ -162,8 +163,8 @@ def test_placement_follows_the_launch_options():
     assert resources.placement(testbed).local
 
 
-def plan(names, sizes, n=2, cache="warm", **kw):
-    return build(names, sizes, None, None, Sampling(), False, n, cache=cache, llc_bytes=32 * M, **kw)
+def plan(names, sizes, n=2, cache="warm", params=None, **kw):
+    return build(names, sizes, None, params, Sampling(), False, n, cache=cache, llc_bytes=32 * M, **kw)
 
 
 def test_estimate_sums_the_ranks_of_the_fullest_host():
@@ -175,20 +176,24 @@ def test_estimate_sums_the_ranks_of_the_fullest_host():
     assert est.peak.host_bytes == 4 * rank + rank0 and est.peak.host_ranks == 4
     two_hosts = resources.estimate(plan(["message.alltoall"], "1M", n=4), spec(4, hosts="a,b"))
     assert two_hosts.peak.host_ranks == 2 and two_hosts.peak.host_bytes == 2 * rank + rank0
-    # hotspot: every sender's window of 64 slots and the target's window per sender, on one host
+    # hotspot: every sender's one buffer (a window shares it) and the target's one per sender, on one host
     est = resources.estimate(plan(["message.hotspot"], "1M", n=4, active="3"), spec(4))
     assert est.peak.where == "1M active 3"
+    assert est.peak.host_bytes - rank0 == 3 * (1 * M + 8 * K) + (3 * 1 * M + 12 * K) + 4 * base
+    # window_buffers=per-op: every sender's window of 64 slots and the target's window per sender
+    est = resources.estimate(plan(["message.hotspot"], "1M", n=4, active="3", params=["window_buffers=per-op"]),
+                             spec(4))
     assert est.peak.host_bytes - rank0 == 3 * (64 * M + 8 * K) + (3 * 64 * M + 12 * K) + 4 * base
 
 
 def test_cold_cache_counts_its_rotation():
     warm = resources.estimate(plan(["message.stream"], "1M"), spec()).peak.host_bytes
     cold = resources.estimate(plan(["message.stream"], "1M", cache="cold"), spec()).peak.host_bytes
-    # 2 x 32 MiB / 1 MiB + 1 = 65 buffers on each rank's side, instead of a window's 64
-    assert cold - warm == 2 * 1 * M
+    # 2 x 32 MiB / 1 MiB + 1 = 65 buffers on each rank's side, instead of warm's one (a window shares it)
+    assert cold - warm == 2 * 64 * M
     small = lambda cache: resources.estimate(plan(["message.stream"], "64K", cache=cache), spec()).peak.host_bytes
-    # 2 x 32 MiB / 64 KiB + 1 = 1025 buffers instead of 64: 961 more on each rank
-    assert small("cold") - small("warm") == 2 * 961 * 64 * K
+    # 2 x 32 MiB / 64 KiB + 1 = 1025 buffers instead of 1: 1024 more on each rank
+    assert small("cold") - small("warm") == 2 * 1024 * 64 * K
 
 
 def test_skips_are_left_out_of_the_estimate_and_named():
@@ -228,7 +233,7 @@ def test_memory_refused_before_anything_is_launched(tmp_path, monkeypatch, capsy
 
 def test_force_runs_what_the_estimate_refuses(fake_core, tmp_path, monkeypatch, capsys):
     meminfo(tmp_path, monkeypatch, 1 << 30)
-    argv = ["run", "message.stream", "-s", "256M", "-L", "1", "--core", fake_core["core"],
+    argv = ["run", "message.stream", "-s", "256M", "-p", "window_buffers=per-op", "-L", "1", "--core", fake_core["core"],
             "--mpiexec", fake_core["mpiexec"], "-o", str(tmp_path / "r.json"), "-q"]
     assert main(argv) == 2
     assert "needs about 32.1 GiB" in capsys.readouterr().err   # a window of 64 buffers of 256 MiB per rank

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import UsageError
 from ..units import MAX_VALUE, parse_size
-from . import apps, footprint as fp
+from . import apps, buffers, footprint as fp
 from .collectives import COLLECTIVES, Collective
 
 LEVELS = {
@@ -131,17 +131,25 @@ COMPLETION = choice("wait", "test")
 # Messages in flight per window (one ack or completion each): the core keeps a
 # request per message, so 2^20 bounds its memory (OSU's window is 64).
 WINDOW = {"window": integer(64, 1, 1 << 20)}
+# How the ops of a window share the cache state's buffers (buffers.py), each
+# level as its anchor: a window of sends shares them, so from 64 KiB up every
+# message goes from one buffer into one buffer (osu_bw, osu_bibw, IMB); a
+# window of puts or gets takes a buffer per op on both sides (osu_put_bw's
+# offsets). The other value is there to measure the difference.
+SENDS = {**WINDOW, "window_buffers": choice(*buffers.LAYOUTS)}
+PUTS = {**WINDOW, "window_buffers": choice(*reversed(buffers.LAYOUTS))}
 # message.shift's pairs: 4 messages a flow (1 MiB at mpiGraph's 256 KiB) keep each pair at its
 # share on the testbed (docs/acceptance.md), where 64 would make a window of a pair held to 5
 # MB/s by a trunk last over 3 s.
-SHIFT_WINDOW = {"window": integer(4, 1, 1 << 20)}
+SHIFT_WINDOW = {"window": integer(4, 1, 1 << 20), "window_buffers": SENDS["window_buffers"]}
 # message.alltoall's concurrent schedule posts a window of whole exchanges,
 # 2(N-1)W requests: window 1 is one exchange per wait (the default, and the
 # only value the one-at-a-time schedules take).
 # window: exchanges in flight per wait; fill: at least this many bytes per flow
 # per wait (the window grows at small sizes), both for the concurrent schedule.
 ALLTOALL_WINDOW = {"window": integer(1, 1, 4096, only=("variant", "concurrent")),
-                   "fill": integer(0, 0, 1 << 26, only=("variant", "concurrent"))}
+                   "fill": integer(0, 0, 1 << 26, only=("variant", "concurrent")),
+                   "window_buffers": Param(buffers.LAYOUTS[0], buffers.LAYOUTS, only=("variant", "concurrent"))}
 SYNC = {"sync": choice("flush", "fence")}
 HOTSPOT_VIEWS = ("hotspot", "fairness")
 STORES = {"stores": choice("auto", "nt", "normal")}
@@ -309,10 +317,11 @@ class Bench:
         """The core's listing: space-separated key=default, a|b listing choices."""
         return " ".join(f"{k}={'|'.join(p.choices) or p.core_default}" for k, p in self.params.items())
 
-    def window(self, params: dict) -> int:
-        """Ops in flight between two completions, each on a buffer of its own
-        (buffers.py): the `window` parameter where the benchmark has one, else 1."""
-        return int({**self.defaults, **params}.get("window", 1))
+    def own_buffers(self, params: dict) -> int:
+        """Ops in flight between two completions that each take a buffer of
+        their own (buffers.py): the `window` under window_buffers=per-op, else 1."""
+        have = {**self.defaults, **params}
+        return buffers.own(int(have.get("window", 1)), have.get("window_buffers", buffers.LAYOUTS[0]))
 
     def canonical(self, key: str, value: str) -> str:
         """A value of parameter `key` as the core receives it; UsageError if refused."""
@@ -378,9 +387,9 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        footprint=fp.RMA_PAIR),
     _b("deposit.get_lat", "MPI_Get of SIZE bytes then completion (flush or fence)", "latency", params=SYNC,
        footprint=fp.RMA_PAIR),
-    _b("deposit.put_bw", "a window of MPI_Put then one completion", "bandwidth", params={**SYNC, **WINDOW},
+    _b("deposit.put_bw", "a window of MPI_Put then one completion", "bandwidth", params={**SYNC, **PUTS},
        suite=RMA_WINDOW_SUITE, views=("bidirectional",), footprint=fp.RMA_PAIR),
-    _b("deposit.get_bw", "a window of MPI_Get then one completion", "bandwidth", params={**SYNC, **WINDOW},
+    _b("deposit.get_bw", "a window of MPI_Get then one completion", "bandwidth", params={**SYNC, **PUTS},
        suite=RMA_WINDOW_SUITE, footprint=fp.RMA_PAIR),
     _b("deposit.strided_direct", "strided deposit with a vector-datatype MPI_Put", "bandwidth",
        sizes="4K,256K", axes=STRIDED, strides=STRIDES, params=SYNC,
@@ -391,41 +400,41 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("deposit.strided_shm", "strided deposit by direct stores into a shared-memory window", "bandwidth",
        sizes="4K,256K", axes=STRIDED, strides=STRIDES, views=("strided",), footprint=fp.STRIDED_SHM),
     _b("deposit.put_bibw", "both ranks of a pair put a window into each other at once", "bandwidth",
-       concurrent=True, pattern="bipairs", params=WINDOW, suite=None,
+       concurrent=True, pattern="bipairs", params=PUTS, suite=None,
        views=("bidirectional",), footprint=fp.RMA_BIPAIRS),
     _b("deposit.hotspot_put", "ACTIVE ranks put windows into rank 0 at once (hotspot write)", "bandwidth",
-       axes=("size", "active"), pattern="hotspot", params=WINDOW, suite=None,
+       axes=("size", "active"), pattern="hotspot", params=PUTS, suite=None,
        views=HOTSPOT_VIEWS, footprint=fp.RMA_HOTSPOT_PUT),
     _b("deposit.hotspot_get", "ACTIVE ranks get windows from rank 0 at once (hotspot read)", "bandwidth",
-       axes=("size", "active"), pattern="hotspot", params=WINDOW, suite=None,
+       axes=("size", "active"), pattern="hotspot", params=PUTS, suite=None,
        views=HOTSPOT_VIEWS, footprint=fp.RMA_HOTSPOT_GET),
     # ---- message: two-sided MPI
     _b("message.pingpong", "MPI_Send/MPI_Recv round trip between two ranks", "latency", legs=2,
        params={"completion": COMPLETION}, suite={"params": {"completion": "wait,test"}}, views=("layers",),
        footprint=fp.MPI_PAIR),
     _b("message.stream", "a window of MPI_Isend to pre-posted receives, acked per window", "bandwidth",
-       params={**WINDOW, "completion": COMPLETION}, suite=POSTAL_SUITE,
+       params={**SENDS, "completion": COMPLETION}, suite=POSTAL_SUITE,
        views=("layers", "postal", "bidirectional"), footprint=fp.MPI_STREAM),
     _b("message.postal_restricted", "restricted postal semantics: receives posted before the sends",
-       "bandwidth", params={**WINDOW, "mode": choice("ready", "ssend")}, suite=POSTAL_SUITE, views=("postal",),
+       "bandwidth", params={**SENDS, "mode": choice("ready", "ssend")}, suite=POSTAL_SUITE, views=("postal",),
        footprint=fp.MPI_STREAM),
     _b("message.postal_full", "full postal semantics: sends posted before the receives (library buffers)",
-       "bandwidth", params=WINDOW, suite=POSTAL_SUITE, views=("postal",), footprint=fp.MPI_POSTAL_FULL),
+       "bandwidth", params=SENDS, suite=POSTAL_SUITE, views=("postal",), footprint=fp.MPI_POSTAL_FULL),
     _b("message.bibw", "both ranks of a pair stream a window at each other at once", "bandwidth",
-       concurrent=True, pattern="bipairs", params=WINDOW, suite=RR_SUITE,
+       concurrent=True, pattern="bipairs", params=SENDS, suite=RR_SUITE,
        views=("bidirectional",), footprint=fp.MPI_BOTH),
     _b("message.hotspot", "ACTIVE ranks stream windows to rank 0 at once (hotspot write)", "bandwidth",
-       axes=("size", "active"), pattern="hotspot", params=WINDOW, suite=None,
+       axes=("size", "active"), pattern="hotspot", params=SENDS, suite=None,
        views=HOTSPOT_VIEWS, footprint=fp.MPI_HOTSPOT),
     _b("message.saturation", "ACTIVE pairs (i, i+N/2) stream at once; the plateau is the link's rate",
-       "bandwidth", axes=("size", "active"), pattern="pairs", params=WINDOW, suite=None,
+       "bandwidth", axes=("size", "active"), pattern="pairs", params=SENDS, suite=None,
        views=("saturation", "fairness"), footprint=fp.MPI_PAIRS),
     _b("message.alltoall", "all-to-all personalized exchange: SIZE bytes to every other rank", "bandwidth",
        concurrent=True, pattern="all", min_ranks=2,
        params={"variant": choice("collective", "pairwise", "concurrent"), **ALLTOALL_WINDOW},
        suite=None, views=("alltoall", "validation"), footprint=fp.MPI_ALLTOALL),
     _b("message.bisection", "a seeded random perfect matching; every pair streams both ways at once",
-       "bandwidth", concurrent=True, pattern="bisection", params={**WINDOW, "seed": integer(1, 0, MAX_VALUE)},
+       "bandwidth", concurrent=True, pattern="bisection", params={**SENDS, "seed": integer(1, 0, MAX_VALUE)},
        suite=None,
        views=("alltoall",), footprint=fp.MPI_BOTH),
     _b("message.shift", "every rank streams to rank + ACTIVE and receives from rank - ACTIVE at once: mpiGraph's "
@@ -453,7 +462,7 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS, params={"check": choice("waitany", "scan")},
        suite={**CONNS_SUITE, "params": {"check": "waitany,scan"}}, views=("via-conns",), footprint=fp.MPI_CONNS),
     _b("message.scatter", "32 segments of SIZE bytes at a stride in the receiver: datatype or unpack",
-       "bandwidth", sizes=SEGMENT_SIZES, params={"mode": choice("datatype", "copy"), **SEGMENTS, **WINDOW},
+       "bandwidth", sizes=SEGMENT_SIZES, params={"mode": choice("datatype", "copy"), **SEGMENTS, **SENDS},
        suite={"sizes": "8,64,1K", "params": {"mode": "datatype,copy"}},
        views=("via-scatter",), size_label="segment size", footprint=fp.MPI_SCATTER),
     # ---- tcp: sockets between ranks 0 and 1
@@ -480,22 +489,22 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        suite={**LEVEL_SUITE, "params": {"completion": "poll,block"}}, views=("layers", "via-latency"),
        caps=("msg",), footprint=fp.FABRIC_PAIR),
     _b("fabric.stream", "a window of fi_tsend to pre-posted receives, acked per window", "bandwidth",
-       params={**FABRIC, **FABRIC_PATH, **WINDOW}, suite=LEVEL_STREAM_SUITE, caps=("msg",), views=("layers",),
+       params={**FABRIC, **FABRIC_PATH, **SENDS}, suite=LEVEL_STREAM_SUITE, caps=("msg",), views=("layers",),
        footprint=fp.FABRIC_PAIR),
     _b("fabric.bibw", "both ranks of a pair stream a window of fi_tsend at each other at once", "bandwidth",
-       concurrent=True, pattern="bipairs", params={**FABRIC, **FABRIC_PATH, **WINDOW}, suite=None,
+       concurrent=True, pattern="bipairs", params={**FABRIC, **FABRIC_PATH, **SENDS}, suite=None,
        views=("bidirectional",), caps=("msg",), footprint=fp.FABRIC_BOTH),
     _b("fabric.put_lat", "fi_write of SIZE bytes into a registered remote buffer, then its completion",
        "latency", params=FABRIC_RMA, suite=None, caps=("rma",), footprint=fp.FABRIC_RMA),
     _b("fabric.put_bw", "a window of fi_write, then their completions", "bandwidth",
-       params={**FABRIC_RMA, **WINDOW}, suite=None, caps=("rma",), footprint=fp.FABRIC_RMA),
+       params={**FABRIC_RMA, **PUTS}, suite=None, caps=("rma",), footprint=fp.FABRIC_RMA),
     _b("fabric.get_bw", "a window of fi_read, then their completions", "bandwidth",
-       params={**FABRIC_RMA, **WINDOW}, suite=None, caps=("rma",), footprint=fp.FABRIC_RMA),
+       params={**FABRIC_RMA, **PUTS}, suite=None, caps=("rma",), footprint=fp.FABRIC_RMA),
     _b("fabric.hotspot_put", "ACTIVE ranks fi_write windows into rank 0 at once (hotspot write)", "bandwidth",
-       axes=("size", "active"), pattern="hotspot", params={**FABRIC_RMA, **WINDOW}, suite=None,
+       axes=("size", "active"), pattern="hotspot", params={**FABRIC_RMA, **PUTS}, suite=None,
        views=HOTSPOT_VIEWS, caps=("rma",), footprint=fp.FABRIC_HOTSPOT),
     _b("fabric.saturation", "ACTIVE pairs (i, i+N/2) stream fi_tsend at once; the plateau is the link's rate",
-       "bandwidth", axes=("size", "active"), pattern="pairs", params={**FABRIC, **FABRIC_PATH, **WINDOW},
+       "bandwidth", axes=("size", "active"), pattern="pairs", params={**FABRIC, **FABRIC_PATH, **SENDS},
        suite=None, views=("saturation", "fairness"), caps=("msg",), footprint=fp.FABRIC_PAIRS),
     _b("fabric.mr_reg", "fi_mr_reg then fi_close of a SIZE-byte buffer: the price of zero copy", "latency",
        sizes="4K:64M:x4", min_ranks=1, params=FABRIC, suite=None, size_label="region size", views=("registration",),
@@ -505,20 +514,20 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        params={**FABRIC, "check": choice("cq", "scan")}, suite=None, views=("via-conns",),
        caps=("msg",), footprint=fp.FABRIC_CONNS),
     _b("fabric.scatter", "32 segments of SIZE bytes: an iovec receive by the provider, or receive and copy",
-       "bandwidth", sizes=SEGMENT_SIZES, params={**FABRIC, "mode": choice("iovec", "copy"), **SEGMENTS, **WINDOW},
+       "bandwidth", sizes=SEGMENT_SIZES, params={**FABRIC, "mode": choice("iovec", "copy"), **SEGMENTS, **SENDS},
        suite=None, views=("via-scatter",), size_label="segment size", caps=("msg",), footprint=fp.FABRIC_SCATTER),
     # ---- ucx: UCP, ranks 0 and 1 or a pattern (MPI only sets up: worker addresses, remote keys)
     _b("ucx.pingpong", "ucp_tag_send_nbx/ucp_tag_recv_nbx round trip", "latency", legs=2, params=UCX,
        suite=LEVEL_SUITE, views=("layers",), footprint=fp.UCX_PAIR),
     _b("ucx.stream", "a window of ucp_tag_send_nbx to pre-posted receives, acked per window", "bandwidth",
-       params={**UCX, **WINDOW}, suite=LEVEL_STREAM_SUITE, views=("layers",), footprint=fp.UCX_PAIR),
+       params={**UCX, **SENDS}, suite=LEVEL_STREAM_SUITE, views=("layers",), footprint=fp.UCX_PAIR),
     _b("ucx.bibw", "both ranks of a pair stream a window of tagged sends at each other at once", "bandwidth",
-       concurrent=True, pattern="bipairs", params={**UCX, **WINDOW}, suite=None, views=("bidirectional",),
+       concurrent=True, pattern="bipairs", params={**UCX, **SENDS}, suite=None, views=("bidirectional",),
        footprint=fp.UCX_PAIR),
     _b("ucx.put_bw", "a window of ucp_put_nbx into a mapped remote buffer, then a flush", "bandwidth",
-       params={**UCX, **WINDOW}, suite=None, footprint=fp.UCX_RMA),
+       params={**UCX, **PUTS}, suite=None, footprint=fp.UCX_RMA),
     _b("ucx.get_bw", "a window of ucp_get_nbx from a mapped remote buffer, then a flush", "bandwidth",
-       params={**UCX, **WINDOW}, suite=None, footprint=fp.UCX_RMA),
+       params={**UCX, **PUTS}, suite=None, footprint=fp.UCX_RMA),
     _b("ucx.mr_reg", "ucp_mem_map then ucp_mem_unmap of a SIZE-byte buffer", "latency", sizes="4K:64M:x4",
        min_ranks=1, params=UCX, suite=None, size_label="region size", views=("registration",), footprint=fp.UCX_MR),
     # ---- app: the seeds' applications on the first ACTIVE ranks

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..units import parse_size
-from . import apps
+from . import apps, buffers
 from .collectives import DTYPES
 from .congestion import victim_count
 
@@ -84,6 +84,14 @@ class At:
     def window(self) -> int:
         """Ops in flight per completion (the window param; 1 without one)."""
         return self.param("window") if "window" in self.params else 1
+
+    @property
+    def own(self) -> int:
+        """Ops of a window that take a buffer of their own (window_buffers, buffers.py)."""
+        return self.own_of(self.window)
+
+    def own_of(self, window: int) -> int:
+        return buffers.own(window, self.params.get("window_buffers", buffers.LAYOUTS[0]))
 
     @property
     def slots(self) -> int:
@@ -141,12 +149,12 @@ def requests(n: int) -> int:
     return page(REQUEST * n)
 
 
-def unit_slots(at: At, units: int, window: int | None = None) -> int:
+def unit_slots(at: At, units: int, own: int | None = None) -> int:
     """Slots per unit where one op takes `units` slot-sized pieces (fl.h,
-    fl_unit_slots): the point's buffers shared among them, and a window's
-    worth at least."""
+    fl_unit_slots): the point's buffers shared among them, and a slot for
+    each op of a window that takes its own (fl_own_slots) at least."""
     k = ceil_div(at.buffers, units) if units > 1 else at.buffers
-    return max(k, at.window if window is None else window, 1)
+    return max(k, at.own if own is None else own, 1)
 
 
 def extent(at: At) -> int:
@@ -155,10 +163,10 @@ def extent(at: At) -> int:
     return ((words - 1) * at.stride + 1) * 8 if words else 0
 
 
-def message(at: At, window: int | None = None) -> tuple[int, int]:
+def message(at: At, own: int | None = None) -> tuple[int, int]:
     """Scatter: (bytes of one message of `segments` segments, message slots per side)."""
     segments = at.param("segments")
-    return segments * at.size, unit_slots(at, segments, window)
+    return segments * at.size, unit_slots(at, segments, own)
 
 
 def sockets(at: At, conns: int, ops_per_ack: int, msg: int) -> int:
@@ -300,9 +308,9 @@ def _alltoall_window(at: At) -> int:
 
 
 def _alltoall(at: At) -> int:
-    """Send and receive regions of arrays of N blocks, a window of arrays at least."""
+    """Send and receive regions of arrays of N blocks, a window of arrays at least under per-op."""
     w = _alltoall_window(at)
-    arrays = unit_slots(at, at.nranks, w)
+    arrays = unit_slots(at, at.nranks, at.own_of(w))
     return PAGE + 2 * page(arrays * at.nranks * at.size) + requests(2 * at.nranks * w)
 
 
@@ -362,7 +370,7 @@ def _tcp_conns_sockets(at: At) -> int:
 
 
 def _tcp_scatter(at: At, receiver: bool) -> int:
-    msg, slots = message(at, window=1)
+    msg, slots = message(at, own=1)
     if not receiver:
         return page(msg * slots)
     return page(2 * msg * slots) + (page(msg) if at.params.get("mode") == "copy" else 0)

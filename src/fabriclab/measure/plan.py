@@ -208,7 +208,7 @@ def _victim_buffers(name: str, sizes, lays, cache: str, llc_bytes) -> tuple:
     congestion.check_victim(inner, name, victims)
     if inner.coll:
         collectives.check(inner.name, inner.coll, sizes, inner.defaults, [victims])
-    return () if inner.pattern else tuple(buffers.plan(sizes, cache, llc_bytes, inner.window({})))
+    return () if inner.pattern else tuple(buffers.plan(sizes, cache, llc_bytes, inner.own_buffers({})))
 
 
 def _jobs(b, s, st, cn, mine: dict, named: bool, nranks: int, active_list, cache: str, llc_bytes) -> list:
@@ -226,7 +226,7 @@ def _jobs(b, s, st, cn, mine: dict, named: bool, nranks: int, active_list, cache
             collectives.check(b.name, b.coll, s, {**b.defaults, **params}, [lay.active for lay in lays])
         # an app's op is a whole application, a collective's one call on the same buffers (as
         # IMB and OSU run them), a victim's its ring's few slots: none has a cache state to rotate
-        bufs = () if b.pattern in ("app", "group", "congestion") else tuple(buffers.plan(s, cache, llc_bytes, b.window(params)))
+        bufs = () if b.pattern in ("app", "group", "congestion") else tuple(buffers.plan(s, cache, llc_bytes, b.own_buffers(params)))
         if "victim" in b.params:
             bufs = _victim_buffers({**b.defaults, **params}["victim"], s, lays, cache, llc_bytes)
         out.append(Job(b, tuple(s), tuple(st), params, tuple(cn), lays, bufs))
