@@ -15,6 +15,10 @@
 5. `fabriclab model --collective allreduce` on a 4,096-node fat tree: every
    algorithm at 20 sizes (8 B to 4 MiB), with its plot and with --no-plot,
    three fresh processes each (target: under 10 s and 1 GB).
+6. `fabriclab model --no-plot --collective allreduce` on every built-in system at
+   its largest node count (at most --nodes accepts), a fresh process each, under
+   a 4 GB address-space limit (target: under 10 s and 1 GB, or refused in one
+   line with exit code 2 within that).
 """
 
 from __future__ import annotations
@@ -170,11 +174,39 @@ def bench_collective(runs: int = 3):
                   f"[target < 10 s, < 1 GB: {'ok' if ok else 'MISSED'}]")
 
 
+def largest(name: str) -> int:
+    """The largest node count `--nodes` accepts that the system has a configuration of."""
+    from fabriclab.model.choices import MAX_NODES
+    s = system(name)
+    n = MAX_NODES
+    while n > 2 and s.build(n) is None:
+        s.built.clear()
+        n -= 1
+    return n
+
+
+def bench_every_system():
+    from fabriclab.model.catalog import system_names
+    print("6. fabriclab model --no-plot --collective allreduce on every built-in system at its largest node count "
+          "(fresh process, 4 GB address space)")
+    for name in system_names():
+        n = largest(name)
+        m = c.measured(["prlimit", f"--as={4 << 30}", c.fabriclab_exe(), "model", "--no-plot", "--collective",
+                        "allreduce", "--system", name, "--nodes", str(n)], timeout=300)
+        lines = m.err.strip().splitlines()
+        refused = m.rc == 2 and len(lines) == 1
+        ok = (m.rc == 0 or refused) and m.cpu_s < 10 and m.maxrss_MiB < 1024
+        what = f"refused: {lines[0]}" if refused else ("ok" if m.rc == 0 else f"exit {m.rc}: {lines[-1:]}")
+        print(f"   {name:20s} {n:7,d} nodes: {m.wall_s:6.2f} s ({m.cpu_s:5.2f} s CPU), peak {m.maxrss_MiB:5.0f} MiB  "
+              f"[target < 10 s, < 1 GB: {'ok' if ok else 'MISSED'}] {what}")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--skip-simgrid", action="store_true", help="Do not run SimGrid. Default: run it.")
     p.add_argument("--only-file", action="store_true", help="Run only benchmark 4. Default: all.")
     p.add_argument("--only-collective", action="store_true", help="Run only benchmark 5. Default: all.")
+    p.add_argument("--only-systems", action="store_true", help="Run only benchmark 6. Default: all.")
     p.add_argument("--hosts", type=int, default=10_000, help="Hosts of benchmark 4. Default: 10000.")
     p.add_argument("--solve-file", metavar="FILE", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
@@ -184,6 +216,9 @@ def main(argv=None) -> int:
     if a.only_collective:
         bench_collective()
         return 0
+    if a.only_systems:
+        bench_every_system()
+        return 0
     if not a.only_file:
         bench_large()
         bench_maxmin()
@@ -192,6 +227,7 @@ def main(argv=None) -> int:
     bench_file(a.hosts)
     if not a.only_file:
         bench_collective()
+        bench_every_system()
     return 0
 
 

@@ -10,6 +10,7 @@ import math
 import sys
 from pathlib import Path
 
+from .. import outputs
 from ..errors import UsageError
 from ..measure.collectives import COLLECTIVES
 from ..report.escape import terminal
@@ -30,6 +31,9 @@ def collective(args) -> int:
     if args.per_node < 1:
         raise UsageError(f"--per-node must be at least 1, not {args.per_node}")
     algorithms = tuple(a.strip() for a in (args.algorithm or "").split(",") if a.strip())
+    draw = not args.no_plot and args.format != "json"
+    if draw:        # before any work or output, as `model` checks its plot's folder
+        outputs.files(outputs.directory(args.output, "plot directory"), [_plot_name(args)])
     cal = calibration(args)
     (alpha, a_from), (gamma, g_from) = (_cost(o, v, c, d) for o, v, c, d in (
         ("--alpha", args.alpha, cal.alpha_s, ALPHA), ("--gamma", args.gamma, cal.gamma_s_per_byte, GAMMA)))
@@ -46,9 +50,13 @@ def collective(args) -> int:
         return 0
     for p in out:
         _print(p, costs)
-    if not args.no_plot:
-        print(f"\nplot: {terminal(_draw(out, Path(args.output) / f'model-{args.collective}.{args.plot_format}'))}")
+    if draw:
+        print(f"\nplot: {terminal(_draw(out, Path(args.output) / _plot_name(args)))}")
     return 0
+
+
+def _plot_name(args) -> str:
+    return f"model-{args.collective}.{args.plot_format}"
 
 
 def _cost(option: str, value, calibrated, default: float) -> tuple:

@@ -116,12 +116,15 @@ def predict(system, q: CollectiveQuestion, calibration=None, progress=None) -> C
         where = place(ranks, net.nodes, q.placement, q.per_node)
         for alg in q.algorithms:
             for size in q.sizes:
-                t = net.time(schedule(q.op, alg, ranks, size, q.root), q.alpha, q.gamma, where)
+                t = net.time(schedule(q.op, alg, ranks, size, q.root), q.alpha, q.gamma, where, busiest=False)
                 out.points.append(CollectivePoint(alg, n, ranks, size, t.seconds, sum(s.repeat for s in t.steps),
                                                   t.bottleneck))
                 done += 1
                 if progress:
                     progress(done, total)
+    if not out.points:
+        raise UsageError(f"{system.label} has no configuration of {', '.join(f'{n:,}' for n in out.missing)} "
+                         "nodes: give other node counts")
     out.leads = _leads(out)
     return out
 

@@ -39,3 +39,13 @@ PACKET_BYTES = Range(1.0, 1e9, "bytes")
 OVERHEAD_BYTES = Range(0.0, 1e9, "bytes")
 PRICE = Range(0.0, 1e9, "dollars")
 CATALOG_MAX = 1e12               # any catalog number: above every rate (MB/s), size (B) and price ($)
+
+# What timing a collective's schedule may route (schedule_time.py): route entries a
+# topology lists to count its loads (a torus lists none: it counts by intervals), and
+# the entries of one pattern shared max-min flow by flow (about 100 bytes each with
+# the filling's indexes, so 8 M stay under 1 GB). 50 M entries list in about 5 s.
+MAX_ROUTED_ENTRIES = 50_000_000
+MAX_FILLED_ENTRIES = 8_000_000
+# Flows x times of a repeated step whose flows move at different rates, timed window by
+# window (about 10 ns a cell: 2 s).
+MAX_TIMED_CELLS = 200_000_000

@@ -18,7 +18,18 @@ rates of a set of (source, destination) pairs are solved once and reused by
 every step that repeats it: a repeated step (a ring's, a chain's; schedules.py)
 is routed and solved once, and its repeats cost one multiplication each,
 in blocks of rows (`ROWS`) so that a 4,096-rank ring never holds its
-8,190 x 4,096 bytes at once."""
+8,190 x 4,096 bytes at once.
+
+Most steps need no filling at all: the first level of max-min filling is the
+lowest share min over resources of capacity / load, and a flow crossing a
+resource at that level gets it. When every flow of a step crosses one (a
+ring's or a torus's steps, whose flows are all alike by symmetry, and most
+steps on a fat tree), every rate is that level, found from the loads alone;
+a topology counts its loads without listing each route link by link where it
+can (a torus by difference arrays along its ringlets), so a 100,000-node
+ring's recursive doubling never holds its flows x hops. Only the other steps
+are filled flow by flow, within a budget of listed route entries checked
+before they are listed (limits.py)."""
 
 from __future__ import annotations
 
@@ -27,12 +38,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import UsageError
+from .limits import MAX_FILLED_ENTRIES, MAX_ROUTED_ENTRIES, MAX_TIMED_CELLS
 from .loads import class_rates, display_label, resource_capacity
 from .maxmin import max_min
 from .schedules import Schedule, Step
+from .topologies.base import Topology
 
 PLACEMENTS = ("block", "cyclic")
 ROWS = 512          # repeats of a step timed together (ROWS x flows floats at a time)
+REL_TOL = 1e-9      # shares this close to the lowest are saturated with it (maxmin.max_min's rel_tol)
 
 
 @dataclass(frozen=True)
@@ -86,22 +100,65 @@ class Network:
         self.cls = self.topo.class_of(np.arange(self.topo.n_resources))
         self.labels = [display_label(c, rates) for c in self.topo.classes]
         self.solved: dict = {}
+        self.routed = 0          # route entries listed so far (MAX_ROUTED_ENTRIES)
 
     @property
     def nodes(self) -> int:
         return self.topo.n_nodes
 
     def rates(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Max-min rate and bottleneck resource of each flow (cached by the pattern)."""
+        """Max-min rate and bottleneck resource (one of its class) of each flow, cached by
+        the pattern."""
         key = (src.tobytes(), dst.tobytes())
         if key not in self.solved:
-            res = max_min(self.topo.paths(src, dst), self.cap)
-            self.solved[key] = (res.rates, res.bottleneck)
+            self.solved[key] = self._first_level(src, dst) or self._filled(src, dst)
         return self.solved[key]
 
-    def time(self, sched: Schedule, alpha: float, gamma: float, placement=None) -> ScheduleTime:
+    def _first_level(self, src: np.ndarray, dst: np.ndarray):
+        """(rates, bottlenecks) when every flow crosses a resource of the lowest share
+        capacity / load, which then is every flow's max-min rate; None otherwise."""
+        if not len(src):
+            return None
+        load = self._loads(src, dst)
+        used = load > 0
+        share = np.full(len(load), np.inf)
+        share[used] = self.cap[used] / load[used]
+        level = float(share.min())
+        self._budget(src, dst)
+        top = self.topo.top_marked_class(src, dst, share <= level * (1 + REL_TOL))
+        if (top < 0).any():
+            return None
+        return np.full(len(src), level), self.topo.offsets[top]
+
+    def _filled(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Max-min filling flow by flow, its routes listed whole (MAX_FILLED_ENTRIES)."""
+        lengths = self.topo.route_lengths(src, dst)
+        entries = int(lengths.sum()) if lengths is not None else 0
+        if entries > MAX_FILLED_ENTRIES:
+            raise UsageError(f"{len(src):,} flows of {entries:,} route entries are too many to share max-min on "
+                             f"{self.topo.describe()} (at most {MAX_FILLED_ENTRIES:,}); use fewer nodes")
+        res = max_min(self.topo.paths(src, dst), self.cap)
+        return res.rates, res.bottleneck
+
+    def _loads(self, src: np.ndarray, dst: np.ndarray, weights=None) -> np.ndarray:
+        self._budget(src, dst)
+        return self.topo.loads(src, dst, weights)
+
+    def _budget(self, src: np.ndarray, dst: np.ndarray) -> None:
+        """Count the route entries a topology lists to load these flows (none where it
+        counts by intervals) and refuse, before listing them, past MAX_ROUTED_ENTRIES."""
+        if type(self.topo).loads is not Topology.loads:
+            return
+        lengths = self.topo.route_lengths(src, dst)
+        self.routed += int(lengths.sum()) if lengths is not None else 0
+        if self.routed > MAX_ROUTED_ENTRIES:
+            raise UsageError(f"the routes of this schedule on {self.topo.describe()} hold more than "
+                             f"{MAX_ROUTED_ENTRIES:,} entries, too many to time; use fewer nodes")
+
+    def time(self, sched: Schedule, alpha: float, gamma: float, placement=None, busiest: bool = True) -> ScheduleTime:
         """The predicted time of `sched` with ranks on the nodes `placement` (default: one
-        rank a node, in order)."""
+        rank a node, in order); without `busiest`, the busiest resource is left out (it
+        loads every step again, at every size)."""
         if not (alpha >= 0 and gamma >= 0 and np.isfinite(alpha) and np.isfinite(gamma)):
             raise UsageError("alpha and gamma must be finite and not negative")
         where = np.arange(sched.ranks, dtype=np.int64) if placement is None else np.asarray(placement, np.int64)
@@ -109,7 +166,7 @@ class Network:
             raise UsageError(f"the placement must put each of the {sched.ranks} ranks on one of the network's "
                              f"{self.nodes} nodes")
         steps = [self._step_time(step, where, alpha, gamma) for step in sched.steps]
-        busiest, busy_s = self.busiest(sched, where)
+        busiest, busy_s = self.busiest(sched, where) if busiest else ("", 0.0)
         return ScheduleTime(float(sum(s.seconds for s in steps)), steps, busiest, busy_s)
 
     def busiest(self, sched: Schedule, where: np.ndarray) -> tuple[str, float]:
@@ -119,12 +176,8 @@ class Network:
         for step in sched.steps:
             src, dst = where[step.src], where[step.dst]
             remote = src != dst
-            if not remote.any():
-                continue
-            paths = self.topo.paths(src[remote], dst[remote])
-            flow = np.repeat(np.arange(int(remote.sum())), np.diff(paths.indptr))
-            work += np.bincount(paths.res, weights=paths.weight * step.totals()[remote][flow],
-                                minlength=len(work))
+            if remote.any():
+                work += self._loads(src[remote], dst[remote], step.totals()[remote])
         if not work.any():
             return "", 0.0
         busy = work / self.cap
@@ -145,8 +198,13 @@ class Network:
     def _step_time(self, step: Step, where: np.ndarray, alpha: float, gamma: float) -> StepTime:
         inv, label = self._inverse_rates(step, where)
         region = step.tape[step.start - step.repeat + 1:step.start + len(step.src)]
-        rows = step.windows()
+        if step.repeat > 1 and region.min() != region.max() and (inv == inv[0]).all() and (label == label[0]).all():
+            return _alike(step, float(inv[0]), self.labels[label[0]] if label[0] >= 0 else "", alpha, gamma)
         same = step.repeat == 1 or region.min() == region.max()    # every repeat alike
+        if not same and step.repeat * len(inv) > MAX_TIMED_CELLS:
+            raise UsageError(f"a step of {len(inv):,} flows taken {step.repeat:,} times at different rates is too "
+                             f"much to time (at most {MAX_TIMED_CELLS:,} flows x times); use fewer nodes")
+        rows = step.windows()
         total, worst, worst_label = 0.0, -1.0, -1
         for lo in range(0, 1 if same else step.repeat, ROWS):
             chunk = rows[lo:lo + ROWS].astype(float)
@@ -160,6 +218,26 @@ class Network:
         if same:
             total = worst * step.repeat
         return StepTime(total, self.labels[worst_label] if worst_label >= 0 else "", step.repeat, worst)
+
+
+def _alike(step: Step, inv: float, label: str, alpha: float, gamma: float) -> StepTime:
+    """A repeated step whose flows all share one rate and bottleneck: each time costs its
+    largest flow's bytes over that rate (and the same bytes reduced), so only each
+    window's maximum is needed, O(tape) however many flows x times."""
+    most = _sliding_max(step.tape[step.start - step.repeat + 1:step.start + len(step.src)], len(step.src))
+    t = most * inv + alpha + (gamma * most if step.reduce else 0.0)
+    return StepTime(float(t.sum()), label, step.repeat, float(t.max()))
+
+
+def _sliding_max(a: np.ndarray, w: int) -> np.ndarray:
+    """The maximum of every window a[i:i + w], in O(len(a)) (van Herk 1992; Gil and
+    Werman 1993): the larger of a block's suffix maximum and the next block's prefix one."""
+    a = np.asarray(a, float)
+    blocks = np.concatenate((a, np.full(-len(a) % w, -np.inf))).reshape(-1, w)
+    prefix = np.maximum.accumulate(blocks, axis=1).ravel()
+    suffix = np.maximum.accumulate(blocks[:, ::-1], axis=1)[:, ::-1].ravel()
+    i = np.arange(len(a) - w + 1)
+    return np.maximum(suffix[i], prefix[i + w - 1])
 
 
 def _reduced(step: Step, chunk: np.ndarray) -> np.ndarray:

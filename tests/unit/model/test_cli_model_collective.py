@@ -119,3 +119,15 @@ def test_a_bad_cost_in_a_calibration_file_is_one_line(capsys, tmp_path, text):
     assert main(["model", "--collective", "allreduce", "--no-plot", "-C", str(cal)]) == 2
     err = capsys.readouterr().err
     assert "must be seconds above 0 and at most 1" in err and len(err.strip().splitlines()) == 1
+
+
+def test_node_counts_the_system_has_no_configuration_of_are_refused(capsys):
+    assert main(["model", "--collective", "allreduce", "--nodes", "100000", "--no-plot"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "no configuration of 100,000 nodes" in err
+
+
+def test_the_plot_folder_is_checked_before_any_table_is_printed(capsys):
+    assert main(["model", "--collective", "allreduce", "--nodes", "4", "--output", "/dev/full"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "/dev/full" in err

@@ -16,6 +16,10 @@ import numpy as np
 
 from ...errors import UsageError
 
+# Path entries routed at once by loads() and top_marked_class(): about 64 bytes each
+# with the sort that lists them (Paths.from_columns), so a block stays near 100 MB.
+BLOCK_ENTRIES = 1 << 21
+
 
 @dataclass(frozen=True, slots=True)    # slots: networks from files have two per link
 class ResourceClass:
@@ -156,6 +160,46 @@ class Topology(ABC):
     @abstractmethod
     def paths(self, src: np.ndarray, dst: np.ndarray) -> Paths:
         """The routes of the flows src[i] -> dst[i] over this topology's resources."""
+
+    def route_lengths(self, src: np.ndarray, dst: np.ndarray) -> Optional[np.ndarray]:
+        """Path entries of each flow, counted without listing them; None where every
+        route is short (a few switches), so that flows can be routed in fixed blocks."""
+        return None
+
+    def blocks(self, src: np.ndarray, dst: np.ndarray):
+        """The flows in ranges [lo, hi) of at most about BLOCK_ENTRIES path entries each."""
+        lengths = self.route_lengths(src, dst)
+        if lengths is None:
+            step = max(1, BLOCK_ENTRIES // 16)
+            return [(lo, min(lo + step, len(src))) for lo in range(0, len(src), step)]
+        ends = np.cumsum(lengths)
+        cuts = np.searchsorted(ends, np.arange(BLOCK_ENTRIES, int(ends[-1]) if len(ends) else 0,
+                                               BLOCK_ENTRIES), side="right")
+        bounds = np.unique(np.concatenate(([0], cuts, [len(src)])))
+        return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+
+    def loads(self, src: np.ndarray, dst: np.ndarray, weights: Optional[np.ndarray] = None) -> np.ndarray:
+        """The weighted crossings of each resource instance by the flows src[i] -> dst[i]
+        (flow i counting weights[i], default 1), routed in blocks so that memory stays
+        bounded whatever the routes' lengths."""
+        out = np.zeros(self.n_resources)
+        w = np.ones(len(src)) if weights is None else np.asarray(weights, float)
+        for lo, hi in self.blocks(src, dst):
+            p = self.paths(src[lo:hi], dst[lo:hi])
+            flow = np.repeat(np.arange(hi - lo), np.diff(p.indptr))
+            out += np.bincount(p.res, weights=p.weight * w[lo:hi][flow], minlength=len(out))
+        return out
+
+    def top_marked_class(self, src: np.ndarray, dst: np.ndarray, marked: np.ndarray) -> np.ndarray:
+        """The highest class holding a `marked` resource on each flow's route (-1: none);
+        max-min filling names that class when the marked resources saturate first."""
+        top = np.full(len(src), -1, np.int64)
+        for lo, hi in self.blocks(src, dst):
+            p = self.paths(src[lo:hi], dst[lo:hi])
+            flow = np.repeat(np.arange(hi - lo), np.diff(p.indptr))
+            hit = marked[p.res]
+            np.maximum.at(top[lo:hi], flow[hit], self.class_of(p.res[hit]))
+        return top
 
     def check_routing(self, n_destinations: int) -> None:
         """Refuse, before any work, routing flows to this many destinations when it

@@ -179,6 +179,10 @@ class SwitchArray(_SwitchChain):
                 cols.append((owner[o2], base[o2] + seg[o2] * l + c, 1.0 / l))
         return Paths.from_columns(cols, len(src))
 
+    def route_lengths(self, src, dst) -> np.ndarray:
+        hops = np.abs(self.switch_of[np.asarray(src)] - self.switch_of[np.asarray(dst)])
+        return hops * (self.cables if self.routing == "ecmp" else 1) + 6    # and the node links and buses
+
     def alltoall_class_loads(self) -> dict:
         """Cut counting: cable c of cut i carries (nodes left) × (nodes right with d mod l = c)."""
         n, l = self.n_nodes, self.cables
@@ -278,6 +282,11 @@ class SwitchRing(_SwitchChain):
                 o2, c = expand(np.full(len(owner), l))
                 cols.append((fl[owner][o2], link[o2] + c, wt))
         return Paths.from_columns(cols, len(src))
+
+    def route_lengths(self, src, dst) -> np.ndarray:
+        cw = (self.switch_of[np.asarray(dst)] - self.switch_of[np.asarray(src)]) % self.S
+        hops = np.minimum(cw, self.S - cw)      # an ECMP tie goes both ways, a share of each cable
+        return hops * (2 * self.cables if self.routing == "ecmp" else 1) + 6
 
     def _cw_loads(self, n_src: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Clockwise load of link i -> i+1 for all i, by prefix sums, O(S).

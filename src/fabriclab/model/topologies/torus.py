@@ -115,6 +115,96 @@ class Torus(Topology):
                 later |= hops_all[i] > 0
         return Paths.from_columns(cols, f)
 
+    # --- a flow's route along one dimension is an interval of its ringlet: loads by
+    # difference arrays and crossings by prefix sums, O(flows + nodes) a dimension, so
+    # a 100,000-node ring's long routes are never listed link by link
+
+    def _legs(self, src: np.ndarray, dst: np.ndarray):
+        """For each dimension: (its index, ringlet row of each flow's leg, first link's
+        coordinate, hops, sign, node where the leg ends)."""
+        pos = np.asarray(src, np.int64).copy()
+        dst = np.asarray(dst, np.int64)
+        for i, r in enumerate(self.dims):
+            st = int(self.strides[i])
+            cs, cd = (pos // st) % r, (dst // st) % r
+            hops, sign = self._hops((cd - cs) % r, r)
+            first = np.where(sign > 0, cs, (cs - hops + 1) % r)    # a - leg uses the links cs-h+1 .. cs
+            base = pos - cs * st
+            row = base % st + base // (st * r) * st
+            pos = pos + (cd - cs) * st
+            yield i, row, first, hops, sign, pos
+
+    def _ringlets(self, i: int, v: np.ndarray) -> np.ndarray:
+        """A per-node array of dimension i's links as (ringlet, coordinate)."""
+        r, st = self.dims[i], int(self.strides[i])
+        return v.reshape(-1, r, st).transpose(0, 2, 1).reshape(-1, r)
+
+    def _link_key(self, i: int, sign: int) -> str:
+        return f"link.d{i}{'+' if sign > 0 else '-'}"
+
+    def route_lengths(self, src, dst) -> np.ndarray:
+        n = np.zeros(len(src), np.int64)
+        for _, _, _, hops, _, _ in self._legs(src, dst):
+            n += hops
+        return n + 2 + 4 * len(self.dims)    # node resources and adapter turns, at most
+
+    def loads(self, src, dst, weights=None) -> np.ndarray:
+        src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+        w = np.ones(len(src)) if weights is None else np.asarray(weights, float)
+        out = np.zeros(self.n_resources)
+        for i, row, first, hops, sign, _ in self._legs(src, dst):
+            r = self.dims[i]
+            for sg in ((1, -1) if self.bidirectional else (1,)):
+                sel = (sign == sg) & (hops > 0)
+                end, ws, at = first[sel] + hops[sel], w[sel], row[sel] * (r + 1)
+                wrap = end > r        # past the ringlet's last link: on from coordinate 0
+                diff = np.bincount(np.concatenate((at + first[sel], at + np.minimum(end, r), at[wrap],
+                                                   at[wrap] + end[wrap] - r)),
+                                   np.concatenate((ws, -ws, ws[wrap], -ws[wrap])), self.n_nodes // r * (r + 1))
+                b = self.base(self._link_key(i, sg))
+                out[b:b + self.n_nodes] = self._nodes(i, np.cumsum(diff.reshape(-1, r + 1), axis=1)[:, :r])
+        for flow, res in self._node_crossings(src, dst):
+            out += np.bincount(res, w[flow], len(out))
+        return out
+
+    def _nodes(self, i: int, a: np.ndarray) -> np.ndarray:
+        """The inverse of _ringlets: (ringlet, coordinate) back to node order."""
+        r, st = self.dims[i], int(self.strides[i])
+        return a.reshape(-1, st, r).transpose(0, 2, 1).reshape(-1)
+
+    def _node_crossings(self, src, dst) -> list:
+        """(flows, resource ids) of the node resources on the routes: the buses at both
+        ends, and the adapter where a route changes ringlet (as paths() lists them)."""
+        cols = [(f, r) for f, r, _ in self.node_columns(np.arange(len(src)), src, dst)]
+        if self.node_model.adapter_bus and len(self.dims) > 1:
+            cols += [(np.nonzero(t)[0], self.base("adapter_bus") + p[t]) for t, p in self._turns(src, dst)]
+        return cols
+
+    def _turns(self, src, dst):
+        """(flows turning, their node) after each dimension's leg that a later leg follows."""
+        legs = [(hops > 0, pos) for _, _, _, hops, _, pos in self._legs(src, dst)]
+        later = np.zeros(len(src), bool)
+        for used, pos in reversed(legs):
+            yield used & later, pos
+            later = later | used
+
+    def top_marked_class(self, src, dst, marked) -> np.ndarray:
+        src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+        top = np.full(len(src), -1, np.int64)
+        for i, row, first, hops, sign, _ in self._legs(src, dst):     # link classes in id order
+            r = self.dims[i]
+            for sg in ((1, -1) if self.bidirectional else (1,)):
+                b = self.base(self._link_key(i, sg))
+                m = self._ringlets(i, marked[b:b + self.n_nodes].astype(np.int64))
+                pre = np.concatenate((np.zeros((len(m), 1), np.int64), np.cumsum(m, axis=1)), axis=1)
+                end = first + hops
+                on = pre[row, np.minimum(end, r)] - pre[row, first] + np.where(end > r, pre[row, end % r], 0)
+                top[(sign == sg) & (hops > 0) & (on > 0)] = self._class_index[self._link_key(i, sg)]
+        for flow, res in self._node_crossings(src, dst):    # node classes come after the links
+            hit = marked[res]
+            np.maximum.at(top, flow[hit], self.class_of(res[hit]))
+        return top
+
     def alltoall_class_loads(self) -> dict:
         """Exact loads by translation symmetry: routing depends only on d - s,
         so every instance of a class carries the same load, equal to the number
