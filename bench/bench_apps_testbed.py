@@ -40,7 +40,7 @@ from pathlib import Path
 
 from _common import REPO, BenchError, fabriclab, fabriclab_exe, header, main, verdict
 
-from fabriclab.model.datafile import read_data_file
+from fabriclab.datafile import read_data_file
 from fabriclab.model.topologies.custom import CustomNetwork
 from fabriclab.model import validate as v
 from fabriclab.units import parse_size

@@ -25,9 +25,9 @@ def _nodes(path: Path) -> tuple:
     """Every node of a source file (ast.walk's order)."""
     return tuple(ast.walk(_parsed(path)))
 
-# What each wing may import. Base modules (errors, units, schema, inputs, outputs, the package
-# itself) are open to all.
-BASE = {"errors", "units", "schema", "outputs", "inputs", ""}
+# What each wing may import. Base modules (errors, units, schema, inputs, outputs, datafile, the
+# package itself) are open to all.
+BASE = {"errors", "units", "schema", "outputs", "inputs", "datafile", ""}
 ALLOWED = {
     "analysis": set(),
     "model": set(),

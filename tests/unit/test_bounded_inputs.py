@@ -86,3 +86,24 @@ def test_an_import_longer_than_any_tool_output_is_refused_before_parsing(tmp_pat
 @pytest.mark.parametrize("option", ["--mpi-home", "--mpiexec", "--hostfile"])
 def test_a_path_longer_than_any_file_system_takes_is_one_line(option, tmp_path, capsys):
     _within_bounds(["run", "message.pingpong", "-s", "8", "--dry-run", option, "x" * 5000], capsys)
+
+
+# nine levels of nine aliases in 310 bytes: 9^9 strings once expanded (as the error line
+# that shows the value of `attempts` would, before any reader refused aliases)
+ALIAS_BOMB = "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+    f"{b}: &{b} [{','.join(['*' + a] * 9)}]\n" for a, b in zip("abcdefg", "bcdefgh")) + \
+    f"attempts: [{','.join(['*h'] * 9)}]\n"
+
+
+@pytest.mark.parametrize("text,says", [(ALIAS_BOMB, "YAML anchors and aliases"),
+                                       ("[" * 30_000 + "]" * 30_000, "nesting depth"),
+                                       ("attempts: " + "9" * 5000 + "\n", "an integer of more than 4,300 digits")])
+@pytest.mark.parametrize("argv", [["check", "-n", "4", "-o", "{tmp}/c", "--thresholds", "{f}"],
+                                  ["model", "--topology-file", "{f}", "--no-plot"],
+                                  ["model", "-C", "{f}", "--no-plot"],
+                                  ["model", "--prices", "{f}", "--cost", "--no-plot"]])
+def test_every_reader_of_a_data_file_refuses_a_hostile_one_in_one_line(argv, text, says, tmp_path, capsys):
+    """Every YAML or JSON file goes through one bounded reader (datafile.py)."""
+    f = tmp_path / "hostile.yaml"
+    f.write_text(text)
+    _within_bounds([a.format(f=f, tmp=tmp_path) for a in argv], capsys, str(f), says)

@@ -9,7 +9,7 @@ import pytest
 
 import docs  # noqa: E402  (tests/support)
 
-from fabriclab.model.datafile import read_data_file
+from fabriclab.datafile import read_data_file
 from fabriclab.model.topologies.custom import CustomNetwork
 from fabriclab.testbed import cablecheck, cables, wiring as plan
 

@@ -29,7 +29,7 @@ def test_a_file_lays_its_keys_over_the_defaults(tmp_path):
 
 
 @pytest.mark.parametrize("text, says", [
-    ("attempts: [1\n", "does not parse at line"),
+    ("attempts: [1\n", "not valid YAML: line 2"),
     ("- 1\n- 2\n", "must be a mapping"),
     ("speed: 3\n", "speed: unknown key"),
     ("attempts: 0\n", "attempts: must be an integer in 1..20"),

@@ -194,6 +194,8 @@ def _hostile_states(root, outside):
         "changes that are no list": {"changes": "all"},
         "no object": [1, 2],
         "the same setting twice": {"changes": one()["changes"] * 2},
+        "changes nested 100,000 deep": '{"changes": ' + "[" * 100_000 + "]" * 100_000 + "}",
+        "an integer of 5,000 digits": '{"changes": [' + "9" * 5000 + "]}",
     }
 
 
@@ -207,7 +209,8 @@ def test_reset_refuses_a_state_that_names_anything_but_tune_s_settings(case, tmp
     monkeypatch.setattr(machine, "ROOT", root)
     monkeypatch.setattr(tune, "STATE", tmp_path / "tune.json")
     monkeypatch.setattr("fabriclab.cli.doctor_machine.is_root", lambda: True)
-    tune.STATE.write_text(json.dumps(_hostile_states(root, outside)[case]))
+    state = _hostile_states(root, outside)[case]
+    tune.STATE.write_text(state if isinstance(state, str) else json.dumps(state))
     governor = (root / "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").read_text()
     assert main(["doctor", "--reset"]) == 2
     err = capsys.readouterr().err.strip()

@@ -25,7 +25,7 @@ from __future__ import annotations
 import copy
 import json
 
-from .. import inputs
+from ..datafile import read_data_file
 from ..errors import UsageError
 from ..measure import congestion
 from ..units import parse_size
@@ -128,16 +128,9 @@ def merged(over: dict, base: dict | None = None) -> dict:
 
 
 def load(path: str) -> dict:
-    """A thresholds file (YAML, of which JSON is a part) over the defaults, checked."""
-    import yaml
-    text = inputs.read_text(path, "the thresholds file", MAX_FILE)
-    try:
-        data = yaml.safe_load(text) if text.strip() else {}
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise UsageError(f"the thresholds file {path} does not parse{where}: "
-                         f"{getattr(e, 'problem', None) or 'not YAML'}") from None
+    """A thresholds file (YAML, of which JSON is a part) over the defaults, checked;
+    read as every data file is (datafile.py: bounded, no aliases)."""
+    data = read_data_file(path, "the thresholds file", kind="YAML", limit=MAX_FILE)
     return check(merged(data if data is not None else {}))
 
 

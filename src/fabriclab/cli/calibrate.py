@@ -14,7 +14,7 @@ def _plain_dumper():
 
     class Plain(yaml.SafeDumper):
         """Every shared value written out: network and calibration files refuse anchors and aliases
-        (model/datafile.py), and several resources calibrated from one point share its figures."""
+        (fabriclab/datafile.py), and several resources calibrated from one point share its figures."""
         def ignore_aliases(self, data) -> bool:
             return True
     return Plain

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from ..errors import RunError, UsageError
+from ..datafile import parse
 from ..inputs import read_text
 from .sysfs import Check
 
@@ -115,9 +116,11 @@ def _load(state: Path, root: Path | str = "/") -> list[dict]:
 
     def bad(why: str):
         return UsageError(f"the tune state {state} is not one fabriclab wrote: {why}")
-    try:
-        changes = json.loads(text)["changes"]
-    except (ValueError, KeyError, TypeError):
+    try:        # parsed as every data file (datafile.py): too deep a nesting is one line too
+        changes = parse(text, state, "JSON")["changes"]
+    except UsageError as e:
+        raise bad(str(e).removeprefix(f"{state}: ")) from None
+    except (KeyError, TypeError):
         raise bad("no JSON object with a list of changes") from None
     if not isinstance(changes, list):
         raise bad("no JSON object with a list of changes")

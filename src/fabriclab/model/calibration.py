@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..errors import UsageError
-from .datafile import read_data_file, shown
+from ..datafile import read_data_file, shown
 from .limits import RATE_MBPS
 from .resources import MB
 

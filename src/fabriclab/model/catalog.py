@@ -13,7 +13,7 @@ from typing import Optional
 
 
 from ..errors import UsageError
-from .datafile import read_data_file, shown
+from ..datafile import read_data_file, shown
 from .limits import CATALOG_MAX
 from .resources import KINDS, MB, Rates, Sourced, TechResource
 from .topologies import FAMILIES, NodeModel, build

@@ -2,7 +2,8 @@
 on network files"), in one place; nothing here imports anything heavy.
 
 Reading: a file of at most MAX_FILE_BYTES holds at most MAX_VALUES values
-nested at most MAX_DEPTH deep (datafile.py). Numbers: physical ranges, so that
+nested at most MAX_DEPTH deep (fabriclab/datafile.py, the reader of every
+JSON or YAML file, holds them). Numbers: physical ranges, so that
 every figure derived from them (rates, times, costs) stays a finite positive
 double: a per-node rate is at least 1 B/s × 1e-6 efficiency / 1e10 flows,
 far above the smallest double, and a cost at most 1e9 $ × 700,000 parts.
@@ -12,11 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# 500,000 links (the most cables a network may have) of seven keys each (a, b, count, rate_MBps,
-# efficiency, duplex, name) are a 50 MB file of 7.5 million values; read, about 200 MiB of values.
-MAX_FILE_BYTES = 64 << 20
-MAX_VALUES = 8_000_000
-MAX_DEPTH = 32                   # network files nest 3 levels, the catalog 6
 MAX_NAME_CHARS = 200             # names of networks, nodes, switches, links, price items and sources
 
 

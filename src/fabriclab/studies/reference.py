@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import UsageError
-from ..model.datafile import read_data_file, shown
+from ..datafile import read_data_file, shown
 
 DATA = Path(__file__).with_name("reference")
 

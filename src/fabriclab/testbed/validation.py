@@ -18,12 +18,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
+from ..datafile import read_data_file
 from ..errors import RunError, UsageError
 from ..measure import session
 from ..measure.plan import Sampling
 from ..measure.session import Launch, Request
 from ..model.resources import MB
-from ..model.datafile import read_data_file
 from ..model.topologies.custom import CustomNetwork
 from . import cablecheck, coll_check
 from .site import TestbedSite

@@ -24,8 +24,9 @@ from fabriclab.cli.main import main
 from fabriclab.cli.model import _fmt
 from fabriclab.cli.model_common import table as _table
 from fabriclab.errors import UsageError
-from fabriclab.model import datafile, switchroutes
-from fabriclab.model.limits import MAX_DEPTH
+from fabriclab import datafile
+from fabriclab.datafile import MAX_DEPTH
+from fabriclab.model import switchroutes
 from fabriclab.model.topologies import CustomNetwork
 
 CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")
@@ -145,7 +146,7 @@ def test_what_is_no_regular_file_is_refused_unread(tmp_path):
 
 
 def test_yaml_is_read_as_the_safe_loader_reads_it(tmp_path):
-    files = sorted(hn.EXAMPLES.glob("*.yaml")) + sorted((datafile.Path(datafile.__file__).parent / "data").glob("*"))
+    files = sorted(hn.EXAMPLES.glob("*.yaml")) + sorted((datafile.Path(datafile.__file__).parent / "model" / "data").glob("*"))
     for f in files:
         assert datafile.read_data_file(f, "x") == yaml.safe_load(f.read_text()), f
     text = ("a: [1, 0x1f, 1_000, 1:20, .inf, 1.0e-3, ~, yes, 'q', \"x\\ty\", 2024-01-02, !!str 5, !!binary aGk=]\n"

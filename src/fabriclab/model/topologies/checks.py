@@ -3,7 +3,7 @@
 A field's value is used or printed only after it is known to be a scalar of
 the right type inside its range (limits.py), so nothing the file holds
 reaches a table, a computation or an error line unchecked; an error shows a
-bad value through datafile.shown (escaped, cut short, a collection by its
+bad value through fabriclab/datafile.py's shown (escaped, cut short, a collection by its
 size only).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ...errors import UsageError
-from ..datafile import shown
+from ...datafile import shown
 from ..limits import MAX_NAME_CHARS, Range
 
 

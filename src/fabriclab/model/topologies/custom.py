@@ -30,7 +30,7 @@ import numpy as np
 
 from ...errors import UsageError
 from ..choices import MAX_NODES
-from ..datafile import read_data_file, shown
+from ...datafile import read_data_file, shown
 from ..limits import EFFICIENCY, OVERHEAD_BYTES, PACKET_BYTES, PRICE, RATE_MBPS
 from ..resources import MB, Sourced, TechResource
 from ..routing import GraphRouter, alltoall_by_destination, check_budget, unreachable_pair

@@ -1,8 +1,11 @@
-"""Reading the model's data files (catalog, calibration, price lists, networks).
+"""Reading every JSON or YAML file fabriclab takes in: the model's data files
+(catalog, calibration, price lists, networks), published values of a study,
+the check's thresholds, the tune state.
 
-JSON when the name ends in .json, YAML otherwise; every failure is one
-UsageError line naming the file. A data file is input like any other and may
-be hostile, so reading it is bounded before anything is built from it:
+JSON when the name ends in .json, YAML otherwise (or as the caller says);
+every failure is one UsageError line naming the file. A data file is input
+like any other and may be hostile, so reading it is bounded before anything
+is built from it:
 
 * at most MAX_FILE_BYTES bytes, MAX_VALUES values (scalars and collections)
   and MAX_DEPTH levels of nesting;
@@ -25,17 +28,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import yaml
-from yaml.events import (AliasEvent, DocumentStartEvent, MappingEndEvent, MappingStartEvent, ScalarEvent,
-                         SequenceEndEvent, SequenceStartEvent, StreamEndEvent)
-from yaml.nodes import ScalarNode
+from .errors import UsageError
+from .inputs import read_text
 
-from ..errors import UsageError
-from ..inputs import read_text
-from .limits import MAX_DEPTH, MAX_FILE_BYTES, MAX_VALUES
+# 500,000 links (the most cables a network may have) of seven keys each (a, b, count, rate_MBps,
+# efficiency, duplex, name) are a 50 MB file of 7.5 million values; read, about 200 MiB of values.
+MAX_FILE_BYTES = 64 << 20
+MAX_VALUES = 8_000_000
+MAX_DEPTH = 32                   # network files nest 3 levels, the catalog 6, a run document 5
 
-# libyaml's parser where PyYAML was built with it: the same events, read ~10 times faster
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Y = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {_Y + t for t in ("str", "int", "float", "bool", "null", "timestamp", "binary")}
 _COLLECTION_TAGS = {None, "!", _Y + "seq", _Y + "map"}
@@ -43,20 +44,26 @@ _STR = _Y + "str"
 _NO_KEY, _SEQ = object(), object()
 
 
-def read_data_file(path, what: str):
-    """The parsed content of a JSON or YAML file; `what` names it in errors."""
-    p = Path(path)
-    text = read_text(path, what, MAX_FILE_BYTES)     # a regular file, bounded (inputs.py)
-    kind = "JSON" if p.suffix.lower() == ".json" else "YAML"
+def read_data_file(path, what: str, kind: str | None = None, limit: int | None = None):
+    """The parsed content of a JSON or YAML file (`kind`, else by its name), at most
+    `limit` bytes (MAX_FILE_BYTES); `what` names it in errors."""
+    text = read_text(path, what, limit or MAX_FILE_BYTES)     # a regular file, bounded (inputs.py)
+    return parse(text, path, kind or ("JSON" if Path(path).suffix.lower() == ".json" else "YAML"))
+
+
+def parse(text: str, path, kind: str):
+    """read_data_file's parsing of text already read, kind "JSON" or "YAML"; None for
+    YAML without a document."""
+    errors = (ValueError,) if kind == "JSON" else (ValueError, _pyyaml().YAMLError)
     try:
         return _json(text, path) if kind == "JSON" else _yaml(text, path)
-    except (ValueError, yaml.YAMLError) as e:
+    except errors as e:
         raise UsageError(f"{path}: not valid {kind}: {_problem(e)}") from None
 
 
 def _problem(e: Exception) -> str:
     """A parser's complaint on one line: where, what, and while doing what."""
-    if isinstance(e, yaml.MarkedYAMLError) and e.problem:
+    if getattr(e, "problem", None) and hasattr(e, "problem_mark"):     # PyYAML's MarkedYAMLError
         mark = e.problem_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
         return where + e.problem + (f" ({e.context})" if e.context else "")
@@ -117,8 +124,18 @@ def _too_deep(path) -> UsageError:
     return UsageError(f"{path}: nested more than {MAX_DEPTH} levels deep")
 
 
+def _pyyaml():
+    """PyYAML, imported with the first YAML file: the commands that must start fast read none."""
+    import yaml
+    import yaml.events
+    import yaml.nodes
+    return yaml
+
+
 def _yaml(text: str, path):
-    loader = _LOADER(text)
+    yaml = _pyyaml()
+    # libyaml's parser where PyYAML was built with it: the same events, read ~10 times faster
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:
         return _build(loader, path)
     finally:
@@ -127,12 +144,17 @@ def _yaml(text: str, path):
 
 def _build(loader, path):
     """The document's value, built from the parser's events (module docstring)."""
+    e, node = _pyyaml().events, _pyyaml().nodes.ScalarNode
+    ScalarEvent, AliasEvent, StreamEndEvent, DocumentStartEvent = (e.ScalarEvent, e.AliasEvent, e.StreamEndEvent,
+                                                                   e.DocumentStartEvent)
+    SequenceStartEvent, SequenceEndEvent = e.SequenceStartEvent, e.SequenceEndEvent
+    MappingStartEvent, MappingEndEvent = e.MappingStartEvent, e.MappingEndEvent
     stack, root, values, documents = [], None, 0, 0     # open collections: [value, pending key or _SEQ]
     while True:
         ev = loader.get_event()
         kind = type(ev)
         if kind is ScalarEvent:
-            value = _scalar(loader, ev, path)
+            value = _scalar(loader, ev, path, node)
         elif kind is SequenceEndEvent or kind is MappingEndEvent:
             value = stack.pop()[0]
         elif kind is SequenceStartEvent or kind is MappingStartEvent:
@@ -186,18 +208,18 @@ def _place(top: list, value, ev, path) -> None:
         top[1] = _NO_KEY
 
 
-def _scalar(loader, ev, path):
+def _scalar(loader, ev, path, node):
     """The scalar's value, as PyYAML's safe loader resolves and constructs it."""
     if ev.anchor:
         raise _anchor(ev, path)
     tag = ev.tag
     if tag is None or tag == "!":
-        tag = loader.resolve(ScalarNode, ev.value, ev.implicit)
+        tag = loader.resolve(node, ev.value, ev.implicit)
     if tag == _STR:
         return ev.value
     if tag not in _SCALAR_TAGS:
         raise UsageError(f"{path}: {_line(ev)}YAML tag {tag!r} is not accepted")
-    return loader.yaml_constructors[tag](loader, ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark))
+    return loader.yaml_constructors[tag](loader, node(tag, ev.value, ev.start_mark, ev.end_mark))
 
 
 def _line(ev) -> str:
