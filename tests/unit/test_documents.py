@@ -121,6 +121,30 @@ def _paths(obj, at=()):
             yield from _paths(v, at + (i,))
 
 
+def test_an_integer_beyond_every_double_or_a_deep_nesting_in_any_number_field_is_one_line(real, tmp_path, capsys):
+    """10^400 has fewer digits than Python refuses to convert, yet no double holds it, and a
+    list 900 deep is below the JSON parser's recursion limit: each, in every number field
+    (of the first two elements of a list), is refused in one line or left unread."""
+    doc = json.loads(json.dumps(real))
+    numbers = [p for p in _paths(real) if isinstance(_at(real, p), (int, float)) and not isinstance(_at(real, p), bool)
+               and not any(isinstance(k, int) and k > 1 for k in p)]
+    assert len(numbers) > 50
+    path = tmp_path / "n.json"
+    for where in numbers:
+        for value in ("9" * 400, "[" * 900 + "]" * 900):
+            *way, key = where
+            _at(doc, way)[key] = "VALUE"
+            path.write_text(json.dumps(doc).replace('"VALUE"', value))
+            _at(doc, way)[key] = _at(real, where)
+            _answers_cleanly(["show", str(path)], capsys)
+
+
+def _at(doc, path):
+    for k in path:
+        doc = doc[k]
+    return doc
+
+
 WEIRD = [None, True, False, 0, -1, -1e-300, 1e-320, 2 ** 63, 10 ** 25, 1e308, float("nan"), float("inf"), "",
          "8", "fast", "<b>", [], [1], [None], {}, {"a": 1}, "\n", "x" * 300]
 

@@ -84,11 +84,14 @@ class Fields:
         v = self.d.get(key, _MISSING)
         t = type(v)
         if (t is float or t is int) and lo <= v <= hi and v - v == 0:    # v - v: NaN and inf fail it
-            return float(v)
+            try:
+                return float(v)
+            except OverflowError:         # an integer beyond every double, under an infinite hi
+                pass
         v, absent = self._get(key, default)
         if absent or (v is None and none):
             return v
-        if not _number(v) or not math.isfinite(v):
+        if not _number(v) or not _finite(v):
             self.bad(key, f"must be a finite number, not {_show(v)}")
         if not lo <= v <= hi:
             self.bad(key, f"must be between {lo:g} and {hi:g}, not {_show(v)}")
@@ -152,8 +155,17 @@ class Fields:
         return self.list(key, lambda x: type(x) is int and lo <= x <= hi, what, default, none)
 
 
+def _finite(x) -> bool:
+    """Not NaN, infinite or an integer beyond every double (where math.isfinite
+    raises OverflowError)."""
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
+
 def is_duration(x) -> bool:
-    return _number(x) and math.isfinite(x) and 0 <= x <= MAX_SECONDS
+    return _number(x) and _finite(x) and 0 <= x <= MAX_SECONDS
 
 
 def is_count(x, hi: int = MAX_COUNT) -> bool:
@@ -181,8 +193,11 @@ def durations(x) -> bool:
         return False
     if min(x) < 0:
         return False
-    total = sum(x)
-    return math.isfinite(total) and (total <= MAX_SECONDS or max(x) <= MAX_SECONDS)
+    try:
+        total = sum(x)
+    except OverflowError:         # an integer of hundreds of digits among floats
+        return False
+    return _finite(total) and (total <= MAX_SECONDS or max(x) <= MAX_SECONDS)
 
 
 def _show(v) -> str:
