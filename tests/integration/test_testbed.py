@@ -22,6 +22,7 @@ import pytest
 
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
+from fabriclab.analysis import merge
 from fabriclab.cli import main
 from fabriclab.measure import coll_algorithms, coll_prediction, pair_matrix, shm
 from fabriclab.measure.benchmarks import REGISTRY
@@ -446,10 +447,10 @@ def _pairs(path, capsys) -> list:
     assert main(["run", "message.shift", "--testbed", BED, "-n", "8", "-s", "256K", "-p", "window=4", "--validate",
                  "-o", str(path), *FAST, "--point-time", "0.3"]) == 0
     d = schema.load(path)
-    assert sorted(p.active for p in d.merged) == list(range(1, 8))
-    assert all(p.validation["errors"] == 0 and p.validation["checked_bytes"] > 0 for p in d.merged)
-    assert all(p.info["waiting"] == ("sleep" if 8 > os.cpu_count() else "spin") for p in d.merged)
-    (m,) = pair_matrix.matrices(d.merged, d.header.hosts, d.header.network)
+    assert sorted(p.active for p in merge.merged(d)) == list(range(1, 8))
+    assert all(p.validation["errors"] == 0 and p.validation["checked_bytes"] > 0 for p in merge.merged(d))
+    assert all(p.info["waiting"] == ("sleep" if 8 > os.cpu_count() else "spin") for p in merge.merged(d))
+    (m,) = pair_matrix.matrices(merge.merged(d), d.header.hosts, d.header.network)
     capsys.readouterr()
     assert main(["show", str(path)]) == 0
     assert "against the model's rate on the run's network" in capsys.readouterr().out

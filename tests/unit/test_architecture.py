@@ -26,7 +26,7 @@ def _nodes(path: Path) -> tuple:
     return tuple(ast.walk(_parsed(path)))
 
 # What each wing may import. Base modules (errors, units, schema, inputs, outputs, datafile, the
-# package itself) are open to all.
+# package itself) are open to all, and import only each other.
 BASE = {"errors", "units", "schema", "outputs", "inputs", "datafile", ""}
 ALLOWED = {
     "analysis": set(),
@@ -91,6 +91,16 @@ def test_wings_depend_downward_only():
             other = d.split(".")[0]
             if other != wing and other not in BASE and other not in ALLOWED[wing]:
                 bad.append(f"{mod} imports {d}")
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("base", sorted(BASE - {""}))
+def test_base_modules_import_only_base_modules(base):
+    """The base lies below every wing: a base module imports no wing, not even in a
+    function (the schema's document holds records; the statistics that merge its
+    points are analysis's, which keeps what it computes on the document)."""
+    bad = sorted(f"{mod} imports {d}" for mod, deps in _graph().items() if mod.split(".")[0] == base
+                 for d in deps if d.split(".")[0] not in BASE)
     assert not bad, bad
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from fabriclab import schema
+from fabriclab.analysis import merge
 from fabriclab.cli import main
 from fabriclab.measure.coll_prediction import TOLERANCE, modelled, predictor, rows
 from fabriclab.model.netfile import NetworkFile
@@ -55,7 +56,7 @@ def test_points_the_model_cannot_place_are_left_out():
 def test_alpha_and_gamma_come_from_the_calibration_file(tmp_path):
     cal = tmp_path / "cal.yaml"
     cal.write_text("alpha_s: 1.0e-5\ngamma_s_per_byte: 1.0e-9\nlinks[8]: 10\n")
-    doc = type("D", (), {"merged": [_point("coll.bcast", 4096, 1e-3, "binomial", "binomial")],
+    doc = type("D", (), {"analysed": ([_point("coll.bcast", 4096, 1e-3, "binomial", "binomial")], {}),
                          "header": type("H", (), {"hosts": HOSTS})()})()
     block = predictor(TWO, str(cal))(doc)["coll_model"]
     assert block["alpha_s"] == 1e-5 and block["costs_from"] == {"alpha": "calibrated", "gamma": "calibrated"}
@@ -76,7 +77,7 @@ def test_a_run_with_its_network_stores_the_block_and_show_prints_it(fake_core, t
     doc = schema.load(out)
     (r,) = doc.coll_predictions
     assert r["bench"] == "coll.allreduce" and r["network"].endswith("two-switches.yaml")
-    assert r["measured_s"] == pytest.approx(doc.merged[0].summary.median) and r["predicted_s"] > 0
+    assert r["measured_s"] == pytest.approx(merge.merged(doc)[0].summary.median) and r["predicted_s"] > 0
     capsys.readouterr()
     assert main(["show", str(out)]) == 0
     text = capsys.readouterr().out

@@ -10,6 +10,7 @@ import pytest
 
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
+from fabriclab.analysis import merge
 from fabriclab.analysis.compare import compare
 from fabriclab.report.changes import format_changes
 from fabriclab.cli import main
@@ -23,8 +24,10 @@ DATA = Path(__file__).parents[1] / "data" / "imports"
 
 
 def load(name: str, tool: str) -> dict:
-    """The imported document's JSON form."""
-    return imports.load(DATA / name, tool).to_dict()
+    """The imported document's JSON form, with its merged points."""
+    doc = imports.load(DATA / name, tool)
+    merge.analysed(doc)
+    return doc.to_dict()
 
 
 def pts(doc: dict, bench: str | None = None) -> dict:
@@ -221,8 +224,8 @@ def test_schema_accepts_points_without_samples_only_when_imported(tmp_path):
 
 def test_imported_point_merges_to_itself():
     doc = load("osu_latency_v5.txt", "osu")
-    m = [x.to_dict(stored=True) for x in docs.typed(doc).merged]  # as stored
-    again = docs.typed({k: v for k, v in doc.items() if k != "merged"}).merged  # as computed
+    m = [x.to_dict(stored=True) for x in merge.merged(docs.typed(doc))]  # as stored
+    again = merge.merged(docs.typed({k: v for k, v in doc.items() if k != "merged"}))  # as computed
     assert m == [x.to_dict(stored=True) for x in again] == doc["merged"]
     p = next(x for x in again if x.size == 8).to_dict()
     assert p["launches"] == [{"launch": 0, "median": pytest.approx(3.2e-6), "n": None, "stop": "imported"}]
@@ -238,7 +241,7 @@ def test_a_point_printed_twice_is_two_launches(tmp_path):
     f.write_text(first + "\n" + second)
     doc = imports.load(f, "osu").to_dict()
     assert [(p["size"], p["launch"]) for p in docs.points(doc)] == [(8, 0), (64, 0), (8, 1), (64, 1)]
-    p = next(x for x in docs.typed(doc).merged if x.size == 8).to_dict()
+    p = next(x for x in merge.merged(docs.typed(doc)) if x.size == 8).to_dict()
     assert [x["median"] for x in p["launches"]] == pytest.approx([3.2e-6, 4.0e-6])
     assert p["summary"]["median"] == pytest.approx(3.6e-6) and p["latency_s"] == pytest.approx(1.8e-6)
 
@@ -319,7 +322,7 @@ def test_an_import_is_written_a_record_to_a_line_without_merged_points(tmp_path,
     stored = json.loads(out.read_text())
     assert "merged" not in stored and "findings" not in stored
     whole = load("osu_latency_v5.txt", "osu")
-    assert [m.to_dict(stored=True) for m in schema.load(out).merged] == whole["merged"]
+    assert [m.to_dict(stored=True) for m in merge.merged(schema.load(out))] == whole["merged"]
     assert main(["import", str(DATA / "osu_latency_v5.txt"), "--from", "osu", "-o", "-"]) == 0
     assert json.loads(capsys.readouterr().out)["records"] == stored["records"]
 

@@ -73,9 +73,9 @@ def test_the_report_draws_the_matrix_with_its_low_pairs_framed():
     from types import SimpleNamespace
     from fabriclab.report import pair_views
     pred = _model()
-    doc = SimpleNamespace(merged=_points(lambda r, c: pred[(r, c)] * (0.3 if r == 5 else 1.0)),
+    doc = SimpleNamespace(analysed=(_points(lambda r, c: pred[(r, c)] * (0.3 if r == 5 else 1.0)), {}),
                           header=SimpleNamespace(hosts=HOSTS, network=TWO))
     html = "".join(pair_views.html([SimpleNamespace(name="run <1>", doc=doc)]))
     assert html.count("<rect") == 56 and html.count('stroke="#b00020"') == 7
     assert "named: link h5-s1" in html and "run &lt;1&gt;" in html and 'id="pairs"' in html
-    assert pair_views.html([SimpleNamespace(name="x", doc=SimpleNamespace(merged=[], header=doc.header))]) == []
+    assert pair_views.html([SimpleNamespace(name="x", doc=SimpleNamespace(analysed=([], {}), header=doc.header))]) == []

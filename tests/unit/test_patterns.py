@@ -9,7 +9,7 @@ import pytest
 
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
-from fabriclab.analysis import ranks
+from fabriclab.analysis import merge, ranks
 from fabriclab.cli import main
 from fabriclab.errors import UsageError
 from fabriclab.measure import buffers, patterns
@@ -322,7 +322,7 @@ def test_stored_merged_points_match_a_fresh_merge(fake_core, tmp_path):
     assert doc["header"]["plan"]["seed"] == 7 and doc["header"]["plan"]["launches"] == 3
     fresh = docs.typed({k: v for k, v in doc.items() if k != "merged"})
     assert rows(docs.typed(doc)) == rows(fresh)
-    m = fresh.merged
+    m = merge.merged(fresh)
     assert all(len(p.launches) == 3 for p in m) and len(m) == 2 + 3 * 2
     assert "samples" not in doc["merged"][0] and m[0].samples
     again = schema.load(out.with_suffix(".ndjson"))  # a stream has no stored merge: merged when read

@@ -9,6 +9,7 @@ import pytest
 
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
+from fabriclab.analysis import merge
 from fabriclab.cli import main
 from fabriclab.report import figures, html, svg
 from fabriclab.report.figure import Axis, Figure, Mark, Series
@@ -114,7 +115,7 @@ def test_patterns_report(runs):
     hs = figures.hotspot([run])[0]
     assert [s.label for s in hs.series] == ["aggregate", "per sender (mean)", "slowest sender"]
     agg, per, slow = hs.series
-    pts = {p.active: p.to_dict() for p in run.doc.merged if p.bench == "message.hotspot" and p.size == 1 << 20}
+    pts = {p.active: p.to_dict() for p in merge.merged(run.doc) if p.bench == "message.hotspot" and p.size == 1 << 20}
     for a, m, lo in zip(per.x, per.y, slow.y):
         senders = [r["bandwidth_Bps"] / 1e6 for r in pts[a]["ranks"] if r["role"] == "sender"]
         assert len(senders) == a and m == pytest.approx(sum(senders) / a) and lo == pytest.approx(min(senders))

@@ -4,6 +4,7 @@ import pytest
 
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
+from fabriclab.analysis import merge
 from fabriclab.errors import UsageError
 from fabriclab.measure.runner import derive
 from fabriclab.schema.records import SkipRecord
@@ -20,7 +21,7 @@ def test_round_trip_stream_and_document(tmp_path):
     w.add(_point(8))
     w.add(SkipRecord("tcp.stream", 0, "no payload"))
     doc = w.close(schema.Footer("complete"))
-    doc.write(tmp_path / "r.json")
+    merge.write(doc, tmp_path / "r.json")
     from_json = docs.read(tmp_path / "r.json")
     from_stream = docs.read(tmp_path / "r.ndjson")
     assert from_json == json.loads(json.dumps(doc.to_dict()))
@@ -32,6 +33,18 @@ def test_round_trip_stream_and_document(tmp_path):
     assert p["latency_s"] == pytest.approx(0.55e-6)
     assert p["bandwidth_Bps"] == pytest.approx(16 / 1.1e-6)
     assert doc.points[0].latency_s == pytest.approx(0.55e-6) and doc.skips[0].reason == "no payload"
+
+
+def test_merged_points_are_computed_once_and_kept_on_the_document(tmp_path):
+    """The document holds records; analysis merges them on first use and keeps the
+    result on the document, for every later reader and for the file it writes."""
+    w = schema.StreamWriter(tmp_path / "r.ndjson", schema.Header(run_id="r"))
+    w.add(_point(8))
+    doc = w.close(schema.Footer("complete"))
+    assert doc.analysed is None and "merged" not in doc.to_dict()
+    first = merge.merged(doc)
+    assert merge.merged(doc) is first and doc.analysed == (first, merge.run_findings(doc))
+    assert [m["size"] for m in doc.to_dict()["merged"]] == [8]
 
 
 def test_the_header_is_written_once_it_is_complete(tmp_path):
@@ -103,7 +116,7 @@ def test_working_set_and_allocation_are_typed_and_kept_merged(tmp_path):
     assert (p.working_set_bytes, p.rank_alloc_bytes, p.extra) == (4 << 20, [4 << 20, 4 << 20], {})
     w = schema.StreamWriter(tmp_path / "r.ndjson", schema.Header(run_id="r"))
     w.add(p)
-    w.close(schema.Footer("complete")).write(tmp_path / "r.json")
+    merge.write(w.close(schema.Footer("complete")), tmp_path / "r.json")
     doc = docs.read(tmp_path / "r.json")
     assert docs.points(doc)[0]["rank_alloc_bytes"] == [4 << 20, 4 << 20]
     assert [m["working_set_bytes"] for m in doc["merged"]] == [4 << 20]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from .. import outputs
+from ..analysis import merge
 from ..errors import RunError, Terminated, UsageError
 from ..measure import congestion, pair_matrix
 from ..measure.session import Request, Session
@@ -145,7 +146,7 @@ class Check:
         p = self.t["pairs"]
         res = self._document(req)
         doc = res.document
-        ms = pair_matrix.matrices(doc.merged, doc.header.hosts or [], doc.header.network, drop=p["drop"])
+        ms = pair_matrix.matrices(merge.merged(doc), doc.header.hosts or [], doc.header.network, drop=p["drop"])
         if not ms:
             return Attempt(FAIL, ["pairs: no pair was measured"], [], str(res.path))
         m = ms[0]
@@ -192,10 +193,10 @@ class Check:
         rows = doc.coll_predictions
         if not rows:
             figs = [f"{p.bench} at {fmt_bytes(p.size)} on {p.active} ranks: {fmt_time(p.summary.median)}"
-                    for p in doc.merged]
+                    for p in merge.merged(doc)]
             return Attempt(REPORTED, [], [f + " (no model of the network and no --baseline to judge it by)"
                                           for f in figs], str(res.path))
-        low = {(p.bench, p.size, p.active): p.summary.ci_low or p.summary.median for p in doc.merged}
+        low = {(p.bench, p.size, p.active): p.summary.ci_low or p.summary.median for p in merge.merged(doc)}
         items, figures, why = [], [], {}
         for row in rows:
             ratio_lo = low.get((row["bench"], row["size"], row["active"]), row["measured_s"]) / row["predicted_s"]

@@ -98,8 +98,8 @@ def merge(ps: list[Point], hosts: list | None = None) -> MergedPoint:
 
 def analyse(doc, stored: list | None = None) -> tuple[list[MergedPoint], dict]:
     """(every point of a document, its launches merged, in the order first
-    measured; the run's findings, findings.classify). Documents call it once
-    and keep both (schema/document.py).
+    measured; the run's findings, findings.classify), which `analysed` keeps
+    on the document (schema/document.py).
 
     `stored`: the merged points a finished run stored, read back instead of
     merged again; a document of schema version 9 or older stored them with
@@ -109,6 +109,36 @@ def analyse(doc, stored: list | None = None) -> tuple[list[MergedPoint], dict]:
     target = (doc.header.plan.get("sampling") or {}).get("target_ci")
     return pts, findings.classify(pts, _outlier_share(doc), _steal(doc),
                                   target if isinstance(target, (int, float)) and target > 0 else findings.TARGET_CI)
+
+
+def analysed(doc) -> tuple[list[MergedPoint], dict]:
+    """A document's merged points and findings (`analyse`), computed once and
+    kept on it (`doc.analysed`) for every later reader; what a finished run
+    stored is read back."""
+    if doc.analysed is None:
+        doc.analysed = analyse(doc, doc.stored_merged)
+    return doc.analysed
+
+
+def merged(doc) -> list[MergedPoint]:
+    """Every point of a document with its launches merged, in the order first measured."""
+    return analysed(doc)[0]
+
+
+def run_findings(doc) -> dict:
+    """The run's findings (findings.py): what most points share, said once."""
+    return analysed(doc)[1]
+
+
+def write(doc, path) -> None:
+    """RUN.json with its merged points and findings, so readers need not compute
+    them; with the records alone where they cannot be merged (the records are
+    what counts: readers derive again, and say what is wrong)."""
+    try:
+        analysed(doc)
+    except (ValueError, KeyError, TypeError):
+        pass
+    doc.write(path)
 
 
 def _outlier_share(doc):

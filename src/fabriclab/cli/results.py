@@ -94,6 +94,7 @@ def register_show(sub) -> None:
 
 def cmd_compare(args) -> int:
     from .. import schema
+    from ..analysis import merge
     from ..analysis.compare import compare
     from ..report.changes import format_changes
     checked_output(args.output)
@@ -103,7 +104,7 @@ def cmd_compare(args) -> int:
             from ..report.escape import terminal
             why = f" ({terminal(doc.footer.error)[:120]})" if doc.footer.error else ""
             print(f"fabriclab: note: {terminal(name)} is {doc.footer.status}{why}: compared on the "
-                  f"{len(doc.merged)} points it completed", file=sys.stderr)
+                  f"{len(merge.merged(doc))} points it completed", file=sys.stderr)
     changes = compare(base, new, args.alpha, args.threshold)
     text = format_changes(changes, args.format, args.base, args.new)
     if args.format in ("table", "md"):

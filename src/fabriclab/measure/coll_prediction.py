@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..analysis import merge
 from ..errors import UsageError
 from ..model.calibration import load_file
 from ..model.collective import ALPHA, GAMMA
@@ -133,7 +134,7 @@ def predictor(network: str, calibration: str | None = None):
     cal, alpha, gamma, costs = calibrated(calibration)
 
     def block(doc) -> dict:
-        found = rows(doc.merged, doc.header.hosts or [], net, alpha, gamma, cal)
+        found = rows(merge.merged(doc), doc.header.hosts or [], net, alpha, gamma, cal)
         if not found:
             return {}
         return {"coll_model": {"network": str(network), "calibration": calibration, "tolerance": TOLERANCE,

@@ -13,7 +13,7 @@ prediction beside the measured phase (its median over the samples) as its
 
 from __future__ import annotations
 
-
+from ..analysis import merge
 from ..errors import UsageError
 from ..model.calibration import load_file
 from ..model.exchange import exchange_time
@@ -131,7 +131,7 @@ def predictor(network: str, calibration: str | None = None):
     cal = load_file(calibration) if calibration else None
 
     def block(doc) -> dict:
-        found = rows(doc.merged, doc.header.hosts or [], system, cal, doc.header.mpi.get("flavour", ""))
+        found = rows(merge.merged(doc), doc.header.hosts or [], system, cal, doc.header.mpi.get("flavour", ""))
         if not found:
             return {}
         return {"exchange_model": {"network": str(network), "calibration": calibration, "tolerance": TOLERANCE,

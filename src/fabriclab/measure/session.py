@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from .. import __version__, outputs
+from ..analysis import merge
 from ..errors import UsageError
 from ..schema import Document, Footer, Header, StreamWriter
 from .buffers import CACHE_STATES
@@ -273,7 +274,7 @@ class Session:
                                   {"end_time": datetime.now(timezone.utc).isoformat()}))
         for name, block in self._derived(doc).items():
             doc.add_block(name, block)
-        doc.write(out)
+        merge.write(doc, out)
         return Result(doc, out, out.with_suffix(".ndjson"), outcome.status, outcome.error, outcome.points, seconds,
                       outcome.signal)
 

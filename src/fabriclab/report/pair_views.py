@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from ..analysis import merge
 from ..units import fmt_bytes
 from .escape import xml as escape
 
@@ -61,12 +62,12 @@ def html(runs: list) -> list[str]:
     out = []
     for run in runs:
         doc = run.doc
-        if not doc.header.hosts or not any(p.bench == pair_matrix.BENCH for p in doc.merged):
+        if not doc.header.hosts or not any(p.bench == pair_matrix.BENCH for p in merge.merged(doc)):
             continue
         try:
-            ms = pair_matrix.matrices(doc.merged, doc.header.hosts, doc.header.network)
+            ms = pair_matrix.matrices(merge.merged(doc), doc.header.hosts, doc.header.network)
         except UsageError:
-            ms = pair_matrix.matrices(doc.merged, doc.header.hosts)
+            ms = pair_matrix.matrices(merge.merged(doc), doc.header.hosts)
         for m in ms:
             basis = "the model's rate on the run's network" if m.predicted is not None else "the median pair"
             named = "; ".join(m.named) or "nothing"

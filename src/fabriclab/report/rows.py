@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Optional
 
+from ..analysis import merge
 from ..measure.benchmarks import REGISTRY, coll_of
 from ..schema.records import MergedPoint
 from .work import app_of, speedups, work_rate
@@ -177,8 +178,8 @@ def rows(doc) -> list[Row]:
     """One row per point, its launches merged (analysis/merge.py). A strided
     copy is read against the best contiguous copy of the same working set,
     the bound every packing mode lives under (ECT, seed 000); an app's rate
-    against its rate on one rank (the document's merged points: schema/document.py)."""
-    pts = doc.merged
+    against its rate on one rank (the merged points analysis keeps on the document)."""
+    pts = merge.merged(doc)
     best = _best_copies(pts)
     ups = speedups(pts)
     out = []

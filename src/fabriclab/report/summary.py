@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import textwrap
 
+from ..analysis import merge
 from ..measure.benchmarks import REGISTRY
 from ..units import fmt_bytes, fmt_rate, fmt_time
 from . import escape
@@ -73,7 +74,7 @@ def warning_groups(doc) -> list[dict]:
     hit), then each point-level kind with the points it names. Each group:
     level (finding, run or point), code, count, where, message (the first), advice."""
     out = [{"level": "finding", "code": d["code"], "count": 1, "where": "", "message": d["message"],
-            "advice": d["advice"]} for d in doc.findings["run"]]
+            "advice": d["advice"]} for d in merge.run_findings(doc)["run"]]
     out += _grouped([d.to_dict() for d in doc.diagnostics], "run", lambda d: d.get("bench"))
     points = [(d, r) for r in rows(doc) for d in r.point.diagnostics]
     out += _grouped(points, "point", lambda dr: f"{group_name(dr[1].bench, dr[1].variant)} at {_where(dr[1])}")

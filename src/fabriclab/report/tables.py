@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from ..analysis import fit, ranks
+from ..analysis import fit, merge, ranks
 from ..measure.benchmarks import REGISTRY, coll_of
 from ..units import fmt_bytes, fmt_time
 from . import FORMATS, escape
@@ -317,7 +317,7 @@ def skip_lines(doc) -> list[str]:
 def finding_lines(doc) -> list[str]:
     """The run's findings (analysis/findings.py), a line each: what most points
     share, said once instead of at every point."""
-    return [f"finding: {d['code']}: {d['message']}" for d in doc.findings["run"]]
+    return [f"finding: {d['code']}: {d['message']}" for d in merge.run_findings(doc)["run"]]
 
 
 def model_lines(doc) -> list[str]:
@@ -338,12 +338,12 @@ def model_lines(doc) -> list[str]:
 def pair_lines(doc) -> list[str]:
     """The N x N pair matrix of a message.shift run and what its low pairs name (measure/pair_matrix.py)."""
     from ..measure import pair_matrix
-    if not any(p.bench == pair_matrix.BENCH for p in doc.merged) or not doc.header.hosts:
+    if not any(p.bench == pair_matrix.BENCH for p in merge.merged(doc)) or not doc.header.hosts:
         return []
     try:
-        ms = pair_matrix.matrices(doc.merged, doc.header.hosts, doc.header.network)
+        ms = pair_matrix.matrices(merge.merged(doc), doc.header.hosts, doc.header.network)
     except UsageError:       # the network file is gone: the matrix against the median pair
-        ms = pair_matrix.matrices(doc.merged, doc.header.hosts)
+        ms = pair_matrix.matrices(merge.merged(doc), doc.header.hosts)
     return pair_matrix.lines(ms)
 
 
@@ -386,7 +386,7 @@ def _json(doc) -> str:
                  "ranks": [x.to_dict() for x in p.ranks]} for p in (r.point for r in rs) if p.ranks is not None]
     return json.dumps({"header": doc.header.to_dict(), "footer": doc.footer.to_dict(),
                        "rows": [r.to_dict() for r in rs], "derived": derived(doc, rs), "ranks": per_rank,
-                       "skipped": skipped(doc), "findings": doc.findings,
+                       "skipped": skipped(doc), "findings": merge.run_findings(doc),
                        "coll_model": doc.blocks.get("coll_model")}, indent=1) + "\n"
 
 

@@ -1,6 +1,6 @@
 """The run document as every reader takes it: a header, typed records in the
 order they were written, a footer, and what is derived from them (each
-point's launches merged, the run's findings), computed once per document.
+point's launches merged, the run's findings), kept once known.
 
 A document checks itself once, when it is read: each record is read by its
 own type (records.py), which is the one place a field's type and range are
@@ -8,11 +8,13 @@ stated; a wrong field is one line naming the record and the field (exit 2),
 never a traceback further down. Readers then use the typed objects and
 never index the JSON themselves.
 
-Merged points and findings are the document's own, as pyperf's Benchmark
-owns its runs: a finished run stores them (`merged`, `findings`), so reading
-them back costs no bootstrap; a stream cut short, or an older document, has
-them computed on first use (analysis/merge.py) and kept for every later
-reader of the same object."""
+Merged points and findings are kept with the document, as pyperf's
+Benchmark owns its runs: a finished run stores them (`merged`, `findings`),
+so reading them back costs no bootstrap; a stream cut short, or an older
+document, has them computed on first use and kept for every later reader of
+the same object. The statistics that compute them are analysis's, above the
+schema: analysis/merge.py's `analysed` computes them and keeps them here
+(`Document.analysed`), so the schema imports nothing of analysis."""
 
 from __future__ import annotations
 
@@ -181,8 +183,12 @@ class Document:
     """One run: header, records (typed, in the order written), footer, and
     the blocks commands add (a validation, the apps' exchange model).
 
-    `merged` and `findings` are computed once per object (or read from what
-    a finished run stored) and shared by every reader."""
+    `analysed`: the merged points and findings once known, read from what a
+    finished run stored or computed once per object by analysis/merge.py
+    (`analysed`, `merged`, `run_findings`), and shared by every reader;
+    None until then. `stored_merged`: the merged points the document was
+    read with (a document of version 9 or older stored no findings beside
+    them, so analysis classifies them when first asked)."""
 
     def __init__(self, header: Header, records: list, footer: Footer, *, merged: Optional[list] = None,
                  findings: Optional[dict] = None, blocks: Optional[dict] = None,
@@ -190,7 +196,9 @@ class Document:
         self.header, self.records, self.footer = header, records, footer
         self.blocks = dict(blocks or {})
         self.schema_version = schema_version
-        self._merged, self._findings = merged, findings
+        self.stored_merged = merged
+        self.analysed: Optional[tuple[list, dict]] = None if merged is None or findings is None \
+            else (merged, findings)
         self._groups: Optional[dict] = None
 
     # ---- the records by kind
@@ -273,24 +281,6 @@ class Document:
             self._groups = {k: out[k] for k in order}
         return self._groups
 
-    @property
-    def merged(self) -> list:
-        """Every point with its launches merged (analysis/merge.py), in the order first measured."""
-        if self._merged is None or self._findings is None:
-            self._derive()
-        return self._merged
-
-    @property
-    def findings(self) -> dict:
-        """The run's findings (analysis/findings.py): what most points share, said once."""
-        if self._merged is None or self._findings is None:
-            self._derive()
-        return self._findings
-
-    def _derive(self) -> None:
-        from ..analysis import merge   # the statistics are analysis's; numpy only when a merge is computed
-        self._merged, self._findings = merge.analyse(self, self._merged)
-
     def add_block(self, name: str, block: Optional[dict]) -> None:
         """A block a command adds beside the records (validation, exchange_model), checked as at load."""
         if block is not None:
@@ -300,8 +290,9 @@ class Document:
     # ---- writing
 
     def to_dict(self, derived: bool = True) -> dict:
-        """The JSON document; with `derived`, its merged points (without
-        their pooled samples) and findings, so readers need not compute them."""
+        """The JSON document; with `derived`, the merged points (without
+        their pooled samples) and findings it holds (`analysed`), so readers
+        need not compute them."""
         return {k: list(v) if isinstance(v, Iterator) else v for k, v in self._members(derived)}
 
     def _members(self, derived: bool):
@@ -310,13 +301,9 @@ class Document:
         yield from (("schema", SCHEMA), ("schema_version", SCHEMA_VERSION), ("header", self.header.to_dict()),
                     ("records", ({"kind": r.KIND, **r.to_dict()} for r in self.records)),
                     ("footer", self.footer.to_dict()))
-        if derived:
-            try:
-                merged, found = self.merged, self.findings
-            except (ValueError, KeyError, TypeError):
-                merged = None   # the records are what counts: readers derive again, and say what is wrong
-            if merged is not None:
-                yield from (("merged", (m.to_dict(stored=True) for m in merged)), ("findings", found))
+        if derived and self.analysed is not None:
+            merged, found = self.analysed
+            yield from (("merged", (m.to_dict(stored=True) for m in merged)), ("findings", found))
         yield from self.blocks.items()
 
     def write(self, path, derived: bool = True) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from statistics import median
 
+from ..analysis import merge
 from ..measure import coll_prediction
 from ..model.calibration import Calibration
 from ..model.collective import ALPHA, GAMMA
@@ -29,7 +30,7 @@ TIE = 0.95        # the model's busiest measured at this share of the busiest di
 def costs(docs: list) -> dict:
     """alpha and gamma as the runs measured them (coll_prediction.cost_sources, the rule
     `fabriclab calibrate --collectives` follows), else the model's assumed ones."""
-    a, g = coll_prediction.cost_sources([p for doc in docs for p in doc.merged])
+    a, g = coll_prediction.cost_sources([p for doc in docs for p in merge.merged(doc)])
     return {"alpha_s": a.latency_s if a else ALPHA, "gamma_s_per_byte": 1 / g.bandwidth_Bps if g else GAMMA,
             "from": {"alpha": "measured" if a else "assumed", "gamma": "measured" if g else "assumed"}}
 
@@ -46,7 +47,7 @@ def rows(site, docs: list, links: list, rate_Bps: float, testbed: bool, measured
     alpha, gamma = measured["alpha_s"], measured["gamma_s_per_byte"]
     out = []
     for doc in docs:
-        for r in coll_prediction.rows(doc.merged, list(net.node_names), system, alpha, gamma, cal):
+        for r in coll_prediction.rows(merge.merged(doc), list(net.node_names), system, alpha, gamma, cal):
             if cables is not None:
                 r.update(busiest(doc, r, cables))
             out.append(r)

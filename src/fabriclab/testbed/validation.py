@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
+from ..analysis import merge
 from ..datafile import read_data_file
 from ..errors import RunError, UsageError
 from ..measure import session
@@ -201,7 +202,7 @@ def validate(site: Site, sizes: str, out: Path, measure: Measure = run, launch: 
         result, alltoall = _validate(site, b, runs, progress, collectives)
         result.duration_s = round(time.monotonic() - t0, 1)
         alltoall.add_block("validation", result.to_dict())
-        alltoall.write(out)
+        merge.write(alltoall, out)
     finally:
         if brought and not keep:
             netns.down(site.name)
@@ -264,7 +265,7 @@ class _Runs:
         doc = self._run([s for s, _ in pairs] + [d for _, d in pairs], out, benches=("message.saturation",),
                         sizes=SAT_SIZE, params=(f"window={SAT_WINDOW}",), active=f"1:{len(pairs)}",
                         sampling=CALIBRATE)
-        rate, lo, hi, active = v.plateau_rate(doc.merged)
+        rate, lo, hi, active = v.plateau_rate(merge.merged(doc))
         return Rate(rate, lo, hi, out, pairs, active, self._busiest(doc, b, active))
 
     def _busiest(self, doc, b: v.Bottleneck, active: int) -> Optional[float]:
@@ -290,7 +291,7 @@ class _Runs:
         out = self.out.with_name(self.out.stem + "-bidirectional.json")
         doc = self._run([s for s, _ in pairs] + [d for _, d in pairs], out, benches=("message.bibw",),
                         sizes=SAT_SIZE, params=(f"window={SAT_WINDOW}",), sampling=CALIBRATE)
-        return Rate(*v.bidirectional_rate(doc.merged), out, pairs)
+        return Rate(*v.bidirectional_rate(merge.merged(doc)), out, pairs)
 
     def collectives(self, size: int) -> list:
         """The documents of the collectives' runs at `size`, one rank on each host (every
@@ -318,4 +319,4 @@ class _Runs:
         net = self.site.net
         doc = self._run(list(net.node_names), self.out, benches=("message.alltoall",), sizes=self.sizes,
                         params=("variant=concurrent", f"fill={FILL}"))
-        return doc, v.per_node(doc.merged, net.n_nodes)
+        return doc, v.per_node(merge.merged(doc), net.n_nodes)
