@@ -1,17 +1,22 @@
 """fabriclab's windowed kernels against minimal hand-written MPI loops
-(bench/window_ref.c, with fabriclab's warm layout: a slot per op of a window).
+(bench/window_ref.c, with fabriclab's warm layout) in both of OSU's layouts:
+`shared`, a window's ops sharing the rotation (from 64 KiB up one buffer per
+side: osu_bw's and osu_bibw's default, and fabriclab's two-sided default),
+and `per-op`, a buffer per op of a window (osu_bw -b multiple, osu_put_bw's
+offsets, and fabriclab's one-sided default); fabriclab runs its default and
+`-p window_buffers=per-op` against the reference's layout of the same name.
 
 (a) message.bibw (2 ranks, --cache warm) against `window_ref bibw`: the same
     bidirectional window loop (window 64, W receives, W sends, one wait, a
-    zero-byte ack each way). Target: fabriclab's bandwidth within 3% of the
-    reference's at every size from 8 B to 4 MiB.
+    zero-byte ack each way), in each layout. Target: fabriclab's bandwidth
+    within 3% of the reference's at every size from 8 B to 4 MiB.
 (b) deposit.put_bibw (--cache warm) against `window_ref put_bibw`: both ranks
-    put a window of 64 into each other, then flush. Target: within 3%, 8 B to
-    4 MiB.
+    put a window of 64 into each other, then flush (per-op). Target: within
+    3%, 8 B to 4 MiB.
 (c) message.stream (--cache warm) against `window_ref stream`: the same
-    one-way window loop (osu_bw style: window 64, zero-byte ack per window).
-    Target: fabriclab >= 0.97 x the reference at every size from 64 KiB to
-    4 MiB.
+    one-way window loop (osu_bw style: window 64, zero-byte ack per window),
+    in each layout. Target: fabriclab >= 0.97 x the reference at every size
+    from 64 KiB to 4 MiB.
 
 Each reference is compiled with the mpicc fabriclab uses and launched with
 fabriclab's own launcher command line (same mpiexec, options, environment and
@@ -27,8 +32,12 @@ more than 10%, a note says so, and --ref-figure median compares like with
 like. An Open MPI variant runs too when $FABRICLAB_OPENMPI_HOME (or
 .mpi/openmpi) holds one.
 
+--only NAME runs the contests of that benchmark (repeatable) and --sizes
+LIST replaces every contest's sizes.
+
 Usage: python bench/bench_patterns.py [--rounds N] [--ref-seconds S]
-                                      [--ref-figure mean|median] [--no-openmpi]"""
+                                      [--ref-figure mean|median] [--no-openmpi]
+                                      [--only BENCH] [--sizes LIST]"""
 
 from __future__ import annotations
 
@@ -36,7 +45,7 @@ import argparse
 import json
 import shlex
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import _common as c
@@ -53,20 +62,29 @@ class Contest:
     sizes: list
     target: str         # "within" (|ratio - 1| <= tol) or "at_least" (ratio >= tol)
     tol: float
+    layout: str = "shared"    # window_ref's layout, and fabriclab's window_buffers
+    default: bool = True      # fabriclab runs with its default window_buffers (else -p)
 
     def ok(self, ratio: float) -> bool:
         return abs(ratio - 1) <= self.tol if self.target == "within" else ratio >= self.tol
 
+    @property
+    def label(self) -> str:
+        return f"{self.bench} ({'default, ' if self.default else ''}window_buffers={self.layout})"
+
     def describe(self) -> str:
         span = f"{c.fmt_size(self.sizes[0])}..{c.fmt_size(self.sizes[-1])}"
+        ref = f"{self.ref} {self.layout}"
         if self.target == "within":
-            return f"{self.bench} bandwidth within {self.tol:.0%} of {self.ref} at every size {span}"
-        return f"{self.bench} bandwidth >= {self.tol:.2f} x {self.ref} at every size {span}"
+            return f"{self.label} bandwidth within {self.tol:.0%} of {ref} at every size {span}"
+        return f"{self.label} bandwidth >= {self.tol:.2f} x {ref} at every size {span}"
 
 
 CONTESTS = [Contest("message.bibw", "bibw", BIBW_SIZES, "within", 0.03),
-            Contest("deposit.put_bibw", "put_bibw", BIBW_SIZES, "within", 0.03),
-            Contest("message.stream", "stream", STREAM_SIZES, "at_least", 0.97)]
+            Contest("message.bibw", "bibw", BIBW_SIZES, "within", 0.03, "per-op", False),
+            Contest("deposit.put_bibw", "put_bibw", BIBW_SIZES, "within", 0.03, "per-op"),
+            Contest("message.stream", "stream", STREAM_SIZES, "at_least", 0.97),
+            Contest("message.stream", "stream", STREAM_SIZES, "at_least", 0.97, "per-op", False)]
 REF_SRC = HERE / "window_ref.c"
 
 
@@ -92,10 +110,11 @@ class Variant:
         c.run(self.cc_argv)
 
     def ref_argv(self, ct: Contest) -> list[str]:
-        return [*self.prefix, self.exe, ct.ref, csv(ct.sizes), f"{self.ref_seconds:g}"]
+        return [*self.prefix, self.exe, ct.ref, csv(ct.sizes), f"{self.ref_seconds:g}", ct.layout]
 
     def fl_args(self, ct: Contest) -> list[str]:
-        return [ct.bench, "-s", csv(ct.sizes), "--cache", "warm", *self.mpi_args]
+        layout = [] if ct.default else ["-p", f"window_buffers={ct.layout}"]
+        return [ct.bench, "-s", csv(ct.sizes), "--cache", "warm", *layout, *self.mpi_args]
 
     def reference(self, ct: Contest) -> dict:
         """Bytes per second by figure ("mean": whole loop, "median": median window) and size."""
@@ -116,10 +135,10 @@ class Variant:
         doc, _, _ = c.fabriclab(self.fl_args(ct), self.workdir, timeout=600)
         return {s: c.point(doc, ct.bench, s)["bandwidth_Bps"] for s in ct.sizes}
 
-    def commands(self) -> list[str]:
+    def commands(self, contests: list[Contest]) -> list[str]:
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
         lines = [f"[{self.label}] build:     {shlex.join(self.cc_argv)}"]
-        for ct in CONTESTS:
+        for ct in contests:
             lines += [f"[{self.label}] reference: {(env + ' ') if env else ''}{shlex.join(self.ref_argv(ct))}",
                       f"[{self.label}] fabriclab: fabriclab run {shlex.join(self.fl_args(ct))}"]
         return lines
@@ -135,7 +154,7 @@ def judge(v: Variant, ct: Contest, rounds: int, figure: str) -> bool:
     the median of per-round ratios against the reference's `figure` (the
     target) and against its other figure, and PASS/MISS."""
     other = "median" if figure == "mean" else "mean"
-    print(f"\n[{v.label}] {ct.bench} vs {ct.ref} (target against the reference's {figure} figure)")
+    print(f"\n[{v.label}] {ct.label} vs {ct.ref} {ct.layout} (target against the reference's {figure} figure)")
     res = c.alternate([("reference", lambda: v.reference(ct)), ("fabriclab", lambda: v.fabriclab(ct))],
                       rounds, show=lambda name, r: peak(r[figure] if name == "reference" else r))
     print(f"  {'size':>8}  {'ref ' + figure:>12}  {'ref ' + other:>12}  {'fabriclab':>12}  "
@@ -165,6 +184,15 @@ def judge(v: Variant, ct: Contest, rounds: int, figure: str) -> bool:
     return all_ok
 
 
+def sizes(text: str) -> list[int]:
+    """64K,1M -> bytes, as window_ref.c reads them."""
+    scale = {"K": 1 << 10, "M": 1 << 20}
+    try:
+        return [int(t[:-1]) * scale[t[-1].upper()] if t[-1].upper() in scale else int(t) for t in text.split(",")]
+    except (ValueError, IndexError):
+        raise argparse.ArgumentTypeError(f"sizes are comma-separated bytes with K or M, not {text!r}") from None
+
+
 def body() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=5, help="rounds per MPI and contest (default 5)")
@@ -174,7 +202,13 @@ def body() -> None:
                     help="the reference's figure the targets use: the whole loop's mean time per op "
                          "(default) or the median window's")
     ap.add_argument("--no-openmpi", action="store_true", help="skip the Open MPI variant")
+    ap.add_argument("--only", action="append", metavar="BENCH",
+                    help="run only the contests of this benchmark (repeatable; default: all)")
+    ap.add_argument("--sizes", type=sizes, help="comma-separated sizes (K/M suffixes) for every contest "
+                                                "(default: each contest's own)")
     opts = ap.parse_args()
+    contests = [replace(ct, sizes=opts.sizes or ct.sizes) for ct in CONTESTS
+                if not opts.only or ct.bench in opts.only]
 
     with tempfile.TemporaryDirectory(prefix="fabriclab-bench-") as work:
         variants = [Variant("default MPI", None, work, opts.ref_seconds)]
@@ -185,7 +219,7 @@ def body() -> None:
         c.header("fabriclab message.bibw, deposit.put_bibw and message.stream vs minimal MPI window loops "
                  "(bandwidth)",
                  mpi=[f"[{v.label}] {v.library} ({v.flavour}; mpicc {v.mpicc})" for v in variants],
-                 commands=[ln for v in variants for ln in v.commands()],
+                 commands=[ln for v in variants for ln in v.commands(contests)],
                  method=f"{opts.rounds} rounds per MPI and benchmark, reference and fabriclab alternated "
                         f"(A B, B A, ...); reference = bytes / time per op of a fixed window count lasting "
                         f"about {opts.ref_seconds:g} s per size (mean over the loop, and median window); "
@@ -196,7 +230,7 @@ def body() -> None:
             print("(no Open MPI found: set FABRICLAB_OPENMPI_HOME or run `make openmpi` for that variant)")
 
         for v in variants:
-            for ct in CONTESTS:
+            for ct in contests:
                 judge(v, ct, opts.rounds, opts.ref_figure)
 
 

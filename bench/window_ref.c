@@ -1,7 +1,7 @@
 /* Reference window loops between ranks 0 and 1: the smallest MPI programs
  * that run the loops of fabriclab's windowed kernels with its warm buffers
- * (see WARM_REGION), so bench/bench_patterns.py can hold fabriclab's figures
- * against them.
+ * (see WARM_REGION) in either of OSU's layouts (LAYOUT), so
+ * bench/bench_patterns.py can hold fabriclab's figures against them.
  *
  *   bibw      message.bibw (osu_bibw): per window both ranks post WINDOW
  *             receives from the other, then WINDOW sends, wait for all, then
@@ -17,9 +17,11 @@
  * bytes/s, both directions counted for the bidirectional loops) of the whole
  * loop, and of the median window, which a loaded host disturbs far less.
  *
- * Usage: mpiexec -n 2 window_ref MODE [sizes] [seconds]
+ * Usage: mpiexec -n 2 window_ref MODE [sizes] [seconds] [layout]
  *   sizes: comma-separated bytes with optional K/M suffix (default 8 B..4 MiB)
- *   seconds: timed seconds per size (default 0.3) */
+ *   seconds: timed seconds per size (default 0.3)
+ *   layout: shared or per-op (default: shared for bibw and stream, per-op
+ *           for put_bibw, as fabriclab's window_buffers) */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,15 +34,17 @@
 #define TAG_ACK 2
 
 /* fabriclab's warm layout (src/fabriclab/measure/buffers.py): op i of a
- * point uses slot i % slots on both sides, slots = WARM_REGION / size or a
- * window's, whichever is more, i running on from window to window: every op
- * of a window has its own slot. Every loop follows it, so that they move the
- * same bytes between the same places as fabriclab's kernels and differ only
- * in the harness. */
+ * point uses slot i % slots on both sides, i running on from window to
+ * window, slots = WARM_REGION / size, at least 1 (shared: from 64 KiB up a
+ * window's ops all go from one buffer into one, osu_bw's and osu_bibw's
+ * default) or at least a window's (per-op: every op of a window has its own
+ * slot, osu_bw's -b multiple and osu_put_bw's offsets). Every loop follows
+ * it, so that they move the same bytes between the same places as
+ * fabriclab's kernels and differ only in the harness. */
 #define WARM_REGION (64 << 10)
 
 typedef struct {
-    int rank, size;
+    int rank, size, per_op;
     int64_t slots, next; /* slots per side; the next op's number */
     char *sbuf, *rbuf;   /* put_bibw: rbuf is the window's base, sbuf follows the slots */
     MPI_Win win;
@@ -183,7 +187,8 @@ static double *times(long n)
 
 static void buffers_for(const struct mode *m, loop *l)
 {
-    l->slots = l->size > 0 && WARM_REGION / l->size > WINDOW ? WARM_REGION / l->size : WINDOW;
+    int64_t own = l->per_op ? WINDOW : 1, rotation = l->size > 0 ? WARM_REGION / l->size : own;
+    l->slots = rotation > own ? rotation : own;
     size_t region = (size_t)l->slots * (size_t)l->size;
     if (m->window != put_bibw_window) {
         l->sbuf = buffer(region);
@@ -228,10 +233,12 @@ static void run_size(const struct mode *m, loop *l, double seconds)
     if (l->rank == 0) {
         double op = t / ((double)n * WINDOW), med = median(w, n) / WINDOW;
         double bytes = (double)m->directions * l->size;
-        printf("{\"mode\":\"%s\",\"size\":%d,\"windows\":%ld,\"window\":%d,\"seconds_per_op\":%.9e,"
+        printf("{\"mode\":\"%s\",\"layout\":\"%s\",\"slots\":%lld,\"size\":%d,\"windows\":%ld,"
+               "\"window\":%d,\"seconds_per_op\":%.9e,"
                "\"mb_per_s\":%.6f,\"median_window_seconds_per_op\":%.9e,"
                "\"median_window_mb_per_s\":%.6f}\n",
-               m->name, l->size, n, WINDOW, op, bytes / op / 1e6, med, bytes / med / 1e6);
+               m->name, l->per_op ? "per-op" : "shared", (long long)l->slots, l->size, n, WINDOW, op,
+               bytes / op / 1e6, med, bytes / med / 1e6);
         fflush(stdout);
     }
     free(w);
@@ -250,13 +257,16 @@ int main(int argc, char **argv)
             m = &modes[i];
     int nsizes = parse_sizes(argc > 2 ? argv[2] : DEFAULT_SIZES, sizes, 64);
     double seconds = argc > 3 ? atof(argv[3]) : 0.3;
-    if (!m || nranks < 2 || nsizes < 1 || seconds <= 0) {
+    const char *layout = argc > 4 ? argv[4] : m && m->window == put_bibw_window ? "per-op" : "shared";
+    int per_op = strcmp(layout, "per-op") == 0;
+    if (!m || nranks < 2 || nsizes < 1 || seconds <= 0 || (!per_op && strcmp(layout, "shared") != 0)) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpiexec -n 2 window_ref bibw|stream|put_bibw [sizes] [seconds]\n");
+            fprintf(stderr, "usage: mpiexec -n 2 window_ref bibw|stream|put_bibw [sizes] [seconds] "
+                            "[shared|per-op]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     for (int i = 0; i < nsizes; i++) {
-        loop l = {.rank = rank, .size = (int)sizes[i]};
+        loop l = {.rank = rank, .size = (int)sizes[i], .per_op = per_op};
         buffers_for(m, &l);
         run_size(m, &l, seconds);
         free_buffers(m, &l);
