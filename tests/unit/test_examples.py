@@ -26,6 +26,7 @@ BY_HAND = {
     "fat-tree-16": (12, 15 * 2 / 12),
     "three-level": (32, 15 * 4 / 32),
     "dragonfly": (16, 11 * 3 / 16),
+    "uneven-line": (12, 7 * 10 / 12),
 }
 
 

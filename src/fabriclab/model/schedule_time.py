@@ -13,6 +13,13 @@ come from the network file or its calibration, as for every other figure of
 the model. A flow between ranks placed on one node never reaches the
 network (exchange.py) and costs its step alpha only.
 
+On a network file, a schedule of at most OVERLAP_CELLS ranks x steps is
+timed rank by rank instead (overlap.py): each rank enters its next step when
+its own flows of the last are done, as MPI libraries run the steps, so the
+flows of different steps may share the network and the op may end before
+(or after) the steps' sum. The steps' times it reports are how much later
+each step's last rank was done than any earlier step's, and add up the same.
+
 Max-min rates depend only on the flows' routes, not on their bytes, so the
 rates of a set of (source, destination) pairs are solved once and reused by
 every step that repeats it: a repeated step (a ring's, a chain's; schedules.py)
@@ -41,6 +48,8 @@ from ..errors import UsageError
 from .limits import MAX_FILLED_ENTRIES, MAX_ROUTED_ENTRIES, MAX_TIMED_CELLS
 from .loads import class_rates, display_label, resource_capacity
 from .maxmin import max_min
+from .netfile import NetworkFile
+from .overlap import OVERLAP_CELLS, simulate
 from .schedules import Schedule, Step
 from .topologies.base import Topology
 
@@ -100,6 +109,7 @@ class Network:
         self.cls = self.topo.class_of(np.arange(self.topo.n_resources))
         self.labels = [display_label(c, rates) for c in self.topo.classes]
         self.solved: dict = {}
+        self.by_rank = isinstance(system, NetworkFile)      # small: timed rank by rank (overlap.py)
         self.routed = 0          # route entries listed so far (MAX_ROUTED_ENTRIES)
 
     @property
@@ -165,9 +175,31 @@ class Network:
         if len(where) != sched.ranks or where.min(initial=0) < 0 or where.max(initial=0) >= self.nodes:
             raise UsageError(f"the placement must put each of the {sched.ranks} ranks on one of the network's "
                              f"{self.nodes} nodes")
-        steps = [self._step_time(step, where, alpha, gamma) for step in sched.steps]
+        if self.by_rank and sched.ranks * sched.n_steps <= OVERLAP_CELLS:
+            steps = self._overlapped(sched, where, alpha, gamma)
+        else:
+            steps = [self._step_time(step, where, alpha, gamma) for step in sched.steps]
         busiest, busy_s = self.busiest(sched, where) if busiest else ("", 0.0)
         return ScheduleTime(float(sum(s.seconds for s in steps)), steps, busiest, busy_s)
+
+    def _overlapped(self, sched: Schedule, where: np.ndarray, alpha: float, gamma: float) -> list:
+        """Each step taken once, timed rank by rank (overlap.py): a step's seconds are how
+        much later its last rank is done than the last rank of any step before it, so
+        they add up to the schedule's time."""
+        steps = sched.expanded()
+        src = where[np.concatenate([s.src for s in steps])] if steps else np.zeros(0, np.int64)
+        dst = where[np.concatenate([s.dst for s in steps])] if steps else np.zeros(0, np.int64)
+
+        def rates(flows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            r, bott = self.rates(src[flows], dst[flows])
+            return r, np.where(bott >= 0, self.cls[np.maximum(bott, 0)], -1)
+
+        if not steps:
+            return []
+        ends, labels = simulate(steps, sched.ranks, src == dst, rates, alpha, gamma)
+        reached = np.maximum.accumulate(ends)
+        each = np.diff(reached, prepend=0.0)
+        return [StepTime(float(t), self.labels[k] if k >= 0 else "", 1, float(t)) for t, k in zip(each, labels)]
 
     def busiest(self, sched: Schedule, where: np.ndarray) -> tuple[str, float]:
         """The resource busy longest over the whole schedule, every step's bytes on it over
