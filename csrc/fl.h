@@ -111,7 +111,10 @@ typedef struct {
                       * each: coll's sync=barrier), so the runner adds no barrier
                       * before a round or a pattern's sample: a second barrier
                       * just before an op read MPICH's 64 KiB allgather 5% faster
-                      * than the one barrier of IMB's and OSU's convention */
+                      * than the one barrier of IMB's and OSU's convention. The
+                      * barrier is the kernel's, on its active ranks alone; the
+                      * runner takes the flag from any rank that sets it and
+                      * applies it on every rank, idle ones too */
 } fl_shape;
 
 enum { FL_OK = 0, FL_SKIP = 1, FL_ERROR = -1 };

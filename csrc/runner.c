@@ -488,11 +488,15 @@ static void run_point(fl_run_state *r, const fl_point *pt)
         return;
     }
     /* every rank takes part in the phase reductions, one whose setup named
-     * no phases (an idle rank) too; rank 0, always active, names them */
-    int ph[2] = {b->k->phases ? count_phases(sh.phase_names) : 0, sh.timed};
-    MPI_Allreduce(MPI_IN_PLACE, &ph[0], 1, MPI_INT, MPI_MAX, c->comm);
-    MPI_Allreduce(MPI_IN_PLACE, &ph[1], 1, MPI_INT, MPI_SUM, c->comm);
-    r->nphases = ph[0], r->timed_ranks = ph[1];
+     * no phases (an idle rank) too; rank 0, always active, names them. The
+     * runner's barriers in sample() are on every rank or on none: a kernel
+     * that syncs its ops itself (on its active ranks' communicator) may say
+     * so on its active ranks alone, and an idle rank that then entered the
+     * runner's barrier would wait for ranks that never come */
+    int ph[3] = {b->k->phases ? count_phases(sh.phase_names) : 0, sh.self_synced != 0, sh.timed};
+    MPI_Allreduce(MPI_IN_PLACE, &ph[0], 2, MPI_INT, MPI_MAX, c->comm);
+    MPI_Allreduce(MPI_IN_PLACE, &ph[2], 1, MPI_INT, MPI_SUM, c->comm);
+    r->nphases = ph[0], sh.self_synced = ph[1], r->timed_ranks = ph[2];
     MPI_Barrier(c->comm);
     double t0 = fl_now();
     int64_t warmup = warm(r, state, r->opts.warmup, t0, 0.5 * r->opts.point_time);

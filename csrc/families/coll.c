@@ -89,7 +89,6 @@ static void describe(const coll_state *s, fl_shape *shape)
     fl_buf_str(&path, s->selection); /* a path may hold any byte: escaped */
     shape->bytes_per_op = op_bytes(s);
     shape->buffers = 1;
-    shape->self_synced = s->sync;
     snprintf(shape->info, FL_INFO_LEN,
              "{\"call\":\"%s\",\"form\":\"%s\",\"dtype\":\"%s\",\"count\":%lld,\"reduce\":\"%s\","
              "\"root\":%d,\"root_shift\":%s,\"in_place\":%s,\"sync\":\"%s\",\"ranks\":%d,"
@@ -149,6 +148,10 @@ static int coll_setup(const fl_ctx *ctx, const fl_point *pt, void **state, fl_sh
         return st;
     }
     s->info = shape->info;
+    /* on every rank, idle ones too: an idle rank's measure returns at once, and the
+     * runner, told the same on every rank, puts no barrier of its own before a round
+     * (an idle rank alone in one would wait for active ranks that never come) */
+    shape->self_synced = s->sync;
     coll_control_read(s, s->control, s->algorithm, sizeof s->algorithm);
     coll_selection_read(s->selection, sizeof s->selection, &s->selection_read);
     if (s->a.comm != MPI_COMM_NULL) {

@@ -50,6 +50,23 @@ def test_every_operation_on_three_ranks_validates_with_its_bytes_and_bus_bandwid
             assert p["bus_bandwidth_Bps"] == pytest.approx(p["bandwidth_Bps"] * factor)
 
 
+def test_every_operation_with_a_rank_sitting_out_completes(flavour, tmp_path):
+    """Three ranks launched, the default sweep of two active ranks, then three: at the first
+    point rank 2 sits out, and with sync=barrier (the default) the barrier before each op is the
+    active ranks' own, which the idle rank never enters (and the runner puts none of its own on
+    every rank before a round: each op already has one). Every collective's every point
+    completes, validated; a rank waiting in a barrier the others never enter hangs the launch
+    until the silence limit (-t), which fails the run."""
+    doc = realrun.run(tmp_path / "idle.json", "coll", "-n", "3", "-s", "8", mpi=flavour[0],
+                      after=("-t", "30"))
+    pts = _points(doc)
+    colls = {b for b in REGISTRY if b.startswith("coll.")}
+    got = {(p["bench"], p["active"], p["roles"]) for p in pts}
+    assert got == {(b, n, roles) for b in colls for n, roles in ((2, "bbi"), (3, "bbb"))}, got
+    for p in pts:
+        assert p["samples"] and p["info"]["ranks"] == p["active"] and p["info"]["sync"] == "barrier", p
+
+
 def test_every_type_with_every_reduction_it_takes(tmp_path):
     ints = realrun.run(tmp_path / "i.json", "coll.allreduce", "coll.scan", "coll.reduce_scatter", "-s", "64,4K",
                        "-p", "dtype=int8,int32,int64", "-p", "reduce=sum,max,min,band,bor,bxor")
