@@ -4,7 +4,7 @@ import pytest
 
 from fabriclab.errors import UsageError
 from fabriclab.measure import protocol
-from fabriclab.measure.launch import command, make_spec, wrong_world
+from fabriclab.measure.launch import YIELDING_MPICH, command, make_spec, wrong_world
 
 CORE = ["/cache/fabriclab-core", "message.pingpong", "--sizes", "0"]
 
@@ -14,6 +14,21 @@ def test_mpich_local():
     argv, env = command(spec, CORE, local_cpus=2, is_root=True)
     assert argv == ["/venv/bin/mpiexec", "-n", "2", "-bind-to", "core", *CORE]
     assert env == {}
+
+
+def test_mpich_on_an_oversubscribed_host_runs_its_collectives_through_yielding_algorithms(monkeypatch):
+    """More ranks than cores: MPICH's shared-memory collectives spin and stall (launch.py), so
+    each of them is sent to MPICH's generic algorithms, unless the run or the user sets it."""
+    for key in YIELDING_MPICH:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("MPIR_CVAR_BCAST_POSIX_INTRA_ALGORITHM", "release_gather")
+    spec = replace(make_spec("mpiexec", "mpiexec", "mpich", 4), env={"MPIR_CVAR_REDUCE_POSIX_INTRA_ALGORITHM": "auto"})
+    _, env = command(spec, CORE, local_cpus=2, is_root=False)
+    assert {k: v for k, v in env.items() if k in YIELDING_MPICH} == {
+        k: "auto" if "_REDUCE_" in k and "IREDUCE" not in k else "mpir" for k in YIELDING_MPICH if "_BCAST_" not in k}
+    # ranks that fit, or ranks spread over hosts: MPICH's own choice
+    for spec in (make_spec("mpiexec", "mpiexec", "mpich", 2), make_spec("mpiexec", "mpiexec", "mpich", 4, hosts="a,b")):
+        assert not set(command(spec, CORE, local_cpus=2, is_root=False)[1]) & set(YIELDING_MPICH)
 
 
 def test_mpich_hosts_and_ppn():

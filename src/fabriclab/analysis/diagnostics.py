@@ -184,7 +184,10 @@ def check_host(loadavg1: float, ncpus: int, nranks: int) -> List[Diagnostic]:
             OVERSUBSCRIBED,
             f"{nranks} ranks share {ncpus} CPUs",
             "Run at most one rank per CPU: ranks that share a core wait for the "
-            "scheduler, and the timings measure that wait instead of the fabric."))
+            "scheduler, and the timings measure that wait instead of the fabric. "
+            "(Under MPICH, barrier, bcast, reduce and allreduce then run through its generic "
+            "algorithms, MPIR_CVAR_<OP>_POSIX_INTRA_ALGORITHM=mpir: their shared-memory form "
+            "spins without yielding and stalls.)"))
     if loadavg1 > max(ncpus - nranks, 0) + LOAD_SLACK:
         out.append(Diagnostic(
             LOADED_MACHINE,

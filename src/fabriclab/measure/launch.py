@@ -246,7 +246,33 @@ def command(spec: LaunchSpec, argv: list[str], local_cpus: int | None = None,
             cmd += ["-ppn", str(spec.ppn)]
         if bind == "core":
             cmd += ["-bind-to", "core"]
+        if _oversubscribed(spec, local_cpus):
+            _yielding_mpich(env)
     return [*cmd, *spec.extra, *argv], env
+
+
+# MPICH's shared-memory collectives (its ch4 POSIX layer's release/gather trees) wait on
+# flags in shared memory without ever yielding the CPU: with more ranks than cores a waiting
+# rank spins through its time slice while the rank it waits for sits off-core, and a 4 MiB
+# MPI_Reduce of 4 ranks on 2 cores took 18-29 s an op (no end at all within a 60 s silence
+# limit). MPICH's generic algorithms (mpir) wait in its progress engine and finish in
+# milliseconds there. Only these collectives have a POSIX release/gather form.
+YIELDING_MPICH = tuple(f"MPIR_CVAR_{op}_POSIX_INTRA_ALGORITHM"
+                       for op in ("BARRIER", "BCAST", "REDUCE", "ALLREDUCE", "IBCAST", "IREDUCE"))
+
+
+def _oversubscribed(spec: LaunchSpec, local_cpus: int) -> bool:
+    """More ranks on this host than it has cores (all ranks on it: no hosts, no hostfile)."""
+    local = not spec.hosts and not spec.hostfile and not spec.agent
+    return local and (spec.ppn or spec.nranks) > local_cpus
+
+
+def _yielding_mpich(env: dict) -> None:
+    """MPICH's collectives through its generic algorithms on an oversubscribed host (above),
+    each only where neither the run nor the user's environment sets it."""
+    for key in YIELDING_MPICH:
+        if key not in env and key not in os.environ:
+            env[key] = "mpir"
 
 
 def _one_host_openmpi(env: dict) -> None:
