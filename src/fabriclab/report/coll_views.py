@@ -28,13 +28,24 @@ def collectives(runs: list) -> list[Figure]:
     return figs
 
 
+def _grouped(rows, key) -> dict:
+    """key(row) -> its rows, in their order (one pass over the rows, not one a key)."""
+    by: dict = {}
+    for r in rows:
+        by.setdefault(key(r), []).append(r)
+    return by
+
+
+def _of(run, bench: str) -> list:
+    return [r for r in run.rows if r.bench == bench]
+
+
 def _lines(runs: list, bench: str):
     """(label, rows sorted by size) of each run, variant and rank count, at most MAX_SERIES."""
     out = []
     for run in runs:
-        rows = [r for r in run.rows if r.bench == bench]
-        for key in dict.fromkeys((r.variant, r.active) for r in rows):
-            line = sorted((r for r in rows if (r.variant, r.active) == key), key=lambda r: r.size)
+        for key, line in _grouped(_of(run, bench), lambda r: (r.variant, r.active)).items():
+            line = sorted(line, key=lambda r: r.size)
             label = (f"{run.name} " if len(runs) > 1 else "") + f"{group_name(bench, key[0])} N={key[1]}"
             out.append((label, line))
     return out[:MAX_SERIES]
@@ -63,9 +74,8 @@ def _barrier(runs: list, bench: str) -> Figure:
     fig = Figure("coll-barrier", "MPI_Barrier: time per op vs ranks", Axis("ranks (count)", kind="count"),
                  Axis("time per op (us)"), note="the slowest rank's time of one barrier")
     for run in runs:
-        rows = [r for r in run.rows if r.bench == bench]
-        for variant in dict.fromkeys(r.variant for r in rows):
-            line = sorted((r for r in rows if r.variant == variant), key=lambda r: r.active or 0)
+        for variant, line in _grouped(_of(run, bench), lambda r: r.variant).items():
+            line = sorted(line, key=lambda r: r.active or 0)
             fig.series.append(Series((f"{run.name} " if len(runs) > 1 else "") + group_name(bench, variant),
                                      [r.active for r in line], [r.median_s * 1e6 for r in line],
                                      hollow=[not r.converged for r in line]))
@@ -100,9 +110,9 @@ def _scaling(runs: list, bench: str) -> Figure:
     if bench == "coll.barrier":
         return fig
     for run in runs:
-        rows = [r for r in run.rows if r.bench == bench and r.active]
-        for variant, size in dict.fromkeys((r.variant, r.size) for r in rows):
-            line = sorted((r for r in rows if (r.variant, r.size) == (variant, size)), key=lambda r: r.active)
+        for (variant, size), line in _grouped((r for r in _of(run, bench) if r.active),
+                                              lambda r: (r.variant, r.size)).items():
+            line = sorted(line, key=lambda r: r.active)
             if len(line) < 2 or len(fig.series) >= MAX_SERIES:
                 continue
             label = (f"{run.name} " if len(runs) > 1 else "") + f"{group_name(bench, variant)} {fmt_bytes(size)}"

@@ -117,8 +117,10 @@ assert set(XAXES) == set(AXES), "every axis of a point can be a figure's x axis"
 def series_of(label: str, rs: list, metric: str, x: str, color=None, intervals: bool = True) -> Series:
     """One curve: rows sorted along x, with the metric's interval and spread."""
     m = METRICS[metric]
-    rs = sorted(rs, key=lambda r: r.axes[x] if r.axes[x] is not None else -1)
-    s = Series(label, [r.axes[x] for r in rs], [m.value(r) for r in rs], color=color,
+    at = [getattr(r, x) for r in rs]        # the x axis's field (Row.axes), read once a row
+    order = sorted(range(len(rs)), key=lambda i: at[i] if at[i] is not None else -1)
+    rs = [rs[i] for i in order]
+    s = Series(label, [at[i] for i in order], [m.value(r) for r in rs], color=color,
                hollow=[not r.converged for r in rs])
     if intervals and m.band:
         # With n <= 5 the 95% interval of a median is [min, max]: no band (the tables print n=).
@@ -147,11 +149,14 @@ def sweep(runs: list, benches: list, metric: str, x: str, where: Callable | None
             curves.setdefault((i, r.bench, r.variant), {}).setdefault(others, []).append(r)
     # Axes other than x that vary within a curve's rows split it into several.
     out = []
+    siblings: dict = {}        # bench -> its curves' variants, gathered once (not once a curve)
+    for k in curves:
+        siblings.setdefault(k[1], []).append(k[2])
     for (i, bench, variant), by in sorted(curves.items(), key=lambda kv: (kv[0][0], order(kv[0][1]))):
         varying = [a for a in AXES if a != x and len({dict(k)[a] for k in by}) > 1]
         for others, rs in by.items():
             o = dict(others)
-            parts = [variant_name(bench, variant, [k[2] for k in curves if k[1] == bench])]
+            parts = [variant_name(bench, variant, siblings[bench])]
             parts += [axis_text(a, o[a]) for a in varying]
             out.append((" ".join(parts), rs, i))
     several = len({i for _, _, i in out}) > 1    # curves from more than one run: name the run

@@ -45,17 +45,27 @@ def _main_line(rs: list) -> list:
 
 
 
+def _by_variant(run, bench: str) -> dict:
+    """variant -> the run's rows of `bench`, in the run's order (one pass, not one a variant)."""
+    by: dict = {}
+    for r in run.rows:
+        if r.bench == bench:
+            by.setdefault(r.variant, []).append(r)
+    return by
+
+
 def per_benchmark(runs: list, bench: str) -> list[Figure]:
     """Latency and bandwidth vs size, with the fit, its residuals and the half-peak size."""
     figs = []
-    variants = list(dict.fromkeys(r.variant for run in runs for r in run.rows if r.bench == bench))
+    by_run = [_by_variant(run, bench) for run in runs]
+    variants = list(dict.fromkeys(v for by in by_run for v in by))
     for variant in variants:
         name = group_name(bench, variant)
-        lines = [(run, _main_line([r for r in run.rows if r.bench == bench and r.variant == variant]))
-                 for run in runs]
+        lines = [(run, _main_line(by.get(variant, []))) for run, by in zip(runs, by_run)]
         lines = [(run, [r for r in line if r.size > 0]) for run, line in lines]
         if max((len(line) for _, line in lines), default=0) < 2:
-            other = _other_axes(runs, bench, variant)
+            other = _other_axes([replace(run, rows=by.get(variant, [])) for run, by in zip(runs, by_run)],
+                                bench, variant)
             figs += other
             if other or not any(line for _, line in lines):
                 continue                         # drawn along another axis, or only size 0: nothing on log axes
@@ -92,7 +102,8 @@ def per_benchmark(runs: list, bench: str) -> list[Figure]:
 
 
 def _other_axes(runs: list, bench: str, variant: str) -> list[Figure]:
-    """A benchmark measured at one size: its figure along the axes that vary (conns, stride, active)."""
+    """A benchmark measured at one size: its figure along the axes that vary (conns, stride, active).
+    `runs`: views holding this variant's rows alone (sweep reads every row it is given)."""
     b = REGISTRY.get(bench)
     metric = b.metric if b else "bandwidth"
     out = []
@@ -178,9 +189,8 @@ def _pair_view(runs: list, benches: tuple, title: str, fid: str, note: str, metr
     have = measured(runs, benches)
     if len(have) < 2:          # a view compares benchmarks; one benchmark's runs overlay in its own figures
         return []
-    main = {id(r) for run in runs for bench in have
-            for variant in dict.fromkeys(r.variant for r in run.rows if r.bench == bench)
-            for r in _main_line([r for r in run.rows if r.bench == bench and r.variant == variant])}
+    main = {id(r) for run in runs for bench in have for rs in _by_variant(run, bench).values()
+            for r in _main_line(rs)}
     fig = sweep(runs, have, metric, "size", where=lambda r: id(r) in main, title=title, fid=fid, note=note)
     return [] if fig.empty() else [fig]
 
@@ -269,9 +279,8 @@ def alltoall(runs: list) -> list[Figure]:
                       "(the model's per-node bandwidth, with one rank per node)")
     for i, run in enumerate(runs):
         for bench in have:
-            for variant in dict.fromkeys(r.variant for r in run.rows if r.bench == bench):
-                rs = sorted((r for r in run.rows if r.bench == bench and r.variant == variant
-                             and r.size > 0), key=lambda r: r.size)
+            for variant, rs in _by_variant(run, bench).items():
+                rs = sorted((r for r in rs if r.size > 0), key=lambda r: r.size)
                 label = (f"{run.name} " if len(runs) > 1 else "") + group_name(bench, variant)
                 fig.series.append(Series(label, [r.size for r in rs],
                                          [r.bandwidth_Bps / run.nranks / 1e6 if r.bandwidth_Bps else None

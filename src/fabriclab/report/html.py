@@ -13,6 +13,7 @@ import time
 from .escape import xml as escape
 
 from .. import __version__
+from ..schema.document import collector_paused
 from ..units import fmt_bytes, fmt_rate, fmt_time
 from . import app_views, coll_views, figures, layers, pair_views, svg
 from .figure import Figure
@@ -390,6 +391,13 @@ def _compare(runs: list) -> list[str]:
 def render(named_docs: list[tuple], wire_Bps: float | None = None, wire_text: str = "",
            wire_name: str = "") -> str:
     """The report of runs given as (name, document)."""
+    # Every row, curve and figure is kept until the page is written: collections would
+    # walk them again and again (a third of a large import's report) and free nothing.
+    with collector_paused():
+        return _render(named_docs, wire_Bps, wire_text, wire_name)
+
+
+def _render(named_docs: list[tuple], wire_Bps: float | None, wire_text: str, wire_name: str) -> str:
     ranks = {doc.header.nranks for _, doc in named_docs}
     if len(ranks) > 1:      # runs of different shapes: say so wherever they are named
         named_docs = [(f"{name} ({doc.header.nranks if doc.header.nranks is not None else '?'} ranks)", doc)

@@ -88,15 +88,24 @@ def _why_above(run: RunView, row, copy_row) -> str:
             "with two cores' private caches holding the working set where memory.copy has one core's")
 
 
+def _paths_by_level(run: RunView) -> dict:
+    """level -> its two-rank transfer rows, in the run's order (one pass over the rows, not one a level)."""
+    by: dict = {}
+    for r in run.rows:
+        if not r.concurrent and (REGISTRY[r.bench].pattern is None if r.bench in REGISTRY else r.active is None):
+            by.setdefault(r.bench.split(".", 1)[0], []).append(r)
+    return by
+
+
 def ladder_rows(run: RunView) -> list[Rung]:
     """Per level: its best throughput and lowest latency, and which benchmark
     gave them; for a transfer level, memory.copy at the best point's working
     set. Only two-rank transfers count (one stream, one direction): a
     bidirectional or many-rank aggregate is not one path's throughput."""
     out = []
+    by_level = _paths_by_level(run)
     for level in LEVELS:
-        rs = [r for r in run.rows if r.bench.split(".", 1)[0] == level and not r.concurrent
-              and (REGISTRY[r.bench].pattern is None if r.bench in REGISTRY else r.active is None)]
+        rs = by_level.get(level)
         if not rs:
             continue
         bw = max((r for r in rs if r.bandwidth_Bps), key=lambda r: r.bandwidth_Bps, default=None)

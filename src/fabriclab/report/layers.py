@@ -36,12 +36,12 @@ class LayerCost:
         return self.upper_value / self.lower_value
 
 
-def _best(run, bench: str, metric: str) -> dict:
-    """size -> the best value of `bench` over its variants (lowest latency, highest bandwidth)."""
+def _best(rows: list, metric: str) -> dict:
+    """size -> the best value of one benchmark's rows over its variants (lowest latency, highest bandwidth)."""
     out: dict = {}
-    for r in run.rows:
+    for r in rows:
         v = r.latency_s if metric == "latency" else r.bandwidth_Bps
-        if r.bench != bench or not v or r.active is not None:
+        if not v or r.active is not None:
             continue
         keep = out.get(r.size)
         if keep is None or (v < keep if metric == "latency" else v > keep):
@@ -52,10 +52,13 @@ def _best(run, bench: str, metric: str) -> dict:
 def costs(run) -> list[LayerCost]:
     """Every (MPI, lower layer, size) that both measured, by size."""
     out = []
+    by_bench: dict = {}       # one pass over the rows, not one a benchmark of every pair
+    for r in run.rows:
+        by_bench.setdefault(r.bench, []).append(r)
     for upper, lowers in PAIRS:
         metric = "latency" if upper.endswith("pingpong") else "bandwidth"
-        up = _best(run, upper, metric)
+        up = _best(by_bench.get(upper, []), metric)
         for lower in lowers:
-            low = _best(run, lower, metric)
+            low = _best(by_bench.get(lower, []), metric)
             out += [LayerCost(upper, lower, metric, s, up[s], low[s]) for s in sorted(set(up) & set(low))]
     return out

@@ -76,7 +76,7 @@ def warning_groups(doc) -> list[dict]:
     out = [{"level": "finding", "code": d["code"], "count": 1, "where": "", "message": d["message"],
             "advice": d["advice"]} for d in merge.run_findings(doc)["run"]]
     out += _grouped([d.to_dict() for d in doc.diagnostics], "run", lambda d: d.get("bench"))
-    points = [(d, r) for r in rows(doc) for d in r.point.diagnostics]
+    points = [(d, p) for p in merge.merged(doc) for d in p.diagnostics]   # a point's axes as its row's
     out += _grouped(points, "point", lambda dr: f"{group_name(dr[1].bench, dr[1].variant)} at {_where(dr[1])}")
     return out
 

@@ -94,16 +94,17 @@ class _Scale:
         if self.log:
             lo, hi = min(lo, self.ticks[0]), max(hi, self.ticks[-1])
         self.lo, self.hi, self.p0, self.p1 = lo, hi, p0, p1
+        # Called once per drawn value: the ends' logarithms and spans once per axis (the same operands,
+        # so the same pixels).
+        self._lo, self._span = (math.log(lo), math.log(hi) - math.log(lo)) if self.log else (lo, hi - lo)
+        self._px = p1 - p0
 
     def ok(self, v) -> bool:
         return v is not None and math.isfinite(v) and (v > 0 or not self.log)
 
     def __call__(self, v: float) -> float:
-        if self.log:
-            f = (math.log(v) - math.log(self.lo)) / (math.log(self.hi) - math.log(self.lo))
-        else:
-            f = (v - self.lo) / (self.hi - self.lo)
-        return self.p0 + f * (self.p1 - self.p0)
+        f = ((math.log(v) if self.log else v) - self._lo) / self._span
+        return self.p0 + f * self._px
 
 
 def axis_range(axis: Axis, values: list, zero: bool = False) -> tuple[float, float, list[float]]:

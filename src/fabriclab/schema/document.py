@@ -375,17 +375,21 @@ def read_record(r, i: int, imported: bool = False):
     for key in POINT_REQUIRED:
         if key not in r:
             raise RecordError(f"point record {i} lacks {key!r}")
-    what = f"({r['bench']!s:.40} size {r['size']!s:.24})"
     if not isinstance(r["summary"], dict) or r["summary"].get("median") is None:
         if imported and r.get("samples") == []:
-            raise RecordError(f"imported point record {i} {what} has no time per op")
+            raise RecordError(f"imported point record {i} {_what(r)} has no time per op")
         raise RecordError(f"point record {i} has a summary without 'median'")
     if r["samples"] == [] and not imported or r["samples"] != [] and not durations(r["samples"]):
-        raise RecordError(f"point record {i} {what} has empty or non-finite samples")
+        raise RecordError(f"point record {i} {_what(r)} has empty or non-finite samples")
     p = Point.from_dict(r, f"point record {i}")
     if p.is_pattern and p.rank_samples is None:
         raise RecordError(f"point record {i} ({p.bench}) has rank samples that do not match its roles")
     return p
+
+
+def _what(r: dict) -> str:
+    """A point record's benchmark and size, as an error names it (formatted only when one is wrong)."""
+    return f"({r['bench']!s:.40} size {r['size']!s:.24})"
 
 
 # ---- the blocks beside the records -----------------------------------------------------------

@@ -67,7 +67,7 @@ class Fields:
 
     def int(self, key: str, default=_MISSING, lo: int = 0, hi: int = MAX_COUNT, none: bool = False):
         v = self.d.get(key, _MISSING)
-        if type(v) is int and lo <= v <= hi:
+        if type(v) is int and lo <= v <= hi or v is None and none:
             return v
         v, absent = self._get(key, default)
         if absent or (v is None and none):
@@ -88,6 +88,8 @@ class Fields:
                 return float(v)
             except OverflowError:         # an integer beyond every double, under an infinite hi
                 pass
+        if v is None and none:            # the next common case: a statistic an imported point lacks
+            return v
         v, absent = self._get(key, default)
         if absent or (v is None and none):
             return v
@@ -99,7 +101,7 @@ class Fields:
 
     def str(self, key: str, default=_MISSING, none: bool = False, choices: tuple = ()):
         v = self.d.get(key, _MISSING)
-        if type(v) is str and (not choices or v in choices):
+        if type(v) is str and (not choices or v in choices) or v is None and none:
             return v
         v, absent = self._get(key, default)
         if absent or (v is None and none):
@@ -123,7 +125,7 @@ class Fields:
 
     def obj(self, key: str, default=_MISSING, none: bool = False):
         v = self.d.get(key, _MISSING)
-        if type(v) is dict:
+        if type(v) is dict or v is None and none:
             return v
         v, absent = self._get(key, default)
         if absent or (v is None and none):
