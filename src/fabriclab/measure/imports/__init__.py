@@ -6,7 +6,16 @@ fabriclab document marked as imported (docs/schema.md, version 4).
 The tools print summary figures, not samples, so an imported point holds
 the tool's figure converted to the time of one fabriclab op (its summary's
 median and mean), the figure as printed, and no samples; the header says
-which tool, which file and how the tool averages."""
+which tool, which file and how the tool averages.
+
+An import holds at most MAX_ROWS printed rows (points and skipped rows), a
+limit set by what `fabriclab report` draws of it in seconds, not by the
+parsing: every row is a point of the report's tables and curves, and the
+report of 20,000 rows takes 2 s of CPU (one curve) to 5 s (a variant, and
+its own figures, for every two rows), within 10 s with room to spare on a
+loaded 2-core machine (bench/bench_report.py). A tool's real output is
+hundreds to a few thousand rows; more is refused in one line before any
+point is built."""
 
 from __future__ import annotations
 
@@ -34,6 +43,7 @@ TOOLS = {"osu": "OSU Micro-Benchmarks", "imb": "Intel MPI Benchmarks"}
 # with its own records, some 2 KB in memory), and more is no such output.
 IMPORT_LIMIT = 16 << 20
 MAX_LINES = 101_000
+MAX_ROWS = 20_000       # what a report draws within seconds (above)
 
 
 def read(path: str | Path) -> tuple[bytes, str]:
@@ -112,6 +122,10 @@ def load(path: str | Path, tool: str, argv: list | None = None, nranks: int | No
         parsed = IMPORTERS[tool](text, str(path), **({"nranks": nranks} if nranks else {}))
     except UsageError as e:  # say which file, where the parser could not
         raise (e if str(e).startswith(str(path)) else UsageError(f"{path}: {e}")) from None
+    rows = len(parsed.figures) + len(parsed.skips)
+    if rows > MAX_ROWS:
+        raise UsageError(f"{path} holds {rows:,} rows, more than the {MAX_ROWS:,} one import takes (a report "
+                         f"draws every row): split it and import each part")
     for f in parsed.figures:
         check_physical(f, str(path))
     if parsed.nranks is not None and parsed.nranks > MAX_RANKS:
