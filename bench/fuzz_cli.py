@@ -10,12 +10,16 @@ break, 10,000 characters, paths to devices and directories, a relative path
 that climbs out of the working folder (to a folder of the script's own temporary
 tree: the cases write where they are told, as root where run as root, so no
 value may name a file of the system), separators alone, shell and format
-metacharacters), plus an invalid choice where it has choices.
+metacharacters), plus an invalid choice where it has choices. `run` is also
+fuzzed past its dry run: its number options on a run that launches the fake
+core (tests/fakes), so a value a dry run lets through but a launch cannot take
+(a timeout of 1e300 s) is found too.
 Each command runs in this process through fabriclab's main(); a case fails
 when an exception escapes, the exit code is not 0, 1 or 2, a "Traceback"
 reaches stderr, an exit 2 says other than one error line (notes before it,
-such as a deprecated option's, are fabriclab's own lines), or the case takes
-more than 20 s. Seeded: the same cases every run.
+such as a deprecated option's, are fabriclab's own lines), a number option
+given NaN, an infinity or 1e400 does not end in exit 2 (it must be refused as
+typed, not used), or the case takes more than 20 s. Seeded: the same cases every run.
 
 Usage: python bench/fuzz_cli.py [--random N] [--seed S] [--commands run,show,...]"""
 
@@ -33,6 +37,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+import fakebuild  # noqa: E402
 from fabriclab.cli import main as fabriclab_main  # noqa: E402
 from fabriclab.cli.main import REGISTRARS, parser  # noqa: E402
 
@@ -41,6 +47,7 @@ NUMBERS = ["0", "-1", "1", "99999999999999999999", "1e400", "-1e400", "nan", "in
 TEXTS = ["", " ", "\x1b[2J\x1b]0;owned\x07", "a\nb", "x" * 10_000, "/dev/zero", "/dev/null", "/", "missing/folders/x",
          ",", ",,", ":", "::", "=", "-", "--", "%s%n%x", "$(id)", "`id`", "../../up/x", "☃", "\t",
          "1:0:x0", "0:99999999999999999999", "K", "-1", "nan", "a=b=c", "{}", "[", "\\"]
+NONFINITE = {"nan", "inf", "-inf", "1e400", "-1e400"}
 SLOW_S = 20
 
 
@@ -57,7 +64,9 @@ def _doc(folder: Path) -> str:
 
 def bases(doc: str, tmp: Path) -> dict:
     """Per command, a valid command line that starts no job, and options not to fuzz (they would
-    start one, change the machine, or only print help)."""
+    start one, change the machine, or only print help); "launch" is `run` that launches the fake
+    core, its number options fuzzed."""
+    fake = fakebuild.fake_core(tmp, process=True)
     return {
         "run": (["run", "message.pingpong", "-s", "8", "--dry-run"], set()),
         "list": (["list"], set()),
@@ -73,6 +82,8 @@ def bases(doc: str, tmp: Path) -> dict:
         "tune": (["tune", "allreduce", "--dry-run"], set()),
         "congestion": (["congestion", "-n", "4", "--dry-run"], set()),
         "check": (["check", "-n", "4", "--dry-run", "-o", str(tmp / "check")], set()),
+        "launch": (["run", "message.pingpong", "-s", "8", "-L", "1", "-q", "-o", str(tmp / "launch.json"),
+                    "--core", fake["core"], "--mpiexec", fake["mpiexec"]], set()),
     }
 
 
@@ -83,16 +94,16 @@ def _kind(action: argparse.Action) -> str:
 
 def cases(name: str, base: list, skip: set, rng: random.Random, extra: int) -> list[list[str]]:
     """The command lines for one command: every option and positional given every hostile
-    value of its kind, `extra` random combinations of two."""
-    sub = parser(name)._subparsers._group_actions[0].choices[name]
-    if name == "study":           # a study's options are run's, passed to each step
-        sub = parser("run")._subparsers._group_actions[0].choices["run"]
+    value of its kind, `extra` random combinations of two; for "launch", run's number
+    options alone."""
+    command = "run" if name in ("study", "launch") else name     # a study's options are run's
+    sub = parser(command)._subparsers._group_actions[0].choices[command]
     out, singles = [], []
     for a in sub._actions:
         if isinstance(a, (argparse._HelpAction, argparse._VersionAction)) or a.nargs == 0:
             continue
         flag = a.option_strings[-1] if a.option_strings else None
-        if flag in skip:
+        if flag in skip or (name == "launch" and (_kind(a) != "number" or flag is None)):
             continue
         values = NUMBERS if _kind(a) == "number" else TEXTS
         if a.choices:
@@ -113,8 +124,9 @@ def cases(name: str, base: list, skip: set, rng: random.Random, extra: int) -> l
     return out
 
 
-def one(argv: list[str]) -> tuple[str | None, float]:
-    """(a problem or None, seconds) of one command line run through main()."""
+def one(argv: list[str], refused: bool = False) -> tuple[str | None, float]:
+    """(a problem or None, seconds) of one command line run through main(); with `refused`,
+    any exit but 2 is one."""
     out, err = io.StringIO(), io.StringIO()
     t0 = time.monotonic()
     try:
@@ -132,16 +144,27 @@ def one(argv: list[str]) -> tuple[str | None, float]:
     errors = [ln for ln in lines if ln.startswith("fabriclab: error: ")]
     if rc == 2 and (len(errors) != 1 or any(not ln.startswith("fabriclab: ") for ln in lines)):
         return f"exit 2 with {len(errors)} error lines of {len(lines)}", seconds
+    if refused and rc != 2:
+        return f"a number that is not finite accepted (exit {rc})", seconds
     if seconds > SLOW_S:
         return f"took {seconds:.1f} s", seconds
     return None, seconds
+
+
+def _nonfinite(name: str, argv: list[str]) -> bool:
+    """Whether argv gives a number option of `name` a value that is not finite."""
+    command = "run" if name in ("study", "launch") else name
+    sub = parser(command)._subparsers._group_actions[0].choices[command]
+    numbers = {s for a in sub._actions if _kind(a) == "number" for s in a.option_strings}
+    return any(f in numbers and v in NONFINITE for f, v in zip(argv, argv[1:]))
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--random", type=int, default=20, help="random pairs of options per command (default 20)")
     ap.add_argument("--seed", type=int, default=30)
-    ap.add_argument("--commands", default=",".join(n for n, _ in REGISTRARS if n not in ("testbed", "reproduce")))
+    ap.add_argument("--commands", default=",".join([n for n, _ in REGISTRARS if n not in ("testbed", "reproduce")]
+                                                    + ["launch"]))
     opts = ap.parse_args()
     rng = random.Random(opts.seed)
     tmp = Path(tempfile.mkdtemp(prefix="fuzz-cli-"))
@@ -157,7 +180,7 @@ def main() -> int:
         base, skip = table[name]
         for argv in cases(name, base, skip, rng, opts.random):
             total += 1
-            problem, s = one(argv)
+            problem, s = one(argv, _nonfinite(name, argv))
             slowest = max(slowest, (s, argv), key=lambda x: x[0])
             if problem:
                 problems.append((problem, argv))

@@ -24,6 +24,19 @@ MAX_VALUE = (1 << 63) - 1  # the core reads int64
 MAX_SWEEP_POINTS = 10_000
 
 
+def in_range(v, lo: float, hi: float) -> bool:
+    """A number (not a bool) from lo to hi: with finite bounds, NaN and infinity fail
+    every comparison, so what passes is finite."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and lo <= v <= hi
+
+
+def check_range(what: str, v, lo: float, hi: float):
+    """v if in_range, else UsageError naming `what` and its range."""
+    if not in_range(v, lo, hi):
+        raise UsageError(f"{what} must be from {lo:g} to {hi:g}, not {v!r:.40}")
+    return v
+
+
 def parse_size(text: str, what: str = "size") -> int:
     """'4096', '4K', '4KiB', '1M', '2t' -> an integer. Raises UsageError on anything else."""
     t = str(text).strip()

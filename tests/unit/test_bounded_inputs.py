@@ -107,3 +107,41 @@ def test_every_reader_of_a_data_file_refuses_a_hostile_one_in_one_line(argv, tex
     f = tmp_path / "hostile.yaml"
     f.write_text(text)
     _within_bounds([a.format(f=f, tmp=tmp_path) for a in argv], capsys, str(f), says)
+
+
+@pytest.mark.parametrize("option,value,says", [
+    ("-t", "nan", "-t/--timeout: nan is not a finite number"), ("-t", "1e300", "1e300 is not between 0.001 and 1e+06"),
+    ("--point-time", "nan", "--point-time: nan is not a finite"), ("--point-time", "1e308", "1e308 is not between"),
+    ("--sample-time", "inf", "--sample-time: inf is not a finite"), ("--per-op", "1e400", "--per-op: 1e400 is not a finite"),
+    ("--target-ci", "nan", "--target-ci: nan"), ("--max-samples", "4294967296", "is not between 1 and"),
+    ("--warmup", HUGE, "--warmup: "), ("-L", "0", "-L/--launches: 0 is not between 1"), ("--seed", "1e3", "whole number")])
+def test_a_number_no_launch_can_take_is_refused_before_the_launch(option, value, says, fake_core, tmp_path, capsys):
+    """Not a dry run: the launch is reached only with numbers that are finite and in range."""
+    out = tmp_path / "r.json"
+    _within_bounds(["run", "message.pingpong", "-s", "8", "-L", "1", "-o", str(out), "--core", fake_core["core"],
+                    "--mpiexec", fake_core["mpiexec"], option, value], capsys, says)
+    assert not out.exists() and not out.with_suffix(".ndjson").exists()
+
+
+@pytest.mark.parametrize("cmd", [["tune", "allreduce"], ["congestion"], ["check", "-o", "{tmp}/c"]])
+@pytest.mark.parametrize("option,value", [("-t", "nan"), ("-t", "1e300"), ("--point-time", "inf")])
+def test_the_commands_that_launch_runs_refuse_them_too(cmd, option, value, fake_core, tmp_path, capsys):
+    if cmd[0] == "check" and option == "--point-time":
+        option, value = "--attempts", "nan"       # check has no sampling options
+    _within_bounds([*(a.format(tmp=tmp_path) for a in cmd), "--dry-run", "--core", fake_core["core"],
+                    "--mpiexec", fake_core["mpiexec"], option, value], capsys, option)
+
+
+def test_a_request_built_in_code_checks_its_numbers_too():
+    """tune, congestion and check build their runs' requests and sampling themselves."""
+    from fabriclab.errors import UsageError
+    from fabriclab.measure.plan import Sampling
+    from fabriclab.measure.session import Request
+    for bad in (dict(timeout=float("nan")), dict(timeout=1e300), dict(launches=0), dict(seed=True)):
+        with pytest.raises(UsageError, match="must be from"):
+            Request(**bad).check()
+    for bad in (dict(point_time=float("nan")), dict(sample_time=float("inf")), dict(point_time=1e308),
+                dict(target_ci=float("nan")), dict(warmup=-1), dict(per_op=float("nan"))):
+        with pytest.raises(UsageError, match="must be from"):
+            Sampling(**bad).check()
+    assert Request().check() and Sampling().check()

@@ -55,7 +55,9 @@ def test_a_bad_file_is_one_line(tmp_path, text, says):
 @pytest.mark.parametrize("argv, says", [
     (["--thresholds", "/dev/zero"], "not a file"),
     (["--thresholds", "NOFILE"], "cannot read the thresholds file"),
-    (["--attempts", "0"], "attempts: must be an integer in 1..20"),
+    (["--attempts", "0"], "--attempts: 0 is not between 1 and 20"),
+    (["--timeout", "nan"], "-t/--timeout: nan is not a finite number"),
+    (["--timeout", "1e300"], "-t/--timeout: 1e300 is not between 0.001 and 1e+06"),
     (["--tests", "pairs,flood"], "tests: must be one of"),
     (["--baseline", "NOFILE"], "NOFILE"),
 ])

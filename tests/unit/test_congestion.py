@@ -204,7 +204,7 @@ def test_every_role_has_a_footprint():
     (["-n", "8", "--victim", "message.bibw"], "its bipairs pattern"),
     (["-n", "5", "--victim", "coll.allreduce", "--sizes", "6"], "not a whole number of float elements"),
     (["-n", "5", "--param", "victim=coll.bcast"], "by their options"),
-    (["-n", "5", "--draws", "0"], "--draws must be 1..100"),
+    (["-n", "5", "--draws", "0"], "--draws: 0 is not between 1 and 100"),
     (["-n", "5", "--param", "seed=3"], "by their options"),
 ])
 def test_bad_input_is_one_line_and_exit_2_before_anything_runs(argv, says, capsys):

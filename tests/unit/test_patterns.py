@@ -352,10 +352,10 @@ def test_shuffle_is_deterministic_per_seed_and_launch():
 
 
 @pytest.mark.parametrize("argv,msg", [
-    (["run", "-L", "0"], "--launches must be at least 1"),
-    (["run", "--launches", "x"], "expected an integer"),
+    (["run", "-L", "0"], "-L/--launches: 0 is not between 1 and 10,000"),
+    (["run", "--launches", "x"], "'x' is not a whole number"),
     (["run", "--bind", "sideways"], "invalid choice: 'sideways'"),
-    (["run", "--seed", "1.5"], "expected an integer"),
+    (["run", "--seed", "1.5"], "'1.5' is not a whole number"),
 ])
 def test_bad_launch_input(argv, msg, capsys, fake_core):
     assert main([*argv, "--mpiexec", fake_core["mpiexec"], "--core", fake_core["core"]]) == 2

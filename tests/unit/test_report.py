@@ -200,7 +200,8 @@ def bad_files(runs, tmp_path_factory):
 
 
 @pytest.mark.parametrize("argv,msg", [
-    (["report", "{suite}", "--wire-rate", "0"], "--wire-rate must be a positive"),
+    (["report", "{suite}", "--wire-rate", "0"], "--wire-rate: 0 is not between 1e-06 and 1e+09"),
+    (["report", "{suite}", "--wire-rate", "nan"], "--wire-rate: nan is not a finite number"),
     (["report", "{suite}", "--wire-rate", "10", "--technology", "gigabit-ethernet"], "not both"),
     (["report", "{suite}", "--technology", "nosuch"], "unknown technology"),
     (["report", "{suite}", "-o", "/nonexistent/dir/r.html"], "cannot write"),

@@ -122,7 +122,7 @@ def test_a_skipped_step_leaves_its_findings_unmeasured_with_the_reason(studied):
 @pytest.mark.parametrize("argv,msg", [
     (["hellwagner-via", "--wire-rate", "1250"], "draws no efficiency"),
     (["kurmann-stricker", "--wire-rate", "1250", "--technology", "myrinet"], "not both"),
-    (["kurmann-stricker", "--wire-rate", "-3"], "positive number"),
+    (["kurmann-stricker", "--wire-rate", "-3"], "--wire-rate: -3 is not between 1e-06 and 1e+09"),
 ])
 def test_a_wire_rate_the_study_cannot_use_is_one_line(argv, msg, capsys, tmp_path):
     assert main(["study", "run", *argv, "-o", str(tmp_path / "out")]) == 2

@@ -141,7 +141,7 @@ def test_the_model_rules_out_what_it_predicts_twice_as_slow_at_every_size():
 @pytest.mark.parametrize("argv, said", [
     (["tune", "allreduce", "-p", "algorithm=ring"], "tune sets algorithm itself"),
     (["tune", "allreduce", "-p", "form=nonblocking"], "tune sets form itself"),
-    (["tune", "allreduce", "--rounds", "-1"], "--rounds must be"),
+    (["tune", "allreduce", "--rounds", "-1"], "--rounds: -1 is not between 0 and 100"),
     (["tune", "allreduce", "--prune-factor", "1"], "--prune-factor"),
     (["tune", "barrier"], "invalid choice"),
 ])

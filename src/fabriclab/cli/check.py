@@ -9,9 +9,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import outputs
-from ..measure.session import Request
+from ..measure.session import TIMEOUT_S, Request
 from .letters import adder
-from .options import add_mpi_options, launch_options, site, write_out
+from .options import add_mpi_options, integer, launch_options, number, site, write_out
 
 
 def register(sub) -> None:
@@ -28,7 +28,7 @@ def register(sub) -> None:
     add("--tests", metavar="LIST", help=f"The tests, comma-separated, of {', '.join(TESTS)}. Default: all.")
     add("--thresholds", metavar="FILE", help="Thresholds (YAML or JSON) over the defaults (docs/acceptance.md). "
                                              "Default: the defaults.")
-    add("--attempts", type=int, metavar="K",
+    add("--attempts", type=integer(1, MAX_ATTEMPTS), metavar="K",
         help=f"Attempts per test, 1..{MAX_ATTEMPTS}; a test passes when any passes. Default: 3 (or the file's).")
     add("--baseline", metavar="RUN.json",
         help="Judge the collectives against this earlier run's instead of the model. Default: the model.")
@@ -36,7 +36,7 @@ def register(sub) -> None:
                    help="The network file the hosts are joined by. Default: a testbed's own file with --testbed, "
                         "else none (the pair matrix then against the median pair).")
     add("--output", metavar="DIR", help="The folder written. Default: results/check-TIMESTAMP.")
-    add("--timeout", type=float, default=60.0, metavar="SECONDS",
+    add("--timeout", type=number(*TIMEOUT_S), default=60.0, metavar="SECONDS",
         help="End a run when a launch prints nothing for this long plus twice its point time. Default: 60.")
     add("--quiet", action="store_true", help="Only the verdicts. Default: off.")
     add("--dry-run", action="store_true",

@@ -6,12 +6,14 @@ from __future__ import annotations
 import sys
 
 from ..errors import UsageError
-from ..measure.session import Request
+from ..measure.session import SEED, TIMEOUT_S, Request
+from ..schema.fields import MAX_RANKS
 from .letters import adder
-from .options import add_mpi_options, launch_options, site
+from .options import add_mpi_options, integer, launch_options, number, site
 from .run import add_sampling, sampling, start
 
 DEFAULT_DRAWS = 3
+MAX_DRAWS = 100
 DEFAULT_LAUNCHES = 3
 DEFAULT_SAMPLE_TIME = 0.05     # s: a sample spans many of the aggressors' messages, not their start alone
 
@@ -34,17 +36,17 @@ def register(sub) -> None:
              "(default 8). Default: latency,bandwidth,allreduce.")
     add("--aggressor", default="alltoall", metavar="KINDS",
         help=f"Aggressor traffic, comma-separated: {', '.join(AGGRESSORS)}. Default: alltoall.")
-    add("--victims", type=int, default=0, metavar="V",
+    add("--victims", type=integer(0, MAX_RANKS), default=0, metavar="V",
         help="Victim ranks; 0: a fifth of the ranks, at least 2. Default: 0.")
-    add("--draws", type=int, default=DEFAULT_DRAWS, metavar="D",
+    add("--draws", type=integer(1, MAX_DRAWS), default=DEFAULT_DRAWS, metavar="D",
         help=f"Random rings drawn (seeds 1..D), each run in every launch. Default: {DEFAULT_DRAWS}.")
-    add("--split", type=int, default=1, metavar="SEED",
+    add("--split", type=integer(0, SEED[1]), default=1, metavar="SEED",
         help="The seed of the choice of victims. Default: 1.")
     add("--sizes", metavar="SPEC", help="Victim message sizes. Default: each test's own (8, 128K, 8).")
     add("--param", action="append", default=[], metavar="KEY=VALUE",
         help="Another parameter (aggressor_size=64K, aggressor_window=4, window=4). Default: none.")
     add("--output", metavar="FILE", help="The run's document. Default: results/fabriclab-TIMESTAMP.json.")
-    add("--timeout", type=float, default=60.0, metavar="SECONDS",
+    add("--timeout", type=number(*TIMEOUT_S), default=60.0, metavar="SECONDS",
         help="End a run when a launch prints nothing for this long plus twice --point-time. Default: 60.")
     p.add_argument("--network", metavar="FILE",
                    help="The network file the hosts are joined by, for the model's prediction. Default: a "
@@ -66,8 +68,6 @@ def request(args) -> Request:
     bad = [a for a in kinds if a not in AGGRESSORS]
     if bad:
         raise UsageError(f"unknown aggressor {bad[0]!r}: aggressors are {', '.join(AGGRESSORS)}")
-    if not 1 <= args.draws <= 100 or args.victims < 0 or args.split < 0:
-        raise UsageError("--draws must be 1..100, --victims and --split not negative")
     given = {p.partition("=")[0] for p in args.param}
     if given & {"aggressor", "victims", "seed", "split", "victim"}:
         raise UsageError("give the victim test, aggressor, victims, draws and split by their options, not --param")

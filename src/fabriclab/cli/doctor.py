@@ -8,8 +8,8 @@ import time
 
 from ..errors import FabriclabError
 from .letters import adder
-from ..measure.session import core_for, resolve
-from .options import add_mpi_options, launch_options, site
+from ..measure.session import TIMEOUT_S, core_for, resolve
+from .options import add_mpi_options, launch_options, number, site
 
 
 def _say(line: str) -> None:
@@ -173,7 +173,7 @@ def register(sub) -> None:
     p = sub.add_parser("doctor", help="Check which MPI, launcher and core build fabriclab will use, and that they "
                                       "work; with --machine, what on this machine disturbs timings.")
     add_mpi_options(p, "doctor")
-    adder(p, "doctor")("--timeout", type=float, default=60, metavar="SECONDS",
+    adder(p, "doctor")("--timeout", type=number(*TIMEOUT_S), default=60, metavar="SECONDS",
                        help="Give up on the test launch after this many seconds. Default: 60.")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--machine", dest="check", action="store_const", const="machine",

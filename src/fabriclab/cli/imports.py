@@ -10,7 +10,9 @@ from pathlib import Path
 
 from .. import outputs
 from ..errors import UsageError
+from ..schema.fields import MAX_RANKS
 from .letters import adder
+from .options import integer
 
 TOOLS = ("osu", "imb")
 
@@ -56,7 +58,7 @@ def register(sub) -> None:
     p.add_argument("--from", dest="tool", choices=TOOLS, required=True, metavar="TOOL",
                    help="Which tool wrote FILE: osu (OSU Micro-Benchmarks) or imb (Intel MPI Benchmarks, "
                         "IMB-MPI1 and IMB-NBC).")
-    p.add_argument("--ranks", type=int, metavar="N",
+    p.add_argument("--ranks", type=integer(1, MAX_RANKS), metavar="N",
                    help="OSU only: the processes the collective tests ran on, which OSU does not print "
                         "(default 2); IMB prints its own")
     adder(p, "import")("--output", metavar="RUN.json",

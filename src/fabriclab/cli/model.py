@@ -14,14 +14,17 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from .. import outputs
 from ..errors import UsageError
 from ..model.choices import DEFAULT_OUT, DEFAULT_SYSTEMS, METHODS, PATTERNS
+from ..model.limits import PACKET_BYTES, RATE_MBPS
 from ..model.resources import MB
+from ..schema.fields import MAX_RANKS
 from ..report.escape import terminal
 from .letters import adder
+from .options import integer, number
 from .model_common import COLLECTIVE_NODES, COLLECTIVE_SIZES, NODES, calibration, parse_nodes, table
 
 if TYPE_CHECKING:
@@ -50,7 +53,7 @@ def register_model(subparsers) -> None:
     add("--method", metavar="METHOD", default="auto", choices=METHODS,
         help="Load counting: auto (symmetry or aggregation where available) or enumerate "
              "(every flow). Default: auto.")
-    add("--payload", metavar="BYTES", type=float,
+    add("--payload", metavar="BYTES", type=number(PACKET_BYTES.lo, PACKET_BYTES.hi),
         help="Packet payload for the efficiency payload/(payload+overhead) instead of the catalog's. "
              "Default: the catalog's.")
     add("--format", metavar="FORMAT", default="table", choices=("table", "json"),
@@ -77,9 +80,9 @@ def _add_systems(add) -> None:
              "the --system systems, or alone when no --system is given. Default: none.")
     add("--traffic", metavar="PATTERN", default="all-to-all", choices=PATTERNS,
         help=f"Traffic pattern, one of {', '.join(PATTERNS)}. Default: all-to-all.")
-    add("--hotspot-target", metavar="NODE", type=int, default=0,
+    add("--hotspot-target", metavar="NODE", type=integer(0, MAX_RANKS), default=0,
         help="The node every other node sends to with --traffic hotspot. Default: 0.")
-    add("--seed", metavar="INT", type=int, default=1,
+    add("--seed", metavar="INT", type=integer(0, (1 << 63) - 1), default=1,
         help="Random seed of the permutation and bisection patterns. Default: 1.")
 
 
@@ -94,13 +97,13 @@ def _add_collective(add) -> None:
     add("--sizes", metavar="SIZES",
         help="Sizes in bytes, as run takes them (a block for allgather, gather, scatter and alltoall, the "
              f"vector for the others). Default: {COLLECTIVE_SIZES}.")
-    add("--alpha", metavar="SECONDS", type=float,
+    add("--alpha", metavar="SECONDS", type=number(0, 1),
         help="Seconds to start one message (measured: half a small ping-pong's round trip). Default: 2e-6.")
-    add("--gamma", metavar="SECONDS", type=float,
+    add("--gamma", metavar="SECONDS", type=number(0, 1),
         help="Seconds to reduce one byte locally. Default: 2.5e-10 (4 GB/s).")
     add("--placement", metavar="HOW", default="block", choices=("block", "cyclic"),
         help="How ranks go on nodes: block (fill a node) or cyclic (one a node in turn). Default: block.")
-    add("--per-node", metavar="K", type=int, default=1, help="Ranks on each node. Default: 1.")
+    add("--per-node", metavar="K", type=integer(1, MAX_RANKS), default=1, help="Ranks on each node. Default: 1.")
 
 
 def _add_calibration(add) -> None:
@@ -123,7 +126,7 @@ def _add_cost(add) -> None:
         help="Add total cost and dollars per MB/s to the tables (example prices unless --prices). Default: off.")
     add("--prices", metavar="FILE",
         help="A price list (prices.yaml format) overriding the shipped example prices. Default: none.")
-    add("--target", metavar="MBPS", type=float,
+    add("--target", metavar="MBPS", type=number(RATE_MBPS.lo, RATE_MBPS.hi),
         help="Find the cheapest system giving every node at least this many MB/s at each size. "
              "Default: none.")
 
@@ -167,12 +170,6 @@ def _reproduce(args) -> int:
 
 
 # ---------------------------------------------------------------- parsing
-def _positive(option: str, value: Optional[float]) -> None:
-    """A rate or size option must be a positive finite number (argparse takes nan, inf and -5)."""
-    if value is not None and not (math.isfinite(value) and value > 0):
-        raise UsageError(f"{option} must be a positive finite number, got {value:g}")
-
-
 # ---------------------------------------------------------------- output
 def _fmt(x, digits=1) -> str:
     """A figure with `digits` decimals; with three significant digits where those
@@ -227,8 +224,6 @@ def _question(args) -> Question:
     from ..model.projection import Question
     from ..model.traffic import Traffic
     from ..studies.millich_george_oral.as_published import curve as published_curve
-    _positive("--target", args.target)
-    _positive("--payload", args.payload)
     return Question(
         systems=tuple(args.system or ()), topology_file=args.topology_file, nodes=tuple(parse_nodes(args.nodes or NODES)),
         traffic=Traffic(args.traffic, args.hotspot_target, args.seed), calibration=calibration(args),

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 from .. import outputs
 from ..errors import UsageError
 from ..measure.launch import BINDINGS, LAUNCHERS
 from ..schema.fields import MAX_RANKS
+from ..units import in_range
 from .letters import adder
 
 
@@ -27,10 +29,12 @@ def integer(lo: int, hi: int):
     (a number of ranks or samples sizes lists and C ints: an unbounded one would end
     in a MemoryError or an OverflowError far from the option that caused it)."""
     def parse(text: str) -> int:
-        try:
-            v = int(text.strip(), 10)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number") from None
+        t = text.strip()
+        # ASCII digits only: int() also takes 1_000 and other scripts' digits, which no other number
+        # fabriclab reads does (units.py)
+        if not re.fullmatch(r"[+-]?[0-9]{1,4000}", t, re.ASCII):
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number")
+        v = int(t, 10)
         if not lo <= v <= hi:
             raise argparse.ArgumentTypeError(f"{v if len(str(v)) < 20 else str(v)[:17] + '...'} is not "
                                              f"between {lo:,} and {hi:,}")
@@ -40,14 +44,17 @@ def integer(lo: int, hi: int):
 
 
 def number(lo: float, hi: float):
-    """An argparse type: a finite number from lo to hi, refused in one line otherwise."""
+    """An argparse type: a finite number from lo to hi, refused in one line otherwise: the
+    type of every number option, so that nan, inf or 1e300 seconds are refused as they are
+    typed, not after a launch (units.in_range; the ranges are the library's own)."""
     def parse(text: str) -> float:
         try:
             v = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number") from None
-        if not lo <= v <= hi:          # NaN is refused here too: no comparison holds
-            raise argparse.ArgumentTypeError(f"{text[:40]} is not between {lo:g} and {hi:g}")
+        if not in_range(v, lo, hi):    # NaN and infinity too: no comparison holds
+            why = "a finite number" if v - v != 0 else f"between {lo:g} and {hi:g}"
+            raise argparse.ArgumentTypeError(f"{text[:40]} is not {why}")
         return v
     parse.__name__ = "number"
     return parse

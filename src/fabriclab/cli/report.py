@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 from pathlib import Path
@@ -11,7 +10,9 @@ from pathlib import Path
 from .. import outputs
 from ..errors import UsageError
 from .letters import adder
-from .options import write_out
+from .options import number, write_out
+
+WIRE_RATE = number(1e-6, 1e9)       # MB/s: the network files' range (model/limits.py), 1 B/s to 1 PB/s
 
 METRIC_CHOICES = ("latency", "bandwidth", "aggregate", "per-process", "slowest", "fairness", "message-rate", "rate")
 X_CHOICES = ("size", "stride", "active", "conns")
@@ -33,8 +34,6 @@ def _wire(args) -> tuple[float | None, str, str]:
     if args.wire_rate is not None and args.technology:
         raise UsageError("give --wire-rate or --technology, not both")
     if args.wire_rate is not None:
-        if not math.isfinite(args.wire_rate) or args.wire_rate <= 0:
-            raise UsageError(f"--wire-rate must be a positive number of MB/s, got {args.wire_rate:g}")
         return args.wire_rate * 1e6, f"--wire-rate {args.wire_rate:g} MB/s", f"{args.wire_rate:g} MB/s"
     if args.technology:
         from ..model.catalog import technology
@@ -67,7 +66,7 @@ def register_report(sub) -> None:
                         "and two are compared point by point.")
     adder(p, "report")("--output", metavar="PATH",
                        help="The HTML file ('-' = stdout). Default: the first run's path with .html.")
-    p.add_argument("--wire-rate", type=float, metavar="MBPS",
+    p.add_argument("--wire-rate", type=WIRE_RATE, metavar="MBPS",
                    help="The wire rate in MB/s (10^6 B/s) for the efficiency figure. Default: none.")
     p.add_argument("--technology", metavar="NAME",
                    help="Take the wire rate from a catalog technology's link (`fabriclab model --list`). "

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..report import FORMATS
 from .letters import adder
-from .options import checked_output, write_out
+from .options import checked_output, number, write_out
 
 
 def cmd_list(args) -> int:
@@ -122,9 +122,9 @@ def register_compare(sub) -> None:
     add = adder(p, "compare")
     p.add_argument("base", metavar="BASE.json", help="The reference run (RUN.json or RUN.ndjson).")
     p.add_argument("new", metavar="NEW.json", help="The run to judge against it.")
-    add("--alpha", type=float, default=0.05, metavar="P",
+    add("--alpha", type=number(1e-6, 0.999), default=0.05, metavar="P",
         help="One minus the confidence of the ratio's interval. Default: 0.05 (95%% intervals).")
-    p.add_argument("--threshold", type=float, default=0.02, metavar="FRACTION",
+    p.add_argument("--threshold", type=number(0, 0.99), default=0.02, metavar="FRACTION",
                    help="Smallest change worth a verdict: the interval must lie beyond 1 +- it. "
                         "Default: 0.02 (2%%).")
     add("--format", choices=FORMATS, default="table", metavar="FORMAT",

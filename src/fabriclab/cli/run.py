@@ -5,26 +5,11 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
-from ..errors import UsageError
 from ..measure.buffers import CACHE_STATES
-from ..measure.plan import Sampling
-from ..measure.session import DEFAULT_LAUNCHES, DEFAULT_TIMEOUT_S, Request
+from ..measure.plan import RANGES, Sampling
+from ..measure.session import DEFAULT_LAUNCHES, DEFAULT_TIMEOUT_S, LAUNCHES, SEED, TIMEOUT_S, Request
 from .letters import adder
-from .options import add_mpi_options, launch_options, site
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise UsageError(f"expected an integer, not {text!r}") from None
-
-
-def _positive_int(text: str) -> int:
-    n = _int(text)
-    if n < 1:
-        raise UsageError(f"--launches must be at least 1, not {n}")
-    return n
+from .options import add_mpi_options, integer, launch_options, number, site
 
 
 def register(sub) -> None:
@@ -75,35 +60,35 @@ def _add_points(add) -> None:
 def add_sampling(add, launches: int = DEFAULT_LAUNCHES, sample_time: float | None = None) -> None:
     """The sampling options, with a command's own defaults of launches and sample time."""
     d = Sampling() if sample_time is None else Sampling(sample_time=sample_time)
-    add("--launches", type=_positive_int, default=launches, metavar="K",
+    add("--launches", type=integer(*LAUNCHES), default=launches, metavar="K",
         help="Measure every point in K independent launches (fresh processes each), in an order "
              "shuffled per launch; intervals and verdicts then cover launch-to-launch variation "
              f"(docs/statistics.md). Default: {launches}.")
-    add("--seed", type=_int, default=None, metavar="INT",
+    add("--seed", type=integer(*SEED), default=None, metavar="INT",
         help="Seed of the per-launch shuffle, recorded in the result. Default: drawn at random.")
-    add("--warmup", type=int, default=d.warmup, metavar="N",
+    add("--warmup", type=integer(*RANGES["warmup"]), default=d.warmup, metavar="N",
         help=f"Warm-up operations per point, run and discarded. Default: {d.warmup}.")
-    add("--min-samples", type=int, default=d.min_samples, metavar="N",
+    add("--min-samples", type=integer(*RANGES["min_samples"]), default=d.min_samples, metavar="N",
         help=f"Fewest samples per point. Default: {d.min_samples}.")
-    add("--max-samples", type=int, default=d.max_samples, metavar="N",
+    add("--max-samples", type=integer(*RANGES["max_samples"]), default=d.max_samples, metavar="N",
         help=f"Most samples per point. Default: {d.max_samples}.")
-    add("--target-ci", type=float, default=d.target_ci, metavar="FRACTION",
+    add("--target-ci", type=number(*RANGES["target_ci"]), default=d.target_ci, metavar="FRACTION",
         help="Sample until the 95%% confidence interval of the median is within this fraction "
              f"of it. Default: {d.target_ci}.")
-    add("--point-time", type=float, default=d.point_time, metavar="SECONDS",
+    add("--point-time", type=number(*RANGES["point_time"]), default=d.point_time, metavar="SECONDS",
         help=f"Time cap per point; a point that hits it gets a warning. Default: {d.point_time}.")
-    add("--per-op", type=float, default=d.per_op, metavar="SECONDS",
+    add("--per-op", type=number(*RANGES["per_op"]), default=d.per_op, metavar="SECONDS",
         help="After each point's samples, time single operations one by one for this long and keep a "
              "histogram of them (1%% buckets), so the percentiles are of single ops "
              "(docs/statistics.md, \"Per-operation timing\"). Default: 0, off.")
-    add("--sample-time", type=float, default=d.sample_time, metavar="SECONDS",
+    add("--sample-time", type=number(*RANGES["sample_time"]), default=d.sample_time, metavar="SECONDS",
         help="Batch short operations so one sample lasts at least this long (keeps timer "
              f"cost under 1%%). Default: {d.sample_time}.")
 
 
 def _add_behaviour(add) -> None:
     """Timeout, dry run, quiet, counters, tables."""
-    add("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+    add("--timeout", type=number(*TIMEOUT_S), default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
         help="End the run when a launch prints nothing for this long plus twice --point-time "
              "(a hung or dead rank). Default: 60.")
     add("--dry-run", action="store_true",

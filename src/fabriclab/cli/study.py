@@ -20,7 +20,7 @@ from .. import outputs
 from ..errors import FabriclabError, Terminated, UsageError
 from ..units import fmt_time
 from . import run
-from .report import _wire
+from .report import WIRE_RATE, _wire
 from .letters import adder
 from .options import Parser
 
@@ -95,7 +95,7 @@ def _own_options(options: list) -> tuple:
     p = Parser(prog="fabriclab study run", add_help=False)
     adder(p, "study")("--output")
     p.add_argument("--dry-run", action="store_true")
-    p.add_argument("--wire-rate", type=float)
+    p.add_argument("--wire-rate", type=WIRE_RATE)
     p.add_argument("--technology")
     p.add_argument("--prices")
     own, rest = p.parse_known_args(options)

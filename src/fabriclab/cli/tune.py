@@ -8,10 +8,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import outputs
-from ..measure.session import Request
+from ..measure.session import TIMEOUT_S, Request
 from ..units import fmt_time
 from .letters import adder
-from .options import add_mpi_options, launch_options, site
+from .options import add_mpi_options, integer, launch_options, number, site
 from .run import add_sampling, sampling
 
 DEFAULT_SIZES = "8:2M:x4"
@@ -40,15 +40,15 @@ def register(sub) -> None:
              "accepted. Default: results/tune-OP-TIMESTAMP.")
     add("--force", action="store_true",
         help="Replace the tuning that the --output folder already holds. Default: off (refused).")
-    p.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS, metavar="R",
+    p.add_argument("--rounds", type=integer(0, 100), default=DEFAULT_ROUNDS, metavar="R",
                    help="Rounds of the check, each one launch of the default and one of the tuned library, their "
                         f"order swapped every round; 0: no check. Default: {DEFAULT_ROUNDS}.")
-    p.add_argument("--threshold", type=float, default=0.02, metavar="FRACTION",
+    p.add_argument("--threshold", type=number(0, 0.99), default=0.02, metavar="FRACTION",
                    help="The smallest change that earns a verdict, as compare's. Default: 0.02.")
-    p.add_argument("--prune-factor", type=float, default=FACTOR, metavar="X",
+    p.add_argument("--prune-factor", type=number(1.01, 1000), default=FACTOR, metavar="X",
                    help="On a known network, leave out the algorithms the model predicts more than X times "
                         f"slower than the best at every size. Default: {FACTOR:g}.")
-    add("--timeout", type=float, default=60.0, metavar="SECONDS",
+    add("--timeout", type=number(*TIMEOUT_S), default=60.0, metavar="SECONDS",
         help="End a run when a launch prints nothing for this long plus twice --point-time. Default: 60.")
     p.add_argument("--network", metavar="FILE",
                    help="The network file the hosts are joined by, for the model's pruning. Default: a testbed's "

@@ -13,12 +13,19 @@ import random
 from dataclasses import asdict, dataclass, field, replace
 
 from ..errors import UsageError
-from ..units import parse_sizes, parse_strides
+from ..units import check_range, parse_sizes, parse_strides
 from . import buffers, collectives, congestion, patterns
 from .benchmarks import REGISTRY, Bench, select
 
 
 MAX_PER_OP_S = 3600.0
+# Each sampling number's range, for its option and for Sampling.check: finite (NaN and infinity
+# fail every comparison), the counts within the core's int, and the times far enough inside a
+# double and select()'s timeout that what is computed from them (a launch's allowed silence,
+# timeout plus twice the point time; a sample's batch of ops) cannot overflow.
+RANGES = {"warmup": (0, 10**9), "min_samples": (1, 10**9), "max_samples": (1, 10**9),
+          "target_ci": (1e-12, 0.999), "point_time": (1e-6, 86400.0), "sample_time": (1e-9, 3600.0),
+          "per_op": (0.0, MAX_PER_OP_S)}
 
 
 @dataclass(frozen=True)
@@ -33,16 +40,10 @@ class Sampling:
     per_op: float = 0.0          # seconds of single ops timed one by one after the samples; 0: none
 
     def check(self) -> "Sampling":
-        if self.warmup < 0:
-            raise UsageError("--warmup must be 0 or more")
-        if self.min_samples < 1 or self.max_samples < self.min_samples:
+        for name, (lo, hi) in RANGES.items():
+            check_range("--" + name.replace("_", "-"), getattr(self, name), lo, hi)
+        if self.max_samples < self.min_samples:
             raise UsageError("need 1 <= --min-samples <= --max-samples")
-        if not 0 < self.target_ci < 1:
-            raise UsageError("--target-ci must be a fraction between 0 and 1, e.g. 0.025")
-        if self.point_time <= 0 or self.sample_time <= 0:
-            raise UsageError("--point-time and --sample-time must be positive")
-        if not 0 <= self.per_op <= MAX_PER_OP_S:
-            raise UsageError(f"--per-op must be 0 (off) to {MAX_PER_OP_S:g} seconds a point")
         return self
 
 

@@ -27,6 +27,7 @@ from .. import __version__, outputs
 from ..analysis import merge
 from ..errors import UsageError
 from ..schema import Document, Footer, Header, StreamWriter
+from ..units import check_range
 from .buffers import CACHE_STATES
 from .launch import LaunchSpec
 from .plan import Plan, Sampling
@@ -35,6 +36,11 @@ from .plan import Plan, Sampling
 # five, and what the default suite trims to afford them.
 DEFAULT_LAUNCHES = 5
 DEFAULT_TIMEOUT_S = 60.0
+# The ranges of a request's numbers, for their options and Request.check: a launch may stay
+# silent for timeout + 2 * point time (runner.py), which select() takes only below ~9e9 s.
+TIMEOUT_S = (1e-3, 1e6)
+LAUNCHES = (1, 10_000)
+SEED = (-(1 << 63), (1 << 63) - 1)
 
 
 @dataclass(frozen=True)
@@ -112,8 +118,10 @@ class Request:
     def check(self) -> "Request":
         if self.cache not in CACHE_STATES:
             raise UsageError(f"--cache must be one of {', '.join(CACHE_STATES)}, not {self.cache!r}")
-        if self.timeout <= 0:
-            raise UsageError("--timeout must be positive")
+        check_range("--timeout", self.timeout, *TIMEOUT_S)
+        check_range("--launches", self.launches, *LAUNCHES)
+        if self.seed is not None:
+            check_range("--seed", self.seed, *SEED)
         if self.calibration and not self.network and self.site.testbed is None:
             raise UsageError("--calibration applies to the network of --network or --testbed")
         return self

@@ -66,9 +66,9 @@ def test_ranks_per_node_and_placement_reach_the_prediction(run_cli, tmp_path):
     (["--algorithm", "ring,fastest"], "allreduce has no algorithm 'fastest' in the model"),
     (["--cost"], "--cost belongs to the traffic-pattern model"),
     (["--traffic", "hotspot"], "--traffic belongs to the traffic-pattern model"),
-    (["--alpha", "nan"], "--alpha must be seconds from 0 to 1"),
-    (["--gamma", "-1"], "--gamma must be seconds from 0 to 1"),
-    (["--per-node", "0"], "--per-node must be at least 1"),
+    (["--alpha", "nan"], "--alpha: nan is not a finite number"),
+    (["--gamma", "-1"], "--gamma: -1 is not between 0 and 1"),
+    (["--per-node", "0"], "--per-node: 0 is not between 1 and"),
     (["--sizes", "1:2:3:4"], "malformed size range"),
     (["--nodes", "4096", "--sizes", "1:1G:+1"], "more than"),
 ])
