@@ -458,6 +458,15 @@ def test_osu_nonblocking_overlap_is_imbs_from_osus_times():
     assert p["info"]["overlap"] == {"t_pure_s": pytest.approx(135.61e-6), "t_cpu_s": pytest.approx(140.95e-6)}
 
 
+def test_the_import_line_shows_a_test_name_s_escape_sequences_not_obeys_them(tmp_path, capsys):
+    f = tmp_path / "esc.txt"
+    f.write_text("# OSU MPI Latency Test v5.6.3\n# Size          Latency (us)\n0   1.5\n8   1.6\n"
+                 "# OSU MPI \x1b[2J\x1b]0;owned\x07 Test v5.6.3\n# Size   Foo\n8  1.0\n")
+    assert main(["import", "--from", "osu", str(f), "-o", str(tmp_path / "esc.json")]) == 0
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "not imported: MPI \\x1b[2J\\x1b]0;owned\\x07 Test" in err
+
+
 def test_osu_ranks_is_checked(tmp_path, capsys):
     assert main(["import", str(DATA / "osu_iallgather_v5.txt"), "--from", "osu", "--ranks", "0",
                  "-o", str(tmp_path / "x.json")]) == 2

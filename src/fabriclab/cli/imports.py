@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .. import outputs
 from ..errors import UsageError
+from ..report.escape import terminal
 from ..schema.fields import MAX_RANKS
 from .letters import adder
 from .options import integer
@@ -47,8 +48,9 @@ def _write(doc, args, out) -> int:
     skipped = len(doc.skips)
     extra = (f"; skipped {skipped} row{'s' if skipped > 1 else ''} without a time" if skipped else "") + (
         f"; not imported: {', '.join(imp['ignored'])}" if imp["ignored"] else "")
-    print(f"fabriclab: imported {npts} points of {args.tool.upper()} {', '.join(imp['benchmarks'])} "
-          f"from {args.file} -> {where}{extra}", file=sys.stderr)
+    # the names come from the file: a terminal must not obey what they hold
+    print(terminal(f"fabriclab: imported {npts} points of {args.tool.upper()} {', '.join(imp['benchmarks'])} "
+                   f"from {args.file} -> {where}{extra}"), file=sys.stderr)
     return 0
 
 
