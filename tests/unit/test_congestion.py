@@ -265,3 +265,13 @@ def test_a_victim_running_a_benchmark_holds_what_that_benchmark_holds():
         assert fp.allocated("v", at) == 2 * PAGE + layout + inner.footprint.allocated(role, mine)
     at = At(size=8, nranks=10, active=8, params={**REGISTRY["message.victim"].defaults, "aggressor": "alltoall"})
     assert fp.allocated("a", at) == REGISTRY["message.victim_latency"].footprint.allocated("a", at)
+
+
+@pytest.mark.parametrize("command", [["congestion"], ["check", "-o", "{tmp}/check"]])
+def test_the_default_number_of_ranks_is_one_the_command_takes(command, fake_core, tmp_path, capsys):
+    """congestion and check's congestion test need two victims and two aggressors: -n is 4 unless given."""
+    argv = [a.format(tmp=tmp_path) for a in command]
+    assert main([*argv, "--dry-run", "--core", fake_core["core"], "--mpiexec", fake_core["mpiexec"]]) == 0, \
+        capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "message.victim_" in out and " -n 4 " in out

@@ -16,6 +16,7 @@ from .options import add_mpi_options, integer, launch_options, number, site, wri
 
 def register(sub) -> None:
     from ..acceptance.thresholds import MAX_ATTEMPTS, TESTS
+    from ..measure import congestion
     p = sub.add_parser("check", help="A short acceptance suite (pair matrix, congestion, collectives) judged "
                                      "against the model or a baseline: exit 0 when it passes, 1 with one line "
                                      "per failing cable, host or figure.",
@@ -41,7 +42,7 @@ def register(sub) -> None:
     add("--quiet", action="store_true", help="Only the verdicts. Default: off.")
     add("--dry-run", action="store_true",
         help="Check every test's run, print each first attempt's launch commands, and exit. Default: off.")
-    add_mpi_options(p, "check")
+    add_mpi_options(p, "check", congestion.MIN_RANKS)     # the congestion test's least
     p.set_defaults(func=cmd_check)
 
 

@@ -19,7 +19,7 @@ DEFAULT_SAMPLE_TIME = 0.05     # s: a sample spans many of the aggressors' messa
 
 
 def register(sub) -> None:
-    from ..measure.congestion import AGGRESSORS
+    from ..measure.congestion import AGGRESSORS, MIN_RANKS
     p = sub.add_parser("congestion", help="Measure how much other traffic slows a victim test: GPCNeT's "
                                           "congestion impact factor, with intervals and the model's prediction.",
                        description="Split the ranks into victims (a seeded fifth by default) and aggressors; time "
@@ -56,7 +56,7 @@ def register(sub) -> None:
     add("--dry-run", action="store_true", help="Print the exact launch commands and exit. Default: off.")
     add("--quiet", action="store_true", help="Only the result. Default: off.")
     add_sampling(adder(p.add_argument_group("sampling"), "congestion"), DEFAULT_LAUNCHES, DEFAULT_SAMPLE_TIME)
-    add_mpi_options(p, "congestion")
+    add_mpi_options(p, "congestion", MIN_RANKS)
     p.set_defaults(func=cmd_congestion)
 
 

@@ -61,6 +61,7 @@ PATTERNS = {"incast": "hotspot", "pairs": "pairs", "bipairs": "bipairs", "shift"
 ONE_SIDED = ("put_incast", "get_bcast")
 AGGRESSORS = ("alltoall", "incast", "put_incast", "get_bcast", "pairs", "bipairs", "shift", "bisection")
 VICTIM_SHARE = 0.2          # GPCNeT: a fifth of the ranks are victims
+MIN_RANKS = 4               # two victims and two aggressors
 P_TAIL = 0.99               # the tail's impact factor, as GPCNeT's 99th percentile
 
 
@@ -68,8 +69,9 @@ def victim_count(nranks: int, asked: int) -> int:
     """`victims` (0: a fifth of the ranks, at least 2), checked: two victims
     make a ring, two aggressors load each other."""
     v = asked or max(2, round(nranks * VICTIM_SHARE))
-    if nranks < 4:
-        raise UsageError(f"congestion needs at least 4 ranks (2 victims, 2 aggressors); this run has {nranks}")
+    if nranks < MIN_RANKS:
+        raise UsageError(f"congestion needs at least {MIN_RANKS} ranks (2 victims, 2 aggressors); this run has "
+                         f"{nranks}")
     if not 2 <= v <= nranks - 2:
         raise UsageError(f"victims={v} with {nranks} ranks: there must be at least 2 victims and 2 aggressors "
                          f"(victims 2..{nranks - 2})")
