@@ -297,3 +297,19 @@ def test_a_cable_is_found_by_its_name_or_its_ends_and_changed_at_both_ends():
         with pytest.raises(UsageError):
             faults.rate(bad)
     assert faults.rate("12.5") == 12.5
+
+
+def test_a_degraded_rate_is_one_tc_takes():
+    """tc reads the bucket's rate and peak rate as whole bytes a second (1e-300 MB/s is 0 bit/s,
+    refused by tc), needs the peak above the rate (the kernel refuses 10 B/s, both 10 B/s) and
+    holds the queue in 32 bits: the rates outside are refused in one line before tc runs."""
+    import re
+    from fabriclab.testbed import faults, netns
+    for bad in ("1e-300", "1e-5", "8590", "1e6"):
+        with pytest.raises(UsageError, match="what tc's token bucket takes"):
+            faults.rate(bad)
+    for good in (faults.MIN_MBPS, faults.MAX_MBPS):
+        assert faults.rate(repr(good)) == good
+        fields = dict(re.findall(r"(\w+) (\d+)", netns.tbf(good * 1e6).replace("bit", "")))
+        assert int(fields["rate"]) // 8 >= 1 and int(fields["peakrate"]) // 8 > int(fields["rate"]) // 8
+        assert int(fields["limit"]) < 1 << 32 and int(fields["burst"]) < 1 << 32

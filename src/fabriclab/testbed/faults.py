@@ -7,12 +7,16 @@ and the cable watch read it."""
 
 from __future__ import annotations
 
-import math
-
 from ..errors import UsageError
+from ..units import in_range
 from . import netns
 
-MAX_MBPS = 1e6      # no cable the testbed emulates is faster than a terabyte a second
+# The rates tc takes in the token bucket netns.tbf writes: its rate and peak rate in whole bytes
+# a second, the peak (PEAK times the rate) above the rate, which 20 B/s is the least to keep
+# (at 10 B/s both are 10 B/s and the kernel refuses the bucket; at 1e-300 MB/s tc reads 0 bit/s);
+# its queue, QUEUE_S of the rate, a 32-bit byte count (8,589.9 MB/s fills it).
+MIN_MBPS = 20e-6
+MAX_MBPS = ((1 << 32) - 1) / netns.QUEUE_S / 1e6
 
 
 def cable_name(c: dict) -> str:
@@ -34,13 +38,14 @@ def find(state: dict, ref: str) -> int:
 
 
 def rate(text: str) -> float:
-    """A rate in MB/s, positive and finite; UsageError in one line otherwise."""
+    """A rate in MB/s that tc takes (MIN_MBPS to MAX_MBPS); UsageError in one line otherwise."""
     try:
         r = float(text)
     except ValueError:
         raise UsageError(f"a rate is a number of MB/s, not {text!r}") from None
-    if not (math.isfinite(r) and 0 < r <= MAX_MBPS):
-        raise UsageError(f"a rate must be above 0 and at most {MAX_MBPS:g} MB/s, not {text}")
+    if not in_range(r, MIN_MBPS, MAX_MBPS):
+        raise UsageError(f"a rate must be from {MIN_MBPS:g} to {MAX_MBPS:.6g} MB/s (what tc's token bucket "
+                         f"takes), not {text[:40]}")
     return r
 
 
