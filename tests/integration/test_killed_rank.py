@@ -2,7 +2,8 @@
 the run's error line names the signal, the host and the process (and the
 rank, where the launcher says it), under MPICH and under Open MPI, and the
 files the job shared memory through are gone from /dev/shm (the libfabric
-level's too). Only the ranks of this test's own run are touched."""
+level's too), and so is the topology file MPICH's Hydra wrote to /tmp. Only
+the ranks of this test's own run are touched."""
 import os
 import signal
 import subprocess
@@ -61,7 +62,7 @@ def test_killed_rank_is_named_and_leaves_nothing_in_dev_shm(flavour, bench, tmp_
     if not Path(home, "bin", "mpicc").exists():
         pytest.fail(f"{flavour} is not installed under {home}; run `make test`, which installs it")
     out = tmp_path / "k.json"
-    shm_before = shm.entries()
+    shm_before, hydra_before = shm.entries(), set(shm.entries(*shm.LEFT[1]))
     cmd = [sys.executable, "-m", "fabriclab.cli", "run", bench, "-s", "1", "-L", "1", "--mpi-home", home,
            "--point-time", "60", "--target-ci", "1e-9", "--max-samples", "100000000", "-q", "-o", str(out)]
     p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
@@ -91,3 +92,5 @@ def test_killed_rank_is_named_and_leaves_nothing_in_dev_shm(flavour, bench, tmp_
     assert docs.read(out)["footer"]["status"] == "failed"
     # the library's shared-memory files of the killed job (MPICH's, Open MPI's, libfabric's shm provider's)
     assert set(shm.entries()) - set(shm_before) == set(), "left in /dev/shm"
+    # and Hydra's topology file, which its proxy removes only when the job ends in order
+    assert set(shm.entries(*shm.LEFT[1])) - hydra_before == set(), "left in /tmp"

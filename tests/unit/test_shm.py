@@ -39,3 +39,18 @@ def test_nothing_new_reads_no_process(tmp_path, monkeypatch):
     before = shm.entries(tmp_path)
     monkeypatch.setattr(shm, "in_use", lambda paths: (_ for _ in ()).throw(AssertionError("scanned /proc")))
     assert shm.sweep(before, tmp_path) == []
+
+
+def test_of_tmp_only_hydra_s_topology_files_are_swept(tmp_path, monkeypatch):
+    """A launch's Hydra proxy leaves /tmp/hydra_hwloc_xmlfile_XXXXXX when a rank is killed; any
+    other file of /tmp, new or not, is never touched."""
+    shmdir, tmp = tmp_path / "shm", tmp_path / "tmp"
+    shmdir.mkdir(), tmp.mkdir()
+    (tmp / "hydra_hwloc_xmlfile_old").write_text("<topology/>")
+    monkeypatch.setattr(shm, "LEFT", ((shmdir, ""), (tmp, "hydra_hwloc_xmlfile_")))
+    before = shm.noted()
+    for name in ("hydra_hwloc_xmlfile_Ab12Cd", "someone-elses", "hydra_hwloc"):
+        (tmp / name).write_text("x")
+    (shmdir / "mpich_shm_1").write_text("x")
+    assert sorted(shm.sweep_all(before)) == ["hydra_hwloc_xmlfile_Ab12Cd", "mpich_shm_1"]
+    assert sorted(p.name for p in tmp.iterdir()) == ["hydra_hwloc", "hydra_hwloc_xmlfile_old", "someone-elses"]

@@ -53,7 +53,7 @@ class Launch:
     """One running core: a process group, its stdout lines and stderr tail."""
 
     def __init__(self, argv: list[str], env: dict):
-        self.shm = shm.entries()               # what /dev/shm held before: the rest is this launch's
+        self.shm = shm.noted()                 # what /dev/shm and /tmp held before: the rest is this launch's
         self.err = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.err, env={**os.environ, **env},
                                      start_new_session=True, bufsize=0)
@@ -120,9 +120,9 @@ class Launch:
         self.err.close()
 
     def sweep(self) -> None:
-        """Remove what its killed or stopped ranks left in /dev/shm (measure/shm.py), once
-        every process of the launch is gone: close() and the watch's cleanup() first."""
-        shm.sweep(self.shm)
+        """Remove what its killed or stopped ranks left in /dev/shm and /tmp (measure/shm.py),
+        once every process of the launch is gone: close() and the watch's cleanup() first."""
+        shm.sweep_all(self.shm)
 
 
 class Watch:
