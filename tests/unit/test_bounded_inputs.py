@@ -145,3 +145,24 @@ def test_a_request_built_in_code_checks_its_numbers_too():
         with pytest.raises(UsageError, match="must be from"):
             Sampling(**bad).check()
     assert Request().check() and Sampling().check()
+
+
+@pytest.mark.parametrize("hostile", ["device", "[" * 100_000, '{"fabric": 5, "ucx": [1]}', "[1, 2]"])
+def test_a_prebuilt_core_s_levels_file_is_read_bounded(hostile, fake_core, capsys):
+    """--core may be anyone's, and so may the levels.json beside it: read as a data file, and
+    what is no record of levels is none."""
+    levels = os.path.join(os.path.dirname(fake_core["core"]), "levels.json")
+    os.unlink(levels)
+    if hostile == "device":
+        os.symlink("/dev/zero", levels)
+    else:
+        with open(levels, "w") as f:
+            f.write(hostile)
+    t0 = time.monotonic()
+    assert main(["run", "message.pingpong", "-s", "8", "--dry-run", "--core", fake_core["core"],
+                 "--mpiexec", fake_core["mpiexec"]]) == 0, capsys.readouterr().err
+    assert time.monotonic() - t0 < 5
+    assert main(["run", "fabric.stream", "-s", "8", "--dry-run", "--core", fake_core["core"],
+                 "--mpiexec", fake_core["mpiexec"]]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "fabric" in err, err

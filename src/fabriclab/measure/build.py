@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import __version__, outputs
+from ..datafile import read_data_file
 from ..errors import RunError, UsageError
 from . import libraries
 from .mpi import MPI
@@ -149,11 +150,14 @@ def planned(mpi: MPI, libs: dict | None = None) -> Core:
 
 
 def levels(core_path: str) -> dict:
-    """What the core at `core_path` was built with: levels.json beside it ({} before a build)."""
+    """What the core at `core_path` was built with: levels.json beside it ({} before a build,
+    or where it is no record of levels). Read as any data file (datafile.py): a --core may be
+    anyone's, and so may the file beside it."""
     try:
-        return json.loads((Path(core_path).parent / "levels.json").read_text())
-    except (OSError, ValueError):
+        data = read_data_file(Path(core_path).parent / "levels.json", "levels.json", kind="JSON", limit=1 << 20)
+    except UsageError:
         return {}
+    return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
 
 
 def _compile(mpi: MPI, src: Path, out: Path, libs: dict) -> tuple[list[str], str, str | None]:
