@@ -25,9 +25,10 @@ schedule_time.py (so the closed forms hold on a full-bisection network).
 
 Why the sender's start, not the pair's: on the uneven line of four switches
 (examples/testbeds/uneven-line.yaml), MPICH's recursive doubling allreduce of
-256 KiB took 1.21x the steps' sum and 1.06x this (fastest sample of each
-point), where starting each flow only once both ends entered its step gave
-1.30x: the pairs that finished early had their next messages on the wire.
+256 KiB took 1.04-1.21x the steps' sum and 0.91-1.06x this (the fastest
+sample of each point, four validations), where starting each flow only once
+both its ends entered its step gave 1.11-1.30x: the pairs that finished
+early had their next messages on the wire.
 
 It costs a max-min solution per event, about one per flow, so the Network
 uses it only for a network file's schedules of at most OVERLAP_CELLS ranks x
