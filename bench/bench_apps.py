@@ -20,7 +20,8 @@ import tempfile
 from pathlib import Path
 
 import _common as c
-from fabriclab.measure import apps, build as corebuild, libraries
+from fabriclab.suite import apps
+from fabriclab.measure import build as corebuild, libraries
 
 REF_DIR = Path(__file__).resolve().parent / "reference"
 MATMUL_N = 2048

@@ -10,7 +10,7 @@ each host, exchanging with the MPI collective, every block at once, and in
 pairwise steps with a barrier between them, and read each point's exchange
 phase (the median of the samples of `--launches` launches) beside the time
 the model predicts for it, nominal and calibrated (the run's
-`exchange_model` block, measure/exchange_prediction.py). Target: measured within 15% of the calibrated
+`exchange_model` block, verdicts/exchange_prediction.py). Target: measured within 15% of the calibrated
 prediction at the largest size, the median over `--rounds` rounds (5),
 each with its own calibration; only the largest sizes run unless asked
 (`--transpose 1K,2K --sort 1M,4M`). On a virtual machine one launch is
@@ -49,7 +49,7 @@ NAME = "appbench"
 TARGET = 0.15
 # Per point: up to 2 s a launch; the exchange figure is the median of every launch's samples.
 FAST = ["--point-time", "2", "--min-samples", "3"]
-# The schedules the model follows (measure/exchange_prediction.py); the collective's own is the library's.
+# The schedules the model follows (verdicts/exchange_prediction.py); the collective's own is the library's.
 SCHEDULES = ("collective", "concurrent", "pairwise")
 
 

@@ -21,7 +21,7 @@ AA_TARGET_S = 60.0
 
 
 def run_start_s() -> float:
-    from fabriclab.measure.machine import run_start
+    from fabriclab.host.machine import run_start
     t0 = time.perf_counter()
     run_start()
     return time.perf_counter() - t0
@@ -44,7 +44,7 @@ def body() -> None:
     opts = ap.parse_args()
     exe = c.fabriclab_exe()
     c.header("fabriclab doctor: the machine check and the A/A self-test",
-             commands=["fabriclab doctor --machine", "measure.machine.run_start (in-process)", "fabriclab doctor --aa"],
+             commands=["fabriclab doctor --machine", "host.machine.run_start (in-process)", "fabriclab doctor --aa"],
              method=f"{opts.runs} runs of the first two (median, min..max), {opts.aa_runs} of --aa")
     c.run([exe, "doctor"], timeout=600)    # the core built and cached, so --aa times measuring alone
     machine = [c.timed([exe, "doctor", "--machine"]) for _ in range(opts.runs)]

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import _common as c
-from fabriclab.measure.imports import MAX_ROWS
+from fabriclab.imports import MAX_ROWS
 
 TARGET_S, TARGET_MIB = 5.0, 300
 ROWS = MAX_ROWS

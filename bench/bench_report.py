@@ -25,7 +25,7 @@ IMPORT_REPORT_CPU_S = 10.0
 def largest_imports(work: Path) -> dict:
     """OSU outputs of imports.MAX_ROWS rows: one curve of distinct sizes, and a datatype (a variant,
     drawn in figures of its own) every two rows."""
-    from fabriclab.measure.imports import MAX_ROWS
+    from fabriclab.imports import MAX_ROWS
     curve, variants = work / "osu-curve.txt", work / "osu-variants.txt"
     with open(curve, "w") as f:
         f.write("# OSU MPI Latency Test v7.3\n# Size       Avg Latency(us)  Min Latency(us)  Max Latency(us)"
@@ -40,7 +40,7 @@ def largest_imports(work: Path) -> dict:
 
 def import_reports(exe: str, work: Path, runs: int) -> None:
     """The report of each largest import: CPU time (the figure a loaded machine keeps), wall, size."""
-    from fabriclab.measure.imports import MAX_ROWS
+    from fabriclab.imports import MAX_ROWS
     docs = {}
     for shape, txt in largest_imports(work).items():
         docs[shape] = txt.with_suffix(".json")

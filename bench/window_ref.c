@@ -33,7 +33,7 @@
 #define TAG_DATA 1
 #define TAG_ACK 2
 
-/* fabriclab's warm layout (src/fabriclab/measure/buffers.py): op i of a
+/* fabriclab's warm layout (src/fabriclab/suite/buffers.py): op i of a
  * point uses slot i % slots on both sides, i running on from window to
  * window, slots = WARM_REGION / size, at least 1 (shared: from 64 KiB up a
  * window's ops all go from one buffer into one, osu_bw's and osu_bibw's

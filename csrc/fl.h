@@ -83,7 +83,7 @@ typedef struct {
                       * every op of a window has its own; few keep them
                       * cache-resident (warm), many exceed
                       * twice the last-level cache (cold); op i uses buffer
-                      * i % buffers (Python plans them: measure/buffers.py) */
+                      * i % buffers (Python plans them: suite/buffers.py) */
     const fl_layout *layout; /* pattern benchmarks: this point's roles; else NULL */
 } fl_point;
 
@@ -134,7 +134,7 @@ typedef struct {
 } fl_param_rule;
 
 /* The facts of a benchmark, generated from fabriclab's registry
- * (src/fabriclab/measure/benchmarks.py) into fl_facts.h at build time: they
+ * (src/fabriclab/suite/benchmarks.py) into fl_facts.h at build time: they
  * are written once, in Python, and compiled in. */
 typedef struct {
     const char *name;
@@ -316,7 +316,7 @@ static inline MPI_Aint fl_win_bytes(MPI_Aint n)
  * units), so the working set stays what the cache state chose instead of
  * growing with the units, and at least `own`, so that every op of a window
  * that takes a buffer of its own still has a unit of its own (`own` from
- * fl_own_slots; measure/buffers.py states the rule). */
+ * fl_own_slots; suite/buffers.py states the rule). */
 static inline int64_t fl_unit_slots(int64_t buffers, int64_t units, int64_t own)
 {
     int64_t k = units > 1 ? (buffers + units - 1) / units : buffers;

@@ -134,7 +134,7 @@ static void barrier(void)
     }
 }
 
-/* Round-trip slots, 64 KiB a side as fabriclab's warm ping-pong (measure/buffers.py). */
+/* Round-trip slots, 64 KiB a side as fabriclab's warm ping-pong (suite/buffers.py). */
 #define PING_SLOTS(size) ((size) && (size) < 65536 ? 65536 / (size) : 1)
 static void pingpong(int rank, char *buf, size_t size, long iters)
 {

@@ -101,7 +101,7 @@ static void *send_msg(void *buf, size_t size, ucp_tag_t tag)
     return ucp_tag_send_nbx(U.ep, buf, size, tag, &p);
 }
 
-/* Round-trip slots, 64 KiB a side as fabriclab's warm ping-pong (measure/buffers.py). */
+/* Round-trip slots, 64 KiB a side as fabriclab's warm ping-pong (suite/buffers.py). */
 #define PING_SLOTS(size) ((size) && (size) < 65536 ? 65536 / (size) : 1)
 static void pingpong(int rank, char *buf, size_t size, long iters)
 {

@@ -7,7 +7,7 @@
  * Distributions are block distributions in the balanced form
  * lo(r) = floor(r * n / N): rank r owns items lo(r) .. lo(r+1)-1, so any n
  * divides over any N <= n, the blocks differing by at most one item. The
- * same arithmetic is written in Python (measure/apps.py), which predicts the
+ * same arithmetic is written in Python (suite/apps.py), which predicts the
  * bytes each rank sends and checks them against what the core reports. */
 #ifndef FL_APP_H
 #define FL_APP_H
@@ -40,7 +40,7 @@ typedef struct {
  * every rank, one wait), or pairwise in n steps, step k sending to r + k
  * and receiving from r - k (Thakur, Rabenseifner and Gropp, 2005), a
  * barrier between steps so that they run one after another, as the model
- * adds them (measure/exchange_prediction.py): without it a rank ahead sends its next
+ * adds them (verdicts/exchange_prediction.py): without it a rank ahead sends its next
  * step's block (eagerly, below the library's rendezvous threshold) into
  * cables still carrying the step before, and the steps overlap (barriers
  * between the phases of an all-to-all: Brewer and Kuszmaul, "How to get

@@ -13,7 +13,7 @@
  * (van de Geijn and Watts, "SUMMA: scalable universal matrix multiplication
  * algorithm", 1997), so it stops scaling earlier: that is the fabric's part
  * a user sees in the speedup. Weak scaling keeps each rank's share of the
- * 2 n^3 flops: n(N) = round(n cbrt(N)), in integers (measure/apps.py,
+ * 2 n^3 flops: n(N) = round(n cbrt(N)), in integers (suite/apps.py,
  * matmul_side). */
 #include "app.h"
 

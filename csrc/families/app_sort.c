@@ -5,7 +5,7 @@
  * so a moved element can be checked on its own. One op, timed by phase:
  *
  * - bucket: count the elements bound for each rank by key range (the
- *   leading 32 bits k of the key go to rank floor(k N / 2^32), measure/apps.py
+ *   leading 32 bits k of the key go to rank floor(k N / 2^32), suite/apps.py
  *   bucket_of), prefix sums, scatter the elements by destination into the
  *   send array. The drawn elements are only read, so every op starts from
  *   the same unsorted input with nothing to restore.
@@ -47,7 +47,7 @@ typedef struct {
     int schedule;            /* APP_COLLECTIVE, APP_CONCURRENT or a pairwise one (app.h) */
 } sort_state;
 
-/* ---- the elements (measure/apps.py draw writes the same keys) ---- */
+/* ---- the elements (suite/apps.py draw writes the same keys) ---- */
 
 /* The (g+1)-th output of splitmix64 seeded with `seed` (Steele, Lea and
  * Flood, OOPSLA 2014): any element can be drawn alone, so K keys are the

@@ -70,7 +70,7 @@ static int check_point(coll_state *s, const fl_point *pt, fl_shape *shape)
     return app_int_count(s->count * n, shape, "elements of one op's buffers") ? FL_SKIP : FL_OK;
 }
 
-/* bytes_per_op: the data the op is about (nccl-tests' S; measure/benchmarks.py). */
+/* bytes_per_op: the data the op is about (nccl-tests' S; suite/benchmarks.py). */
 static int64_t op_bytes(const coll_state *s)
 {
     const int64_t n = s->a.n, b = s->count * s->esize;

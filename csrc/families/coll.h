@@ -12,7 +12,7 @@
  * The v forms take equal counts, as IMB's and OSU's do. reduce_local is
  * MPI_Reduce_local on each active rank alone (the model's gamma, the cost of
  * one byte's reduction; blocking only: the MPI has no other form). bytes_per_op is the
- * data one op is about (nccl-tests' S, measure/benchmarks.py COLLECTIVES). */
+ * data one op is about (nccl-tests' S, suite/benchmarks.py COLLECTIVES). */
 #ifndef FL_COLL_H
 #define FL_COLL_H
 

@@ -13,7 +13,7 @@
  * Cache state: both sides hold `buffers` slots of `size` bytes, and op i
  * uses slot i % buffers on both sides (i counted over the point, so a batch
  * shorter than the rotation still walks every slot: cold stays cold).
- * Python plans at least a window of slots (measure/buffers.py, under
+ * Python plans at least a window of slots (suite/buffers.py, under
  * window_buffers=per-op, the default of one-sided windows), so every op of
  * an epoch has its own offset, as OSU's osu_put_bw puts op j of a window
  * from sbuf + j * size to displacement j * size: a window whose puts all

@@ -1,5 +1,5 @@
 /* deposit patterns: one-sided deposit in the traffic patterns of fabriclab's
- * layouts (src/fabriclab/measure/patterns.py); the core follows the roles
+ * layouts (src/fabriclab/suite/patterns.py); the core follows the roles
  * and peers it is given.
  *
  * - put_bibw ("bipairs"): both ranks of a pair put a window into each other

@@ -1,6 +1,6 @@
 /* Family "fabric", traffic patterns: libfabric among many ranks at once,
  * each rank following the role and peer its layout gives it (Python decides
- * layouts: measure/patterns.py), as message_patterns.c and
+ * layouts: suite/patterns.py), as message_patterns.c and
  * deposit_patterns.c do over MPI.
  *
  * - bibw ("bipairs"): both ranks of a pair send a window at each other at

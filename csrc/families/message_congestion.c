@@ -21,7 +21,7 @@
  * model's flows (rounds would leave cables idle while the slowest flow of a
  * round finishes): alltoall (every aggressor to every other), incast (every
  * aggressor to the hotspot), pairs, bipairs, shift and bisection (the
- * registered patterns' flows, measure/patterns.py), put_incast (MPI_Rput
+ * registered patterns' flows, suite/patterns.py), put_incast (MPI_Rput
  * into the hotspot's window, a window at a time, then flushed), get_bcast
  * (MPI_Rget from its window).
  *

@@ -1,6 +1,6 @@
 /* Family "message", traffic patterns: two-sided MPI among many ranks at once,
  * each rank following the role and peer its layout gives it (Python decides
- * layouts: measure/patterns.py). Idle ranks take no part in point-to-point
+ * layouts: suite/patterns.py). Idle ranks take no part in point-to-point
  * traffic and return from measure at once.
  *
  * - bibw, bisection: both ranks of a pair stream a window at each other at
@@ -26,13 +26,13 @@
  *   k, all ranks at once; a zero-byte ack goes back to that sender as soon
  *   as its messages are in, and a rank times its send alone, to its peer's
  *   ack. Python runs k = 1 .. N-1 (the active axis) for the N x N pair
- *   matrix (measure/pair_matrix.py).
+ *   matrix (verdicts/pair_matrix.py).
  *
  * Cache state: op i sends from and receives into slot i % buffers of
  * regions of `buffers` slots of `size` bytes, i counted over the whole point
  * (across measure calls), as in message.stream: a window's messages share
  * the rotation, and under window_buffers=per-op each has a slot of its own
- * (measure/buffers.py plans at least a window of them). A rank that
+ * (suite/buffers.py plans at least a window of them). A rank that
  * receives from several peers (hotspot target, alltoall) keeps the working
  * set the cache state asks for, about buffers x size bytes per side, rather
  * than buffers slots per peer, and under per-op still a window of slots per

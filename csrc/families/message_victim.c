@@ -5,7 +5,7 @@
  * parameters, while the aggressors load the network as for the GPCNeT tests
  * (congestion.h, message_congestion.c).
  *
- * Python checks the name before launch (measure/congestion.py, check_victim):
+ * Python checks the name before launch (suite/congestion.py, check_victim):
  * a benchmark of this core, not itself a congestion test, either a two-rank
  * one (the victims' first two ranks on the ring run it, the others wait) or
  * one whose every rank takes part (patterns group, app, all: its layout here

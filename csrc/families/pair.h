@@ -23,7 +23,7 @@
  * cold. A window's messages share the rotation (window_buffers=shared, the
  * default of two-sided windows as of osu_bw: from 64 KiB up a warm window
  * sends from one slot into one slot), or Python plans at least a window of
- * slots (per-op, measure/buffers.py) and every message of a window has its
+ * slots (per-op, suite/buffers.py) and every message of a window has its
  * own on both sides. Where messages of a window share slots, every message
  * of a verified window of one flow carries the same pattern, so a shared
  * slot still holds exactly it. */

@@ -6,8 +6,8 @@ with 2 us per message, a multiply at 4 GFLOP/s per rank (1 with the loop).
 Only the shape matters to the tests: more ranks cut the local work and add
 messages, so speedups fall short of N, and the modes of the transpose differ.
 Bytes, `info` and the per-rank counts follow the real kernels' arithmetic
-(measure/apps.py)."""
-from fabriclab.measure import apps
+(suite/apps.py)."""
+from fabriclab.suite import apps
 
 COPY, NET, MSG, FLOPS = 4e9, 2e9, 2e-6, 4e9
 # The slowest rank (a sample) takes this much longer than the mean rank (the phases).

@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 
 import fakeapps
-from fabriclab.measure.benchmarks import REGISTRY
-from fabriclab.measure.footprint import At
+from fabriclab.suite.benchmarks import REGISTRY
+from fabriclab.suite.footprint import At
 
 PROBES = Path(__file__).resolve().parents[1] / "data" / "probes"
 

@@ -3,7 +3,7 @@
 The core counts, per rank and point, what the kernel allocates from setup
 through verify (fl_alloc, MPI windows, UCX's mapped regions: util.c) and
 prints it as `rank_alloc_bytes`; each benchmark's footprint declares it
-(measure/footprint.py, `alloc`). Every registered benchmark runs here under
+(suite/footprint.py, `alloc`). Every registered benchmark runs here under
 real MPICH at a small and a large size (64 KiB and 1 MiB; the scatter kernels
 and the applications at their own sweeps' ends), each level in one run of all
 its benchmarks and the patterns once more on 4 ranks, so that a hotspot
@@ -13,8 +13,8 @@ import pytest
 
 import docs  # noqa: E402  (tests/support)
 from fabriclab.cli import main
-from fabriclab.measure.benchmarks import REGISTRY
-from fabriclab.measure.footprint import At
+from fabriclab.suite.benchmarks import REGISTRY
+from fabriclab.suite.footprint import At
 from mpihome import mpi_home  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.integration

@@ -1,6 +1,6 @@
 """app.matmul on real ranks: validated products at 1, 2 and 4 active ranks under MPICH and
 Open MPI with a side that does not divide evenly, the bytes each rank receives against
-measure/apps.py, the phases against the op time, weak scaling's side, the BLAS and the
+suite/apps.py, the phases against the op time, weak scaling's side, the BLAS and the
 blocked loop agreeing, a core built without a BLAS, and a problem smaller than its ranks
 refused before anything is launched."""
 import statistics
@@ -12,7 +12,8 @@ import pytest
 
 import docs  # noqa: E402  (tests/support)
 import realrun  # noqa: E402  (tests/support)
-from fabriclab.measure import apps, build, mpi as mpis
+from fabriclab.suite import apps
+from fabriclab.measure import build, mpi as mpis
 from mpihome import mpi_home  # noqa: E402  (tests/support)
 from realrun import FAST  # noqa: E402  (tests/support)
 

@@ -1,7 +1,7 @@
 """app.sort on real ranks under MPICH and Open MPI: 1, 2 and 4 ranks with
 --validate, every element size, key counts that do not divide by the rank
 count, strong and weak scaling, the bytes each rank sends against the
-problem's own arithmetic (measure/apps.py), the phases of every sample, and
+problem's own arithmetic (suite/apps.py), the phases of every sample, and
 the bad input refused before anything is launched.
 
 A missing MPI is a failure here, never a skip: `make test` installs both."""
@@ -12,7 +12,7 @@ import pytest
 import docs  # noqa: E402  (tests/support)
 import realrun  # noqa: E402  (tests/support)
 from fabriclab.cli import main
-from fabriclab.measure import apps
+from fabriclab.suite import apps
 from mpihome import mpi_home  # noqa: E402  (tests/support)
 from realrun import FAST  # noqa: E402  (tests/support)
 

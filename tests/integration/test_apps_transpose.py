@@ -1,6 +1,6 @@
 """app.transpose on real ranks: every mode at 1, 2 and 4 ranks with --validate under MPICH and
 Open MPI, array sides that do not divide by the rank count, both deposits, the phases and the bytes
-each rank sends against the block arithmetic of measure/apps.py, and the refusals of bad input.
+each rank sends against the block arithmetic of suite/apps.py, and the refusals of bad input.
 
 A missing MPI is a failure here, never a skip."""
 import statistics
@@ -11,7 +11,7 @@ import pytest
 import docs  # noqa: E402  (tests/support)
 import realrun  # noqa: E402  (tests/support)
 from fabriclab.cli import main
-from fabriclab.measure import apps
+from fabriclab.suite import apps
 from realrun import FAST  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.integration

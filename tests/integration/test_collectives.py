@@ -1,6 +1,6 @@
 """The collectives on real ranks under MPICH and Open MPI: every operation on three ranks (blocks
 that do not halve), in place and not, validated element by element; the bytes of an op and its bus
-bandwidth as measure/collectives.py states them; element types with every reduction they take; a
+bandwidth as suite/collectives.py states them; element types with every reduction they take; a
 root other than 0, moving every op, in the non-blocking and persistent forms.
 
 A missing MPI is a failure here, never a skip. (Every operation in every form at two ranks is the
@@ -9,8 +9,8 @@ import pytest
 
 import docs  # noqa: E402  (tests/support)
 import realrun  # noqa: E402  (tests/support)
-from fabriclab.measure.benchmarks import REGISTRY
-from fabriclab.measure.collectives import DTYPES
+from fabriclab.suite.benchmarks import REGISTRY
+from fabriclab.suite.collectives import DTYPES
 
 pytestmark = pytest.mark.integration
 

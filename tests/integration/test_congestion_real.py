@@ -1,4 +1,4 @@
-"""Congestion impact on one host (measure/congestion.py, families/message_congestion.c): every
+"""Congestion impact on one host (suite/congestion.py, families/message_congestion.c): every
 victim test under every aggressor under both MPIs, each point's received data checked, the run
 ending with every flow's end message (no rank left waiting), and the impact factors printed.
 The testbed's measured factor against the model is in test_testbed.py."""
@@ -7,7 +7,8 @@ import os
 import pytest
 
 from fabriclab.cli import main
-from fabriclab.measure import congestion
+from fabriclab.suite import congestion
+from fabriclab.verdicts import congestion as judged
 from fabriclab import schema
 from mpihome import mpi_home  # noqa: E402  (tests/support)
 from realrun import FAST  # noqa: E402  (tests/support)
@@ -33,7 +34,7 @@ def test_every_victim_under_every_aggressor(mpi, aggressors, tmp_path, capsys):
         assert p.roles.count("v") == 2 and sum(x not in "vi" for x in p.roles) == (2 if p.active else 0)
         assert p.info["waiting"] == ("sleep" if 4 > os.cpu_count() else "spin")
         assert p.info["aggressor"] == p.params["aggressor"]
-    found = congestion.impacts(doc.points)
+    found = judged.impacts(doc.points)
     assert {(m.bench, m.aggressor) for m in found} == {(b, k) for b in congestion.TESTS.values() for k in kinds}
     for m in found:
         assert len(m.draws) == 2 and all(x > 0 for x in m.draws) and m.median[0] > 0
@@ -67,7 +68,7 @@ def test_any_registered_benchmark_as_the_victim(mpi, victims, tmp_path, capsys):
         timed = [r for r in p.op_histogram["ranks"]]
         assert timed and all(r["n"] > 0 and sum(c for _, c in r["buckets"]) == r["n"] for r in timed)
         assert {r["rank"] for r in timed} <= {q for q, x in enumerate(p.roles) if x == "v"}
-    found = congestion.impacts(doc.points)
+    found = judged.impacts(doc.points)
     assert sorted(m.test for m in found) == sorted(names)
     for m in found:
         assert len(m.draws) == 2 and m.median[0] > 0 and m.tail[1] <= m.tail[0] <= m.tail[2]
@@ -109,4 +110,4 @@ def test_the_registered_patterns_load_as_aggressors(tmp_path):
     assert sorted(roles) == ["bipairs", "bisection", "pairs", "shift"]
     assert sorted(roles["pairs"].replace("v", "")) == list("rrss") and set(roles["shift"].replace("v", "")) == {"b"}
     assert all(p.validation["errors"] == 0 for p in doc.points)
-    assert len(congestion.impacts(doc.points)) == 4
+    assert len(judged.impacts(doc.points)) == 4

@@ -10,7 +10,7 @@ import pytest
 
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
-from fabriclab.measure import probes, tune
+from fabriclab.host import probes, tune
 
 pytestmark = pytest.mark.integration
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import docs  # noqa: E402  (tests/support)
-from fabriclab.measure.benchmarks import REGISTRY
-from fabriclab.measure.footprint import At
+from fabriclab.suite.benchmarks import REGISTRY
+from fabriclab.suite.footprint import At
 from fabriclab.units import parse_size
 from realrun import FABRIC_SIZES  # noqa: E402  (tests/support)
 import realrun  # noqa: E402  (tests/support)

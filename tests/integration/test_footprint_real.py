@@ -13,12 +13,13 @@ import pytest
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
-from fabriclab.measure import buffers, build as corebuild, capacity as resources, mpi
-from fabriclab.measure.benchmarks import REGISTRY
-from fabriclab.measure.footprint import At
+from fabriclab.suite import buffers
+from fabriclab.measure import build as corebuild, capacity as resources, mpi
+from fabriclab.suite.benchmarks import REGISTRY
+from fabriclab.suite.footprint import At
 from fabriclab.measure.launch import make_spec
 from fabriclab.measure.plan import Sampling, build
-from fabriclab.measure.sysinfo import cache_sizes
+from fabriclab.host.sysinfo import cache_sizes
 from mpihome import mpi_home  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.integration

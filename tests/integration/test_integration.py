@@ -14,7 +14,7 @@ import pytest
 
 import docs  # noqa: E402  (tests/support)
 from fabriclab.measure import build, mpi
-from fabriclab.measure.benchmarks import LEVELS, REGISTRY
+from fabriclab.suite.benchmarks import LEVELS, REGISTRY
 from fabriclab.cli import main
 from mpihome import mpi_home  # noqa: E402  (tests/support)
 from realrun import run  # noqa: E402  (tests/support)

@@ -24,8 +24,9 @@ import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.analysis import merge
 from fabriclab.cli import main
-from fabriclab.measure import coll_algorithms, coll_prediction, pair_matrix, shm
-from fabriclab.measure.benchmarks import REGISTRY
+from fabriclab.measure import coll_algorithms, shm
+from fabriclab.verdicts import coll_prediction, pair_matrix
+from fabriclab.suite.benchmarks import REGISTRY
 from fabriclab.testbed import netns
 from mpihome import mpi_home  # noqa: E402  (tests/support)
 from realrun import FAST  # noqa: E402  (tests/support)
@@ -121,12 +122,12 @@ def test_congestion_across_the_trunk_meets_the_model(bed, tmp_path, capsys):
     aggressors run all-to-all: the model gives every one of the 10 flows (connections) on each
     trunk direction 20/10 MB/s, a 10x slower victim (tests/unit/test_congestion.py works it by
     hand). Measured here 9.6-9.9x; the bound leaves room for a busy machine."""
-    from fabriclab.measure import congestion
+    from fabriclab.verdicts import congestion as judged
     out = tmp_path / "c.json"
     assert main(["congestion", "--victim", "bandwidth", "--testbed", BED, "-n", "8", "--split", "3",
                  "--draws", "1", "-L", "2", "--point-time", "0.3", "-q", "-o", str(out)]) == 0
     doc = schema.load(out)
-    (m,) = congestion.impacts(doc.points, doc.header.hosts, doc.header.network)
+    (m,) = judged.impacts(doc.points, doc.header.hosts, doc.header.network)
     assert [doc.header.hosts[r] for r, x in enumerate(doc.points[0].roles) if x == "v"] == ["h1", "h4"]
     assert m.predicted.impact == pytest.approx(10, rel=1e-6) and "trunk" in m.predicted.bottleneck
     assert 0.75 < m.median[0] / m.predicted.impact < 1.3, m

@@ -8,8 +8,8 @@ import pytest
 
 import docs  # noqa: E402  (tests/support)
 from fabriclab.cli import main
-from fabriclab.measure.benchmarks import REGISTRY
-from fabriclab.measure.footprint import At
+from fabriclab.suite.benchmarks import REGISTRY
+from fabriclab.suite.footprint import At
 from mpihome import mpi_home  # noqa: E402  (tests/support)
 
 pytestmark = pytest.mark.integration

@@ -1,5 +1,5 @@
 """Recorded /proc and /sys trees for the machine check's probes
-(measure/probes.py), written below a directory: a virtual machine with steal
+(host/probes.py), written below a directory: a virtual machine with steal
 time, a tuned two-socket host with InfiniBand, an untuned bare-metal host,
 and a host where some files cannot be read or hold garbage.
 

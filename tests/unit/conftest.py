@@ -16,10 +16,10 @@ import fakeexec  # noqa: E402  (tests/support)
 @pytest.fixture(scope="session", autouse=True)
 def _runs_in_process():
     """Every fake launch and probe in this process; and the machine check at the start of
-    each run (measure/machine.py) without its quarter of a second of watching the machine:
+    each run (host/machine.py) without its quarter of a second of watching the machine:
     the unit tests' runs read no timing, and the check with its window is an integration
     test's (test_doctor_machine.py)."""
-    from fabriclab.measure import machine
+    from fabriclab.host import machine
     with pytest.MonkeyPatch.context() as mp:
         fakeexec.install(mp)
         mp.setattr(machine, "RUN_WINDOW_S", 0.0)

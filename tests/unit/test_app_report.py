@@ -10,7 +10,7 @@ import pytest
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
-from fabriclab.measure.benchmarks import REGISTRY
+from fabriclab.suite.benchmarks import REGISTRY
 from fabriclab.report import app_views as apps, figures, html, svg
 from fabriclab.report.figure import Axis, Figure
 from fabriclab.units import fmt_bytes, parse_sizes
@@ -206,7 +206,7 @@ def test_show_gives_rate_speedup_and_phases(runs, capsys):
 
 
 def test_the_exchange_phase_beside_the_model(runs):
-    """The run's exchange_model block (measure/exchange_prediction.py) as the report's table."""
+    """The run's exchange_model block (verdicts/exchange_prediction.py) as the report's table."""
     doc = schema.load(runs["apps"])
     doc.add_block("exchange_model", {"network": "two-switches.yaml", "calibration": None, "tolerance": 0.15,
                              "rows": [{"bench": "app.sort", "variant": "elem=64", "size": 16 << 20, "active": 4,

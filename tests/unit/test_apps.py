@@ -1,4 +1,4 @@
-"""The applications' arithmetic without MPI (measure/apps.py): who owns what
+"""The applications' arithmetic without MPI (suite/apps.py): who owns what
 in balanced blocks, which rank a sort key goes to, how many elements each
 rank sends each other rank, for divisions that are not even, and the memory
 and refusals the footprint derives from them."""
@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from fabriclab.measure import apps, footprint
-from fabriclab.measure.footprint import At
+from fabriclab.suite import apps, footprint
+from fabriclab.suite.footprint import At
 
 UNEVEN = [(10, 3), (7, 4), (10007, 4), (5, 5), (3, 4), (1000003, 7), (1, 1)]
 

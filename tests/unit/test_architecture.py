@@ -31,13 +31,18 @@ BASE = {"errors", "units", "schema", "outputs", "inputs", "datafile", ""}
 ALLOWED = {
     "analysis": set(),
     "model": set(),
-    "measure": {"analysis", "model"},
-    "report": {"analysis", "measure"},
-    "studies": {"analysis", "measure", "model", "report"},
-    "testbed": {"analysis", "measure", "model"},
-    "tuning": {"analysis", "measure", "model"},
-    "acceptance": {"analysis", "measure", "model"},
-    "cli": {"analysis", "measure", "model", "report", "studies", "testbed", "tuning", "acceptance"},
+    "suite": set(),
+    "host": set(),
+    "imports": {"suite"},
+    "verdicts": {"analysis", "model", "suite"},
+    "measure": {"analysis", "model", "suite", "host", "verdicts"},
+    "report": {"analysis", "suite", "verdicts"},
+    "studies": {"analysis", "measure", "model", "report", "suite", "verdicts"},
+    "testbed": {"analysis", "measure", "model", "suite", "host", "verdicts"},
+    "tuning": {"analysis", "measure", "model", "suite", "verdicts"},
+    "acceptance": {"analysis", "measure", "model", "suite", "verdicts"},
+    "cli": {"analysis", "measure", "model", "report", "studies", "testbed", "tuning", "acceptance", "suite",
+            "host", "imports", "verdicts"},
 }
 
 

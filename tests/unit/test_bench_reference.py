@@ -10,7 +10,7 @@ import pytest
 
 import docs  # noqa: E402  (tests/support)
 
-from fabriclab.measure.benchmarks import REGISTRY
+from fabriclab.suite.benchmarks import REGISTRY
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))

@@ -93,7 +93,7 @@ def test_separate_one_rank_jobs_stop_before_any_point(fake_core, tmp_path, monke
 def test_dry_run_prints_commands(fake_core, tmp_path, capsys):
     assert main(run_args(fake_core, tmp_path, "tcp", "--dry-run")) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    from fabriclab.measure.benchmarks import select
+    from fabriclab.suite.benchmarks import select
     assert len(lines) == len(select(["tcp"])) and all(fake_core["core"] in ln and "-n 2" in ln for ln in lines)
     assert not (tmp_path / "r.json").exists()
 
@@ -135,14 +135,14 @@ def test_unwritable_outputs_are_one_line(fake_core, tmp_path, capsys):
 
 
 def test_list_names_every_benchmark(capsys):
-    from fabriclab.measure.benchmarks import REGISTRY
+    from fabriclab.suite.benchmarks import REGISTRY
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in REGISTRY)
 
 
 def test_run_ends_with_a_one_screen_summary(fake_core, default_suite, tmp_path, capsys):
-    from fabriclab.measure.benchmarks import suite
+    from fabriclab.suite.benchmarks import suite
     from fabriclab.measure.plan import Sampling, build
     out = default_suite["printed"]          # what `fabriclab run` printed after the default suite (unit/conftest.py)
     lines = out.strip().splitlines()

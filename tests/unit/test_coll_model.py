@@ -1,5 +1,5 @@
 """Each collective point against the model of the network the run crossed
-(measure/coll_prediction.py): ranks placed by host, the library's algorithm
+(verdicts/coll_prediction.py): ranks placed by host, the library's algorithm
 timed where the model has it (else the fastest of the model's), alpha and
 gamma from the calibration file, and the block a run with --network stores,
 which show prints."""
@@ -10,7 +10,7 @@ import pytest
 from fabriclab import schema
 from fabriclab.analysis import merge
 from fabriclab.cli import main
-from fabriclab.measure.coll_prediction import TOLERANCE, modelled, predictor, rows
+from fabriclab.verdicts.coll_prediction import TOLERANCE, modelled, predictor, rows
 from fabriclab.model.netfile import NetworkFile
 from fabriclab.model.schedule_time import Network
 from fabriclab.model.schedules import schedule

@@ -5,9 +5,9 @@ type, a root outside the ranks) ending in one line and exit 2 before anything la
 import pytest
 
 from fabriclab.cli import main
-from fabriclab.measure import patterns
-from fabriclab.measure.benchmarks import REGISTRY
-from fabriclab.measure.collectives import COLLECTIVES
+from fabriclab.suite import patterns
+from fabriclab.suite.benchmarks import REGISTRY
+from fabriclab.suite.collectives import COLLECTIVES
 from fabriclab.schema.records import Point, Summary
 
 COLL = [b for b in REGISTRY if b.startswith("coll.")]

@@ -1,4 +1,4 @@
-"""Congestion impact (measure/congestion.py): the seeded split and ring, the layouts the core
+"""Congestion impact (suite/congestion.py): the seeded split and ring, the layouts the core
 checks, the model's prediction on a network file worked by hand, the impact factors of a run's
 points with the tail's bootstrap (analysis/launches.py ratio_ci q), and bad input refused."""
 from pathlib import Path
@@ -10,9 +10,10 @@ import pytest
 from fabriclab.analysis import launches
 from fabriclab.cli import main
 from fabriclab.errors import UsageError
-from fabriclab.measure import congestion
-from fabriclab.measure.benchmarks import REGISTRY
-from fabriclab.measure.coll_prediction import placed
+from fabriclab.suite import congestion
+from fabriclab.verdicts import congestion as judged
+from fabriclab.suite.benchmarks import REGISTRY
+from fabriclab.verdicts.coll_prediction import placed
 from fabriclab.schema.records import ROLE_NAMES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -61,7 +62,7 @@ def test_the_layouts_are_isolated_then_every_aggressor_loading(aggressor):
     else:                    # a registered pattern over the aggressors: every sender names an aggressor
         assert set(cong.roles[r] for r in agg) <= set("srbt")
         assert all(cong.peers[r] in agg for r in agg if cong.roles[r] in "sb")
-        victim, load = congestion.flows(cong.roles, list(cong.peers), aggressor)
+        victim, load = judged.flows(cong.roles, list(cong.peers), aggressor)
         assert len(load) == {"incast": 5, "pairs": 3, "bipairs": 6, "shift": 6, "bisection": 6}[aggressor]
     assert cong.core_text().startswith("6:") and set(cong.roles) <= set(ROLE_NAMES)
 
@@ -80,12 +81,12 @@ def test_an_active_count_other_than_none_or_all_is_refused():
 
 def test_the_flows_of_each_aggressor():
     roles, peers = "vtava", [3, -1, 1, 0, 1]     # victims 0 and 3; aggressors 1 (hotspot), 2, 4
-    victim, load = congestion.flows(roles, peers, "alltoall")
+    victim, load = judged.flows(roles, peers, "alltoall")
     assert sorted(victim) == [(0, 3), (0, 3), (3, 0), (3, 0)]
     assert sorted(load) == [(1, 2), (1, 4), (2, 1), (2, 4), (4, 1), (4, 2)]
-    assert sorted(congestion.flows("vtsvs", [3, -1, 1, 0, 1], "incast")[1]) == [(2, 1), (4, 1)]
-    assert sorted(congestion.flows(roles, peers, "put_incast")[1]) == [(2, 1), (4, 1)]
-    assert sorted(congestion.flows(roles, peers, "get_bcast")[1]) == [(1, 2), (1, 4)]
+    assert sorted(judged.flows("vtsvs", [3, -1, 1, 0, 1], "incast")[1]) == [(2, 1), (4, 1)]
+    assert sorted(judged.flows(roles, peers, "put_incast")[1]) == [(2, 1), (4, 1)]
+    assert sorted(judged.flows(roles, peers, "get_bcast")[1]) == [(1, 2), (1, 4)]
 
 
 def test_the_prediction_on_two_switches_by_hand():
@@ -98,23 +99,23 @@ def test_the_prediction_on_two_switches_by_hand():
     net, where = placed(TWO, hosts)
     roles = "vaaavaaa"
     peers = [4, -1, -1, -1, 0, -1, -1, -1]
-    p = congestion.predict(net, where, roles, peers, "alltoall")
+    p = judged.predict(net, where, roles, peers, "alltoall")
     assert p.isolated_Bps == pytest.approx(20e6, rel=1e-6)
     assert p.congested_Bps == pytest.approx(2e6, rel=1e-6)
     assert p.impact == pytest.approx(10, rel=1e-6)
     assert "trunk" in p.bottleneck and any("trunk" in c for c in p.shared)
     # victims on one switch share no cable with an incast into h5: nothing to predict but 1
-    q = congestion.predict(net, where, "vvssstss", [1, 0, 5, 5, 5, -1, 5, 5], "incast")
+    q = judged.predict(net, where, "vvssstss", [1, 0, 5, 5, 5, -1, 5, 5], "incast")
     assert q.impact == pytest.approx(1.0) and q.shared == []
     # victims on one host: nothing leaves it
-    assert congestion.predict(net, np.zeros(8, dtype=np.int64), roles, peers, "alltoall") is None
+    assert judged.predict(net, np.zeros(8, dtype=np.int64), roles, peers, "alltoall") is None
 
 
 def test_the_prediction_on_the_fat_tree_names_the_shared_up_link():
     hosts = [f"h{i}" for i in range(8)]
     net, where = placed(FAT, hosts)
     (_, cong) = congestion.layouts(8, {"aggressor": "alltoall"})
-    p = congestion.predict(net, where, cong.roles, list(cong.peers), "alltoall")
+    p = judged.predict(net, where, cong.roles, list(cong.peers), "alltoall")
     assert p.impact == pytest.approx(2.0, rel=1e-6) and p.shared
 
 
@@ -145,12 +146,12 @@ def test_the_tail_is_of_single_ops_where_every_launch_timed_them():
         samples = ops[:200]
         pts += [_point("message.victim_latency", 0, samples, hist=_hist(ops)),
                 _point("message.victim_latency", 3, samples * 1.1, hist=_hist(slow))]
-    (m,) = congestion.impacts(pts)
+    (m,) = judged.impacts(pts)
     assert m.tail_of == "ops" and 9 <= m.tail[1] <= m.tail[0] <= m.tail[2] <= 11
     assert 1.09 <= m.median[0] <= 1.11                     # the median stays the samples'
-    assert any(line.split()[-3] == "ops" for line in congestion.lines([m]))
+    assert any(line.split()[-3] == "ops" for line in judged.lines([m]))
     pts[-1].op_histogram = None                            # a launch without single ops: the samples' tail
-    (m,) = congestion.impacts(pts)
+    (m,) = judged.impacts(pts)
     assert m.tail_of == "samples" and 1.09 <= m.tail[0] <= 1.11
 
 
@@ -162,17 +163,17 @@ def test_the_impact_factors_pool_launches_and_draws():
             base = rng.lognormal(np.log(1e-3), 0.02, 200)
             pts += [_point("message.victim_bandwidth", 0, base, seed),
                     _point("message.victim_bandwidth", 3, base * slow, seed)]
-    (m,) = congestion.impacts(pts)
+    (m,) = judged.impacts(pts)
     assert (m.victims, m.aggressors, m.aggressor) == (2, 3, "alltoall")
     assert sorted(round(x, 6) for x in m.draws) == [2.0, 3.0]
     r, lo, hi = m.median
     assert 1.9 <= lo <= r <= hi <= 3.1 and 2.0 <= r <= 3.0
     assert m.tail[1] <= m.tail[0] <= m.tail[2] and m.predicted is None
-    assert any(line.startswith("bandwidth ") for line in congestion.lines([m]))
+    assert any(line.startswith("bandwidth ") for line in judged.lines([m]))
 
 
 def test_a_test_measured_only_isolated_has_no_factor():
-    assert congestion.impacts([_point("message.victim_latency", 0, [1e-6] * 20)]) == []
+    assert judged.impacts([_point("message.victim_latency", 0, [1e-6] * 20)]) == []
 
 
 def test_the_tail_ratio_is_of_the_launch_quantiles():
@@ -255,7 +256,7 @@ def test_a_benchmark_that_needs_more_ranks_than_the_victims_is_refused():
 def test_a_victim_running_a_benchmark_holds_what_that_benchmark_holds():
     """The footprint of message.victim's victims is the benchmark's point on the victims (two of
     ten here: a fifth) plus two pages; an aggressor's is the GPCNeT tests' own."""
-    from fabriclab.measure.footprint import PAGE, At
+    from fabriclab.suite.footprint import PAGE, At
     fp = REGISTRY["message.victim"].footprint
     for name, role in (("message.pingpong", "s"), ("coll.allreduce", "b")):
         inner = REGISTRY[name]

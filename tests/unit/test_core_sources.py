@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fabriclab.measure.benchmarks import REGISTRY
+from fabriclab.suite.benchmarks import REGISTRY
 
 CSRC = Path(__file__).resolve().parents[2] / "csrc"
 FAMILIES = CSRC / "families"

@@ -10,7 +10,7 @@ import pytest
 
 import docs  # noqa: E402  (tests/support)
 from fabriclab.cli import main
-from fabriclab.measure.benchmarks import REGISTRY
+from fabriclab.suite.benchmarks import REGISTRY
 
 pytestmark = pytest.mark.unit
 

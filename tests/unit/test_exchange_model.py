@@ -1,4 +1,4 @@
-"""The apps' exchange phases against the model (model/exchange.py, measure/exchange_prediction.py): the busiest
+"""The apps' exchange phases against the model (model/exchange.py, verdicts/exchange_prediction.py): the busiest
 resource's work for explicit flows, checked by hand on the two-switch network; rank placement by host
 name; a calibration that lowers the trunk's rate; and `fabriclab calibrate --bidirectional`."""
 from pathlib import Path
@@ -9,12 +9,12 @@ import yaml
 import docs  # noqa: E402  (tests/support)
 from fabriclab.cli import main
 from fabriclab.errors import UsageError
-from fabriclab.measure import apps
+from fabriclab.suite import apps
 from fabriclab.model.calibration import Calibration
 from fabriclab.model.exchange import exchange_time
 from fabriclab.model.netfile import NetworkFile
 from fabriclab.schema.records import MergedPoint, Summary
-from fabriclab.measure.exchange_prediction import rows
+from fabriclab.verdicts.exchange_prediction import rows
 
 TWO = str(Path(__file__).resolve().parents[2] / "examples" / "testbeds" / "two-switches.yaml")
 MB = 1e6

@@ -7,7 +7,7 @@ import pytest
 
 from fabriclab.errors import RunError, UsageError
 from fabriclab.measure import fabrics, libraries
-from fabriclab.measure.benchmarks import LIBRARY_LEVELS, REGISTRY
+from fabriclab.suite.benchmarks import LIBRARY_LEVELS, REGISTRY
 from fabriclab.measure.plan import Sampling, build
 
 PROBES = Path(__file__).resolve().parents[1] / "data" / "probes"

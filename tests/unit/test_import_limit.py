@@ -8,7 +8,7 @@ import pytest
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.errors import UsageError
-from fabriclab.measure import imports
+from fabriclab import imports
 
 USAGE = Path(__file__).parents[2] / "docs" / "usage.md"
 

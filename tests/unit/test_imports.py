@@ -15,9 +15,9 @@ from fabriclab.analysis.compare import compare
 from fabriclab.report.changes import format_changes
 from fabriclab.cli import main
 from fabriclab.errors import UsageError
-from fabriclab.measure import imports
-from fabriclab.measure.imports import imb, osu
-from fabriclab.measure.collectives import COLLECTIVES as REGISTRY_COLL
+from fabriclab import imports
+from fabriclab.imports import imb, osu
+from fabriclab.suite.collectives import COLLECTIVES as REGISTRY_COLL
 from fabriclab.measure.runner import derive
 
 DATA = Path(__file__).parents[1] / "data" / "imports"

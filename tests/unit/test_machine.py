@@ -9,7 +9,7 @@ import pytest
 
 from fabriclab.cli import main
 from fabriclab.errors import UsageError
-from fabriclab.measure import machine, probes, sysfs, tune
+from fabriclab.host import machine, probes, sysfs, tune
 from support import machinetrees as trees
 
 

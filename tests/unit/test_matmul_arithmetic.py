@@ -1,11 +1,11 @@
-"""app.matmul's arithmetic without MPI (measure/apps.py): the matrix side under weak
+"""app.matmul's arithmetic without MPI (suite/apps.py): the matrix side under weak
 scaling against a high-precision cube root, and the rows and bytes each rank of an uneven
 division owns and receives, against numbers worked by hand."""
 from decimal import ROUND_HALF_EVEN, Decimal, getcontext
 
 import pytest
 
-from fabriclab.measure import apps
+from fabriclab.suite import apps
 
 
 def _nearest(n: int, nranks: int) -> int:

@@ -1,4 +1,4 @@
-"""The N x N pair matrix (measure/pair_matrix.py): every ordered pair from message.shift's steps,
+"""The N x N pair matrix (verdicts/pair_matrix.py): every ordered pair from message.shift's steps,
 each against the model's max-min rate on the run's network, and a slow cable named (and only it)
 where the topology alone would have made every pair across it look slow."""
 from pathlib import Path
@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fabriclab.measure import pair_matrix
-from fabriclab.measure.coll_prediction import system
+from fabriclab.verdicts import pair_matrix
+from fabriclab.verdicts.coll_prediction import system
 from fabriclab.model.schedule_time import Network
 from fabriclab.schema.records import MergedPoint, RankFigures, Summary
 

@@ -12,8 +12,8 @@ from fabriclab import schema
 from fabriclab.analysis import merge, ranks
 from fabriclab.cli import main
 from fabriclab.errors import UsageError
-from fabriclab.measure import buffers, patterns
-from fabriclab.measure.benchmarks import REGISTRY
+from fabriclab.suite import buffers, patterns
+from fabriclab.suite.benchmarks import REGISTRY
 from fabriclab.measure.plan import Sampling, build, variants
 from fabriclab.measure.runner import derive
 

@@ -1,6 +1,6 @@
 import pytest
 
-from fabriclab.measure.benchmarks import REGISTRY, select
+from fabriclab.suite.benchmarks import REGISTRY, select
 from fabriclab.errors import UsageError
 from fabriclab.measure.plan import Sampling, build
 

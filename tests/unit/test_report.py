@@ -283,7 +283,7 @@ def test_imported_results_report_and_plot_beside_a_run(runs, tmp_path):
 
 def test_views_come_from_the_benchmark_facts():
     """A benchmark joins a view by naming it; every view named exists and shows something."""
-    from fabriclab.measure.benchmarks import REGISTRY
+    from fabriclab.suite.benchmarks import REGISTRY
     keys = {v.key for v in figures.VIEWS}
     named = {k for b in REGISTRY.values() for k in b.views}
     assert named == keys

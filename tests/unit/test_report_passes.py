@@ -1,7 +1,7 @@
 """The report reads a run's rows in a fixed number of passes, whatever the
 number of variants, sizes or rank counts: a pass per group made reports of
 imports of many datatypes quadratic (bench/bench_report.py times them)."""
-from fabriclab.measure import imports
+from fabriclab import imports
 from fabriclab.report import figures, layers
 from fabriclab.report.curves import RunView
 

@@ -6,8 +6,9 @@ import pytest
 import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
-from fabriclab.measure import capacity as resources, footprint as fp
-from fabriclab.measure.benchmarks import REGISTRY
+from fabriclab.measure import capacity as resources
+from fabriclab.suite import footprint as fp
+from fabriclab.suite.benchmarks import REGISTRY
 from fabriclab.measure.launch import LaunchSpec, make_spec
 from fabriclab.measure.plan import Sampling, build
 

@@ -9,7 +9,7 @@ import docs  # noqa: E402  (tests/support)
 from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.cli import study as cli_study
-from fabriclab.measure.benchmarks import REGISTRY
+from fabriclab.suite.benchmarks import REGISTRY
 from fabriclab.studies.recipe import (FAILS, HOLDS, MEASUREMENTS, MODEL, MODEL_HOLDS, UNJUDGED, UNMEASURED,
                                       VERDICTS_ON, Finding, Runs, Step)
 from fabriclab.studies.reference import load

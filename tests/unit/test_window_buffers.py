@@ -5,8 +5,8 @@ osu_put_bw does; the other way is a parameter, recorded on every point, and
 the footprint follows the kernels' arithmetic either way."""
 import docs  # noqa: E402  (tests/support)
 from fabriclab.cli import main
-from fabriclab.measure import buffers, footprint as fp
-from fabriclab.measure.benchmarks import REGISTRY
+from fabriclab.suite import buffers, footprint as fp
+from fabriclab.suite.benchmarks import REGISTRY
 from fabriclab.measure.plan import Sampling, build
 
 K, M = 1 << 10, 1 << 20

@@ -18,7 +18,9 @@ from typing import Callable, Optional
 from .. import outputs
 from ..analysis import merge
 from ..errors import RunError, Terminated, UsageError
-from ..measure import congestion, pair_matrix
+from ..suite import congestion
+from ..verdicts import congestion as judged
+from ..verdicts import pair_matrix
 from ..measure.session import Request, Session
 from ..units import fmt_bytes, fmt_time
 
@@ -162,7 +164,7 @@ class Check:
         c = self.t["congestion"]
         res = self._document(req)
         doc = res.document
-        found = congestion.impacts(doc.points, doc.header.hosts, doc.header.network)
+        found = judged.impacts(doc.points, doc.header.hosts, doc.header.network)
         if not found:
             return Attempt(FAIL, ["congestion: no victim point was measured both isolated and congested"], [],
                            str(res.path))

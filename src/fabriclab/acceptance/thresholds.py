@@ -9,10 +9,10 @@ JSON, the same keys), flags over both; checked whole, before anything runs.
     collectives: {ops: [allreduce], size: 1M, tolerance: 0.25}
 
 - pairs: message.shift at `size` with `window` messages a flow; a pair is
-  low below (1 - drop) of the typical pair (measure/pair_matrix.py); the
+  low below (1 - drop) of the typical pair (verdicts/pair_matrix.py); the
   test fails for every cable and host the low pairs name.
 - congestion: a victim test (latency, bandwidth, allreduce, or a benchmark's
-  full name) under an aggressor (measure/congestion.py);
+  full name) under an aggressor (suite/congestion.py);
   on a known network it fails where the measured impact factor exceeds the
   model's by more than `tolerance` (times 1 + tolerance); elsewhere where
   it exceeds `max_impact`, and with no max_impact it is only reported.
@@ -27,7 +27,7 @@ import json
 
 from ..datafile import read_data_file
 from ..errors import UsageError
-from ..measure import congestion
+from ..suite import congestion
 from ..units import parse_size
 
 TESTS = ("pairs", "congestion", "collectives")

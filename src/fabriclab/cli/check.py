@@ -16,7 +16,7 @@ from .options import add_mpi_options, integer, launch_options, number, site, wri
 
 def register(sub) -> None:
     from ..acceptance.thresholds import MAX_ATTEMPTS, TESTS
-    from ..measure import congestion
+    from ..suite import congestion
     p = sub.add_parser("check", help="A short acceptance suite (pair matrix, congestion, collectives) judged "
                                      "against the model or a baseline: exit 0 when it passes, 1 with one line "
                                      "per failing cable, host or figure.",

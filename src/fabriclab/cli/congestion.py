@@ -1,5 +1,5 @@
 """`fabriclab congestion`: its options parsed into one run of the victim
-benchmarks (measure/congestion.py), the impact factors printed."""
+benchmarks (suite/congestion.py), the impact factors printed."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ DEFAULT_SAMPLE_TIME = 0.05     # s: a sample spans many of the aggressors' messa
 
 
 def register(sub) -> None:
-    from ..measure.congestion import AGGRESSORS, MIN_RANKS
+    from ..suite.congestion import AGGRESSORS, MIN_RANKS
     p = sub.add_parser("congestion", help="Measure how much other traffic slows a victim test: GPCNeT's "
                                           "congestion impact factor, with intervals and the model's prediction.",
                        description="Split the ranks into victims (a seeded fifth by default) and aggressors; time "
@@ -62,7 +62,7 @@ def register(sub) -> None:
 
 def request(args) -> Request:
     """The run: every victim test named, one variant per aggressor and ring draw."""
-    from ..measure.congestion import AGGRESSORS, victim_test
+    from ..suite.congestion import AGGRESSORS, victim_test
     tests = [victim_test(t.strip()) for t in args.victim.split(",")]
     kinds = [a.strip() for a in args.aggressor.split(",")]
     bad = [a for a in kinds if a not in AGGRESSORS]
@@ -82,16 +82,16 @@ def request(args) -> Request:
 
 
 def cmd_congestion(args) -> int:
-    from ..measure import congestion
+    from ..verdicts import congestion as judged
     result = start(request(args), args.quiet, args.dry_run)
     if result is None:
         return 0
     doc = result.document
     try:
-        found = congestion.impacts(doc.points, doc.header.hosts, doc.header.network)
+        found = judged.impacts(doc.points, doc.header.hosts, doc.header.network)
     except UsageError:
-        found = congestion.impacts(doc.points)
-    sys.stdout.write("\n".join(congestion.lines(found) or ["no victim test completed both isolated and "
+        found = judged.impacts(doc.points)
+    sys.stdout.write("\n".join(judged.lines(found) or ["no victim test completed both isolated and "
                                                            "congested"]) + "\n")
     print(f"fabriclab: {result.points} points in {result.seconds:.1f} s -> {result.path}", file=sys.stderr)
     if result.error:

@@ -67,7 +67,7 @@ def _levels(core) -> None:
     """The fabric and ucx levels: the library, and its providers or transports, or
     what is missing to build them. Informational: the rest of fabriclab works without them."""
     from ..measure import build, fabrics
-    from ..measure.benchmarks import LIBRARY_LEVELS
+    from ..suite.benchmarks import LIBRARY_LEVELS
     built = build.levels(core.path)
     for level, lib in sorted((lv, built[lv]) for lv in LIBRARY_LEVELS if lv in built):
         if not lib.get("available"):

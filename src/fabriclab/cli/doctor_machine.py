@@ -1,5 +1,5 @@
 """`fabriclab doctor --machine | --tune | --reset`: the machine check printed,
-its safe fixes applied and undone (measure/machine.py, measure/tune.py)."""
+its safe fixes applied and undone (host/machine.py, host/tune.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def is_root() -> bool:
 
 def show(args) -> int:
     """Every finding: status, what was found, its effect and its fix."""
-    from ..measure import machine, tune
+    from ..host import machine, tune
     t0 = time.monotonic()
     findings = machine.check(window_s=DOCTOR_WINDOW_S)
     for f in findings:
@@ -36,7 +36,7 @@ def show(args) -> int:
 
 def apply(args) -> int:
     """--tune: the safe fixes applied, each change one line."""
-    from ..measure import machine, tune
+    from ..host import machine, tune
     changes = tune.tune(machine.check(window_s=0), is_root(), root=machine.ROOT,
                         say=lambda line: print(f"fabriclab: warning: {line}", file=sys.stderr))
     for c in changes:
@@ -51,7 +51,7 @@ def apply(args) -> int:
 
 def undo(args) -> int:
     """--reset: every value --tune replaced, written back."""
-    from ..measure import machine, tune
+    from ..host import machine, tune
     restored = tune.reset(is_root(), root=machine.ROOT)
     for c in restored:
         print(f"restored {c['path']}: {c['value']} -> {c['previous']}")

@@ -24,7 +24,7 @@ def default_output(path: str, tool: str) -> Path:
 
 
 def cmd_import(args) -> int:
-    from ..measure import imports
+    from .. import imports
     from ..schema.document import collector_paused
     out = None if args.output == "-" else outputs.file(args.output or default_output(args.file, args.tool))
     with collector_paused():   # a point's objects are all kept: collections would find nothing to free

@@ -1,6 +1,6 @@
 """`fabriclab model --collective OP`: the options turned into the model's
 question (model/collective.py), the answer printed as tables, JSON and a
-plot, with each point's algorithm and bus bandwidth (measure/collectives.py:
+plot, with each point's algorithm and bus bandwidth (suite/collectives.py:
 the bytes an operation is about and its bus factor, one source for both)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .. import outputs
 from ..errors import UsageError
-from ..measure.collectives import COLLECTIVES
+from ..suite.collectives import COLLECTIVES
 from ..report.escape import terminal
 from ..units import fmt_bytes, parse_sizes
 from .model_common import COLLECTIVE_NODES, COLLECTIVE_SIZES, calibration, parse_nodes, table

@@ -88,7 +88,7 @@ def _split(items: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _benches(names: list[str], measured: list[str]) -> list[str]:
-    from ..measure.benchmarks import LEVELS, REGISTRY
+    from ..suite.benchmarks import LEVELS, REGISTRY
     if not names:
         return measured
     out = []
@@ -107,7 +107,7 @@ def _benches(names: list[str], measured: list[str]) -> list[str]:
 
 def cmd_plot(args) -> int:
     from dataclasses import replace
-    from ..measure.benchmarks import REGISTRY
+    from ..suite.benchmarks import REGISTRY
     from ..report import figures
     from ..report.work import app_of
     files, names = _split(args.items)

@@ -13,7 +13,7 @@ from .options import checked_output, number, write_out
 
 def cmd_list(args) -> int:
     from ..measure import libraries
-    from ..measure.benchmarks import LEVELS, LIBRARY_LEVELS, REGISTRY
+    from ..suite.benchmarks import LEVELS, LIBRARY_LEVELS, REGISTRY
     width = max(len(n) for n in REGISTRY)
     libs = libraries.find_all(libraries.default_mpicc())
     missing = {lv: f" [unavailable: {libs[lv].reason}; `{libs[lv].enable}` enables it]"
@@ -40,7 +40,7 @@ def _algorithms(mpi_home, build_core: bool) -> None:
     (measure/coll_algorithms.py); the core is built first only when asked."""
     from ..errors import RunError
     from ..measure import build, coll_algorithms, mpi
-    from ..measure.benchmarks import REGISTRY
+    from ..suite.benchmarks import REGISTRY
     m = mpi.discover(home=mpi_home)
     core = build.ensure_core(m) if build_core else build.planned(m)
     if not build_core and not Path(core.path).exists():

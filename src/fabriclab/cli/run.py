@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
-from ..measure.buffers import CACHE_STATES
+from ..suite.buffers import CACHE_STATES
 from ..measure.plan import RANGES, Sampling
 from ..measure.session import DEFAULT_LAUNCHES, DEFAULT_TIMEOUT_S, LAUNCHES, SEED, TIMEOUT_S, Request
 from .letters import adder

@@ -1,1 +1,2 @@
-"""Measurement: the benchmark facts, run plans, the core's build and protocol, launchers and the runner."""
+"""Running the core: a request in, the run's document out: the plan of launches, the core's build and
+protocol, the launchers of each MPI, the runner and its timeouts, and what a launch leaves behind."""

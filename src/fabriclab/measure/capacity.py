@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..units import fmt_bytes, parse_size
-from .footprint import At
+from ..suite.footprint import At
 from .launch import LaunchSpec
 from .plan import Job, Plan
 
@@ -158,7 +158,7 @@ def _job(job: Job, plan: Plan, place: Placement, nranks: int, est: Estimate) -> 
     """Every point of one job into the estimate: its skips, or its memory."""
     fp = job.bench.footprint
     if fp is None:
-        raise ValueError(f"{job.bench.name} declares no footprint (measure/footprint.py)")
+        raise ValueError(f"{job.bench.name} declares no footprint (suite/footprint.py)")
     params = {**job.bench.defaults, **job.params}
     snd, rcv = sock_limits(params) if job.bench.level == "tcp" else (0, 0)
     base = RANK_BASE + RANK_PER_PEER * nranks

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..errors import RunError, UsageError
-from .benchmarks import LIBRARY_LEVELS
+from ..suite.benchmarks import LIBRARY_LEVELS
 from .protocol import probe_records, run_probe, unreadable
 
 PROBE_TIMEOUT = 60.0

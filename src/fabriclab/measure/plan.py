@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass, field, replace
 
 from ..errors import UsageError
 from ..units import check_range, parse_sizes, parse_strides
-from . import buffers, collectives, congestion, patterns
-from .benchmarks import REGISTRY, Bench, select
+from ..suite import buffers, collectives, congestion, patterns
+from ..suite.benchmarks import REGISTRY, Bench, select
 
 
 MAX_PER_OP_S = 3600.0

@@ -22,7 +22,8 @@ from ..analysis import diagnostics, ranks, stats
 from ..errors import Terminated, catch_sigterm
 from ..schema import StreamWriter
 from ..schema.records import LaunchEnd, LaunchRecord, Point, SkipRecord
-from . import failures, protocol, shm, sysinfo
+from . import failures, protocol, shm
+from ..host import sysinfo
 from .launch import LaunchSpec, command, wrong_world
 from .plan import Job, Plan
 

@@ -28,7 +28,7 @@ from ..analysis import merge
 from ..errors import UsageError
 from ..schema import Document, Footer, Header, StreamWriter
 from ..units import check_range
-from .buffers import CACHE_STATES
+from ..suite.buffers import CACHE_STATES
 from .launch import LaunchSpec
 from .plan import Plan, Sampling
 
@@ -191,7 +191,7 @@ class Session:
         return self
 
     def _plan(self) -> Plan:
-        from . import sysinfo
+        from ..host import sysinfo
         from .plan import build
         r = self.request
         caches = sysinfo.cache_sizes()
@@ -207,11 +207,11 @@ class Session:
         return resolve(self.request.launch, self.request.site)
 
     def _model_blocks(self) -> Callable[[Document], dict]:
-        """The apps' exchange phases (measure/exchange_prediction.py) and the collectives
-        (measure/coll_prediction.py) predicted from the network the run crossed, when a
+        """The apps' exchange phases (verdicts/exchange_prediction.py) and the collectives
+        (verdicts/coll_prediction.py) predicted from the network the run crossed, when a
         network is known and a job exchanges or is a collective the model has; the files are
         read here, before anything launches, so a bad one ends the run at once."""
-        from . import coll_prediction, exchange_prediction
+        from ..verdicts import coll_prediction, exchange_prediction
         network = self.network()
         jobs = self.plan.jobs
         wanted = [m for m, any_job in ((exchange_prediction, any(j.bench.app and j.bench.app.exchanges for j in jobs)),
@@ -237,7 +237,7 @@ class Session:
         levels below MPI get their provider and transports from the core's
         probe when the core is built already (the probe launches nothing)."""
         from . import build, protocol
-        from .benchmarks import LIBRARY_LEVELS
+        from ..suite.benchmarks import LIBRARY_LEVELS
         from .launch import command
         self.check(force=True)
         core_path = self.request.launch.core or build.planned(self.mpi).path
@@ -323,7 +323,7 @@ class Session:
     def _header(self, out: Path, core, plan: Plan, levels: dict) -> Header:
         """The run's header as far as it is known before the first launch; the
         first hello completes it (_HeaderCompletion)."""
-        from . import machine, sysinfo
+        from ..host import machine, sysinfo
         from .launch import binding
         r = self.request
         check = machine.run_start()      # before anything loads the machine: the check sees it as the run found it

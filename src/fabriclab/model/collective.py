@@ -4,7 +4,7 @@ the best algorithm at each size, the sizes where the best changes, and the
 bottleneck (schedules.py, schedule_time.py; docs/model.md §10).
 
 The answer is typed (`CollectivePrediction`); what an operation's bytes and
-bus bandwidth are belongs to the measured side (measure/collectives.py), and
+bus bandwidth are belongs to the measured side (suite/collectives.py), and
 the command line adds them to the times."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The time of one exchange of given bytes between the nodes of a network.
 
 An application's exchange phase (the transpose's and the sort's all-to-all,
-measure/apps.py) sends a known number of bytes from each node to each
+suite/apps.py) sends a known number of bytes from each node to each
 other; every flow starts at once. Its completion time under max-min fair
 sharing is at least the busiest resource's work, max over resources l of
 (sum over the flows crossing l of weight x bytes) / rate_l, and equals it

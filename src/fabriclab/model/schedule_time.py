@@ -129,13 +129,9 @@ class Network:
         capacity / load, which then is every flow's max-min rate; None otherwise."""
         if not len(src):
             return None
-        load = self._loads(src, dst)
-        used = load > 0
-        share = np.full(len(load), np.inf)
-        share[used] = self.cap[used] / load[used]
-        level = float(share.min())
         self._budget(src, dst)
-        top = self.topo.top_marked_class(src, dst, share <= level * (1 + REL_TOL))
+        self._budget(src, dst)       # listed twice where they take more than one block
+        level, top = self.topo.first_level(src, dst, self.cap, REL_TOL)
         if (top < 0).any():
             return None
         return np.full(len(src), level), self.topo.offsets[top]

@@ -28,7 +28,7 @@ Chan et al. 2007; Bruck et al. 1997); each works for any rank count:
   pairwise exchange (alltoall): N-1 steps, rank r to r + s.
 - linear (gather, scatter): one step between the root and every rank.
 
-Sizes follow fabriclab's coll level (measure/collectives.py): the vector's
+Sizes follow fabriclab's coll level (suite/collectives.py): the vector's
 bytes for allreduce, bcast, reduce and reduce_scatter; one rank's block for
 allgather, gather and scatter; the block to each destination for alltoall.
 Ranks are numbered from the root (rank = (relative + root) mod N).

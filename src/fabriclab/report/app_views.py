@@ -17,16 +17,16 @@
 
 The HTML report's tables of the apps (`summary_table`, `exchange_table`)
 are here too; the model's prediction of the exchange phase is the one the
-run stored (its document's exchange_model block, measure/exchange_prediction.py)."""
+run stored (its document's exchange_model block, verdicts/exchange_prediction.py)."""
 
 from __future__ import annotations
 
-from ..measure.benchmarks import REGISTRY, in_view
+from ..suite.benchmarks import REGISTRY, in_view
 from ..units import fmt_bytes, fmt_time
 from .curves import MAX_SERIES, STATS_NOTE, measured, pick, series_of, variant_name
 from .figure import Axis, Figure, Series, slug
 from .tables import group_name
-from ..measure.apps import scale_of
+from ..suite.apps import scale_of
 from .work import app_of, phase_split
 
 IDEAL = 6      # the palette's black: the ideal line, as the fits are drawn
@@ -34,7 +34,7 @@ IDEAL = 6      # the palette's black: the ideal line, as the fits are drawn
 
 def size_text(bench: str, size: int, scale: str = "strong") -> str:
     """A point's problem in words (its registry facts): with weak scaling SIZE
-    is each rank's share (measure/apps.py)."""
+    is each rank's share (suite/apps.py)."""
     app = app_of(bench)
     text = app and (app.weak_text if scale == "weak" else None) or (app.size_text if app else "{}")
     return text.format(fmt_bytes(size))

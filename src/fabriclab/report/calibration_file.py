@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from ..errors import UsageError
-from ..measure.coll_prediction import cost_sources
+from ..verdicts.coll_prediction import cost_sources
 from ..units import fmt_bytes
 from .tables import derived, group_name, rows
 

@@ -1,18 +1,18 @@
 """The collectives' figures: per operation, bus bandwidth against size (nccl-tests'
-convention, measure/collectives.py), one curve per run, variant (form, in place,
+convention, suite/collectives.py), one curve per run, variant (form, in place,
 element type ...) and rank count, with the fastest to the slowest rank's time as
 the band (IMB's t_min .. t_max, read as bandwidths); scan, which has no bus
 bandwidth, as algorithm bandwidth; the barrier as time per op against ranks;
 where a run swept ranks, each operation's time against ranks, one line per
 size; where a run measured it, each operation's overlap with
 computation (IMB-NBC) against size, its 95% interval as the band; and where
-the run knew its network (its coll_model block, measure/coll_prediction.py),
+the run knew its network (its coll_model block, verdicts/coll_prediction.py),
 its measured time beside each algorithm's predicted time, and the table of
 measured over predicted."""
 
 from __future__ import annotations
 
-from ..measure.benchmarks import REGISTRY, in_view
+from ..suite.benchmarks import REGISTRY, in_view
 from ..units import fmt_bytes, fmt_time
 from .curves import MAX_SERIES, SIZE, measured
 from .figure import Axis, Figure, Series

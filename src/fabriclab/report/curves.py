@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from ..measure.benchmarks import REGISTRY
+from ..suite.benchmarks import REGISTRY
 from ..schema.records import AXES
 from ..units import fmt_bytes
 from .figure import Axis, Figure, Series, slug

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from ..analysis import fit
-from ..measure.benchmarks import LEVELS, REGISTRY, in_view
+from ..suite.benchmarks import LEVELS, REGISTRY, in_view
 from ..units import fmt_bytes, fmt_rate
 # RunView, in_registry_order and sweep are read from here too (report/html.py, `fabriclab plot`)
 from .curves import (METRICS, SIZE, STATS_NOTE, XAXES, RunView, in_registry_order, measured, pick,  # noqa: F401
@@ -433,7 +433,7 @@ def _validation_cables(v: dict, suffix: str, pre: str) -> list[Figure]:
 @dataclass(frozen=True)
 class View:
     """A figure across benchmarks; which benchmarks it shows is theirs to
-    declare (measure/benchmarks.py `views`): a new benchmark joins a view by
+    declare (suite/benchmarks.py `views`): a new benchmark joins a view by
     naming it. The view is drawn when its builder finds something to compare."""
     key: str
     title: str

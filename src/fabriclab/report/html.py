@@ -245,18 +245,19 @@ def _apps(runs: list) -> list[str]:
 
 
 def _congestion(runs: list) -> list[str]:
-    """The victims' impact factors beside the model's (measure/congestion.py)."""
+    """The victims' impact factors beside the model's (verdicts/congestion.py)."""
     from ..errors import UsageError
-    from ..measure import congestion
+    from ..suite import congestion
+    from ..verdicts import congestion as judged
     out = []
     for run in runs:
         doc = run.doc
         if not any(p.bench in congestion.BENCHES for p in doc.points):
             continue
         try:
-            found = congestion.impacts(doc.points, doc.header.hosts, doc.header.network)
+            found = judged.impacts(doc.points, doc.header.hosts, doc.header.network)
         except UsageError:
-            found = congestion.impacts(doc.points)
+            found = judged.impacts(doc.points)
         ci = lambda t: f"{t[0]:.2f} [{t[1]:.2f}, {t[2]:.2f}]"   # noqa: E731
         body = [[m.test, fmt_bytes(m.size), m.aggressor, f"{m.victims}/{m.aggressors}", fmt_time(m.isolated_s),
                  fmt_time(m.congested_s), ci(m.median), f"{ci(m.tail)} of {m.tail_of}",
@@ -277,7 +278,7 @@ def _congestion(runs: list) -> list[str]:
 
 
 def _coll_model(runs: list) -> list[str]:
-    """Each collective point beside what the run's network allows (measure/coll_prediction.py)."""
+    """Each collective point beside what the run's network allows (verdicts/coll_prediction.py)."""
     out = []
     for run in runs:
         head, body = coll_views.model_table(run)

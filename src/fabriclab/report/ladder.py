@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..measure.benchmarks import LEVELS, REGISTRY
+from ..suite.benchmarks import LEVELS, REGISTRY
 from ..units import fmt_bytes, fmt_rate
 from .curves import RunView
 from .figure import Axis, Figure

@@ -1,7 +1,7 @@
 """The N x N pair matrix as a heat map (mpiGraph's picture): a cell per
 ordered pair, the row's rank sending to the column's, hosts on the axes,
 coloured by the pair's figure (its bandwidth over the model's rate on a
-known network, else over the median pair: measure/pair_matrix.py), the low
+known network, else over the median pair: verdicts/pair_matrix.py), the low
 pairs framed, what they name below. Inline SVG written here: the report's
 figures (svg.py) are curves and bars, and a matrix is neither."""
 
@@ -58,7 +58,7 @@ def _svg(m) -> str:
 def html(runs: list) -> list[str]:
     """Each run's pair matrices (message.shift points with per-rank figures), as figures."""
     from ..errors import UsageError
-    from ..measure import pair_matrix
+    from ..verdicts import pair_matrix
     out = []
     for run in runs:
         doc = run.doc

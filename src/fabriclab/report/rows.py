@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Optional
 
 from ..analysis import merge
-from ..measure.benchmarks import REGISTRY, coll_of
+from ..suite.benchmarks import REGISTRY, coll_of
 from ..schema.records import MergedPoint
 from .work import app_of, speedups, work_rate
 
@@ -149,7 +149,7 @@ class Row:
 
 
 ROW_FIELDS = tuple(f.name for f in fields(Row) if f.name != "point")
-# The columns an app's work rate may take (measure/apps.py, App.column).
+# The columns an app's work rate may take (suite/apps.py, App.column).
 RATE_FIELDS = ("flops_per_s", "keys_per_s")
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import textwrap
 
 from ..analysis import merge
-from ..measure.benchmarks import REGISTRY
+from ..suite.benchmarks import REGISTRY
 from ..units import fmt_bytes, fmt_rate, fmt_time
 from . import escape
 from .tables import derived, group_name, header_lines, rows, skip_lines

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..errors import UsageError
 from ..analysis import fit, merge, ranks
-from ..measure.benchmarks import REGISTRY, coll_of
+from ..suite.benchmarks import REGISTRY, coll_of
 from ..units import fmt_bytes, fmt_time
 from . import FORMATS, escape
 from .rows import ROW_FIELDS, Row, rows
@@ -322,7 +322,7 @@ def finding_lines(doc) -> list[str]:
 
 def model_lines(doc) -> list[str]:
     """Each collective point against the model of the network the run crossed (the
-    document's coll_model block, measure/coll_prediction.py), a line each."""
+    document's coll_model block, verdicts/coll_prediction.py), a line each."""
     tol = (doc.blocks.get("coll_model") or {}).get("tolerance", 0.1)
     out = []
     for r in doc.coll_predictions:
@@ -336,8 +336,8 @@ def model_lines(doc) -> list[str]:
 
 
 def pair_lines(doc) -> list[str]:
-    """The N x N pair matrix of a message.shift run and what its low pairs name (measure/pair_matrix.py)."""
-    from ..measure import pair_matrix
+    """The N x N pair matrix of a message.shift run and what its low pairs name (verdicts/pair_matrix.py)."""
+    from ..verdicts import pair_matrix
     if not any(p.bench == pair_matrix.BENCH for p in merge.merged(doc)) or not doc.header.hosts:
         return []
     try:
@@ -348,16 +348,17 @@ def pair_lines(doc) -> list[str]:
 
 
 def congestion_lines(doc) -> list[str]:
-    """The congestion impact factors of the victim benchmarks (measure/congestion.py), beside the
+    """The congestion impact factors of the victim benchmarks (verdicts/congestion.py), beside the
     model's on a known network."""
-    from ..measure import congestion
+    from ..suite import congestion
+    from ..verdicts import congestion as judged
     if not any(p.bench in congestion.BENCHES for p in doc.points):
         return []
     try:
-        found = congestion.impacts(doc.points, doc.header.hosts, doc.header.network)
+        found = judged.impacts(doc.points, doc.header.hosts, doc.header.network)
     except UsageError:       # the network file is gone: the measured factors alone
-        found = congestion.impacts(doc.points)
-    return congestion.lines(found)
+        found = judged.impacts(doc.points)
+    return judged.lines(found)
 
 
 def tail_lines(doc) -> list[str]:

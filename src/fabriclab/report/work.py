@@ -1,7 +1,7 @@
 """The applications' work, rates and phase split, as tables and figures read them.
 
 An app's op is one whole run of the application on ACTIVE ranks
-(measure/apps.py): its rate is the work it does per second at the median
+(suite/apps.py): its rate is the work it does per second at the median
 time of an op, in the unit its registry facts give (the seeds' units:
 GFLOP/s, keys per second, the array's bytes per second). Its phases
 (docs/core-protocol.md) are the mean active rank's seconds per op in each
@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..measure.benchmarks import REGISTRY
+from ..suite.benchmarks import REGISTRY
 from ..schema.records import Point
 
 
 def app_of(bench: str):
-    """The app facts of a benchmark (measure/apps.py), or None for a transfer."""
+    """The app facts of a benchmark (suite/apps.py), or None for a transfer."""
     b = REGISTRY.get(bench)
     return b.app if b else None
 

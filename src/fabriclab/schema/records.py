@@ -293,7 +293,7 @@ class Point:
     @property
     def bus_factor(self) -> Optional[float]:
         """A collective's bus bandwidth over its algorithm bandwidth at its rank count, as the
-        run recorded it in the point's info (measure/collectives.py); None for any other point."""
+        run recorded it in the point's info (suite/collectives.py); None for any other point."""
         factor = (self.info or {}).get("bus_factor")
         return factor if isinstance(factor, (int, float)) else None
 

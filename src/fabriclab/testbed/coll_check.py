@@ -1,7 +1,7 @@
 """`testbed validate`'s collectives: ring, recursive doubling and Rabenseifner
 allreduce, binomial bcast and ring allgather at the validation's largest
 size, one rank on each host, each against the time of its schedule on the
-calibrated network (measure/coll_prediction.py, model/schedule_time.py)
+calibrated network (verdicts/coll_prediction.py, model/schedule_time.py)
 with alpha and gamma measured there too (an 8-byte ping-pong, coll.reduce_local
 on every rank at once), and, on a testbed, the cable direction the model keeps busy longest over the
 whole op against the one the testbed measured busiest over the point
@@ -12,7 +12,7 @@ from __future__ import annotations
 from statistics import median
 
 from ..analysis import merge
-from ..measure import coll_prediction
+from ..verdicts import coll_prediction
 from ..model.calibration import Calibration
 from ..model.collective import ALPHA, GAMMA
 from ..model.netfile import NetworkFile

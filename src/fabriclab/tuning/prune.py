@@ -1,12 +1,12 @@
 """The model's word before anything is measured: on a known network (a
 testbed's file or --network), the algorithms it predicts to be more than
 `factor` times slower than the best one at every size are left out
-(measure/coll_prediction.py's schedules, alpha and gamma). An algorithm the
+(verdicts/coll_prediction.py's schedules, alpha and gamma). An algorithm the
 model has no schedule for is always measured."""
 
 from __future__ import annotations
 
-from ..measure import coll_prediction
+from ..verdicts import coll_prediction
 from ..model.schedule_time import Network
 from ..model.schedules import LIBRARY_NAMES, schedule
 from . import FACTOR

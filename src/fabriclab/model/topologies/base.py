@@ -190,6 +190,27 @@ class Topology(ABC):
             out += np.bincount(p.res, weights=p.weight * w[lo:hi][flow], minlength=len(out))
         return out
 
+    def first_level(self, src: np.ndarray, dst: np.ndarray, cap: np.ndarray, rel_tol: float) -> tuple:
+        """(the lowest share capacity / load of the resources the flows cross, the highest
+        class holding a resource at that share on each flow's route, -1: none): the first
+        level of max-min filling. Routes of one block are listed once and counted on the
+        resources they cross only, never on arrays of every resource (a 100,000-node
+        4-ary tree has 5 M: one pass over them costs more than a step's 500,000 entries);
+        a topology that counts loads without listing routes (a torus) counts them."""
+        if type(self).loads is not Topology.loads or len(self.blocks(src, dst)) != 1:
+            load = self.loads(src, dst)
+            share = np.divide(cap, load, out=np.full(len(load), np.inf), where=load > 0)
+            level = float(share.min())
+            return level, self.top_marked_class(src, dst, share <= level * (1 + rel_tol))
+        p = self.paths(src, dst)
+        used, at = np.unique(p.res, return_inverse=True)
+        share = cap[used] / np.bincount(at, p.weight, len(used))
+        level = float(share.min())
+        hit = share[at] <= level * (1 + rel_tol)
+        top = np.full(len(src), -1, np.int64)
+        np.maximum.at(top, np.repeat(np.arange(len(src)), np.diff(p.indptr))[hit], self.class_of(p.res[hit]))
+        return level, top
+
     def top_marked_class(self, src: np.ndarray, dst: np.ndarray, marked: np.ndarray) -> np.ndarray:
         """The highest class holding a `marked` resource on each flow's route (-1: none);
         max-min filling names that class when the marked resources saturate first."""

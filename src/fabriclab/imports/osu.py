@@ -1,4 +1,4 @@
-"""Parses OSU Micro-Benchmarks text output into figures (measure/imports).
+"""Parses OSU Micro-Benchmarks text output into figures (imports/).
 
 The point-to-point, one-sided and collective tests that fabriclab has
 counterparts of (a collective's process count is not in OSU's output: the
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import re
 
-from ...errors import UsageError
-from ..benchmarks import REGISTRY
+from ..errors import UsageError
+from ..suite.benchmarks import REGISTRY
 from .printed import Printed, Parsed, collective, integer, number, overlap_info, printed_times
 
 # (rma op, test name) in the banner -> (OSU program, fabriclab benchmark, legs, both ways).

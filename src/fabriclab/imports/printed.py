@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...errors import UsageError
-from ...schema.fields import MAX_BYTES, MAX_COUNT, MAX_RANKS, MAX_SECONDS
+from ..errors import UsageError
+from ..schema.fields import MAX_BYTES, MAX_COUNT, MAX_RANKS, MAX_SECONDS
 
 MIN_TIME_S = 1e-12  # one op in under a picosecond: a misprint, not a measurement
 
@@ -88,8 +88,8 @@ def collective(benchmark: str, op: str, size: int, nprocs: int, seconds: float, 
                n: int | None, row: dict, variant: str = "", info: dict | None = None) -> Printed:
     """A collective's printed time as the op of fabriclab's coll.OP: SIZE as both
     tools give it (the vector, or the block of the block operations: coll
-    level's convention, measure/collectives.py) and the bytes the op is about."""
-    from ..collectives import COLLECTIVES
+    level's convention, suite/collectives.py) and the bytes the op is about."""
+    from ..suite.collectives import COLLECTIVES
     return Printed(benchmark, f"coll.{op}", variant, size, nprocs, seconds,
                    COLLECTIVES[op].bytes_per_op(size, nprocs), 1, True, value, "us", column, n, row, info)
 

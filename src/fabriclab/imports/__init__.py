@@ -23,16 +23,16 @@ import hashlib
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ... import __version__
-from ...errors import UsageError
-from ...inputs import read_bytes
-from ...schema import Document, Footer, Header
-from ...schema.records import Point, SkipRecord, Summary
-from ..benchmarks import REGISTRY
-from ..patterns import max_active
+from .. import __version__
+from ..errors import UsageError
+from ..inputs import read_bytes
+from ..schema import Document, Footer, Header
+from ..schema.records import Point, SkipRecord, Summary
+from ..suite.benchmarks import REGISTRY
+from ..suite.patterns import max_active
 from . import imb, osu
 from .printed import Parsed, Printed, check_physical
-from ...schema.fields import MAX_RANKS
+from ..schema.fields import MAX_RANKS
 
 IMPORTERS = {"osu": osu.parse, "imb": imb.parse}
 TOOLS = {"osu": "OSU Micro-Benchmarks", "imb": "Intel MPI Benchmarks"}

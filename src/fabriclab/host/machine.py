@@ -1,7 +1,7 @@
 """The machine check: what on this host is known to disturb fabric benchmarks,
 each finding with its effect and the command that fixes it.
 
-Probes (measure/probes.py) read /proc and /sys below a root directory, so
+Probes (host/probes.py) read /proc and /sys below a root directory, so
 tests run them on recorded trees. A probe never raises: a file that cannot be
 read makes its finding "unknown". `check` is what `fabriclab doctor --machine`
 prints and what the start of every run records in `header.machine`."""

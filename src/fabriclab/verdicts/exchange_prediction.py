@@ -1,6 +1,6 @@
 """The applications' exchange phases against the model of the network the run crossed.
 
-The transpose and the sort (measure/apps.py) exchange known bytes between
+The transpose and the sort (suite/apps.py) exchange known bytes between
 every pair of active ranks. With the network file the run crossed (a
 testbed's own file, or `--network FILE` on real hosts, with `--calibration`
 from `fabriclab calibrate`), every rank is placed on the file's node of its
@@ -18,7 +18,7 @@ from ..errors import UsageError
 from ..model.calibration import load_file
 from ..model.exchange import exchange_time
 from ..model.netfile import NetworkFile
-from .benchmarks import REGISTRY
+from ..suite.benchmarks import REGISTRY
 
 TOLERANCE = 0.15          # measured within 15% of the prediction: "agrees"
 

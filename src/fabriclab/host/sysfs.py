@@ -1,5 +1,5 @@
 """Reading /proc and /sys below a root directory, for the machine check
-(measure/machine.py, measure/probes.py): a Tree of files, the CPU tick
+(host/machine.py, host/probes.py): a Tree of files, the CPU tick
 snapshot the steal and busy probes measure over, and the Check a probe
 returns. A missing file reads as None; one that exists but cannot be read
 raises Unreadable, which the check turns into an "unknown" finding."""

@@ -1,4 +1,4 @@
-"""Parses Intel MPI Benchmarks (IMB-MPI1, IMB-NBC) text output into figures (measure/imports).
+"""Parses Intel MPI Benchmarks (IMB-MPI1, IMB-NBC) text output into figures (imports/).
 
 PingPong, PingPing, Sendrecv, Exchange and the collectives, IMB-NBC's
 non-blocking ones with their overlap. The format, from
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ...errors import UsageError
+from ..errors import UsageError
 from .printed import Printed, Parsed, collective, integer, number, overlap_info, printed_times
 
 # IMB name -> (fabriclab benchmark, legs, payload bytes of one op in messages

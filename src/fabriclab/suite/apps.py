@@ -6,7 +6,7 @@ items lo(r) .. lo(r+1) - 1, so any n divides over any N <= n and the blocks
 differ by at most one item. This module writes the same arithmetic in
 Python, for three uses: the memory a point needs (footprint.py), the bytes
 each rank sends to others, which the model turns into a predicted exchange
-time (measure/exchange_prediction.py) and the tests check against what the core
+time (verdicts/exchange_prediction.py) and the tests check against what the core
 reports, and the refusals of a problem that cannot be split (N larger than
 it). Each app's facts are one `App` on its registry entry (benchmarks.py).
 
@@ -154,7 +154,7 @@ class App:
     """What fabriclab knows of an application kernel (the registry's `app`):
     the problem SIZE stands for, the work of one op and the rate it is read
     in (the unit the seeds used), and the bytes its exchange phase moves
-    between ranks, which a network's model predicts (measure/exchange_prediction.py)."""
+    between ranks, which a network's model predicts (verdicts/exchange_prediction.py)."""
 
     noun: str                                   # what SIZE is, in a refusal: "array side M"
     item: str                                   # what each rank needs one of at least: "row", "key"

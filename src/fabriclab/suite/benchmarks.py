@@ -166,7 +166,7 @@ SEGMENTS = {"segments": integer(32, 1, 1024)}
 # last-level cache), the TCP stream at the levels' stream sizes (below), the
 # MPI stream and postal pair every x8 and at 4 MiB, where they reach their peak,
 # and the one-sided windows every x4 (a window of 64 puts or gets, each at its
-# own offset, moves 64 x SIZE a turn: measure/buffers.py).
+# own offset, moves 64 x SIZE a turn: suite/buffers.py).
 RR_SUITE = {"sizes": "0:4M:x16"}
 RMA_WINDOW_SUITE = {"sizes": "0:4M:x4"}
 ECT_SUITE = {"strides": "1,8,64", "sizes": "32K,512K,32M"}
@@ -235,7 +235,7 @@ COLL_OVERLAP = {"overlap": Param("off", ("off", "on"), only=("form", "nonblockin
 # its first point); the other modes and sizes run when named.
 
 
-# Congestion (measure/congestion.py): the aggressors' traffic, each flow's
+# Congestion (suite/congestion.py): the aggressors' traffic, each flow's
 # message size and messages in flight (by default what a bandwidth victim's
 # flow keeps in flight, 4 x 128 KiB: a queue shared in order of arrival gives
 # flows shares in proportion to their bytes in flight, and equal ones are the
@@ -441,7 +441,7 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        "step, all steps the N x N pair matrix", "bandwidth", axes=("size", "active"), concurrent=True,
        pattern="shift", min_ranks=2, params=SHIFT_WINDOW, suite=None, views=(), footprint=fp.MPI_BOTH),
     # congestion (GPCNeT): victims on a seeded random ring time a test while the other ranks
-    # load the network (measure/congestion.py); ACTIVE is 0 (isolated) or every aggressor
+    # load the network (suite/congestion.py); ACTIVE is 0 (isolated) or every aggressor
     _b("message.victim_latency", "victims on a random ring exchange SIZE bytes with both neighbours while the "
        "aggressors load the network (GPCNeT's random ring latency)", "latency", sizes="8",
        axes=("size", "active"), concurrent=True, pattern="congestion", min_ranks=4, params=CONGESTION,

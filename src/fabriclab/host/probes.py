@@ -1,4 +1,4 @@
-"""The machine check's probes (measure/machine.py), one per disturbance, each
+"""The machine check's probes (host/machine.py), one per disturbance, each
 reading /proc and /sys through a Tree and returning one Check.
 
 The list follows pyperf's `system show` and the tuning guides of the MPI and
