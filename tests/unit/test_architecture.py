@@ -377,3 +377,24 @@ def test_one_validator_and_no_module_global_caches():
 def _literal(node) -> bool:
     """A container written out whole (a table of facts), not an empty one to fill."""
     return bool(getattr(node, "elts", None) or getattr(node, "keys", None))
+
+
+# ---- the map stays true ----------------------------------------------------------------------
+def test_the_architecture_page_names_every_module_and_every_wing_in_its_layer():
+    """docs/architecture.md names every module of the package, and its table of layers gives
+    each wing exactly the imports ALLOWED gives it."""
+    page = (PKG.parents[1] / "docs" / "architecture.md").read_text()
+    missing = [p.relative_to(PKG).as_posix() for p in PKG.rglob("*.py")
+               if p.name != "__init__.py" and f"`{p.name}`" not in page]
+    assert not missing, f"modules docs/architecture.md does not name: {missing}"
+    table = {}
+    for line in page.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else []
+        if len(cells) == 3 and "`" in cells[1]:
+            for wing in (w.strip("`") for w in cells[1].replace(",", " ").split() if w.startswith("`")):
+                table[wing] = cells[2]
+    assert set(ALLOWED) <= set(table), sorted(set(ALLOWED) - set(table))
+    for wing, allowed in ALLOWED.items():
+        named = {w.strip("`") for w in table[wing].replace(",", " ").split() if w.startswith("`")}
+        every = table[wing] == "every wing" and allowed == set(ALLOWED) - {wing}
+        assert every or named == allowed, (wing, named ^ allowed)
