@@ -115,7 +115,7 @@ def _print(p, costs: dict) -> None:
     note += f" ({' and '.join(calibrated)} from the calibration file)" if calibrated else ""
     for n in dict.fromkeys(pt.nodes for pt in p.points):
         pts = [pt for pt in p.points if pt.nodes == n]
-        ranks = pts[0].ranks
+        ranks, algs = pts[0].ranks, list(dict.fromkeys(pt.algorithm for pt in pts))
         print(f"\n{q.op} on {terminal(p.system)}: {n} nodes, {ranks} ranks ({q.per_node} a node, {q.placement}); "
               f"alpha {q.alpha * 1e6:g} us a message, gamma {q.gamma * 1e9:g} ns a byte{note}")
         by = {(pt.algorithm, pt.size): pt for pt in pts}
@@ -123,14 +123,16 @@ def _print(p, costs: dict) -> None:
         for size in q.sizes:
             best = p.best(n, size)
             alg_bw, bus_bw = _rates(q.op, ranks, size, best.seconds)
-            rows.append([fmt_bytes(size)] + [f"{by[a, size].seconds * 1e6:,.2f}" for a in q.algorithms]
+            rows.append([fmt_bytes(size)] + [f"{by[a, size].seconds * 1e6:,.2f}" for a in algs]
                         + [best.algorithm, _mb(alg_bw), _mb(bus_bw), best.bottleneck or "-"])
-        print(table(rows, ["size"] + [f"{a} us" for a in q.algorithms]
+        print(table(rows, ["size"] + [f"{a} us" for a in algs]
                      + ["fastest", "algbw MB/s", "busbw MB/s", "bottleneck (fastest)"]))
         leads = [x for x in p.leads if x.nodes == n]
         print("Fastest (sizes in bytes): " + "; ".join(
             f"{x.algorithm} " + (f"at {fmt_bytes(x.first)}" if x.first == x.last else
                                  f"from {fmt_bytes(x.first)} to {fmt_bytes(x.last)}") for x in leads) + ".")
+    for x in p.skipped:
+        print(f"\n{x.algorithm} on {x.nodes:,} nodes is not computed: {terminal(x.why)}.")
     if p.missing:
         print(f"\n{terminal(p.system)} has no configuration of " + ", ".join(map(str, p.missing)) + " nodes.")
 
@@ -147,7 +149,8 @@ def _draw(predictions: list, path: Path) -> Path:
         for n in dict.fromkeys(pt.nodes for pt in p.points):
             for g, a in enumerate(p.question.algorithms):
                 pts = [pt for pt in p.points if pt.nodes == n and pt.algorithm == a and pt.size > 0]
-                series.append(Series(f"{a}, {p.system}, {n} nodes", [pt.size for pt in pts],
-                                     [pt.seconds * 1e6 for pt in pts], group=g))
+                if pts:
+                    series.append(Series(f"{a}, {p.system}, {n} nodes", [pt.size for pt in pts],
+                                         [pt.seconds * 1e6 for pt in pts], group=g))
     return figure(series, path, f"{predictions[0].question.op}: predicted time of each algorithm",
                   "time (us)", "size (bytes)", logx=True, logy=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from ..errors import UsageError
+from .budget import refusal
 from .schedule_time import PLACEMENTS, Network, place
 from .schedules import ALGORITHMS, schedule
 
@@ -76,6 +77,14 @@ class Lead:
     last: int
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """An algorithm left out at one node count: timing it would pass a budget (budget.py)."""
+    nodes: int
+    algorithm: str
+    why: str
+
+
 @dataclass
 class CollectivePrediction:
     system: str
@@ -83,6 +92,7 @@ class CollectivePrediction:
     points: list = field(default_factory=list)     # [CollectivePoint]
     leads: list = field(default_factory=list)      # [Lead], by node count then size
     missing: list = field(default_factory=list)    # node counts the system has no configuration of
+    skipped: list = field(default_factory=list)    # [Skipped], by node count then algorithm
 
     def best(self, nodes: int, size: int) -> CollectivePoint:
         """The fastest algorithm's point (ties to the first listed)."""
@@ -94,7 +104,7 @@ class CollectivePrediction:
     def to_dict(self) -> dict:
         return {"system": self.system, "question": asdict(self.question),
                 "points": [asdict(p) for p in self.points], "leads": [asdict(x) for x in self.leads],
-                "missing_nodes": list(self.missing)}
+                "missing_nodes": list(self.missing), "not_computed": [asdict(x) for x in self.skipped]}
 
 
 def predict(system, q: CollectiveQuestion, calibration=None, progress=None) -> CollectivePrediction:
@@ -115,18 +125,39 @@ def predict(system, q: CollectiveQuestion, calibration=None, progress=None) -> C
             raise UsageError(f"root {q.root} is not one of the {ranks} ranks")
         where = place(ranks, net.nodes, q.placement, q.per_node)
         for alg in q.algorithms:
-            for size in q.sizes:
-                t = net.time(schedule(q.op, alg, ranks, size, q.root), q.alpha, q.gamma, where, busiest=False)
-                out.points.append(CollectivePoint(alg, n, ranks, size, t.seconds, sum(s.repeat for s in t.steps),
-                                                  t.bottleneck))
-                done += 1
-                if progress:
-                    progress(done, total)
+            done += len(q.sizes)
+            _time_algorithm(out, net, n, alg, where)
+            if progress:
+                progress(done, total)
     if not out.points:
-        raise UsageError(f"{system.label} has no configuration of {', '.join(f'{n:,}' for n in out.missing)} "
-                         "nodes: give other node counts")
+        raise UsageError(_nothing(out))
     out.leads = _leads(out)
     return out
+
+
+def _time_algorithm(out: CollectivePrediction, net: Network, n: int, alg: str, where) -> None:
+    """Every size of one algorithm at n nodes, or, where timing it would pass a budget
+    (budget.py, checked before any of it is timed), the line that says which."""
+    q, ranks = out.question, len(where)
+    net.routed = 0           # each algorithm has the budgets to itself (budget.py)
+    line = refusal(net, (schedule(q.op, alg, ranks, size, q.root) for size in q.sizes), where)
+    if line:
+        out.skipped.append(Skipped(n, alg, line))
+        return
+    for size in q.sizes:
+        t = net.time(schedule(q.op, alg, ranks, size, q.root), q.alpha, q.gamma, where, busiest=False)
+        out.points.append(CollectivePoint(alg, n, ranks, size, t.seconds, sum(s.repeat for s in t.steps),
+                                          t.bottleneck))
+
+
+def _nothing(p: CollectivePrediction) -> str:
+    """The line of a prediction with no point at all."""
+    if p.skipped:
+        s = p.skipped[0]
+        return f"{s.algorithm} on {s.nodes:,} nodes is not computed: {s.why}" + (
+            f" (and {len(p.skipped) - 1} more like it); use fewer nodes" if len(p.skipped) > 1 else "; use fewer nodes")
+    return (f"{p.system} has no configuration of {', '.join(f'{n:,}' for n in p.missing)} "
+            "nodes: give other node counts")
 
 
 def _leads(p: CollectivePrediction) -> list:
