@@ -10,7 +10,9 @@ break, 10,000 characters, paths to devices and directories, a relative path
 that climbs out of the working folder (to a folder of the script's own temporary
 tree: the cases write where they are told, as root where run as root, so no
 value may name a file of the system), separators alone, shell and format
-metacharacters), plus an invalid choice where it has choices. `run` is also
+metacharacters, links to a file and a folder outside the working folder, a YAML
+alias bomb, JSON nested 30,000 deep, a 5,000-digit integer), plus an invalid
+choice where it has choices; a case also fails when it wrote through a link. `run` is also
 fuzzed past its dry run: its number options on a run that launches the fake
 core (tests/fakes), so a value a dry run lets through but a launch cannot take
 (a timeout of 1e300 s) is found too.
@@ -46,7 +48,9 @@ NUMBERS = ["0", "-1", "1", "99999999999999999999", "1e400", "-1e400", "nan", "in
            "2147483648", "4294967296", "0x10", "1_000", "", " ", "abc", "1,2", "١"]
 TEXTS = ["", " ", "\x1b[2J\x1b]0;owned\x07", "a\nb", "x" * 10_000, "/dev/zero", "/dev/null", "/", "missing/folders/x",
          ",", ",,", ":", "::", "=", "-", "--", "%s%n%x", "$(id)", "`id`", "../../up/x", "☃", "\t",
-         "1:0:x0", "0:99999999999999999999", "K", "-1", "nan", "a=b=c", "{}", "[", "\\"]
+         "1:0:x0", "0:99999999999999999999", "K", "-1", "nan", "a=b=c", "{}", "[", "\\",
+         # hostile files and links, made by _hostile_files in the working folder
+         "link", "linkdir", "bomb.yaml", "deep.json", "digits.yaml"]
 NONFINITE = {"nan", "inf", "-inf", "1e400", "-1e400"}
 SLOW_S = 20
 
@@ -60,6 +64,36 @@ def _doc(folder: Path) -> str:
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         assert fabriclab_main(["import", "--from", "osu", str(src), "-o", str(out)]) == 0
     return str(out)
+
+
+def _hostile_files(tmp: Path) -> tuple[Path, Path]:
+    """In the working folder: a link to a file outside it and a link to a folder outside it
+    (nothing may be written through either), a YAML alias bomb, JSON nested 30,000 deep and a
+    5,000-digit integer (each must end in one line, not gigabytes or a traceback). Returns the
+    outside file and folder, which no case may change."""
+    outside = tmp / "outside"
+    (outside / "dir").mkdir(parents=True)
+    (outside / "sentinel.txt").write_text("untouched\n")
+    os.symlink(outside / "sentinel.txt", "link")
+    os.symlink(outside / "dir", "linkdir")
+    levels = ['a: &a ["x","x","x","x","x","x","x","x","x"]'] + [
+        f'{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},'
+        f'*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)}]' for i in range(8)]
+    Path("bomb.yaml").write_text("\n".join(levels) + "\n")
+    Path("deep.json").write_text("[" * 30_000 + "]" * 30_000)
+    Path("digits.yaml").write_text("value: " + "9" * 5_000 + "\n")
+    return outside / "sentinel.txt", outside / "dir"
+
+
+def _wrote_outside(sentinel: Path, folder: Path) -> str | None:
+    """A problem if a case changed the file or folder outside the working folder."""
+    if sentinel.is_symlink() or sentinel.read_text() != "untouched\n" or any(folder.iterdir()):
+        for x in folder.iterdir():
+            x.unlink() if not x.is_dir() or x.is_symlink() else __import__("shutil").rmtree(x)
+        sentinel.unlink()
+        sentinel.write_text("untouched\n")
+        return "wrote outside the named path, through a link"
+    return None
 
 
 def bases(doc: str, tmp: Path) -> dict:
@@ -173,6 +207,7 @@ def main() -> int:
     os.makedirs(tmp / "cwd" / "below")
     os.chdir(tmp / "cwd" / "below")
     doc = _doc(tmp)
+    sentinel, folder = _hostile_files(tmp)
     table = bases(doc, tmp)
     total, problems, slowest = 0, [], (0.0, None)
     t0 = time.monotonic()
@@ -181,6 +216,7 @@ def main() -> int:
         for argv in cases(name, base, skip, rng, opts.random):
             total += 1
             problem, s = one(argv, _nonfinite(name, argv))
+            problem = problem or _wrote_outside(sentinel, folder)
             slowest = max(slowest, (s, argv), key=lambda x: x[0])
             if problem:
                 problems.append((problem, argv))
