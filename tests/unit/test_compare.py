@@ -115,3 +115,19 @@ def test_compare_says_when_a_side_did_not_finish(tmp_path, capsys, status):
     assert captured.err.strip().splitlines() == [
         f"fabriclab: note: {b} is {status}: compared on the 1 points it completed"]
     assert main(["compare", str(a), str(a)]) == 0 and "note" not in capsys.readouterr().err
+
+
+def test_compare_notes_points_moved_through_other_buffer_layouts(tmp_path, capsys):
+    """A warm window from one buffer a side and from a buffer per op are other figures under one key
+    (a run of a fabriclab whose default was per-op against a newer one): compare says so, once."""
+    def run(path, buffers):
+        recs = [derive({"bench": "message.stream", "size": s, "stride": 1, "bytes_per_op": 64 * s, "legs_per_op": 1,
+                        "samples": [1e-5, 1.01e-5] * 10, "launch": 0, "buffers": buffers}) for s in (65536, 8)]
+        docs.of(recs).write(path)
+    a, b, c = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
+    run(a, 64), run(b, 1), run(c, 64)
+    assert main(["compare", str(a), str(b), "-f", "json"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("fabriclab: note: 2 point(s) were measured with other buffers") \
+        and "[64] against [1]" in err[0], err
+    assert main(["compare", str(a), str(c)]) == 0 and "note" not in capsys.readouterr().err

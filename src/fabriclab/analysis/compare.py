@@ -67,6 +67,21 @@ def _estimate(ps: list[Point]) -> float:
     return statistics.median(p.summary.median for p in ps)
 
 
+def layout_differences(base, new) -> list[tuple]:
+    """(key, base's buffers, new's buffers) of the points both runs measured with a different
+    number of buffers a side: a warm window from one buffer or from a buffer per op moves the
+    same bytes at other rates (window_buffers, suite/buffers.py), and a run of an older
+    fabriclab whose default was the other layout pairs with a newer one under one key."""
+    a, b = base.groups(), new.groups()
+    out = []
+    for key in a.keys() & b.keys():
+        x = {p.buffers for p in a[key] if p.buffers is not None}
+        y = {p.buffers for p in b[key] if p.buffers is not None}
+        if x and y and x != y:
+            out.append((key, sorted(x), sorted(y)))
+    return sorted(out, key=lambda t: tuple((v is None, v) for v in t[0]))
+
+
 def compare(base, new, alpha: float = 0.05, threshold: float = 0.02) -> list[Change]:
     """Changes point by point; the intervals' confidence is 1 - alpha."""
     if not 0 < alpha < 1 or not 0 <= threshold < 1:

@@ -105,6 +105,7 @@ def cmd_compare(args) -> int:
             why = f" ({terminal(doc.footer.error)[:120]})" if doc.footer.error else ""
             print(f"fabriclab: note: {terminal(name)} is {doc.footer.status}{why}: compared on the "
                   f"{len(merge.merged(doc))} points it completed", file=sys.stderr)
+    _layouts(base, new)
     changes = compare(base, new, args.alpha, args.threshold)
     text = format_changes(changes, args.format, args.base, args.new)
     if args.format in ("table", "md"):
@@ -115,6 +116,17 @@ def cmd_compare(args) -> int:
         text += "".join(f"{'- ' if md else ''}{ln}\n" for ln in lines)
     write_out(text, args.output)
     return 1 if args.fail_on_slower and any(c.verdict == "slower" for c in changes) else 0
+
+
+def _layouts(base, new) -> None:
+    """A note on stderr where the two runs moved a point's bytes through other buffer layouts."""
+    from ..analysis.compare import layout_differences
+    diff = layout_differences(base, new)
+    if diff:
+        (bench, variant, size, *_), x, y = diff[0]
+        print(f"fabriclab: note: {len(diff)} point(s) were measured with other buffers a side (first: {bench}"
+              f"{f' [{variant}]' if variant else ''} at {size} B, {x} against {y}): their ratios compare buffer "
+              f"layouts too (-p window_buffers=shared|per-op chooses, docs/usage.md)", file=sys.stderr)
 
 
 def register_compare(sub) -> None:
