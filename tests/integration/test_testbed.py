@@ -507,7 +507,7 @@ def test_check_passes_the_healthy_testbed_and_names_a_degraded_trunk(bed, tmp_pa
 
 @pytest.mark.parametrize("argv,msg", [
     (["testbed", "degrade", BED, "nocable", "5"], "has no cable 'nocable'"),
-    (["testbed", "degrade", BED, "trunk", "0"], "a rate must be above 0"),
+    (["testbed", "degrade", BED, "trunk", "0"], "a rate must be from 2e-05 to 8589.93 MB/s"),
     (["testbed", "degrade", BED, "trunk", "fast"], "a rate is a number of MB/s"),
     (["testbed", "restore", BED, "h0-h7"], "has no cable 'h0-h7'"),
     (["testbed", "exec", BED, "h99", "--", "true"], "has no host 'h99'"),

@@ -276,3 +276,13 @@ def test_the_default_number_of_ranks_is_one_the_command_takes(command, fake_core
         capsys.readouterr().err
     out = capsys.readouterr().out
     assert "message.victim_" in out and " -n 4 " in out
+
+
+def test_a_check_without_the_congestion_test_launches_two_ranks_by_default(fake_core, tmp_path, capsys):
+    """Inside an allocation of two tasks, `check --tests collectives` fits: only the congestion
+    test needs four ranks."""
+    argv = ["check", "--tests", "collectives", "-o", str(tmp_path / "c"), "--dry-run", "--core", fake_core["core"],
+            "--mpiexec", fake_core["mpiexec"]]
+    assert main(argv) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "coll.allreduce" in out and " -n 2 " in out and " -n 4 " not in out

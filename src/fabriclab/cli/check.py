@@ -42,7 +42,8 @@ def register(sub) -> None:
     add("--quiet", action="store_true", help="Only the verdicts. Default: off.")
     add("--dry-run", action="store_true",
         help="Check every test's run, print each first attempt's launch commands, and exit. Default: off.")
-    add_mpi_options(p, "check", congestion.MIN_RANKS)     # the congestion test's least
+    add_mpi_options(p, "check", None, f"{congestion.MIN_RANKS} when the congestion test runs (two victims, "
+                                      "two aggressors), else 2")
     p.set_defaults(func=cmd_check)
 
 
@@ -63,6 +64,9 @@ def cmd_check(args) -> int:
     from ..report import html
     from ..schema import load
     t = thresholds(args)
+    if args.ranks is None:                      # the fewest the chosen tests take
+        from ..suite.congestion import MIN_RANKS
+        args.ranks = MIN_RANKS if "congestion" in t["tests"] else 2
     if args.baseline:
         load(args.baseline)                     # a bad baseline ends here, before anything runs
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")

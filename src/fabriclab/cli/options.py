@@ -66,11 +66,12 @@ def testbed_name(text: str) -> str:
     return check_name(text)
 
 
-def add_mpi_options(p: argparse.ArgumentParser, command: str, ranks: int = 2) -> None:
-    """The MPI and launch options, with the command's default number of ranks (the fewest its runs take)."""
+def add_mpi_options(p: argparse.ArgumentParser, command: str, ranks: int | None = 2, default: str = "") -> None:
+    """The MPI and launch options, with the command's default number of ranks (the fewest its runs
+    take); None leaves it to the command, whose `default` says what it is."""
     g = p.add_argument_group("MPI and launch")
     adder(g, command)("--ranks", type=integer(1, MAX_RANKS), default=ranks, metavar="N",
-                      help=f"Number of MPI ranks to launch. Default: {ranks}.")
+                      help=f"Number of MPI ranks to launch. Default: {default or ranks}.")
     g.add_argument("--hosts", metavar="H1,H2,...",
                    help="Comma-separated hosts for the launcher; repeat a host for more ranks on it. "
                         "Default: this machine only.")
