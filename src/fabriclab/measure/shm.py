@@ -13,7 +13,7 @@ mapped by that job, and stays. Only this host's /dev/shm is seen; the
 other hosts' launchers and schedulers keep theirs.
 
 MPICH's launcher leaves one more file when a rank is killed: Hydra's proxy
-writes the host's topology for the ranks to /tmp/hydra_hwloc_xmlfile_XXXXXX
+writes the host's topology for the ranks to /tmp/hydra_hwloc_xmlfile_ and six random characters
 (a path fixed in its source) and removes it only when the job ends in
 order. Of /tmp, only files of that name are looked at, by the same rule."""
 
