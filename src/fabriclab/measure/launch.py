@@ -194,13 +194,17 @@ def binding(spec: LaunchSpec, local_cpus: int | None = None) -> str:
         # Emulated hosts share this machine's cores: each would bind its rank to core 0.
         return "none"
     local_cpus = local_cpus or os.cpu_count() or 1
+    return "core" if _per_host(spec) <= local_cpus or spec.launcher == "srun" else "none"
+
+
+def _per_host(spec: LaunchSpec) -> int:
+    """The ranks of one host, as far as the options tell: all of them without --hosts/--hostfile,
+    else --ppn or the host's repeats in --hosts."""
     if spec.hostfile:
-        per_host = spec.ppn or 1
-    elif spec.hosts:
-        per_host = spec.ppn or max(spec.hosts.count(h) for h in spec.hosts)
-    else:
-        per_host = spec.ppn or spec.nranks
-    return "core" if per_host <= local_cpus or spec.launcher == "srun" else "none"
+        return spec.ppn or 1
+    if spec.hosts:
+        return spec.ppn or max(spec.hosts.count(h) for h in spec.hosts)
+    return spec.ppn or spec.nranks
 
 
 def command(spec: LaunchSpec, argv: list[str], local_cpus: int | None = None,
@@ -264,7 +268,7 @@ YIELDING_MPICH = tuple(f"MPIR_CVAR_{op}_POSIX_INTRA_ALGORITHM"
 def _oversubscribed(spec: LaunchSpec, local_cpus: int) -> bool:
     """More ranks on this host than it has cores (all ranks on it: no hosts, no hostfile)."""
     local = not spec.hosts and not spec.hostfile and not spec.agent
-    return local and (spec.ppn or spec.nranks) > local_cpus
+    return local and _per_host(spec) > local_cpus
 
 
 def _yielding_mpich(env: dict) -> None:
