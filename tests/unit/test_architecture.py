@@ -34,15 +34,16 @@ ALLOWED = {
     "suite": set(),
     "host": set(),
     "imports": {"suite"},
+    "topology": {"model"},
     "verdicts": {"analysis", "model", "suite"},
     "measure": {"analysis", "model", "suite", "host", "verdicts"},
     "report": {"analysis", "suite", "verdicts"},
     "studies": {"analysis", "measure", "model", "report", "suite", "verdicts"},
     "testbed": {"analysis", "measure", "model", "suite", "host", "verdicts"},
     "tuning": {"analysis", "measure", "model", "suite", "verdicts"},
-    "acceptance": {"analysis", "measure", "model", "suite", "verdicts"},
+    "acceptance": {"analysis", "measure", "model", "suite", "verdicts", "topology"},
     "cli": {"analysis", "measure", "model", "report", "studies", "testbed", "tuning", "acceptance", "suite",
-            "host", "imports", "verdicts"},
+            "host", "imports", "verdicts", "topology"},
 }
 
 
