@@ -13,7 +13,8 @@ import sys
 from .. import __version__
 from ..errors import FabriclabError, Terminated, catch_sigterm
 from ..report.escape import terminal
-from . import calibrate, check, congestion, doctor, imports, model, report, results, run, study, testbed, tune
+from . import (calibrate, check, congestion, doctor, imports, model, report, results, run, study, testbed,
+               topology, tune)
 from .letters import adder
 from .options import Parser
 
@@ -23,7 +24,8 @@ from .options import Parser
 REGISTRARS = (("run", run.register), ("list", results.register_list), ("show", results.register_show),
               ("compare", results.register_compare), ("import", imports.register),
               ("report", report.register_report), ("plot", report.register_plot), ("doctor", doctor.register),
-              ("testbed", testbed.register), ("calibrate", calibrate.register), ("model", model.register_model),
+              ("testbed", testbed.register), ("topology", topology.register), ("calibrate", calibrate.register),
+              ("model", model.register_model),
               ("reproduce", model.register_reproduce), ("study", study.register),
               ("tune", tune.register), ("congestion", congestion.register), ("check", check.register))
 COMMANDS = frozenset(name for name, _ in REGISTRARS)

@@ -12,6 +12,13 @@ Example::
     links:
       - [n0, s0]                 # short form: one full-duplex cable
       - {a: s0, b: s1, count: 2, rate_MBps: 160, efficiency: 0.9}
+      - {a: s0, b: s1, name: "s0 [5] -- s1 [7]", ports: [5, 7], degraded: "4X SDR, both ends 4X QDR"}
+
+A link's ports, guids and degraded and the file's source are facts about the
+site's cables (cablefacts.py); the loads do not read them. Parallel cables
+given as separate links between the same two vertices are routed exactly as
+one link with that count (their channels are taken together, at the first
+one's place in the file), so naming each cable changes no prediction.
 
 Sizes are bounded (MAX_NODES, MAX_SWITCHES, MAX_CABLES) so that a short file
 cannot ask for hours or hundreds of GB, every field's type and range is checked
@@ -35,7 +42,7 @@ from ..limits import EFFICIENCY, OVERHEAD_BYTES, PACKET_BYTES, PRICE, RATE_MBPS
 from ..resources import MB, Sourced, TechResource
 from ..routing import GraphRouter, alltoall_by_destination, check_budget, unreachable_pair
 from ..switchroutes import SwitchRouter
-from . import checks
+from . import cablefacts, checks
 from .base import NodeModel, Paths, ResourceClass, Topology
 from .checks import check_keys, number
 
@@ -43,9 +50,10 @@ MAX_SWITCHES = 100_000
 MAX_CABLES = 500_000             # cables over all links; 500,000 links read and build in ~20-35 s, 1-1.4 GB
 PRICE_PARTS = ("adapter", "switch", "cable")
 _TOP_KEYS = {"name", "nodes", "switches", "links", "routing", "transit_nodes", "default_rate_MBps", "packet",
-             "prices"}
+             "prices", "source"}
 _PACKET_KEYS = {"payload_B", "overhead_B", "max_payload_B"}
-_LINK_KEYS = {"a", "b", "count", "rate_MBps", "efficiency", "duplex", "name", "iface"} | _PACKET_KEYS
+_LINK_KEYS = {"a", "b", "count", "rate_MBps", "efficiency", "duplex", "name", "iface"} | _PACKET_KEYS \
+    | cablefacts.LINK_KEYS
 
 
 def _names(value, prefix: str, what: str, where: str, limit: int) -> list:
@@ -146,6 +154,8 @@ class _Link:
     half: bool
     label: str
     classes: list
+    rate: float                      # MB/s, per cable and direction, before efficiency
+    facts: cablefacts.Facts | None
 
 
 def _links(links, index: dict, default_rate: float | None, packet: dict, where: str) -> list[_Link]:
@@ -185,6 +195,7 @@ def _link(i: int, ln, index: dict, default_rate: float | None, packet: dict, w: 
     label = checks.name(ln["name"], "link name", w) if "name" in ln else f"{ea}-{eb}"
     if "iface" in ln:
         _iface(ln["iface"], w)
+    facts = cablefacts.link_facts(ln, count, w)
     own = TechResource(label, f"link {label}", "link", Sourced(rate * MB, w, ""), duplex,
                        fmt.get("payload"), fmt.get("overhead"), None,
                        None if eff is None else Sourced(eff, w, ""), None, fmt.get("max_payload"))
@@ -193,7 +204,7 @@ def _link(i: int, ln, index: dict, default_rate: float | None, packet: dict, w: 
                    ResourceClass(f"links[{i}].ba", f"link {label} ({eb}→{ea})", "link", "link", count, own=own)]
     else:
         classes = [ResourceClass(f"links[{i}]", f"half-duplex link {label}", "link", "link", count, own=own)]
-    return _Link((index[ea], index[eb]), count, duplex == "half", label, classes)
+    return _Link((index[ea], index[eb]), count, duplex == "half", label, classes, rate, facts)
 
 
 # A host's interface on a link (validate on real hosts reads its counters): a Linux
@@ -232,12 +243,12 @@ def _routing(data: dict, where: str) -> tuple[bool, str]:
     return transit, checks.choice(data.get("routing", "d-mod-k"), "routing", where, ("d-mod-k", "ecmp"))
 
 
-def _router(links: list[_Link], nodes: list, switches: list, routing: str, transit: bool,
+def _router(links: list[_Link], order: np.ndarray, nodes: list, switches: list, routing: str, transit: bool,
             where: str) -> GraphRouter:
     """The channel graph's router, once every pair of nodes is known to reach each other."""
     ch_from, ch_to, ch_res = _channels(np.array([ln.ends for ln in links], np.int64).reshape(-1, 2),
                                        np.array([ln.count for ln in links], np.int64),
-                                       np.array([ln.half for ln in links], bool))
+                                       np.array([ln.half for ln in links], bool), order)
     n_vertices = len(nodes) + len(switches)
     pair = unreachable_pair(n_vertices, len(nodes), ch_from[::2], ch_to[::2], transit)
     if pair is not None:
@@ -278,12 +289,39 @@ class CustomNetwork(Topology):
         net.cables, net.link_names = sum(ln.count for ln in links), [ln.label for ln in links]
         net.classes = [c for ln in links for c in ln.classes] + node_model.classes(len(nodes))
         net._finish()
-        net.router = _router(links, nodes, switches, net.routing, transit, where)
+        net.source = cablefacts.source(data.get("source"), where)
+        net._facts = {i: ln.facts for i, ln in enumerate(links) if ln.facts is not None}
+        names = nodes + switches
+        cablefacts.unique_ports(net._facts, {i: (names[links[i].ends[0]], names[links[i].ends[1]])
+                                              for i in net._facts}, where)
+        net._ends = np.array([ln.ends for ln in links], np.int64).reshape(-1, 2)
+        net._rates = np.array([ln.rate for ln in links], float)
+        net._counts = np.array([ln.count for ln in links], np.int64)
+        order = _pair_order(net._ends, len(names))
+        net.router = _router(links, order, nodes, switches, net.routing, transit, where)
         net.fast = SwitchRouter.for_graph(net.router) if by_switch else None
         # For the testbed: the file's links, and each channel's cable (link index, which of its count).
         net.links, net.default_rate_MBps = data["links"], default_rate
-        net.channel_cable = [(i, c) for i, ln in enumerate(links) for c in range(ln.count) for _ in (0, 1)]
+        net.channel_cable = [(int(i), c) for i in order for c in range(links[i].count) for _ in (0, 1)]
         return net
+
+    def cable_facts(self) -> list[dict]:
+        """Every link of the file, in file order, as {index, name, ends: (a, b), count,
+        rate_MBps, ports, guids, degraded}: ports and guids an (a, b) pair or None, degraded
+        the file's reason or None. What `fabriclab topology show` and `diff` list."""
+        names = self.node_names + self.switch_names
+        out = []
+        for i, label in enumerate(self.link_names):
+            f = self._facts.get(i, _NO_FACTS)
+            a, b = (names[int(v)] for v in self._ends[i])
+            out.append({"index": i, "name": label, "ends": (a, b), "count": int(self._counts[i]),
+                        "rate_MBps": float(self._rates[i]), "ports": f.ports, "guids": f.guids,
+                        "degraded": f.degraded})
+        return out
+
+    def degraded_cables(self) -> list[dict]:
+        """The links the file flags degraded, as cable_facts gives them."""
+        return [c for c in self.cable_facts() if c["degraded"] is not None]
 
     def describe(self) -> str:
         return (f"{self.name}: {self.n_nodes} nodes, {len(self.switch_names)} switches, "
@@ -322,12 +360,26 @@ class CustomNetwork(Topology):
                 "cables": self.cables}
 
 
-def _channels(ends: np.ndarray, counts: np.ndarray, half: np.ndarray) -> tuple:
-    """Two channels per cable (a->b, then b->a), cables in file order; the resource
-    of each: its direction's instance, or the one shared instance of a half-duplex cable."""
-    link = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    first = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-    cable = np.arange(len(link), dtype=np.int64) - first[link]
+_NO_FACTS = cablefacts.Facts()
+
+
+def _pair_order(ends: np.ndarray, n_vertices: int) -> np.ndarray:
+    """The links in file order, except that the links between one pair of vertices
+    follow each other at the first one's place: separate entries for parallel cables
+    then offer D-mod-K their channels in the order one entry with a count does."""
+    lo, hi = ends.min(axis=1), ends.max(axis=1)
+    _, first, inverse = np.unique(lo * n_vertices + hi, return_index=True, return_inverse=True)
+    return np.lexsort((np.arange(len(ends)), first[inverse.reshape(-1)])).astype(np.int64)
+
+
+def _channels(ends: np.ndarray, counts: np.ndarray, half: np.ndarray, order: np.ndarray | None = None) -> tuple:
+    """Two channels per cable (a->b, then b->a), cables in link `order` (file order by
+    default); the resource of each: its direction's instance, or the one shared instance
+    of a half-duplex cable."""
+    order = np.arange(len(counts), dtype=np.int64) if order is None else order
+    link = np.repeat(order, counts[order])
+    first = np.repeat(np.concatenate(([0], np.cumsum(counts[order])[:-1])), counts[order]).astype(np.int64)
+    cable = np.arange(len(link), dtype=np.int64) - first
     per_link = np.where(half, 1, 2) * counts           # resource instances of each link
     offset = np.concatenate(([0], np.cumsum(per_link)[:-1])).astype(np.int64)
     r_ab = offset[link] + cable
