@@ -176,3 +176,21 @@ def test_missing_file_directory_and_bad_options(files, capsys):
         one_line_error(capsys, main(["topology", *argv] + (["-o", str(out)] if argv[0] == "import"
                                                            and "-o" not in argv else [])), what)
         assert not out.exists()
+
+
+@pytest.mark.parametrize("content,what", [
+    ('nodes: 2\nswitches: ["s\\e[2J"]\nlinks: [[n0, s0], [n1, s0]]\ndefault_rate_MBps: 1\n',
+     "switch name 's\\x1b[2J' is empty or holds a character that does not print"),
+    ("nodes: 2\nlinks: [[n0, n1]]\nname: " + "x" * (10 << 20) + "\n", "is longer than 200 characters"),
+    ("- a\n- b\n", "the top level must be a mapping"),
+    (IBNET, "not valid YAML"),
+], ids=["escape", "10MB-line", "a-list", "ibnetdiscover-text"])
+def test_show_and_diff_refuse_a_bad_network_file_in_one_line(tmp_path, capsys, content, what):
+    bad, good = tmp_path / "bad.yaml", tmp_path / "good.yaml"
+    bad.write_text(content)
+    good.write_text("nodes: 2\nlinks: [[n0, n1]]\ndefault_rate_MBps: 1\n")
+    one_line_error(capsys, main(["topology", "show", str(bad)]), what)
+    one_line_error(capsys, main(["topology", "diff", str(good), str(bad)]), what)
+    one_line_error(capsys, main(["topology", "export", str(bad), "--to", "slurm", "-o", str(tmp_path / "t.conf")]),
+                   "")
+    assert not (tmp_path / "t.conf").exists()
