@@ -149,6 +149,21 @@ def test_ports_on_a_counted_link_and_a_port_taken_twice():
     d["links"][FIRST + 1]["ports"] = [10, 99]
     with pytest.raises(UsageError, match=r"links\[15\]: port 10 of 'leaf0' carries links\[14\] already"):
         CustomNetwork.from_dict(d)
+    d["links"][FIRST]["guids"] = d["links"][FIRST + 1]["guids"] = ["0xa", None]
+    with pytest.raises(UsageError, match=r"links\[15\]: port 10 of 'leaf0' \(0xa\) carries links\[14\] already"):
+        CustomNetwork.from_dict(d)
+
+
+def test_a_host_s_two_adapters_each_have_a_port_1():
+    """Told apart by their port GUIDs, as ibnetdiscover prints them."""
+    d = leaf_spine(True)
+    d["links"].append({"a": "h0", "b": "leaf1", "rate_MBps": 100, "ports": [1, 40], "guids": ["0x11", None]})
+    d["links"][0].update(ports=[1, 30], guids=["0x10", None])
+    net = CustomNetwork.from_dict(d)
+    assert [c["ports"] for c in net.cable_facts() if "h0" in c["ends"]] == [(1, 30), (1, 40)]
+    d["links"][-1]["guids"] = ["0x10", None]
+    with pytest.raises(UsageError, match=r"port 1 of 'h0' \(0x10\) carries links\[0\] already"):
+        CustomNetwork.from_dict(d)
 
 
 BAD_SOURCE = [

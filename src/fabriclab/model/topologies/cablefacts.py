@@ -71,18 +71,21 @@ def _guid(value, what: str, w: str) -> str:
 
 
 def unique_ports(facts: dict, ends: list, where: str) -> None:
-    """No port of a switch or host carries two cables. facts: link index -> Facts;
-    ends: link index -> (a name, b name)."""
+    """No port carries two cables. facts: link index -> Facts; ends: link index -> (a name,
+    b name). A port is told apart by its end's GUID where the link gives one: a host's two
+    adapters each have a port 1, with GUIDs of their own; a switch's ports share its GUID."""
     taken: dict = {}
     for i, f in facts.items():
         if f.ports is None:
             continue
-        for name, port in zip(ends[i], f.ports):
+        for k, (name, port) in enumerate(zip(ends[i], f.ports)):
             if port is None:
                 continue
-            j = taken.setdefault((name, port), i)
+            guid = f.guids[k] if f.guids is not None else None
+            j = taken.setdefault((name, guid, port), i)
             if j != i:
-                raise UsageError(f"{where}: links[{i}]: port {port} of {name!r} carries links[{j}] already")
+                raise UsageError(f"{where}: links[{i}]: port {port} of {name!r}"
+                                 + (f" ({guid})" if guid else "") + f" carries links[{j}] already")
 
 
 def source(value, where: str) -> dict | None:
