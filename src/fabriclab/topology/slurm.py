@@ -517,9 +517,10 @@ def _conf_text(name: str, switches: list, hosts: dict, adj: dict, parent: dict) 
             if a < b and parent.get(a) != b and parent.get(b) != a]
     out = [f"# Slurm topology/tree of the fabriclab network {name} "
            "(https://slurm.schedmd.com/topology.conf.html)"]
-    if left:
+    if left or left_sw:
         out.append(f"# Slurm's tree keeps one parent per switch: {len(left)} cables"
-                   + (f" and the switches {', '.join(left_sw)}" if left_sw else "") + " are left out:")
+                   + (f" and the switch{'es' * (len(left_sw) > 1)} {', '.join(left_sw)}" if left_sw else "")
+                   + " are left out:")
         out += [f"#   {c}" for c in left]
 
     def fold(names: list) -> str:

@@ -263,10 +263,17 @@ def test_a_fat_tree_is_written_as_its_spanning_tree_naming_what_is_left_out():
                          "links": links})
     # the spines tie: the last listed is the root, as topology.conf lists its root last
     assert "SwitchName=spine1 Switches=leaf[0-3]" in text and "SwitchName=spine0" not in text
-    assert "4 cables and the switches spine0 are left out" in text
+    assert "4 cables and the switch spine0 are left out" in text
     assert [ln for ln in text.splitlines() if ln.startswith("#   ")] == [f"#   leaf{i} -- spine0" for i in range(4)]
     back = read(text)
     assert len(back["nodes"]) == 16 and back["switches"] == leaves + ["spine1"]
+
+
+def test_a_switch_without_cables_is_named_as_left_out():
+    text = slurm.export({"nodes": 2, "switches": ["leaf", "spare"], "default_rate_MBps": 1,
+                         "links": [["n0", "leaf"], ["n1", "leaf"]]})
+    assert text.splitlines()[1:] == ["# Slurm's tree keeps one parent per switch: 0 cables and the switch spare "
+                                     "are left out:", "SwitchName=leaf Nodes=n[0-1]"]
 
 
 def test_export_roots_a_tree_at_its_centre():
