@@ -8,6 +8,7 @@
 # libfabric's and UCX's headers (Debian's libfabric-dev and libucx-dev) let the
 # core build its fabric and ucx levels against the MPI's own copies of both;
 # Debian's OpenBLAS (libopenblas-dev) is the BLAS app.matmul multiplies with.
+# ibsim-utils and infiniband-diags: the real ibnetdiscover on a simulated InfiniBand fabric.
 # `make unit` runs the unit tests alone: no MPI launched, no root, no apt.
 PYTHON ?= python3
 VENV   := .venv
@@ -18,7 +19,10 @@ SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 LEVEL_DEBS := libfabric-dev libucx-dev
 # app.matmul's local multiply links a CBLAS when one is found (measure/libraries.py, find_blas).
 BLAS_DEBS := libopenblas-dev
-DEBS   := python3-simgrid chromium slurmctld slurmd slurm-client munge libpmix2 libpmix-dev $(LEVEL_DEBS) $(BLAS_DEBS)
+# ibnetdiscover (infiniband-diags) against an ibsim-simulated fabric (ibsim-utils) for topology import's tests.
+IB_DEBS := ibsim-utils infiniband-diags
+DEBS   := python3-simgrid chromium slurmctld slurmd slurm-client munge libpmix2 libpmix-dev $(LEVEL_DEBS) $(BLAS_DEBS) \
+	$(IB_DEBS)
 BENCH_DEBS := iperf3 sockperf
 
 .PHONY: run test unit bench venv openmpi debs level-debs bench-debs clean
