@@ -45,6 +45,7 @@ from ..model.topologies.custom import MAX_CABLES, MAX_SWITCHES
 from . import ibrates
 
 MAX_TEXT = 64 << 20              # as a network file (docs/model.md, "Limits on network files")
+MAX_LINES = 1_500_000           # 100,000 hosts print about a million (seven lines an adapter in the topology)
 MAX_LINE = 4096                  # a NodeDescription is 64 bytes (IBTA vol. 1, NodeDescription); lines are short
 MAX_PORT = 255                   # port numbers are 8 bits (IBTA vol. 1, PortInfo LocalPortNum)
 MAX_HOSTS_MAP = 200_000
@@ -96,6 +97,8 @@ def guid(text: str) -> str:
 def detect(text: str) -> bool:
     """Whether text looks like ibnetdiscover's topology or its -p ports report."""
     for n, line in enumerate(text[:1 << 16].splitlines()):
+        if len(line) > MAX_LINE:
+            return False
         s = line.strip()
         if s.startswith("# Topology file: generated") or _HEADER.match(s) or _PLINE.fullmatch(s):
             return True
@@ -111,17 +114,26 @@ def read(text: str, where: str, hosts: dict | None = None) -> dict:
     if len(text) > MAX_TEXT:
         raise UsageError(f"{where}: larger than {MAX_TEXT >> 20} MiB, more than any fabric's ibnetdiscover output")
     names_map = _hosts_map(hosts, where)
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if len(line) > MAX_LINE:
-            raise UsageError(f"{where}: line {i + 1} is longer than {MAX_LINE:,} characters "
-                             f"({len(line):,}): not ibnetdiscover output")
+    if text.count("\n") > MAX_LINES:
+        raise UsageError(f"{where}: more than {MAX_LINES:,} lines, more than any fabric the model takes prints")
+    lines = _lines(text, where)
     ports_report = _first_record_is_ports(lines)
     nodes, ends = (_parse_ports if ports_report else _parse_topology)(lines, where)
     if not ends:
         raise UsageError(f"{where}: no cables: not ibnetdiscover output (its topology or its -p ports report)")
     cables = _join(nodes, ends, where)
     return _network(nodes, cables, names_map, where, "-p" if ports_report else "")
+
+
+def _lines(text: str, where: str) -> list:
+    """The lines of text (at most MAX_LINES, so at most about 150 MB of strings), none over MAX_LINE."""
+    lines = text.split("\n")
+    longest = max(map(len, lines))
+    if longest > MAX_LINE:
+        n = next(i for i, line in enumerate(lines, 1) if len(line) == longest)
+        raise UsageError(f"{where}: line {n} is longer than {MAX_LINE:,} characters ({longest:,}): "
+                         "not ibnetdiscover output")
+    return lines
 
 
 def _first_record_is_ports(lines: list) -> bool:
@@ -300,12 +312,10 @@ def _degraded(cables: list, nodes: dict) -> dict:
             own.setdefault(e.node, {})[i] = None
             group.setdefault(nodes[e.node].group, {})[i] = None
     tops = {g: (_top2(ix, lanes), _top2(ix, lane)) for g, ix in group.items()}
+    own_tops = {g: (_top2(ix, lanes), _top2(ix, lane)) for g, ix in own.items()}
 
     def best(i: int, node: str):
-        others = [j for j in own[node] if j != i]
-        if others:
-            return max(lanes[j] for j in others), max(lane[j] for j in others)
-        w, s = tops[nodes[node].group]
+        w, s = own_tops[node] if len(own[node]) > 1 else tops[nodes[node].group]
         return _other(w, i), _other(s, i)
 
     out = {}
