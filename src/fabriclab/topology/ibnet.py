@@ -122,7 +122,7 @@ def read(text: str, where: str, hosts: dict | None = None) -> dict:
     if not ends:
         raise UsageError(f"{where}: no cables: not ibnetdiscover output (its topology or its -p ports report)")
     cables = _join(nodes, ends, where)
-    return _network(nodes, cables, names_map, where, "-p" if ports_report else "")
+    return _network(nodes, cables, names_map, where)
 
 
 def _lines(text: str, where: str) -> list:
@@ -404,7 +404,7 @@ def _natural(name: str) -> tuple:
     return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", name) if t)
 
 
-def _network(nodes: dict, cables: list, names_map: dict, where: str, mode: str) -> dict:
+def _network(nodes: dict, cables: list, names_map: dict, where: str) -> dict:
     port_guids = {}
     for a, b in cables:
         for e in (a, b):
