@@ -194,3 +194,18 @@ def test_show_and_diff_refuse_a_bad_network_file_in_one_line(tmp_path, capsys, c
     one_line_error(capsys, main(["topology", "export", str(bad), "--to", "slurm", "-o", str(tmp_path / "t.conf")]),
                    "")
     assert not (tmp_path / "t.conf").exists()
+
+
+def test_two_outputs_of_one_fabric_compare_equal(tmp_path, capsys):
+    """ibnetdiscover's topology and its -p ports report of one fabric (tests/data/ibnetdiscover):
+    the same cables, ports and rates, so diff finds nothing; show lists its degraded cables."""
+    from pathlib import Path
+    data = Path(__file__).parents[2] / "data" / "ibnetdiscover"
+    a, b = tmp_path / "topology.yaml", tmp_path / "ports.yaml"
+    assert main(["topology", "import", str(data / "small.topology.txt"), "-o", str(a)]) == 0
+    assert main(["topology", "import", str(data / "small.ports.txt"), "--from", "ibnetdiscover", "-o", str(b)]) == 0
+    capsys.readouterr()
+    assert main(["topology", "diff", str(a), str(b)]) == 0
+    assert main(["topology", "show", str(b)]) == 0
+    shown = capsys.readouterr().out
+    assert "2 cables below what both ends support" in shown and "leaf01 -- spine01  3 cables" in shown
