@@ -339,11 +339,14 @@ def test_the_limit_counts_every_hostlist_of_the_file():
 
 
 def test_a_10_MB_line_is_refused_quickly():
-    t0 = time.monotonic()
-    refused("SwitchName=s Nodes=" + ",".join(f"n{i}" for i in range(1_500_000)), "more than 100,000 node names")
-    refused("SwitchName=s Nodes=" + "x" * 10_000_000, "a name longer than 200")
-    refused("SwitchName=s Nodes=n[" + "1," * 5_000_000 + "2]", "more than 100,000 node names")
-    assert time.monotonic() - t0 < 3
+    """CPU time, not wall time: the bound holds on a loaded machine too."""
+    lines = ["SwitchName=s Nodes=" + ",".join(f"n{i}" for i in range(1_500_000)),
+             "SwitchName=s Nodes=" + "x" * 10_000_000, "SwitchName=s Nodes=n[" + "1," * 5_000_000 + "2]"]
+    t0 = time.process_time()
+    for text, why in zip(lines, ["more than 100,000 node names", "a name longer than 200",
+                                 "more than 100,000 node names"]):
+        refused(text, why)
+    assert time.process_time() - t0 < 2
 
 
 HOSTILE = """
@@ -354,7 +357,8 @@ try:
     slurm.read(sys.stdin.read(), "big.conf", rates_MBps=[100])
 except UsageError as e:
     print(f"fabriclab: error: {e}", file=sys.stderr)
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)      # KiB, the whole process's peak
+    use = resource.getrusage(resource.RUSAGE_SELF)           # the whole process, its start included
+    print(use.ru_utime + use.ru_stime, use.ru_maxrss / 1024)  # CPU seconds, peak MiB
     sys.exit(e.exit_code)
 """
 
@@ -362,13 +366,13 @@ except UsageError as e:
 @pytest.mark.parametrize("expr", ["node[0-999999999999999]", "r[0-99999]n[0-99999]c[0-99999]",
                                   "a[0-99999],b[0-99999]", "n[" + ",".join(["0-999999999"] * 1000) + "]"])
 def test_a_hostlist_of_billions_of_names_ends_in_one_line_fast_and_small(expr):
-    t0 = time.monotonic()
+    """Within 2 s of CPU and 300 MB (CPU time, so that a loaded machine does not fail it)."""
     p = subprocess.run([sys.executable, "-c", textwrap.dedent(HOSTILE)], input=f"SwitchName=s Nodes={expr}\n",
-                       capture_output=True, text=True, timeout=20)
-    wall = time.monotonic() - t0
+                       capture_output=True, text=True, timeout=30)
     assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
     assert "stands for more than 100,000 node names, the model's limit: refused" in p.stderr, p.stderr
-    assert wall < 2 and int(p.stdout) / 1024 < 300, (wall, p.stdout)
+    cpu_s, rss_mib = map(float, p.stdout.split())
+    assert cpu_s < 2 and rss_mib < 300, p.stdout
 
 
 def test_rates_and_cables_are_checked():
