@@ -140,19 +140,19 @@ def test_detect():
     assert not ibnet.detect("name: net\nnodes: 4\nlinks: [[n0, s0]]\n")
     assert not ibnet.detect("# OSU MPI Bandwidth Test v7.1\n# Size      Bandwidth (MB/s)\n1   2.5\n")
     assert not ibnet.detect("")
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     assert not ibnet.detect("SW 0 1 0x1 4x SDR - SW 0 2 0x2 ( '" + "' - '" * 13000)    # 64 KiB of one line
-    assert time.perf_counter() - t0 < 0.5
+    assert time.process_time() - t0 < 0.5
 
 
 # ---- hostile files: one line, exit 2, within 2 s and 300 MB ------------------------------------
 def refused(text: str, hosts=None) -> str:
-    """The one line a hostile input ends in, checked for its form, its time (untraced) and its
-    peak memory (traced, a second time)."""
-    t0 = time.perf_counter()
+    """The one line a hostile input ends in, checked for its form, its CPU time (untraced: a loaded
+    machine's other processes do not count) and its peak memory (traced, a second time)."""
+    t0 = time.process_time()
     with pytest.raises(UsageError) as e:
         ibnet.read(text, "fabric.txt", hosts)
-    elapsed = time.perf_counter() - t0
+    elapsed = time.process_time() - t0
     tracemalloc.start()
     try:
         with pytest.raises(UsageError):
@@ -251,15 +251,15 @@ def test_more_than_64_mib_or_1_5_million_lines():
 # ---- speed -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("hosts, seconds", [(1_000, 2), (10_000, 20)])
 def test_large_fabrics(hosts, seconds):
-    """Both outputs within the time, and within 1 GB: the 1,000 hosts' read traced (tracing is
+    """Both outputs within the time (CPU), and within 1 GB: the 1,000 hosts' read traced (tracing is
     slow), the 10,000 hosts' bounded by the peak of the whole test process."""
     net = ibsim.fat_tree(leaves=hosts // 40, per_leaf=40, spines=20 if hosts > 1000 else 10,
                          parallel=1 if hosts > 1000 else 2)
     for pr in (True, False):
         text = ibsim.topology_text(net, pr)
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         d = ibnet.read(text, "big")
-        assert time.perf_counter() - t0 < seconds
+        assert time.process_time() - t0 < seconds
         assert len(d["nodes"]) == hosts and not any("degraded" in ln for ln in d["links"])
     if hosts > 1000:
         assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10 < 1 << 30
