@@ -220,9 +220,9 @@ def register(sub) -> None:
                    help="Leave out the collectives (ring, recursive doubling and Rabenseifner allreduce, binomial "
                         "bcast, ring allgather at the largest size). Default: measure them.")
     q.add_argument("--hosts", metavar="H1,H2,...",
-                   help="Validate on a real cluster instead: the hosts that the file's nodes stand for, in the "
-                        "file's order (no testbed is brought up; counters are read through the launcher). "
-                        "Default: the emulated testbed.")
+                   help="Validate on a real cluster instead: the file's nodes, matched by name in any order (where "
+                        "none is a node of the file, the hosts its nodes stand for, in the file's order); no "
+                        "testbed is brought up, counters are read through the launcher. Default: the emulated testbed.")
     q.add_argument("--mpi-home", metavar="DIR", help="The MPI to measure with (as `fabriclab run`). "
                    "Default: MPICH from PyPI.")
     q.set_defaults(func=cmd_validate)

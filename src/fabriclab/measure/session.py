@@ -15,6 +15,7 @@ the machine check) goes to one callable, `say`; its progress to a `Progress`."""
 
 from __future__ import annotations
 
+import os
 import random
 import shlex
 import time
@@ -86,6 +87,25 @@ class Site:
     def network(self) -> Optional[str]:
         """The network file the hosts are joined by, when the site knows it."""
         return None
+
+    def host_names(self, launch: Launch) -> Optional[list]:
+        """The hosts the ranks go to, by name, where the options name them (--hosts,
+        --hostfile, the Slurm allocation a run inside one launches into); None for this
+        machine alone."""
+        from .launch import hostfile_hosts, slurm_hosts
+        if launch.hosts:
+            return list(dict.fromkeys(h for h in launch.hosts.split(",") if h))
+        if launch.hostfile:
+            return hostfile_hosts(launch.hostfile)
+        if os.environ.get("SLURM_JOB_ID") and os.environ.get("SLURM_JOB_NODELIST"):
+            return slurm_hosts(os.environ["SLURM_JOB_NODELIST"])
+        return None
+
+    def rank_hosts(self, launch: Launch) -> Optional[list]:
+        """Each rank's host where the options place them one by one (--hosts naming one host
+        per rank), else None."""
+        hosts = [h for h in (launch.hosts or "").split(",") if h]
+        return hosts if len(hosts) == launch.ranks else None
 
 
 @dataclass(frozen=True)
@@ -184,6 +204,7 @@ class Session:
             return self
         self.plan = self._plan()
         self.mpi, self.spec = self._resolve()
+        self._hosts_on_network()
         from . import capacity as resources
         for note in resources.check(self.plan, self.spec, force=self.request.force or force):
             self.say(note)
@@ -205,6 +226,15 @@ class Session:
 
     def _resolve(self):
         return resolve(self.request.launch, self.request.site)
+
+    def _hosts_on_network(self) -> None:
+        """With a network file, every host the ranks go to is one of its nodes, by name
+        (verdicts/placement.py): UsageError in one line before anything launches otherwise."""
+        network = self.network()
+        hosts = self.request.site.host_names(self.request.launch) if network else None
+        if hosts:
+            from ..verdicts import coll_prediction, placement
+            placement.require(hosts, coll_prediction.system(network).topo.node_names, network)
 
     def _model_blocks(self) -> Callable[[Document], dict]:
         """The apps' exchange phases (verdicts/exchange_prediction.py) and the collectives

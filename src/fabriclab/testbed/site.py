@@ -35,6 +35,16 @@ class TestbedSite(Site):
             raise UsageError("--testbed takes --hosts (its host names), not --hostfile")
         if launch.launcher == "srun":
             raise UsageError("--testbed launches with mpiexec through the testbed's agent, not srun")
+        names = self.names(launch, state)
+        ips = ",".join(state["addresses"][h] for h in names)
+        spec = make_spec("mpiexec", m.mpiexec, m.flavour, launch.ranks, ips, None, launch.ppn,
+                         list(launch.launcher_args), "none")
+        return replace(spec, agent=state["agent"], prefix=tuple(netns.exec_argv(state, names[0], [])), iface=IFACE)
+
+    def names(self, launch: Launch, state: dict | None = None) -> list[str]:
+        """The testbed's hosts the ranks go to, in order: --hosts, else one rank on each of
+        the first N (cycling where N exceeds the hosts)."""
+        state = state or netns.load(self.testbed)
         names = [h for h in (launch.hosts or "").split(",") if h] or state["hosts"][:launch.ranks]
         unknown = [h for h in names if h not in state["addresses"]]
         if unknown:
@@ -42,10 +52,14 @@ class TestbedSite(Site):
                              f"(hosts: {', '.join(state['hosts'])})")
         if not launch.hosts and launch.ranks > len(state["hosts"]):
             names = [state["hosts"][i % len(state["hosts"])] for i in range(launch.ranks)]
-        ips = ",".join(state["addresses"][h] for h in names)
-        spec = make_spec("mpiexec", m.mpiexec, m.flavour, launch.ranks, ips, None, launch.ppn,
-                         list(launch.launcher_args), "none")
-        return replace(spec, agent=state["agent"], prefix=tuple(netns.exec_argv(state, names[0], [])), iface=IFACE)
+        return names
+
+    def host_names(self, launch: Launch) -> list[str]:
+        return list(dict.fromkeys(self.names(launch)))
+
+    def rank_hosts(self, launch: Launch) -> list[str] | None:
+        names = self.names(launch)
+        return names if len(names) == launch.ranks else None
 
     def watch(self, spec, counters: bool):
         return TestbedWatch(self.testbed)

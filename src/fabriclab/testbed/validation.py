@@ -26,6 +26,7 @@ from ..measure.plan import Sampling
 from ..measure.session import Launch, Request
 from ..model.resources import MB
 from ..model.topologies.custom import CustomNetwork
+from ..verdicts import placement
 from . import cablecheck, coll_check
 from .site import TestbedSite
 from ..model import validate as v
@@ -58,7 +59,7 @@ def run(request: Request, say=lambda line: None):
 @dataclass
 class Site:
     """Where to measure: the emulated testbed `name`, or the real hosts that the
-    file's nodes stand for (`hosts`: file node -> host, in the file's order)."""
+    file's nodes stand for (`hosts`: file node -> host)."""
 
     file: str
     net: CustomNetwork
@@ -67,11 +68,21 @@ class Site:
 
     @classmethod
     def of(cls, file: str, name: str, hosts: list[str]) -> "Site":
+        """The hosts match the file's nodes by name, in any order; where none of them is a node
+        of the file, they stand for its nodes in the file's order (a file of n0, n1, ...)."""
         net = CustomNetwork.from_dict(read_data_file(file, "network file"), where=file)
-        if hosts and len(hosts) != net.n_nodes:
-            raise UsageError(f"--hosts names {len(hosts)} hosts for the file's {net.n_nodes} nodes "
-                             f"({', '.join(net.node_names)}), in that order")
-        return cls(file, net, name, dict(zip(net.node_names, hosts)))
+        where = placement.nodes_of(hosts, net.node_names)
+        if all(i is None for i in where):
+            if hosts and len(hosts) != net.n_nodes:
+                raise UsageError(f"--hosts names {len(hosts)} hosts for the file's {net.n_nodes} nodes "
+                                 f"({placement.some(net.node_names)}), in that order")
+            return cls(file, net, name, dict(zip(net.node_names, hosts)))
+        placement.require(hosts, net.node_names, file)
+        left = [n for i, n in enumerate(net.node_names) if i not in where]
+        if left or len(set(where)) != len(hosts):
+            raise UsageError(f"--hosts must name each of the file's {net.n_nodes} nodes once "
+                             + (f"({left[0]!r} is missing)" if left else "(one is named twice)"))
+        return cls(file, net, name, {net.node_names[i]: h for h, i in zip(hosts, where)})
 
     def request(self, nodes: list[str], launch: Launch, **fields) -> Request:
         """A run with one rank on each of these file nodes: testbed hosts, or

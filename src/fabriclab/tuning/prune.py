@@ -7,6 +7,7 @@ model has no schedule for is always measured."""
 from __future__ import annotations
 
 from ..verdicts import coll_prediction
+from ..verdicts.placement import nodes_of
 from ..model.schedule_time import Network
 from ..model.schedules import LIBRARY_NAMES, schedule
 from . import FACTOR
@@ -22,8 +23,7 @@ def prune(op: str, names, sizes, hosts, network: str | None, calibration: str | 
     if not mop or not network or not hosts or not sizes:
         return names, {}
     net_file = coll_prediction.system(network)
-    nodes = {name: i for i, name in enumerate(net_file.topo.node_names)}
-    where = [nodes.get(h) for h in hosts]
+    where = nodes_of(hosts, net_file.topo.node_names)
     if None in where or len(where) < 2:
         return names, {}
     cal, alpha, gamma, _ = coll_prediction.calibrated(calibration)

@@ -169,7 +169,7 @@ class Tuner:
         control = coll_algorithms.check(self.bench, job.bench.coll.call, "blocking", coll_algorithms.ALL,
                                         coll_algorithms.probe(core.path))
         names, left = lib.selectable(core.path, t.op, control.names)
-        hosts = list(first.spec.hosts) if len(first.spec.hosts) == t.run.launch.ranks else []
+        hosts = first.request.site.rank_hosts(first.request.launch) or []    # names, not a testbed's addresses
         names, ruled = prune(t.op, names, job.sizes, hosts, first.network(), t.run.calibration, t.factor)
         for name, why in {**left, **ruled}.items():
             self.say(f"tune: {name} left out: {why}")

@@ -2,7 +2,7 @@
 the network the run crossed (model/schedules.py, schedule_time.py).
 
 With a network file (a testbed's own, or `--network FILE` on real hosts),
-each active rank is placed on the file's node of its host name, and the
+each active rank is placed on the file's node of its host name (placement.py), and the
 point's operation is timed on the network as a schedule: the algorithm the
 library reports in force (or was asked for) where the model has it, else
 (`auto`, or a name the model has no schedule for) the fastest of the model's
@@ -23,6 +23,7 @@ from ..model.collective import ALPHA, GAMMA
 from ..model.netfile import NetworkFile
 from ..model.schedule_time import Network
 from ..model.schedules import ALGORITHMS, LIBRARY_NAMES, schedule
+from .placement import nodes_of
 
 TOLERANCE = 0.10          # measured within 10% of the prediction: "agrees"
 # The v forms with equal counts, and the block reduce-scatter, move what their plain forms move.
@@ -82,13 +83,13 @@ def row(p, net: Network, where: list, alpha: float, gamma: float) -> dict:
 def rows(points: list, hosts: list, system, alpha: float, gamma: float, calibration=None) -> list[dict]:
     """One row per coll point of an operation the model has, on 2 or more ranks whose hosts
     are nodes of the network, with bytes to move."""
-    nodes = {name: i for i, name in enumerate(system.topo.node_names)}
+    on = nodes_of(hosts, system.topo.node_names)
     net = Network(system, calibration=calibration)
     out = []
     for p in points:
         if not modelled(p.bench) or not p.active or p.active < 2 or p.size <= 0 or not p.summary.median:
             continue
-        where = [nodes.get(hosts[r]) if r < len(hosts) else None for r in range(p.active)]
+        where = [on[r] if r < len(on) else None for r in range(p.active)]
         if None in where:
             continue
         out.append(row(p, net, where, alpha, gamma))
@@ -120,11 +121,11 @@ def placed(network: str | None, hosts: list, calibration: str | None = None) -> 
     if not network:
         return None, None
     net = system(network)
-    nodes = {name: i for i, name in enumerate(net.topo.node_names)}
-    if not hosts or not all(h in nodes for h in hosts):
+    where = nodes_of(hosts, net.topo.node_names)
+    if not hosts or None in where:
         return None, None
     cal, _, _, _ = calibrated(calibration)
-    return Network(net, calibration=cal), np.array([nodes[h] for h in hosts])
+    return Network(net, calibration=cal), np.array(where)
 
 
 def predictor(network: str, calibration: str | None = None):

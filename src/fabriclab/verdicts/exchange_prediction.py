@@ -19,6 +19,7 @@ from ..model.calibration import load_file
 from ..model.exchange import exchange_time
 from ..model.netfile import NetworkFile
 from ..suite.benchmarks import REGISTRY
+from .placement import nodes_of
 
 TOLERANCE = 0.15          # measured within 15% of the prediction: "agrees"
 
@@ -47,19 +48,16 @@ def _library_steps(p, params: dict, pairs: dict, flavour: str) -> list | None:
     return [[(r, (r + k) % n) for r in range(n)] for k in range(1, n)]
 
 
-def _steps(p, nodes: dict, hosts: list, flavour: str = "") -> tuple[list, str] | None:
+def _steps(p, nodes: list, flavour: str = "") -> tuple[list, str] | None:
     """The exchange of point p as the steps it runs in, each a list of
     (source node, destination node, bytes), and the schedule's name; None
-    when a rank's host is not a node of the network. Every flow at once is
+    when a rank's host is not a node of the network (`nodes`: each rank's node or None). Every flow at once is
     one step; pairwise, step k sends from rank r to rank r + k (app.h); the
     MPI collective as its library runs it where that is known."""
     params = {**REGISTRY[p.bench].defaults, **p.params}
-    where = []
-    for r in range(p.active):
-        host = hosts[r] if r < len(hosts) else None
-        if host not in nodes:
-            return None
-        where.append(nodes[host])
+    where = [nodes[r] if r < len(nodes) else None for r in range(p.active)]
+    if None in where:
+        return None
     pairs = REGISTRY[p.bench].app.exchange(p.size, p.active, params)
     n = p.active
     pairwise = params.get("exchange") == "pairwise" and params.get("mode", "packed") == "packed"
@@ -97,14 +95,14 @@ SCHEDULES = {"concurrent": "every flow at once",
 
 def rows(points: list, hosts: list, system, calibration=None, flavour: str = "") -> list[dict]:
     """One row per exchanging app point whose ranks sit on the network's nodes."""
-    nodes = {name: i for i, name in enumerate(system.topo.node_names)}
+    nodes = nodes_of(hosts, system.topo.node_names)
     out = []
     for p in points:
         measured = p.phase_medians.get("exchange")
         app = REGISTRY[p.bench].app if p.bench in REGISTRY else None
         if not app or not app.exchanges or not p.active or p.active < 2 or not measured:
             continue
-        found = _steps(p, nodes, hosts, flavour)
+        found = _steps(p, nodes, flavour)
         if not found or not found[0]:
             continue
         steps, schedule = found
