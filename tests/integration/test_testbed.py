@@ -418,7 +418,7 @@ def test_validate_every_example_cable_by_cable(example, validations):
     assert all(c["p90_util"] < 1.5 for c in size["cables"])                # no cable above its rate
     assert any(c["label"].startswith(v["bottleneck"].split(" (")[0]) for c in saturated)
     assert isinstance(v["emulation"]["faithful"], bool) and (v["emulation"]["faithful"] == (not v["emulation"]["reasons"]))
-    assert any(f"{c['from']}->{c['to']}" in v["explanation"] for c in saturated)
+    assert any(f"{c['label']} ({c['from']}→{c['to']})" in v["explanation"] for c in saturated)
     top = v["per_size"][-1]
     assert rc == (0 if top["verdict"] == "agrees" else 1) and "cables:" in text and "emulation:" in text
     assert got["down"]

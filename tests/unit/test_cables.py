@@ -99,10 +99,10 @@ def _size_row(hot_util: float, wait: float = 0.01, p90: float = 1.0, host_util: 
 
 def test_idle_bottleneck_cables_are_named_and_a_busier_cable_outranks_them():
     said = cablecheck.explain(_size_row(0.85), ratio=0.86)
-    assert "carried 0.85 of their rate" in said and "l0->sp0" in said and "dropped 4 packets" in said
+    assert "carried 0.85 of their rate" in said and "link l0-sp0 (l0→sp0)" in said and "dropped 4 packets" in said
     assert "idled" in said
     said = cablecheck.explain(_size_row(0.85, host_util=0.95), ratio=0.86)
-    assert "h0->l0 ran at 0.95 of its rate where the model gives it 0.60" in said
+    assert "link h0-l0 (h0→l0) ran at 0.95 of its rate where the model gives it 0.60" in said
     assert "idled" not in cablecheck.explain(_size_row(0.99), ratio=0.99)
 
 
@@ -111,7 +111,7 @@ def test_an_emulation_short_of_cpu_or_rate_is_not_faithful():
     e = cablecheck.emulation(_size_row(0.9, wait=0.3))
     assert not e["faithful"] and "waited for a CPU 30%" in e["reasons"][0]
     e = cablecheck.emulation(_size_row(0.6, p90=0.7))
-    assert not e["faithful"] and e["slow_cables"] == ["l0->sp0"]
+    assert not e["faithful"] and e["slow_cables"] == ["link l0-sp0 (l0→sp0)"]
     e = cablecheck.emulation(_size_row(0.9), calibrating_p90=0.72)
     assert not e["faithful"] and "saturation test brought the bottleneck cable to 0.72" in e["reasons"][0]
     assert cablecheck.emulation(_size_row(0.9), calibrating_p90=0.97)["faithful"]

@@ -142,7 +142,9 @@ def compare(pred: list, doc, bench: str = "message.alltoall") -> list[dict]:
 
 
 def name(row: dict) -> str:
-    return f"{row['from']}->{row['to']}"
+    """A cable direction as the model names its resource, 'link NAME (A→B)': among parallel
+    cables the file's name says which (an imported cable's ports: 'leaf07 [17] -- spine02 [3]')."""
+    return f"{row['label']} ({row['from']}→{row['to']})" if row.get("label") else f"{row['from']}->{row['to']}"
 
 
 def emulation(size_row: dict, calibrating_p90: float | None = None) -> dict:

@@ -78,9 +78,10 @@ class Plan:
     rules: dict = field(default_factory=dict)    # vertex -> ["ip rule" argument strings]
     source: str = ""                             # the network file
     crossing: dict = field(default_factory=dict)  # src host -> {dst host: indices of the cables its routes cross}
+    ids: dict = field(default_factory=dict)       # switch -> its namespace's name where its own cannot be one
 
     def namespace(self, vertex: str) -> str:
-        return f"{PREFIX}-{self.name}-{vertex}"
+        return f"{PREFIX}-{self.name}-{self.ids.get(vertex, vertex)}"
 
     @property
     def addresses(self) -> dict:
@@ -100,8 +101,10 @@ class Plan:
         """Every name that becomes part of a namespace, a command or the agent script
         matches its whole pattern (netns.up asks again, whoever built the plan)."""
         check_name(self.name)
-        for v in self.hosts + self.switches:
+        for v in self.hosts:
             check_vertex(v, self.source)
+        for v in self.switches:
+            check_vertex(self.ids.get(v, v), self.source)
 
 
 def check_name(name) -> str:
@@ -123,13 +126,34 @@ def make(net, name: str, source: str = "") -> Plan:
     hosts, switches = list(net.node_names), list(net.switch_names)
     if len(hosts) > MAX_HOSTS:
         raise UsageError(f"a testbed emulates at most {MAX_HOSTS} hosts on one machine, the file has {len(hosts)}")
-    for v in hosts + switches:
+    for v in hosts:
         check_vertex(v, source)
     if getattr(net.router, "transit", None) is not None and net.router.transit[: len(hosts)].any():
         raise UsageError(f"{source}: a testbed cannot emulate hosts that forward (transit_nodes: true)")
-    plan = Plan(name, hosts, switches, _cables(net, hosts, switches, source), source=source)
+    plan = Plan(name, hosts, switches, _cables(net, hosts, switches, source), source=source,
+                ids=switch_ids(hosts, switches))
     _routes(plan, net)
     return plan
+
+
+def switch_ids(hosts: list, switches: list) -> dict:
+    """{switch: a name for its namespace} for the switches whose own names cannot be one (a
+    site's switch descriptions, 'MF0;leaf07:SX6036/U1'): its letters and digits joined by '-',
+    at most 24, numbered where that is taken. Only the namespace takes it: the plan, the state
+    and every verdict keep the file's name."""
+    taken = {v for v in hosts + switches if VERTEX.fullmatch(v)}
+    out = {}
+    for s in switches:
+        if s in taken:
+            continue
+        base = re.sub(r"[^A-Za-z0-9]+", "-", s).strip("-")[:24].rstrip("-") or "switch"
+        given, k = base, 0
+        while given in taken:
+            k += 1
+            given = f"{base}-{k}"
+        taken.add(given)
+        out[s] = given
+    return out
 
 
 def _cables(net, hosts: list, switches: list, source: str) -> list[Cable]:
@@ -147,7 +171,8 @@ def _cables(net, hosts: list, switches: list, source: str) -> list[Cable]:
         if ln.get("duplex", "full") != "full":
             raise UsageError(f"{source}: links[{i}] is half-duplex; tc shapes each direction on its own, so a "
                              "testbed emulates full-duplex cables only")
-        rate = float(ln.get("rate_MBps", net_default_rate(net, source, i))) * MB * float(ln.get("efficiency", 1.0))
+        rate = ln["rate_MBps"] if "rate_MBps" in ln else net_default_rate(net, source, i)
+        rate = float(rate) * MB * float(ln.get("efficiency", 1.0))
         n = int(ln.get("count", 1))
         for c in range(n):
             ifs = []
