@@ -27,7 +27,7 @@ def _nodes(path: Path) -> tuple:
 
 # What each wing may import. Base modules (errors, units, schema, inputs, outputs, datafile, the
 # package itself) are open to all, and import only each other.
-BASE = {"errors", "units", "schema", "outputs", "inputs", "datafile", ""}
+BASE = {"errors", "units", "schema", "outputs", "inputs", "datafile", "hostlists", ""}
 ALLOWED = {
     "analysis": set(),
     "model": set(),

@@ -28,6 +28,7 @@ import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .. import hostlists
 from ..errors import UsageError
 
 LAUNCHERS = ("auto", "mpiexec", "srun")
@@ -189,33 +190,10 @@ MAX_SLURM_HOSTS = 100_000
 
 
 def slurm_hosts(text: str) -> list[str]:
-    """The hosts of a Slurm host list (SLURM_JOB_NODELIST: 'node[001-003,007],login1'), in
-    order; UsageError in one line where it is none or names more than MAX_SLURM_HOSTS."""
-    item_re = r"(?:[^,\[\]]|\[[^\[\]]*\])+"
-    if not re.fullmatch(f"{item_re}(?:,{item_re})*", text):
-        raise UsageError(f"cannot read the Slurm host list {text[:60]!r}")
-    out: list = []
-    for item in re.findall(item_re, text):
-        names = [""]
-        for k, part in enumerate(re.split(r"\[([^\]]*)\]", item)):
-            names = [n + x for n in names for x in (_slurm_range(part, text) if k % 2 else [part])]
-            if len(out) + len(names) > MAX_SLURM_HOSTS:
-                raise UsageError(f"the Slurm host list {text[:60]!r} names more than {MAX_SLURM_HOSTS:,} hosts")
-        out += names
-    return list(dict.fromkeys(out))
-
-
-def _slurm_range(group: str, text: str) -> list[str]:
-    """'001-003,007' -> ['001', '002', '003', '007'] (a range keeps its first number's width)."""
-    out = []
-    for piece in group.split(","):
-        lo, _, hi = piece.partition("-")
-        if not lo.isdigit() or (hi and (not hi.isdigit() or int(hi) < int(lo))):
-            raise UsageError(f"cannot read the Slurm host list {text[:60]!r}")
-        if int(hi or lo) - int(lo) >= MAX_SLURM_HOSTS:
-            raise UsageError(f"the Slurm host list {text[:60]!r} names more than {MAX_SLURM_HOSTS:,} hosts")
-        out += [f"{i:0{len(lo)}d}" for i in range(int(lo), int(hi or lo) + 1)]
-    return out
+    """The hosts of a Slurm host list (SLURM_JOB_NODELIST: 'node[001-003,007],login1'),
+    expanded by ClusterShell (hostlists.py); UsageError in one line where it is none or
+    names more than MAX_SLURM_HOSTS."""
+    return hostlists.expand(text, MAX_SLURM_HOSTS, "SLURM_JOB_NODELIST", f"{MAX_SLURM_HOSTS:,} hosts")
 
 
 def binding(spec: LaunchSpec, local_cpus: int | None = None) -> str:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .. import hostlists
 from ..datafile import parse, shown
 from ..errors import UsageError
 from ..model.choices import MAX_NODES
@@ -48,9 +49,6 @@ MAX_SLURM_NAME = 64              # "cannot be longer than 64 characters" (topolo
 MAX_RATES = 32
 FULL = {"node": MAX_NODES, "switch": MAX_SWITCHES}   # names a file's hostlists may stand for
 BLOCK_TOP = "blocks-top"         # the one switch above a topology/block's blocks
-_NAME = re.compile(r"[A-Za-z0-9._-]+")                 # what a hostlist may hold outside brackets
-_TOKEN = re.compile(r"[A-Za-z0-9._-]+|\[[^\[\]]*\]|,|.", re.S)
-_RANGE = re.compile(r"(\d{1,18})(?:-(\d{1,18}))?(,|\Z)")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")   # tab, newline and CR pass
 _CONF_FIRST = re.compile(r"\s*(switchname|blockname|blocksizes)\s*=", re.I)
 _YAML_FIRST = re.compile(r"-\s+topology\s*:")
@@ -109,55 +107,14 @@ class _Budget:
     def expand(self, expr, what: str, w: str) -> list[str]:
         if not isinstance(expr, str) or not expr:
             raise UsageError(f"{w}: a {what} hostlist must be non-empty text, got {shown(expr)}")
-        n = _count(expr, self.left[what], FULL[what], what, w)
-        self.left[what] -= n
-        from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetException
-        from ClusterShell.RangeSet import RangeSetException
-        try:
-            names = list(NodeSet(expr, resolver=RESOLVER_NOGROUP))
-        except (NodeSetException, RangeSetException) as e:
-            raise UsageError(f"{w}: hostlist {shown(expr)}: {shown(str(e), 80)}") from None
+        limit, full = self.left[what], FULL[what]
+        room = (f"{limit:,} {what} names, the model's limit" if limit == full else
+                f"the {limit:,} {what} names left of the model's limit of {full:,}")
+        names = hostlists.expand(expr, limit, w, room)
+        self.left[what] -= len(names)
         for nm in names:
             checks.name(nm, f"{what} name", w)
         return names
-
-
-def _count(expr: str, limit: int, full: int, what: str, w: str) -> int:
-    """The names a hostlist stands for (overlaps counted twice), refused past `limit`
-    as soon as the count passes it; only names, brackets of ranges and commas."""
-    room = (f"{limit:,} {what} names, the model's limit" if limit == full else
-            f"the {limit:,} {what} names left of the model's limit of {full:,}")
-    over = lambda: UsageError(f"{w}: hostlist {shown(expr)} stands for more than {room}: refused before expanding it")
-    total, element, empty = 0, 1, True
-    for m in _TOKEN.finditer(expr):
-        t = m.group()
-        if t == ",":
-            if empty:
-                raise UsageError(f"{w}: hostlist {shown(expr)} has an empty name")
-            total, element, empty = total + element, 1, True
-        elif t[0] == "[" and len(t) > 1:
-            n, pos, body = 0, 0, t[1:-1]
-            while True:
-                r = _RANGE.match(body, pos)
-                if not r or (r[2] and int(r[2]) < int(r[1])):
-                    raise UsageError(f"{w}: hostlist {shown(expr)}: a bracket holds numbers and ranges "
-                                     f"(1-3,7) of up to 18 digits, got {shown(t)}")
-                n, pos = n + int(r[2] or r[1]) - int(r[1]) + 1, r.end()
-                if n > limit or not r[3]:
-                    break
-            element, empty = element * n, False
-        elif _NAME.fullmatch(t):
-            if len(t) > MAX_NAME_CHARS:
-                raise UsageError(f"{w}: hostlist {shown(expr)}: a name longer than {MAX_NAME_CHARS}")
-            empty = False
-        else:
-            raise UsageError(f"{w}: hostlist {shown(expr)}: {shown(t)} is not part of a hostlist "
-                             "(names of letters, digits and ._-, [ranges], commas)")
-        if total + element > limit:
-            raise over()
-    if empty:
-        raise UsageError(f"{w}: hostlist {shown(expr)} has an empty name")
-    return total + element
 
 
 # ---- topology.conf ---------------------------------------------------------------------------
@@ -251,7 +208,7 @@ def _sizes(values: list, w: str) -> list[int]:
 
 
 def _switch_name(value, w: str) -> str:
-    if not isinstance(value, str) or not _NAME.fullmatch(value) or len(value) > MAX_SLURM_NAME:
+    if not isinstance(value, str) or not hostlists.NAME.fullmatch(value) or len(value) > MAX_SLURM_NAME:
         raise UsageError(f"{w}: a switch or block name is 1 to {MAX_SLURM_NAME} letters, digits and ._- "
                          f"(topology.conf(5)), got {shown(value)}")
     return value
@@ -442,7 +399,7 @@ def export(data: dict) -> str:
 
 
 def _slurm_name(name: str, what: str, limit: int) -> None:
-    if not _NAME.fullmatch(name) or len(name) > limit:
+    if not hostlists.NAME.fullmatch(name) or len(name) > limit:
         raise UsageError(f"network file: {what} name {shown(name)} cannot stand in a Slurm hostlist "
                          f"(1 to {limit} letters, digits and ._-)")
 

@@ -358,7 +358,9 @@ try:
 except UsageError as e:
     print(f"fabriclab: error: {e}", file=sys.stderr)
     use = resource.getrusage(resource.RUSAGE_SELF)           # the whole process, its start included
-    print(use.ru_utime + use.ru_stime, use.ru_maxrss / 1024)  # CPU seconds, peak MiB
+    # peak MiB of this process's own memory: ru_maxrss would count the forking test runner's pages
+    hwm = next(int(ln.split()[1]) for ln in open("/proc/self/status") if ln.startswith("VmHWM:"))
+    print(use.ru_utime + use.ru_stime, hwm / 1024)            # CPU seconds, peak MiB
     sys.exit(e.exit_code)
 """
 
