@@ -74,7 +74,7 @@ def test_up_makes_the_hosts(bed):
                          capture_output=True, text=True).stdout.split()
     assert tcp == ["cubic", "0", "4096", "8388608", "33554432"]   # the hosts' TCP, whatever the machine's (netns.py)
     mtu = subprocess.run(netns.exec_argv(st, "h4", ["cat", "/sys/class/net/eth0/mtu"]), capture_output=True, text=True)
-    assert mtu.stdout.strip() == str(netns.MTU)
+    assert mtu.stdout.strip() == str(st["mtu"]) == str(netns.frame_mtu([c["rate_MBps"] * 1e6 for c in st["cables"]]))
 
 
 @pytest.mark.parametrize("mpi", ["mpich", "openmpi"])

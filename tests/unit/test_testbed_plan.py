@@ -313,3 +313,26 @@ def test_a_degraded_rate_is_one_tc_takes():
         fields = dict(re.findall(r"(\w+) (\d+)", netns.tbf(good * 1e6).replace("bit", "")))
         assert int(fields["rate"]) // 8 >= 1 and int(fields["peakrate"]) // 8 > int(fields["rate"]) // 8
         assert int(fields["limit"]) < 1 << 32 and int(fields["burst"]) < 1 << 32
+
+
+def test_frames_are_as_short_as_the_slowest_cable_asks():
+    """A testbed's MTU is what its slowest cable sends in FRAME_S (in hundreds of bytes),
+    from Ethernet's 1500 to jumbo 9000: every link, the bucket's two frames and the round
+    robin's quantum follow it, and a degraded cable keeps its testbed's frames."""
+    from fabriclab.testbed import faults
+    assert [netns.frame_mtu([r * 1e6]) for r in (0.5, 2, 3, 4, 6, 60)] == [1500, 3000, 4500, 6000, 9000, 9000]
+    assert netns.frame_mtu([60e6, 3e6, 20e6]) == 4500
+    path = next(p for p in EXAMPLES if p.stem == "dragonfly")          # 3 MB/s global cables
+    p = tplan.make(load_network_file(str(path)), "t", source=str(path))
+    assert netns.plan_mtu(p) == 4500
+    addresses, shaping = netns.vertex_lines(p, "g0s1")
+    assert all(" mtu 4500 gso_max_size 4500 " in ln + " " for ln in addresses if " mtu " in ln)
+    assert any(ln.endswith("up") and " mtu 4500 " in ln for ln in addresses)
+    assert all("mtu 9200 " in ln for ln in shaping if " tbf " in ln)
+    assert all("quantum 4600" in ln for ln in shaping if "htb" in ln and "classid" in ln)
+    state = {"name": "t", "namespaces": {"s0": "a", "s1": "b"}, "mtu": 1500,
+             "cables": [{"label": "link s0-s1", "index": 0, "a": "s0", "b": "s1", "a_if": "p1", "b_if": "p0",
+                         "rate_MBps": 3.0}]}
+    assert all("mtu 3200 " in ln for _, ln in faults.lines(state, 0, 2))
+    two = next(p for p in EXAMPLES if p.stem == "two-switches")       # 20 MB/s trunks: jumbo frames
+    assert netns.plan_mtu(tplan.make(load_network_file(str(two)), "t", source=str(two))) == 9000

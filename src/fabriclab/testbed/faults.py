@@ -52,7 +52,7 @@ def rate(text: str) -> float:
 def lines(state: dict, k: int, rate_MBps: float) -> list[tuple[str, str]]:
     """(namespace, tc line) changing both ends of cable k to rate_MBps."""
     c = state["cables"][k]
-    return [(state["namespaces"][v], f"qdisc change dev {dev} root handle 1: {netns.tbf(rate_MBps * 1e6)}")
+    return [(state["namespaces"][v], f"qdisc change dev {dev} root handle 1: {netns.tbf(rate_MBps * 1e6, state.get('mtu', netns.MTU_MAX))}")
             for v, dev in ((c["a"], c["a_if"]), (c["b"], c["b_if"]))]
 
 

@@ -23,13 +23,34 @@ from .wiring import PREFIX, Plan, check_name
 
 STATE = Path(os.environ.get("FABRICLAB_TESTBED_STATE", "/run/fabriclab/testbeds"))
 TIMEOUT = 60          # seconds any one kernel command may take
-# Jumbo frames, as cluster Ethernet commonly runs them: a sixth of the packets
-# that 1500-byte frames need, so the kernel work of forwarding and shaping
-# (all of it on this machine's cores) leaves the emulated cables their rates.
-# An 8-host all-to-all over the fat tree reached 0.75 (256 KiB) and 0.85 (1 MiB)
-# of the calibrated prediction with 1500-byte frames, 0.89 and 0.92 with 9000
-# (docs/testbed.md). GSO off above the MTU: packets no larger reach the shaper.
-MTU = 9000
+# Frames as short as a cable's rate asks, and no shorter. The model is a fluid
+# one (flows sharing a cable share it evenly and end together), and a fabric's
+# packets take a small share of a message's time; a testbed's cables run a
+# thousand times slower than a fabric's, so a 9000-byte frame on a 3 MB/s cable
+# takes 3 ms, a third of a 32 KiB message. Two such messages crossing it ended
+# 17 and 22 ms after they began, not together at 22, and a collective whose
+# pairs then run ahead (Rabenseifner's allreduce) read 0.89 of the prediction on
+# the dragonfly; with frames of 1.5 ms of the cable, 0.93. Shorter frames cost
+# the cores that forward and shape every packet: with 1500-byte frames the
+# 16-host fat tree's packet work waited for a CPU 11% of the time and the same
+# allreduce read 1.11 (docs/testbed.md, Frames). So each testbed's MTU is what
+# its slowest cable sends in FRAME_S, from 1500 (Ethernet's) to 9000 (jumbo
+# frames, as cluster Ethernet commonly runs them: every example whose cables
+# all run at 6 MB/s or more). GSO off above the MTU: packets no larger reach
+# the shaper.
+FRAME_S = 0.0015
+MTU_MIN, MTU_MAX = 1500, 9000
+
+
+def plan_mtu(plan: Plan) -> int:
+    return frame_mtu(c.rate_Bps for c in plan.cables)
+
+
+def frame_mtu(rates_Bps) -> int:
+    """A testbed's MTU: what its slowest cable sends in FRAME_S, in hundreds of
+    bytes, from MTU_MIN to MTU_MAX."""
+    slowest = min(rates_Bps, default=float("inf"))
+    return int(min(MTU_MAX, max(MTU_MIN, slowest * FRAME_S // 100 * 100)))
 SWITCH_SYSCTLS = ("net.ipv4.ip_forward=1", "net.ipv4.fib_multipath_hash_policy=1")
 # Policy routes send replies along other paths than requests: no reverse-path filter.
 COMMON_SYSCTLS = ("net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0")
@@ -161,7 +182,7 @@ def up(plan: Plan, progress=None) -> dict:
             if shaping:
                 batch(["tc", "-n", plan.namespace(v)], shaping, f"shaping in {v}")
         _wait_up(plan, vertices)
-        state = {**plan.to_dict(), "namespaces": {v: plan.namespace(v) for v in vertices},
+        state = {**plan.to_dict(), "namespaces": {v: plan.namespace(v) for v in vertices}, "mtu": plan_mtu(plan),
                  "agent": str(d / "agent"), "created": time.time(), "up_s": None}
         (d / "agent").write_text(agent_script(plan))
         (d / "agent").chmod(0o755)
@@ -182,18 +203,18 @@ def cable_lines(plan: Plan) -> list[str]:
 def vertex_lines(plan: Plan, v: str) -> tuple[list[str], list[str]]:
     """`ip` commands (addresses, links up, rules, routes) and `tc` commands
     (shaping) inside one vertex's namespace."""
-    lines = ["link set lo up"]
+    lines, mtu = ["link set lo up"], plan_mtu(plan)
     for c in plan.cables:
         if v in (c.a, c.b):
             dev, addr = c.end(v)
             if addr:
                 lines.append(f"addr add {addr} dev {dev}")
             # No GSO super-packets: tbf then shapes wire-sized packets with a small bucket.
-            lines.append(f"link set {dev} mtu {MTU} gso_max_size {MTU} up")
+            lines.append(f"link set {dev} mtu {mtu} gso_max_size {mtu} up")
     lines += [f"rule add {r}" for r in plan.rules.get(v, [])]
     lines += [f"route add {r}" for r in plan.routes.get(v, [])]
     return lines, [ln for k, c in enumerate(plan.cables) if v in (c.a, c.b)
-                   for ln in _shaper(c.end(v)[0], c.rate_Bps, cable_flows(plan, k))]
+                   for ln in _shaper(c.end(v)[0], c.rate_Bps, cable_flows(plan, k), mtu)]
 
 
 def _wait_up(plan: Plan, vertices: list, limit: float = 10.0) -> None:
@@ -249,12 +270,12 @@ def _pure_acks(dev: str) -> list[str]:
 PEAK = 1.05
 
 
-def tbf(rate_Bps: float) -> str:
+def tbf(rate_Bps: float, mtu: int = MTU_MAX) -> str:
     """The token bucket of a cable end at rate_Bps (its bucket and queue as _shaper
-    says), drained at most at PEAK x rate_Bps."""
+    says), drained at most at PEAK x rate_Bps, two frames of `mtu` at a time."""
     burst = max(16 * 1024, int(rate_Bps * 0.001))
     return (f"tbf rate {int(rate_Bps * 8)}bit burst {burst} peakrate {int(rate_Bps * 8 * PEAK)}bit "
-            f"mtu {2 * (MTU + 100)} limit {_queue(rate_Bps)}")
+            f"mtu {2 * (mtu + 100)} limit {_queue(rate_Bps)}")
 
 
 def _queue(rate_Bps: float) -> int:
@@ -274,7 +295,7 @@ def _queue(rate_Bps: float) -> int:
 FLOW_CLASS0 = 0x100
 
 
-def _shaper(dev: str, rate_Bps: float, flows: tuple = ()) -> list[str]:
+def _shaper(dev: str, rate_Bps: float, flows: tuple = (), mtu: int = MTU_MAX) -> list[str]:
     """`tc` lines shaping one cable end: a token bucket at the cable's rate.
     Veths hand tbf GSO super-packets of up to 64 KiB unless told otherwise,
     and a bucket that holds one lets a 64 KiB ping-pong message through at
@@ -287,15 +308,15 @@ def _shaper(dev: str, rate_Bps: float, flows: tuple = ()) -> list[str]:
     bits = int(rate_Bps * 8)
     # htb's default burst (1600 bytes) would let its timer, not the bucket, pace the cable.
     fast = f"rate {max(10 ** 10, 4 * bits)}bit burst 1mb cburst 1mb"
-    lines = [f"qdisc add dev {dev} root handle 1: {tbf(rate_Bps)}",
+    lines = [f"qdisc add dev {dev} root handle 1: {tbf(rate_Bps, mtu)}",
              f"qdisc add dev {dev} parent 1:1 handle 10: htb default 20",
-             f"class add dev {dev} parent 10: classid 10:10 htb {fast} prio 0 quantum {MTU + 100}",
-             f"class add dev {dev} parent 10: classid 10:20 htb {fast} prio 1 quantum {MTU + 100}",
+             f"class add dev {dev} parent 10: classid 10:10 htb {fast} prio 0 quantum {mtu + 100}",
+             f"class add dev {dev} parent 10: classid 10:20 htb {fast} prio 1 quantum {mtu + 100}",
              f"qdisc add dev {dev} parent 10:10 pfifo limit 10000",
              f"qdisc add dev {dev} parent 10:20 bfifo limit {_queue(rate_Bps)}", *_pure_acks(dev)]
     for i, (src, dst) in enumerate(flows):
         cls = f"10:{FLOW_CLASS0 + i:x}"
-        lines += [f"class add dev {dev} parent 10: classid {cls} htb {fast} prio 1 quantum {MTU + 100}",
+        lines += [f"class add dev {dev} parent 10: classid {cls} htb {fast} prio 1 quantum {mtu + 100}",
                   f"qdisc add dev {dev} parent {cls} bfifo limit {_queue(rate_Bps)}",
                   f"filter add dev {dev} parent 10: protocol ip prio 2 u32 match ip src {src}/32 "
                   f"match ip dst {dst}/32 flowid {cls}"]
