@@ -4,6 +4,8 @@ title and something drawn, and the page's screenshot is not blank (kept in
 the test output folder). A missing Chromium is a failure: `make test`
 installs it."""
 
+from pathlib import Path
+
 import pytest
 
 import docs  # noqa: E402  (tests/support)
@@ -23,7 +25,8 @@ def test_report_of_a_real_run_in_a_browser(tmp_path):
                  "-s", "8,1K,64K", "-o", str(run), *FAST, "-L", "2"]) == 0
     assert docs.read(run)["footer"]["status"] == "complete"
     page = tmp_path / "small.html"
-    assert main(["report", str(run), "-o", str(page), "--technology", "gigabit-ethernet"]) == 0
+    net = Path(__file__).resolve().parents[2] / "examples" / "testbeds" / "three-level.yaml"   # drawn too
+    assert main(["report", str(run), str(net), "-o", str(page), "--technology", "gigabit-ethernet"]) == 0
     problems, figs = check_html(page.read_text())
     assert problems == [] and len(figs) >= 10
 
@@ -32,6 +35,7 @@ def test_report_of_a_real_run_in_a_browser(tmp_path):
     assert check.console_errors == [] and check.external_requests == []
     assert check.title.startswith("fabriclab report")
     assert [f["id"] for f in check.figures] == [f"{f['id']}" for f in figs]
+    assert "fig-network" in [f["id"] for f in check.figures]
     for f in check.figures:
         assert f["svg"] and f["width"] > 100 and f["height"] > 100 and f["drawn"] > 10 and f["title"], f
     assert shot.stat().st_size > 10_000 and not check.blank

@@ -1,6 +1,7 @@
 """Structural checks of a report page: every tag closed and nested, nothing
 fetched from elsewhere, every figure an SVG with a title and labelled axes
-that state their units (a bar chart's x axis names categories)."""
+that state their units (a bar chart's x axis names categories; a diagram, the
+network's drawing, has none)."""
 from html.parser import HTMLParser
 
 from fabriclab.report.figure import unit_of
@@ -26,7 +27,8 @@ class _Checker(HTMLParser):
         if tag in ("script", "link", "iframe", "object", "embed"):
             self.problems.append(f"<{tag}> in a page that must run and fetch nothing")
         if tag == "figure":
-            self._fig = {"id": a.get("id"), "svg": False, "title": "", "xlabel": "", "ylabel": "", "drawn": 0}
+            self._fig = {"id": a.get("id"), "svg": False, "title": "", "xlabel": "", "ylabel": "", "drawn": 0,
+                         "diagram": "diagram" in (a.get("class") or "").split()}
             self.figures.append(self._fig)
         if self._fig is not None:
             if tag == "svg":
@@ -79,7 +81,7 @@ def check_html(text: str) -> tuple[list[str], list[dict]]:
             problems.append(f"{what} has no drawing")
         if not f["title"].strip():
             problems.append(f"{what} has no title")
-        for axis in ("xlabel", "ylabel"):
+        for axis in ("xlabel", "ylabel") if not f["diagram"] else ():    # a diagram (the network) has no axes
             label = f[axis].strip()
             if not label:
                 problems.append(f"{what} has no {axis}")

@@ -198,7 +198,9 @@ def test_the_report_ranks_the_loaded_cables_and_lists_every_one():
     run = figures.RunView("v", doc, rows=[Row.of(point)])
     _, cab = figures.validation([run])
     # the host cable (predicted 0.6) is loaded; the 31 saturated and it make 32 rows: 12 lowest, 12 highest
-    assert len(cab.bars) == 24 and cab.bars[0] == ("h0->l0", pytest.approx(0.5 / 0.6)) and cab.bars[1] == ("l0->sp0", 0.85)
+    # each direction named as the model names it: the cable's name, then its direction
+    assert len(cab.bars) == 24 and cab.bars[0] == ("link h0-l0 (h0\u2192l0)", pytest.approx(0.5 / 0.6))
+    assert cab.bars[1] == ("link l0-sp0 (l0\u2192sp0)", 0.85)
     assert "12 lowest and highest of 32" in cab.note
     assert "Emulation faithful" in cab.note
     text = "".join(html._cables([run]))

@@ -65,6 +65,23 @@ def test_report_of_the_default_suite(runs, capsys):
     assert "<script" not in text and "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")
 
 
+def test_report_with_a_network_file_passes_the_page_checks(runs):
+    """The default suite's report with a network file among its inputs: the section after the
+    warnings, its drawing a figure the page checks pass, every switch named in it."""
+    net = Path(__file__).resolve().parents[2] / "examples" / "testbeds" / "three-level.yaml"
+    out = runs["dir"] / "suite-network.html"
+    assert main(["report", str(runs["suite"]), str(net), "-o", str(out)]) == 0
+    text = out.read_text()
+    problems, figs = check_html(text)
+    assert problems == [] and "network" in [f["id"].removeprefix("fig-") for f in figs]
+    assert text.index('id="warnings"') < text.index('<h2 id="network">') < text.index('id="ladder"')
+    drawing = text[text.index('<figure id="fig-network"'):]
+    drawing = drawing[:drawing.index("</figure>")]
+    for switch in ("l0", "l1", "l2", "l3", "a0", "a1", "a2", "a3", "c0", "c1"):
+        assert f">{switch}</text>" in drawing
+    assert drawing.count("4 hosts</text>") == 4 and "level 3" in drawing
+
+
 def test_the_cost_of_each_layer_is_mpi_over_the_layer_below(runs):
     from fabriclab.report import layers
     run = figures.RunView.of("suite", schema.load(runs["suite"]))

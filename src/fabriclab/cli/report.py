@@ -17,15 +17,50 @@ WIRE_RATE = number(1e-6, 1e9)       # MB/s: the network files' range (model/limi
 METRIC_CHOICES = ("latency", "bandwidth", "aggregate", "per-process", "slowest", "fairness", "message-rate", "rate")
 X_CHOICES = ("size", "stride", "active", "conns")
 FIGURE_SUFFIXES = (".svg", ".png")
+NETWORK_SUFFIXES = (".yaml", ".yml")       # a report's input so named is a network file
 
 
 def _load_runs(paths: list[str]) -> list[tuple[str, dict]]:
     """(name, document) per file; a file's stem names it unless two share one."""
     from .. import schema
-    docs = [schema.load(p) for p in paths]
-    stems = [Path(p).stem for p in paths]
-    names = [s if stems.count(s) == 1 else p for s, p in zip(stems, paths)]
-    return list(zip(names, docs))
+    return _named([(p, schema.load(p)) for p in paths])
+
+
+def _named(docs: list[tuple[str, object]]) -> list[tuple[str, dict]]:
+    stems = [Path(p).stem for p, _ in docs]
+    return [(s if stems.count(s) == 1 else p, d) for s, (p, d) in zip(stems, docs)]
+
+
+def _load_inputs(paths: list[str]) -> tuple[list[tuple[str, dict]], list[dict]]:
+    """The runs among the report's inputs, named, and the network files' facts (topology/facts.py):
+    a YAML file is a network file; a JSON file a result, else a network file when it holds
+    `nodes` and `links` (else the result's own error)."""
+    from .. import schema
+    from ..topology.facts import facts
+    docs, networks = [], []
+    for p in paths:
+        if Path(p).suffix.lower() in NETWORK_SUFFIXES:
+            networks.append(facts(_data(p), p))
+            continue
+        try:
+            docs.append((p, schema.load(p)))
+        except UsageError:
+            data = _data(p, quiet=True)
+            if not (isinstance(data, dict) and "nodes" in data and "links" in data):
+                raise
+            networks.append(facts(data, p))
+    return _named(docs), networks
+
+
+def _data(path: str, quiet: bool = False):
+    """A network file's content, bounded (datafile.py); None where `quiet` and it does not read."""
+    from ..datafile import read_data_file
+    try:
+        return read_data_file(path, "network file")
+    except UsageError:
+        if quiet:
+            return None
+        raise
 
 
 def _wire(args) -> tuple[float | None, str, str]:
@@ -52,8 +87,11 @@ def cmd_report(args) -> int:
     out = args.output or str(Path(args.files[0]).with_suffix(".html"))
     if out != "-":
         outputs.file(out, stream=True)
-    runs = _load_runs(args.files)
-    write_out(html.render(runs, wire, wire_text, wire_name), out)
+    runs, networks = _load_inputs(args.files)
+    if not runs:
+        raise UsageError("report needs a result (RUN.json) beside a network file; "
+                         "`fabriclab topology show` sums up a network file alone")
+    write_out(html.render(runs, wire, wire_text, wire_name, {"network": networks}), out)
     if out != "-":
         print(f"report: {out}")
     return 0
@@ -63,7 +101,8 @@ def register_report(sub) -> None:
     p = sub.add_parser("report", help="One self-contained HTML report of one or more runs (figures inline).")
     p.add_argument("files", nargs="+", metavar="RUN.json",
                    help="Result documents (or NDJSON streams, or imported results); two or more are overlaid, "
-                        "and two are compared point by point.")
+                        "and two are compared point by point. A network file among them (YAML, or JSON with "
+                        "nodes and links) is drawn in the section 'The network'.")
     adder(p, "report")("--output", metavar="PATH",
                        help="The HTML file ('-' = stdout). Default: the first run's path with .html.")
     p.add_argument("--wire-rate", type=WIRE_RATE, metavar="MBPS",

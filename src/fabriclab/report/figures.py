@@ -25,7 +25,7 @@ from ..units import fmt_bytes, fmt_rate
 # RunView, in_registry_order and sweep are read from here too (report/html.py, `fabriclab plot`)
 from .curves import (METRICS, SIZE, STATS_NOTE, XAXES, RunView, in_registry_order, measured, pick,  # noqa: F401
                      series_of, sweep, variant_name)
-from . import app_views, coll_views, tail_views
+from . import app_views, coll_views, network, tail_views
 from .figure import Axis, Figure, Mark, Series, slug
 from .ladder import Rung, ladder, ladder_rows  # noqa: F401  (report/html.py reads them from here)
 from .layers import costs
@@ -421,13 +421,18 @@ def _validation_cables(v: dict, suffix: str, pre: str) -> list[Figure]:
     faithful = "faithful" if emu.get("faithful") else "NOT faithful: " + "; ".join(emu.get("reasons", []))
     return [Figure(f"validation-cables{suffix}", f"{pre}Model vs measurement, cable by cable",
                    Axis("cable direction"), Axis("measured / predicted utilization"),
-                   bars=[(f"{r['from']}->{r['to']}", r["ratio"]) for r in shown],
+                   bars=[(_direction(r), r["ratio"]) for r in shown],
                    note=f"at {fmt_bytes(top['size'])}: each cable direction's wire bytes over its rate during the "
                         "point, over the utilization the calibrated model gives it under all-to-all (1: as "
                         f"predicted); the directions the model loads to half their rate or more"
                         + (f", the {MAX_BARS // 2} lowest and highest of {len(rows)}" if len(rows) > MAX_BARS else "")
                         + f" (the report's table lists every one). {v.get('explanation') or ''}. "
                         f"Emulation {faithful}")]
+
+
+def _direction(r: dict) -> str:
+    """A cable direction as the model names it, `link NAME (A\u2192B)`, where the cable has a name."""
+    return f"{r['label']} ({r['from']}\u2192{r['to']})" if r.get("label") else f"{r['from']}->{r['to']}"
 
 
 @dataclass(frozen=True)
@@ -464,6 +469,21 @@ VIEWS = (
     View("phases", "Applications: the time split of each op", app_views.phases),
     View("collectives", "Collectives: bus bandwidth vs size, one curve per form and rank count", coll_views.collectives),
 )
+
+
+@dataclass(frozen=True)
+class Input:
+    """A section drawn from an input that is not a run: `kind` is what cli/report.py hands the report
+    (plain data: the report imports neither the model nor topology), `build` its items -> HTML."""
+    kind: str
+    title: str
+    build: Callable
+
+
+INPUTS = (
+    Input("network", "The network", network.section),      # a network file: topology/facts.py
+)
+
 
 def memory_figures(runs: list, bench: str) -> list[Figure]:
     """A memory copy's size figures with the first run's cache sizes marked: a

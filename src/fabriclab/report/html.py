@@ -390,15 +390,27 @@ def _compare(runs: list) -> list[str]:
 
 
 def render(named_docs: list[tuple], wire_Bps: float | None = None, wire_text: str = "",
-           wire_name: str = "") -> str:
-    """The report of runs given as (name, document)."""
+           wire_name: str = "", inputs: dict | None = None) -> str:
+    """The report of runs given as (name, document); `inputs`: kind -> [plain data] of the
+    inputs that are not runs (figures.INPUTS: a network file's facts)."""
     # Every row, curve and figure is kept until the page is written: collections would
     # walk them again and again (a third of a large import's report) and free nothing.
     with collector_paused():
-        return _render(named_docs, wire_Bps, wire_text, wire_name)
+        return _render(named_docs, wire_Bps, wire_text, wire_name, inputs or {})
 
 
-def _render(named_docs: list[tuple], wire_Bps: float | None, wire_text: str, wire_name: str) -> str:
+def _inputs(inputs: dict) -> tuple[list[str], list[str]]:
+    """(nav links, body) of the sections of inputs that are not runs."""
+    nav, body = [], []
+    for section in figures.INPUTS:
+        if inputs.get(section.kind):
+            nav.append(f'<a href="#{section.kind}">{escape(section.kind)}</a>')
+            body += [f'<h2 id="{section.kind}">{escape(section.title)}</h2>', *section.build(inputs[section.kind])]
+    return nav, body
+
+
+def _render(named_docs: list[tuple], wire_Bps: float | None, wire_text: str, wire_name: str,
+            inputs: dict) -> str:
     ranks = {doc.header.nranks for _, doc in named_docs}
     if len(ranks) > 1:      # runs of different shapes: say so wherever they are named
         named_docs = [(f"{name} ({doc.header.nranks if doc.header.nranks is not None else '?'} ranks)", doc)
@@ -407,7 +419,9 @@ def _render(named_docs: list[tuple], wire_Bps: float | None, wire_text: str, wir
     title = "fabriclab report: " + ", ".join(r.name for r in runs)
     views = figures.views(runs)
     benches = figures.in_registry_order(b for run in runs for b in run.benches())
-    nav = ['<a href="#runs">runs</a>', '<a href="#warnings">warnings</a>', '<a href="#ladder">levels</a>']
+    nav = ['<a href="#runs">runs</a>', '<a href="#warnings">warnings</a>']
+    more_nav, more = _inputs(inputs)
+    nav += more_nav + ['<a href="#ladder">levels</a>']
     nav += [f'<a href="#view-{v.key}">{escape(v.key)}</a>' for v, _ in views]
     app_tables = _apps(runs)
     nav += ['<a href="#apps">apps</a>'] if app_tables else []
@@ -420,6 +434,7 @@ def _render(named_docs: list[tuple], wire_Bps: float | None, wire_text: str, wir
             "(K/M = 1024^n); MB/s are 10^6 payload bytes per second; intervals are 95%.</p>",
             "<nav>" + " ".join(nav) + "</nav>"]
     body += _header(runs)
+    body += more
     body += _ladder(runs, wire_Bps, wire_text, wire_name)
     body += _layer_costs(runs[0])
     for v, figs in views:

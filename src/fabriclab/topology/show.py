@@ -17,12 +17,16 @@ LISTED = 20                       # rows of a long section shown; the rest count
 def summary(data, where: str) -> list[str]:
     """The lines `topology show` prints for a network file's content (read and checked
     by the model first), a heading column and its text."""
-    net = read(data, where)
-    rows = [("network", f"{net.name} ({where})"), ("source", _source(net.source)),
-            ("hosts", f"{len(net.hosts):,}"), ("switches", f"{len(net.switches):,}")]
-    rows += _cables(net) + _levels(net) + _parallel(net) + _degraded(net)
+    rows = sections(read(data, where), where)
     width = max(len(h) for h, _ in rows)
     return [f"{h:<{width}}  {t}".rstrip() for h, t in rows]
+
+
+def sections(net: Network, where: str) -> list[tuple[str, str]]:
+    """The summary as (heading, text) rows, a continuation's heading empty (the report's table too)."""
+    rows = [("network", f"{net.name} ({where})"), ("source", _source(net.source)),
+            ("hosts", f"{len(net.hosts):,}"), ("switches", f"{len(net.switches):,}")]
+    return rows + _cables(net) + _levels(net) + _parallel(net) + _degraded(net)
 
 
 def _source(src: dict | None) -> str:
