@@ -13,7 +13,7 @@ from fabriclab.errors import UsageError
 
 def test_the_defaults_check_and_sizes_become_bytes():
     t = th.check(th.merged({}))
-    assert t["attempts"] == 3 and t["tests"] == ["pairs", "congestion", "collectives"]
+    assert t["attempts"] == 3 and t["tests"] == ["cabling", "pairs", "congestion", "collectives"]
     assert t["pairs"]["size"] == 256 << 10 and t["collectives"]["size"] == 1 << 20
 
 

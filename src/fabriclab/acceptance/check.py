@@ -2,9 +2,10 @@
 one run API (measure/session.py), judged, and run again while it fails, up
 to `attempts` times (a test passes when any attempt passes, as cluster
 health checks repeat a test: a healthy node fluctuates and fails a single
-try). What fails is said one line per cable, host or figure; a collective
-whose model bottleneck is a cable the pair matrix named says so, since the
-cable explains it."""
+try). The cabling test (cabling.py) launches nothing: it reads the fabric once,
+before anything launches, and is judged first. What fails is said one line per
+cable, host or figure; a collective whose model bottleneck is a cable the pair
+matrix named says so, since the cable explains it."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from ..verdicts import congestion as judged
 from ..verdicts import pair_matrix
 from ..measure.session import Request, Session
 from ..units import fmt_bytes, fmt_time
+from .cabling import SAVED, Cabling
 
 PASS, FAIL, REPORTED = "pass", "fail", "reported"
 CHECK_LAUNCHES = 2          # a judged figure's launches: its interval then covers launch to launch
@@ -54,9 +56,11 @@ class Check:
     MPI, the network), the folder written, an optional baseline document."""
 
     def __init__(self, thresholds: dict, base: Request, out: Path, baseline: Optional[str] = None,
-                 say: Callable[[str], None] = lambda line: None, stamped: bool = False):
+                 say: Callable[[str], None] = lambda line: None, stamped: bool = False,
+                 cabling: Optional[Cabling] = None):
         self.t, self.base, self.out, self.baseline, self.say = thresholds, base, out, baseline, say
         self.stamped = stamped        # `out` is a default name stamped to the second: made exclusively
+        self.cabling = cabling        # the reference and the fabric read now, for the cabling test
 
     def request(self, name: str, k: int) -> Request:
         """The run of test `name`'s attempt k."""
@@ -76,19 +80,31 @@ class Check:
         return self._request(name, k, benches=tuple(f"coll.{op}" for op in c["ops"]), sizes=str(c["size"]),
                              params=(), active=str(self.base.launch.ranks), launches=CHECK_LAUNCHES)
 
-    def check(self) -> None:
+    def check(self, dry_run: bool = False) -> None:
         """Every test's run checked (plan, MPI, ranks, memory), the files of the folder, and the
-        baseline's points, before the first is launched."""
-        for name in self.t["tests"]:
+        baseline's points, then the fabric read for the cabling test (in a dry run, ibnetdiscover
+        only looked for), before the first is launched."""
+        for name in self.measured():
             session = Session(self.request(name, 1)).check()
             if name == "collectives" and self.baseline:
                 self._baseline_covers(session.plan)
         outputs.files(self.out, self.files())
+        if "cabling" in self.t["tests"]:
+            if self.cabling is None:
+                raise UsageError("the cabling test reads the fabric now: give --fabric FILE, - or discover, "
+                                 "and the reference network with --network")
+            self.cabling.check(discover=not dry_run)
+
+    def measured(self) -> list[str]:
+        """The tests that launch a run (every test but cabling)."""
+        return [name for name in self.t["tests"] if name != "cabling"]
 
     def files(self) -> list[str]:
         """Every name the check writes into its folder."""
-        runs = [f"{name}-{k}" for name in self.t["tests"] for k in range(1, self.t["attempts"] + 1)]
-        return ["check.json", "report.html", *(run + ext for run in runs for ext in (".json", ".ndjson"))]
+        runs = [f"{name}-{k}" for name in self.measured() for k in range(1, self.t["attempts"] + 1)]
+        read = [SAVED] if "cabling" in self.t["tests"] else []
+        return ["check.json", *(["report.html"] if runs else []), *read,
+                *(run + ext for run in runs for ext in (".json", ".ndjson"))]
 
     def _baseline_covers(self, plan) -> None:
         """UsageError naming the collectives' points that the baseline lacks: judged against
@@ -105,15 +121,21 @@ class Check:
 
     def commands(self, name: str) -> list[str]:
         """The launch commands of test `name`'s first attempt (nothing launched or written)."""
+        if name == "cabling":
+            return self.cabling.commands()
         return Session(self.request(name, 1)).commands()
 
     def run(self) -> list[Outcome]:
         if self.stamped:              # another check may have started in the same second
             self.out, self.stamped = outputs.new_directory(self.out), False
+        self.out.mkdir(parents=True, exist_ok=True)     # the cabling test writes before any run
         tests = {"pairs": self._pairs, "congestion": self._congestion, "collectives": self._collectives}
         outcomes, ended = [], None
         try:
-            for name in self.t["tests"]:
+            for name in sorted(self.t["tests"], key=lambda n: n != "cabling"):     # cabling first
+                if name == "cabling":          # the fabric was read once, before anything launched
+                    outcomes.append(Outcome(name, (a := self._cabling()).verdict, [a]))
+                    continue
                 tries = []
                 for k in range(1, self.t["attempts"] + 1):
                     self.say(f"{name}: attempt {k} of {self.t['attempts']}")
@@ -143,6 +165,11 @@ class Check:
         if result.status != "complete":
             raise RunError(f"check: the {request.benches[0]} run {result.status}: {result.error}")
         return result
+
+    def _cabling(self) -> Attempt:
+        self.say(f"cabling: {self.cabling.where} against {self.cabling.reference}")
+        passed, items, figures, saved = self.cabling.judge(self.out)
+        return Attempt(PASS if passed else FAIL, items, figures, saved)
 
     def _pairs(self, req: Request) -> Attempt:
         p = self.t["pairs"]

@@ -107,10 +107,12 @@ def detect(text: str) -> bool:
     return False
 
 
-def read(text: str, where: str, hosts: dict | None = None) -> dict:
+def read(text: str, where: str, hosts: dict | None = None, actives: list | None = None) -> dict:
     """The network file dict of an ibnetdiscover output (see the module's docstring);
     `where` names the file in errors and in `source.read`; `hosts` maps a node GUID, a
-    port GUID or a description to a name."""
+    port GUID or a description to a name. A list given as `actives` receives, link by
+    link, (its active width and speed, what both its ends run where it is degraded, else
+    None), as `1X SDR` and `4X HDR`."""
     if len(text) > MAX_TEXT:
         raise UsageError(f"{where}: larger than {MAX_TEXT >> 20} MiB, more than any fabric's ibnetdiscover output")
     names_map = _hosts_map(hosts, where)
@@ -122,7 +124,7 @@ def read(text: str, where: str, hosts: dict | None = None) -> dict:
     if not ends:
         raise UsageError(f"{where}: no cables: not ibnetdiscover output (its topology or its -p ports report)")
     cables = _join(nodes, ends, where)
-    return _network(nodes, cables, names_map, where)
+    return _network(nodes, cables, names_map, where, actives)
 
 
 def _lines(text: str, where: str) -> list:
@@ -302,8 +304,9 @@ def _join(nodes: dict, ends: dict, where: str) -> list:
 
 
 def _degraded(cables: list, nodes: dict) -> dict:
-    """Cable index -> why it is degraded: its width or speed below what both ends run on their
-    other cables (an end without another cable: what the other devices of its group run)."""
+    """Cable index -> (why it is degraded, what both ends run): its width or speed below what
+    both ends run on their other cables (an end without another cable: what the other
+    devices of its group run)."""
     lanes = [ibrates.WIDTHS[a.width] for a, _ in cables]
     lane = [ibrates.lane_Gbps(a.speed) for a, _ in cables]
     own, group = {}, {}
@@ -321,14 +324,15 @@ def _degraded(cables: list, nodes: dict) -> dict:
     out = {}
     for i, (a, b) in enumerate(cables):
         (wa, sa), (wb, sb) = best(i, a.node), best(i, b.node)
-        slow = []
+        slow, width, speed = [], a.width, a.speed
         if None not in (wa, wb) and lanes[i] < min(wa, wb):
-            slow.append(f"width {a.width}, where both ends run {min(wa, wb)}X on other cables")
+            width = f"{min(wa, wb)}X"
+            slow.append(f"width {a.width}, where both ends run {width} on other cables")
         if None not in (sa, sb) and lane[i] < min(sa, sb):
-            name = next(s for s, v in ibrates.SPEEDS.items() if v[1] == min(sa, sb))
-            slow.append(f"speed {a.speed}, where both ends run {name} on other cables")
+            speed = next(s for s, v in ibrates.SPEEDS.items() if v[1] == min(sa, sb))
+            slow.append(f"speed {a.speed}, where both ends run {speed} on other cables")
         if slow:
-            out[i] = "; ".join(slow)
+            out[i] = ("; ".join(slow), f"{width} {speed}")
     return out
 
 
@@ -404,7 +408,7 @@ def _natural(name: str) -> tuple:
     return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", name) if t)
 
 
-def _network(nodes: dict, cables: list, names_map: dict, where: str) -> dict:
+def _network(nodes: dict, cables: list, names_map: dict, where: str, actives: list | None = None) -> dict:
     port_guids = {}
     for a, b in cables:
         for e in (a, b):
@@ -423,13 +427,13 @@ def _network(nodes: dict, cables: list, names_map: dict, where: str) -> dict:
     if len(switches) > MAX_SWITCHES:
         raise UsageError(f"{where}: {len(switches):,} switches, more than the model's {MAX_SWITCHES:,}")
     index = {nm: i for i, nm in enumerate(hosts + switches)}
-    links = _links(cables, nodes, named, index)
+    links = _links(cables, nodes, named, index, actives)
     read_as = _file_name(where)
     return {"name": f"InfiniBand fabric of {read_as}", "source": {"format": "ibnetdiscover", "read": read_as},
             "routing": "d-mod-k", "nodes": hosts, "switches": switches, "links": links}
 
 
-def _links(cables: list, nodes: dict, named: dict, index: dict) -> list:
+def _links(cables: list, nodes: dict, named: dict, index: dict, actives: list | None = None) -> list:
     """The links in order of their ends (hosts, then switches, each in natural order). An end
     on a host of several adapters is labelled by the adapter's description, and a port number
     that two of a name's cables share (two adapters' port 1) is left out (null): the GUIDs
@@ -440,18 +444,21 @@ def _links(cables: list, nodes: dict, named: dict, index: dict) -> list:
         descs.setdefault(named[g], set()).add(nodes[g].desc)
     label = {g: nodes[g].desc if nodes[g].kind == "CA" and len(descs[named[g]]) > 1 else named[g]
              for g in {e.node for c in cables for e in c}}
-    out = []
+    out = []                                     # (link, (active, what both ends run))
     for i, (a, b) in enumerate(cables):
         if named[a.node] == named[b.node]:
             continue                             # a loop back into the same switch or host carries nothing
         if index[named[b.node]] < index[named[a.node]]:
             a, b = b, a
-        out.append(_link(a, b, named, label, flags.get(i)))
-    used = Counter((ln[end], p) for ln in out for end, p in zip("ab", ln["ports"]))
-    for ln in out:
+        why, runs = flags.get(i, (None, None))
+        out.append((_link(a, b, named, label, why), (f"{a.width} {a.speed}", runs)))
+    used = Counter((ln[end], p) for ln, _ in out for end, p in zip("ab", ln["ports"]))
+    for ln, _ in out:
         ln["ports"] = [p if used[ln[end], p] == 1 else None for end, p in zip("ab", ln["ports"])]
-    out.sort(key=lambda ln: (index[ln["a"]], index[ln["b"]], _natural(ln["name"])))
-    return out
+    out.sort(key=lambda x: (index[x[0]["a"]], index[x[0]["b"]], _natural(x[0]["name"])))
+    if actives is not None:
+        actives.extend(act for _, act in out)
+    return [ln for ln, _ in out]
 
 
 def _link(a: End, b: End, named: dict, label: dict, degraded: str | None) -> dict:
