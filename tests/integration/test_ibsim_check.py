@@ -50,6 +50,24 @@ def check(ref: Path, out: Path) -> tuple[int, list, str]:
                           if ln.startswith("FAIL cabling: ")], p.stdout + p.stderr
 
 
+def imported(sim, tmp_path: Path, name: str) -> tuple[Path, str]:
+    """The fabric ibsim serves now, discovered and imported (`topology import`), and what
+    `topology show` says of it."""
+    (tmp_path / f"{name}.txt").write_text(sim.discover())
+    out = tmp_path / f"{name}.yaml"
+    subprocess.run([FABRICLAB, "topology", "import", str(tmp_path / f"{name}.txt"), "-o", str(out)], check=True,
+                   capture_output=True, timeout=60)
+    show = subprocess.run([FABRICLAB, "topology", "show", str(out)], capture_output=True, text=True, timeout=60)
+    assert show.returncode == 0, show.stderr
+    return out, show.stdout
+
+
+def diff(old: Path, new: Path) -> tuple[int, list]:
+    p = subprocess.run([FABRICLAB, "topology", "diff", str(old), str(new)], capture_output=True, text=True,
+                       timeout=60)
+    return p.returncode, p.stdout.splitlines()
+
+
 def served(tmp_path: Path, name: str, text: str) -> ibsim.IbSim:
     f = tmp_path / f"{name}.net"
     f.write_text(text)
@@ -68,12 +86,16 @@ def test_a_degraded_and_a_missing_cable_fail_named_by_their_ports(tmp_path, on_p
         rc, failing, said = check(ref, tmp_path / "healthy")
         assert rc == 0 and failing == [] and "check passed" in said, said
         assert "0 missing, 0 degraded, 0 changed in rate, 0 added" in said
+        again, shown = imported(sim, tmp_path, "again")
+        assert diff(ref, again) == (0, []) and "degraded  none flagged" in shown     # an unchanged fabric diffs clean
 
     a, pa, b, pb, width, speed = cables[TRUNK]
     was = rate(NET["links"][-1]["rate_MBps"])
     degraded, _, _ = ibsim.net_text(NET, degrade=(TRUNK,))
     with served(tmp_path, "degraded", degraded) as sim:
         on_path(sim)
+        slow, shown = imported(sim, tmp_path, "slow")
+        assert f"{a} [{pa}] -- {b} [{pb}]" in shown.split("degraded", 1)[1], shown   # show names the port
         for run in range(3):
             rc, failing, said = check(ref, tmp_path / f"degraded-{run}")
             assert rc == 1 and failing == [f"cable {a} [{pa}] -- {b} [{pb}]: active 1X SDR, where both ends run "
@@ -86,3 +108,6 @@ def test_a_degraded_and_a_missing_cable_fail_named_by_their_ports(tmp_path, on_p
         on_path(sim)
         rc, failing, said = check(ref, tmp_path / "unlinked")
         assert rc == 1 and failing == [f"cable {a} [{pa}] -- {b} [{pb}]: missing ({was} in the reference)"], said
+        gone, _ = imported(sim, tmp_path, "gone")
+        rc, lines = diff(ref, gone)
+        assert rc == 1 and lines == [f"- cable {a} [{pa}] -- {b} [{pb}]  {was}"], lines      # diff names the cable
