@@ -133,3 +133,23 @@ def test_the_written_format_is_the_real_tool_s(mode, tmp_path):
     written = ibnet.read(ibsim.topology_text(net, mode == "ports"), str(tmp_path / "ibnetdiscover.txt"))
     no_guids = lambda d: {**d, "links": [{k: v for k, v in ln.items() if k != "guids"} for ln in d["links"]]}
     assert no_guids(written) == no_guids(real) and len(real["links"]) == 20 + 24
+
+
+READ_BIG = ("import sys, time\nfrom fabriclab.topology import ibnet\ntext = open(sys.argv[1]).read()\n"
+            "t0 = time.process_time()\nd = ibnet.read(text, 'big')\n"
+            "hwm = next(int(ln.split()[1]) for ln in open('/proc/self/status') if ln.startswith('VmHWM:'))\n"
+            "print(time.process_time() - t0, hwm / 1024, len(d['nodes']))\n")
+
+
+def test_a_10000_host_fabric_reads_within_20_s_and_1_gb(tmp_path):
+    """Both outputs, each in a process of its own: CPU seconds of the read (a loaded machine
+    does not stretch them) and the process's own peak memory."""
+    import subprocess
+    import sys
+    net = ibsim.fat_tree(leaves=250, per_leaf=40, spines=20, parallel=1)
+    for ports in (True, False):
+        f = tmp_path / f"big-{ports}.txt"
+        f.write_text(ibsim.topology_text(net, ports))
+        out = subprocess.run([sys.executable, "-c", READ_BIG, str(f)], capture_output=True, text=True,
+                             timeout=120, check=True).stdout.split()
+        assert float(out[0]) < 20 and float(out[1]) < 1024 and out[2] == "10000", out

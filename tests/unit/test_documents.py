@@ -128,7 +128,9 @@ def test_an_integer_beyond_every_double_or_a_deep_nesting_in_any_number_field_is
     doc = json.loads(json.dumps(real))
     numbers = [p for p in _paths(real) if isinstance(_at(real, p), (int, float)) and not isinstance(_at(real, p), bool)
                and not any(isinstance(k, int) and k > 1 for k in p)]
-    assert len(numbers) > 50
+    # one of each field (its keys without the list positions): every reader of it is reached
+    numbers = list({tuple(k for k in p if not isinstance(k, int)): p for p in numbers}.values())
+    assert len(numbers) > 40
     path = tmp_path / "n.json"
     for where in numbers:
         for value in ("9" * 400, "[" * 900 + "]" * 900):

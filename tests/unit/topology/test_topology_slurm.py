@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
@@ -336,17 +335,6 @@ def test_the_limit_counts_every_hostlist_of_the_file():
             "limit of 100,000")
     assert len(read("SwitchName=a Nodes=n[1-50000]\nSwitchName=b Nodes=m[1-50000]\n"
                     "SwitchName=t Switches=a,b")["nodes"]) == 100_000
-
-
-def test_a_10_MB_line_is_refused_quickly():
-    """CPU time, not wall time: the bound holds on a loaded machine too."""
-    lines = ["SwitchName=s Nodes=" + ",".join(f"n{i}" for i in range(1_500_000)),
-             "SwitchName=s Nodes=" + "x" * 10_000_000, "SwitchName=s Nodes=n[" + "1," * 5_000_000 + "2]"]
-    t0 = time.process_time()
-    for text, why in zip(lines, ["more than 100,000 node names", "a name longer than 200",
-                                 "more than 100,000 node names"]):
-        refused(text, why)
-    assert time.process_time() - t0 < 2
 
 
 HOSTILE = """
