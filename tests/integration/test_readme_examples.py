@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import ibsim  # noqa: E402  (tests/support)
+
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data"
 # What an example needs that this machine's tests do not have: an emulated testbed (root,
@@ -41,7 +43,8 @@ def _argv(example: str, tmp: Path) -> list[str] | None:
     files = {"RUN.json": str(tmp / "run.json"), "results/RUN.json": str(tmp / "run.json"),
              "before.json": str(tmp / "run.json"), "after.json": str(tmp / "after.json"),
              "osu_bw.txt": str(DATA / "imports" / "osu_bw_v7.txt"), "pp.svg": str(tmp / "pp.svg"),
-             "cal.yaml": str(tmp / "cal.yaml")}
+             "cal.yaml": str(tmp / "cal.yaml"),
+             "ibnetdiscover.txt": str(tmp / "ibnetdiscover.txt")}
     words = [files.get(w, w) for w in words]
     if words[0] == "study" and "-o" in words:
         words[words.index("-o") + 1] = str(tmp / words[words.index("-o") + 1])
@@ -54,10 +57,16 @@ def _argv(example: str, tmp: Path) -> list[str] | None:
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
-    """The files the examples read: a run document (twice, for compare) made first."""
+    """The files the examples read: a run document (twice, for compare) and an earlier
+    import of the fabric (last.yaml, for topology diff) made first."""
     tmp = tmp_path_factory.mktemp("readme")
     for name in ("run.json", "after.json"):
         _call(["run", "message.pingpong", "-s", "8,64K", *SHORT, "-q", "-o", str(tmp / name)], tmp)
+    # a fabric as ibnetdiscover prints it (support/ibsim.py, checked against the real tool): a tree,
+    # so that Slurm's topology/tree takes it
+    (tmp / "ibnetdiscover.txt").write_text(ibsim.topology_text(ibsim.fat_tree(leaves=2, per_leaf=2, spines=1,
+                                                                                parallel=2), False))
+    _call(["topology", "import", str(tmp / "ibnetdiscover.txt"), "-o", str(tmp / "last.yaml")], tmp)
     return tmp
 
 
