@@ -21,7 +21,7 @@ LEVEL_DEBS := libfabric-dev libucx-dev
 BLAS_DEBS := libopenblas-dev
 # ibnetdiscover (infiniband-diags) against an ibsim-simulated fabric (ibsim-utils) for topology import's tests.
 IB_DEBS := ibsim-utils infiniband-diags
-DEBS   := python3-simgrid chromium slurmctld slurmd slurm-client munge libpmix2 libpmix-dev $(LEVEL_DEBS) $(BLAS_DEBS) \
+DEBS   := python3-simgrid chromium slurmctld slurmd slurm-client munge libpmix2 libpmix-dev postgresql $(LEVEL_DEBS) $(BLAS_DEBS) \
 	$(IB_DEBS)
 BENCH_DEBS := iperf3 sockperf
 

@@ -42,8 +42,9 @@ ALLOWED = {
     "testbed": {"analysis", "measure", "model", "suite", "host", "verdicts"},
     "tuning": {"analysis", "measure", "model", "suite", "verdicts"},
     "acceptance": {"analysis", "measure", "model", "suite", "verdicts", "topology"},
+    "store": {"analysis", "model", "suite", "verdicts", "imports"},
     "cli": {"analysis", "measure", "model", "report", "studies", "testbed", "tuning", "acceptance", "suite",
-            "host", "imports", "verdicts", "topology"},
+            "host", "imports", "verdicts", "topology", "store"},
 }
 
 
