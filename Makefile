@@ -65,15 +65,17 @@ run: venv level-debs
 
 # The unit tests spread over the CPUs (pytest-xdist, a file to a worker); the
 # integration tests run one at a time: their MPI ranks keep both cores busy and
-# several read rates. The slowest integration tests are listed at the end.
+# several read rates. The unit tests of the largest inputs (marker bounds: seconds
+# of CPU each) run with them, keeping `make unit` quick. The slowest integration tests are listed at the end.
 test: unit openmpi debs
-	FABRICLAB_OPENMPI_HOME=$(CURDIR)/$(OMPI) $(PY) -m pytest -q -ra --durations=40 tests/integration
+	FABRICLAB_OPENMPI_HOME=$(CURDIR)/$(OMPI) $(PY) -m pytest -q -ra --durations=40 -m "integration or bounds" \
+	  tests/integration tests/unit
 
 # Bytecode is cached (__pycache__, Python's default) even where the environment
 # says not to: each worker would otherwise compile every module and rewrite
 # every test module's asserts again on every run.
 unit: venv
-	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -ra -m unit -n auto --dist loadfile tests/unit
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -ra -m "unit and not bounds" -n auto --dist loadfile tests/unit
 
 bench: venv openmpi bench-debs
 	for b in bench/*.py; do $(PY) $$b || exit 1; done

@@ -32,6 +32,7 @@ def test_a_number_of_ranks_no_machine_has_is_one_line(fake_core, cmd, n, says, c
     _within_bounds([*cmd, "-n", n, *extra], capsys, "-n/--ranks: ", says)
 
 
+@pytest.mark.bounds
 def test_the_most_ranks_are_planned_in_bounded_time_and_memory(fake_core, capsys):
     """16,777,216 ranks on hosts that wrap around: placement and the memory check count the
     ranks' roles by ranges, not rank by rank."""

@@ -121,6 +121,7 @@ def _paths(obj, at=()):
             yield from _paths(v, at + (i,))
 
 
+@pytest.mark.bounds
 def test_an_integer_beyond_every_double_or_a_deep_nesting_in_any_number_field_is_one_line(real, tmp_path, capsys):
     """10^400 has fewer digits than Python refuses to convert, yet no double holds it, and a
     list 900 deep is below the JSON parser's recursion limit: each, in every number field
@@ -171,6 +172,7 @@ def _mutant(real, paths, rng):
     return doc
 
 
+@pytest.mark.bounds
 def test_fuzz_of_run_documents(real, tmp_path, capsys):
     """Random type and value mutations of a real document: every reader
     answers with exit 0 or 2 and one line, never a traceback."""

@@ -5,6 +5,7 @@ import json
 import re
 import time
 
+import pytest
 import yaml
 
 from fabriclab.cli import main
@@ -84,6 +85,7 @@ def fat_tree(hosts_per_leaf=40, leaves=250, pod=10, cores=100) -> dict:
             "links": links}
 
 
+@pytest.mark.bounds
 def test_a_fat_tree_of_10000_hosts_draws_bounded_in_cpu_time():
     data = fat_tree()
     start = time.process_time()

@@ -168,6 +168,7 @@ def test_sizes_beyond_the_limits_are_refused_at_once(data, msg):
     assert time.perf_counter() - t0 < 2
 
 
+@pytest.mark.bounds
 def test_per_destination_routing_has_a_budget():
     """Without the per-switch decomposition a table per destination node is needed: refused
     up front when their size exceeds the budget, naming the way out."""

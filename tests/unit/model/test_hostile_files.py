@@ -292,6 +292,7 @@ def test_the_dmodk_flow_limit_says_the_limit_and_why(monkeypatch):
 
 
 # ---------------------------------------------------------------- every case, in bounds
+@pytest.mark.bounds
 def test_mutated_examples_and_hostile_files_end_cleanly_in_bounds(hostile, tmp_path):
     """Every hostile case and random mutations of the shipped examples (a fixed seed) end with
     exit 0 or 2, never an exception, print one escaped error line or tables free of control

@@ -276,6 +276,7 @@ def test_a_ring_keeps_its_pattern_when_blocks_are_empty():
     assert r.sent().sum() == 3 * 7 and r.reduced().sum() == 3 * 7
 
 
+@pytest.mark.bounds
 def test_a_schedule_too_large_to_time_is_one_line():
     with pytest.raises(UsageError, match="more than 16,000,000 flows"):
         schedule("alltoall", "pairwise", 5000, 8)

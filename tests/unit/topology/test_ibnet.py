@@ -242,6 +242,7 @@ def test_more_switches_and_adapters_than_the_model_takes(monkeypatch):
 
 
 # ---- speed -------------------------------------------------------------------------------------
+@pytest.mark.bounds
 @pytest.mark.parametrize("hosts, seconds", [(1_000, 2)])
 def test_large_fabrics(hosts, seconds):
     """Both outputs within the time (CPU), the read's memory traced (10,000 hosts: the integration

@@ -329,6 +329,7 @@ def test_control_characters_are_refused_naming_the_line(char):
     refused(f"SwitchName=a Nodes=n[1-2]\nSwitchName=b{char} Nodes=n3\n", "line 2: a control character")
 
 
+@pytest.mark.bounds
 def test_the_limit_counts_every_hostlist_of_the_file():
     refused("SwitchName=a Nodes=n[1-60000]\nSwitchName=b Nodes=m[1-60000]\nSwitchName=t Switches=a,b",
             "line 2: hostlist 'm[1-60000]' stands for more than the 40,000 node names left of the model's "
@@ -353,6 +354,7 @@ except UsageError as e:
 """
 
 
+@pytest.mark.bounds
 @pytest.mark.parametrize("expr", ["node[0-999999999999999]", "r[0-99999]n[0-99999]c[0-99999]",
                                   "a[0-99999],b[0-99999]", "n[" + ",".join(["0-999999999"] * 1000) + "]"])
 def test_a_hostlist_of_billions_of_names_ends_in_one_line_fast_and_small(expr):
