@@ -47,6 +47,7 @@ class PairMatrix:
     low: list = field(default_factory=list)  # [(r, c)]
     cables: list = field(default_factory=list)   # [(label, low pairs it explains, pairs crossing it)]
     hosts_named: list = field(default_factory=list)  # [(host, "sends" | "receives", low, of)]
+    limits: dict = field(default_factory=dict)   # {(r, c): labels of the cables limiting the pair}, known network
 
     @property
     def named(self) -> list[str]:
@@ -149,6 +150,7 @@ def matrices(points, hosts: list, network: Optional[str] = None, calibration: Op
         # switches): the typical pair is then a healthy one, the 90th percentile
         typical = np.nanpercentile(m.figure, TYPICAL_PCT) if net is not None else np.nanmedian(m.figure)
         m.low = [(int(r), int(c)) for r, c in zip(*np.nonzero(m.figure < (1 - drop) * typical))]
+        m.limits = limits
         m.cables = _cables(m.low, limits)
         explained = {c for c, labs in crosses.items() if any(lab in labs for lab, _, _ in m.cables)}
         m.hosts_named = _hosts(m.low, explained, hosts, n)
