@@ -18,7 +18,7 @@ class Axis:
     label: str              # what is on the axis, its unit in parentheses: "message size (bytes)"
     log: bool = True
     # "size": ticks at powers of two labelled 4K, 1M; "pow2": at powers of two;
-    # "count": whole numbers; "number": decimal
+    # "count": whole numbers; "number": decimal; "date": epoch seconds, ticks at whole UTC hours, days or months
     kind: str = "number"
 
 
@@ -39,6 +39,7 @@ class Series:
 class Mark:
     x: float
     label: str
+    color: str = "#444444"
 
 
 @dataclass

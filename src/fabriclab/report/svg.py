@@ -6,6 +6,8 @@ draws in well under a second."""
 from __future__ import annotations
 
 import math
+import time
+from datetime import datetime, timezone
 from .escape import xml as escape
 
 from ..units import fmt_bytes
@@ -24,6 +26,8 @@ def _num(v: float) -> str:
 def _label(v: float, kind: str) -> str:
     if kind == "size":
         return fmt_bytes(v)
+    if kind == "date":      # a tick at midnight UTC names its day, another its hour
+        return time.strftime("%Y-%m-%d" if v % _DAY == 0 else "%m-%d %H:%M", time.gmtime(v))
     if v == 0:
         return "0"
     a = abs(v)
@@ -70,6 +74,31 @@ def _lin_ticks(lo: float, hi: float, whole: bool = False, kind: str = "number") 
     return [round(start + i * step, 12) for i in range(max(n, 1))]
 
 
+_DAY = 86400.0
+# Date steps in seconds up to two weeks, then in months: about six ticks over the axis.
+_DATE_STEPS = (600.0, 1800.0, 3600.0, 3 * 3600.0, 6 * 3600.0, 12 * 3600.0, _DAY, 2 * _DAY, 7 * _DAY, 14 * _DAY)
+_MONTH_STEPS = (1, 2, 3, 6, 12, 24, 60, 120, 600, 1200)
+
+
+def _date_ticks(lo: float, hi: float) -> list[float]:
+    """UTC ticks, about six: whole hours or days (weeks from a Monday), else first days of months."""
+    span = hi - lo
+    for step in _DATE_STEPS:
+        if span / step <= 6:
+            base = 4 * _DAY if step >= 7 * _DAY else 0.0     # 1970-01-05 was a Monday
+            first = math.ceil((lo - base) / step) * step + base
+            return [first + i * step for i in range(int((hi - first) // step) + 1)]
+    months = next((m for m in _MONTH_STEPS if span / (m * 30.4 * _DAY) <= 6), _MONTH_STEPS[-1])
+    d = datetime.fromtimestamp(lo, timezone.utc)
+    k = d.year * 12 + d.month - 1 + (d != datetime(d.year, d.month, 1, tzinfo=timezone.utc))
+    k = -(-k // months) * months
+    out = []
+    while k // 12 <= 9999 and (t := datetime(k // 12, k % 12 + 1, 1, tzinfo=timezone.utc).timestamp()) <= hi:
+        out.append(t)
+        k += months
+    return out
+
+
 class _Scale:
     """Data to pixel on one axis, log or linear, over the data's range (padded)."""
 
@@ -89,8 +118,11 @@ class _Scale:
             lo, hi = lo / 1.06, hi * 1.06
         else:
             pad = (hi - lo) * 0.05 or abs(hi) * 0.1 or 1.0
+            if axis.kind == "date":            # at least an hour each side: one run alone
+                pad = max((hi - lo) * 0.05, 3600.0)
             lo, hi = (lo if zero and lo == 0 else lo - pad), hi + pad
-        self.ticks = _log_ticks(lo, hi, axis.kind) if self.log else _lin_ticks(lo, hi, axis.kind == "count", axis.kind)
+        self.ticks = (_log_ticks(lo, hi, axis.kind) if self.log else _date_ticks(lo, hi) if axis.kind == "date"
+                      else _lin_ticks(lo, hi, axis.kind == "count", axis.kind))
         if self.log:
             lo, hi = min(lo, self.ticks[0]), max(hi, self.ticks[-1])
         self.lo, self.hi, self.p0, self.p1 = lo, hi, p0, p1
@@ -210,14 +242,32 @@ def _xy(fig: Figure, x0, x1, y0, y1) -> list[str]:
                     fill = "#ffffff" if h else color
                     out.append(f'<circle cx="{_num(sx(x))}" cy="{_num(sy(y))}" r="{3.2 if h else 2.6}" '
                                f'fill="{fill}" stroke="{color}" stroke-width="1.2"/>')
-    for m in fig.marks:
-        if sx.ok(m.x) and sx.lo <= m.x <= sx.hi:
-            px = _num(sx(m.x))
-            out.append(f'<line class="mark" x1="{px}" y1="{y0}" x2="{px}" y2="{y1}" stroke="#444444" '
-                       f'stroke-dasharray="3 3"/>')
-            # A white halo keeps the label readable over the curves it crosses.
-            out.append(f'<text x="{px}" y="{y0 + 11}" dx="3" font-size="10" fill="#333333" stroke="#ffffff" '
-                       f'stroke-width="3" paint-order="stroke">{escape(m.label)}</text>')
+    return out + _marks(fig.marks, sx, x1, y0, y1)
+
+
+MARK_ROWS = 4          # label rows under the plot's top edge before labels may overlap
+
+
+def _marks(marks, sx, x1, y0, y1) -> list[str]:
+    """A dashed vertical line per mark, its label at the top in the first row where it
+    overlaps no label before it (about 5.6 px a character at 10 px), ending at its line
+    near the right edge."""
+    out, rows = [], []               # rows: the right end of each row's last label
+    for m in sorted(marks, key=lambda m: m.x):
+        if not (sx.ok(m.x) and sx.lo <= m.x <= sx.hi):
+            continue
+        px = sx(m.x)
+        out.append(f'<line class="mark" x1="{_num(px)}" y1="{y0}" x2="{_num(px)}" y2="{y1}" stroke="{m.color}" '
+                   f'stroke-dasharray="3 3"/>')
+        width = 5.6 * len(m.label) + 3
+        left, right, anchor = (px - width, px, ' text-anchor="end" dx="-3"') if px + width > x1 \
+            else (px, px + width, ' dx="3"')
+        row = next((i for i, end in enumerate(rows) if end < left), len(rows))
+        if row < MARK_ROWS:
+            rows[row:row + 1] = [right]
+        # A white halo keeps the label readable over the curves it crosses.
+        out.append(f'<text x="{_num(px)}" y="{y0 + 11 + 12 * (row % MARK_ROWS)}"{anchor} font-size="10" '
+                   f'fill="{m.color}" stroke="#ffffff" stroke-width="3" paint-order="stroke">{escape(m.label)}</text>')
     return out
 
 
