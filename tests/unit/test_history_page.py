@@ -119,3 +119,25 @@ def test_step_labels_and_bad_changes():
 def test_a_series_without_a_dated_point_is_named_not_drawn():
     text = page([{"title": "empty <b>", "points": [("r1", None, 1e-6, None, None)]}], [], "h", "now")
     assert check_html(text)[0] == [] and "<figure" not in text and "empty &lt;b&gt;: no run" in text
+
+
+def test_the_readers_own_types_are_taken_as_they_come():
+    """Points as the store's SeriesPoint (a named tuple with more fields), changes as
+    analysis/changepoints.py's Change."""
+    from typing import NamedTuple
+
+    from fabriclab.analysis.changepoints import Change
+
+    class Point(NamedTuple):
+        run_uid: str
+        started_s: float
+        median: float
+        ci_low: float
+        ci_high: float
+        launch_medians: list
+        unit: str
+
+    pts = [Point(*p, [p[2]], "s") for p in _series(12, 6)]
+    text = page([HistoryFigure("t", pts, [Change(6, 1.2, 1.1, 1.3, 0.001)])], [], "h", "now")
+    fig = next(iter(_figures_of(text).values()))
+    assert ">+20% [10%, 30%]</text>" in fig and fig.count("<circle") == 12
