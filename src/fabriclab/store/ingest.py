@@ -23,7 +23,7 @@ from typing import Mapping, Optional
 from ..datafile import MAX_FILE_BYTES
 from ..errors import UsageError
 from ..inputs import read_bytes, read_text
-from ..schema import load
+from ..schema import SCHEMA, load
 from ..schema.document import Document
 from .rows import Rows
 
@@ -80,7 +80,7 @@ def rows(path, cluster: Optional[str] = None, samples: bool = False, tool: Optio
             return _imported_text(p, cluster, tool)
         if b'"fabriclab.run"' in head:          # RUN.json and RUN.ndjson name their schema first
             return run_rows(load(p), p, cluster, samples)
-        return _other_json(p, cluster)
+        return _other_json(p, cluster, samples)
     except UsageError as e:
         raise UsageError(_one_line(str(e), path)) from None
 
@@ -265,13 +265,16 @@ def _imported_text(p: Path, cluster: Optional[str], tool: Optional[str]) -> Rows
     return run_rows(doc, p, cluster, kind="import", sha=doc.header.imported["sha256"])
 
 
-def _other_json(p: Path, cluster: Optional[str]) -> Rows:
-    """check.json (acceptance/check.py to_dict) or tune.json (tuning/tuner.py Tuned.to_dict)."""
+def _other_json(p: Path, cluster: Optional[str], samples: bool) -> Rows:
+    """check.json (acceptance/check.py to_dict), tune.json (tuning/tuner.py Tuned.to_dict), or a
+    run document whose schema is not among its first bytes (its keys laid out by another tool)."""
     from . import ingest_verdicts
     try:
         data = json.loads(read_text(p, "the document", MAX_FILE_BYTES))
     except (ValueError, RecursionError) as e:
         raise UsageError(f"{p} is not a fabriclab document: {str(e).split(':')[0]}") from None
+    if isinstance(data, dict) and data.get("schema") == SCHEMA:     # a run document laid out by another tool
+        return run_rows(Document.from_dict(data, p), p, cluster, samples)
     what = ingest_verdicts.kind_of(data)
     if what is None:
         raise UsageError(f"{p} is not a fabriclab document (a run, check.json, tune.json) nor OSU or IMB output")
@@ -292,7 +295,7 @@ def _other_json(p: Path, cluster: Optional[str]) -> Rows:
     ends = [e for e in (times(d)[1] for d in docs) if e]
     mtime = _iso(p.stat().st_mtime)
     run.update(started=min(starts, key=_epoch) if starts else mtime, ended=max(ends, key=_epoch) if ends else mtime,
-               status=("passed" if data.get("passed") else "failed") if what == "check" else "complete",
+               status=ingest_verdicts.check_status(data) if what == "check" else "complete",
                source=str(p.resolve()))
     run.update(started_s=_epoch(run["started"]), ended_s=_epoch(run["ended"]))
     return Rows(run, versions(first) if first is not None else [], checks=checks, findings=findings)

@@ -87,6 +87,11 @@ def kind_of(data) -> Optional[str]:
     return None
 
 
+def check_status(data: dict) -> str:
+    """passed, failed, or stopped (check.json's `ended`: interrupted, terminated or a run failed)."""
+    return "passed" if data.get("passed") is True else "stopped" if data.get("ended") else "failed"
+
+
 def check_rows(data: dict) -> tuple[list, list]:
     """(one checks row per test: its verdict and attempts; one findings row per failing item of
     its last attempt, with the cable or host the item names)."""

@@ -105,6 +105,14 @@ def test_samples_come_only_when_asked(run):
     assert all(p["children"]["samples"] == [] for p in ingest.rows(run["path"]).points)
 
 
+def test_a_run_document_laid_out_by_another_tool_is_still_a_run(run, tmp_path):
+    data = json.loads(run["path"].read_text())
+    path = tmp_path / "moved.json"
+    path.write_text(json.dumps({"header": {**data["header"], "pad": "x" * 5000}, **data}, indent=2))
+    r = ingest.rows(path)
+    assert r.run["uid"] == "run-a" and [p["median"] for p in r.points] == [p["median"] for p in run["rows"].points]
+
+
 def test_a_stream_cut_short_gives_the_same_points_and_no_end(run, tmp_path):
     lines = [json.dumps({"kind": "header", "schema": "fabriclab.run", "schema_version": 15, **HEADER})]
     lines += [json.dumps({"kind": "point", **p.to_dict()}) for p in run["doc"].points[:3]]
@@ -250,6 +258,8 @@ def test_a_check_without_its_runs_is_dated_by_its_file(tmp_path):
     r = ingest.rows(path)
     assert r.run["started_s"] == pytest.approx(path.stat().st_mtime) and r.run["cluster"] == "unknown"
     assert r.run["status"] == "passed" and r.findings == [] and r.versions == []
+    path.write_text(json.dumps(to_dict([Outcome("pairs", PASS, [Attempt(PASS, [], [], "p.json")])], {}, "interrupted")))
+    assert ingest.rows(path).run["status"] == "stopped"
 
 
 def test_tune_json_gives_a_finding_per_size_chosen(tmp_path):
