@@ -107,6 +107,13 @@ def test_events_outside_a_series_and_beyond_the_bound_are_not_drawn():
     assert text.count(">long before</td>") == 1           # listed in the events table all the same
 
 
+def test_a_long_event_text_is_cut_on_the_figure_and_whole_in_its_table():
+    long = "MPI " + "x" * 200
+    text = page([{"title": "t", "points": _series(5)}], [(T0 + DAY, "r1", long)], "h", "now")
+    fig = next(iter(_figures_of(text).values()))
+    assert f">{long[:history.LABEL_CHARS - 1]}\u2026</text>" in fig and f"<td>{long}</td>" in text
+
+
 def test_step_labels_and_bad_changes():
     assert step_label(1.18, 1.12, 1.25) == "+18% [12%, 25%]"
     assert step_label(0.95, None, None) == "-5.0%" and step_label(2.0, float("nan"), 3.0) == "+100%"

@@ -27,6 +27,7 @@ from .html import CSS, figure_html, table
 MAX_COLUMNS = 250          # decimation columns: at most 500 vertices a line (a plot is 560 px wide)
 MARKERS_UP_TO = 40         # runs a figure marks with a circle each; beyond, the line alone
 MAX_EVENTS = 40            # events drawn on one figure: the latest within its span
+LABEL_CHARS = 60           # a mark's label on a figure (the tables above hold the whole text)
 SLOWER, FASTER, EVENT = "#B00020", "#006400", "#666666"
 # Seconds shown in the unit of the series' largest median (report figures use the same units).
 _TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "\u00b5s"), (1e-9, "ns"))
@@ -111,6 +112,10 @@ def step_label(ratio: float, ci_low=None, ci_high=None) -> str:
     return pct(ratio, "+") + ci
 
 
+def _short(text: str) -> str:
+    return text if len(text) <= LABEL_CHARS else text[:LABEL_CHARS - 1] + "\u2026"
+
+
 def _marks(f: HistoryFigure, events: list) -> tuple[list, int]:
     """(marks, events left out): the figure's changes, then the events within its span."""
     marks = []
@@ -118,18 +123,17 @@ def _marks(f: HistoryFigure, events: list) -> tuple[list, int]:
         t = f.points[index][1]
         if _ok(t) and _ok(ratio):
             cable = f", cable {f.cable}" if f.cable and i == len(f.changes) - 1 else ""
-            marks.append(Mark(t, step_label(ratio, lo, hi) + cable, SLOWER if ratio > 1 else FASTER))
+            marks.append(Mark(t, _short(step_label(ratio, lo, hi) + cable), SLOWER if ratio > 1 else FASTER))
     times = [p[1] for p in f.points if _ok(p[1])]
     inside = [e for e in events if times and _ok(e[0]) and times[0] <= e[0] <= times[-1]]
     kept = sorted(inside, key=lambda e: e[0])[-MAX_EVENTS:]
-    marks += [Mark(t, str(text), EVENT) for t, _, text in kept]
+    marks += [Mark(t, _short(str(text)), EVENT) for t, _, text in kept]
     return marks, len(inside) - len(kept)
 
 
 def figure(f: HistoryFigure, events: list, fid: str) -> Figure:
     """One series as a report Figure (report/figure.py): dates across, its unit up."""
-    drawn = [p for p in f.points if _ok(p[1]) and _ok(p[2])]
-    drawn, decimated = decimate(drawn)
+    drawn, decimated = decimate(sorted((p for p in f.points if _ok(p[1]) and _ok(p[2])), key=lambda p: p[1]))
     factor, ylabel = _scale(f.unit, [p[2] for p in drawn])
     scaled = lambda v: v * factor if _ok(v) else None      # noqa: E731
     series = Series("median", [p[1] for p in drawn], [scaled(p[2]) for p in drawn],
