@@ -113,8 +113,9 @@ def run_rows(doc: Document, path, cluster: Optional[str] = None, samples: bool =
         kind = ("import" if doc.imported else
                 "congestion" if merged and all(m.bench in BENCHES for m in merged) else "run")
     run = run_row(doc, path, sha, kind, cluster)
-    return Rows(run, versions(doc), point_rows(doc, merged, samples), ingest_verdicts.pair_rows(doc, merged),
-                ingest_verdicts.impact_rows(doc))
+    hosts = rank_hosts(doc)
+    return Rows(run, versions(doc), point_rows(doc, merged, samples), ingest_verdicts.pair_rows(doc, merged, hosts),
+                ingest_verdicts.impact_rows(doc, hosts))
 
 
 def run_row(doc: Optional[Document], path, sha: str, kind: str, cluster: Optional[str],
@@ -243,7 +244,8 @@ def _tails(doc: Document) -> dict:
     per = {p.key: p for p in doc.points}
     for t in tails(doc.points):
         one = per[t.key].per_transfer(1.0)
-        out[t.key] = [{"pct": PCT.get(name) or float(name[1:]), "value": est[0] / one} for name, est in t.estimates.items()]
+        out[t.key] = [{"pct": PCT.get(name) or float(name[1:]), "value": est[0] / one}
+                      for name, est in t.estimates.items()]
     return out
 
 

@@ -27,12 +27,12 @@ def _finite(x) -> Optional[float]:
 
 # ---- a run's verdicts ----------------------------------------------------------------------
 
-def pair_rows(doc, merged: list) -> list:
-    """One row per ordered pair of each size's N x N matrix of message.shift: its bandwidth
-    (bytes/s), and on the run's network the model's rate and the cables limiting the pair
-    (pair_matrix's `limits`: where max-min fills a cable and no flow across it runs faster)."""
+def pair_rows(doc, merged: list, hosts: list) -> list:
+    """One row per ordered pair of each size's N x N matrix of message.shift (`hosts`: every
+    rank's): its bandwidth (bytes/s), and on the run's network the model's rate and the cables
+    limiting the pair (pair_matrix's `limits`: where max-min fills a cable and no flow across it
+    runs faster)."""
     from ..verdicts import pair_matrix
-    hosts = list(doc.header.hosts or doc.hello.get("hosts") or [])
     if not hosts or not any(m.bench == pair_matrix.BENCH for m in merged):
         return []
     try:
@@ -55,7 +55,7 @@ def pair_rows(doc, merged: list) -> list:
     return out
 
 
-def impact_rows(doc) -> list:
+def impact_rows(doc, hosts: list) -> list:
     """One row per victim test, size and aggressor: the impact factor (congested over isolated
     time per op, its median) with its interval, the model's on a known network, and the cables
     the victims' flows share with the aggressors' (comma-joined)."""
@@ -64,7 +64,7 @@ def impact_rows(doc) -> list:
     if not any(p.bench in BENCHES for p in doc.points):
         return []
     try:
-        found = congestion.impacts(doc.points, doc.header.hosts, doc.header.network)
+        found = congestion.impacts(doc.points, hosts, doc.header.network)
     except UsageError:          # the network file is gone: the measured factors alone
         found = congestion.impacts(doc.points)
     return [{"victim": m.test, "aggressor": m.aggressor, "size": m.size, "impact": float(m.median[0]),
