@@ -73,7 +73,7 @@ def rows(path, cluster: Optional[str] = None, samples: bool = False, tool: Optio
     UsageError in one line naming the file when it is none of these or fails validation."""
     p = Path(path)
     if not p.is_file():
-        raise UsageError(f"cannot read {path}: not a regular file")
+        raise UsageError(f"cannot read {path}: {'not a regular file' if p.exists() else 'no such file'}")
     head = _head(p)
     try:
         if tool is not None or not head.lstrip().startswith(b"{"):

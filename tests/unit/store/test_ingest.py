@@ -309,6 +309,12 @@ def test_a_bad_document_is_one_line_naming_the_file(tmp_path, text, says):
     assert says in str(e.value) and str(path) in str(e.value) and "\n" not in str(e.value)
 
 
+def test_a_missing_file_or_a_folder_is_one_line(tmp_path):
+    for path, says in ((tmp_path / "none.json", "no such file"), (tmp_path, "not a regular file")):
+        with pytest.raises(UsageError, match=says):
+            ingest.rows(path)
+
+
 def test_rows_are_a_rows_of_plain_data(run):
     r = run["rows"]
     assert isinstance(r, Rows) and json.loads(json.dumps(r.run)) == r.run
