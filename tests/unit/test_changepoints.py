@@ -92,16 +92,18 @@ def test_a_large_step_on_too_few_runs_is_not_reported():
     assert changes([M, 2 * M, 3 * M]) == []
 
 
-def test_the_same_seed_gives_the_same_changes_and_launches_widen_nothing_away():
+def test_the_same_seed_gives_the_same_changes_and_launch_medians_widen_the_interval():
     x = series(21, steps=[(35, 1.25)])
     assert changes(x, seed=3) == changes(x, seed=3)
     a, b = changes(x, seed=1)[0], changes(x, seed=2)[0]
     assert a.index == b.index == 35 and a.ratio == b.ratio and (a.ci_low, a.ci_high) != (b.ci_low, b.ci_high)
     rng = np.random.default_rng(0)
     launches = [list(m * np.exp(rng.normal(0.0, 0.05, 5))) for m in x]
-    launches[3] = []   # a run without launch medians stands for itself
+    launches[3], launches[4] = [], None   # a run without launch medians stands for itself
     (c,) = changes(x, launch_medians=launches, seed=3)
+    (d,) = changes(x, seed=3)
     assert c.index == 35 and c.ratio == a.ratio and c.ci_low < 1.25 < c.ci_high
+    assert c.ci_high - c.ci_low > d.ci_high - d.ci_low   # runs, then their launches, resampled
     assert changes(x, launch_medians=launches, seed=3) == [c]
     assert isinstance(c, Change) and isinstance(c.index, int)
 
@@ -122,6 +124,9 @@ def test_the_same_seed_gives_the_same_changes_and_launches_widen_nothing_away():
     ([1.0] * 20, {"launch_medians": [[1.0]] * 19}),
     ([1.0] * 20, {"launch_medians": [[1.0]] * 19 + [[0.0]]}),
     ([1.0] * 20, {"intervals": [(1.0, 1.0)] * 19}),
+    ([1.0] * 20, {"intervals": [("a", 1.0)] * 20}),
+    ([1.0] * 20, {"launch_medians": [["a"]] * 20}),
+    ([1.0] * 20, {"factor": True}),
 ])
 def test_bad_input_is_refused(bad, kw):
     with pytest.raises(ValueError):

@@ -10,7 +10,7 @@ Mann-Whitney statistic of the two sides,
 
     z_k = (S_k - k (n + 1) / 2) / sqrt(k (n - k) (n + 1) / 12),
 
-S_k the sum of the first k runs' ranks within the segment (Lehmann 1975 §1.3;
+S_k the sum of the first k runs' ranks within the segment (Lehmann 1975;
 the ties' correction scales every z_k alike, so it changes neither the split
 nor the test and is left out). The split with the largest |z_k| is taken.
 Why Mann-Whitney rather than the difference of the two sides' medians: ranks
@@ -23,22 +23,31 @@ A split is significant when a permutation test of that maximum gives
 p < alpha: the runs of the segment are shuffled PERMUTATIONS times and the
 maximum of |z_k| over all splits is recomputed on each, so the choice among
 n - 1 candidate splits is paid for (p = (1 + #{max* >= max}) / (1 + B);
-Good 2005 §3.3; Pettitt 1979 for the rank statistic of one change). Every
+Good 2005; Pettitt 1979 for the rank statistic of one change). Every
 split of the segment is a candidate, not only those leaving min_segment runs a
 side, so that a step near either end is located where it is rather than pulled
 inward; a maximum that leaves fewer than min_segment runs on a side stops the
 search in that segment (too few runs to tell a step from a burst).
 
-A significant split divides the segment and both sides are searched again
-(recursion ends at segments shorter than 2 min_segment). It is reported as a
-Change only when its size clears the factor too: the ratio r of the two
+Where exactly: rank sums place a step that cuts a segment unevenly a run or
+two off, so the step's run is the split within LOCATE runs of the rank
+statistic's with the least absolute deviations of each side from its own
+median (_located). A significant split divides the segment and both sides are
+searched again (recursion ends at segments shorter than 2 min_segment). Then
+each split is moved the same way between its two neighbouring splits until
+none moves (_refined), and tested again there: the first split of a segment
+with three levels sees all of them, its final neighbours one step.
+
+A split is reported as a Change only when, between its neighbouring splits,
+it is still significant and its size clears the factor: the ratio r of the two
 sides' medians (after / before, above 1 slower) with r > factor or
 r < 1 / factor (the factor's bound taken symmetrically in logs, as the
 verdicts of analysis/history.py take it). A significant step below the factor
 still divides the segment, so that it cannot hide a larger step beside it.
 
 Each reported ratio has a 95% percentile bootstrap interval (Efron &
-Tibshirani 1993 §13.3) drawn from the two sides of its split independently:
+Tibshirani 1993 §13.3) drawn from the two sides of its split (between its
+neighbouring splits) independently:
 each side's runs resampled with replacement, and with `launch_medians` given,
 each drawn run's launches resampled in turn (the two-level scheme of
 analysis/launches.py, one level up: runs, then launches). Everything is
@@ -53,7 +62,7 @@ References
 - A. N. Pettitt, A non-parametric approach to the change-point problem,
   Applied Statistics 28(2), 1979.
 - E. L. Lehmann, Nonparametrics: Statistical Methods Based on Ranks,
-  Holden-Day 1975, §1.3 (the Wilcoxon-Mann-Whitney statistic's mean and variance).
+  Holden-Day 1975 (the Wilcoxon-Mann-Whitney statistic's mean and variance).
 - P. Good, Permutation, Parametric and Bootstrap Tests of Hypotheses, 3rd ed.,
   Springer 2005.
 - B. Efron and R. J. Tibshirani, An Introduction to the Bootstrap, Chapman &
@@ -63,6 +72,7 @@ References
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -92,15 +102,15 @@ def changes(medians: Sequence[float], intervals=None, launch_medians=None, facto
     intervals: each run's own (ci_low, ci_high), checked for shape; the method
     does not use them (the scatter between run medians already holds each
     run's own estimation noise). launch_medians: each run's launch medians
-    (an empty list for a run without them); given, the ratio intervals
+    (an empty list or None for a run without them); given, the ratio intervals
     resample the runs and then their launches. A series shorter than
     2 min_segment has no step that could be reported: []. ValueError for
     NaN, infinite or non-positive medians and for settings out of range."""
     y = _validated(medians, intervals, launch_medians, factor, alpha, min_segment)
     rng = np.random.default_rng(seed)
     x = np.asarray(medians, dtype=float)
-    runs = None if launch_medians is None else [np.sort(np.asarray(m if len(m) else [x[i]], dtype=float))
-                                                  for i, m in enumerate(launch_medians)]
+    runs = None if launch_medians is None else [np.sort(np.asarray(m if m is not None and len(m) else [x[i]],
+                                                                   dtype=float)) for i, m in enumerate(launch_medians)]
     cuts = _refined(y, _segmented(y, alpha, min_segment, rng), min_segment)
     found = []
     for i, cut in enumerate(cuts):
@@ -180,24 +190,34 @@ def _validated(medians, intervals, launch_medians, factor, alpha, min_segment) -
         raise ValueError(f"medians must be a flat sequence, got shape {x.shape}")
     if not np.all(np.isfinite(x)) or np.any(x <= 0):
         raise ValueError("medians must be finite and positive (times per operation)")
-    if not (isinstance(factor, (int, float)) and math.isfinite(factor) and factor > 1):
+    if not (_real(factor) and math.isfinite(factor) and factor > 1):
         raise ValueError(f"factor must be a number above 1, got {factor!r}")
-    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+    if not (_real(alpha) and 0 < alpha < 1):
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     if isinstance(min_segment, bool) or not isinstance(min_segment, int) or min_segment < 1:
         raise ValueError(f"min_segment must be a positive integer, got {min_segment!r}")
     if intervals is not None:
-        iv = np.asarray(intervals, dtype=float)
+        try:
+            iv = np.asarray(intervals, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError("intervals must be one (ci_low, ci_high) pair of numbers per run") from None
         if iv.shape != (x.size, 2):
             raise ValueError(f"intervals must be one (ci_low, ci_high) per run, got shape {iv.shape}")
     if launch_medians is not None:
         if len(launch_medians) != x.size:
             raise ValueError(f"launch_medians must be one list per run: {len(launch_medians)} for {x.size} runs")
         for i, m in enumerate(launch_medians):
-            a = np.asarray(m, dtype=float)
+            try:
+                a = np.asarray([] if m is None else m, dtype=float)
+            except (TypeError, ValueError):
+                raise ValueError(f"run {i}: launch medians must be numbers") from None
             if a.ndim != 1 or not np.all(np.isfinite(a)) or np.any(a <= 0):
                 raise ValueError(f"run {i}: launch medians must be finite and positive")
     return np.log(x)
+
+
+def _real(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
 def _ranks(y: np.ndarray) -> np.ndarray:

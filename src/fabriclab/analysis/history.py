@@ -27,6 +27,7 @@ a distribution), never faster or slower."""
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -50,9 +51,9 @@ def ratio_verdict(base_launches: Sequence[float], new_launches: Sequence[float],
     """The point's Verdict between a baseline run and a new run, from each one's launch medians
     (module docstring). ValueError for no launches, NaN, infinite or non-positive medians,
     a factor not above 1 or a confidence outside (0, 1)."""
-    if not (isinstance(factor, (int, float)) and math.isfinite(factor) and factor > 1):
+    if not (isinstance(factor, numbers.Real) and math.isfinite(factor) and factor > 1):
         raise ValueError(f"factor must be a number above 1, got {factor!r}")
-    if not (isinstance(confidence, (int, float)) and 0 < confidence < 1):
+    if not (isinstance(confidence, numbers.Real) and 0 < confidence < 1):
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     base, new = _medians(base_launches, "base"), _medians(new_launches, "new")
     if base.size < 2 and new.size < 2:
