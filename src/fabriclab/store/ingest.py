@@ -128,7 +128,7 @@ def run_row(doc: Optional[Document], path, sha: str, kind: str, cluster: Optiona
     hosts = rank_hosts(doc) if doc is not None else []
     mpi = _mpi(h) if h is not None else (None, None)
     network, network_sha = _network(h.network if h is not None else None)
-    return {"uid": uid or (h.run_id if h is not None and h.run_id else None) or sha, "digest": sha, "kind": kind,
+    return {"uid": uid or _uid(h) or sha, "digest": sha, "kind": kind,
             "cluster": cluster or (testbed(doc) if doc is not None else None) or (hosts[0] if hosts else "unknown"),
             "started": started, "started_s": _epoch(started), "ended": ended, "ended_s": _epoch(ended),
             "status": doc.footer.status if doc is not None else None,
@@ -136,6 +136,15 @@ def run_row(doc: Optional[Document], path, sha: str, kind: str, cluster: Optiona
             "mpi": mpi[0], "mpi_version": mpi[1], "fabriclab_version": h.fabriclab_version if h is not None else None,
             "network": network, "network_digest": network_sha, "source": str(Path(path).resolve()),
             "added_s": time.time()}
+
+
+def _uid(h) -> Optional[str]:
+    """A run's name in the store: its run id (the output's stem, so check-1/pairs-1.json and
+    check-2/pairs-1.json share it) with its start, which a run's .json and its .ndjson stream
+    share and two runs do not."""
+    if h is None or not h.run_id:
+        return None
+    return f"{h.run_id}@{h.start_time}" if h.start_time else h.run_id
 
 
 def times(doc: Document) -> tuple:

@@ -23,6 +23,7 @@ from fabriclab.verdicts.coll_prediction import placed
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO / "tests" / "data" / "imports"
 HOSTS = [f"h{i}" for i in range(8)]
+UID = "run-a@2026-11-02T10:00:00+00:00"     # the run id with its start: two checks' pairs-1.json differ
 HEADER = {"run_id": "run-a", "fabriclab_version": "0.3.0", "start_time": "2026-11-02T10:00:00+00:00",
           "nranks": 4, "hosts": ["n2", "n2", "n1", "n3"],
           "mpi": {"flavour": "openmpi", "library": "Open MPI v5.0.3, package: Open MPI\nmore", "mpi_version": "3.1",
@@ -62,7 +63,7 @@ def run(tmp_path_factory):
 
 def test_the_runs_row_says_what_ran_where_and_when(run):
     r = run["rows"].run
-    assert r["uid"] == "run-a" and r["kind"] == "run" and r["status"] == "complete"
+    assert r["uid"] == UID and r["kind"] == "run" and r["status"] == "complete"
     assert r["digest"] == hashlib.sha256(run["path"].read_bytes()).hexdigest()
     assert r["started"] == "2026-11-02T10:00:00+00:00" and r["ended_s"] - r["started_s"] == 300
     assert r["hosts"] == "n2,n1,n3" and r["cluster"] == "n2" and r["nranks"] == 4
@@ -72,6 +73,14 @@ def test_the_runs_row_says_what_ran_where_and_when(run):
     assert v["mpi"] == "5.0.3" and v["mpi_library"].startswith("Open MPI v5.0.3") and v["libfabric"] == "1.21.0"
     assert v["ucx"] == "1.16.0" and v["core"] == "abc123" and v["kernel"] == "6.1.0" and v["mpi_standard"] == "3.1"
     assert ingest.rows(run["path"], cluster="alps").run["cluster"] == "alps"
+
+
+def test_one_run_id_started_twice_is_two_runs_and_its_stream_one(run, tmp_path):
+    """A check's pairs-1.json is named alike in every check folder: the start tells them apart,
+    and a run's .ndjson stream shares its .json's uid (added once)."""
+    again = _write(tmp_path / "run-a.json", _ping(np.random.default_rng(2)),
+                   {**HEADER, "start_time": "2026-11-03T10:00:00+00:00"})
+    assert ingest.rows(again).run["uid"] == "run-a@2026-11-03T10:00:00+00:00" != run["rows"].run["uid"]
 
 
 def test_points_carry_the_merged_points_figures_and_launch_medians(run):
@@ -110,7 +119,7 @@ def test_a_run_document_laid_out_by_another_tool_is_still_a_run(run, tmp_path):
     path = tmp_path / "moved.json"
     path.write_text(json.dumps({"header": {**data["header"], "pad": "x" * 5000}, **data}, indent=2))
     r = ingest.rows(path)
-    assert r.run["uid"] == "run-a" and [p["median"] for p in r.points] == [p["median"] for p in run["rows"].points]
+    assert r.run["uid"] == UID and [p["median"] for p in r.points] == [p["median"] for p in run["rows"].points]
 
 
 def test_a_stream_cut_short_gives_the_same_points_and_no_end(run, tmp_path):
@@ -119,7 +128,7 @@ def test_a_stream_cut_short_gives_the_same_points_and_no_end(run, tmp_path):
     path = tmp_path / "run-a.ndjson"
     path.write_text("\n".join(lines) + "\n" + lines[-1][:40])          # a torn last line
     r = ingest.rows(path)
-    assert r.run["status"] == "incomplete" and r.run["ended"] is None and r.run["uid"] == "run-a"
+    assert r.run["status"] == "incomplete" and r.run["ended"] is None and r.run["uid"] == UID
     assert len(r.points) == 1 and r.points[0]["median"] == merge.merge(run["doc"].points[:3]).summary.median
 
 
@@ -283,7 +292,7 @@ def test_osu_and_imb_output_are_read_as_fabriclab_import_reads_them():
     r = ingest.rows(path)
     doc = imports.load(path, "osu")
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    assert r.run["kind"] == "import" and r.run["digest"] == sha and r.run["uid"] == doc.header.run_id
+    assert r.run["kind"] == "import" and r.run["digest"] == sha and r.run["uid"] == f"{doc.header.run_id}@{doc.header.start_time}"
     assert {"component": "osu", "version": "5.6.3"} in r.versions
     merged = merge.merged(doc)
     assert [p["median"] for p in r.points] == [m.summary.median for m in merged] and len(r.points) == 24
