@@ -12,12 +12,12 @@ def key(bench, variant, size, stride=1, conns=1, active=None, params=""):
     return f"{bench}|{variant}|{size}|{stride}|{conns}|{'' if active is None else active}|{params}"
 
 
-def point(i: int, j: int, launches: int = 3, tails: int = 6, samples: int = 0) -> dict:
-    """Point j of run i: message.pingpong at size 2**j (j < 40), its median 1e-6 * (j+1) * (1 + i/1000)."""
+def point(i: int, j: int, launches: int = 3, tails: int = 6, samples: int = 0, bench: str = "message.pingpong") -> dict:
+    """Point j of run i: `bench` at size 2**j (j < 40), its median 1e-6 * (j+1) * (1 + i/1000)."""
     size = 2 ** (j % 40)
     variant = "" if j < 40 else f"v{j // 40}"
     median = 1e-6 * (j + 1) * (1 + i / 1000)
-    return {"series": key("message.pingpong", variant, size), "bench": "message.pingpong", "variant": variant,
+    return {"series": key(bench, variant, size), "bench": bench, "variant": variant,
             "size": size, "stride": 1, "conns": 1, "active": None, "params": "", "cache": "warm", "unit": "s",
             "median": median, "ci_low": median * 0.99, "ci_high": median * 1.01, "launches": launches,
             "samples": 100, "bytes_per_op": size, "imported": None,
@@ -28,9 +28,9 @@ def point(i: int, j: int, launches: int = 3, tails: int = 6, samples: int = 0) -
 
 
 def rows(i: int = 0, points: int = 10, cluster: str = "c1", launches: int = 3, tails: int = 6, samples: int = 0,
-         **run) -> Rows:
-    """Run i of a cluster (uid run-{cluster}-{i}, its own digest), `points` points; `run` overrides
-    any runs column (mpi_version="5.0", network_digest=..., uid=..., digest=...)."""
+         bench: str = "message.pingpong", libfabric: str = "1.18", **run) -> Rows:
+    """Run i of a cluster (uid run-{cluster}-{i}, its own digest), `points` points of `bench`;
+    `run` overrides any runs column (mpi_version="5.0", network_digest=..., uid=..., digest=...)."""
     started = T0 + 3600 * i
     row = {"uid": f"run-{cluster}-{i:06d}", "digest": f"sha256:{cluster}:{i:06d}", "kind": "run", "cluster": cluster,
            "started": _iso(started), "started_s": started, "ended": _iso(started + 60), "ended_s": started + 60,
@@ -40,8 +40,9 @@ def rows(i: int = 0, points: int = 10, cluster: str = "c1", launches: int = 3, t
     row.update(run)
     return Rows(
         run=row,
-        versions=[{"component": "mpi", "version": row["mpi_version"]}, {"component": "libfabric", "version": "1.18"}],
-        points=[point(i, j, launches, tails, samples) for j in range(points)],
+        versions=[{"component": "mpi", "version": row["mpi_version"]}] * (row["mpi_version"] is not None)
+        + [{"component": "libfabric", "version": libfabric}],
+        points=[point(i, j, launches, tails, samples, bench) for j in range(points)],
         pairs=[{"size": 1 << 20, "src": s, "dst": d, "src_host": f"n{s + 1}", "dst_host": f"n{d + 1}",
                 "bandwidth": 1e10 * (1 + s) / (1 + i / 1000), "expected": 1.2e10, "cable": "leaf1-spine1"}
                for s in range(2) for d in range(2) if s != d],
@@ -54,3 +55,23 @@ def rows(i: int = 0, points: int = 10, cluster: str = "c1", launches: int = 3, t
 def _iso(t: float) -> str:
     import datetime
     return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def history(store, add) -> None:
+    """A small history on two clusters, every reader's case in it: c1's runs 0-6 (MPI 4.2 -> 5.0 at
+    run 2, libfabric 1.18 -> 1.20 at 3, the network file's content at 4 and its name at 6,
+    fabriclab 0.3.0 -> 0.4.0 at 5 whose MPI is not said), a check on c1 at 3.5 h, and c2's
+    coll.allreduce runs 0-2 (run 1 with no start time: it sorts by when it was added)."""
+    changes = {2: {"mpi_version": "5.0"}, 3: {"mpi_version": "5.0", "libfabric": "1.20"},
+               4: {"mpi_version": "5.0", "libfabric": "1.20", "network_digest": "bb" * 32},
+               5: {"mpi_version": None, "mpi": None, "libfabric": "1.20", "network_digest": "bb" * 32,
+                   "fabriclab_version": "0.4.0"},
+               6: {"mpi_version": "5.0", "libfabric": "1.20", "network": "site2.yaml", "network_digest": "cc" * 32,
+                   "fabriclab_version": "0.4.0"}}
+    for i in range(7):
+        add(store, rows(i, points=6, **changes.get(i, {})))
+    add(store, rows(3, points=0, kind="check", uid="check-c1", digest="sha256:check", started_s=T0 + 3.5 * 3600,
+                    **changes[3]))
+    for i in range(3):
+        extra = {"started": None, "started_s": None, "added_s": T0 + 3600 * 5} if i == 1 else {}
+        add(store, rows(i, points=3, cluster="c2", bench="coll.allreduce", **extra))
