@@ -114,8 +114,9 @@ def run_rows(doc: Document, path, cluster: Optional[str] = None, samples: bool =
                 "congestion" if merged and all(m.bench in BENCHES for m in merged) else "run")
     run = run_row(doc, path, sha, kind, cluster)
     hosts = rank_hosts(doc)
-    return Rows(run, versions(doc), point_rows(doc, merged, samples), ingest_verdicts.pair_rows(doc, merged, hosts),
-                ingest_verdicts.impact_rows(doc, hosts))
+    pairs, named = ingest_verdicts.pair_rows(doc, merged, hosts)
+    return Rows(run, versions(doc), point_rows(doc, merged, samples), pairs, ingest_verdicts.impact_rows(doc, hosts),
+                findings=named)
 
 
 def run_row(doc: Optional[Document], path, sha: str, kind: str, cluster: Optional[str],

@@ -27,14 +27,15 @@ def _finite(x) -> Optional[float]:
 
 # ---- a run's verdicts ----------------------------------------------------------------------
 
-def pair_rows(doc, merged: list, hosts: list) -> list:
-    """One row per ordered pair of each size's N x N matrix of message.shift (`hosts`: every
-    rank's): its bandwidth (bytes/s), and on the run's network the model's rate and the cables
-    limiting the pair (pair_matrix's `limits`: where max-min fills a cable and no flow across it
-    runs faster)."""
+def pair_rows(doc, merged: list, hosts: list) -> tuple[list, list]:
+    """(pairs, findings): one row per ordered pair of each size's N x N matrix of message.shift
+    (`hosts`: every rank's): its bandwidth (bytes/s), and on the run's network the model's rate
+    and the cables limiting the pair (pair_matrix's `limits`: where max-min fills a cable and no
+    flow across it runs faster); and a findings row (test "pairs") for each cable or host the
+    matrix names, so that the history can say which cable a step in the pairs came from."""
     from ..verdicts import pair_matrix
     if not hosts or not any(m.bench == pair_matrix.BENCH for m in merged):
-        return []
+        return [], []
     try:
         ms = pair_matrix.matrices(merged, hosts, doc.header.network)
     except UsageError:          # the network file is gone: the matrix alone, as the report draws it
@@ -52,7 +53,11 @@ def pair_rows(doc, merged: list, hosts: list) -> list:
                             "bandwidth": float(bw),
                             "expected": _finite(m.predicted[r, c]) if m.predicted is not None else None,
                             "cable": ",".join(sorted(limits)) if limits else None})
-    return out
+    named = [{"test": "pairs", "item": f"{label} at {m.size} B: {low} of its {of} pairs low", "cable": label,
+              "host": None} for m in ms for label, low, of in m.cables]
+    named += [{"test": "pairs", "item": f"host {h} {way} at {m.size} B: {low} of {of} pairs low", "cable": None,
+               "host": h} for m in ms for h, way, low, of in m.hosts_named]
+    return out, named
 
 
 def impact_rows(doc, hosts: list) -> list:

@@ -328,3 +328,22 @@ def test_rows_are_a_rows_of_plain_data(run):
     r = run["rows"]
     assert isinstance(r, Rows) and json.loads(json.dumps(r.run)) == r.run
     json.dumps([r.points, r.versions, r.pairs, r.impacts])
+
+
+def test_a_cable_slower_than_the_network_file_says_is_a_finding_of_the_run(tmp_path):
+    """Measured against the nominal network, the pairs through h5 at a tenth of their rate: the
+    run's pair matrix names h5's cable, kept as a finding (test "pairs") the history reads."""
+    bad = _network(tmp_path)
+    nominal = tmp_path / "nominal.yaml"
+    nominal.write_text(Path(bad).read_text().replace("{a: h5, b: s1, rate_MBps: 6, name: h5-bad}",
+                                                     "{a: h5, b: s1, name: h5-cable}"))
+    net, where = placed(bad, HOSTS)
+    pred = {}
+    for k in range(1, 8):
+        rates, _ = net.rates(where, (where + k) % 8)
+        pred.update({(r, (r + k) % 8): float(rates[r]) for r in range(8)})
+    header = {**HEADER, "nranks": 8, "hosts": HOSTS, "network": str(nominal)}
+    r = ingest.rows(_write(tmp_path / "pairs.json", _shift(lambda a, b: pred[(a, b)]), header))
+    assert r.findings and {f["test"] for f in r.findings} == {"pairs"}
+    assert {f["cable"] for f in r.findings if f["cable"]} <= {"link h5-cable (h5→s1)", "link h5-cable (s1→h5)"}
+    assert any(f["cable"] for f in r.findings)
