@@ -92,7 +92,12 @@ class SQLiteStore(Store):
     refusals = (sqlite3.IntegrityError, sqlite3.DataError)     # rows the schema refuses
 
     def _begin(self):
-        self.conn.execute("BEGIN IMMEDIATE")      # the write lock now, not at the first write
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")      # the write lock now, not at the first write
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) and "busy" not in str(e):
+                raise
+            raise UsageError(f"the store {self.url} stayed locked by another writer for {BUSY_TIMEOUT_S} s") from None
 
     def _commit(self):
         self.conn.execute("COMMIT")
@@ -170,9 +175,10 @@ class PostgresStore(Store):
 
 def open_store(url: str, create: bool = True) -> Store:
     """The store at `url` (a path, sqlite:///abs/path or postgresql://...), checked and, with
-    create=True, created or migrated. create=False (reading commands) never creates one: a
-    missing store, a foreign database, a newer schema or a corrupt file are one line each
-    (UsageError) and leave the database as it was."""
+    create=True, created or migrated. create=False (reading commands) never creates one (an
+    older schema is migrated either way: it is ours): a missing store, a foreign database, a
+    newer schema or a corrupt file are one line each (UsageError) and leave the database as it
+    was. A SQLite file on a network file system is the caller's to warn of (url.network_warning)."""
     u = parse(url)
     store = _open_sqlite(u, create) if u.kind == "sqlite" else _open_postgres(u)
     try:

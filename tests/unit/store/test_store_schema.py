@@ -112,3 +112,19 @@ def test_a_failed_connection_is_one_line_naming_the_redacted_url(given):
     msg = str(e.value)
     assert msg.startswith("cannot connect to the store postgresql://") and "***" in msg
     assert "s3cr3tpw" not in msg and "\n" not in msg and "/nonexistent/socket/dir" in msg
+
+
+def test_a_store_locked_past_the_busy_timeout_is_one_line(tmp_path):
+    path = tmp_path / "s.sqlite"
+    open_store(str(path)).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with open_store(str(path)) as s:
+            s.execute("PRAGMA busy_timeout = 50")
+            with pytest.raises(UsageError, match=r"the store .* stayed locked by another writer for 30 s"):
+                with s.transaction():
+                    pass
+    finally:
+        holder.rollback()
+        holder.close()
