@@ -11,6 +11,7 @@ from pathlib import Path
 from .. import outputs
 from ..errors import UsageError
 from ..measure.session import TIMEOUT_S, Request
+from . import storing
 from .letters import adder
 from .options import add_mpi_options, integer, launch_options, number, site, write_out
 
@@ -48,6 +49,7 @@ def register(sub) -> None:
     add("--quiet", action="store_true", help="Only the verdicts. Default: off.")
     add("--dry-run", action="store_true",
         help="Check every test's run, print each first attempt's launch commands, and exit. Default: off.")
+    storing.add_options(add)
     add_mpi_options(p, "check", None, f"{congestion.MIN_RANKS} when the congestion test runs (two victims, "
                                       "two aggressors), else 2")
     p.set_defaults(func=cmd_check)
@@ -81,6 +83,7 @@ def cmd_check(args) -> int:
     from ..report import html
     from ..schema import load
     t = thresholds(args)
+    store = None if args.dry_run else storing.opened(args)     # a bad store: one line, nothing made
     if args.ranks is None:                      # the fewest the chosen tests take
         from ..suite.congestion import MIN_RANKS
         args.ranks = MIN_RANKS if "congestion" in t["tests"] else 2
@@ -97,7 +100,10 @@ def cmd_check(args) -> int:
     if args.dry_run:
         print("\n".join(line for name in t["tests"] for line in check.commands(name)))
         return 0
-    outcomes = check.run()
+    try:
+        outcomes = check.run()
+    finally:                                    # what completed is kept, as check.json is
+        storing.keep(store, sorted(check.out.glob("*-[0-9]*.json")) + [check.out / "check.json"], args)
     runs = [(o.test, load(o.last.document)) for o in outcomes if o.test != "cabling"]
     out = check.out                             # a stamped folder may have taken another name
     if runs:                                    # the cabling test alone measures nothing to draw

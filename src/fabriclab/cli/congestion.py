@@ -8,6 +8,7 @@ import sys
 from ..errors import UsageError
 from ..measure.session import SEED, TIMEOUT_S, Request
 from ..schema.fields import MAX_RANKS
+from . import storing
 from .letters import adder
 from .options import add_mpi_options, integer, launch_options, number, site
 from .run import add_sampling, sampling, start
@@ -55,6 +56,7 @@ def register(sub) -> None:
         help="Check every byte the victims receive against its sender's pattern. Default: off.")
     add("--dry-run", action="store_true", help="Print the exact launch commands and exit. Default: off.")
     add("--quiet", action="store_true", help="Only the result. Default: off.")
+    storing.add_options(add)
     add_sampling(adder(p.add_argument_group("sampling"), "congestion"), DEFAULT_LAUNCHES, DEFAULT_SAMPLE_TIME)
     add_mpi_options(p, "congestion", MIN_RANKS)
     p.set_defaults(func=cmd_congestion)
@@ -83,7 +85,9 @@ def request(args) -> Request:
 
 def cmd_congestion(args) -> int:
     from ..verdicts import congestion as judged
-    result = start(request(args), args.quiet, args.dry_run)
+    req = request(args)
+    store = None if args.dry_run else storing.opened(args)     # a bad store: one line, nothing launched
+    result = start(req, args.quiet, args.dry_run)
     if result is None:
         return 0
     doc = result.document
@@ -96,4 +100,5 @@ def cmd_congestion(args) -> int:
     print(f"fabriclab: {result.points} points in {result.seconds:.1f} s -> {result.path}", file=sys.stderr)
     if result.error:
         print(f"fabriclab: {'error: ' if result.status == 'failed' else ''}{result.error}", file=sys.stderr)
+    storing.keep(store, [result.path], args)
     return result.exit_code

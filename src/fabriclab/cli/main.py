@@ -13,8 +13,8 @@ import sys
 from .. import __version__
 from ..errors import FabriclabError, Terminated, catch_sigterm
 from ..report.escape import terminal
-from . import (calibrate, check, congestion, doctor, imports, model, report, results, run, study, testbed,
-               topology, tune)
+from . import (calibrate, check, congestion, doctor, history, imports, model, report, results, run, study,
+               testbed, topology, tune)
 from .letters import adder
 from .options import Parser
 
@@ -27,7 +27,8 @@ REGISTRARS = (("run", run.register), ("list", results.register_list), ("show", r
               ("testbed", testbed.register), ("topology", topology.register), ("calibrate", calibrate.register),
               ("model", model.register_model),
               ("reproduce", model.register_reproduce), ("study", study.register),
-              ("tune", tune.register), ("congestion", congestion.register), ("check", check.register))
+              ("tune", tune.register), ("congestion", congestion.register), ("check", check.register),
+              ("history", history.register))
 COMMANDS = frozenset(name for name, _ in REGISTRARS)
 # OSErrors that a path given by the user causes: bad input (exit 2), not a failed run
 BAD_PATH = frozenset({errno.ENAMETOOLONG, errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.ELOOP, errno.EINVAL})

@@ -8,6 +8,7 @@ from dataclasses import replace
 from ..suite.buffers import CACHE_STATES
 from ..measure.plan import RANGES, Sampling
 from ..measure.session import DEFAULT_LAUNCHES, DEFAULT_TIMEOUT_S, LAUNCHES, SEED, TIMEOUT_S, Request
+from . import storing
 from .letters import adder
 from .options import add_mpi_options, integer, launch_options, number, site
 
@@ -111,6 +112,7 @@ def _add_behaviour(add) -> None:
     add("--force", action="store_true",
         help="Run even when a point needs more memory than a host has available (the estimate is "
              "checked before anything is built or launched). Default: off.")
+    storing.add_options(add)
 
 
 def sampling(args) -> Sampling:
@@ -160,7 +162,9 @@ def start(req, quiet: bool, dry_run: bool):
 def execute(args) -> tuple:
     """(exit code, the run's Result or None for a dry run): the options as a
     request, run in this process, what it gave printed."""
-    result = start(request(args), args.quiet, args.dry_run)
+    req = request(args)
+    store = None if args.dry_run else storing.opened(args)     # a bad store: one line, nothing launched
+    result = start(req, args.quiet, args.dry_run)
     if result is None:
         return 0, None
     _print_end(args, result)
@@ -170,6 +174,7 @@ def execute(args) -> tuple:
     if result.error:
         print(f"fabriclab: {'error: ' if result.status == 'failed' else ''}{result.error}"
               + ("; the completed points are saved" if result.status == "interrupted" else ""), file=sys.stderr)
+    storing.keep(store, [result.path], args)
     return result.exit_code, result
 
 

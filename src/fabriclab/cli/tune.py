@@ -10,6 +10,7 @@ from pathlib import Path
 from .. import outputs
 from ..measure.session import TIMEOUT_S, Request
 from ..units import fmt_time
+from . import storing
 from .letters import adder
 from .options import add_mpi_options, integer, launch_options, number, site
 from .run import add_sampling, sampling
@@ -56,6 +57,7 @@ def register(sub) -> None:
     p.add_argument("--calibration", metavar="FILE",
                    help="Rates, alpha and gamma from `fabriclab calibrate`, for the pruning. Default: none.")
     add("--quiet", action="store_true", help="Only the result. Default: off.")
+    storing.add_options(add)
     add("--dry-run", action="store_true",
         help="Print the measuring run's launch commands, its candidates chosen, and exit. Default: off.")
     add_sampling(adder(p.add_argument_group("sampling"), "tune"), DEFAULT_LAUNCHES)
@@ -65,6 +67,7 @@ def register(sub) -> None:
 
 def cmd_tune(args) -> int:
     from ..tuning.tuner import Tuner, Tuning
+    store = None if args.dry_run else storing.opened(args)     # a bad store: one line, nothing made
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     out = outputs.directory(args.output or Path("results") / f"tune-{args.op}-{stamp}", "the tuning folder")
     run = Request(sizes=args.sizes, params=tuple(args.param), sampling=sampling(args), launches=args.launches,
@@ -78,7 +81,11 @@ def cmd_tune(args) -> int:
     if args.dry_run:
         print("\n".join(tuner.commands()))
         return 0
-    tuned = tuner.run()
+    try:
+        tuned = tuner.run()
+    finally:                        # the runs that completed are kept, as their documents are
+        folder = tuner.t.out if hasattr(tuner, "t") else out
+        storing.keep(store, sorted(folder.glob("*.json")), args)
     sys.stdout.write("\n".join(lines(tuned)) + "\n")
     return 0
 
