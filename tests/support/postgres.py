@@ -60,11 +60,12 @@ class Server:
         return f"postgresql:///{db}?host={self.root}&user=postgres"
 
     def create_database(self) -> str:
-        """A new empty database; its URL."""
+        """A new empty database, its text compared by a language's rules (ICU's en-US) as at
+        most sites, not byte by byte; its URL."""
         import psycopg
         name = "t_" + uuid.uuid4().hex[:16]
-        with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {name}")       # a name of our own making, not a value
+        with psycopg.connect(self.url(), autocommit=True) as conn:   # the name is of our own making
+            conn.execute(f"CREATE DATABASE {name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'")
         return self.url(name)
 
 

@@ -13,7 +13,10 @@ APP = "fabriclab.store"
 SCHEMA_VERSION = 1
 
 # Types both back ends read alike: TEXT, BIGINT, DOUBLE PRECISION (SQLite's REAL affinity).
-# Times twice: ISO-8601 UTC text for people, epoch seconds for ordering.
+# Times twice: ISO-8601 UTC text for people, epoch seconds for ordering. The back end fills
+# {pk} (the id column) and {bytewise}: series keys ordered byte by byte as SQLite does, where a
+# PostgreSQL database's language collation would put 'bench|8' after 'bench}' and break the
+# range a benchmark's keys are read by (queries.series_keys).
 SCHEMA_V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE runs (id {pk}, uid TEXT NOT NULL UNIQUE, digest TEXT NOT NULL UNIQUE,
@@ -25,7 +28,7 @@ CREATE TABLE runs (id {pk}, uid TEXT NOT NULL UNIQUE, digest TEXT NOT NULL UNIQU
 CREATE TABLE versions (run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     component TEXT NOT NULL, version TEXT NOT NULL);
 CREATE TABLE points (id {pk}, run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    series TEXT NOT NULL, bench TEXT NOT NULL, variant TEXT NOT NULL, size BIGINT NOT NULL,
+    series TEXT{bytewise} NOT NULL, bench TEXT NOT NULL, variant TEXT NOT NULL, size BIGINT NOT NULL,
     stride BIGINT NOT NULL, conns BIGINT NOT NULL, active BIGINT, params TEXT NOT NULL,
     cache TEXT, unit TEXT NOT NULL, median DOUBLE PRECISION NOT NULL,
     ci_low DOUBLE PRECISION, ci_high DOUBLE PRECISION, launches BIGINT NOT NULL, samples BIGINT,
@@ -85,7 +88,7 @@ def _columns(text: str) -> dict[str, tuple[tuple[str, str], ...]]:
     out = {}
     for name, body in re.findall(r"CREATE TABLE (\w+) \((.*?)\);", text, flags=re.S):
         body = re.sub(r"\([^()]*\)", "", body)          # REFERENCES runs(id): no comma inside
-        out[name] = tuple((col.split()[0], col.split()[1]) for col in body.split(","))
+        out[name] = tuple((col.split()[0], col.split()[1].split("{")[0]) for col in body.split(","))
     return out
 
 
@@ -107,7 +110,7 @@ def check(store, create: bool) -> None:
         version = _version(store)
         for n in range(version, SCHEMA_VERSION):
             for sql in MIGRATIONS[n]:
-                store.execute(sql.format(pk=store.pk))
+                store.execute(sql.format(pk=store.pk, bytewise=store.bytewise))
             if n > 0:
                 store.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(n + 1),))
 
