@@ -89,7 +89,8 @@ def _launch_medians(store, where: str, params, join_runs: bool = False) -> dict[
 def series_keys(store, bench=None, cluster=None) -> list[str]:
     """The points' series keys, sorted; with bench, that benchmark's (keys begin 'bench|'). Read
     as a skip scan of the index points(series, run_id): one probe per distinct key."""
-    low, high = ("", None) if bench is None else (bench + "|", bench + "}")     # '}' follows '|'
+    # '}' follows '|' byte by byte, as the series column collates on both back ends (tables.py)
+    low, high = ("", None) if bench is None else (bench + "|", bench + "}")
     bound = "" if high is None else " AND series < ?"
     params = ([low] + ([high] if high else [])) * 2
     on_cluster = ""
