@@ -15,6 +15,7 @@ from ..errors import UsageError
 from ..report.escape import terminal
 from .letters import adder
 from .options import checked_output, number, write_out
+from .storing import open_url
 
 FACTOR = 1.05      # a step or a verdict counts from 5% (history check's --threshold)
 ALPHA = 0.01       # the change-point test's level (docs/history.md: its false-alarm rate measured)
@@ -22,15 +23,8 @@ DOCUMENT_SUFFIXES = (".json", ".ndjson", ".txt", ".out", ".log")
 
 
 def _store(args, create: bool = False):
-    from ..store.backend import open_store
-    from ..store.url import network_warning, parse, resolve
-    url = resolve(args.store)
-    u = parse(url)
-    if u.kind == "sqlite":
-        warning = network_warning(u.path.parent if not u.path.exists() else u.path)
-        if warning:
-            print(f"fabriclab: {warning}", file=sys.stderr)
-    return open_store(url, create=create)
+    from ..store.url import resolve
+    return open_url(resolve(args.store), create=create)
 
 
 def _cluster(store, args) -> str:

@@ -27,10 +27,20 @@ def add_options(add) -> None:
 def opened(args):
     """The store the documents go to, opened and checked now (before any launch), or None."""
     url = getattr(args, "store", None) or os.environ.get(ENV)
-    if not url:
-        return None
+    return open_url(url, create=True) if url else None
+
+
+def open_url(url: str, create: bool):
+    """The store at url, with a warning on stderr where a SQLite file lies on a network file
+    system (SQLite's locking is unreliable there: sqlite.org/faq.html#q5)."""
     from ..store.backend import open_store
-    return open_store(url, create=True)
+    from ..store.url import network_warning, parse
+    u = parse(url)
+    if u.kind == "sqlite":
+        warning = network_warning(u.path if u.path.exists() else u.path.parent)
+        if warning:
+            print(f"fabriclab: {warning}", file=sys.stderr)
+    return open_store(url, create=create)
 
 
 def keep(store, paths, args) -> int:
