@@ -15,6 +15,7 @@ from ..errors import FabriclabError, Terminated, catch_sigterm
 from ..report.escape import terminal
 from . import (calibrate, check, congestion, doctor, history, imports, model, report, results, run, study,
                testbed, topology, tune)
+from . import storing
 from .letters import adder
 from .options import Parser
 
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "func", None):
             p.print_help()
             return 2
-        args.argv = argv
+        args.argv = storing.shown_argv(argv)       # what documents record: no store password
         return args.func(args)
     except SystemExit as e:  # --help and --version
         return 0 if e.code in (0, None) else 2

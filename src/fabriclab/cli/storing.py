@@ -24,6 +24,17 @@ def add_options(add) -> None:
                                           "the testbed's name, else the first host's.")
 
 
+def shown_argv(argv: list) -> list:
+    """The command line as documents record it: a store URL's password hidden (`--store URL` and
+    `--store=URL` alike), since documents travel and are stored."""
+    from ..store.url import redacted
+    out = []
+    for a in argv:
+        flag, eq, value = a.partition("=") if a.startswith("--") else ("", "", a)
+        out.append(flag + eq + redacted(value) if "://" in value else a)
+    return out
+
+
 def opened(args):
     """The store the documents go to, opened and checked now (before any launch), or None."""
     url = getattr(args, "store", None) or os.environ.get(ENV)
