@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import docs  # noqa: E402  (tests/support)
 from fabriclab import imports, schema
 from fabriclab.acceptance.check import FAIL, PASS, Attempt, Outcome, to_dict
 from fabriclab.analysis import merge
@@ -19,37 +18,12 @@ from fabriclab.measure.runner import derive
 from fabriclab.store import ingest
 from fabriclab.store.rows import Rows
 from fabriclab.verdicts.coll_prediction import placed
+from store_docs import HEADER, UID  # noqa: E402  (tests/support)
+from store_docs import ping as _ping, rec as _rec, write as _write  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO / "tests" / "data" / "imports"
 HOSTS = [f"h{i}" for i in range(8)]
-UID = "run-a@2026-11-02T10:00:00+00:00"     # the run id with its start: two checks' pairs-1.json differ
-HEADER = {"run_id": "run-a", "fabriclab_version": "0.3.0", "start_time": "2026-11-02T10:00:00+00:00",
-          "nranks": 4, "hosts": ["n2", "n2", "n1", "n3"],
-          "mpi": {"flavour": "openmpi", "library": "Open MPI v5.0.3, package: Open MPI\nmore", "mpi_version": "3.1",
-                  "header_version": "Open MPI 5.0.3"},
-          "core": {"version": "abc123"}, "host": {"kernel": "6.1.0", "python": "3.11.7"},
-          "levels": {"fabric": {"library": {"name": "libfabric", "version": "1.21.0", "path": "/x"}, "jobs": []},
-                     "ucx": {"library": {"name": "ucx", "version": "1.16.0", "path": "/y"}, "jobs": []}}}
-FOOTER = {"end_time": "2026-11-02T10:05:00+00:00"}
-
-
-def _rec(bench, size, samples, launch=0, **kw) -> dict:
-    return {"bench": bench, "size": size, "stride": 1, "bytes_per_op": size, "legs_per_op": 1,
-            "samples": list(samples), "launch": launch, **kw}
-
-
-def _write(path: Path, records: list, header: dict = HEADER, status: str = "complete", footer=FOOTER) -> Path:
-    doc = docs.of(records, header, status)
-    doc.footer.extra.update(footer or {})
-    doc.write(path)
-    return path
-
-
-def _ping(rng, variant="", params=None, launches=3, median=2e-6) -> list:
-    return [derive(_rec("message.pingpong", 8, median * np.exp(rng.normal(0, 0.02, 30)), k, variant=variant,
-                        params=params or {}, cache="warm")) for k in range(launches)]
-
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
