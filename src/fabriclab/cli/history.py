@@ -118,8 +118,9 @@ def _added(store, all_rows, say) -> tuple[int, int]:
 def cmd_add(args) -> int:
     all_rows = _rows(args.files, args)
     with _store(args, create=True) as store:
-        added, already = _added(store, all_rows, None if args.quiet else
-                                lambda line: print(f"fabriclab: history add: {line}", file=sys.stderr))
+        with store.transaction():           # all or nothing: a document refused adds none of the others
+            added, already = _added(store, all_rows, None if args.quiet else
+                                    lambda line: print(f"fabriclab: history add: {line}", file=sys.stderr))
         print(f"fabriclab: {added} added, {already} already in the store {store.url}", file=sys.stderr)
     return 0
 
