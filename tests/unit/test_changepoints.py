@@ -138,10 +138,12 @@ def test_constant_series_and_ties_give_no_change():
     assert changes([M] * 30 + [M * 1.001] * 30, factor=1.05) == []
 
 
-def test_fast_enough_for_a_history_page():
+@pytest.mark.bounds
+def test_a_long_series_in_bounded_time():
+    """2,000 runs within 5 s of CPU (bench/bench_changepoints.py gives the figure: about 0.12 s)."""
     x = series(31, n=2000, steps=[(700, 1.2), (1400, 0.85)], outliers=False)
     t = time.process_time()   # CPU time: the machine's other work is not ours
     found = changes(x)
     took = time.process_time() - t
     assert [c.index for c in found] == [700, 1400] and abs(found[0].ratio - 1.2) < 0.01
-    assert took < 0.5, took
+    assert took < 5, took
