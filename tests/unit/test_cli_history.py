@@ -179,6 +179,9 @@ def test_a_named_bad_file_is_one_line_and_adds_nothing(made, tmp_path, capsys):
     rc, out, err = run(capsys, "history", "add", "--store", store, made["series"] / "s00.json", bad)
     assert rc == 2 and out == ""
     one_line_error(err, str(bad))
+    rc, out, err = run(capsys, "history", "add", "--store", store, made["series"] / "s00.json", tmp_path / "gone.json")
+    assert rc == 2 and out == ""
+    one_line_error(err, str(tmp_path / "gone.json"), "no such file")
     assert store.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "small.sqlite"]
 
 
