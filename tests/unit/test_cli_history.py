@@ -229,8 +229,8 @@ def test_compare_as_a_table_and_against_a_named_run(made, capsys):
     rc, out, _ = run(capsys, "history", "compare", "--store", made["stores"]["big"], "--baseline",
                      _uid("b1", b["b1"]), _uid("b0", b["b0"]))
     lines = out.splitlines()
-    assert rc == 0 and lines[0].startswith(f"base {_uid('b1', b['b1'])}") and len(lines) == 4
-    verdicts = {ln.split()[1]: ln.split()[-1] for ln in lines[1:]}
+    assert rc == 0 and lines[0].startswith(f"base {_uid('b1', b['b1'])}") and len(lines) == 5          # the line of runs, the heading, three points
+    verdicts = {ln.split()[-2]: ln.split()[-4] for ln in lines[2:]}     # ... verdict bench [variant] size
     assert verdicts == {"[slow]": "faster", "[same]": "same", "[noisy]": "noise"}
 
 

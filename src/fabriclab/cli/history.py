@@ -143,8 +143,11 @@ def cmd_compare(args) -> int:
     from ..analysis.history import ratio_verdict
     from ..store import queries, trend
     with _store(args) as store:
-        base = queries.baseline_run(store, args.baseline, cluster=args.cluster)
-        new = queries.baseline_run(store, args.run, cluster=args.cluster) if args.run else _latest(store, base)
+        if args.baseline in ("first", "previous"):
+            new, base = _pair(store, args)
+        else:
+            base = queries.baseline_run(store, args.baseline, cluster=args.cluster)
+            new = queries.baseline_run(store, args.run, cluster=args.cluster) if args.run else _latest(store, base)
         base_points = {p.series: p for p in queries.points_of(store, base.id)}
         new_points = queries.points_of(store, new.id)
     rows = []
@@ -163,13 +166,27 @@ def cmd_compare(args) -> int:
     from ..units import fmt_time
     print(terminal(f"base {base.uid} ({_when(base.started_s)}) -> new {new.uid} ({_when(new.started_s)}); "
                    f"a verdict needs the ratio's whole 95% interval beyond {args.threshold:g}"))
+    print(f"{'base':>10} {'new':>10}  {'new/base [95% CI]':<24} {'verdict':<11} point")
     for r in rows:
         ci = "" if math.isnan(r["ci_low"]) else f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
-        print(terminal(f"{r['title'][:60]:<60} {fmt_time(r['base_median_s']):>10} {fmt_time(r['new_median_s']):>10}"
-                       f" {r['ratio']:.3f}{ci:<17} {r['verdict']}"))
+        print(terminal(f"{fmt_time(r['base_median_s']):>10} {fmt_time(r['new_median_s']):>10}  "
+                       f"{r['ratio']:.3f}{ci:<18} {r['verdict']:<11} {r['title']}"))
     if not rows:
         print("no point in both runs", file=sys.stderr)
     return 0
+
+
+def _pair(store, args) -> tuple:
+    """(new, base) for --baseline first|previous: RUN (default the cluster's latest run) and the
+    cluster's first run, or the run before RUN."""
+    from ..store import queries
+    cluster = _cluster(store, args)
+    runs = queries.runs(store, cluster=cluster)
+    new = queries.baseline_run(store, args.run, cluster=cluster) if args.run else runs[-1]
+    before = [r for r in runs[:[r.id for r in runs].index(new.id)]]
+    if not before:
+        raise UsageError(f"run {new.uid} is the first of cluster {cluster}: there is no run before it to compare with")
+    return new, before[0] if args.baseline == "first" else before[-1]
 
 
 def _latest(store, base):
@@ -366,7 +383,8 @@ def _register_keeping(action) -> None:
 def _register_reading(action) -> None:
     """compare, trend, check, report, export."""
     q, add = action("compare", "Each point of a run against a baseline run: ratio, interval, verdict.", cmd_compare)
-    add("--baseline", required=True, metavar="RUN|DATE", help="A run's uid, or a date: the last run on or before it.")
+    add("--baseline", required=True, metavar="RUN|DATE",
+        help="A run's uid, a date (the last run on or before it), previous (the run before RUN) or first.")
     q.add_argument("run", nargs="?", metavar="RUN|DATE", help="Default: the cluster's latest run.")
     add("--bench", metavar="BENCH", help="Only this benchmark's points.")
     add("--format", choices=("table", "json"), default="table", help="Default: table.")

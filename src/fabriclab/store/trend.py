@@ -59,7 +59,9 @@ def title(series: str) -> str:
     bench, variant, size, stride, conns, active, params = parts
     out = bench + (f" [{variant}]" if variant else "") + f" {fmt_bytes(int(size))}"
     out += (f", stride {stride}" if stride != "1" else "") + (f", {conns} connections" if conns != "1" else "")
-    out += (f", {active} ranks" if active else "") + (f", {params.replace(';', ' ')}" if params else "")
+    # the variant names the parameters that differ from the benchmark's defaults; without one, the params
+    out += (f", {active} ranks" if active else "") + (f", {params.replace(';', ' ')}" if params and not variant
+                                                      else "")
     return out
 
 

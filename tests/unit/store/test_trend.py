@@ -76,5 +76,7 @@ def test_regressions_are_the_slower_steps_still_in_effect(found):
 def test_titles_read_as_people_name_the_figure():
     assert trend.title("pair|65536|h0>h2") == "pair h0 -> h2 at 64K"
     assert trend.title(store_rows.key("coll.allreduce", "ring", 1024, active=4, params="algorithm=ring")) \
-        == "coll.allreduce [ring] 1K, 4 ranks, algorithm=ring"
+        == "coll.allreduce [ring] 1K, 4 ranks"          # the variant names the params that differ
+    assert trend.title(store_rows.key("coll.allreduce", "", 1024, params="dtype=float;sync=barrier")) \
+        == "coll.allreduce 1K, dtype=float sync=barrier"
     assert trend.title("not|a|key") == "not|a|key"
