@@ -234,6 +234,22 @@ def test_compare_as_a_table_and_against_a_named_run(made, capsys):
     assert verdicts == {"[slow]": "faster", "[same]": "same", "[noisy]": "noise"}
 
 
+def test_compare_with_the_previous_or_the_first_run(made, capsys):
+    store, b = made["stores"]["big"], made["b"]
+    for ref, base, new in (("previous", "s58", "s59"), ("first", "s00", "s59")):
+        rc, out, _ = run(capsys, "history", "compare", "--store", store, "--cluster", "alps", "--baseline", ref,
+                         "-f", "json")
+        got = json.loads(out)
+        assert rc == 0 and (got["base"], got["new"]) == (_uid(base, _hour(int(base[1:]))), _uid(new, _hour(RUNS - 1)))
+    rc, out, _ = run(capsys, "history", "compare", "--store", store, "--cluster", "bern", "--baseline", "previous",
+                     "-f", "json")
+    assert rc == 0 and {p["verdict"] for p in json.loads(out)["points"]} == set(EXPECTED.values())
+    rc, out, err = run(capsys, "history", "compare", "--store", store, "--cluster", "bern", "--baseline", "previous",
+                       _uid("b0", b["b0"]))
+    assert rc == 2 and out == ""
+    one_line_error(err, _uid("b0", b["b0"]), "first")
+
+
 # ---- trend, check --------------------------------------------------------------------------------
 
 
