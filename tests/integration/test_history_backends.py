@@ -2,7 +2,8 @@
 PostgreSQL database of the tests' own server (support/postgres.py) print the same for compare,
 trend, check (with the same exit codes), export and list (but for when and from where each run
 was added); an unreachable PostgreSQL is one line and exit 2 from a process, its password never
-shown; two `history add` processes at once on one SQLite store lose no run."""
+shown, and `run` launches nothing on it; two `history add` processes at once on one SQLite
+store lose no run."""
 import json
 import subprocess
 import sys
@@ -151,6 +152,15 @@ def test_an_unreachable_server_is_one_line_exit_2_never_its_password(folders, tm
     assert len(lines) == 1 and lines[0].startswith("fabriclab: error: cannot connect to the store "), p.stderr
     assert "postgresql://u:***@127.0.0.1:1/db" in lines[0] and SECRET not in p.stderr and "Traceback" not in p.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_run_on_an_unreachable_store_launches_nothing(fake_core_process, tmp_path):
+    out = tmp_path / "r.json"
+    p = fl("run", "message.pingpong", "-s", "8", "-L", "1", "--core", fake_core_process["core"], "--mpiexec",
+           fake_core_process["mpiexec"], "-q", "--store", UNREACHABLE, "-o", out)
+    assert p.returncode == 2 and p.stdout == "" and len(p.stderr.splitlines()) == 1, p
+    assert "u:***@127.0.0.1:1/db" in p.stderr and SECRET not in p.stderr and "Traceback" not in p.stderr
+    assert not out.exists() and not out.with_suffix(".ndjson").exists()
 
 
 def test_two_adders_at_once_lose_no_document(tmp_path):
