@@ -1,11 +1,13 @@
 """Run documents for the store's tests, written as a run writes them (support/docs.py): a header
 of a four-rank Open MPI run on hosts n2, n1, n3, point records derived from the samples given
-(measure/runner.derive), each launch its own records."""
+(measure/runner.derive), each launch its own records; and a run's stream (.ndjson)."""
+import json
 from pathlib import Path
 
 import numpy as np
 
 import docs  # noqa: E402  (tests/support)
+from fabriclab import schema
 from fabriclab.measure.runner import derive
 
 UID = "run-a@2026-11-02T10:00:00+00:00"     # the run id with its start: two checks' pairs-1.json differ
@@ -44,3 +46,12 @@ def launched(bench: str, launch_medians, size: int = 8, variant: str = "", sampl
     medians a store keeps are exactly those given."""
     return [derive(rec(bench, size, [m] * samples, k, variant=variant, params={}, cache="warm"))
             for k, m in enumerate(launch_medians)]
+
+
+def stream(path: Path, run_id: str, start: str, records: list) -> Path:
+    """A run's stream (.ndjson) as a run writes it while it goes: a header line, a line per point."""
+    lines = [json.dumps({"kind": "header", "schema": schema.SCHEMA, "schema_version": schema.SCHEMA_VERSION,
+                         **HEADER, "run_id": run_id, "start_time": start})]
+    lines += [json.dumps({"kind": "point", **p.to_dict()}) for p in records]
+    path.write_text("\n".join(lines) + "\n")
+    return path

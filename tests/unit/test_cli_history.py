@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from fabriclab.analysis.history import ratio_verdict
 from fabriclab.cli import main
-from store_docs import HEADER, launched, write  # noqa: E402  (tests/support)
+from store_docs import HEADER, launched, stream, write  # noqa: E402  (tests/support)
 
 M = 2e-6                # a ping-pong's time per op
 RUNS, STEP = 60, 39     # sixty runs; from the 40th (index 39) 30% slower
@@ -36,16 +36,6 @@ def _uid(run_id: str, start: str) -> str:
 def _hour(i: int, day: str = "2026-10") -> str:
     """Run i's start: hourly from the first day of the month."""
     return f"{day}-{1 + i // 24:02d}T{i % 24:02d}:00:00+00:00"
-
-
-def _stream(path: Path, run_id: str, start: str, records: list) -> Path:
-    """A run's stream (.ndjson) as a run writes it while it goes: a header line, a line per point."""
-    from fabriclab import schema
-    lines = [json.dumps({"kind": "header", "schema": schema.SCHEMA, "schema_version": schema.SCHEMA_VERSION,
-                         **HEADER, "run_id": run_id, "start_time": start})]
-    lines += [json.dumps({"kind": "point", **p.to_dict()}) for p in records]
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def fl(*argv) -> int:
@@ -98,8 +88,8 @@ def made(tmp_path_factory):
     _doc(small / "p1.json", "p1", starts["p1"], launched("message.pingpong", [M] * 3))
     p2 = launched("message.pingping", [M] * 3)
     _doc(small / "p2.json", "p2", starts["p2"], p2)
-    _stream(small / "p2.ndjson", "p2", starts["p2"], p2)
-    _stream(small / "p3.ndjson", "p3", starts["p3"], launched("message.pingpong", [M] * 3))
+    stream(small / "p2.ndjson", "p2", starts["p2"], p2)
+    stream(small / "p3.ndjson", "p3", starts["p3"], launched("message.pingpong", [M] * 3))
     (small / "notes.json").write_text('{"tests": 3}')
     tune = small / "tune.json"
     tune.write_text(json.dumps({"op": "allreduce", "library": "mpich", "ranks": 4, "measured": [],
