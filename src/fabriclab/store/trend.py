@@ -60,8 +60,8 @@ def title(series: str) -> str:
     out = bench + (f" [{variant}]" if variant else "") + f" {fmt_bytes(int(size))}"
     out += (f", stride {stride}" if stride != "1" else "") + (f", {conns} connections" if conns != "1" else "")
     # the variant names the parameters that differ from the benchmark's defaults; without one, the params
-    out += (f", {active} ranks" if active else "") + (f", {params.replace(';', ' ')}" if params and not variant
-                                                      else "")
+    taking = f", step {active}" if bench == "message.shift" else f", {active} ranks"   # shift's k: r sends to r + k
+    out += (taking if active else "") + (f", {params.replace(';', ' ')}" if params and not variant else "")
     return out
 
 

@@ -80,3 +80,7 @@ def test_titles_read_as_people_name_the_figure():
     assert trend.title(store_rows.key("coll.allreduce", "", 1024, params="dtype=float;sync=barrier")) \
         == "coll.allreduce 1K, dtype=float sync=barrier"
     assert trend.title("not|a|key") == "not|a|key"
+
+
+def test_a_shift_step_is_named_as_its_distance():
+    assert trend.title(store_rows.key("message.shift", "", 65536, active=3)) == "message.shift 64K, step 3"
