@@ -19,7 +19,6 @@ from .storing import open_url
 
 FACTOR = 1.05      # a step or a verdict counts from 5% (history check's --threshold)
 ALPHA = 0.01       # the change-point test's level (docs/history.md: its false-alarm rate measured)
-DOCUMENT_SUFFIXES = (".json", ".ndjson", ".txt", ".out", ".log")
 
 
 def _store(args, create: bool = False):
@@ -366,7 +365,8 @@ def _register_keeping(action) -> None:
     add("--format", choices=("table", "json"), default="table", help="Default: table.")
 
     for name, helptext, func in (("add", "Add documents (run, check, tune, congestion; OSU or IMB output) to the "
-                                         "store; a folder adds every document below it.", cmd_add),):
+                                         "store; a folder adds every fabriclab document below it (.json, a stream .ndjson without its .json; "
+                                         "OSU or IMB output is named file by file).", cmd_add),):
         q, add = action(name, helptext, func, cluster=False)
         q.add_argument("files", nargs="+", metavar="FILE")
         add("--cluster", metavar="NAME", help="The cluster the runs are filed under. Default: the testbed's "

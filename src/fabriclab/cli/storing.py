@@ -55,8 +55,8 @@ def open_url(url: str, create: bool):
 
 
 def keep(store, paths, args) -> int:
-    """Each written document added to `store` (None: nothing); a failure is a line on stderr,
-    never the loss of a document. Returns how many were added."""
+    """Each written document added to `store` (None: nothing), which is closed then; a failure is
+    a line on stderr, never the loss of a document. Returns how many were added."""
     if store is None:
         return 0
     from ..errors import FabriclabError
@@ -77,4 +77,5 @@ def keep(store, paths, args) -> int:
     if added:
         print(f"fabriclab: {added} document{'s' if added > 1 else ''} added to the store {store.url}",
               file=sys.stderr)
+    store.close()
     return added
