@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from op_histogram import histogram  # noqa: E402  (tests/support)
 from fabriclab.analysis import launches
 from fabriclab.cli import main
 from fabriclab.errors import UsageError
@@ -125,13 +126,6 @@ def _point(bench, active, samples, seed="1", roles="vaaav", peers=(4, -1, -1, -1
                            op_histogram=hist)
 
 
-def _hist(ops) -> dict:
-    """The core's histogram of single ops (per_op.c): bucket floor(log(t / 1e-9) / log(1.01))."""
-    idx = np.floor(np.log(np.asarray(ops) / 1e-9) / np.log1p(0.01)).astype(int)
-    i, c = np.unique(idx, return_counts=True)
-    return {"base_s": 1e-9, "error": 0.01, "buckets": 2800, "timer_cost_s": 2e-8, "ops_per_timing": 1,
-            "ranks": [{"rank": 0, "n": len(ops), "min_s": float(min(ops)), "max_s": float(max(ops)),
-                       "buckets": [[int(a), int(b)] for a, b in zip(i, c)]}]}
 
 
 def test_the_tail_is_of_single_ops_where_every_launch_timed_them():
@@ -144,8 +138,8 @@ def test_the_tail_is_of_single_ops_where_every_launch_timed_them():
         slow = ops.copy()
         slow[rng.choice(len(slow), 400, replace=False)] *= 10
         samples = ops[:200]
-        pts += [_point("message.victim_latency", 0, samples, hist=_hist(ops)),
-                _point("message.victim_latency", 3, samples * 1.1, hist=_hist(slow))]
+        pts += [_point("message.victim_latency", 0, samples, hist=histogram(ops)),
+                _point("message.victim_latency", 3, samples * 1.1, hist=histogram(slow))]
     (m,) = judged.impacts(pts)
     assert m.tail_of == "ops" and 9 <= m.tail[1] <= m.tail[0] <= m.tail[2] <= 11
     assert 1.09 <= m.median[0] <= 1.11                     # the median stays the samples'

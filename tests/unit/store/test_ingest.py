@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from op_histogram import histogram  # noqa: E402  (tests/support)
 from fabriclab import imports, schema
 from fabriclab.acceptance.check import FAIL, PASS, Attempt, Outcome, to_dict
 from fabriclab.analysis import merge
@@ -106,19 +107,12 @@ def test_a_stream_cut_short_gives_the_same_points_and_no_end(run, tmp_path):
     assert len(r.points) == 1 and r.points[0]["median"] == merge.merge(run["doc"].points[:3]).summary.median
 
 
-def _hist(ops) -> dict:
-    """A histogram of single ops as the core's per_op.c buckets them."""
-    idx = np.floor(np.log(np.asarray(ops) / 1e-9) / np.log1p(0.01)).astype(int)
-    i, c = np.unique(idx, return_counts=True)
-    return {"base_s": 1e-9, "error": 0.01, "buckets": 2800, "timer_cost_s": 2e-8, "ops_per_timing": 1,
-            "ranks": [{"rank": 0, "n": len(ops), "min_s": float(min(ops)), "max_s": float(max(ops)),
-                       "buckets": [[int(a), int(b)] for a, b in zip(i, c)]}]}
 
 
 def test_single_op_tails_are_per_op_as_the_median(tmp_path):
     from fabriclab.analysis.tails import tails
     ops = np.linspace(1e-6, 2e-6, 1001)
-    recs = [derive({**_rec("message.pingpong", 8, [3e-6] * 5, k, op_histogram=_hist(ops)), "legs_per_op": 2})
+    recs = [derive({**_rec("message.pingpong", 8, [3e-6] * 5, k, op_histogram=histogram(ops)), "legs_per_op": 2})
             for k in range(2)]
     (p,) = ingest.rows(_write(tmp_path / "t.json", recs)).points
     got = {t["pct"]: t["value"] for t in p["children"]["tails"]}
