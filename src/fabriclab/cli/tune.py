@@ -85,7 +85,8 @@ def cmd_tune(args) -> int:
         tuned = tuner.run()
     finally:                        # the runs that completed are kept, as their documents are
         folder = tuner.t.out if hasattr(tuner, "t") else out
-        storing.keep(store, sorted(folder.glob("*.json")), args)
+        storing.keep(store, [folder / "measure.json", *sorted(folder.glob("check-*.json")), folder / "tune.json"],
+                     args)
     sys.stdout.write("\n".join(lines(tuned)) + "\n")
     return 0
 
