@@ -23,9 +23,13 @@ FILES = {"mpich": ("mpich-selection.json", "MPIR_CVAR_COLL_SELECTION_TUNING_JSON
 def test_tune_writes_the_librarys_file_and_the_library_reads_it(flavour, tmp_path, capsys):
     name, home = flavour
     out = tmp_path / "tune"
+    store = tmp_path / "store.sqlite"
     assert main(["tune", "allreduce", "-s", "1K,64K", "-L", "2", "--rounds", "2", "-o", str(out),
-                 "--mpi-home", home, *FAST]) == 0
-    printed = capsys.readouterr().out
+                 "--mpi-home", home, "--store", str(store), *FAST]) == 0
+    printed, said = capsys.readouterr()
+    assert "6 documents added to the store" in said and "not added" not in said    # its runs and tune.json
+    assert main(["history", "list", "--store", str(store), "--kind", "tune"]) == 0
+    assert "tune-" in capsys.readouterr().out
     t = json.loads((out / "tune.json").read_text())
     file, var = FILES[name]
     assert t["file"] == str(out / file) and (out / file).is_file()

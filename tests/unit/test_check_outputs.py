@@ -1,6 +1,8 @@
 """`fabriclab check`'s inputs and folder checked before the first launch: a baseline that
 lacks the collectives' points, and a link in place of a file the check writes, each one
 line and exit code 2 with nothing launched or made."""
+import json
+
 from fabriclab.cli import main
 
 
@@ -38,3 +40,12 @@ def test_a_link_in_the_check_folder_is_refused_before_the_run(tmp_path, fake_cor
     err = capsys.readouterr().err.strip()
     assert f"cannot write {out / 'check.json'}: it is a symbolic link" in err and len(err.splitlines()) == 1
     assert elsewhere.read_text() == "keep" and sorted(p.name for p in out.iterdir()) == ["check.json"]
+
+
+def test_a_check_with_a_store_adds_its_runs_and_its_verdicts(tmp_path, fake_core, capsys):
+    store = tmp_path / "s.sqlite"
+    assert main(["check", *_runs(fake_core), "-o", str(tmp_path / "c"), "--store", str(store)]) == 0
+    assert "2 documents added to the store" in capsys.readouterr().err      # collectives-1.json, check.json
+    assert main(["history", "list", "--store", str(store), "-f", "json"]) == 0
+    kinds = sorted(r["kind"] for r in json.loads(capsys.readouterr().out))
+    assert kinds == ["check", "run"]
