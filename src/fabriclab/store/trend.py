@@ -47,7 +47,7 @@ class Step:
 
 
 def title(series: str) -> str:
-    """A series key as people read it: 'coll.allreduce [ring] 256K, 4 ranks, algorithm=ring'."""
+    """A series key as people read it: 'coll.allreduce [algorithm=ring] 256K, 4 ranks'."""
     from ..units import fmt_bytes
     parts = series.split("|")
     if parts[0] == "pair" and len(parts) == 3:
@@ -59,9 +59,9 @@ def title(series: str) -> str:
     bench, variant, size, stride, conns, active, params = parts
     out = bench + (f" [{variant}]" if variant else "") + f" {fmt_bytes(int(size))}"
     out += (f", stride {stride}" if stride != "1" else "") + (f", {conns} connections" if conns != "1" else "")
-    # the variant names the parameters that differ from the benchmark's defaults; without one, the params
+    # the params are left out: the variant names those that differ from the benchmark's defaults
     taking = f", step {active}" if bench == "message.shift" else f", {active} ranks"   # shift's k: r sends to r + k
-    out += (taking if active else "") + (f", {params.replace(';', ' ')}" if params and not variant else "")
+    out += taking if active else ""
     return out
 
 
