@@ -14,7 +14,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..report.escape import terminal
 from .letters import adder
-from .options import checked_output, number, write_out
+from .options import checked_output, integer, number, write_out
 from .storing import open_url
 
 FACTOR = 1.05      # a step or a verdict counts from 5% (history check's --threshold)
@@ -202,7 +202,7 @@ def _latest(store, base):
 def _steps(store, args, cluster: str):
     from ..store import trend
     return trend.steps(store, cluster, bench=args.bench, factor=args.threshold, alpha=ALPHA,
-                       pairs=args.bench in (None, "message.shift"))
+                       pairs=args.bench in (None, "message.shift"), last=args.last)
 
 
 def _step_line(s) -> str:
@@ -314,7 +314,8 @@ def cmd_export(args) -> int:
             pk, when = last_check[0]
             verdicts += [CheckResult(test, verdict == "pass", when) for test, verdict in
                          store.query("SELECT test, verdict FROM checks WHERE run_id = ?", (pk,))]
-        for s in trend.regressions(trend.steps(store, cluster, factor=args.threshold, alpha=ALPHA), args.threshold):
+        for s in trend.regressions(trend.steps(store, cluster, factor=args.threshold, alpha=ALPHA, last=args.last),
+                                   args.threshold):
             verdicts.append(Regression(s.title + (f" ({s.cause})" if s.cause else ""),
                                        _key(s.series) if not s.series.startswith(("pair|", "impact|")) else None,
                                        s.change.ratio, s.change.ci_low, s.change.ci_high, s.run_uid))
@@ -350,9 +351,14 @@ def register(sub) -> None:
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
-def _threshold(add) -> None:
+def _threshold(add, window: bool = True) -> None:
     add("--threshold", type=number(1.0001, 100.0), default=FACTOR, metavar="FACTOR",
         help=f"A change counts from this factor (slower or faster). Default: {FACTOR:g}.")
+    if window:
+        from ..store.trend import LAST
+        add("--last", type=integer(0, 10_000_000), default=LAST, metavar="N",
+            help=f"Look for steps among each series' last N runs (0: all of them; each run more costs time). "
+                 f"Default: {LAST:,}.")
 
 
 def _register_keeping(action) -> None:
@@ -388,7 +394,7 @@ def _register_reading(action) -> None:
     q.add_argument("run", nargs="?", metavar="RUN|DATE", help="Default: the cluster's latest run.")
     add("--bench", metavar="BENCH", help="Only this benchmark's points.")
     add("--format", choices=("table", "json"), default="table", help="Default: table.")
-    _threshold(add)
+    _threshold(add, window=False)
     q, add = action("trend", "Change points of every series, with the cable or host the pairs name.", cmd_trend)
     add("--bench", metavar="BENCH", help="Only this benchmark's series.")
     add("--format", choices=("table", "json"), default="table", help="Default: table.")

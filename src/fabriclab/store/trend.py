@@ -21,11 +21,13 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from ..analysis.changepoints import Change, changes
 from ..errors import UsageError
 from . import queries
 
 ONE_RUN = 1        # steps this many runs apart are one event (the method places a step within a run)
+LAST = 1000        # the runs of a series searched for steps: nearly three years of nightly runs; the
+                   # permutation test and the bootstrap cost O(runs) each draw (0.25 s at 1,000 runs,
+                   # about 3 s at 10,000 on a 2-core VM), and older steps are the history the page draws
 MOST = 0.5         # a cause: named in more than half the runs after the step, or in more than half the moved pairs
 FEW = 0.2          # ... and named in at most a fifth of the runs before it
 
@@ -34,7 +36,7 @@ FEW = 0.2          # ... and named in at most a fifth of the runs before it
 class Step:
     series: str                 # the series key (ingest.series_key)
     title: str                  # as people read it
-    change: Change
+    change: "Change"            # analysis/changepoints.py's, loaded with the statistics (numpy) when used
     run_uid: str                # the first run after the step
     started_s: Optional[float]
     runs: int                   # runs in the series
@@ -65,29 +67,35 @@ def title(series: str) -> str:
     return out
 
 
-def _steps(key: str, points: list, factor: float, alpha: float) -> list[Step]:
-    medians = [p.median for p in points]
+def _steps(key: str, points: list, factor: float, alpha: float, last: int = LAST) -> list[Step]:
+    """The steps of one series among its last `last` runs (0: all), indexed in the whole series."""
+    from ..analysis.changepoints import changes
+    offset = max(len(points) - last, 0) if last else 0
+    window = points[offset:]
+    medians = [p.median for p in window]
     if len(medians) < 2 or not all(math.isfinite(m) and m > 0 for m in medians):
         return []
     try:
-        found = changes(medians, launch_medians=[list(p.launch_medians) for p in points], factor=factor,
+        found = changes(medians, launch_medians=[list(p.launch_medians) for p in window], factor=factor,
                         alpha=alpha)
     except ValueError as e:
         raise UsageError(f"series {key}: {e}") from None
+    found = [replace(c, index=c.index + offset) for c in found]
     return [Step(key, title(key), c, points[c.index].run_uid, points[c.index].started_s, len(points),
                  i == len(found) - 1) for i, c in enumerate(found)]
 
 
 def point_steps(store, cluster: str, bench: Optional[str] = None, factor: float = 1.05,
-                alpha: float = 0.01) -> list[Step]:
+                alpha: float = 0.01, last: int = LAST) -> list[Step]:
     """The steps of every point series of the cluster (one benchmark's with bench)."""
     out = []
     for key in queries.series_keys(store, bench=bench, cluster=cluster):
-        out += _steps(key, queries.series(store, key, cluster=cluster), factor, alpha)
+        out += _steps(key, queries.series(store, key, cluster=cluster), factor, alpha, last)
     return out
 
 
-def pair_steps(store, cluster: str, factor: float = 1.05, alpha: float = 0.01) -> tuple[list[Step], dict]:
+def pair_steps(store, cluster: str, factor: float = 1.05, alpha: float = 0.01,
+               last: int = LAST) -> tuple[list[Step], dict]:
     """The steps of message.shift's pairs (time per byte), and {series key: the pair's cables}."""
     sizes = [s for (s,) in store.query("SELECT DISTINCT q.size FROM pairs q JOIN runs r ON r.id = q.run_id "
                                        "WHERE r.cluster = ? ORDER BY q.size", (cluster,))]
@@ -102,7 +110,7 @@ def pair_steps(store, cluster: str, factor: float = 1.05, alpha: float = 0.01) -
                 if row.cable:
                     cables.setdefault(key, set()).update(row.cable.split(","))
         for key, points in by_pair.items():
-            out += _steps(key, points, factor, alpha)
+            out += _steps(key, points, factor, alpha, last)
     return out, cables
 
 
@@ -152,11 +160,11 @@ def _cause(at: str, moved: list[Step], named: list, cables: dict) -> Optional[st
 
 
 def steps(store, cluster: str, bench: Optional[str] = None, factor: float = 1.05, alpha: float = 0.01,
-          pairs: bool = True) -> list[Step]:
+          pairs: bool = True, last: int = LAST) -> list[Step]:
     """Every step of the cluster's series (pairs too unless pairs=False), each with its cause where
     the pairs that moved with it name one; in time order, pairs last within an event."""
-    points = point_steps(store, cluster, bench, factor, alpha)
-    moved, cables = pair_steps(store, cluster, factor, alpha) if pairs else ([], {})
+    points = point_steps(store, cluster, bench, factor, alpha, last)
+    moved, cables = pair_steps(store, cluster, factor, alpha, last) if pairs else ([], {})
     named = _named(store, cluster) if moved else []
     order = {uid: i for i, (uid, _, _) in enumerate(named)}
     events: dict = {}

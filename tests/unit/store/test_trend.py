@@ -84,3 +84,20 @@ def test_titles_read_as_people_name_the_figure():
 
 def test_a_shift_step_is_named_as_its_distance():
     assert trend.title(store_rows.key("message.shift", "", 65536, active=3)) == "message.shift 64K, step 3"
+
+
+def test_steps_are_sought_among_each_series_last_runs(tmp_path):
+    """--last N: the step at night 40 is found, at its index in the whole series, among the last 30
+    runs; among the last 15 there is none to find."""
+    rng = np.random.default_rng(3)
+    with open_store(str(tmp_path / "s.sqlite")) as store:
+        for i in range(RUNS):
+            r = _run(i, rng, named=False)
+            r.pairs = []
+            add(store, r)
+        key = store_rows.key("coll.allreduce", "", 262144, active=4)
+        (whole,) = trend.steps(store, "tb", last=0)
+        (recent,) = trend.steps(store, "tb", last=30)
+        assert whole.series == recent.series == key and whole.change.index == recent.change.index
+        assert abs(recent.change.index - AT) <= 1 and recent.runs == RUNS
+        assert trend.steps(store, "tb", last=15) == []
