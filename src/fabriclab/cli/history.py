@@ -282,7 +282,7 @@ def cmd_report(args) -> int:
         from ..store.trend import title
         figures = []
         for key in keys:
-            pts = queries.series(store, key, cluster=cluster)
+            pts = queries.series(store, key, cluster=cluster, launches=False)     # the page draws medians only
             mine = by_series.get(key, [])
             figures.append(HistoryFigure(title(key), pts, [s.change for s in mine], pts[0].unit if pts else "s",
                                          next((s.cause for s in reversed(mine) if s.cause), None)))

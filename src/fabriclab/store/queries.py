@@ -64,14 +64,17 @@ def runs(store, cluster=None, bench=None, since=None, until=None, kind=None) -> 
     return [RunRow(*r) for r in store.query(sql + f" ORDER BY {WHEN}, r.id", params)]
 
 
-def series(store, series_key: str, cluster=None) -> list[SeriesPoint]:
-    """One figure over the runs, in time order (the index points(series, run_id) finds its points)."""
+def series(store, series_key: str, cluster=None, launches: bool = True) -> list[SeriesPoint]:
+    """One figure over the runs, in time order (the index points_series holds its points);
+    launches=False leaves each point's launch_medians empty, for a reader that does not use
+    them (they are most of the read: a row of launches_point per launch)."""
     on_cluster = " AND r.cluster = ?" if cluster is not None else ""
     params = (series_key,) + ((cluster,) if cluster is not None else ())
     points = store.query(
         f"SELECT p.id, r.uid, r.started_s, p.median, p.ci_low, p.ci_high, p.unit FROM points p "
         f"JOIN runs r ON r.id = p.run_id WHERE p.series = ?{on_cluster} ORDER BY {WHEN}, r.id, p.id", params)
-    medians = _launch_medians(store, "p.series = ?" + on_cluster, params, join_runs=cluster is not None)
+    medians = _launch_medians(store, "p.series = ?" + on_cluster, params,
+                              join_runs=cluster is not None) if launches else {}
     return [SeriesPoint(uid, started, med, lo, hi, medians.get(pid, []), unit)
             for pid, uid, started, med, lo, hi, unit in points]
 
@@ -88,7 +91,7 @@ def _launch_medians(store, where: str, params, join_runs: bool = False) -> dict[
 
 def series_keys(store, bench=None, cluster=None) -> list[str]:
     """The points' series keys, sorted; with bench, that benchmark's (keys begin 'bench|'). Read
-    as a skip scan of the index points(series, run_id): one probe per distinct key."""
+    as a skip scan of the index points_series: one probe per distinct key."""
     # '}' follows '|' byte by byte, as the series column collates on both back ends (tables.py)
     low, high = ("", None) if bench is None else (bench + "|", bench + "}")
     bound = "" if high is None else " AND series < ?"

@@ -50,11 +50,11 @@ CREATE TABLE checks (run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCAD
     test TEXT NOT NULL, verdict TEXT NOT NULL, attempts BIGINT NOT NULL);
 CREATE TABLE findings (run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     test TEXT NOT NULL, item TEXT NOT NULL, cable TEXT, host TEXT);
-CREATE INDEX points_series ON points (series, run_id);
+CREATE INDEX points_series ON points (series, run_id, id, median, ci_low, ci_high, unit);
 CREATE INDEX points_run ON points (run_id, bench);
 CREATE INDEX runs_cluster ON runs (cluster, started_s);
 CREATE INDEX versions_run ON versions (run_id);
-CREATE INDEX launches_point ON launches (point_id);
+CREATE INDEX launches_point ON launches (point_id, launch, median);
 CREATE INDEX samples_point ON samples (point_id);
 CREATE INDEX tails_point ON tails (point_id);
 CREATE INDEX pairs_run ON pairs (run_id);
@@ -62,7 +62,10 @@ CREATE INDEX impacts_run ON impacts (run_id);
 CREATE INDEX checks_run ON checks (run_id);
 CREATE INDEX findings_run ON findings (run_id);
 """
-# points_series: series(key) reads one key's points (an index range, then each run by id);
+# points_series: series(key) reads one key's points from the index alone (an index range,
+# then each run by id): a series has one point per run, so from the table it would read a page
+# per run (10,000 runs: 10,000 pages, most of the read's time, docs/history.md "The store at a
+# site's scale"). launches_point likewise holds the launch medians series() reads.
 # points_run (run_id, bench): a run's points, the cascade, and runs(bench=) as one probe per run.
 # The children's point_id/run_id indexes serve the readers and ON DELETE CASCADE.
 

@@ -123,12 +123,21 @@ class Explained:
 
 
 @pytest.mark.parametrize("cluster", [None, "c1"])
-def test_a_series_is_read_through_its_index(store, cluster):
+def test_a_series_is_read_from_its_indexes_alone(store, cluster):
     e = Explained(store)
     q.series(e, key("message.pingpong", "", 4), cluster=cluster)
     assert len(e.plans) == 2
-    for plan in e.plans:
-        assert re.search(r"USING (COVERING )?INDEX points_series \(series=\?\)", plan) and "SCAN" not in plan.replace("SCAN CONSTANT", ""), plan
+    for plan in e.plans:       # no points or launches row read: a series' points lie a page apart there
+        assert "USING COVERING INDEX points_series (series=?)" in plan and "SCAN" not in plan.replace("SCAN CONSTANT", ""), plan
+    assert "USING COVERING INDEX launches_point (point_id=?)" in e.plans[1], e.plans[1]
+
+
+def test_a_series_without_its_launches_is_one_read(store):
+    e = Explained(store)
+    lean = q.series(e, key("message.pingpong", "", 4), cluster="c1", launches=False)
+    full = q.series(store, key("message.pingpong", "", 4), cluster="c1")
+    assert len(e.plans) == 1 and "launches" not in e.plans[0]
+    assert lean == [p._replace(launch_medians=[]) for p in full] and all(p.launch_medians for p in full)
 
 
 def test_series_keys_skip_through_the_index(store):
