@@ -302,7 +302,7 @@ def cmd_export(args) -> int:
         cluster = _cluster(store, args)
         latest = []
         for key in queries.series_keys(store, cluster=cluster):
-            pts = queries.series(store, key, cluster=cluster)
+            pts = queries.series(store, key, cluster=cluster, launches=False)
             if pts:
                 p = pts[-1]
                 latest.append(Latest(_key(key), p.median, p.ci_low, p.ci_high, p.started_s, unit=p.unit))

@@ -64,19 +64,36 @@ def runs(store, cluster=None, bench=None, since=None, until=None, kind=None) -> 
     return [RunRow(*r) for r in store.query(sql + f" ORDER BY {WHEN}, r.id", params)]
 
 
-def series(store, series_key: str, cluster=None, launches: bool = True) -> list[SeriesPoint]:
+def series(store, series_key: str, cluster=None, launches: bool = True, last: int = 0) -> list[SeriesPoint]:
     """One figure over the runs, in time order (the index points_series holds its points);
     launches=False leaves each point's launch_medians empty, for a reader that does not use
-    them (they are most of the read: a row of launches_point per launch)."""
+    them (they are most of the read: a row of launches_point per launch), and last=N reads them
+    for the last N points only (0: all)."""
     on_cluster = " AND r.cluster = ?" if cluster is not None else ""
     params = (series_key,) + ((cluster,) if cluster is not None else ())
     points = store.query(
         f"SELECT p.id, r.uid, r.started_s, p.median, p.ci_low, p.ci_high, p.unit FROM points p "
         f"JOIN runs r ON r.id = p.run_id WHERE p.series = ?{on_cluster} ORDER BY {WHEN}, r.id, p.id", params)
-    medians = _launch_medians(store, "p.series = ?" + on_cluster, params,
-                              join_runs=cluster is not None) if launches else {}
+    if not launches:
+        medians = {}
+    elif last and len(points) > last:
+        medians = _launch_medians_of(store, [p[0] for p in points[-last:]])
+    else:
+        medians = _launch_medians(store, "p.series = ?" + on_cluster, params, join_runs=cluster is not None)
     return [SeriesPoint(uid, started, med, lo, hi, medians.get(pid, []), unit)
             for pid, uid, started, med, lo, hi, unit in points]
+
+
+def _launch_medians_of(store, ids: list, chunk: int = 500) -> dict[int, list[float]]:
+    """point id -> its launches' medians in launch order, for the points named (in chunks of
+    parameters, below SQLite's and libpq's limits)."""
+    out: dict[int, list[float]] = {}
+    for i in range(0, len(ids), chunk):
+        part = ids[i:i + chunk]
+        for pid, median in store.query(f"SELECT point_id, median FROM launches WHERE point_id IN "
+                                       f"({', '.join('?' * len(part))}) ORDER BY point_id, launch", part):
+            out.setdefault(pid, []).append(median)
+    return out
 
 
 def _launch_medians(store, where: str, params, join_runs: bool = False) -> dict[int, list[float]]:

@@ -90,7 +90,7 @@ def point_steps(store, cluster: str, bench: Optional[str] = None, factor: float 
     """The steps of every point series of the cluster (one benchmark's with bench)."""
     out = []
     for key in queries.series_keys(store, bench=bench, cluster=cluster):
-        out += _steps(key, queries.series(store, key, cluster=cluster), factor, alpha, last)
+        out += _steps(key, queries.series(store, key, cluster=cluster, last=last), factor, alpha, last)
     return out
 
 

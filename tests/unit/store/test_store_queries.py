@@ -140,6 +140,14 @@ def test_a_series_without_its_launches_is_one_read(store):
     assert lean == [p._replace(launch_medians=[]) for p in full] and all(p.launch_medians for p in full)
 
 
+def test_a_series_read_for_its_last_runs_has_their_launches_only(store):
+    full = q.series(store, key("message.pingpong", "", 4), cluster="c1")
+    recent = q.series(store, key("message.pingpong", "", 4), cluster="c1", last=2)
+    assert len(full) > 2 and recent[-2:] == full[-2:]
+    assert recent[:-2] == [p._replace(launch_medians=[]) for p in full[:-2]]
+    assert q.series(store, key("message.pingpong", "", 4), cluster="c1", last=len(full)) == full
+
+
 def test_series_keys_skip_through_the_index(store):
     e = Explained(store)
     q.series_keys(e, bench="message.pingpong")
