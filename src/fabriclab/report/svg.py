@@ -76,7 +76,7 @@ def _lin_ticks(lo: float, hi: float, whole: bool = False, kind: str = "number") 
 
 _DAY = 86400.0
 # Date steps in seconds up to two weeks, then in months: about six ticks over the axis.
-_DATE_STEPS = (600.0, 1800.0, 3600.0, 3 * 3600.0, 6 * 3600.0, 12 * 3600.0, _DAY, 2 * _DAY, 7 * _DAY, 14 * _DAY)
+_DATE_STEPS = (60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 3 * 3600.0, 6 * 3600.0, 12 * 3600.0, _DAY, 2 * _DAY, 7 * _DAY, 14 * _DAY)
 _MONTH_STEPS = (1, 2, 3, 6, 12, 24, 60, 120, 600, 1200)
 
 
@@ -118,8 +118,8 @@ class _Scale:
             lo, hi = lo / 1.06, hi * 1.06
         else:
             pad = (hi - lo) * 0.05 or abs(hi) * 0.1 or 1.0
-            if axis.kind == "date":            # at least an hour each side: one run alone
-                pad = max((hi - lo) * 0.05, 3600.0)
+            if axis.kind == "date":            # a run alone: an hour each side
+                pad = (hi - lo) * 0.05 or 3600.0
             lo, hi = (lo if zero and lo == 0 else lo - pad), hi + pad
         self.ticks = (_log_ticks(lo, hi, axis.kind) if self.log else _date_ticks(lo, hi) if axis.kind == "date"
                       else _lin_ticks(lo, hi, axis.kind == "count", axis.kind))
