@@ -94,9 +94,10 @@ TOGETHER = {"test_report.py": "default-suite", "test_cli.py": "default-suite",
             "test_study_millich_george_oral.py": "seed-model"}
 # The units that take longest, handed out first so that no worker is left with
 # one of them at the end (the rest follow in collection order).
-LONGEST = ("test_hostile_files.py", "test_reproduce_alias.py", "test_studies.py", "test_study_millich_george_oral.py",
-           "test_report.py", "test_cli.py", "test_documents.py", "test_cli_model.py", "test_launch_stats.py",
-           "test_findings.py")
+LONGEST = ("test_report.py", "test_cli.py", "test_architecture.py", "test_studies.py",
+           "test_study_millich_george_oral.py", "test_launch_stats.py", "test_hostile_files.py",
+           "test_every_benchmark.py", "test_documents.py", "test_app_report.py", "test_reproduce_alias.py",
+           "test_cli_model.py", "test_findings.py", "test_cli_history.py")
 UNIT = Path(__file__).parent
 
 
