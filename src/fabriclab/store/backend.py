@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
+import time
 from pathlib import Path
 from urllib.parse import quote
 
@@ -186,11 +187,26 @@ def open_store(url: str, create: bool = True) -> Store:
     try:
         tables.check(store, create)
         if store.kind == "sqlite":
-            store.execute("PRAGMA journal_mode = WAL")   # after the checks: a foreign file keeps its mode
+            _wal(store)                                  # after the checks: a foreign file keeps its mode
     except BaseException:
         store.close()
         raise
     return store
+
+
+def _wal(store: "SQLiteStore") -> None:
+    """WAL mode, which the file keeps once set. Switching needs the database to itself, and SQLite
+    answers "locked" at once, without its busy handler, while another connection is in a
+    transaction (a second adder that opens a new store as the first fills it): so the mode is
+    read first, and a switch that finds the file busy is tried again until BUSY_TIMEOUT_S."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while store.query("PRAGMA journal_mode")[0][0].lower() != "wal":
+        try:
+            store.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise UsageError(f"cannot open the store {store.url}: {e}") from None
+            time.sleep(0.05)
 
 
 def _open_sqlite(u: StoreURL, create: bool) -> SQLiteStore:
