@@ -182,7 +182,7 @@ def _pair(store, args) -> tuple:
     cluster = _cluster(store, args)
     runs = queries.runs(store, cluster=cluster)
     new = queries.baseline_run(store, args.run, cluster=cluster) if args.run else runs[-1]
-    before = [r for r in runs[:[r.id for r in runs].index(new.id)]]
+    before = runs[:[r.id for r in runs].index(new.id)]
     if not before:
         raise UsageError(f"run {new.uid} is the first of cluster {cluster}: there is no run before it to compare with")
     return new, before[0] if args.baseline == "first" else before[-1]
@@ -232,14 +232,14 @@ def cmd_trend(args) -> int:
 
 def _failing_findings(store, cluster: str) -> list[str]:
     """The items the latest check fails that the check before it did not."""
-    checks = store.query("SELECT id, uid FROM runs WHERE cluster = ? AND kind = 'check' "
-                         "ORDER BY COALESCE(started_s, added_s) DESC, id DESC LIMIT 2", (cluster,))
+    from ..store import queries
+    checks = queries.runs(store, cluster=cluster, kind="check")[-2:][::-1]     # the latest first
     if not checks:
         return []
     items = [{(t, i, c, h) for t, i, c, h in store.query(
-        "SELECT test, item, cable, host FROM findings WHERE run_id = ?", (pk,))} for pk, _ in checks]
+        "SELECT test, item, cable, host FROM findings WHERE run_id = ?", (r.id,))} for r in checks]
     new = items[0] - (items[1] if len(items) > 1 else set())
-    return [f"check {checks[0][1]}: {t}: {i}" + (f" (cable {c})" if c and c not in i else "")
+    return [f"check {checks[0].uid}: {t}: {i}" + (f" (cable {c})" if c and c not in i else "")
             + (f" (host {h})" if h and h not in i else "") for t, i, c, h in sorted(new)]
 
 
@@ -307,13 +307,10 @@ def cmd_export(args) -> int:
                 p = pts[-1]
                 latest.append(Latest(_key(key), p.median, p.ci_low, p.ci_high, p.started_s, unit=p.unit))
         verdicts = []
-        last_check = store.query("SELECT id, COALESCE(started_s, added_s) FROM runs WHERE cluster = ? AND "
-                                 "kind = 'check' ORDER BY COALESCE(started_s, added_s) DESC, id DESC LIMIT 1",
-                                 (cluster,))
-        if last_check:
-            pk, when = last_check[0]
+        for run in queries.runs(store, cluster=cluster, kind="check")[-1:]:     # the latest check
+            when = run.started_s if run.started_s is not None else run.added_s
             verdicts += [CheckResult(test, verdict == "pass", when) for test, verdict in
-                         store.query("SELECT test, verdict FROM checks WHERE run_id = ?", (pk,))]
+                         store.query("SELECT test, verdict FROM checks WHERE run_id = ?", (run.id,))]
         for s in trend.regressions(trend.steps(store, cluster, factor=args.threshold, alpha=ALPHA, last=args.last),
                                    args.threshold):
             verdicts.append(Regression(s.title + (f" ({s.cause})" if s.cause else ""),
