@@ -38,17 +38,26 @@ more than 10%, a note says so, and --ref-figure median compares like with
 like. An Open MPI variant runs too when $FABRICLAB_OPENMPI_HOME (or
 .mpi/openmpi) holds one.
 
+--osu DIR (or $FABRICLAB_OSU_DIR: OSU Micro-Benchmarks' libexec/.../mpi
+folder, built with fabriclab's mpicc) takes OSU's own binaries as the
+reference instead, in their default mode (osu_bw and osu_bibw with `-b
+single`, or `-b multiple` for the per-op layout, and osu_put_bibw), launched
+with the same command line; OSU prints one figure (MB/s over its loop), used
+as both figures, and the A/A floor is OSU against itself. The Open MPI
+variant needs an OSU built for it, so it is left out.
+
 --only NAME runs the contests of that benchmark (repeatable) and --sizes
 LIST replaces every contest's sizes.
 
 Usage: python bench/bench_patterns.py [--rounds N] [--ref-seconds S]
                                       [--ref-figure mean|median] [--no-openmpi]
-                                      [--only BENCH] [--sizes LIST]"""
+                                      [--only BENCH] [--sizes LIST] [--osu DIR]"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import tempfile
 from dataclasses import dataclass, replace
@@ -96,6 +105,8 @@ CONTESTS = [Contest("message.bibw", "bibw", BIBW_SIZES, "within", 0.03),
             Contest("message.stream", "stream", STREAM_SIZES, "at_least", 0.97),
             Contest("message.stream", "stream", STREAM_SIZES, "at_least", 0.97, "per-op", False)]
 REF_SRC = HERE / "window_ref.c"
+# OSU's binary for each window_ref mode (osu_put_bibw puts op j of a window at j x size, the per-op layout).
+OSU = {"bibw": ("pt2pt", "osu_bibw"), "stream": ("pt2pt", "osu_bw"), "put_bibw": ("one-sided", "osu_put_bibw")}
 
 
 def csv(sizes) -> str:
@@ -105,8 +116,8 @@ def csv(sizes) -> str:
 class Variant:
     """One MPI: the fabriclab arguments that select it, and the references built for it."""
 
-    def __init__(self, label: str, home: str | None, workdir: str, ref_seconds: float):
-        self.label, self.home, self.workdir, self.ref_seconds = label, home, workdir, ref_seconds
+    def __init__(self, label: str, home: str | None, workdir: str, ref_seconds: float, osu: Path | None = None):
+        self.label, self.home, self.workdir, self.ref_seconds, self.osu = label, home, workdir, ref_seconds, osu
         self.mpi_args = ["--mpi-home", home] if home else []
         # A first run builds the core and tells which mpicc and launch line fabriclab uses.
         doc, _, _ = c.fabriclab(["message.stream", "-s", "64K", "--point-time", "0.1",
@@ -120,7 +131,20 @@ class Variant:
         c.run(self.cc_argv)
 
     def ref_argv(self, ct: Contest) -> list[str]:
+        if self.osu:
+            folder, name = OSU[ct.ref]
+            layout = ["-b", "multiple"] if ct.layout == "per-op" and ct.ref != "put_bibw" else []
+            return [*self.prefix, str(self.osu / folder / name), "-m", f"{min(ct.sizes)}:{max(ct.sizes)}", *layout]
         return [*self.prefix, self.exe, ct.ref, csv(ct.sizes), f"{self.ref_seconds:g}", ct.layout]
+
+    def osu_reference(self, ct: Contest, out: str) -> dict:
+        """OSU's table (size, MB/s over its loop) as both figures, bytes per second."""
+        got = {}
+        for ln in out.splitlines():
+            cells = ln.split()
+            if len(cells) == 2 and cells[0].isdigit():
+                got[int(cells[0])] = float(cells[1]) * 1e6
+        return {"mean": got, "median": got}
 
     def fl_args(self, ct: Contest) -> list[str]:
         layout = [] if ct.default else ["-p", f"window_buffers={ct.layout}"]
@@ -130,9 +154,9 @@ class Variant:
         """Bytes per second by figure ("mean": whole loop, "median": median window) and size."""
         timeout = 60 + 10 * self.ref_seconds * len(ct.sizes)
         out = c.run(self.ref_argv(ct), env=self.env, timeout=timeout)
-        got = {"mean": {}, "median": {}}
+        got = self.osu_reference(ct, out) if self.osu else {"mean": {}, "median": {}}
         for ln in out.splitlines():
-            if ln.startswith("{"):
+            if ln.startswith("{") and not self.osu:
                 d = json.loads(ln)
                 got["mean"][d["size"]] = d["mb_per_s"] * 1e6
                 got["median"][d["size"]] = d["median_window_mb_per_s"] * 1e6
@@ -223,18 +247,23 @@ def body() -> None:
                     help="run only the contests of this benchmark (repeatable; default: all)")
     ap.add_argument("--sizes", type=sizes, help="comma-separated sizes (K/M suffixes) for every contest "
                                                 "(default: each contest's own)")
+    ap.add_argument("--osu", type=Path, default=os.environ.get("FABRICLAB_OSU_DIR"),
+                    help="OSU Micro-Benchmarks' mpi folder (pt2pt/, one-sided/): its binaries are the reference "
+                         "(default $FABRICLAB_OSU_DIR; without it, bench/window_ref.c)")
     opts = ap.parse_args()
+    if opts.osu and not (opts.osu / "pt2pt" / "osu_bw").is_file():
+        raise c.BenchError(f"--osu {opts.osu}: no pt2pt/osu_bw there")
     contests = [replace(ct, sizes=opts.sizes or ct.sizes) for ct in CONTESTS
                 if not opts.only or ct.bench in opts.only]
 
     with tempfile.TemporaryDirectory(prefix="fabriclab-bench-") as work:
-        variants = [Variant("default MPI", None, work, opts.ref_seconds)]
-        ompi = None if opts.no_openmpi else c.openmpi_home()
+        variants = [Variant("default MPI", None, work, opts.ref_seconds, opts.osu)]
+        ompi = None if opts.no_openmpi or opts.osu else c.openmpi_home()
         if ompi:
             variants.append(Variant("Open MPI", ompi, work, opts.ref_seconds))
 
-        c.header("fabriclab message.bibw, deposit.put_bibw and message.stream vs minimal MPI window loops "
-                 "(bandwidth)",
+        against = f"OSU's binaries in {opts.osu}" if opts.osu else "minimal MPI window loops"
+        c.header(f"fabriclab message.bibw, deposit.put_bibw and message.stream vs {against} (bandwidth)",
                  mpi=[f"[{v.label}] {v.library} ({v.flavour}; mpicc {v.mpicc})" for v in variants],
                  commands=[ln for v in variants for ln in v.commands(contests)],
                  method=f"{opts.rounds} rounds per MPI and benchmark, reference and fabriclab alternated "
@@ -243,7 +272,7 @@ def body() -> None:
                         f"fabriclab = bandwidth_Bps (bytes_per_op / median per op, default sampling); "
                         f"targets judged per size on the median of per-round ratios fabriclab / "
                         f"reference ({opts.ref_figure} figure)")
-        if not ompi and not opts.no_openmpi:
+        if not ompi and not opts.no_openmpi and not opts.osu:
             print("(no Open MPI found: set FABRICLAB_OPENMPI_HOME or run `make openmpi` for that variant)")
 
         for v in variants:
