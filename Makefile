@@ -23,7 +23,7 @@ BLAS_DEBS := libopenblas-dev
 IB_DEBS := ibsim-utils infiniband-diags
 DEBS   := python3-simgrid chromium slurmctld slurmd slurm-client munge libpmix2 libpmix-dev postgresql $(LEVEL_DEBS) $(BLAS_DEBS) \
 	$(IB_DEBS)
-BENCH_DEBS := iperf3 sockperf
+BENCH_DEBS := iperf3 sockperf hpcc ucx-utils
 
 .PHONY: run test unit bench venv openmpi debs level-debs bench-debs clean
 
@@ -77,8 +77,11 @@ test: unit openmpi debs
 unit: venv
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -ra -m "unit and not bounds" -n auto --dist loadfile tests/unit
 
+# Every bench runs; those that failed (or lack their anchor: OSU, IMB and HPCC
+# are found through $FABRICLAB_OSU_DIR, $FABRICLAB_IMB_* and Debian's hpcc) are named at the end.
 bench: venv openmpi bench-debs
-	for b in bench/*.py; do $(PY) $$b || exit 1; done
+	@failed=""; for b in bench/*.py; do $(PY) $$b || failed="$$failed $$b"; done; \
+	if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
 
 clean:
 	rm -rf $(VENV) .mpi results build

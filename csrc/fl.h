@@ -115,6 +115,9 @@ typedef struct {
                       * barrier is the kernel's, on its active ranks alone; the
                       * runner takes the flag from any rank that sets it and
                       * applies it on every rank, idle ones too */
+    int mean_timed;  /* a sample is the mean over the timed ranks of their times,
+                      * not the slowest rank's (osu_mbw_mr: the senders' mean);
+                      * taken from any rank that sets it */
 } fl_shape;
 
 enum { FL_OK = 0, FL_SKIP = 1, FL_ERROR = -1 };
@@ -147,6 +150,7 @@ typedef struct {
     int legs;            /* one-way transfers per op, in a row */
     int concurrent;      /* an op's transfers overlap */
     int pattern;         /* takes --layouts and reports per-rank results */
+    int threads;         /* runs several threads per rank: MPI_THREAD_MULTIPLE (main.c) */
 } fl_facts;
 
 /* A kernel: registration is data (registry.c), never a strcmp chain; its
@@ -209,12 +213,17 @@ extern const fl_kernel fl_memory_kernels[];
 extern const fl_kernel fl_deposit_kernels[];
 extern const fl_kernel fl_deposit_strided_kernels[];
 extern const fl_kernel fl_deposit_pattern_kernels[];
+extern const fl_kernel fl_deposit_atomic_kernels[];
 extern const fl_kernel fl_message_kernels[];
 extern const fl_kernel fl_message_pattern_kernels[];
 extern const fl_kernel fl_message_congestion_kernels[];
 extern const fl_kernel fl_message_victim_kernels[];
+extern const fl_kernel fl_message_ring_kernels[];
 extern const fl_kernel fl_message_conns_kernels[];
 extern const fl_kernel fl_message_scatter_kernels[];
+extern const fl_kernel fl_message_mt_kernels[];
+extern const fl_kernel fl_message_halo_kernels[];
+extern const fl_kernel fl_message_rate_kernels[];
 extern const fl_kernel fl_tcp_kernels[];
 extern const fl_kernel fl_tcp_conns_kernels[];
 extern const fl_kernel fl_tcp_scatter_kernels[];
@@ -226,6 +235,7 @@ extern const fl_kernel fl_app_transpose_kernels[];
 extern const fl_kernel fl_app_matmul_kernels[];
 extern const fl_kernel fl_app_sort_kernels[];
 extern const fl_kernel fl_coll_kernels[];
+extern const fl_kernel fl_coll_neighbor_kernels[];
 /* The MPI library's collective algorithm controls, through MPI_T without
  * MPI_Init (--probe coll; families/coll_controls.c): exit code 0, or 3. */
 int fl_coll_probe(void);
@@ -233,10 +243,15 @@ int fl_coll_probe(void);
 extern const fl_kernel fl_fabric_kernels[];
 extern const fl_kernel fl_fabric_pattern_kernels[];
 extern const fl_kernel fl_fabric_via_kernels[];
+extern const fl_kernel fl_fabric_atomic_kernels[];
+extern const fl_kernel fl_fabric_rate_kernels[];
 int fl_fabric_probe(void);  /* exit code: 0, or 3 when the library fails */
 #endif
 #ifdef FL_HAVE_UCX
 extern const fl_kernel fl_ucx_kernels[];
+extern const fl_kernel fl_ucx_atomic_kernels[];
+extern const fl_kernel fl_ucx_rate_kernels[];
+extern const fl_kernel fl_ucx_mt_kernels[];
 int fl_ucx_probe(void);
 #endif
 
@@ -363,6 +378,10 @@ double fl_timer_overhead(void);                /* seconds per fl_now() call */
 double fl_timer_resolution(void);              /* the smallest step fl_now() shows */
 void fl_gather_cpus(const fl_ctx *c, int *cpus);  /* every rank's current CPU, on rank 0 */
 char *fl_hello(const fl_ctx *c, const fl_opts *o, const char *bench, double resolution);
+/* The thread level a benchmark's facts need (MPI_THREAD_MULTIPLE for `threads`,
+ * else MPI_THREAD_SINGLE, MPI_Init's), and a level's name ("multiple"). */
+int fl_thread_level(const fl_facts *f);
+const char *fl_thread_level_name(int level);
 void fl_buf_int_list(fl_buf *j, const char *key, const int *x, int n);  /* ,"key":[...] */
 
 /* per_op.c: single operations timed one by one into a log-bucketed histogram

@@ -1,6 +1,7 @@
 /* The hello line a run starts with (docs/core-protocol.md, "hello"): the
  * timer's cost and resolution, every rank's host, CPUs, affinity and the CPU
- * it starts on, the MPI library, and the options the run was given. */
+ * it starts on, the MPI library and the thread level it granted, and the
+ * options the run was given. */
 #include "fl.h"
 #include "fl_facts.h" /* FL_CORE_VERSION: fabriclab's version */
 
@@ -179,6 +180,29 @@ static void print_options(fl_buf *j, const fl_opts *o)
     fl_buf_printf(j, "}}");
 }
 
+int fl_thread_level(const fl_facts *f)
+{
+    return f->threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE;
+}
+
+const char *fl_thread_level_name(int level)
+{
+    return level >= MPI_THREAD_MULTIPLE ? "MULTIPLE" : level >= MPI_THREAD_SERIALIZED ? "SERIALIZED"
+           : level >= MPI_THREAD_FUNNELED ? "FUNNELED" : "SINGLE";
+}
+
+/* ,"thread_level":{"required":"SINGLE","provided":"SINGLE"}: what main.c asked
+ * MPI_Init_thread for, from the benchmark's facts, and what MPI granted. */
+static void print_thread_level(fl_buf *j, const char *bench)
+{
+    fl_bench b;
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    const int required = fl_find_bench(bench, &b) ? MPI_THREAD_SINGLE : fl_thread_level(b.facts);
+    fl_buf_printf(j, ",\"thread_level\":{\"required\":\"%s\",\"provided\":\"%s\"}",
+                  fl_thread_level_name(required), fl_thread_level_name(provided));
+}
+
 /* Gathers every rank's processor name, online CPU count, affinity and
  * current CPU, then prints the hello line; returns, on rank 0, every rank's
  * processor name (MPI_MAX_PROCESSOR_NAME apart) for the point records. */
@@ -192,6 +216,7 @@ char *fl_hello(const fl_ctx *c, const fl_opts *o, const char *bench, double reso
     fl_buf_printf(&j, "{\"type\":\"hello\",\"core_version\":\"%s\",\"bench\":", FL_CORE_VERSION);
     fl_buf_str(&j, bench);
     print_mpi(&j);
+    print_thread_level(&j, bench);
     print_ranks(&j, c, &h);
     print_timer(&j, c, resolution);
     print_options(&j, o);

@@ -15,12 +15,17 @@ static const fl_kernel *const families[] = {
     fl_deposit_kernels,
     fl_deposit_strided_kernels,
     fl_deposit_pattern_kernels,
+    fl_deposit_atomic_kernels,
     fl_message_kernels,
     fl_message_pattern_kernels,
     fl_message_congestion_kernels,
     fl_message_victim_kernels,
+    fl_message_ring_kernels,
     fl_message_conns_kernels,
     fl_message_scatter_kernels,
+    fl_message_mt_kernels,
+    fl_message_halo_kernels,
+    fl_message_rate_kernels,
     fl_tcp_kernels,
     fl_tcp_conns_kernels,
     fl_tcp_scatter_kernels,
@@ -28,13 +33,19 @@ static const fl_kernel *const families[] = {
     fl_app_matmul_kernels,
     fl_app_sort_kernels,
     fl_coll_kernels,
+    fl_coll_neighbor_kernels,
 #ifdef FL_HAVE_FABRIC
     fl_fabric_kernels,
     fl_fabric_pattern_kernels,
     fl_fabric_via_kernels,
+    fl_fabric_atomic_kernels,
+    fl_fabric_rate_kernels,
 #endif
 #ifdef FL_HAVE_UCX
     fl_ucx_kernels,
+    fl_ucx_atomic_kernels,
+    fl_ucx_rate_kernels,
+    fl_ucx_mt_kernels,
 #endif
 };
 #define NFAMILIES (sizeof families / sizeof families[0])

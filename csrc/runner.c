@@ -1,5 +1,6 @@
 /* The shared runner: for every point (stride x size) it runs setup, warm-up,
- * batch calibration, rounds of samples reduced to the slowest rank, the
+ * batch calibration, rounds of samples reduced to the slowest rank (or, where
+ * the kernel's shape says mean_timed, to the timed ranks' mean), the
  * stopping rule, verify and teardown, and prints the JSON lines of
  * docs/core-protocol.md. Kernels only time their loops. */
 #include "fl.h"
@@ -347,9 +348,12 @@ static int sample(fl_run_state *r, void *state, const fl_shape *sh, int64_t batc
             memset(r->round, 0, sizeof *r->round * (size_t)k);
         if (r->rank_samples)
             keep_per_rank(r, k, *n);
-        MPI_Reduce(c->rank ? r->round : MPI_IN_PLACE, r->round, k, MPI_DOUBLE, MPI_MAX, 0,
-                   c->comm);
+        /* the slowest rank's time, or (sh->mean_timed) the timed ranks' mean */
+        MPI_Reduce(c->rank ? r->round : MPI_IN_PLACE, r->round, k, MPI_DOUBLE,
+                   sh->mean_timed ? MPI_SUM : MPI_MAX, 0, c->comm);
         if (c->rank == 0) {
+            for (int i = 0; sh->mean_timed && i < k; i++)
+                r->round[i] /= r->timed_ranks > 0 ? r->timed_ranks : 1;
             memcpy(r->samples + *n, r->round, sizeof *r->round * (size_t)k);
             *n += k;
             decide(r, *n, t0, (fl_now() - ts) / *n, ctl);
@@ -493,10 +497,11 @@ static void run_point(fl_run_state *r, const fl_point *pt)
      * that syncs its ops itself (on its active ranks' communicator) may say
      * so on its active ranks alone, and an idle rank that then entered the
      * runner's barrier would wait for ranks that never come */
-    int ph[3] = {b->k->phases ? count_phases(sh.phase_names) : 0, sh.self_synced != 0, sh.timed};
-    MPI_Allreduce(MPI_IN_PLACE, &ph[0], 2, MPI_INT, MPI_MAX, c->comm);
-    MPI_Allreduce(MPI_IN_PLACE, &ph[2], 1, MPI_INT, MPI_SUM, c->comm);
-    r->nphases = ph[0], sh.self_synced = ph[1], r->timed_ranks = ph[2];
+    int ph[4] = {b->k->phases ? count_phases(sh.phase_names) : 0, sh.self_synced != 0,
+                 sh.mean_timed != 0, sh.timed};
+    MPI_Allreduce(MPI_IN_PLACE, &ph[0], 3, MPI_INT, MPI_MAX, c->comm);
+    MPI_Allreduce(MPI_IN_PLACE, &ph[3], 1, MPI_INT, MPI_SUM, c->comm);
+    r->nphases = ph[0], sh.self_synced = ph[1], sh.mean_timed = ph[2], r->timed_ranks = ph[3];
     MPI_Barrier(c->comm);
     double t0 = fl_now();
     int64_t warmup = warm(r, state, r->opts.warmup, t0, 0.5 * r->opts.point_time);

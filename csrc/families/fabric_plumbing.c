@@ -84,14 +84,16 @@ static void fab_why(fab_dom *d, const char *prov, int msg, int need)
         snprintf(d->why, FL_NOTE_LEN, "provider %s offers no %s endpoints", name, ep);
     else
         snprintf(d->why, FL_NOTE_LEN, "provider %s lacks %s on %s endpoints", name,
-                 need & FAB_NEED_RMA ? "FI_RMA" : "FI_MSG", ep);
+                 need & FAB_NEED_ATOMIC ? "FI_ATOMIC" : need & FAB_NEED_RMA ? "FI_RMA" : "FI_MSG",
+                 ep);
     fi_freeinfo(any);
 }
 
 /* The first answer, tagged where the provider offers it. */
 static struct fi_info *fab_choose(fab_dom *d, const char *prov, int need)
 {
-    uint64_t caps = FI_MSG | (need & FAB_NEED_RMA ? FI_RMA : 0);
+    uint64_t caps = FI_MSG | (need & FAB_NEED_RMA ? FI_RMA : 0) |
+                    (need & FAB_NEED_ATOMIC ? FI_ATOMIC : 0);
     struct fi_info *info = fab_query(prov, d->msg, caps | FI_TAGGED);
     if (!info)
         info = fab_query(prov, d->msg, caps);
@@ -217,11 +219,12 @@ int fab_dom_info(const fab_dom *d, char *out, size_t len)
             m += (size_t)snprintf(mr + m, sizeof mr - m, "%s%s", m ? "|" : "", f->name);
     return snprintf(out, len,
                     "\"library\":\"libfabric %u.%u\",\"provider\":\"%s\",\"fabric\":\"%s\","
-                    "\"domain\":\"%s\",\"ep\":\"%s\",\"caps\":\"msg%s%s\",\"inject_size\":%zu,"
+                    "\"domain\":\"%s\",\"ep\":\"%s\",\"caps\":\"msg%s%s%s\",\"inject_size\":%zu,"
                     "\"iov_limit\":%zu,\"mr_mode\":\"%s\"",
                     FI_MAJOR(v), FI_MINOR(v), i->fabric_attr->prov_name, i->fabric_attr->name,
                     i->domain_attr->name, d->msg ? "msg" : "rdm", d->tagged ? "|tagged" : "",
-                    d->rma ? "|rma" : "", i->tx_attr->inject_size, i->rx_attr->iov_limit, mr);
+                    d->rma ? "|rma" : "", i->caps & FI_ATOMIC ? "|atomic" : "",
+                    i->tx_attr->inject_size, i->rx_attr->iov_limit, mr);
 }
 
 int fab_use_inject(const fl_ctx *ctx, const fab_dom *d, int64_t size, char *note)

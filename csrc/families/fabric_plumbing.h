@@ -28,7 +28,7 @@
 enum { FAB_TAG_DATA = 1, FAB_TAG_CTRL = 2 };
 
 /* What a benchmark asks of the provider. */
-enum { FAB_NEED_MSG = 1, FAB_NEED_RMA = 2 };
+enum { FAB_NEED_MSG = 1, FAB_NEED_RMA = 2, FAB_NEED_ATOMIC = 4 };
 
 /* The provider of the run: one fi_getinfo answer, its fabric and domain. */
 typedef struct {

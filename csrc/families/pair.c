@@ -101,6 +101,28 @@ int64_t pair_verify_window(const fl_ctx *ctx, pair_state *p, fl_measure_fn measu
     return pair_verify_end(p, checked);
 }
 
+int64_t pair_verify_slots(const fl_ctx *ctx, pair_state *p, void *state, fl_measure_fn measure,
+                          int64_t ops, int64_t *checked)
+{
+    const int64_t slots = ops < p->buffers ? ops : p->buffers;
+    int64_t bad = 0;
+    p->next = 0;
+    for (int64_t k = 0; k < slots; k++) {
+        if (sends(p))
+            fl_fill(pair_sslot(p, k), p->count, p->seed + (uint64_t)k);
+        if (receives(p))
+            memset(pair_rslot(p, k), 0, p->count);
+    }
+    measure(ctx, state, ops);
+    p->next = 0;
+    for (int64_t k = 0; receives(p) && k < slots; k++) {
+        bad += fl_check(pair_rslot(p, k), p->count, p->seed + (uint64_t)k);
+        *checked += (int64_t)p->count;
+    }
+    p->seed += (uint64_t)slots;
+    return bad;
+}
+
 int64_t pair_verify_rma(const fl_ctx *ctx, pair_state *p, fl_measure_fn measure, int get,
                         int64_t *checked)
 {

@@ -202,6 +202,11 @@ int64_t pair_verify_window(const fl_ctx *ctx, pair_state *p, fl_measure_fn measu
                            int64_t *checked);
 void pair_verify_begin(pair_state *p);
 int64_t pair_verify_end(pair_state *p, int64_t *checked);
+/* `ops` ops from slot 0 through `measure` on `state` (the kernel's, which
+ * holds p), slot k with a pattern of its own: every op lands in its own
+ * slot, or (fewer buffers than ops) in one whose ops all carry its pattern. */
+int64_t pair_verify_slots(const fl_ctx *ctx, pair_state *p, void *state, fl_measure_fn measure,
+                          int64_t ops, int64_t *checked);
 /* One window of puts (get = 0) or gets from slot 0: the source's slots
  * filled (the target's for a get), the destination's zeroed and checked.
  * Collective: a barrier orders the stores before the window. */

@@ -15,10 +15,12 @@ _Noreturn void ucx_fail(const char *what, ucs_status_t st)
     fl_die("ucx: %s: %s", what, ucs_status_string(st));
 }
 
-/* Our own context: features TAG and RMA, the tls param as UCX_TLS. The
- * param joins transports with '+' ("posix+cma+self"), since a comma on
- * fabriclab's command line starts another variant; UCX wants commas. */
-static ucs_status_t new_context(const char *tls, int rcache, ucp_context_h *out)
+/* Our own context: the features asked (TAG and RMA; the atomics AMO64 too),
+ * the tls param as UCX_TLS. The param joins transports with '+'
+ * ("posix+cma+self"), since a comma on fabriclab's command line starts
+ * another variant; UCX wants commas. */
+static ucs_status_t new_context(const char *tls, int rcache, uint64_t features,
+                                ucp_context_h *out)
 {
     char list[UCX_TLS_LEN];
     snprintf(list, sizeof list, "%s", tls);
@@ -32,8 +34,7 @@ static ucs_status_t new_context(const char *tls, int rcache, ucp_context_h *out)
         st = ucp_config_modify(cfg, "TLS", list);
     if (st == UCS_OK && !rcache)
         st = ucp_config_modify(cfg, "RCACHE_ENABLE", "n");
-    ucp_params_t p = {.field_mask = UCP_PARAM_FIELD_FEATURES,
-                      .features = UCP_FEATURE_TAG | UCP_FEATURE_RMA};
+    ucp_params_t p = {.field_mask = UCP_PARAM_FIELD_FEATURES, .features = features};
     if (st == UCS_OK)
         st = ucp_init(&p, cfg, out);
     ucp_config_release(cfg);
@@ -75,13 +76,18 @@ static void swap_addresses(const fl_ctx *ctx, ucx_run *r)
 
 int ucx_start(const fl_ctx *ctx, void **bench_state, int rcache)
 {
+    return ucx_start_with(ctx, bench_state, rcache, UCP_FEATURE_TAG | UCP_FEATURE_RMA);
+}
+
+int ucx_start_with(const fl_ctx *ctx, void **bench_state, int rcache, uint64_t features)
+{
     ucx_run *r = calloc(1, sizeof *r);
     if (!r)
         fl_die("ucx: out of memory");
     const char *tls = fl_param(ctx->opts, "tls");
     snprintf(r->tls, sizeof r->tls, "%s", tls[0] ? tls : "default");
     r->nranks = ctx->nranks;
-    ucs_status_t st = new_context(tls, rcache, &r->context);
+    ucs_status_t st = new_context(tls, rcache, features, &r->context);
     if (st != UCS_OK) {
         r->context = NULL;
         snprintf(r->failed, sizeof r->failed, "ucp_init with UCX_TLS=%s failed: %s", r->tls,

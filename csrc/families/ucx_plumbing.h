@@ -42,6 +42,9 @@ typedef struct {
  * cache, so that ucp_mem_map registers on every call (ucx.mr_reg). */
 int ucx_start(const fl_ctx *ctx, void **bench_state, int rcache);
 void ucx_stop(const fl_ctx *ctx, void *bench_state);
+/* ucx_start with the context's UCP features (ucx_start: UCP_FEATURE_TAG |
+ * UCP_FEATURE_RMA; the atomics add UCP_FEATURE_AMO64). */
+int ucx_start_with(const fl_ctx *ctx, void **bench_state, int rcache, uint64_t features);
 
 /* The endpoint to `peer` (collective among the ranks that call it for each
  * other: a pair's two ranks); NULL, and a reason in note, if UCP refuses. */

@@ -13,7 +13,10 @@ FAKECORE_MODE selects a behaviour: "ok" (default), "hang:N" (stop answering
 after N points), "die:N" (exit 1 after N points), "error" (an error line),
 "nosamples:N" (point N has no samples), "killed:N" (after N points, print
 the launcher's report of a killed rank from the file FAKECORE_REPORT, on
-stdout for a .stdout file, else on stderr, and exit 137).
+stdout for a .stdout file, else on stderr, and exit 137). FAKECORE_THREADS is
+the highest thread level its MPI grants (MULTIPLE by default): like the real
+core it asks MULTIPLE for a benchmark whose facts say `threads`, SINGLE for
+any other, records both in its hello and refuses a lower grant (exit 2).
 
 `--probe LEVEL` prints the recorded probe answers of tests/data/probes/.
 
@@ -111,8 +114,15 @@ def script(argv, env):
     if bad:
         yield emit({"type": "error", "message": bad, "ranks": nranks})
         return 2
+    levels = ("SINGLE", "FUNNELED", "SERIALIZED", "MULTIPLE")
+    required = "MULTIPLE" if facts.threads else "SINGLE"
+    provided = min(required, env.get("FAKECORE_THREADS", "MULTIPLE"), key=levels.index)
+    if provided != required:
+        yield emit({"type": "error", "message": f"runs several threads per rank and needs MPI_THREAD_{required}; this MPI granted "
+                    f"MPI_THREAD_{provided}", "refused": True, "ranks": nranks})
+        return 2
     yield emit({"type": "hello", "core_version": "fake", "bench": bench, "mpi_library": "FakeMPI 1.0",
-          "mpi_version": "3.1", "ranks": nranks, "hosts": ["h0"] * nranks, "cpus": [64] * nranks,
+          "mpi_version": "3.1", "thread_level": {"required": required, "provided": provided}, "ranks": nranks, "hosts": ["h0"] * nranks, "cpus": [64] * nranks,
           "node_size": nranks, "timer": {"name": "fake", "overhead_s": 2e-8, "resolution_s": 1e-9},
           "options": {"sizes": ints(opts["--sizes"]), "strides": ints(opts["--strides"]),
                       "conns": ints(opts["--conns"]), "params": {**facts.defaults, **params}}})

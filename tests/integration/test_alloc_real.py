@@ -32,6 +32,10 @@ RUNS = [
     ([b for b in REGISTRY if b.startswith("tcp.") and b != "tcp.scatter"], 2, ["-s", "64K,1M", *CONNS]),
     ([b for b in REGISTRY if b.startswith("fabric.") and b != "fabric.scatter"], 2, ["-s", "64K,1M", *CONNS]),
     (["ucx"], 2, ["-s", "64K,1M"]),
+    # the atomics update one 8-byte word; the message rate over four endpoints
+    (["fabric.atomic", "ucx.atomic", "fabric.msg_rate", "ucx.msg_rate"], 2, ["-s", "8", "-p", "endpoints=4"]),
+    # deposit's atomics of one element (the level's run above has acc and get_acc), per op and aggregated
+    (["deposit.fop", "deposit.cas"], 2, ["-s", "8", "-p", "mode=osu,aggregate"]),
     (["message.scatter", "tcp.scatter", "fabric.scatter"], 2, ["-s", "8,1K", "-p", "mode=copy"]),
     (["message.scatter", "tcp.scatter", "fabric.scatter"], 2, ["-s", "8,1K"]),
     (["app.transpose"], 2, ["-s", "256,1K"]),
@@ -46,6 +50,8 @@ RUNS = [
      4, ["-s", "64K,1M", "--active", "3", "-p", "variant=collective,concurrent"]),
     # the congestion benchmarks: victims, and aggressors in every kind of role (alltoall's a, a
     # pattern's s r b t, a one-sided origin a and hotspot t), isolated and congested
+    # IMB-P2P's stencils: a 4 x 2 grid and a 2 x 2 x 2 one
+    (["message.stencil2d", "message.stencil3d"], 8, ["-s", "64K,1M"]),
     ([b for b in REGISTRY if REGISTRY[b].pattern == "congestion"], 6,
      ["-s", "64K,1M", "-p", "victims=2", "-p", "aggressor=alltoall,incast,pairs,bipairs,put_incast,get_bcast"]),
 ]

@@ -10,7 +10,7 @@ from fabriclab.suite.benchmarks import REGISTRY
 from fabriclab.suite.collectives import COLLECTIVES
 from fabriclab.schema.records import Point, Summary
 
-COLL = [b for b in REGISTRY if b.startswith("coll.")]
+COLL = [b for b in REGISTRY if b.startswith("coll.") and not b.startswith("coll.neighbor_")]
 
 
 def test_one_entry_per_operation_and_a_benchmark_each():

@@ -11,7 +11,7 @@ from fabriclab.suite.benchmarks import REGISTRY
 
 CSRC = Path(__file__).resolve().parents[2] / "csrc"
 FAMILIES = CSRC / "families"
-ENTRY = re.compile(r'\{\.name = "([a-z_.]+)",(.*?)\}', re.S)
+ENTRY = re.compile(r'\{\.name = "([a-z0-9_.]+)",(.*?)\}', re.S)
 
 
 def _map() -> list[tuple[str, str, list[str]]]:

@@ -134,7 +134,7 @@ def test_an_unknown_tls_in_a_named_run_is_refused():
 def test_every_fabric_benchmark_says_which_capability_it_needs():
     for b in REGISTRY.values():
         if b.level == "fabric" and b.name != "fabric.mr_reg":
-            assert set(b.caps) <= {"msg", "rma"} and b.caps, b.name
+            assert set(b.caps) <= {"msg", "rma", "atomic"} and b.caps, b.name
         if "put" in b.name or "get" in b.name:
             assert b.level not in ("fabric",) or b.caps == ("rma",), b.name
 

@@ -137,11 +137,11 @@ def test_osu_concatenated_outputs_and_library_noise():
 
 
 def test_osu_unsupported_and_empty_sections():
-    text = "# OSU MPI Multiple Bandwidth / Message Rate Test v7.3\n# Size  MB/s  Messages/s\n8  3.1  4\n"
-    with pytest.raises(UsageError, match="Message Rate Test, which fabriclab does not import"):
+    text = "# OSU MPI Multi Latency Test v7.3\n# Size  Latency (us)\n8  3.1\n"
+    with pytest.raises(UsageError, match="Multi Latency Test, which fabriclab does not import"):
         osu.parse(text)
     mixed = osu.parse(text + (DATA / "osu_latency_v5.txt").read_text())
-    assert mixed.ignored == ["MPI Multiple Bandwidth / Message Rate Test"] and len(mixed.figures) == 24
+    assert mixed.ignored == ["MPI Multi Latency Test"] and len(mixed.figures) == 24
     with pytest.raises(UsageError, match="no data rows"):
         osu.parse((DATA / "osu_header_only.txt").read_text())
 

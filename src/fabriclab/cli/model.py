@@ -83,7 +83,7 @@ def _add_systems(add) -> None:
     add("--hotspot-target", metavar="NODE", type=integer(0, MAX_RANKS), default=0,
         help="The node every other node sends to with --traffic hotspot. Default: 0.")
     add("--seed", metavar="INT", type=integer(0, (1 << 63) - 1), default=1,
-        help="Random seed of the permutation and bisection patterns. Default: 1.")
+        help="Random seed of the permutation, bisection and random-ring patterns. Default: 1.")
 
 
 def _add_collective(add) -> None:

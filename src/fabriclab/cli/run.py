@@ -19,8 +19,9 @@ def register(sub) -> None:
                                    "(at most 3 minutes on a 2-core machine; about 30-50 s on an idle one).")
     add = adder(p, "run")
     p.add_argument("bench", nargs="*", metavar="BENCH",
-                   help="Levels (memory, deposit, message, tcp) or benchmarks (message.pingpong). "
-                        "Default: all. `fabriclab list` shows them.")
+                   help="Levels (memory, deposit, message, tcp), benchmarks (message.pingpong) or the named "
+                        "set hpcc (HPC Challenge's network figures, docs/hpcc.md). Default: all. "
+                        "`fabriclab list` shows them.")
     _add_points(add)
     add_sampling(adder(p.add_argument_group("sampling"), "run"))
     add_mpi_options(p, "run")
@@ -167,6 +168,9 @@ def execute(args) -> tuple:
     result = start(req, args.quiet, args.dry_run)
     if result is None:
         return 0, None
+    if result.refused:     # bad input that only MPI could tell: one line, as any bad input (the document kept)
+        print(f"fabriclab: error: {result.error}", file=sys.stderr)
+        return result.exit_code, result
     _print_end(args, result)
     end = f"fabriclab: {result.points} points in {result.seconds:.1f} s -> {result.path}"
     stream = f"(stream {result.stream})"      # on a line of its own where both would pass 100 columns
@@ -181,12 +185,13 @@ def execute(args) -> tuple:
 def _print_end(args, result) -> None:
     """Tables (--tables) and the one-screen summary, or with --quiet the findings and warnings on stderr
     (report/summary.py: all read from the document)."""
-    from ..report import summary, tables as report
+    from ..report import hpcc_view, summary, tables as report
     doc = result.document
     if args.tables and not args.quiet:
         sys.stdout.write(report.format_doc(doc, "table") + "\n")
     if not args.quiet:
         sys.stdout.write(summary.summary(doc, {"result": str(result.path), "stream": str(result.stream)}))
+        sys.stdout.write("".join(ln + "\n" for ln in hpcc_view.lines(doc)))   # `fabriclab run hpcc`
     else:
         for line in report.skip_lines(doc) + summary.warning_lines(doc):
             print(f"fabriclab: {line}", file=sys.stderr)

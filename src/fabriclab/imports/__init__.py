@@ -30,12 +30,12 @@ from ..schema import Document, Footer, Header
 from ..schema.records import Point, SkipRecord, Summary
 from ..suite.benchmarks import REGISTRY
 from ..suite.patterns import max_active
-from . import imb, osu
+from . import halo, hpcc, imb, osu, rate
 from .printed import Parsed, Printed, check_physical
 from ..schema.fields import MAX_RANKS
 
-IMPORTERS = {"osu": osu.parse, "imb": imb.parse}
-TOOLS = {"osu": "OSU Micro-Benchmarks", "imb": "Intel MPI Benchmarks"}
+IMPORTERS = {"osu": osu.parse, "imb": imb.parse, "hpcc": hpcc.parse}
+TOOLS = {"osu": "OSU Micro-Benchmarks", "imb": "Intel MPI Benchmarks", "hpcc": "HPC Challenge"}
 
 
 # A tool's output of every benchmark at every size of many runs is thousands of lines:
@@ -85,7 +85,8 @@ def point(f: Printed, launch: int = 0) -> Point:
                  bytes_per_op=f.bytes_per_op, legs_per_op=f.legs, concurrent=f.concurrent, samples=[],
                  stop="imported", summary=Summary(median=f.median_s, n=f.n, mean=f.median_s, confidence=None),
                  imported={"benchmark": f.benchmark, "value": f.value, "unit": f.unit, "column": f.column,
-                           "row": f.row})
+                           "row": f.row}, **(halo.layout_fields(f) if f.bench in halo.BENCHES
+                                             else rate.layout_fields(f) if f.messages else {}))
 
 
 def build(parsed: Parsed, tool: str, source: str, data: bytes, mtime: float, argv: list | None = None) -> Document:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 
 from ..errors import UsageError
+from ..suite.benchmarks import REGISTRY
+from . import halo, rate
 from .printed import Printed, Parsed, collective, integer, number, overlap_info, printed_times
 
 # IMB name -> (fabriclab benchmark, legs, payload bytes of one op in messages
@@ -45,6 +47,13 @@ COLLECTIVES = {"Allreduce": "allreduce", "Reduce": "reduce", "Reduce_scatter": "
                "Scatterv": "scatterv", "Alltoall": "alltoall", "Alltoallv": "alltoallv", "Bcast": "bcast",
                "Barrier": "barrier", "Scan": "scan"}
 NBC_PURE, NBC_OVERLAP = "form=nonblocking", "form=nonblocking,overlap=on"
+# IMB-RMA's atomics (IMB_rma_atomic.c) -> deposit's, with their element: MPI_FLOAT for the reductions
+# (IMB_mem_manager.c: red_data_type), MPI_INT for Compare_and_swap. Each block's `MODE: AGGREGATE` is
+# n ops then one flush (fabriclab's mode=aggregate), NON-AGGREGATE a flush per op (sync=flush); both
+# under one shared lock, and t[usec] is the time of one op (docs/atomics.md).
+RMA_ATOMICS = {"Fetch_and_op": ("deposit.fop", "float"), "Compare_and_swap": ("deposit.cas", "int32"),
+               "Accumulate": ("deposit.acc", "float"), "Get_accumulate": ("deposit.get_acc", "float")}
+MODE = re.compile(r"#\s*MODE:\s*(?P<mode>NON-AGGREGATE|AGGREGATE)\b", re.I)
 
 
 def collective_of(name: str) -> tuple[str, str] | None:
@@ -92,10 +101,12 @@ class _Block:
         self.name, self.multi = name, multi
         self.nprocs, self.waiting = None, 0
         self.columns: list[str] = []
+        self.mode = ""               # IMB-RMA: AGGREGATE or NON-AGGREGATE
 
     @property
     def supported(self) -> bool:
-        return (self.name in BENCHES or collective_of(self.name) is not None) and not self.multi
+        return (self.name in BENCHES or self.name in rate.IMB_BENCHES or self.name in halo.IMB_STENCILS
+                or self.name in RMA_ATOMICS or collective_of(self.name) is not None) and not self.multi
 
 
 def parse(text: str, source: str = "input") -> Parsed:
@@ -122,8 +133,16 @@ def parse(text: str, source: str = "input") -> Parsed:
             blk.nprocs = integer(m["n"])
         elif (m := WAITING.match(s)):
             blk.waiting = integer(m["n"])
+        elif (m := MODE.match(s)):
+            blk.mode = m["mode"].upper()
         elif s.startswith("#bytes") or s.startswith("#repetitions") or s.startswith("Group"):
             blk.columns = s.split()
+        elif blk.columns and blk.supported and s[0].isdigit() and blk.name in rate.IMB_BENCHES:
+            rate.imb_row(blk.name, blk.nprocs or 2, blk.columns, s.split(), out)   # Uniband, Biband
+        elif blk.columns and blk.supported and s[0].isdigit() and blk.name in halo.IMB_STENCILS:
+            halo.imb_row(blk.name, blk.nprocs or 4, blk.columns, s.split(), out)   # IMB-P2P's stencils
+        elif blk.columns and blk.supported and s[0].isdigit() and blk.name in RMA_ATOMICS:
+            _rma_row(blk, s.split(), out)                                          # IMB-RMA's atomics
         elif blk.columns and blk.supported and s[0].isdigit():
             (_row if blk.name in BENCHES else _coll_row)(blk, s.split(), out)
     if not blocks:
@@ -132,7 +151,7 @@ def parse(text: str, source: str = "input") -> Parsed:
     if not out.figures and not out.skips:
         if not any(b.supported for b in blocks):
             raise UsageError(f"{source} holds IMB {', '.join(out.ignored)}, which fabriclab does not import "
-                             f"(it imports {', '.join([*BENCHES, *COLLECTIVES])} and IMB-NBC's I<name>)")
+                             f"(it imports {', '.join([*BENCHES, *rate.IMB_BENCHES, *halo.IMB_STENCILS, *COLLECTIVES])} and IMB-NBC's I<name>)")
         raise UsageError(f"{source}: no data rows under the IMB column header")
     sizes = [b.nprocs + b.waiting for b in blocks if b.nprocs]
     out.nranks = max(sizes) if sizes else None
@@ -175,3 +194,25 @@ def _coll_row(blk: _Block, tok: list[str], out: Parsed) -> None:
         printed_times(row, "t_min[usec]", "t_avg[usec]", "t_max[usec]")
     out.figures.append(collective(blk.name, op, size, blk.nprocs or 2, value * 1e-6, value, column,
                                   integer(row.get("#repetitions", "")), row, variant, info))
+
+
+def _rma_row(blk: _Block, tok: list[str], out: Parsed) -> None:
+    """An IMB-RMA atomic's row: t[usec], the origin's time of one op, in the block's mode."""
+    bench, dtype = RMA_ATOMICS[blk.name]
+    row = dict(zip(blk.columns, tok))
+    size = integer(row.get("#bytes", ""))
+    value = number(row.get("t[usec]", ""))
+    if size is None:
+        return
+    if len(tok) < len(blk.columns) or value is None or size == 0:
+        why = "no element (fabriclab's atomics move whole elements)" if size == 0 else " ".join(tok[1:])
+        out.skips.append((bench, size, f"IMB {blk.name}: {why}"))
+        return
+    parts = {"type": dtype}
+    if REGISTRY[bench].defaults["sync"] != "flush":
+        parts["sync"] = "flush"
+    if blk.mode == "AGGREGATE":
+        parts["mode"] = "aggregate"
+    variant = ",".join(f"{k}={v}" for k, v in sorted(parts.items()))
+    out.figures.append(Printed(blk.name, bench, variant, size, blk.nprocs or 2, value * 1e-6, size, 1, False,
+                              value, "us", "t[usec]", integer(row.get("#repetitions", "")), row))

@@ -19,6 +19,7 @@ import re
 
 from ..errors import UsageError
 from ..suite.benchmarks import REGISTRY
+from . import halo, rate
 from .printed import Printed, Parsed, collective, integer, number, overlap_info, printed_times
 
 # (rma op, test name) in the banner -> (OSU program, fabriclab benchmark, legs, both ways).
@@ -46,7 +47,18 @@ COLL_TESTS = {"allreduce": "allreduce", "reduce": "reduce", "bcast": "bcast", "b
               "alltoallpersonalizedexchange": "alltoall", "alltoallvpersonalizedexchange": "alltoallv",
               "reducescatter": "reduce_scatter", "reducescatterblock": "reduce_scatter_block",
               "barrier": "barrier", "scan": "scan"}
-PROGRAMS = sorted({t[0] for t in TESTS.values()} | {f"osu_{op}" for op in set(COLL_TESTS.values())})
+# The atomics (osu_fop_latency.c ...), by the call in their banner -> (program, benchmark). OSU prints
+# one op's time in every sync mode (x0.5 for fence and pscw, whose round is an op each way).
+ATOMIC_TESTS = {"fetch_and_op": ("osu_fop_latency", "deposit.fop"),
+                "compare_and_swap": ("osu_cas_latency", "deposit.cas"),
+                "accumulate": ("osu_acc_latency", "deposit.acc"),
+                "get_accumulate": ("osu_get_acc_latency", "deposit.get_acc")}
+ATOMIC_TITLE = re.compile(r"MPI_(?P<call>Fetch_and_op|Compare_and_swap|Accumulate|Get_accumulate)"
+                          r"(?:-(?P<accel>[A-Za-z]+))?\s+latency\s+Test", re.I)
+# OSU's -T datatypes (osu_util.c) as the atomics' element types; osu_get_acc_latency prints none: MPI_CHAR.
+ATOMIC_TYPES = {"MPI_CHAR": "int8", "MPI_INT": "int32", "MPI_FLOAT": "float"}
+PROGRAMS = sorted({t[0] for t in TESTS.values()} | {f"osu_{op}" for op in set(COLL_TESTS.values())} | {rate.OSU_BENCH[0]}
+                  | {t[0] for t in ATOMIC_TESTS.values()} | set(halo.PROGRAMS))
 COLL_TITLE = re.compile(r"MPI(?:-(?P<accel>[A-Za-z]+))?\s+(?P<nb>Non-?blocking\s+)?(?P<name>.+?)\s+Latency\s+Test",
                         re.I)
 
@@ -72,18 +84,29 @@ AVERAGING = ("OSU prints means, not medians: each test times `iterations` operat
 class _Section:
     """One test's output: its banner, settings and column header."""
 
-    def __init__(self, title: str, version: str | None):
+    def __init__(self, title: str, version: str | None, dims: list | None = None):
         self.title, self.version = title, version
         self.settings: dict = {}
         self.columns: list[str] = []
         self.test = None
         self._variant = None
         self.coll = None            # (op, non-blocking) of a collective test
+        self.rate = rate.OsuRate() if rate.is_osu_rate(title) else None   # osu_mbw_mr (imports/rate.py)
+        if self.rate:
+            self.test, self.accel = (*rate.OSU_BENCH, 1, True), ""
+        # osu_[i]neighbor_* (imports/halo.py), with the grid OSU printed before the banner
+        self.halo = halo.OsuNeighbor(title, dims) if halo.is_osu_neighbor(title) else None
+        if self.halo:
+            self.test, self.accel = self.halo.test, self.halo.accel
         m = TITLE.fullmatch(title)
         if m:
             key = ((m["rma"] or "").lower(), " ".join(m["test"].lower().split()))
             self.test = TESTS.get(key)
             self.accel = (m["accel"] or "").strip().lower().replace(" ", "_")
+        a = ATOMIC_TITLE.fullmatch(title) if self.test is None else None
+        if a:
+            self.test = (*ATOMIC_TESTS[a["call"].lower()], 1, False)
+            self.accel = (a["accel"] or "").strip().lower()
         c = COLL_TITLE.fullmatch(title) if self.test is None else None
         if c and re.sub(r"[\s_-]", "", c["name"].lower()) in COLL_TESTS:
             op = COLL_TESTS[re.sub(r"[\s_-]", "", c["name"].lower())]
@@ -117,7 +140,10 @@ class _Section:
         if win != "allocate":
             parts["win"] = win
         dtype = self.settings.get("Datatype", "MPI_CHAR")
-        if dtype != "MPI_CHAR":
+        atomic = self.test in {(*t, 1, False) for t in ATOMIC_TESTS.values()}
+        if atomic and ATOMIC_TYPES.get(dtype, dtype) != bench.defaults["type"]:
+            parts["type"] = ATOMIC_TYPES.get(dtype, dtype)   # an atomic's element (8 bytes in fabriclab's)
+        elif dtype != "MPI_CHAR" and not atomic:
             parts["datatype"] = dtype
         if self.accel:
             parts["accel"] = self.accel
@@ -128,21 +154,26 @@ def parse(text: str, source: str = "input", nranks: int = 2) -> Parsed:
     """Every row of every supported test in OSU output; UsageError when there is none.
     `nranks`: the processes of the job, which OSU does not print (its collectives' N)."""
     out = Parsed(None, AVERAGING, nranks)
-    sec = None
+    sec, dims = None, None
     banners = []
     for line in text.splitlines():
         s = line.strip()
         if not s:
             continue
+        dims = halo.osu_dims(s) or dims   # a neighbourhood test's grid, before its banner (no row of a table)
         m = BANNER.match(s)
         if m:
-            sec = _Section(m["title"], m["version"])
+            sec, dims = _Section(m["title"], m["version"], dims), None
             banners.append(sec)
             out.tool_version = out.tool_version or sec.version
             if sec.test is None and m["title"] not in out.ignored:
                 out.ignored.append(m["title"])
             continue
         if sec is None or sec.test is None:
+            continue
+        if sec.rate and (s.startswith("#") and sec.rate.comment(s) or sec.rate.windows and s[0].isdigit()):
+            if not s.startswith("#"):
+                sec.rate.row(s.split(), sec.columns, out)
             continue
         if s.startswith("#"):
             if re.match(r"#\s*Size\b", s) or (sec.coll and re.match(r"#\s*Avg Latency", s)):
@@ -151,7 +182,13 @@ def parse(text: str, source: str = "input", nranks: int = 2) -> Parsed:
                 sec.settings[kv["key"]] = kv["value"]
             continue
         if sec.columns:
+            if sec.rate or sec.halo:    # osu_mbw_mr (imports/rate.py), osu_[i]neighbor_* (imports/halo.py)
+                (sec.rate or sec.halo).row(s.split(), sec.columns, out)
+                continue
             (_coll_row if sec.coll else _row)(sec, s.split(), out, nranks)
+    for sec in banners:
+        if sec.rate:
+            sec.rate.finish(out)
     if not banners:
         hint = " (it looks like IMB output: --from imb)" if "# Benchmarking " in text else ""
         raise UsageError(f"{source} is not OSU Micro-Benchmarks output: no '# OSU MPI ... Test' banner{hint}")

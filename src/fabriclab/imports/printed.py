@@ -31,6 +31,7 @@ class Printed:
     n: int | None           # repetitions, where the tool prints them
     row: dict               # the whole printed row, column -> text
     info: dict | None = None  # what the point's info holds: a non-blocking collective's overlap calibration
+    messages: int | None = None  # a message-rate test's messages per op (imports/rate.py): the point takes its layout
 
 
 @dataclass

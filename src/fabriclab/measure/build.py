@@ -107,7 +107,7 @@ def facts_header() -> str:
                      f".params = {_c_str(b.params_spec)}, .rules = fl_params_{_c_ident(b.name)}, "
                      f".min_ranks = {b.min_ranks}, .even_ranks = {int(b.even_ranks)}, .axes = {axes}, "
                      f".legs = {b.legs}, .concurrent = {int(b.concurrent)}, "
-                     f".pattern = {int(b.pattern is not None)}}},")
+                     f".pattern = {int(b.pattern is not None)}, .threads = {int(b.threads)}}},")
     lines += ["    {.name = NULL},", "};", "#endif", "", "#endif", ""]
     return "\n".join(lines)
 
@@ -171,7 +171,7 @@ def _compile(mpi: MPI, src: Path, out: Path, libs: dict) -> tuple[list[str], str
     gen = out.parent / "gen"
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".build-")
     os.close(fd)
-    argv = [mpi.mpicc, *CFLAGS, "-I", str(src), "-I", str(gen), *extra_c, "-o", tmp, *cfiles, *extra_ld, "-lm"]
+    argv = [mpi.mpicc, *CFLAGS, "-I", str(src), "-I", str(gen), *extra_c, "-o", tmp, *cfiles, *extra_ld, "-lm", "-pthread"]
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     except (OSError, subprocess.TimeoutExpired) as e:

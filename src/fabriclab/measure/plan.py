@@ -9,12 +9,13 @@ launched, and the core receives nothing it would refuse."""
 
 from __future__ import annotations
 
+import os
 import random
 from dataclasses import asdict, dataclass, field, replace
 
 from ..errors import UsageError
 from ..units import check_range, parse_sizes, parse_strides
-from ..suite import buffers, collectives, congestion, patterns
+from ..suite import atomics, buffers, collectives, congestion, hpcc, patterns, threads
 from ..suite.benchmarks import REGISTRY, Bench, select
 
 
@@ -212,6 +213,23 @@ def _victim_buffers(name: str, sizes, lays, cache: str, llc_bytes) -> tuple:
     return () if inner.pattern else tuple(buffers.plan(sizes, cache, llc_bytes, inner.own_buffers({})))
 
 
+def _ruled_out(b: Bench, given: dict, nranks: int, named: bool) -> str | None:
+    """Where the run's ranks cannot form a benchmark's grid or neighbourhood in a variant of
+    its parameters (Bench.rules, suite/halo.py): UsageError when it was named, else the note
+    that leaves it out of its level, as a rank count below its minimum does."""
+    if not b.rules:
+        return None
+    variants = _settled(b, {k: v for k, v in given.items() if k in b.params}, named)
+    try:
+        for params in variants:
+            b.rules(b.name, (), {**b.defaults, **params}, nranks)
+    except UsageError as e:
+        if named:
+            raise
+        return f"{b.name} left out of the {b.level} level: {e}"
+    return None
+
+
 def _jobs(b, s, st, cn, mine: dict, named: bool, nranks: int, active_list, cache: str, llc_bytes) -> list:
     """One job per variant of a benchmark's parameters, with its pattern's layouts."""
     out = []
@@ -219,15 +237,25 @@ def _jobs(b, s, st, cn, mine: dict, named: bool, nranks: int, active_list, cache
         lays = ()
         if b.pattern == "congestion":
             lays = tuple(congestion.layouts(nranks, {**b.defaults, **params}, active_list))
+        elif b.pattern == "ring":   # message.ring: the natural ring, or the random ring of its seed
+            have = {**b.defaults, **params}
+            lays = (patterns.ring_layout(nranks, have["order"], int(have["seed"])),)
         elif b.pattern:
             acts = active_list if active_list and "active" in b.axes else None
+            if "active" not in b.axes:   # no active axis: every pair or rank takes part (osu_mbw_mr, IMB)
+                acts = [patterns.max_active(b.pattern, nranks)]
             matching = int(params.get("seed", b.defaults.get("seed", 1)))  # bisection's pairs
             lays = tuple(patterns.layouts(b.pattern, nranks, acts, matching))
         if b.coll:
             collectives.check(b.name, b.coll, s, {**b.defaults, **params}, [lay.active for lay in lays])
+        if b.name in atomics.ATOMICS:   # sizes it cannot take: refused where named, else left out
+            s = atomics.sizes(b.name, s, {**b.defaults, **params}, named)
+            if not s:
+                continue
         # an app's op is a whole application, a collective's one call on the same buffers (as
-        # IMB and OSU run them), a victim's its ring's few slots: none has a cache state to rotate
-        bufs = () if b.pattern in ("app", "group", "congestion") else tuple(buffers.plan(s, cache, llc_bytes, b.own_buffers(params)))
+        # IMB and OSU run them), a victim's its ring's few slots, HPCC's ring its four buffers:
+        # none has a cache state to rotate
+        bufs = () if b.pattern in ("app", "group", "congestion", "ring") else tuple(buffers.plan(s, cache, llc_bytes, b.own_buffers(params)))
         if "victim" in b.params:
             bufs = _victim_buffers({**b.defaults, **params}["victim"], s, lays, cache, llc_bytes)
         out.append(Job(b, tuple(s), tuple(st), params, tuple(cn), lays, bufs))
@@ -241,7 +269,11 @@ def build(names: list[str] | None, sizes: str | None, strides: str | None, param
     """Default sweeps come from the registry; --sizes/--strides/--conns/--active override them.
 
     A parameter applies to every selected benchmark that accepts it, in
-    the variants where it means something (_settled)."""
+    the variants where it means something (_settled). A named set
+    (suite/hpcc.py: `hpcc`) brings its benchmarks with its own sweeps and
+    parameters, which the options override."""
+    asked = list(names or ())
+    names, preset = hpcc.expand(names)
     chosen = select(names)
     given = parse_params(params)
     _check_options(chosen, given, cache, strides, conns, active)
@@ -258,13 +290,19 @@ def build(names: list[str] | None, sizes: str | None, strides: str | None, param
                 raise
             notes.append(f"{b.name} left out of {f'the {b.level} level' if names else 'the default suite'}: {e}")
             continue
-        s = size_list or parse_sizes(b.sizes)
+        if (why := _ruled_out(b, given, nranks, b.name in asked)):
+            notes.append(why)
+            continue
+        pre = preset.get(b.name, {})
+        s = size_list or parse_sizes(pre.get("sizes", b.sizes))
         st = (stride_list or parse_strides(b.strides)) if b.has_stride else [1]
         cn = (conn_list or parse_sizes(b.conns, "connection count")) if "conns" in b.axes else [1]
         mine = {k: v for k, v in given.items() if k in b.params}
         _check_limits(b, s, cn)
-        jobs += _jobs(b, s, st, cn, mine if names else {**b.suite_params, **mine}, b.name in (names or ()), nranks,
-                      active_list, cache, llc_bytes)
+        mine = {**pre["params"], **mine} if pre else mine if names else {**b.suite_params, **mine}
+        jobs += _jobs(b, s, st, cn, mine, b.name in asked, nranks, active_list, cache, llc_bytes)
+    for j in jobs:     # threads per rank, bounded by this host's CPUs (suite/threads.py)
+        threads.check(j.bench, j.params, os.cpu_count() or 1)
     if not 1 <= launches <= MAX_LAUNCHES:
         raise UsageError(f"--launches must be 1..{MAX_LAUNCHES}, not {launches}")
     return Plan(tuple(jobs), sampling.check(), validate, cache, llc_bytes, tuple(notes), launches, seed)

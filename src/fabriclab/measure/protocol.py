@@ -80,6 +80,7 @@ class Skip:
 class CoreError:
     message: str
     ranks: int | None = None    # the core's world size, when MPI was up
+    refused: bool = False       # bad input that only MPI could tell (a thread level below the one asked)
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,8 @@ def parse_line(line: str):
         return _TYPES[kind](msg)
     if kind == "error":
         ranks = msg.get("ranks")
-        return CoreError(str(msg.get("message", "core error")), ranks if isinstance(ranks, int) else None)
+        return CoreError(str(msg.get("message", "core error")), ranks if isinstance(ranks, int) else None,
+                         msg.get("refused") is True)
     if kind == "end":
         return End(int(msg.get("points", 0)), msg)
     return None

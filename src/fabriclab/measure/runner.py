@@ -35,6 +35,13 @@ class Outcome:
     points: int
     diagnostics: list
     signal: int | None = None   # what interrupted it: SIGINT (Ctrl-C) or SIGTERM
+    refused: bool = False       # the core refused the run as bad input (Refusal)
+
+
+class Refusal(str):
+    """A launch's error line that is bad input only MPI could tell (the core's
+    `refused` error: a thread level below the one a benchmark needs): the
+    run fails, and the command exits 2, as for any bad input."""
 
 
 def derive(rec: dict, hosts: list | None = None) -> Point:
@@ -208,7 +215,7 @@ def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, time
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     done = sum(isinstance(x, Point) for x in writer.records)
-    return Outcome(status, error, done, diags, sig)
+    return Outcome(status, error, done, diags, sig, isinstance(error, Refusal))
 
 
 @dataclass
@@ -362,7 +369,7 @@ def _read(r: _Reading, launch: Launch, timeout: float) -> str | None:
             if r.run.progress:
                 r.run.progress.advance(name, None)
         elif isinstance(msg, protocol.CoreError):
-            return r.wrong_world(msg.ranks) or f"{name}{where}: {msg.message}"
+            return r.wrong_world(msg.ranks) or (Refusal if msg.refused else str)(f"{name}{where}: {msg.message}")
         elif isinstance(msg, protocol.End):
             ended = True
             r.end.update(msg.data)

@@ -159,10 +159,14 @@ class Result:
     points: int
     seconds: float
     signal: Optional[int] = None         # what interrupted it: SIGINT or SIGTERM
+    refused: bool = False                # failed on bad input only MPI could tell (runner.Refusal)
 
     @property
     def exit_code(self) -> int:
-        """0; 1 for a failed run; 128 + the signal for an interrupted one (the shell's 130, 143)."""
+        """0; 1 for a failed run (2 when the core refused it as bad input); 128 + the signal for an
+        interrupted one (the shell's 130, 143)."""
+        if self.status == "failed" and self.refused:
+            return 2
         if self.status == "failed":
             return 1
         if self.status == "interrupted":
@@ -241,11 +245,12 @@ class Session:
         (verdicts/coll_prediction.py) predicted from the network the run crossed, when a
         network is known and a job exchanges or is a collective the model has; the files are
         read here, before anything launches, so a bad one ends the run at once."""
-        from ..verdicts import coll_prediction, exchange_prediction
+        from ..verdicts import coll_prediction, exchange_prediction, halo_prediction
         network = self.network()
         jobs = self.plan.jobs
         wanted = [m for m, any_job in ((exchange_prediction, any(j.bench.app and j.bench.app.exchanges for j in jobs)),
-                                       (coll_prediction, any(coll_prediction.modelled(j.bench.name) for j in jobs)))
+                                       (coll_prediction, any(coll_prediction.modelled(j.bench.name) for j in jobs)),
+                                       (halo_prediction, any(halo_prediction.modelled(j.bench.name) for j in jobs)))
                   if any_job]
         if not wanted:
             return lambda doc: {}
@@ -314,7 +319,7 @@ class Session:
             doc.add_block(name, block)
         merge.write(doc, out)
         return Result(doc, out, out.with_suffix(".ndjson"), outcome.status, outcome.error, outcome.points, seconds,
-                      outcome.signal)
+                      outcome.signal, outcome.refused)
 
     def _derived(self, doc: Document) -> dict:
         try:
@@ -393,6 +398,8 @@ class _HeaderCompletion:
             return
         head = w.header
         head.mpi = {**head.mpi, "library": h.get("mpi_library"), "mpi_version": h.get("mpi_version")}
+        if isinstance(h.get("thread_level"), dict):   # what the core asked MPI_Init_thread for, what it granted
+            head.mpi["thread_level"] = h["thread_level"]
         head.hosts, head.timer = h.get("hosts"), h.get("timer")
         head.core = {**head.core, "version": h.get("core_version")}
         placement: dict = {}

@@ -1,7 +1,7 @@
 """Names the model accepts, kept free of heavy imports so the command line can
 offer them (`fabriclab model --help`) without loading numpy or the catalog."""
 
-PATTERNS = ("all-to-all", "hotspot", "permutation", "bisection", "neighbour")
+PATTERNS = ("all-to-all", "hotspot", "permutation", "bisection", "neighbour", "ring", "random-ring")
 METHODS = ("auto", "enumerate")
 MAX_NODES = 100_000
 MAX_ENUMERATED_FLOWS = 40_000_000     # flows the model lists one by one (or aggregated groups of them)

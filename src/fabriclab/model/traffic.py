@@ -17,7 +17,10 @@ class Traffic:
 
     kind: str = "all-to-all"
     target: int = 0          # hotspot: the node everybody sends to
-    seed: int = 1            # permutation, bisection: random generator seed
+    seed: int = 1            # permutation, bisection, random-ring: random generator seed
+    # ring: the nodes in ring order, each sending to both neighbours (HPCC's rings); () is the
+    # natural ring 0, 1 .. N-1 (a run's random ring is its layout's, analysis/hpcc.py)
+    ring: tuple = ()
 
     def __post_init__(self):
         if self.kind not in PATTERNS:
@@ -32,7 +35,10 @@ class Traffic:
                 "hotspot": f"hotspot (every node sends to node {self.target})",
                 "permutation": f"random permutation (seed {self.seed})",
                 "bisection": f"random bisection pairs (seed {self.seed})",
-                "neighbour": "nearest neighbour"}[self.kind]
+                "neighbour": "nearest neighbour",
+                "ring": ("ring in the order given" if self.ring else "naturally ordered ring")
+                + " (every node to both neighbours)",
+                "random-ring": f"randomly ordered ring (seed {self.seed}; every node to both neighbours)"}[self.kind]
 
     def flows(self, topo) -> tuple:
         n = topo.n_nodes
@@ -43,7 +49,11 @@ class Traffic:
                 raise UsageError(f"hotspot target {self.target} is not a node (0..{n - 1})")
             src = np.array([i for i in range(n) if i != self.target], np.int64)
             return src, np.full(n - 1, self.target, np.int64)
+        if self.kind == "ring":
+            return ring_flows(self.ring or tuple(range(n)), n)
         rng = np.random.default_rng(self.seed)
+        if self.kind == "random-ring":
+            return ring_flows(tuple(rng.permutation(n).tolist()), n)
         if self.kind == "permutation":
             return np.arange(n, dtype=np.int64), derangement(n, rng)
         if self.kind == "bisection":
@@ -63,6 +73,17 @@ def all_pairs(n: int) -> tuple:
     k = np.tile(np.arange(n - 1, dtype=np.int64), n)
     d = k + (k >= s)
     return s, d
+
+
+def ring_flows(order: tuple, n: int) -> tuple:
+    """HPCC's ring (bench_lat_bw_1.5.2.c, ring_lat_bw_loop): every node in `order` sends one message
+    to its right neighbour and one to its left; on a ring of two both go to the one other node."""
+    if n < 2:
+        raise UsageError(f"a ring needs at least 2 nodes, not {n}")
+    if sorted(order) != list(range(n)):
+        raise UsageError(f"a ring's order must list every node 0..{n - 1} once, not {len(order)} entries")
+    o = np.asarray(order, np.int64)
+    return np.concatenate((o, o)), np.concatenate((np.roll(o, -1), np.roll(o, 1)))
 
 
 def derangement(n: int, rng) -> np.ndarray:

@@ -25,7 +25,7 @@ from ..units import fmt_bytes, fmt_rate
 # RunView, in_registry_order and sweep are read from here too (report/html.py, `fabriclab plot`)
 from .curves import (METRICS, SIZE, STATS_NOTE, XAXES, RunView, in_registry_order, measured, pick,  # noqa: F401
                      series_of, sweep, variant_name)
-from . import app_views, coll_views, network, tail_views
+from . import app_views, atomic_views, coll_views, halo_views, hpcc_view, network, rate_views, tail_views, thread_views
 from .figure import Axis, Figure, Mark, Series, slug
 from .ladder import Rung, ladder, ladder_rows  # noqa: F401  (report/html.py reads them from here)
 from .layers import costs
@@ -468,6 +468,14 @@ VIEWS = (
     View("sort-rate", "Applications: bucket sort rate vs ranks and element size", app_views.sort_rate),
     View("phases", "Applications: the time split of each op", app_views.phases),
     View("collectives", "Collectives: bus bandwidth vs size, one curve per form and rank count", coll_views.collectives),
+    View("message-rate", "Message rate vs size and window (osu_mbw_mr, IMB Uniband and Biband)", rate_views.message_rate),
+    View("hpcc", "HPC Challenge's network figures: ping-pong over pairs, natural and random rings", hpcc_view.view),
+    View("halo", "Halo exchange: neighbourhood collectives beside IMB-P2P's stencils at equal bytes per rank",
+         halo_views.view),
+    View("atomics", "Atomics and accumulate: latency per sync mode (OSU's syncs, IMB's aggregate mode)",
+         atomic_views.atomics),
+    View("threads", "Threads per rank: latency and bandwidth vs threads (osu_latency_mt, IMB-MT, ucx_perftest -T)",
+         thread_views.scaling),
 )
 
 

@@ -18,7 +18,7 @@ from ..errors import UsageError
 from ..analysis import fit, merge, ranks
 from ..suite.benchmarks import REGISTRY, coll_of
 from ..units import fmt_bytes, fmt_time
-from . import FORMATS, escape
+from . import FORMATS, escape, hpcc_view
 from .rows import ROW_FIELDS, Row, rows
 from .work import app_of, phase_split
 
@@ -110,6 +110,7 @@ class _Columns:
     phases: tuple = ()          # an app's phase names, a column each
     coll: bool = False          # a collective: bus bandwidth and t_min, t_avg, t_max instead of per-rank rates
     overlap: bool = False       # a non-blocking collective's overlap with computation
+    rate: bool = False          # a message rate of its own (the *.msg_rate benchmarks): Gb/s and Mmsg/s
 
     @classmethod
     def of(cls, rs: list) -> "_Columns":
@@ -118,7 +119,8 @@ class _Columns:
         return cls(any(r.stride != 1 for r in rs), any(r.conns != 1 for r in rs),
                    any(r.active is not None for r in rs), any(r.vs_best_copy is not None for r in rs),
                    any(r.launches > 1 for r in rs), all(r.imported for r in rs), app, phases,
-                   coll_of(rs[0].bench) is not None, any(r.overlap for r in rs))
+                   coll_of(rs[0].bench) is not None, any(r.overlap for r in rs),
+                   any(r.active is None and r.message_rate_per_s for r in rs))
 
     @property
     def ranked(self) -> bool:
@@ -133,6 +135,7 @@ class _Columns:
                 + (["rank MB/s min..max", "Jain", "Mmsg/s"] if self.ranked else [])
                 + (["busbw MB/s", "t_min", "t_avg", "t_max", "slowest"] if self.coll else [])
                 + (["overlap %", "compute"] if self.overlap else [])
+                + (["Gb/s", "Mmsg/s"] if self.rate else [])
                 + ([app_of(self.app).rate.label, "speedup"] if self.app else []) + list(self.phases)
                 + (["vs best copy"] if self.ect else []) + (["launches", "between"] if self.multi else [])
                 + ["stop", "warnings"])
@@ -161,6 +164,9 @@ def _cells(r: Row, c: _Columns) -> list[str]:
                 "-" if slow is None else f"rank {slow[0]}" + (f" ({escape.terminal(slow[1])})" if slow[1] else "")]
     if c.overlap:
         row += _overlap_cells(r.overlap)
+    if c.rate:  # perftest's -q units: BW in Gb/s (10^9 bits), MsgRate in Mpps
+        row += [f"{r.bandwidth_Bps * 8 / 1e9:.3f}" if r.bandwidth_Bps else "-",
+                f"{r.message_rate_per_s / 1e6:.3f}" if r.message_rate_per_s else "-"]
     if c.app:
         row += [app_of(c.app).rate.text(r.work_per_s), f"{r.speedup:.2f}" if r.speedup is not None else "-"]
         split = {x.name: x for x in phase_split(r.phases_s, r.median_s)}
@@ -433,7 +439,8 @@ def _table(doc) -> str:
         out += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in body]
         out.append("")
     out += [escape.terminal(ln) for ln in finding_lines(doc) + model_lines(doc) + tail_lines(doc)
-            + pair_lines(doc) + congestion_lines(doc) + skip_lines(doc) + _derived_lines(doc, rs)]
+            + pair_lines(doc) + congestion_lines(doc) + hpcc_view.lines(doc) + skip_lines(doc)
+            + _derived_lines(doc, rs)]
     return "\n".join(out) + "\n"
 
 

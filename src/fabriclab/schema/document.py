@@ -100,6 +100,7 @@ class Header:
         objs = {k: dict(f.obj(k, None, none=True) or {}) for k in cls._OBJECTS}
         _host(objs["host"])
         _texts(objs["mpi"], "header mpi", ("library", "mpi_version", "flavour", "header_version"))
+        _thread_level(Fields(objs["mpi"], "header mpi").obj("thread_level", None, none=True))
         _texts(objs["launcher"], "header launcher", ("launcher", "binding"))
         plan = Fields(objs["plan"], "header plan")
         plan.obj("cache", None, none=True), plan.list("jobs", lambda x: isinstance(x, dict), "jobs", None, none=True)
@@ -134,6 +135,18 @@ def _texts(d: dict, where: str, keys: tuple) -> None:
     f = Fields(d, where)
     for key in keys:
         f.str(key, None, none=True)
+
+
+THREAD_LEVELS = ("SINGLE", "FUNNELED", "SERIALIZED", "MULTIPLE")   # MPI_THREAD_*, in order
+
+
+def _thread_level(d) -> None:
+    """header mpi.thread_level: what the core asked MPI_Init_thread for and what MPI granted."""
+    if d is None:
+        return
+    f = Fields(d, "header mpi thread_level")
+    for key in ("required", "provided"):
+        f.str(key, choices=THREAD_LEVELS)
 
 
 def _placement(d) -> None:
@@ -486,7 +499,8 @@ def cable_row(g: Fields) -> None:
     g.num("ratio", None, hi=math.inf, none=True), g.int("drops", 0)
 
 
-BLOCKS = {"validation": check_validation, "exchange_model": check_exchange_model, "coll_model": check_coll_model}
+BLOCKS = {"validation": check_validation, "exchange_model": check_exchange_model, "coll_model": check_coll_model,
+          "halo_model": check_exchange_model}   # the halo exchanges' rows (verdicts/halo_prediction.py): the same form
 
 
 # ---- files ---------------------------------------------------------------------------------

@@ -332,10 +332,15 @@ class Point:
 
     @property
     def message_rate_per_s(self) -> Optional[float]:
+        """Messages per second over the median: a pattern's messages of all its
+        ranks per op, or those a kernel records per op in its info (the
+        *.msg_rate benchmarks: one, so the rate is perftest's MsgRate, messages
+        over the time from the first post to the last completion)."""
         med = self.summary.median
-        if not self.is_pattern or not self.messages_per_op or med <= 0:
+        n = self.messages_per_op if self.is_pattern else (self.info or {}).get("messages_per_op")
+        if not isinstance(n, int) or isinstance(n, bool) or n <= 0 or med <= 0:
             return None
-        return self.messages_per_op / med
+        return n / med
 
     @property
     def payload_bytes(self) -> int:
@@ -382,6 +387,9 @@ class Point:
         bus = self.bus_bandwidth_Bps
         if bus is not None:
             d["bus_bandwidth_Bps"] = bus
+        rate = None if self.is_pattern else self.message_rate_per_s
+        if rate is not None:
+            d["message_rate_per_s"] = rate
         overlap = self.overlap
         if overlap is not None:
             d["overlap"] = overlap

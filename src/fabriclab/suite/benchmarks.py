@@ -24,11 +24,13 @@ minutes on a 2-core machine; patterns that need more ranks to mean anything
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Callable
 
 from ..errors import UsageError
 from ..units import MAX_VALUE, parse_size
-from . import apps, buffers, footprint as fp
+from . import apps, atomics, buffers, footprint as fp
 from .collectives import COLLECTIVES, Collective
+from . import halo
 
 LEVELS = {
     "memory": "local copy throughput of one process (ECT: contiguous and strided loads/stores)",
@@ -181,6 +183,20 @@ FABRIC_PATH = {"path": choice("auto", "inject", "send")}
 # Completion of fi_write/fi_read: delivery (FI_DELIVERY_COMPLETE, the data is
 # at the target) or transmit (FI_TRANSMIT_COMPLETE, the source may be reused).
 FABRIC_RMA = {**FABRIC, "complete": choice("delivery", "transmit")}
+# Atomics on one 8-byte word (fabric_atomic.c, ucx_atomic.c): the op, as the
+# anchors name them (fabtests' fi_rdm_atomic -o; ucx_perftest's ucp_* tests).
+FABRIC_ATOMIC = {"op": choice("add", "fetch_add", "cswap")}
+# memory: the target's word allocated by UCP (as ucx_perftest's buffers: shared
+# memory a transport may map, device atomics) or the program's own page.
+UCX_ATOMIC = {"op": choice("add", "fadd", "swap", "cswap"), "memory": choice("ucx", "program")}
+# Message rate over several endpoints (perftest's -q): ENDPOINTS endpoints
+# (workers, ucx) per rank, each streaming WINDOW messages per window.
+# A window's Q x W messages share the buffers (window_buffers=shared, as
+# fabric.stream and perftest, which sends every message of a queue pair from
+# one buffer) or take one each (per-op; Bench.own_buffers).
+ENDPOINTS = {"endpoints": integer(1, 1, 64), "window": integer(64, 1, 1 << 14),
+             "window_buffers": SENDS["window_buffers"]}
+RATE_SIZES = "1:64K:x4"
 # The ucx level: UCX_TLS for the run (empty: UCX's own choice), recorded per point;
 # transports joined by '+' ("posix+cma+self"), since a comma starts another variant.
 UCX = {"tls": text()}
@@ -260,6 +276,9 @@ class Bench:
     min_ranks: int = 2
     legs: int = 1               # one-way transfers per op, in a row (sequential benchmarks)
     concurrent: bool = False    # the op's transfers overlap: its time is the figure
+    # How a sample reduces over the ranks that time (the core's runner): the slowest rank's time,
+    # or "senders-mean", the senders' mean (osu_mbw_mr; the kernel's shape sets mean_timed)
+    reduce: str = "slowest"
     pattern: str | None = None  # rank layout of a traffic pattern, None: ranks 0 and 1 (or 0 alone)
     strides: str = "1"
     conns: str = "1"
@@ -284,6 +303,12 @@ class Bench:
     app: apps.App | None = None
     # A collective operation: what SIZE is, its bytes and bus bandwidth (collectives.py).
     coll: Collective | None = None
+    # A check of its points before launch beyond each parameter's own (halo.py's grids and
+    # neighbourhoods): rules(name, sizes, params, nranks) raises UsageError in one line.
+    rules: Callable | None = None
+    # Several threads per rank make MPI calls at once: the core asks MPI for
+    # MPI_THREAD_MULTIPLE for it alone (csrc/main.c; the rest keep MPI_Init's level).
+    threads: bool = False
 
     def for_suite(self) -> "Bench":
         """This benchmark with the default suite's (shorter) sweeps."""
@@ -319,9 +344,11 @@ class Bench:
 
     def own_buffers(self, params: dict) -> int:
         """Ops in flight between two completions that each take a buffer of
-        their own (buffers.py): the `window` under window_buffers=per-op, else 1."""
+        their own (buffers.py): the `window` under window_buffers=per-op, else 1;
+        a window on each of `endpoints` endpoints (*.msg_rate) is endpoints x window ops."""
         have = {**self.defaults, **params}
-        return buffers.own(int(have.get("window", 1)), have.get("window_buffers", buffers.LAYOUTS[0]))
+        ops = int(have.get("window", 1)) * int(have.get("endpoints", 1))
+        return buffers.own(ops, have.get("window_buffers", buffers.LAYOUTS[0]))
 
     def canonical(self, key: str, value: str) -> str:
         """A value of parameter `key` as the core receives it; UsageError if refused."""
@@ -368,6 +395,34 @@ def _coll(op: str, summary: str) -> Bench:
                  size_label="vector size" if not c.blocks else "block size", footprint=fp.coll(op))
 
 
+def _atomic(name: str, summary: str, sizes: str, suite: dict | None = None) -> Bench:
+    """An atomic's entry (atomics.py): OSU's syncs, IMB's aggregate mode, the ops and types its call takes."""
+    a = atomics.ATOMICS[name]
+    params = {"sync": choice(*a.syncs), "mode": Param("osu", atomics.MODES, only=("sync", "flush")),
+              "ops_per_flush": integer(atomics.IMB_MSGS_PER_SAMPLE, 1, 1 << 16, only=("mode", "aggregate")),
+              **({"op": choice(*a.ops)} if a.ops else {}), "type": choice(*a.types)}
+    return _b(name, summary, "latency", sizes=sizes, params=params, suite=suite, views=("atomics",),
+              footprint=fp.ATOMIC)
+
+
+# Halo exchanges (suite/halo.py, docs/halo.md): IMB-P2P's stencils, IMB's touches of the buffers
+# on or off (-msgwr, -msgrd); MPI's neighbourhood collectives on OSU's Cartesian neighbourhood
+# (dim, radius: OSU's -N cart:DIM:RAD, default 1:1), a graph file, or IMB's stencil grids.
+HALO_SIZES = "1:1M:x4"
+NEIGHBORHOOD = {"neighborhood": choice("cart", "graph", "stencil2d", "stencil3d"),
+                "dim": integer(1, 1, halo.MAX_DIM, only=("neighborhood", "cart")),
+                "radius": integer(1, 1, 1 << 10, only=("neighborhood", "cart")),
+                "graph": Param("", only=("neighborhood", "graph")),
+                **COLL_FORM, **COLL_SYNC}
+
+
+def _neighbor(op: str, summary: str, footprint) -> Bench:
+    # 3 ranks at least: OSU's default neighbourhood (dim 1, radius 1) needs a side of 3
+    return _b(f"coll.neighbor_{op}", summary, "latency", sizes=HALO_SIZES, concurrent=True, pattern="all",
+              min_ranks=3, params=NEIGHBORHOOD, suite=None, views=("halo",), size_label="block size", footprint=footprint,
+              rules=halo.check_neighbourhood)
+
+
 STRIDED = ("size", "stride")
 
 REGISTRY: dict[str, Bench] = {b.name: b for b in [
@@ -408,6 +463,12 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("deposit.hotspot_get", "ACTIVE ranks get windows from rank 0 at once (hotspot read)", "bandwidth",
        axes=("size", "active"), pattern="hotspot", params=PUTS, suite=None,
        views=HOTSPOT_VIEWS, footprint=fp.RMA_HOTSPOT_GET),
+    _atomic("deposit.fop", "MPI_Fetch_and_op of one element then OSU's sync (or IMB's aggregate flush)", "8",
+            suite={}),
+    _atomic("deposit.cas", "MPI_Compare_and_swap of one element then OSU's sync (or IMB's aggregate flush)", "8"),
+    _atomic("deposit.acc", "MPI_Accumulate of SIZE bytes then OSU's sync (or IMB's aggregate flush)", "8:4M:x2"),
+    _atomic("deposit.get_acc", "MPI_Get_accumulate of SIZE bytes then OSU's sync (or IMB's aggregate flush)",
+            "8:4M:x2"),
     # ---- message: two-sided MPI
     _b("message.pingpong", "MPI_Send/MPI_Recv round trip between two ranks", "latency", legs=2,
        params={"completion": COMPLETION}, suite={"params": {"completion": "wait,test"}}, views=("layers",),
@@ -440,6 +501,53 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("message.shift", "every rank streams to rank + ACTIVE and receives from rank - ACTIVE at once: mpiGraph's "
        "step, all steps the N x N pair matrix", "bandwidth", axes=("size", "active"), concurrent=True,
        pattern="shift", min_ranks=2, params=SHIFT_WINDOW, suite=None, views=(), footprint=fp.MPI_BOTH),
+    # message rate, timed as the anchors time it (csrc/families/message_rate.c, docs/message-rate.md):
+    # every pair (k, k+N/2) at once; `window=1,2,4,8,16,32,64,128` is osu_mbw_mr's -V profile
+    _b("message.mbw_mr", "every pair (i, i+N/2) streams windows at once, a barrier before each: osu_mbw_mr's "
+       "MB/s and messages/s over the senders' mean time", "bandwidth", sizes="1:4M:x2", concurrent=True,
+       pattern="pairs", params={"window": integer(64, 1, 1 << 20), "window_buffers": SENDS["window_buffers"]},
+       reduce="senders-mean", suite={"sizes": "8,4K,64K"}, views=("message-rate",), footprint=fp.MPI_PAIRS),
+    _b("message.uniband", "every pair (i, i+N/2) streams windows at once: IMB-MPI1 Uniband's Mbytes/sec and "
+       "Msg/sec over the slowest rank's time", "bandwidth", concurrent=True, pattern="pairs",
+       params={"window": integer(256, 1, 1 << 20), "window_buffers": SENDS["window_buffers"]},
+       suite=None, views=("message-rate",), footprint=fp.MPI_PAIRS),
+    _b("message.biband", "both ranks of every pair stream windows at each other at once: IMB-MPI1 Biband's "
+       "Mbytes/sec and Msg/sec over the slowest rank's time", "bandwidth", concurrent=True, pattern="bipairs",
+       params={"window": integer(256, 1, 1 << 20), "window_buffers": SENDS["window_buffers"]},
+       suite=None, views=("message-rate",), footprint=fp.MPI_BOTH),
+    # HPC Challenge's network figures (csrc/families/message_ring.c, analysis/hpcc.py, docs/hpcc.md):
+    # ping-pong between every ordered pair in turn, and the natural and random rings in HPCC's two ways
+    _b("message.cross_pingpong", "MPI_Send/MPI_Recv round trip between the ACTIVE-th ordered pair of ranks, the "
+       "others idle: HPCC's ping-pong over pairs", "latency", sizes="8,2000000", axes=("size", "active"), legs=2,
+       pattern="cross", suite=None, views=("hpcc",), footprint=fp.MPI_PAIR),
+    _b("message.ring", "every rank sends SIZE bytes to both ring neighbours and receives from both: HPCC's "
+       "naturally or randomly ordered ring, by two MPI_Sendrecv or by MPI_Irecv/MPI_Isend", "latency",
+       sizes="8,2000000", concurrent=True, pattern="ring", suite=None, views=("hpcc",),
+       params={"order": choice("natural", "random"), "method": choice("sendrecv", "irecv"),
+               "seed": integer(1, 0, MAX_VALUE, only=("order", "random"))}, footprint=fp.MPI_RING),
+    # threads per rank (csrc/families/message_mt.c, docs/threads.md): osu_latency_mt's S:R
+    # threads, IMB-MT's T threads each on a communicator of its own; suite/threads.py bounds them
+    _b("message.latency_mt", "SENDERS threads of rank 0 ping-pong with RECEIVERS threads of rank 1 at once: "
+       "osu_latency_mt's latency", "latency", sizes="0:64K:x4", legs=2, threads=True,
+       params={"senders": integer(1, 1, 127), "receivers": integer(2, 1, 127)}, suite=None,
+       views=("threads",), footprint=fp.MPI_LATENCY_MT),
+    _b("message.mt_uniband", "THREADS thread pairs stream windows from rank 0 to rank 1 at once, a "
+       "communicator each: IMB-MT's UniBandMT", "bandwidth", sizes="1:4M:x4", concurrent=True, threads=True,
+       params={"threads": integer(2, 1, 127), **SENDS}, suite=None,
+       views=("threads",), footprint=fp.MPI_MT_BAND),
+    _b("message.mt_biband", "THREADS thread pairs stream windows both ways between ranks 0 and 1 at once: "
+       "IMB-MT's BiBandMT", "bandwidth", sizes="1:4M:x4", concurrent=True, threads=True,
+       params={"threads": integer(2, 1, 127), **SENDS}, suite=None,
+       views=("threads",), footprint=fp.MPI_MT_BAND),
+    # halo exchange (csrc/families/message_halo.c): IMB-P2P's Stencil2D and Stencil3D
+    _b("message.stencil2d", "IMB-P2P Stencil2D: every rank exchanges SIZE bytes with its 4 neighbours on a periodic "
+       "2-D grid of the ranks (Irecv, Isend, Waitall)", "bandwidth", sizes=HALO_SIZES, concurrent=True,
+       pattern="all", min_ranks=4, params={"touch": choice("on", "off")}, suite=None, views=("halo",),
+       footprint=fp.HALO_2D, rules=halo.check_stencil),
+    _b("message.stencil3d", "IMB-P2P Stencil3D: every rank exchanges SIZE bytes with its 6 neighbours on a periodic "
+       "3-D grid of the ranks (Irecv, Isend, Waitall)", "bandwidth", sizes=HALO_SIZES, concurrent=True,
+       pattern="all", min_ranks=8, params={"touch": choice("on", "off")}, suite=None, views=(),
+       footprint=fp.HALO_3D, rules=halo.check_stencil),
     # congestion (GPCNeT): victims on a seeded random ring time a test while the other ranks
     # load the network (suite/congestion.py); ACTIVE is 0 (isolated) or every aggressor
     _b("message.victim_latency", "victims on a random ring exchange SIZE bytes with both neighbours while the "
@@ -516,6 +624,12 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _b("fabric.scatter", "32 segments of SIZE bytes: an iovec receive by the provider, or receive and copy",
        "bandwidth", sizes=SEGMENT_SIZES, params={**FABRIC, "mode": choice("iovec", "copy"), **SEGMENTS, **SENDS},
        suite=None, views=("via-scatter",), size_label="segment size", caps=("msg",), footprint=fp.FABRIC_SCATTER),
+    _b("fabric.atomic", "one 8-byte fi_atomic, fi_fetch_atomic or fi_compare_atomic on the target's word, then "
+       "its completion (fabtests' fi_rdm_atomic)", "latency", sizes="8", params={**FABRIC, **FABRIC_ATOMIC},
+       suite=None, size_label="operand size", caps=("atomic",), footprint=fp.FABRIC_ATOMIC),
+    _b("fabric.msg_rate", "ENDPOINTS endpoints each stream a window of fi_tsend, acked per window "
+       "(perftest's ib_send_bw -q)", "bandwidth", sizes=RATE_SIZES, params={**FABRIC, **FABRIC_PATH, **ENDPOINTS},
+       suite=None, caps=("msg",), footprint=fp.FABRIC_RATE),
     # ---- ucx: UCP, ranks 0 and 1 or a pattern (MPI only sets up: worker addresses, remote keys)
     _b("ucx.pingpong", "ucp_tag_send_nbx/ucp_tag_recv_nbx round trip", "latency", legs=2, params=UCX,
        suite=LEVEL_SUITE, views=("layers",), footprint=fp.UCX_PAIR),
@@ -530,6 +644,18 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        params={**UCX, **PUTS}, suite=None, footprint=fp.UCX_RMA),
     _b("ucx.mr_reg", "ucp_mem_map then ucp_mem_unmap of a SIZE-byte buffer", "latency", sizes="4K:64M:x4",
        min_ranks=1, params=UCX, suite=None, size_label="region size", views=("registration",), footprint=fp.UCX_MR),
+    _b("ucx.atomic", "one ucp_atomic_op_nbx on the target's 8-byte word, then its completion (ucx_perftest's "
+       "ucp_add, ucp_fadd, ucp_swap, ucp_cswap)", "latency", sizes="8", params={**UCX, **UCX_ATOMIC}, suite=None,
+       size_label="operand size", footprint=fp.UCX_ATOMIC),
+    _b("ucx.msg_rate", "ENDPOINTS workers each stream a window of tagged sends, acked per window "
+       "(perftest's ib_send_bw -q)", "bandwidth", sizes=RATE_SIZES, params={**UCX, **ENDPOINTS}, suite=None,
+       footprint=fp.UCX_RATE),
+    # ucx_perftest -T THREADS -M THREAD_MODE's tag_lat: a UCP worker per thread (csrc/families/ucx_mt.c,
+    # docs/threads.md); its threads make no MPI call, the core asks MPI_THREAD_MULTIPLE as for every `threads`
+    _b("ucx.mt_pingpong", "THREADS threads of rank 0 ping-pong tagged messages with THREADS of rank 1 at once, a "
+       "UCP worker each: ucx_perftest -T's tag_lat", "latency", sizes="0:64K:x4", legs=2, threads=True,
+       params={**UCX, "threads": integer(2, 1, 127), "thread_mode": choice("single", "serialized", "multi")},
+       suite=None, views=("threads",), footprint=fp.UCX_MT),
     # ---- app: the seeds' applications on the first ACTIVE ranks
     _b("app.transpose", "M x M array of 8-byte words by row blocks transposed: pack+alltoall+unpack, "
        "derived datatypes, or one-sided deposit", "bandwidth", sizes="256:4K:x2", axes=APP_AXES, min_ranks=1,
@@ -573,6 +699,14 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     _coll("barrier", "MPI_Barrier"),
     _coll("reduce_local", "MPI_Reduce_local of a SIZE-byte vector on each rank alone (the cost of reducing: "
                           "the model's gamma)"),
+    # neighbourhood collectives (csrc/families/coll_neighbor.c) on every rank's neighbourhood
+    _neighbor("allgather", "MPI_Neighbor_allgather: every rank gets each source neighbour's SIZE-byte block",
+              fp.NEIGHBOR_GATHER),
+    _neighbor("allgatherv", "MPI_Neighbor_allgatherv with equal SIZE-byte blocks", fp.NEIGHBOR_GATHER),
+    _neighbor("alltoall", "MPI_Neighbor_alltoall: a SIZE-byte block to and from each neighbour",
+              fp.NEIGHBOR_ALLTOALL),
+    _neighbor("alltoallv", "MPI_Neighbor_alltoallv with equal SIZE-byte blocks", fp.NEIGHBOR_ALLTOALL),
+    _neighbor("alltoallw", "MPI_Neighbor_alltoallw with equal SIZE-byte blocks of MPI_BYTE", fp.NEIGHBOR_ALLTOALL),
 ]}
 
 

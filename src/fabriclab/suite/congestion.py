@@ -11,7 +11,7 @@ are verdicts/congestion.py's).
 - The split: a seeded choice (param `split`) of `victims` ranks, by default
   a fifth of them (GPCNeT's share), at least two, and at least two
   aggressors left.
-- The ring: a seeded permutation of the victims (param `seed`; a list of
+- The ring: a seeded permutation of the victims (patterns.ring, param `seed`; a list of
   seeds runs a draw each, as GPCNeT redraws its random rings), each victim's
   successor its peer in the layout.
 - Each victim benchmark runs two points per draw: active 0, the aggressors
@@ -25,7 +25,7 @@ from typing import Optional
 
 from ..errors import UsageError
 from . import patterns
-from .patterns import Layout
+from .patterns import Layout, ring
 
 BENCHES = ("message.victim_latency", "message.victim_bandwidth", "message.victim_allreduce", "message.victim")
 # The victim tests by name: GPCNeT's three, each a benchmark; any other registered benchmark
@@ -101,13 +101,6 @@ def check_victim(bench, name: str, victims: int) -> None:
 def split(nranks: int, victims: int, seed: int) -> list[int]:
     """The victims' ranks: a seeded choice, the same for every draw of the ring."""
     return sorted(random.Random(f"fabriclab:victims:{seed}").sample(range(nranks), victims))
-
-
-def ring(victims: list[int], seed: int) -> dict:
-    """{victim: its successor} on a seeded random ring through every victim."""
-    order = list(victims)
-    random.Random(f"fabriclab:ring:{seed}").shuffle(order)
-    return {v: order[(i + 1) % len(order)] for i, v in enumerate(order)}
 
 
 def layouts(nranks: int, params: dict, actives: Optional[list] = None) -> list[Layout]:

