@@ -6,7 +6,9 @@ rounds (fabriclab, OSU, OSU again: A B C, C B A, ...).
 Both time the same loop on the origin (osu_fop_latency.c and its siblings;
 csrc/families/deposit_atomic.c): flush: one lock, then op + MPI_Win_flush per
 iteration; lock: lock, op, unlock per op; fence: a round of an op each way,
-halved. OSU prints the mean over its loop (10,000 iterations after 100 skipped,
+halved; and both read the clock around every iteration (OSU's t_graph_start
+and t_graph_end, fabriclab's `-p clock=per-op`), which at tens of nanoseconds
+per op is a good part of the figure. OSU prints the mean over its loop (10,000 iterations after 100 skipped,
 osu_util.h LAT_LOOP_SMALL); fabriclab the median of its samples. Per contest:
 the medians over rounds, the median of the per-round ratios fabriclab / OSU,
 and the A/A floor: OSU's second run against its first in the same rounds
@@ -63,7 +65,7 @@ class Anchors:
 
     def fl_args(self, ct: Contest) -> list[str]:
         kind = ["-p", "type=int8"] if ct.test == "acc" else []
-        return [ct.bench, "-s", ",".join(map(str, ct.sizes)), "-p", f"sync={ct.sync}", *kind,
+        return [ct.bench, "-s", ",".join(map(str, ct.sizes)), "-p", f"sync={ct.sync}", "-p", "clock=per-op", *kind,
                 "--point-time", f"{self.point_time:g}", "-L", "1"]
 
     def osu_run(self, ct: Contest) -> dict:

@@ -17,6 +17,7 @@ stdout for a .stdout file, else on stderr, and exit 137). FAKECORE_THREADS is
 the highest thread level its MPI grants (MULTIPLE by default): like the real
 core it asks MULTIPLE for a benchmark whose facts say `threads`, SINGLE for
 any other, records both in its hello and refuses a lower grant (exit 2).
+FAKECORE_HOSTS names each rank's host (comma-separated; h0 for all by default).
 
 `--probe LEVEL` prints the recorded probe answers of tests/data/probes/.
 
@@ -37,6 +38,12 @@ from fabriclab.suite.footprint import At
 
 PROBES = Path(__file__).resolve().parents[1] / "data" / "probes"
 
+
+
+def hosts(env, nranks: int) -> list:
+    """Each rank's host: FAKECORE_HOSTS (comma-separated, a rank each), else h0 for all."""
+    given = [h for h in env.get("FAKECORE_HOSTS", "").split(",") if h]
+    return given[:nranks] + ["h0"] * (nranks - len(given[:nranks]))
 
 def emit(obj):
     """A protocol line as a stdout event."""
@@ -122,7 +129,7 @@ def script(argv, env):
                     f"MPI_THREAD_{provided}", "refused": True, "ranks": nranks})
         return 2
     yield emit({"type": "hello", "core_version": "fake", "bench": bench, "mpi_library": "FakeMPI 1.0",
-          "mpi_version": "3.1", "thread_level": {"required": required, "provided": provided}, "ranks": nranks, "hosts": ["h0"] * nranks, "cpus": [64] * nranks,
+          "mpi_version": "3.1", "thread_level": {"required": required, "provided": provided}, "ranks": nranks, "hosts": hosts(env, nranks), "cpus": [64] * nranks,
           "node_size": nranks, "timer": {"name": "fake", "overhead_s": 2e-8, "resolution_s": 1e-9},
           "options": {"sizes": ints(opts["--sizes"]), "strides": ints(opts["--strides"]),
                       "conns": ints(opts["--conns"]), "params": {**facts.defaults, **params}}})

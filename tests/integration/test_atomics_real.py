@@ -39,6 +39,19 @@ def test_every_sync_mode_of_every_test_validates(flavour, tmp_path):
             assert lock == ("shared" if p["bench"] == "deposit.acc" else "exclusive"), p["bench"]
 
 
+def test_osus_clock_read_around_every_op_leaves_every_value_right(flavour, tmp_path):
+    """clock=per-op reads the clock around each op (a round under fence) as OSU's
+    loops do; the ops, their count and the final values stay what they were."""
+    name, _ = flavour
+    doc = realrun.run(tmp_path / "c.json", "deposit.fop", "deposit.acc", "-s", "8", "-p", "sync=flush,fence",
+                      "-p", "clock=per-op", mpi=name, after=FAST)
+    pts = docs.points(doc)
+    assert {(p["bench"], p["params"]["sync"], p["params"]["clock"]) for p in pts} == {
+        (b, s, "per-op") for b in ("deposit.fop", "deposit.acc") for s in ("flush", "fence")}
+    for p in pts:
+        _check(p)
+
+
 def test_imbs_aggregate_mode_flushes_once_per_n_ops(flavour, tmp_path):
     name, _ = flavour
     doc = realrun.run(tmp_path / "a.json", *NAMES, "-s", "8", "-p", "sync=flush", "-p", "mode=aggregate",

@@ -42,6 +42,7 @@ def test_each_test_offers_osus_six_syncs_with_its_default():
     (["deposit.fop", "-p", "sync=pscw", "-p", "mode=aggregate"], "mode=aggregate applies only with sync=flush"),
     (["deposit.get_acc", "-s", "64", "-p", "mode=aggregate"], "not sync=lock"),
     (["deposit.cas", "-p", "ops_per_flush=8"], "ops_per_flush=8 applies only with mode=aggregate"),
+    (["deposit.fop", "-p", "mode=aggregate", "-p", "clock=per-op"], "clock=per-op applies only with mode=osu"),
     (["deposit.fop", "-s", "16"], "moves one 8-byte int64; size 16 is not 8"),
     (["deposit.acc", "-s", "12"], "size 12 is not a positive whole number of int64 elements"),
 ])

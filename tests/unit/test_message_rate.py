@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import docs  # noqa: E402  (tests/support)
-from fabriclab import imports
+from fabriclab import imports, schema
 from fabriclab.analysis import merge
 from fabriclab.cli import main
 from fabriclab.errors import UsageError
@@ -18,6 +18,8 @@ from fabriclab.model.netfile import NetworkFile
 from fabriclab.model.schedule_time import Network
 from fabriclab.report import figures, rate_views
 from fabriclab.report.curves import RunView
+from fabriclab.schema.document import BLOCKS
+from fabriclab.schema.fields import RecordError
 from fabriclab.schema.records import MergedPoint, Point, Summary
 from fabriclab.suite.benchmarks import REGISTRY
 from fabriclab.verdicts import rate_prediction as rp
@@ -226,3 +228,21 @@ def test_model_rows_for_measured_points_and_what_it_cannot_place():
     assert rows[1]["predicted_Bps"] == pytest.approx(40e6) and rows[1]["verdict"] == "agrees"
     assert rows[1]["predicted_msgs_per_s"] == pytest.approx(40e6 / size)
     assert rp.rows(pts, ["h0", "h0", "h0", "h0"], NetworkFile(TWO)) == []    # one host: no cable to predict
+    BLOCKS["rate_model"]({"network": TWO, "calibration": None, "tolerance": rp.TOLERANCE, "rows": rows})
+    with pytest.raises(RecordError, match=r"rate_model rows\[0\]: rule"):
+        BLOCKS["rate_model"]({"network": TWO, "calibration": None, "tolerance": 0.15,
+                              "rows": [{**rows[0], "rule": "fastest"}]})
+
+
+def test_a_run_across_a_network_keeps_the_models_rows(fake_core, tmp_path, monkeypatch):
+    """--network: the run's document carries a rate_model block for its message-rate points
+    (its hosts placed on the file's nodes: both pairs share the trunk), checked as it loads."""
+    out = tmp_path / "r.json"
+    monkeypatch.setenv("FAKECORE_RANKS", "4")
+    monkeypatch.setenv("FAKECORE_HOSTS", "h0,h1,h4,h5")
+    assert main(["run", "message.uniband", "-n", "4", "-s", "1M", "--core", fake_core["core"], "--mpiexec",
+                 fake_core["mpiexec"], "-L", "1", "-q", "--hosts", "h0,h1,h4,h5", "--network", TWO,
+                 "-o", str(out)]) == 0
+    block = schema.load(out).blocks["rate_model"]
+    assert block["network"].endswith("two-switches.yaml") and [r["bench"] for r in block["rows"]] == ["message.uniband"]
+    assert block["rows"][0]["predicted_Bps"] == pytest.approx(2 * 10e6) and "trunk" in block["rows"][0]["bottleneck"]

@@ -245,12 +245,13 @@ class Session:
         (verdicts/coll_prediction.py) predicted from the network the run crossed, when a
         network is known and a job exchanges or is a collective the model has; the files are
         read here, before anything launches, so a bad one ends the run at once."""
-        from ..verdicts import coll_prediction, exchange_prediction, halo_prediction
+        from ..verdicts import coll_prediction, exchange_prediction, halo_prediction, rate_prediction
         network = self.network()
         jobs = self.plan.jobs
         wanted = [m for m, any_job in ((exchange_prediction, any(j.bench.app and j.bench.app.exchanges for j in jobs)),
                                        (coll_prediction, any(coll_prediction.modelled(j.bench.name) for j in jobs)),
-                                       (halo_prediction, any(halo_prediction.modelled(j.bench.name) for j in jobs)))
+                                       (halo_prediction, any(halo_prediction.modelled(j.bench.name) for j in jobs)),
+                                       (rate_prediction, any(rate_prediction.modelled(j.bench.name) for j in jobs)))
                   if any_job]
         if not wanted:
             return lambda doc: {}

@@ -81,7 +81,13 @@ History of SCHEMA_VERSION:
     (single operations, log buckets); coll points' `selection_file` and
     `selection_read`. Older documents load unchanged.
   15 (fabriclab 0.3.0): the roles `v` (victim) and `a` (aggressor) of the
-    congestion benchmarks. Older documents load unchanged."""
+    congestion benchmarks. Older documents load unchanged.
+  16 (fabriclab 0.3.0): the header's `mpi.thread_level` (required and
+    provided); the `halo_model` and `rate_model` blocks (the stencils' and
+    neighbourhood collectives' exchange, the message-rate benchmarks'
+    multi-pair bandwidth, against the network's model); `messages_per_op`
+    and `message_rate_per_s` on points outside patterns (the levels' message
+    rate over several endpoints). Older documents load unchanged."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ from .records import (DiagnosticRecord, LaunchEnd, LaunchRecord, MergedPoint, Po
                       point_key)
 
 SCHEMA = "fabriclab.run"
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 STATUSES = ("complete", "interrupted", "failed", "incomplete")
 # The record types by the `kind` each is written with.
 RECORD_TYPES = {t.KIND: t for t in (LaunchRecord, Point, SkipRecord, DiagnosticRecord, LaunchEnd)}
@@ -435,6 +435,19 @@ def check_exchange_model(v) -> None:
         g.str("verdict", choices=("agrees", "slower", "faster")), g.str("bottleneck", "")
 
 
+def check_rate_model(v) -> None:
+    """The message-rate benchmarks' multi-pair bandwidth against the network's model (docs/message-rate.md)."""
+    f = Fields(v, "rate_model")
+    f.str("network"), f.str("calibration", None, none=True), f.num("tolerance", hi=1.0)
+    for j, row in enumerate(f.list("rows", lambda x: isinstance(x, dict), "rows", [])):
+        g = Fields(row, f"rate_model rows[{j}]")
+        g.str("bench"), g.str("variant", ""), g.int("size"), g.str("rule", choices=("slowest", "senders-mean"))
+        for key in ("measured_Bps", "predicted_Bps", "predicted_msgs_per_s", "ratio", "aggregate_Bps"):
+            g.num(key, hi=math.inf)
+        g.list("rates_Bps", lambda x: isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0, "rates")
+        g.str("verdict", choices=("agrees", "slower", "faster")), g.str("bottleneck", "")
+
+
 def check_coll_model(v) -> None:
     """The collectives against the network's model (docs/collectives.md)."""
     f = Fields(v, "coll_model")
@@ -500,7 +513,7 @@ def cable_row(g: Fields) -> None:
 
 
 BLOCKS = {"validation": check_validation, "exchange_model": check_exchange_model, "coll_model": check_coll_model,
-          "halo_model": check_exchange_model}   # the halo exchanges' rows (verdicts/halo_prediction.py): the same form
+          "halo_model": check_exchange_model, "rate_model": check_rate_model}   # the halo exchanges' rows (verdicts/halo_prediction.py): the same form
 
 
 # ---- files ---------------------------------------------------------------------------------

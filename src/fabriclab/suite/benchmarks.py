@@ -400,7 +400,9 @@ def _atomic(name: str, summary: str, sizes: str, suite: dict | None = None) -> B
     a = atomics.ATOMICS[name]
     params = {"sync": choice(*a.syncs), "mode": Param("osu", atomics.MODES, only=("sync", "flush")),
               "ops_per_flush": integer(atomics.IMB_MSGS_PER_SAMPLE, 1, 1 << 16, only=("mode", "aggregate")),
-              **({"op": choice(*a.ops)} if a.ops else {}), "type": choice(*a.types)}
+              **({"op": choice(*a.ops)} if a.ops else {}), "type": choice(*a.types),
+              # per-op: the clock read around every op as OSU's loops read it (deposit_atomic.c, docs/atomics.md)
+              "clock": Param("loop", ("loop", "per-op"), only=("mode", "osu"))}
     return _b(name, summary, "latency", sizes=sizes, params=params, suite=suite, views=("atomics",),
               footprint=fp.ATOMIC)
 

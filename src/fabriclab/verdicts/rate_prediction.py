@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..analysis import merge
 from ..suite.benchmarks import REGISTRY, in_view
+from .exchange_prediction import read_network
 from .placement import nodes_of
 
 TOLERANCE = 0.15          # measured within 15% of the prediction: "agrees"
@@ -92,3 +94,17 @@ def rows(points: list, hosts: list, sys, calibration=None) -> list[dict]:
                     **{k: pred[k] for k in ("aggregate_Bps", "rates_Bps", "bottleneck")}})
     return out
 
+
+
+def predictor(network: str, calibration: str | None = None):
+    """doc -> the document's `rate_model` block ({} when no message-rate point crossed the
+    network); the files are read now, so a bad one ends a run before anything is launched."""
+    system, cal = read_network(network, calibration)
+
+    def block(doc) -> dict:
+        found = rows(merge.merged(doc), doc.header.hosts or [], system, cal)
+        if not found:
+            return {}
+        return {"rate_model": {"network": str(network), "calibration": calibration, "tolerance": TOLERANCE,
+                               "rows": found}}
+    return block
