@@ -15,7 +15,11 @@ alias bomb, JSON nested 30,000 deep, a 5,000-digit integer), plus an invalid
 choice where it has choices; a case also fails when it wrote through a link. `run` is also
 fuzzed past its dry run: its number options on a run that launches the fake
 core (tests/fakes), so a value a dry run lets through but a launch cannot take
-(a timeout of 1e300 s) is found too.
+(a timeout of 1e300 s) is found too. "params" gives every parameter of every
+registered benchmark (`-p KEY=VALUE`: windows, endpoints, threads, radii,
+graph files, seeds, sync modes ...) --random of the hostile values of its
+kind (free text, such as a graph file, every one) in a dry run at the benchmark's fewest ranks, where a value must be
+taken or refused in one line before anything launches.
 Each command runs in this process through fabriclab's main(); a case fails
 when an exception escapes, the exit code is not 0, 1 or 2, a "Traceback"
 reaches stderr, an exit 2 says other than one error line (notes before it,
@@ -23,7 +27,7 @@ such as a deprecated option's, are fabriclab's own lines), a number option
 given NaN, an infinity or 1e400 does not end in exit 2 (it must be refused as
 typed, not used), or the case takes more than 20 s. Seeded: the same cases every run.
 
-Usage: python bench/fuzz_cli.py [--random N] [--seed S] [--commands run,show,...]"""
+Usage: python bench/fuzz_cli.py [--random N] [--seed S] [--commands run,show,...,launch,params]"""
 
 from __future__ import annotations
 
@@ -187,10 +191,27 @@ def one(argv: list[str], refused: bool = False) -> tuple[str | None, float]:
 
 def _nonfinite(name: str, argv: list[str]) -> bool:
     """Whether argv gives a number option of `name` a value that is not finite."""
-    command = "run" if name in ("study", "launch") else name
+    command = "run" if name in ("study", "launch", "params") else name
     sub = parser(command)._subparsers._group_actions[0].choices[command]
     numbers = {s for a in sub._actions if _kind(a) == "number" for s in a.option_strings}
     return any(f in numbers and v in NONFINITE for f, v in zip(argv, argv[1:]))
+
+
+def param_cases(rng: random.Random, extra: int) -> list[list[str]]:
+    """`run BENCH -p KEY=VALUE --dry-run` for every benchmark's every parameter: `extra`
+    hostile values of its kind (numbers for an integer, texts for text, and an invalid
+    choice), on the fewest ranks it takes (a stencil its grid's)."""
+    from fabriclab.suite.benchmarks import REGISTRY
+    out = []
+    for name, b in sorted(REGISTRY.items()):
+        ranks = ["-n", str(max(b.min_ranks, 2))]
+        for key, prm in b.params.items():
+            # free text (a graph file, a provider, UCX's transports) takes every hostile text and file
+            values = (rng.sample(NUMBERS, min(extra, len(NUMBERS))) if prm.integer else
+                      rng.sample(TEXTS, min(extra, len(TEXTS))) if prm.choices else list(TEXTS))
+            values += ["no-such-choice"] if prm.choices else []
+            out += [["run", name, *ranks, "-p", f"{key}={v}", "--dry-run"] for v in values]
+    return out
 
 
 def main() -> int:
@@ -198,7 +219,7 @@ def main() -> int:
     ap.add_argument("--random", type=int, default=20, help="random pairs of options per command (default 20)")
     ap.add_argument("--seed", type=int, default=30)
     ap.add_argument("--commands", default=",".join([n for n, _ in REGISTRARS if n not in ("testbed", "reproduce")]
-                                                    + ["launch"]))
+                                                    + ["launch", "params"]))
     opts = ap.parse_args()
     rng = random.Random(opts.seed)
     tmp = Path(tempfile.mkdtemp(prefix="fuzz-cli-"))
@@ -212,8 +233,8 @@ def main() -> int:
     total, problems, slowest = 0, [], (0.0, None)
     t0 = time.monotonic()
     for name in opts.commands.split(","):
-        base, skip = table[name]
-        for argv in cases(name, base, skip, rng, opts.random):
+        base, skip = table.get(name, ([], set()))
+        for argv in param_cases(rng, opts.random) if name == "params" else cases(name, base, skip, rng, opts.random):
             total += 1
             problem, s = one(argv, _nonfinite(name, argv))
             problem = problem or _wrote_outside(sentinel, folder)
