@@ -117,6 +117,23 @@ def test_the_figures_follow_hpccs_arithmetic():
     assert m.max_pingpong_latency_s == pytest.approx(3.5e-6) and m.natural_ring_latency_s == pytest.approx(5.5e-6)
 
 
+def test_each_rank_takes_its_better_method_before_the_slowest_rank():
+    """Two ranks, two measurements (samples) of each method in one launch: rank 0 is fast by
+    sendrecv, rank 1 by irecv. HPCC: per measurement max over ranks of each rank's better
+    method (measurement 0: max(2, 3) = 3 us; 1: max(5, 4) = 5 us), then the fastest: 3 us.
+    The slowest rank first (sendrecv's samples 6 and 9 us, irecv's 7 and 8) reads 6 us."""
+    def ring(method, per_rank, launch=0):
+        p = _ring(8, "natural", method, [max(col) for col in zip(*per_rank)])
+        p.rank_samples, p.launch = per_rank, launch
+        return p
+    pts = [ring("sendrecv", [[2e-6, 5e-6], [6e-6, 9e-6]]), ring("irecv", [[7e-6, 8e-6], [3e-6, 4e-6]])]
+    assert hpcc.figures(pts).natural_ring_latency_s == pytest.approx(3e-6 / 2)
+    assert hpcc.figures(pts, "median").natural_ring_latency_s == pytest.approx(7.5e-6 / 2)   # medians 7.5, 7.5
+    # methods measured in different launches are no measurement of HPCC's: the slowest rank first
+    apart = [ring("sendrecv", [[2e-6, 5e-6], [6e-6, 9e-6]]), ring("irecv", [[7e-6, 8e-6], [3e-6, 4e-6]], launch=1)]
+    assert hpcc.figures(apart).natural_ring_latency_s == pytest.approx(6e-6 / 2)
+
+
 def test_the_arithmetic_pieces():
     assert hpcc.geometric_mean([1e-6, 1e-4]) == pytest.approx(1e-5)
     assert hpcc.best_of_methods({"sendrecv": 3.0, "irecv": 2.0}) == 2.0

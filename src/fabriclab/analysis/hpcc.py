@@ -19,8 +19,10 @@ docs/hpcc.md):
   by (RATIO_TABLE).
 
 Each sample is already the slowest rank's (the core's reduction, HPCC's
-MPI_MAX over the ranks); HPCC takes the better method on each rank before
-that maximum, fabriclab after it (docs/hpcc.md)."""
+MPI_MAX over the ranks). HPCC takes the better method on each rank before
+that maximum: under rule "hpcc" a ring's points that kept every rank's
+samples (a pattern's do) are reduced in HPCC's order (hpcc_ring_time), and
+the better method after the maximum otherwise (docs/hpcc.md)."""
 
 from __future__ import annotations
 
@@ -144,14 +146,52 @@ def pingpong(points: list, rule: str, latency_bytes: int, bandwidth_bytes: int) 
     return out
 
 
+def _per_rank(points: list, size: int) -> dict:
+    """{(order, seed): {launch: {method: every rank's samples}}} of the ring points at `size`
+    that kept each rank's samples."""
+    out: dict = {}
+    for p in points:
+        if p.bench != RING or p.is_imported or p.size != size or not p.rank_samples:
+            continue
+        prm = p.params or {}
+        order = prm.get("order", "natural")
+        ring = (order, str(prm.get("seed", "")) if order == "random" else "")
+        out.setdefault(ring, {}).setdefault(p.launch, {})[prm.get("method", "sendrecv")] = p.rank_samples
+    return out
+
+
+def hpcc_ring_time(launches: dict) -> float | None:
+    """A ring's op time by HPCC's order of reductions (bench_lat_bw_1.5.2.c): in each
+    measurement every rank takes the better of its two methods' times, the ring's is the
+    slowest rank's, and the figure is the fastest measurement. Measurement i is sample i
+    of both methods' points of one launch (the two run one after the other there, as
+    HPCC's two loops do); None unless some launch measured both methods on every rank."""
+    best = None
+    for methods in launches.values():
+        if len(methods) < 2:
+            continue
+        a, b = list(methods.values())[:2]
+        for i in range(min(len(x) for x in (*a, *b))):
+            t = max(min(ra[i], rb[i]) for ra, rb in zip(a, b))
+            if t > 0 and (best is None or t < best):
+                best = t
+    return best
+
+
 def rings(points: list, rule: str, size: int) -> tuple:
     """(natural ring latency, random rings' geometric mean latency, random rings counted) at `size`;
-    each ring's latency the better of its methods'."""
+    each ring's latency the better of its methods' (under rule "hpcc", each rank's better one
+    before the slowest rank, where the points kept every rank's samples)."""
     best: dict = {}
     for (sz, order, seed, method), xs in _samples(points, RING).items():
         if sz == size:
             best.setdefault((order, seed), {})[method] = op_time(xs, rule) / 2
     lat = {ring: best_of_methods(m) for ring, m in best.items()}
+    if rule == "hpcc":
+        for ring, launches in _per_rank(points, size).items():
+            t = hpcc_ring_time(launches)
+            if t is not None and ring in lat:
+                lat[ring] = t / 2
     natural = lat.get(("natural", ""))
     randoms = [t for (order, _), t in lat.items() if order == "random"]
     return natural, geometric_mean(randoms) if randoms else None, len(randoms)
