@@ -589,6 +589,30 @@ def test_validate_on_real_hosts_without_a_testbed(tmp_path):
 
 
 COLL_OPS = ("coll.allreduce", "coll.bcast", "coll.allgather", "coll.reduce_scatter")
+# What the MPI-level suites print, each by its anchor's rule (the neighbourhood collectives run with `coll`).
+SUITES = ("message.mbw_mr", "message.uniband", "message.biband", "message.stencil2d", "message.ring",
+          "message.cross_pingpong", "message.latency_mt", "message.mt_uniband", "deposit.fop", "deposit.cas",
+          "deposit.acc", "deposit.get_acc")
+
+
+@pytest.mark.parametrize("mpi", ["mpich", "openmpi"])
+def test_the_suites_benchmarks_cross_the_testbed_and_meet_their_models(bed, tmp_path, mpi):
+    """Message rate, halo, HPCC's ring and pairs, threads and atomics on four hosts, two each
+    side of the trunk, validated; the message-rate and stencil points beside the model of the
+    testbed's network (their rate_model and halo_model rows, the trunk named)."""
+    home = ["--mpi-home", mpi_home("openmpi")] if mpi == "openmpi" else []
+    out = tmp_path / "s.json"
+    assert main(["run", *SUITES, "--testbed", BED, "--hosts", "h0,h1,h4,h5", "-n", "4", "-s", "8",
+                 "--validate", *home, "-o", str(out), *FAST]) == 0
+    doc = docs.read(out)
+    pts = docs.points(doc)
+    assert {p["bench"] for p in pts} == set(SUITES)
+    assert all(p["validation"]["errors"] == 0 for p in pts)
+    rates = {r["bench"]: r for r in doc["rate_model"]["rows"]}
+    assert set(rates) == {"message.mbw_mr", "message.uniband", "message.biband"}
+    assert all(r["predicted_Bps"] > 0 and "trunk" in r["bottleneck"] for r in rates.values())
+    (halo,) = doc["halo_model"]["rows"]
+    assert halo["bench"] == "message.stencil2d" and halo["predicted_s"] > 0
 
 
 @pytest.mark.parametrize("mpi", ["mpich", "openmpi"])
