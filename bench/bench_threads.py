@@ -9,10 +9,11 @@ It runs with fabriclab's own launcher line (the same mpiexec, options,
 environment and placement: _common.launch_prefix) as
 `osu_latency_mt -t S:R -m 8:65536`, and prints per size the mean latency of
 its loop: t_total / (2 x iterations / S), a sender thread's round trip over
-two. fabriclab runs `message.latency_mt -p senders=S -p receivers=R -L 1` at
-the same sizes; its op is a round trip on every sender thread at once, timed
-from the start to the end of the threads' batch, so its figure per sample is
-the same quantity. Like with like: OSU's figure is a mean over its whole
+two. fabriclab runs `message.latency_mt -p senders=S -p receivers=R -p
+clock=per-op -L 1` at the same sizes: sender thread 0's round trips each
+timed alone and summed, OSU's t_total (without clock=per-op the time runs
+from the start to the end of the threads' batch, and counts the time a
+thread waits for its core between round trips). Like with like: OSU's figure is a mean over its whole
 loop, so the ratio compares fabriclab's mean over its samples (summary mean
 / 2); fabriclab's median (its reported latency_s) is printed beside it.
 
@@ -61,7 +62,7 @@ class Contest:
         s, r = threads.split(":")
         self.osu_argv = [*prefix, str(osu), "-t", threads, "-m", f"{min(sizes)}:{max(sizes)}"]
         self.fl_args = ["message.latency_mt", "-s", ",".join(map(str, sizes)), "-p", f"senders={s}",
-                        "-p", f"receivers={r}", "-L", "1"]
+                        "-p", f"receivers={r}", "-p", "clock=per-op", "-L", "1"]
 
     def osu(self) -> dict:
         """OSU's table: size -> mean latency in seconds (it prints microseconds)."""

@@ -15,7 +15,7 @@ def _levels(doc: dict) -> dict:
 def test_threaded_benchmarks_get_thread_multiple_and_move_every_byte(flavour, tmp_path):
     name, _ = flavour
     doc = realrun.run(tmp_path / "mt.json", "message.latency_mt", "message.mt_biband", "message.pingpong",
-                      "-s", "8,70000", "-p", "senders=1,3", "-p", "receivers=2", "-p", "threads=2",
+                      "-s", "8,70000", "-p", "senders=1,3", "-p", "receivers=2", "-p", "threads=2", "-p", "clock=per-op",
                       "-p", "window=8", mpi=name)
     multiple = {"required": "MULTIPLE", "provided": "MULTIPLE"}
     assert _levels(doc) == {"message.latency_mt": multiple, "message.mt_biband": multiple,
@@ -23,14 +23,15 @@ def test_threaded_benchmarks_get_thread_multiple_and_move_every_byte(flavour, tm
     assert doc["header"]["mpi"]["thread_level"] in (multiple, {"required": "SINGLE", "provided": "SINGLE"})
     pts = docs.points(doc)
     by = {(p["bench"], p["variant"], p["size"]): p for p in pts}
-    assert {(b, v) for b, v, _ in by} == {("message.latency_mt", ""), ("message.latency_mt", "senders=3"),
+    assert {(b, v) for b, v, _ in by} == {("message.latency_mt", "clock=per-op"),
+                                          ("message.latency_mt", "clock=per-op,senders=3"),
                                           ("message.mt_biband", "window=8"), ("message.pingpong", "")}
     for p in pts:
         assert p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0, p["bench"]
         assert all(s > 0 for s in p["samples"])
     # three senders: a round trip per sender thread per op, both ways
-    three = by["message.latency_mt", "senders=3", 70000]
+    three = by["message.latency_mt", "clock=per-op,senders=3", 70000]
     assert three["bytes_per_op"] == 2 * 3 * 70000 and three["info"]["tags"] == "per-round-trip"
-    assert by["message.latency_mt", "", 8]["info"]["tags"] == "fixed"
+    assert by["message.latency_mt", "clock=per-op", 8]["info"]["tags"] == "fixed"
     # IMB-MT biband: two threads each send and receive one message per op
     assert by["message.mt_biband", "window=8", 70000]["bytes_per_op"] == 2 * 2 * 70000

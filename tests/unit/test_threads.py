@@ -29,7 +29,7 @@ def run_args(fake, tmp_path, *extra):
 
 
 def test_osu_defaults_one_sender_two_receivers_and_imb_window_64():
-    assert LAT.defaults == {"senders": "1", "receivers": "2"}   # osu_util.c: -t's defaults
+    assert LAT.defaults == {"senders": "1", "receivers": "2", "clock": "loop"}   # osu_util.c: -t's defaults
     assert UNI.defaults["window"] == BI.defaults["window"] == "64"   # IMB-MT's window_size
     assert UX.defaults["thread_mode"] == "single"    # ucx_perftest -M's default
     assert all(b.threads for b in (LAT, UNI, BI, UX))

@@ -531,7 +531,9 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
     # threads, IMB-MT's T threads each on a communicator of its own; suite/threads.py bounds them
     _b("message.latency_mt", "SENDERS threads of rank 0 ping-pong with RECEIVERS threads of rank 1 at once: "
        "osu_latency_mt's latency", "latency", sizes="0:64K:x4", legs=2, threads=True,
-       params={"senders": integer(1, 1, 127), "receivers": integer(2, 1, 127)}, suite=None,
+       params={"senders": integer(1, 1, 127), "receivers": integer(2, 1, 127),
+               # per-op: a sender thread's round trips timed one by one, OSU's t_total (message_mt.c)
+               "clock": choice("loop", "per-op")}, suite=None,
        views=("threads",), footprint=fp.MPI_LATENCY_MT),
     _b("message.mt_uniband", "THREADS thread pairs stream windows from rank 0 to rank 1 at once, a "
        "communicator each: IMB-MT's UniBandMT", "bandwidth", sizes="1:4M:x4", concurrent=True, threads=True,
