@@ -63,33 +63,7 @@ static const struct {
  * describes endpoints with it; its own worker stays NULL. */
 static int ux_init(const fl_ctx *ctx, void **bs)
 {
-    ucx_run *r = calloc(1, sizeof *r);
-    if (!r)
-        fl_die("ucx: out of memory");
-    const char *tls = fl_param(ctx->opts, "tls");
-    snprintf(r->tls, sizeof r->tls, "%s", tls[0] ? tls : "default");
-    r->nranks = ctx->nranks;
-    char list[UCX_TLS_LEN];
-    snprintf(list, sizeof list, "%s", tls);
-    for (char *c = list; (c = strchr(c, '+')) != NULL;)
-        *c = ',';
-    ucp_config_t *cfg;
-    ucs_status_t st = ucp_config_read(NULL, NULL, &cfg);
-    if (st == UCS_OK) {
-        if (list[0])
-            st = ucp_config_modify(cfg, "TLS", list);
-        ucp_params_t p = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
-                          .features = UCP_FEATURE_TAG, .mt_workers_shared = 1};
-        if (st == UCS_OK)
-            st = ucp_init(&p, cfg, &r->context);
-        ucp_config_release(cfg);
-    }
-    if (st != UCS_OK) {
-        r->context = NULL;
-        snprintf(r->failed, sizeof r->failed, "ucp_init with UCX_TLS=%s failed: %s", r->tls,
-                 ucs_status_string(st));
-    }
-    *bs = r;
+    *bs = ucx_new_run(ctx, 1, UCP_FEATURE_TAG, 1);
     return FL_OK;
 }
 

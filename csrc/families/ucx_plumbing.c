@@ -19,7 +19,7 @@ _Noreturn void ucx_fail(const char *what, ucs_status_t st)
  * the tls param as UCX_TLS. The param joins transports with '+'
  * ("posix+cma+self"), since a comma on fabriclab's command line starts
  * another variant; UCX wants commas. */
-static ucs_status_t new_context(const char *tls, int rcache, uint64_t features,
+static ucs_status_t new_context(const char *tls, int rcache, uint64_t features, int shared_workers,
                                 ucp_context_h *out)
 {
     char list[UCX_TLS_LEN];
@@ -35,6 +35,10 @@ static ucs_status_t new_context(const char *tls, int rcache, uint64_t features,
     if (st == UCS_OK && !rcache)
         st = ucp_config_modify(cfg, "RCACHE_ENABLE", "n");
     ucp_params_t p = {.field_mask = UCP_PARAM_FIELD_FEATURES, .features = features};
+    if (shared_workers) {
+        p.field_mask |= UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+        p.mt_workers_shared = 1;
+    }
     if (st == UCS_OK)
         st = ucp_init(&p, cfg, out);
     ucp_config_release(cfg);
@@ -79,7 +83,7 @@ int ucx_start(const fl_ctx *ctx, void **bench_state, int rcache)
     return ucx_start_with(ctx, bench_state, rcache, UCP_FEATURE_TAG | UCP_FEATURE_RMA);
 }
 
-int ucx_start_with(const fl_ctx *ctx, void **bench_state, int rcache, uint64_t features)
+ucx_run *ucx_new_run(const fl_ctx *ctx, int rcache, uint64_t features, int shared_workers)
 {
     ucx_run *r = calloc(1, sizeof *r);
     if (!r)
@@ -87,15 +91,22 @@ int ucx_start_with(const fl_ctx *ctx, void **bench_state, int rcache, uint64_t f
     const char *tls = fl_param(ctx->opts, "tls");
     snprintf(r->tls, sizeof r->tls, "%s", tls[0] ? tls : "default");
     r->nranks = ctx->nranks;
-    ucs_status_t st = new_context(tls, rcache, features, &r->context);
+    ucs_status_t st = new_context(tls, rcache, features, shared_workers, &r->context);
     if (st != UCS_OK) {
         r->context = NULL;
         snprintf(r->failed, sizeof r->failed, "ucp_init with UCX_TLS=%s failed: %s", r->tls,
                  ucs_status_string(st));
-    } else {
+    }
+    return r;
+}
+
+int ucx_start_with(const fl_ctx *ctx, void **bench_state, int rcache, uint64_t features)
+{
+    ucx_run *r = ucx_new_run(ctx, rcache, features, 0);
+    if (r->context) {
         ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
                                   .thread_mode = UCS_THREAD_MODE_SINGLE};
-        st = ucp_worker_create(r->context, &wp, &r->worker);
+        ucs_status_t st = ucp_worker_create(r->context, &wp, &r->worker);
         if (st != UCS_OK)
             ucx_fail("ucp_worker_create", st);
     }

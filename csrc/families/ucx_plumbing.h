@@ -45,6 +45,11 @@ void ucx_stop(const fl_ctx *ctx, void *bench_state);
 /* ucx_start with the context's UCP features (ucx_start: UCP_FEATURE_TAG |
  * UCP_FEATURE_RMA; the atomics add UCP_FEATURE_AMO64). */
 int ucx_start_with(const fl_ctx *ctx, void **bench_state, int rcache, uint64_t features);
+/* A run's UCP context alone (no worker): the tls param as UCX_TLS, the
+ * registration cache off unless `rcache`, workers of several threads sharing
+ * it where `shared_workers` (ucx_perftest's mt_workers_shared for -T); where
+ * ucp_init fails, context NULL and `failed` says why. */
+ucx_run *ucx_new_run(const fl_ctx *ctx, int rcache, uint64_t features, int shared_workers);
 
 /* The endpoint to `peer` (collective among the ranks that call it for each
  * other: a pair's two ranks); NULL, and a reason in note, if UCP refuses. */
