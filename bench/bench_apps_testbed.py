@@ -34,15 +34,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import tempfile
 from pathlib import Path
 
-from _common import REPO, BenchError, fabriclab, fabriclab_exe, header, main, verdict
+from _common import REPO, BenchError, fabriclab, header, main, verdict
+from _testbed import calibrate, testbed
 
 from fabriclab.datafile import read_data_file
 from fabriclab.model.topologies.custom import CustomNetwork
-from fabriclab.model import validate as v
 from fabriclab.units import parse_size
 
 NAME = "appbench"
@@ -51,33 +50,6 @@ TARGET = 0.15
 FAST = ["--point-time", "2", "--min-samples", "3"]
 # The schedules the model follows (verdicts/exchange_prediction.py); the collective's own is the library's.
 SCHEDULES = ("collective", "concurrent", "pairwise")
-
-
-def _testbed(*args: str) -> None:
-    p = subprocess.run([fabriclab_exe(), "testbed", *args], capture_output=True, text=True, timeout=120)
-    if p.returncode != 0 and args[0] == "up":
-        raise BenchError(f"testbed {' '.join(args)}: {p.stderr.strip()}")
-
-
-def _calibrate(net: CustomNetwork, work: str) -> tuple[Path, float, str, float]:
-    """(calibration file, rate in MB/s, the cable, its nominal MB/s): the bottleneck saturated one way
-    by every pair across it at once, three launches; the rate decides every calibrated prediction."""
-    b = v.bottleneck(net)
-    pairs = v.saturation_pairs(net, b.channel)
-    hosts = [s for s, _ in pairs] + [d for _, d in pairs]
-    n = str(len(hosts))
-    doc, _, argv = fabriclab(["message.saturation", "--testbed", NAME, "--hosts", ",".join(hosts), "-n", n,
-                              "--active", str(len(pairs)), "-s", "64K", "-p", "window=16", "--launches", "3",
-                              "--point-time", "3"], work)
-    cal = Path(work) / f"cal-{len(list(Path(work).glob('cal-*')))}.yaml"
-    links = ",".join(f"links[{i}]" for i in v.cable_class(net, b.link))
-    run = argv[argv.index("-o") + 1]
-    p = subprocess.run([fabriclab_exe(), "calibrate", run, "--resource", links, "-o", str(cal)],
-                       capture_output=True, text=True, timeout=60)
-    if p.returncode != 0:
-        raise BenchError(f"calibrate: {p.stderr.strip()}")
-    best = max(p["aggregate_bandwidth_Bps"] for p in doc["merged"] if p["bench"] == "message.saturation")
-    return cal, best / 1e6, b.label, b.rate_Bps / 1e6
 
 
 def _exchange(bench: str, size: int, hosts: list, extra: list, work: str) -> tuple[dict, str]:
@@ -98,7 +70,7 @@ def _exchange(bench: str, size: int, hosts: list, extra: list, work: str) -> tup
 
 def _round(net, hosts: list, transpose: list, sort: list, launches: int, work: str) -> dict:
     """One calibration, then both apps at every size and schedule: {(bench, size, schedule): ratio}."""
-    cal, rate, cable, nominal_rate = _calibrate(net, work)
+    cal, rate, cable, nominal_rate = calibrate(net, NAME, work)
     print(f"  {cable} calibrated at {rate:.2f} MB/s per direction, saturated one way (nominal "
           f"{nominal_rate:g} MB/s)")
     ratios = {}
@@ -123,15 +95,15 @@ def _network(path: Path, transpose: list, sort: list, rounds: int, launches: int
     # Even blocks, so that MPICH's MPI_Alltoall runs (and is predicted as) its pairwise steps:
     # the array side rounded down to a multiple of the host count (2048 -> 2040 on 12 hosts).
     transpose = [m - m % len(hosts) for m in transpose]
-    _testbed("down", NAME)
-    _testbed("up", str(path), "--name", NAME)
+    testbed("down", NAME)
+    testbed("up", str(path), "--name", NAME)
     ok, runs = True, []
     try:
         for k in range(rounds):
             print(f"  round {k + 1} of {rounds}")
             runs.append(_round(net, hosts, transpose, sort, launches, work))
     finally:
-        _testbed("down", NAME)
+        testbed("down", NAME)
     for bench, sizes in (("app.transpose", transpose), ("app.sort", sort)):
         for sched in SCHEDULES:
             each = [r[(bench, sizes[-1], sched)] for r in runs]

@@ -209,7 +209,8 @@ def test_model_predicts_each_rule_from_the_flows_max_min_rates():
     mean = rp.predict(net, where, "ssrr", [2, 3, 0, 1], "senders-mean")
     assert slow["rates_Bps"] == pytest.approx([20e6, 60e6]) and slow["aggregate_Bps"] == pytest.approx(80e6)
     assert slow["bandwidth_Bps"] == pytest.approx(2 * 20e6)                  # IMB: pairs x the slowest
-    assert mean["bandwidth_Bps"] == pytest.approx(2 / (1 / 20e6 + 1 / 60e6))  # OSU: the senders' mean time
+    # OSU: both flows' bytes over the senders' mean time, 2 x the harmonic mean (60 MB/s, not 30)
+    assert mean["bandwidth_Bps"] == pytest.approx(2 / ((1 / 20e6 + 1 / 60e6) / 2)) == pytest.approx(60e6)
     assert "trunk" in slow["bottleneck"]
 
 

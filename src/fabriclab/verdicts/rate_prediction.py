@@ -50,8 +50,8 @@ def flows(roles: str, peers: list) -> list[tuple[int, int]]:
 def figure(rates, rule: str) -> float:
     """The bandwidth (bytes/s) a benchmark of `rule` reads from flows at these steady rates."""
     r = np.asarray(rates, dtype=float)
-    if rule == "senders-mean":
-        return float(len(r) / np.sum(1.0 / r))
+    if rule == "senders-mean":      # F / mean(1 / r_i): the bytes of all F flows over the senders' mean time
+        return float(len(r) / np.mean(1.0 / r))
     return float(len(r) * r.min())
 
 
