@@ -15,6 +15,7 @@
 #define FL_NOTE_LEN 256
 #define FL_INFO_LEN 1024
 #define FL_MAX_PHASES 4   /* app kernels: named parts of one op (pack, exchange, ...) */
+#define FL_MAX_COUNTERS 1024 /* kernel counters per rank (fl_shape.counter_names) */
 
 #if defined(__GNUC__)
 #define FL_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -107,6 +108,10 @@ typedef struct {
     /* App kernels: the parts one op is made of, "pack,exchange,unpack"
      * (NULL: none); the kernel's `phases` reports their times. */
     const char *phase_names;
+    /* Kernels with counters (datagrams sent, lost, ...): their names,
+     * "sent,received,lost" (NULL: none on this rank); the kernel's `counters`
+     * reports their current values (docs/core-protocol.md, "counters"). */
+    const char *counter_names;
     int self_synced; /* the kernel starts every op together itself (a barrier before
                       * each: coll's sync=barrier), so the runner adds no barrier
                       * before a round or a pattern's sample: a second barrier
@@ -160,6 +165,7 @@ typedef struct {
  * seconds for iters operations. The runner zeroes the shape before setup.
  * setup must return the same status on every rank (a mixed outcome aborts);
  * teardown runs only after FL_OK. */
+struct fl_buf; /* output.c: a growing string (fl_buf) */
 typedef struct fl_kernel {
     const char *name;    /* "family.kernel", e.g. "message.pingpong" */
     int (*init)(const fl_ctx *ctx, void **bench_state);            /* optional, once per run */
@@ -174,11 +180,20 @@ typedef struct fl_kernel {
     /* optional (app kernels): this rank's seconds spent so far in each of the
      * shape's phases, summed over every op since setup, into out[] */
     void (*phases)(const void *state, double *out);
+    /* optional: this rank's counters' current values, one per name of the
+     * shape's counter_names, into out[]: cumulative sums or current levels,
+     * as the kernel keeps them; the runner reads them before the first sample
+     * and after each, and Python derives every figure from them */
+    void (*counters)(const void *state, double *out);
     /* optional (per-op timing of a kernel whose op needs what surrounds it
      * kept running: the congestion tests' aggressors load through a whole
      * call): `timings` timings in one call, each of `unit` ops timed alone,
      * its seconds per op into each[i] on the ranks that time */
     void (*measure_each)(const fl_ctx *ctx, void *state, int64_t timings, int64_t unit, double *each);
+    /* optional (the noise kernels, families/noise.c): a record of the kernel's
+     * own after the samples and per-op timings, before verify; collective, and
+     * rank 0 appends ,"key":{...} to j, which the point line carries */
+    void (*record)(const fl_ctx *ctx, void *state, struct fl_buf *j);
 } fl_kernel;
 
 /* A benchmark: its facts and its kernel. */
@@ -227,6 +242,10 @@ extern const fl_kernel fl_message_rate_kernels[];
 extern const fl_kernel fl_tcp_kernels[];
 extern const fl_kernel fl_tcp_conns_kernels[];
 extern const fl_kernel fl_tcp_scatter_kernels[];
+extern const fl_kernel fl_tcp_streams_kernels[];
+extern const fl_kernel fl_tcp_crr_kernels[];
+extern const fl_kernel fl_udp_underload_kernels[];
+extern const fl_kernel fl_udp_kernels[];
 /* The levels below MPI, compiled only where their library was found
  * (FL_HAVE_FABRIC, FL_HAVE_UCX: measure/libraries.py). Each has a probe that
  * runs without MPI (main.c: --probe LEVEL) and prints what the library offers
@@ -236,6 +255,7 @@ extern const fl_kernel fl_app_matmul_kernels[];
 extern const fl_kernel fl_app_sort_kernels[];
 extern const fl_kernel fl_coll_kernels[];
 extern const fl_kernel fl_coll_neighbor_kernels[];
+extern const fl_kernel fl_noise_kernels[];
 /* The MPI library's collective algorithm controls, through MPI_T without
  * MPI_Init (--probe coll; families/coll_controls.c): exit code 0, or 3. */
 int fl_coll_probe(void);
@@ -362,7 +382,7 @@ void fl_emit(const char *json_line);           /* writes one line and flushes */
 void fl_emit_error(const char *message);       /* {"type":"error","message":...} */
 
 /* A growing string for building one JSON line; dies if memory runs out. */
-typedef struct {
+typedef struct fl_buf {
     char *p;
     size_t len, cap;
 } fl_buf;
@@ -383,6 +403,16 @@ char *fl_hello(const fl_ctx *c, const fl_opts *o, const char *bench, double reso
 int fl_thread_level(const fl_facts *f);
 const char *fl_thread_level_name(int level);
 void fl_buf_int_list(fl_buf *j, const char *key, const int *x, int n);  /* ,"key":[...] */
+
+/* cpu.c: this process's CPU seconds (getrusage(RUSAGE_SELF): all its threads)
+ * and the wall seconds they were taken over, summed over a point's rounds */
+typedef struct {
+    double user_s, sys_s, wall_s;
+} fl_cpu_use;
+fl_cpu_use fl_cpu_now(void);                    /* user, system and fl_now() seconds now */
+void fl_cpu_add_since(fl_cpu_use *sum, fl_cpu_use since);   /* sum += now - since */
+void fl_cpu_gather(const fl_ctx *c, const fl_cpu_use *mine, fl_buf *j); /* ,"rank_cpu":[...] on rank 0 */
+void fl_cpu_clock(fl_buf *j);                   /* ,"cpu":{...}: how the hello's timer reads CPU */
 
 /* per_op.c: single operations timed one by one into a log-bucketed histogram
  * (HDR Histogram's idea, Tene: every value within FL_HIST_ERROR of its

@@ -147,6 +147,7 @@ static void print_timer(fl_buf *j, const fl_ctx *c, double resolution)
     fl_buf_num(j, c->timer_overhead);
     fl_buf_printf(j, ",\"resolution_s\":");
     fl_buf_num(j, resolution);
+    fl_cpu_clock(j); /* how rank_cpu is read (cpu.c) */
     fl_buf_printf(j, "}");
 }
 

@@ -42,6 +42,14 @@ typedef struct {
      * every rank, and rank 0's samples of their mean over the timed ranks. */
     double *phase_round, *phase_samples;
     int nphases, timed_ranks;
+    /* Kernel counters (k->counters): this rank's values before the first
+     * sample and after each, (max_samples + 1) x ncounters; any_counters:
+     * whether some rank's setup named counters this point. */
+    double *counter_vals;
+    int ncounters, any_counters;
+    /* This point's CPU use over its rounds of samples (cpu.c): each round from
+     * after its start barrier to after its last measure, summed. */
+    fl_cpu_use cpu;
     MPI_Errhandler eh;    /* MPI errors as error lines (on_mpi_error) */
 } fl_run_state;
 
@@ -313,6 +321,77 @@ static void emit_phases(fl_buf *j, const fl_run_state *r, const fl_shape *sh, in
     fl_buf_printf(j, "}");
 }
 
+/* ---- kernel counters (docs/core-protocol.md, "counters") ---- */
+
+/* The number of names in "a,b,c", 0 for NULL or "". */
+static int count_names(const char *names)
+{
+    int n = names && names[0] ? 1 : 0;
+    for (const char *c = names; c && *c; c++)
+        n += *c == ',';
+    return n;
+}
+
+/* This rank's counters into row `at` (0: before the first sample, i + 1: after sample i). */
+static void read_counters(const fl_run_state *r, void *state, int at)
+{
+    if (r->ncounters)
+        r->b->k->counters(state, r->counter_vals + (size_t)at * (size_t)r->ncounters);
+}
+
+/* Collective: every rank's counter names and its n + 1 rows of values to
+ * rank 0, which appends ,"rank_counters":[null | {"name":[v0..vn]}, ...]. */
+static void gather_counters(const fl_run_state *r, const fl_shape *sh, int n, fl_buf *j)
+{
+    const fl_ctx *c = &r->ctx;
+    const char *names = r->ncounters ? sh->counter_names : "";
+    int mine[2] = {r->ncounters, (int)strlen(names) + 1}, *all = NULL, *vcount = NULL, *vdisp = NULL;
+    int *ncount = NULL, *ndisp = NULL;
+    char *allnames = NULL;
+    double *allvals = NULL, *x = NULL;
+    if (c->rank == 0) {
+        all = malloc(sizeof *all * 2 * (size_t)c->nranks);
+        vcount = malloc(sizeof *vcount * 4 * (size_t)c->nranks);
+        if (!all || !vcount)
+            fl_die("out of memory");
+        vdisp = vcount + c->nranks, ncount = vdisp + c->nranks, ndisp = ncount + c->nranks;
+    }
+    MPI_Gather(mine, 2, MPI_INT, all, 2, MPI_INT, 0, c->comm);
+    size_t nv = 0, nn = 0;
+    for (int q = 0; c->rank == 0 && q < c->nranks; q++) {
+        vcount[q] = all[2 * q] * (n + 1), vdisp[q] = (int)nv, nv += (size_t)vcount[q];
+        ncount[q] = all[2 * q + 1], ndisp[q] = (int)nn, nn += (size_t)ncount[q];
+    }
+    if (c->rank == 0 && (!(allvals = malloc(sizeof *allvals * (nv + 1))) || !(allnames = malloc(nn + 1)) ||
+                         !(x = malloc(sizeof *x * (size_t)(n + 1)))))
+        fl_die("out of memory");
+    MPI_Gatherv(names, mine[1], MPI_CHAR, allnames, ncount, ndisp, MPI_CHAR, 0, c->comm);
+    MPI_Gatherv(r->counter_vals, r->ncounters * (n + 1), MPI_DOUBLE, allvals, vcount, vdisp, MPI_DOUBLE, 0,
+                c->comm);
+    for (int q = 0; c->rank == 0 && q < c->nranks; q++) {
+        int nc = all[2 * q];
+        const char *name = allnames + ndisp[q];
+        fl_buf_printf(j, "%s", q ? "," : ",\"rank_counters\":[");
+        if (!nc) {
+            fl_buf_printf(j, "null");
+            continue;
+        }
+        fl_buf_printf(j, "{");
+        for (int p = 0; p < nc; p++) {
+            size_t len = strcspn(name, ",");
+            for (int i = 0; i <= n; i++)
+                x[i] = allvals[vdisp[q] + i * nc + p];
+            fl_buf_printf(j, "%s\"%.*s\":", p ? "," : "", (int)len, name);
+            fl_buf_nums(j, x, n + 1);
+            name += len + (name[len] == ',');
+        }
+        fl_buf_printf(j, "}");
+    }
+    if (c->rank == 0)
+        fl_buf_printf(j, "]");
+    free(all), free(vcount), free(allvals), free(allnames), free(x);
+}
+
 /* Step 4: rounds of samples; returns the stop reason, *n the sample count. */
 static int sample(fl_run_state *r, void *state, const fl_shape *sh, int64_t batch,
                   double t1, double t0, int *n)
@@ -328,6 +407,7 @@ static int sample(fl_run_state *r, void *state, const fl_shape *sh, int64_t batc
         int k = (int)ctl[1];
         if (!sh->self_synced)
             MPI_Barrier(c->comm);
+        const fl_cpu_use round_start = fl_cpu_now();
         for (int i = 0; i < k; i++) {
             /* A pattern's ranks start every sample together: sample i's slowest
              * time then spans one interval for all of them, over which the
@@ -339,9 +419,11 @@ static int sample(fl_run_state *r, void *state, const fl_shape *sh, int64_t batc
             if (r->nphases)
                 phase_begin(r, state);
             r->round[i] = r->b->k->measure(c, state, batch) / (double)batch;
+            read_counters(r, state, *n + i + 1);
             if (r->nphases)
                 phase_end(r, state, i, k, batch, sh->timed);
         }
+        fl_cpu_add_since(&r->cpu, round_start);
         if (r->nphases)
             keep_phases(r, k, *n);
         if (!sh->timed)
@@ -502,17 +584,33 @@ static void run_point(fl_run_state *r, const fl_point *pt)
     MPI_Allreduce(MPI_IN_PLACE, &ph[0], 3, MPI_INT, MPI_MAX, c->comm);
     MPI_Allreduce(MPI_IN_PLACE, &ph[3], 1, MPI_INT, MPI_SUM, c->comm);
     r->nphases = ph[0], sh.self_synced = ph[1], sh.mean_timed = ph[2], r->timed_ranks = ph[3];
+    r->ncounters = b->k->counters ? count_names(sh.counter_names) : 0;
+    if (r->ncounters > FL_MAX_COUNTERS)
+        fl_die("%s names %d counters, more than %d", b->name, r->ncounters, FL_MAX_COUNTERS);
+    MPI_Allreduce(&r->ncounters, &r->any_counters, 1, MPI_INT, MPI_MAX, c->comm);
+    free(r->counter_vals);
+    r->counter_vals = NULL;
+    if (r->ncounters && !(r->counter_vals = malloc(sizeof *r->counter_vals * (size_t)r->ncounters *
+                                                   (size_t)(r->opts.max_samples + 1))))
+        fl_die("cannot allocate %d counters x %d samples", r->ncounters, r->opts.max_samples + 1);
     MPI_Barrier(c->comm);
     double t0 = fl_now();
     int64_t warmup = warm(r, state, r->opts.warmup, t0, 0.5 * r->opts.point_time);
     int64_t batch = calibrate(r, state, &sh, &t1);
     double floor_s = r->points == 0 ? RUN_WARMUP_S : POINT_WARMUP_S;
     warmup += settle(r, state, batch, t1, t0, fmin(floor_s, 0.5 * r->opts.point_time));
+    read_counters(r, state, 0);
+    r->cpu = (fl_cpu_use){0, 0, 0};
     int stop = sample(r, state, &sh, batch, t1, t0, &n);
     double elapsed = fl_now() - t0;
     fl_buf tails = {0};
+    fl_cpu_gather(c, &r->cpu, &tails);
+    if (r->any_counters)
+        gather_counters(r, &sh, n, &tails);
     if (r->opts.per_op > 0)
         fl_per_op(c, b->k, state, &sh, r->samples, n, &tails);
+    if (b->k->record) /* the noise kernels' raw quanta and detours */
+        b->k->record(c, state, &tails);
 
     int validated = r->opts.validate && b->k->verify;
     if (validated) {
@@ -642,6 +740,7 @@ static void close_run(fl_run_state *r)
     free(r->round);
     free(r->phase_round);
     free(r->phase_samples);
+    free(r->counter_vals);
     free(r->samples);
     free(r->sorted);
     if (r->ctx.rank == 0) {

@@ -33,6 +33,7 @@ typedef struct {
 typedef struct {
     int role; /* 0 client, 1 server, -1 idle */
     int fd, ep, nodelay;
+    int sender;      /* tcp.stream: the rank that sends (direction=reverse: 1) */
     int64_t size;    /* payload bytes per message */
     size_t wire;     /* bytes on the wire per message: size, at least 1 */
     int64_t buffers; /* send and receive slots of `wire` bytes */
@@ -181,7 +182,9 @@ static int stream_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt
     shape->batch_multiple = ops < T_MAX_BURST_OPS ? ops : T_MAX_BURST_OPS;
     snprintf(extra, sizeof extra, ",\"burst_ops\":%lld,\"recv_chunk\":%d",
              (long long)shape->batch_multiple, T_STREAM_CHUNK);
-    return tcp_point(r, pt, T_STREAM_CHUNK, extra, state, shape);
+    int ok = tcp_point(r, pt, T_STREAM_CHUNK, extra, state, shape);
+    ((tcp_state *)*state)->sender = fl_param_is(ctx->opts, "direction", "reverse");
+    return ok;
 }
 
 /* ---- the timed loops ---- */
@@ -288,7 +291,7 @@ static double stream_measure(const fl_ctx *ctx, void *state, int64_t iters)
     (void)ctx;
     if (s->role < 0)
         return 0.0;
-    return s->role == 0 ? stream_send(s, iters) : stream_recv(s, iters);
+    return s->role == s->sender ? stream_send(s, iters) : stream_recv(s, iters);
 }
 
 /* ---- verify ---- */
@@ -334,7 +337,7 @@ static int64_t stream_verify(const fl_ctx *ctx, void *state, int64_t *checked)
     uint64_t seed = (uint64_t)n * 2654435761u + 1;
     char ack = 0;
     memset(s->rbuf, 0, s->rlen);
-    if (s->role == 0) {
+    if (s->role == s->sender) {
         fl_fill(s->sbuf, n, seed);
         sock_send_all(s->fd, s->sbuf, n);
         sock_recv_block(s->fd, &ack, 1);
@@ -366,7 +369,10 @@ const fl_kernel fl_tcp_kernels[] = {
      .measure = rr_block_measure, .verify = rr_block_verify, .teardown = tcp_teardown},
     {.name = "tcp.rr_epoll", .init = rr_epoll_init, .fini = tcp_fini, .setup = rr_setup,
      .measure = rr_epoll_measure, .verify = rr_epoll_verify, .teardown = tcp_teardown},
-    {.name = "tcp.stream", .init = stream_init, .fini = tcp_fini, .setup = stream_setup,
-     .measure = stream_measure, .verify = stream_verify, .teardown = tcp_teardown},
     {.name = NULL},
 };
+
+/* tcp.stream with one stream, forward or reverse; tcp_streams.c runs it. */
+const fl_kernel fl_tcp_stream_one = {
+    .name = "tcp.stream", .init = stream_init, .fini = tcp_fini, .setup = stream_setup,
+    .measure = stream_measure, .verify = stream_verify, .teardown = tcp_teardown};

@@ -189,7 +189,7 @@ static int local_port(int fd)
 
 /* Rank 1's listening address: addr=, else iface=, else loopback when both
  * ranks run on one host, else the first non-loopback IPv4 address. */
-static int pick_addr(const sock_params *p, int same_host, char ip[INET_ADDRSTRLEN], char *reason)
+int sock_pick_addr(const sock_params *p, int same_host, char ip[INET_ADDRSTRLEN], char *reason)
 {
     struct in_addr a;
     if (p->addr[0]) {
@@ -390,7 +390,7 @@ static int open_rank1(const fl_ctx *ctx, sock_link *l, const sock_params *p, int
     int ports[1 + SOCK_ROUND], lfd = -1, err = 0;
     gethostname(mine, sizeof mine - 1);
     MPI_Recv(host, SOCK_MSG, MPI_CHAR, 0, SOCK_TAG, ctx->comm, MPI_STATUS_IGNORE);
-    if (pick_addr(p, strcmp(host, mine) == 0, l->ip, msg + 1) == 0)
+    if (sock_pick_addr(p, strcmp(host, mine) == 0, l->ip, msg + 1) == 0)
         lfd = make_listener(l->ip, p, SOCK_ROUND, &l->port, msg + 1);
     if (lfd < 0)
         msg[0] = '!';

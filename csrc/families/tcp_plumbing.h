@@ -31,6 +31,10 @@ typedef struct {
 } sock_link;
 
 void sock_params_get(const fl_opts *o, sock_params *p);
+/* Rank 1's address from p->addr and p->iface (the rest of p unused): addr=,
+ * else iface='s, else loopback when same_host, else the first non-loopback
+ * IPv4 address that is up. 0, or -1 with the reason (up to 200 bytes) in reason. */
+int sock_pick_addr(const sock_params *p, int same_host, char ip[INET_ADDRSTRLEN], char *reason);
 
 /* Collective over ctx->comm. Connects n sockets (TCP_NODELAY set when
  * `nodelay`), each step bounded by SOCK_TIMEOUT_MS. Returns 0, or -1 on
@@ -72,5 +76,9 @@ void sock_nonblock(int fd);
 void sock_send_slots(const sock_link *l, const sock_params *p, char *sbuf, int64_t size,
                      int64_t buffers, int64_t iters);
 void sock_ack_send(const sock_link *l);
+
+/* tcp.stream's one-stream kernel (tcp.c), which tcp_streams.c's tcp.stream
+ * runs for streams=1 forward or reverse. */
+extern const fl_kernel fl_tcp_stream_one;
 
 #endif

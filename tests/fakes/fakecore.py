@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 import fakeapps
+import fakenoise
 from fabriclab.suite.benchmarks import REGISTRY
 from fabriclab.suite.footprint import At
 
@@ -130,7 +131,8 @@ def script(argv, env):
         return 2
     yield emit({"type": "hello", "core_version": "fake", "bench": bench, "mpi_library": "FakeMPI 1.0",
           "mpi_version": "3.1", "thread_level": {"required": required, "provided": provided}, "ranks": nranks, "hosts": hosts(env, nranks), "cpus": [64] * nranks,
-          "node_size": nranks, "timer": {"name": "fake", "overhead_s": 2e-8, "resolution_s": 1e-9},
+          "node_size": nranks, "timer": {"name": "fake", "overhead_s": 2e-8, "resolution_s": 1e-9,
+                                   "cpu": {"name": "fake", "step_s": 1e-6, "tick_s": 0.01}},
           "options": {"sizes": ints(opts["--sizes"]), "strides": ints(opts["--strides"]),
                       "conns": ints(opts["--conns"]), "params": {**facts.defaults, **params}}})
     if mode == "error":
@@ -174,7 +176,7 @@ def script(argv, env):
                     rec = {"type": "point", **where, "buffers": nbuf, "bytes_per_op": size * legs,
                            "legs_per_op": legs, "concurrent": facts.concurrent, "warmup": 10, "batch": 4,
                            "samples": samples, "stop": "converged", "elapsed_s": 0.01, "validation": val,
-                           "info": {}}
+                           "info": {}, "rank_cpu": rank_cpu(nranks, sum(samples) * 4)}
                     if lay and facts.level == "app":
                         rec.update(roles=lay[1], peers=lay[2],
                                    **fakeapps.point(bench, size, lay[1], {**facts.defaults, **params}, jitter))
@@ -188,12 +190,33 @@ def script(argv, env):
                                    roles=roles, peers=peers, rank_sent_bytes=sent, rank_recv_bytes=recv,
                                    rank_samples=[None if r == "i" else [s * (1 + q / 100) for s in samples]
                                                  for q, r in enumerate(roles)])
+                    if facts.level == "noise":
+                        rec["noise"] = fakenoise.record(bench, nranks, {**facts.defaults, **params})
+                    if facts.counters:
+                        rec["rank_counters"] = counters(facts, {**facts.defaults, **params}, nranks, len(samples))
                     if mode == "nosamples" and n == int(arg):
                         rec.update(samples=[], phases={k: [] for k in rec.get("phases") or {}} or None)
                     yield emit({k: v for k, v in rec.items() if v is not None or k == "validation"})
                     n += 1
     yield emit({"type": "end", "bench": bench, "points": n})
     return 0
+
+
+def rank_cpu(nranks: int, wall: float) -> list:
+    """Plausible CPU use over the samples' span `wall` (docs/core-protocol.md): rank q spends
+    (q + 1) x 10% of it in user and 40% in system time."""
+    return [{"user_s": 0.1 * (q + 1) * wall, "sys_s": 0.4 * wall, "wall_s": wall} for q in range(nranks)]
+
+
+def counters(facts, params: dict, nranks: int, n: int) -> list:
+    """Plausible raw counters (docs/core-protocol.md): every rank every declared counter, ".K" per
+    stream where the benchmark has `streams`; a "sum" grows by (q + 1) x 4 per sample on rank q, a
+    "level" reads 1e-6 x (1 + i/100) after sample i; the values before the first sample are 0."""
+    streams = int(params["streams"]) if "streams" in params else 0
+    names = [f"{c}.{k}" for c in facts.counters for k in range(streams)] if streams else list(facts.counters)
+    kind = {name: facts.counters[name.rpartition(".")[0] if streams else name] for name in names}
+    return [{name: [0] + [(q + 1) * 4 * (i + 1) if kind[name] == "sum" else 1e-6 * (1 + i / 100)
+                          for i in range(n)] for name in names} for q in range(nranks)]
 
 
 def main(argv) -> int:

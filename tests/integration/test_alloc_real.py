@@ -32,6 +32,7 @@ RUNS = [
     ([b for b in REGISTRY if b.startswith("tcp.") and b != "tcp.scatter"], 2, ["-s", "64K,1M", *CONNS]),
     ([b for b in REGISTRY if b.startswith("fabric.") and b != "fabric.scatter"], 2, ["-s", "64K,1M", *CONNS]),
     (["ucx"], 2, ["-s", "64K,1M"]),
+    (["udp"], 2, ["-s", "1K,32K"]),      # a datagram carries 65,507 bytes at most
     # the atomics update one 8-byte word; the message rate over four endpoints
     (["fabric.atomic", "ucx.atomic", "fabric.msg_rate", "ucx.msg_rate"], 2, ["-s", "8", "-p", "endpoints=4"]),
     # deposit's atomics of one element (the level's run above has acc and get_acc), per op and aggregated
@@ -41,6 +42,8 @@ RUNS = [
     (["app.transpose"], 2, ["-s", "256,1K"]),
     (["app.matmul"], 2, ["-s", "256,512"]),
     (["app.sort"], 2, ["-s", "64K,1M"]),
+    # the noise records: a few and many quanta; the detours' fixed store
+    (["noise"], 2, ["-p", "quanta=500,20000", "-p", "record_ms=50"]),
     # every collective on 3 ranks (blocks that are not a power of two), in place and not; in the
     # persistent form, whose buffers are the blocking form's and a request per root besides
     # (a launch a variant: 3 ranks on 2 cores take a second each)

@@ -43,6 +43,7 @@ def _argv(example: str, tmp: Path) -> list[str] | None:
     files = {"RUN.json": str(tmp / "run.json"), "results/RUN.json": str(tmp / "run.json"),
              "before.json": str(tmp / "run.json"), "after.json": str(tmp / "after.json"),
              "osu_bw.txt": str(DATA / "imports" / "osu_bw_v7.txt"), "pp.svg": str(tmp / "pp.svg"),
+             "udp.json": str(DATA / "imports" / "iperf3" / "udp100.json"),
              "cal.yaml": str(tmp / "cal.yaml"),
              "ibnetdiscover.txt": str(tmp / "ibnetdiscover.txt")}
     words = [files.get(w, w) for w in words]

@@ -24,7 +24,11 @@ LEVELS = {"memory": ["-s", "16K,64K", "--strides", "1,4"],
           # every app at a problem that does not divide by 2 ranks
           "app": ["-s", "97"],
           # every collective in every form, in place and not, at one element and at 4 KiB
-          "coll": ["-s", "4,4K", "-p", "form=blocking,nonblocking,persistent", "-p", "in_place=no,yes"]}
+          "coll": ["-s", "4,4K", "-p", "form=blocking,nonblocking,persistent", "-p", "in_place=no,yes"],
+          # the noise benchmarks' records short: 500 quanta (35 ms), 0.1 s of detours
+          "noise": ["-p", "quanta=500", "-p", "record_ms=100"],
+          # every UDP benchmark at a small datagram and a 4 KiB one (a datagram carries 65,507 bytes at most)
+          "udp": ["-s", "64,4K"]}
 # The levels below MPI run on providers and transports by name, from the smallest size each
 # benchmark takes to 1 MiB: both of them under MPICH, UCX's TCP under Open MPI. Their runs are
 # read by test_fabric_level.py and test_ucx_level.py as well. (fabric.scatter's size is a

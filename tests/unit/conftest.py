@@ -1,6 +1,7 @@
 """The unit tests' runs: every fake core that fakebuild makes runs in this
 process (support/fakeexec.py), unless a test asks for one as a process
-(`fake_core_process`), and a run's machine check does not wait. Runs that
+(`fake_core_process`), a run's machine check does not wait, and `doctor
+--machine` measures no noise (a real launch). Runs that
 several test files read are made once per process (`default_suite`), and
 those files go to one worker of `make unit` (pytest_xdist_make_scheduler)."""
 import contextlib
@@ -19,10 +20,13 @@ def _runs_in_process():
     each run (host/machine.py) without its quarter of a second of watching the machine:
     the unit tests' runs read no timing, and the check with its window is an integration
     test's (test_doctor_machine.py)."""
+    from fabriclab.cli import doctor_noise
     from fabriclab.host import machine
     with pytest.MonkeyPatch.context() as mp:
         fakeexec.install(mp)
         mp.setattr(machine, "RUN_WINDOW_S", 0.0)
+        # doctor --machine's noise run is a real MPI launch: test_noise_real.py's
+        mp.setattr(doctor_noise, "measured", lambda args: ["noise: not measured in the unit tests"])
         yield
 
 

@@ -21,14 +21,17 @@ APPS = ("app.transpose", "app.matmul")
 ONE_SIZE = ("fabric.atomic", "ucx.atomic", "deposit.fop", "deposit.cas")
 # IMB-P2P's Stencil3D needs a grid of 2 x 2 x 2 ranks at least.
 EIGHT = ("message.stencil3d",)
+# A datagram carries at most 65,507 bytes (measure/plan.py), and a header of 16 or 24.
+DATAGRAMS = ("udp.stream", "udp.rr", "udp.underload")
 GROUPS = {
-    "transfers": ([b for b in REGISTRY if not b.startswith("app.") and b not in SCATTER + ONE_SIZE + EIGHT],
+    "transfers": ([b for b in REGISTRY if not b.startswith("app.") and b not in SCATTER + ONE_SIZE + EIGHT + DATAGRAMS],
                   ["-s", "64,64K", "--strides", "1,8", "--conns", "1,2"]),
     "scatter": (list(SCATTER), ["-s", "8,1K"]),
     "apps": (list(APPS), ["-s", "256,512"]),
     "sort": (["app.sort"], ["-s", "64K,1M"]),
     "atomics": (list(ONE_SIZE), ["-s", "8"]),
     "eight": (list(EIGHT), ["-s", "64,64K", "-n", "8"]),
+    "datagrams": (list(DATAGRAMS), ["-s", "64,1K"]),
 }
 
 

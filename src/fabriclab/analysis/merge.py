@@ -23,7 +23,7 @@ import statistics
 from dataclasses import fields
 
 from ..schema.records import LaunchSummary, MergedPoint, Point, Spread, Summary
-from . import diagnostics, findings, ranks
+from . import cpu, diagnostics, findings, ranks
 
 # What a merged point takes from its first launch's record as it is; the
 # rest differs from launch to launch and is recomputed.
@@ -85,6 +85,7 @@ def merge(ps: list[Point], hosts: list | None = None) -> MergedPoint:
                     stop=ps[0].stop if len({p.stop for p in ps}) == 1 else "mixed")
     if any(p.phases for p in ps):
         m.phases = {k: [x for p in ps for x in (p.phases or {}).get(k, [])] for k in ps[0].phases or {}}
+    m.rank_cpu = cpu.merged(ps)
     if ps[0].is_pattern:
         m.rank_samples = _rank_samples(ps)
         ranks.summarize_point(m, hosts)

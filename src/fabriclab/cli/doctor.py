@@ -179,7 +179,8 @@ def register(sub) -> None:
     g.add_argument("--machine", dest="check", action="store_const", const="machine",
                    help="Instead: report what on this machine is known to disturb fabric benchmarks (virtual "
                         "machine and steal, frequency, SMT, isolated cores, NIC interrupts, huge pages, NUMA, "
-                        "the memory lock limit, busy processes), each with its effect and fix. Default: off.")
+                        "the memory lock limit, busy processes), each with its effect and fix, and the noise "
+                        "measured per core (noise.detour, about 2 s). Default: off.")
     g.add_argument("--tune", dest="check", action="store_const", const="tune",
                    help="Instead: apply the machine check's safe, reversible fixes (governor, turbo, huge pages; "
                         "root only) and keep the previous values for --reset. Default: off.")

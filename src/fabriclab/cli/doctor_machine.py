@@ -26,6 +26,9 @@ def show(args) -> int:
             print(f"      {'':<14} effect: {f.effect}")
         if f.status in ("warn", "info") and f.fix:
             print(f"      {'':<14} fix{' (--tune)' if f.tune else ''}: {f.fix}")
+    from . import doctor_noise
+    for line in doctor_noise.measured(args):     # the noise itself, measured per core (about 2 s)
+        print(line)
     n = sum(f.status == "warn" for f in findings)
     state = " (tuned by `fabriclab doctor --tune`; --reset undoes it)" if tune.tuned() else ""
     print(f"{n} of {len(findings)} findings may disturb timings; "

@@ -1,4 +1,4 @@
-"""`fabriclab import FILE --from osu|imb|hpcc`: another tool's output as a run document.
+"""`fabriclab import FILE --from osu|imb|hpcc|iperf3|sockperf`: another tool's output as a run document.
 
 `show` and `compare` then read it beside fabriclab's own runs. It starts
 fast: the parsers load only when a file is read."""
@@ -15,7 +15,7 @@ from ..schema.fields import MAX_RANKS
 from .letters import adder
 from .options import integer
 
-TOOLS = ("osu", "imb", "hpcc")
+TOOLS = ("osu", "imb", "hpcc", "iperf3", "sockperf")
 
 
 def default_output(path: str, tool: str) -> Path:
@@ -55,11 +55,13 @@ def _write(doc, args, out) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("import", help="Read OSU or IMB text output into a result document.")
+    p = sub.add_parser("import", help="Read OSU, IMB, HPCC, iperf3 or sockperf output into a result document.")
     p.add_argument("file", metavar="FILE", help="The benchmark's text output, as it printed it.")
     p.add_argument("--from", dest="tool", choices=TOOLS, required=True, metavar="TOOL",
                    help="Which tool wrote FILE: osu (OSU Micro-Benchmarks), imb (Intel MPI Benchmarks, "
-                        "IMB-MPI1 and IMB-NBC) or hpcc (HPC Challenge's hpccoutf.txt: its network figures).")
+                        "IMB-MPI1 and IMB-NBC), hpcc (HPC Challenge's hpccoutf.txt: its network figures), "
+                        "iperf3 (its --json output, TCP or UDP, -P, -R, --bidir; several concatenated) or sockperf "
+                        "(its client's output or --full-log file: ping-pong, under-load, throughput).")
     p.add_argument("--ranks", type=integer(1, MAX_RANKS), metavar="N",
                    help="OSU only: the processes the collective tests ran on, which OSU does not print "
                         "(default 2); IMB prints its own")

@@ -30,12 +30,12 @@ from ..schema import Document, Footer, Header
 from ..schema.records import Point, SkipRecord, Summary
 from ..suite.benchmarks import REGISTRY
 from ..suite.patterns import max_active
-from . import halo, hpcc, imb, osu, rate
+from . import halo, hpcc, imb, iperf3, osu, rate, sockperf
 from .printed import Parsed, Printed, check_physical
 from ..schema.fields import MAX_RANKS
 
-IMPORTERS = {"osu": osu.parse, "imb": imb.parse, "hpcc": hpcc.parse}
-TOOLS = {"osu": "OSU Micro-Benchmarks", "imb": "Intel MPI Benchmarks", "hpcc": "HPC Challenge"}
+IMPORTERS = {"osu": osu.parse, "imb": imb.parse, "hpcc": hpcc.parse, "iperf3": iperf3.parse, "sockperf": sockperf.parse}
+TOOLS = {"osu": "OSU Micro-Benchmarks", "imb": "Intel MPI Benchmarks", "hpcc": "HPC Challenge", "iperf3": "iperf3", "sockperf": "sockperf"}
 
 
 # A tool's output of every benchmark at every size of many runs is thousands of lines:

@@ -156,6 +156,7 @@ def variants(params: dict, canonical=lambda key, value: value) -> list[dict]:
 MAX_CONNS = 1024       # file descriptors and MPI requests per rank
 MAX_SEGMENT_BYTES = 1 << 20
 MAX_LAUNCHES = 1000
+MAX_DATAGRAM = 65507  # an IPv4 UDP payload: 65535 - 20 (IP header) - 8 (UDP header)
 
 
 def _check_limits(b: Bench, sizes, conns) -> None:
@@ -163,6 +164,8 @@ def _check_limits(b: Bench, sizes, conns) -> None:
         raise UsageError(f"{b.name}: connections must be 1..{MAX_CONNS}, got {min(conns) if min(conns) < 1 else max(conns)}")
     if "segments" in b.params and (max(sizes) > MAX_SEGMENT_BYTES or min(sizes) < 1):
         raise UsageError(f"{b.name}: segment sizes must be 1 B..{MAX_SEGMENT_BYTES >> 20} MiB")
+    if b.level == "udp" and max(sizes) > MAX_DATAGRAM:
+        raise UsageError(f"{b.name}: a datagram carries at most {MAX_DATAGRAM} bytes, got size {max(sizes)}")
 
 
 def _unit_steps(spec: str) -> str:

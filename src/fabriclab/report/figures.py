@@ -26,6 +26,8 @@ from ..units import fmt_bytes, fmt_rate
 from .curves import (METRICS, SIZE, STATS_NOTE, XAXES, RunView, in_registry_order, measured, pick,  # noqa: F401
                      series_of, sweep, variant_name)
 from . import app_views, atomic_views, coll_views, halo_views, hpcc_view, network, rate_views, tail_views, thread_views
+from . import cpu_views, socket_views
+from . import noise_views
 from .figure import Axis, Figure, Mark, Series, slug
 from .ladder import Rung, ladder, ladder_rows  # noqa: F401  (report/html.py reads them from here)
 from .layers import costs
@@ -476,6 +478,13 @@ VIEWS = (
          atomic_views.atomics),
     View("threads", "Threads per rank: latency and bandwidth vs threads (osu_latency_mt, IMB-MT, ucx_perftest -T)",
          thread_views.scaling),
+    View("udp-rate", "UDP: loss, jitter and received rate vs offered rate (iperf3 -u -b)", socket_views.udp_rate),
+    View("stream-fairness", "Parallel streams: each stream's rate and Jain's index (iperf3 -P)",
+         socket_views.stream_fairness),
+    View("underload", "UDP latency under load (sockperf's under-load mode)", socket_views.underload),
+    View("cpu", "CPU per byte: the socket benchmarks' service demand vs size (netperf's us/KB, us/Tr)",
+         cpu_views.view),
+    View("noise", "The machine's noise per core beside a small collective (FWQ, selfish detour)", noise_views.view),
 )
 
 

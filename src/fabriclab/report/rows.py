@@ -12,9 +12,10 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Optional
 
-from ..analysis import merge
+from ..analysis import cpu, merge
 from ..suite.benchmarks import REGISTRY, coll_of
 from ..schema.records import MergedPoint
+from . import cpu_cost
 from .work import app_of, speedups, work_rate
 
 
@@ -77,10 +78,20 @@ class Row:
     keys_per_s: Optional[float]
     speedup: Optional[float]
     phases_s: Optional[dict]
+    # the socket benchmarks' CPU (report/cpu_cost.py): rank 0's (local) and rank 1's (remote)
+    # CPU seconds per wall second, netperf's service demand (CPU us per KB or per transaction,
+    # cpu_demand_per), and whether either CPU interval was too short to be fine
+    cpu_local_util: Optional[float]
+    cpu_remote_util: Optional[float]
+    cpu_local_demand_us: Optional[float]
+    cpu_remote_demand_us: Optional[float]
+    cpu_demand_per: Optional[str]
+    cpu_coarse: Optional[bool]
     point: MergedPoint = field(compare=False, repr=False)
 
     @classmethod
-    def of(cls, p: MergedPoint, best_copy: Optional[float] = None, speedup: Optional[float] = None) -> "Row":
+    def of(cls, p: MergedPoint, best_copy: Optional[float] = None, speedup: Optional[float] = None,
+           tick_s: float = cpu.TICK_S) -> "Row":
         """The row of a merged point; best_copy: the best contiguous copy of
         the same working set, for a strided copy (ECT, seed 000); speedup: an
         app's rate over its rate on one rank."""
@@ -116,7 +127,8 @@ class Row:
             cache=p.cache, buffers=p.buffers, batch=p.batch, stop=p.stop,
             validation_errors=None if p.validation is None else p.validation.get("errors"),
             warnings=warning_text(p.diagnostics),
-            **rates, speedup=speedup, phases_s=p.phase_medians or None, point=p)
+            **rates, speedup=speedup, phases_s=p.phase_medians or None,
+            **cpu_cost.row_figures(p, tick_s), point=p)
 
     @property
     def axes(self) -> dict:
@@ -182,9 +194,10 @@ def rows(doc) -> list[Row]:
     pts = merge.merged(doc)
     best = _best_copies(pts)
     ups = speedups(pts)
+    tick = cpu.tick_of(doc.header.timer)
     out = []
     for p in pts:
         b = REGISTRY.get(p.bench)
         strided = b is not None and b.copy == "strided"
-        out.append(Row.of(p, best.get((p.size, p.cache)) if strided else None, ups.get(id(p))))
+        out.append(Row.of(p, best.get((p.size, p.cache)) if strided else None, ups.get(id(p)), tick))
     return out

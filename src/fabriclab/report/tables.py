@@ -18,7 +18,7 @@ from ..errors import UsageError
 from ..analysis import fit, merge, ranks
 from ..suite.benchmarks import REGISTRY, coll_of
 from ..units import fmt_bytes, fmt_time
-from . import FORMATS, escape, hpcc_view
+from . import FORMATS, cpu_cost, escape, hpcc_view, stream_view, udp_view
 from .rows import ROW_FIELDS, Row, rows
 from .work import app_of, phase_split
 
@@ -111,6 +111,7 @@ class _Columns:
     coll: bool = False          # a collective: bus bandwidth and t_min, t_avg, t_max instead of per-rank rates
     overlap: bool = False       # a non-blocking collective's overlap with computation
     rate: bool = False          # a message rate of its own (the *.msg_rate benchmarks): Gb/s and Mmsg/s
+    cpu: str | None = None      # a socket benchmark's CPU: what its service demand is per (report/cpu_cost.py)
 
     @classmethod
     def of(cls, rs: list) -> "_Columns":
@@ -120,7 +121,8 @@ class _Columns:
                    any(r.active is not None for r in rs), any(r.vs_best_copy is not None for r in rs),
                    any(r.launches > 1 for r in rs), all(r.imported for r in rs), app, phases,
                    coll_of(rs[0].bench) is not None, any(r.overlap for r in rs),
-                   any(r.active is None and r.message_rate_per_s for r in rs))
+                   any(r.active is None and r.message_rate_per_s for r in rs),
+                   cpu=next((r.cpu_demand_per for r in rs if r.cpu_demand_per), None))
 
     @property
     def ranked(self) -> bool:
@@ -136,6 +138,7 @@ class _Columns:
                 + (["busbw MB/s", "t_min", "t_avg", "t_max", "slowest"] if self.coll else [])
                 + (["overlap %", "compute"] if self.overlap else [])
                 + (["Gb/s", "Mmsg/s"] if self.rate else [])
+                + ([h.format(per=self.cpu) for h in cpu_cost.HEAD] if self.cpu else [])
                 + ([app_of(self.app).rate.label, "speedup"] if self.app else []) + list(self.phases)
                 + (["vs best copy"] if self.ect else []) + (["launches", "between"] if self.multi else [])
                 + ["stop", "warnings"])
@@ -167,6 +170,8 @@ def _cells(r: Row, c: _Columns) -> list[str]:
     if c.rate:  # perftest's -q units: BW in Gb/s (10^9 bits), MsgRate in Mpps
         row += [f"{r.bandwidth_Bps * 8 / 1e9:.3f}" if r.bandwidth_Bps else "-",
                 f"{r.message_rate_per_s / 1e6:.3f}" if r.message_rate_per_s else "-"]
+    if c.cpu:
+        row += cpu_cost.cells(r)
     if c.app:
         row += [app_of(c.app).rate.text(r.work_per_s), f"{r.speedup:.2f}" if r.speedup is not None else "-"]
         split = {x.name: x for x in phase_split(r.phases_s, r.median_s)}
@@ -215,6 +220,8 @@ def _note(first: Row, c: _Columns) -> str:
         note += "; MB/s = all ranks' payload over the slowest rank's time"
     if c.imported:
         note += "; imported: the tool's figure, no samples"
+    if c.cpu:
+        note += "; " + cpu_cost.note(c.cpu)
     return f"{note}; MB/s = 10^6 payload bytes/s"
 
 
@@ -393,6 +400,7 @@ def _json(doc) -> str:
                  "ranks": [x.to_dict() for x in p.ranks]} for p in (r.point for r in rs) if p.ranks is not None]
     return json.dumps({"header": doc.header.to_dict(), "footer": doc.footer.to_dict(),
                        "rows": [r.to_dict() for r in rs], "derived": derived(doc, rs), "ranks": per_rank,
+                       "cpu": cpu_cost.per_rank(rs, doc.header.timer),
                        "skipped": skipped(doc), "findings": merge.run_findings(doc),
                        "coll_model": doc.blocks.get("coll_model")}, indent=1) + "\n"
 
@@ -439,7 +447,8 @@ def _table(doc) -> str:
         out += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in body]
         out.append("")
     out += [escape.terminal(ln) for ln in finding_lines(doc) + model_lines(doc) + tail_lines(doc)
-            + pair_lines(doc) + congestion_lines(doc) + hpcc_view.lines(doc) + skip_lines(doc)
+            + pair_lines(doc) + congestion_lines(doc) + hpcc_view.lines(doc) + udp_view.lines(doc)
+            + stream_view.lines(doc) + skip_lines(doc)
             + _derived_lines(doc, rs)]
     return "\n".join(out) + "\n"
 

@@ -87,7 +87,19 @@ History of SCHEMA_VERSION:
     neighbourhood collectives' exchange, the message-rate benchmarks'
     multi-pair bandwidth, against the network's model); `messages_per_op`
     and `message_rate_per_s` on points outside patterns (the levels' message
-    rate over several endpoints). Older documents load unchanged."""
+    rate over several endpoints). Older documents load unchanged.
+  17 (fabriclab 0.3.0): sockets as iperf3, netperf and sockperf see them.
+    Points' `rank_cpu` (each rank's user and system CPU seconds over the
+    samples, and the wall seconds they span) and the hello timer's `cpu`
+    (how CPU was read: getrusage, its step and tick).
+    The noise benchmarks' points' `noise` (every rank's CPU and raw
+    quanta or detours in integer nanoseconds, docs/noise.md).
+    Points' `rank_counters` (per rank, null or each kernel counter's raw
+    values before the first sample and after each; docs/core-protocol.md).
+    Imported iperf3 tests (`header.imported.tool` "iperf3"): tcp.stream and
+    udp.stream points whose `info.socket` holds iperf3's offered rate,
+    streams, jitter, loss, intervals and CPU use (docs/sockets.md).
+    Older documents load unchanged."""
 
 from __future__ import annotations
 

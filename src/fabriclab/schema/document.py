@@ -35,7 +35,7 @@ from .records import (DiagnosticRecord, LaunchEnd, LaunchRecord, MergedPoint, Po
                       point_key)
 
 SCHEMA = "fabriclab.run"
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 STATUSES = ("complete", "interrupted", "failed", "incomplete")
 # The record types by the `kind` each is written with.
 RECORD_TYPES = {t.KIND: t for t in (LaunchRecord, Point, SkipRecord, DiagnosticRecord, LaunchEnd)}

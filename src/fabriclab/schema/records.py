@@ -243,6 +243,16 @@ class Point:
     phases: Optional[dict] = None
     # --per-op: every single op's time in log buckets, per rank that times (analysis/tails.py)
     op_histogram: Optional[dict] = None
+    # per rank, its process's CPU over the point's samples: {user_s, sys_s, wall_s}
+    # (getrusage; docs/core-protocol.md, "rank_cpu"; analysis/cpu.py derives from it)
+    rank_cpu: Optional[list] = None
+    # kernels with counters: per rank, null or {name: [v0, v1 .. vn]}, the raw values
+    # before the first sample and after each (docs/core-protocol.md, "counters";
+    # analysis/counters.py derives figures from them with the registry's kinds)
+    rank_counters: Optional[list] = None
+    # the noise benchmarks: every rank's raw quanta or detours in integer ns (_noise,
+    # analysis/noise.py)
+    noise: Optional[dict] = None
     extra: dict = field(default_factory=dict)   # fields this version does not know
 
     # ---- identity
@@ -373,7 +383,8 @@ class Point:
 
     # Written only when the point has them (pattern fields: only for patterns).
     _OPTIONAL = ("warmup", "elapsed_s", "imported", "launch", "phases", "working_set_bytes", "rank_alloc_bytes",
-                 "op_histogram")
+                 "op_histogram", "rank_counters", "rank_cpu",
+                 "noise")
     _PATTERN = ("roles", "peers", "rank_samples", "rank_sent_bytes", "rank_recv_bytes", "messages_per_op")
     _ALWAYS = ("bench", "variant", "size", "stride", "conns", "active", "params", "cache", "buffers", "bytes_per_op",
                "legs_per_op", "concurrent", "batch", "samples", "stop", "validation", "info")
@@ -424,6 +435,9 @@ def _point_fields(d, where: str) -> dict:
     kw.update(_pattern_fields(f, d, kw["bytes_per_op"]))
     kw["phases"] = _phases(f)
     kw["op_histogram"] = _histogram(f)
+    kw["rank_cpu"] = _rank_cpu(f)
+    kw["rank_counters"] = _counters(f, len(kw["samples"]))
+    kw["noise"] = _noise(f)
     kw["extra"] = {k: v for k, v in d.items() if k not in _POINT_KNOWN}
     return kw
 
@@ -467,6 +481,66 @@ def _phases(f: Fields) -> Optional[dict]:
         if not is_text(name) or not isinstance(xs, list) or (xs and not durations(xs)):
             f.bad("phases", "must map phase names to lists of durations in seconds")
     return dict(phases)
+
+
+def _counters(f: Fields, n: int) -> Optional[list]:
+    """The point's rank_counters: per rank null or {name: [n + 1 finite numbers]}."""
+    rc = f.list("rank_counters", None, "per-rank counters", None, none=True)
+    if rc is None:
+        return None
+    for q, c in enumerate(rc):
+        if c is None:
+            continue
+        if not isinstance(c, dict):
+            f.bad("rank_counters", f"rank {q} must be null or an object of counters")
+        for name, xs in c.items():
+            if not is_text(name) or not isinstance(xs, list) or len(xs) != n + 1 or not all(
+                    type(x) in (int, float) and math.isfinite(x) for x in xs):
+                f.bad("rank_counters", f"rank {q} counter {name!s:.40} must hold {n + 1} finite numbers "
+                                       "(before the first sample and after each)")
+    return list(rc)
+
+
+def _rank_cpu(f: Fields) -> Optional[list]:
+    """The point's rank_cpu: per rank {user_s, sys_s, wall_s}, seconds, each checked."""
+    rc = f.list("rank_cpu", lambda x: isinstance(x, dict), "per-rank CPU use ({user_s, sys_s, wall_s})",
+                None, none=True)
+    for q, x in enumerate(rc or []):
+        g = Fields(x, lambda: f"{f.where} rank_cpu[{q}]")
+        g.num("user_s"), g.num("sys_s"), g.num("wall_s")
+    return None if rc is None else [{k: x[k] for k in ("user_s", "sys_s", "wall_s")} for x in rc]
+
+
+NOISE_METHODS = ("fwq", "detour")
+MAX_NS = 10 ** 15            # 11.6 days in nanoseconds
+
+
+def _noise(f: Fields) -> Optional[dict]:
+    """A noise point's record (csrc/families/noise.c, docs/noise.md), checked whole: per
+    rank its CPU and raw integer nanoseconds, every quantum (fwq) or every detour kept,
+    its start and length (detour)."""
+    n = f.obj("noise", None, none=True)
+    if n is None:
+        return None
+    g = Fields(n, lambda: f"{f.where} noise")
+    method = g.str("method", choices=NOISE_METHODS)
+    if method == "fwq":
+        g.int("work", lo=1, hi=1 << 40)
+    elif not 1 <= g.num("threshold") <= 1e6:
+        g.bad("threshold", "must be from 1 to 1e6")
+    for r in g.list("ranks", lambda x: isinstance(x, dict), "rank records", []):
+        q = Fields(r, lambda: f"{f.where} noise rank")
+        q.int("rank", hi=MAX_RANKS), q.int("cpu", lo=-1, hi=MAX_RANKS)
+        if method == "fwq":
+            q.counts("quanta_ns", 0, MAX_NS, "nanoseconds", [])
+            continue
+        q.int("gap_min_ns", lo=1, hi=MAX_NS), q.int("loops", hi=1 << 62), q.int("span_ns", hi=MAX_NS)
+        detours = q.int("detours", hi=1 << 62)
+        starts = q.counts("start_ns", 0, MAX_NS, "nanoseconds", [])
+        lengths = q.counts("length_ns", 0, MAX_NS, "nanoseconds", [])
+        if len(starts) != len(lengths) or len(starts) > detours:
+            q.bad("start_ns", "and length_ns must hold one entry per detour kept")
+    return dict(n)
 
 
 MAX_BUCKETS = 100_000
@@ -531,7 +605,7 @@ class MergedPoint(Point):
     launches: list = field(default_factory=list)    # [LaunchSummary]
     spread: Spread = field(default_factory=Spread)
 
-    _OPTIONAL = ("imported", "phases", "working_set_bytes", "rank_alloc_bytes")
+    _OPTIONAL = ("imported", "phases", "working_set_bytes", "rank_alloc_bytes", "rank_cpu")
     NOT_STORED = ("samples", "rank_samples")
 
     def to_dict(self, stored: bool = False) -> dict:

@@ -31,6 +31,9 @@ from ..units import MAX_VALUE, parse_size
 from . import apps, atomics, buffers, footprint as fp
 from .collectives import COLLECTIVES, Collective
 from . import halo
+from . import noise
+from . import streams as st
+from . import udp
 
 LEVELS = {
     "memory": "local copy throughput of one process (ECT: contiguous and strided loads/stores)",
@@ -38,6 +41,8 @@ LEVELS = {
     "message": "two-sided MPI message passing: ping-pong, streaming, postal semantics, traffic patterns",
     "tcp": "TCP/IP sockets between ranks: request/response (busy-poll, blocking, epoll), streaming, "
            "many connections, scatter",
+    "udp": "UDP sockets between ranks: a stream at a set rate (loss, jitter, reordering), request/response "
+           "that survives a lost datagram, latency under load (sockperf's under-load mode)",
     "fabric": "libfabric below MPI: send/receive, RMA write/read, registration, patterns and the VI "
               "Architecture experiments on a provider (shm, tcp, verbs, efa, cxi, ...)",
     "ucx": "UCX's UCP below MPI: tagged send/receive, put/get with remote keys, memory mapping",
@@ -45,6 +50,7 @@ LEVELS = {
            "bucket sort (seed 003), each op timed by phase",
     "coll": "MPI collectives on 2..N ranks: blocking, non-blocking and persistent, with bus bandwidth "
             "(nccl-tests' factors)",
+    "noise": "the machine's own noise on every rank's core: fixed work quanta (FWQ) and selfish detours",
 }
 # The levels that need a library to be built (measure/libraries.py); a core
 # without it lists their benchmarks as unavailable.
@@ -67,6 +73,8 @@ class Param:
     lo: int | None = None       # an integer parameter's range, inclusive
     hi: int | None = None
     only: tuple = ()            # ("variant", "concurrent"), or () for always
+    # a text parameter's own rule: check(value, what) raises UsageError in one line (noise.threshold)
+    check: Callable | None = None
 
     @property
     def integer(self) -> bool:
@@ -87,6 +95,8 @@ class Param:
                 raise UsageError(f"{what} must be one of {', '.join(self.choices)}, not {value!r}")
             return value
         if not self.integer:
+            if self.check:
+                self.check(value, what)
             return value
         try:
             n = parse_size(value)
@@ -107,8 +117,8 @@ def integer(default, lo: int, hi: int, only: tuple = ()) -> Param:
     return Param(str(default), lo=lo, hi=hi, only=only)
 
 
-def text(default: str = "") -> Param:
-    return Param(default)
+def text(default: str = "", check: Callable | None = None) -> Param:
+    return Param(default, check=check)
 
 
 INT_MAX = (1 << 31) - 1  # a C int: the core's socket buffer sizes
@@ -127,6 +137,23 @@ CONNS = "1:128:x2"
 # (0 = the kernel's default); the values in force are recorded per point.
 SOCKET = dict(iface=text(), addr=text(), nodelay=integer(1, 0, 1), sndbuf=integer(0, 0, INT_MAX),
               rcvbuf=integer(0, 0, INT_MAX))
+# udp.stream and udp.rr (udp.py): the tcp level's address choice, buffer sizes, and df=1 (IP_PMTUDISC_DO:
+# a datagram over the path MTU is refused, not fragmented); a stream's rate in bits/s per flow (iperf3's -b,
+# per stream; units.py's binary suffixes: 1G = 2^30) unless pacing=unlimited, its flows and direction, and
+# the longest wait for a call's last datagrams; a transaction's timeout (10 ms: several scheduler slices of a
+# crowded host, yet a loss costs a sample little).
+UDP_SOCKET = dict(iface=text(), addr=text(), sndbuf=integer(0, 0, INT_MAX), rcvbuf=integer(0, 0, INT_MAX),
+                  df=choice("0", "1"))
+UDP_STREAM = {**UDP_SOCKET, "pacing": choice(*udp.PACING),
+              "rate": integer("1G", 1, udp.MAX_RATE, only=("pacing", "rate")),
+              "streams": integer(1, 1, 128), "direction": choice(*udp.DIRECTIONS),
+              "drain_us": integer(10000, 1, 10_000_000)}
+UDP_RR = {**UDP_SOCKET, "timeout_us": integer(10000, 1, 10_000_000)}
+# sockperf's under-load mode (--mps, --reply-every; its defaults): messages a second
+# (10M: beyond what one socket sends) and one reply asked every N messages.
+UNDERLOAD_RATE = {"mps": integer(10000, 1, 10_000_000), "reply_every": integer(100, 1, 1 << 20)}
+UNDERLOAD = {**UDP_SOCKET, **UNDERLOAD_RATE}
+TCP_UNDERLOAD = {**SOCKET, **UNDERLOAD_RATE}
 # Completion of MPI requests: MPI_Wait(all) blocks in the library; `test` spins
 # on MPI_Test, the busy-polling analogue of seed 002's polling completion.
 COMPLETION = choice("wait", "test")
@@ -309,6 +336,11 @@ class Bench:
     # Several threads per rank make MPI calls at once: the core asks MPI for
     # MPI_THREAD_MULTIPLE for it alone (csrc/main.c; the rest keep MPI_Init's level).
     threads: bool = False
+    # Its kernel's counters (the point's rank_counters, analysis/counters.py): each
+    # counter's name, without a ".K" stream suffix, to its kind: "sum" (a count kept
+    # since setup: a sample's figure is its growth over the sample) or "level" (a
+    # current value: a sample's figure is its value after the sample).
+    counters: dict = field(default_factory=dict)
 
     def for_suite(self) -> "Bench":
         """This benchmark with the default suite's (shorter) sweeps."""
@@ -372,8 +404,15 @@ class Bench:
                              f"ranks; this run has {nranks}")
 
 
+# The socket levels: every benchmark of theirs shows its CPU per byte or per
+# transaction (netperf's service demand; view "cpu", report/cpu_views.py).
+SOCKET_LEVELS = ("tcp", "udp")
+
+
 def _b(name, summary, metric, **kw) -> Bench:
     params = kw.pop("params", {})
+    if name.split(".", 1)[0] in SOCKET_LEVELS:
+        kw["views"] = (*kw.get("views", ()), "cpu")
     return Bench(name, summary, metric, params=dict(params), **kw)
 
 
@@ -584,9 +623,16 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        suite=RR_SUITE, views=("via-latency",), footprint=fp.TCP_RR),
     _b("tcp.rr_epoll", "TCP request/response, receive after blocking in epoll_wait", "latency", legs=2,
        params=SOCKET, suite=RR_SUITE, views=("via-latency",), footprint=fp.TCP_RR),
-    _b("tcp.stream", "TCP streaming, SIZE bytes per send", "bandwidth", sizes="1:4M:x2",
-       params={**SOCKET, "burst": integer("32M", 1, 1 << 40)}, suite=LEVEL_STREAM_SUITE,
-       views=("layers",), footprint=fp.TCP_STREAM),
+    _b("tcp.stream", "TCP streaming, SIZE bytes per send, over STREAMS connections one way or both ways",
+       "bandwidth", sizes="1:4M:x2",
+       params={**SOCKET, "burst": integer("32M", 1, 1 << 40),
+               # iperf3 -P N, -R, --bidir (docs/sockets.md, "Streams and directions")
+               "streams": integer(1, 1, 1 << 20), "direction": choice(*st.DIRECTIONS)},
+       suite=LEVEL_STREAM_SUITE, views=("layers", "stream-fairness"), footprint=fp.TCP_STREAM,
+       rules=st.check_streams, counters={"received_bytes": "sum"}),
+    _b("tcp.crr", "TCP connect, request and response of SIZE bytes, close, per op (netperf's TCP_CRR)",
+       "latency", sizes="1", params={**SOCKET, "close": choice("server", "reset")}, suite=None,
+       footprint=fp.TCP_CRR),
     _b("tcp.conns", "TCP stream round-robin over CONNS connections; completion by epoll or a scan",
        "bandwidth", sizes="4K,64K", axes=("size", "conns"), conns=CONNS,
        params={**SOCKET, "check": choice("epoll", "scan")}, suite={**CONNS_SUITE, "params": {"check": "epoll,scan"}},
@@ -595,6 +641,24 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
        "bandwidth", sizes=SEGMENT_SIZES, params={**SOCKET, "mode": choice("iovec", "copy"), **SEGMENTS},
        suite={"sizes": "8,64,1K", "params": {"mode": "iovec,copy"}},
        views=("via-scatter",), size_label="segment size", footprint=fp.TCP_SCATTER),
+    _b("tcp.underload", "TCP messages of SIZE bytes at MPS a second, every REPLY_EVERY-th echoed: its "
+       "latency (RTT/2)", "bandwidth", sizes="64,1K,16K", params=TCP_UNDERLOAD, suite=None,
+       counters={"sent": "sum", "asked": "sum", "back": "sum", "lost": "sum", "latency_s": "sum"},
+       footprint=fp.TCP_UNDERLOAD),
+    # ---- udp: a stream at a set rate or unlimited, and request/response that survives a loss (udp.c,
+    # docs/sockets.md "UDP"); their counters' kinds in udp.py
+    _b("udp.stream", "UDP datagrams of SIZE bytes at RATE bits/s per flow (or unlimited) over STREAMS flows, "
+       "one way or both: loss, jitter, reordering", "bandwidth", sizes="1K,8K", params=UDP_STREAM, suite=None,
+       views=("udp-rate", "stream-fairness"),
+       footprint=fp.UDP_STREAM, rules=udp.check, counters=udp.STREAM_COUNTERS),
+    _b("udp.rr", "UDP request and response of SIZE bytes; a reply not back within TIMEOUT_US is a lost "
+       "transaction and the loop goes on", "latency", legs=2, sizes="64,1K", params=UDP_RR, suite=None,
+       footprint=fp.UDP_RR, counters=udp.RR_COUNTERS),
+    # ---- udp: latency under load, sockperf's under-load mode (udp_underload.c, docs/sockets.md)
+    _b("udp.underload", "UDP messages of SIZE bytes at MPS a second, every REPLY_EVERY-th echoed: its "
+       "latency (RTT/2)", "bandwidth", sizes="64,1K,16K", params=UNDERLOAD, suite=None,
+       counters={"sent": "sum", "asked": "sum", "back": "sum", "lost": "sum", "latency_s": "sum"},
+       views=("underload",), footprint=fp.UDP_UNDERLOAD),
     # ---- fabric: libfabric, ranks 0 and 1 or a pattern (MPI only sets up: addresses, keys)
     _b("fabric.pingpong", "fi_tsend/fi_trecv round trip (fi_inject up to the inject size)", "latency", legs=2,
        params={**FABRIC, **FABRIC_PATH, "completion": choice("poll", "block")},
@@ -711,6 +775,17 @@ REGISTRY: dict[str, Bench] = {b.name: b for b in [
               fp.NEIGHBOR_ALLTOALL),
     _neighbor("alltoallv", "MPI_Neighbor_alltoallv with equal SIZE-byte blocks", fp.NEIGHBOR_ALLTOALL),
     _neighbor("alltoallw", "MPI_Neighbor_alltoallw with equal SIZE-byte blocks of MPI_BYTE", fp.NEIGHBOR_ALLTOALL),
+    # ---- noise: every rank on its own core (suite/noise.py, csrc/families/noise.c, docs/noise.md)
+    _b("noise.fwq", "a fixed work quantum (WORK multiply-adds) timed back to back on every rank's core, every "
+       "quantum of the record kept (LLNL's FWQ)", "latency", sizes="0", concurrent=True, pattern="all",
+       min_ranks=1, params={"work": integer(noise.FWQ_WORK, 1, 1 << 30),
+                            "quanta": integer(noise.FWQ_QUANTA, 1, 1 << 22)},
+       suite=None, views=("noise",), size_label="size (none)", footprint=fp.NOISE_FWQ),
+    _b("noise.detour", "a tight loop reading the clock on every rank's core: gaps above THRESHOLD x the "
+       "shortest are detours, each kept (the selfish detour)", "latency", sizes="0", concurrent=True,
+       pattern="all", min_ranks=1, params={"threshold": text(noise.DETOUR_THRESHOLD, noise.threshold),
+                                           "record_ms": integer(noise.DETOUR_RECORD_MS, 1, 60000)},
+       suite=None, views=("noise",), size_label="size (none)", footprint=fp.NOISE_DETOUR),
 ]}
 
 

@@ -413,13 +413,76 @@ def _stream(at: At) -> int:
 
 def _stream_sockets(at: At) -> int:
     burst = min(MAX_BURST_OPS, max(1, ceil_div(at.param("burst"), at.wire)))
-    return sockets(at, 1, burst, at.wire)
+    both = at.params.get("direction") == "bidir"
+    conns = int(at.params.get("streams", 1)) * (2 if both else 1)
+    return sockets(at, conns, burst, at.wire) * (2 if both else 1)
+
+
+def _streams_of(role: str):
+    """tcp_streams.c (several streams, or both ways): a rank that sends holds SIZE x
+    max(buffers, streams) (a verify message per stream), one that receives a region of
+    max(SIZE x buffers, 4 MiB, SIZE x streams); forward rank 0 ("s") sends, reverse
+    rank 1, bidir both. One stream each way is tcp.c's (_stream)."""
+    def held(at: At) -> int:
+        n, direction = int(at.params.get("streams", 1)), at.params.get("direction", "forward")
+        if n == 1 and direction != "bidir":
+            return _stream(at)
+        sends = direction == "bidir" or (role == "s") == (direction == "forward")
+        receives = direction == "bidir" or not sends
+        return (page(at.wire * max(at.buffers, n)) if sends else 0) + \
+            (page(max(at.wire * at.buffers, STREAM_CHUNK, at.wire * n)) if receives else 0)
+    return held
 
 
 TCP_RR = Footprint({"s": _rr, "r": _rr}, {"s": lambda at: sockets(at, 1, 1, at.wire),
                                           "r": lambda at: sockets(at, 1, 1, at.wire)})
-TCP_STREAM = Footprint({"s": _stream, "r": _stream}, {"s": _stream_sockets, "r": _stream_sockets},
+TCP_STREAM = Footprint({"s": _streams_of("s"), "r": _streams_of("r")}, {"s": _stream_sockets, "r": _stream_sockets},
                        limit=payload("no payload to stream"))
+# tcp_crr.c: as request/response; a connection per op, closed when it ends
+TCP_CRR = TCP_RR
+
+
+# udp_underload.c: send slots, and two messages (one received, rank 0's last reply),
+# on ranks 0 and 1; what the sockets may queue besides.
+UDP_HEADER = 24              # udp_plumbing.h UDP_HDR
+
+
+def _underload(at: At) -> int:
+    return page(at.size * at.buffers) + page(2 * at.size)
+
+
+UDP_UNDERLOAD = Footprint({"s": _underload, "r": _underload},
+                          {"s": lambda at: sockets(at, 1, 1, at.size), "r": lambda at: sockets(at, 1, 1, at.size)},
+                          limit=lambda at: f"a message carries a {UDP_HEADER}-byte header" if at.size < UDP_HEADER
+                          else None)
+UL_STAGE = 64 << 10          # udp_underload.c: a TCP recv reads up to this after a message's rest
+
+
+def _tcp_underload(at: At) -> int:
+    return _underload(at) + page(at.size + UL_STAGE)
+
+
+TCP_UNDERLOAD = Footprint({"s": _tcp_underload, "r": _tcp_underload},
+                          {"s": lambda at: sockets(at, 1, 1, at.size), "r": lambda at: sockets(at, 1, 1, at.size)},
+                          limit=UDP_UNDERLOAD.limit)
+
+
+# udp.c: a datagram per flow to send and one receive region of 64 KiB, on ranks 0 and 1;
+# the sockets queue what their buffers take.
+UDP_HDR = 24   # udp_plumbing.h: flow, sequence number, send time
+
+
+def _udp(at: At) -> int:
+    return page(at.size * int(at.params.get("streams", 1))) + page(65536)
+
+
+def _udp_sockets(at: At) -> int:
+    return int(at.params.get("streams", 1)) * (at.sock_send + at.sock_recv)
+
+
+UDP_STREAM = Footprint({"s": _udp, "r": _udp}, {"s": _udp_sockets, "r": _udp_sockets},
+                       limit=lambda at: f"a datagram carries a {UDP_HDR}-byte header" if at.size < UDP_HDR else None)
+UDP_RR = UDP_STREAM
 
 
 # tcp_conns.c, tcp_scatter.c: connections opened per point.
@@ -735,3 +798,9 @@ def congestion_of(bench: Callable[[str], object]) -> Footprint:
         return max(b.footprint.bytes(r, a) - b.footprint.allocated(r, a) for r in roles)
     return Footprint({"v": alloc, "i": STATE, **{role: _aggressor(role) for role in "asrbt"}},
                      {"v": other}, limit=mpi_count())
+
+
+# ---- noise.c: a page of state and the record's integer nanoseconds (8 bytes each)
+NOISE_DETOUR_KEPT = 1 << 17    # noise.c: DETOUR_CAP, the detours kept, a start and a length each
+NOISE_FWQ = Footprint({"b": lambda at: PAGE + page(8 * max(at.param("quanta"), 1))})
+NOISE_DETOUR = Footprint({"b": const(PAGE + page(16 * NOISE_DETOUR_KEPT))})

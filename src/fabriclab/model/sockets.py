@@ -1,0 +1,106 @@
+"""Sockets on a network file: what the model says a UDP stream at a set rate
+loses, and how TCP streams share the cables they cross (docs/sockets.md,
+"On the testbed: loss and shares against the model").
+
+Both are max-min sharing (maxmin.py) with the flows routed as the model
+routes them (schedule_time.Network). A TCP stream takes what it is given:
+its rate is its max-min share. A UDP stream offers a set rate and takes no
+more: it is a flow whose demand is that rate. Where the offer is above the
+flow's max-min share, the cable that freezes it (its bottleneck) queues the
+excess until its queue is full and then drops it, so in the steady state the
+receiver gets the share and loses the rest:
+
+    loss = 1 - share / offered        (0 where share >= offered)
+
+A run of T seconds that starts with the bottleneck's queue (Q bytes) empty
+loses less: the excess fills the queue first,
+
+    loss over T = max(0, (offered - share) x T - Q) / (offered x T)
+
+which tends to the steady state's as T grows (`FlowShare.loss_over`).
+The cable is named as the model names resources (`link trunk (s0→s1)`).
+Rates are bytes/s of what the cables carry; a datagram's headers are a
+fraction of a per cent of a jumbo frame, below the 10% the testbed's check
+allows (docs/sockets.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UsageError
+from .maxmin import max_min
+
+
+@dataclass(frozen=True)
+class FlowShare:
+    """One flow's max-min share of the network and what limits it."""
+    src: str
+    dst: str
+    offered_Bps: float | None      # a UDP flow's rate; None for TCP (takes its share)
+    share_Bps: float               # the flow's max-min rate: what arrives
+    cable: str                     # the resource that froze it ("" where its own offer did)
+
+    @property
+    def loss(self) -> float:
+        """The fraction of what it offers that the bottleneck drops in the steady state, its queue
+        full (0 for TCP or below the share)."""
+        if not self.offered_Bps:
+            return 0.0
+        return max(0.0, 1.0 - self.share_Bps / self.offered_Bps)
+
+    def loss_over(self, seconds: float, queue_bytes: float) -> float:
+        """The fraction lost over `seconds` of sending that start with the bottleneck's queue of
+        `queue_bytes` empty: the excess (offered - share) x seconds fills the queue first, and
+        only what is beyond it is dropped. It tends to `loss` as the run grows."""
+        if not self.offered_Bps or seconds <= 0:
+            return self.loss
+        excess = (self.offered_Bps - self.share_Bps) * seconds - queue_bytes
+        return max(0.0, excess) / (self.offered_Bps * seconds)
+
+
+def _node(net, name: str) -> int:
+    names = list(net.topo.node_names)
+    if name not in names:
+        raise UsageError(f"{name!r} is not a host of {net.topo.name} (its hosts: {', '.join(names[:8])}"
+                         f"{' ...' if len(names) > 8 else ''})")
+    return names.index(name)
+
+
+def shares(net, flows: list) -> list[FlowShare]:
+    """Max-min shares of `flows`, each (src host, dst host, offered bytes/s or None), on a
+    routed network (model/schedule_time.Network of a network file). A flow with an offer is
+    capped at it (UDP); one without takes its share (TCP)."""
+    if not flows:
+        return []
+    src = np.array([_node(net, s) for s, _, _ in flows], dtype=np.int64)
+    dst = np.array([_node(net, d) for _, d, _ in flows], dtype=np.int64)
+    if (src == dst).any():
+        raise UsageError("a flow from a host to itself crosses no cable")
+    for _, _, o in flows:
+        if o is not None and not 0 < o < np.inf:
+            raise UsageError(f"an offered rate must be positive and finite, not {o}")
+    demand = np.array([np.inf if o is None else o for _, _, o in flows], dtype=float)
+    res = max_min(net.topo.paths(src, dst), net.cap, demand=demand)
+    out = []
+    for (s, d, o), rate, b in zip(flows, res.rates, res.bottleneck):
+        cable = net.labels[int(net.cls[int(b)])] if b >= 0 else ""
+        out.append(FlowShare(s, d, o, float(rate), cable))
+    return out
+
+
+def udp_loss(net, src: str, dst: str, offered_Bps: float, others: list = ()) -> FlowShare:
+    """A UDP stream from `src` to `dst` offering `offered_Bps`, beside `others` (more flows as
+    in `shares`): its share, its predicted loss (FlowShare.loss) and the cable that drops it."""
+    return shares(net, [(src, dst, offered_Bps), *others])[0]
+
+
+def network(path: str):
+    """The routed network of a network file (UsageError in one line when it cannot be read)."""
+    from .netfile import NetworkFile
+    from .schedule_time import Network
+    try:
+        return Network(NetworkFile(path))
+    except OSError as e:
+        raise UsageError(f"cannot read the network file {path}: {e.strerror}") from None
