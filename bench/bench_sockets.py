@@ -2,7 +2,8 @@
 
 (a) UDP at three offered rates: `iperf3 -u -b R -l SIZE` against `fabriclab run
     udp.stream -s SIZE -p rate=R` (the same datagram payload, the same rate in
-    bits/s, one stream): the received rate (iperf3's end.sum_received, its
+    bits/s, one stream; `--pacing-timer` as iperf3's, default its 1000 us, so
+    each timer tick's datagrams go back to back in both): the received rate (iperf3's end.sum_received, its
     bytes over the receiver's time) and the jitter (RFC 3550 at the receiver,
     iperf3's rule, both), the loss shown beside them.
 (b) TCP with 4 parallel streams: `iperf3 -P 4 -l 128K` against `tcp.stream -s
@@ -118,6 +119,9 @@ def contest(title: str, tool, ours, rounds: int, jitter: bool) -> list[tuple[str
 def body() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=3, help="rounds per comparison (default 3)")
+    ap.add_argument("--pacing-timer", type=int, default=1000,
+                    help="fabriclab's pacing_timer in us for (a): 1000 is iperf3's default --pacing-timer, 0 "
+                         "spaces datagrams evenly (fabriclab's default)")
     ap.add_argument("--seconds", type=float, default=2.0, help="iperf3's -t and fabriclab's --point-time (default 2)")
     ap.add_argument("--parts", default="abcd", help="which contests to run, of a (UDP), b (-P 4), c (-R), "
                                                      "d (--bidir); default abcd")
@@ -134,7 +138,7 @@ def body() -> None:
                 f"iperf3 server: iperf3 -s -1 -B 127.0.0.1 -p PORT   ({ver})",
                 f"iperf3 client: iperf3 -c 127.0.0.1 -p PORT -t {t:g} -J [-u -b R -l {UDP_SIZE} | -l {TCP_SIZE} "
                 "-P 4 | -R | --bidir]   -> fabriclab import --from iperf3",
-                f"fabriclab:     fabriclab run udp.stream -s {UDP_SIZE} -p rate=R | tcp.stream -s {TCP_SIZE} -p "
+                f"fabriclab:     fabriclab run udp.stream -s {UDP_SIZE} -p rate=R -p pacing_timer={opts.pacing_timer} | tcp.stream -s {TCP_SIZE} -p "
                 f"streams=4 | direction=reverse | direction=bidir   -L 1 --point-time {t:g} --sample-time 0.05",
             ],
             method=f"{opts.rounds} rounds, iperf3, fabriclab and iperf3 again alternated; medians over rounds; "
@@ -143,7 +147,8 @@ def body() -> None:
         for rate in UDP_RATES if "a" in opts.parts else ():
             found += contest(f"(a) UDP at {rate / 1e6:g} Mbit/s, {UDP_SIZE}-byte datagrams: received rate and jitter",
                              lambda r=rate: iperf3(exe, ["-u", "-b", str(r), "-l", str(UDP_SIZE)], t, work),
-                             lambda r=rate: fabriclab(["udp.stream", "-s", str(UDP_SIZE), "-p", f"rate={r}"], t, work),
+                             lambda r=rate: fabriclab(["udp.stream", "-s", str(UDP_SIZE), "-p", f"rate={r}",
+                                                       "-p", f"pacing_timer={opts.pacing_timer}"], t, work),
                              opts.rounds, jitter=True)
         for label, ip_args, fl_param in (("(b) TCP, 4 parallel streams", ["-P", "4"], "streams=4"),
                                          ("(c) TCP reverse", ["-R"], "direction=reverse"),

@@ -51,6 +51,7 @@ typedef struct {
     int send, recv, peer, streams;
     int64_t size;
     double gap;           /* seconds between ops; 0: unlimited */
+    double tick;          /* iperf3's pacing timer (seconds): a tick's ops go back to back; 0: none */
     double drain_s;
     char *sbuf, *rbuf;
     uint64_t *seq;        /* the sender's next number per flow */
@@ -132,7 +133,10 @@ static void send_ops(us_state *s, int64_t iters, double t0)
 {
     for (int64_t i = 0; i < iters; i++) {
         if (s->gap > 0) {
-            pace_until(s, t0 + (double)i * s->gap);
+            /* iperf3 (iperf_api.c, iperf_check_throttle on its pacing timer) sends, at each tick,
+             * whatever keeps its average at the rate: op i at the first tick at or after i x gap */
+            double when = (double)i * s->gap;
+            pace_until(s, t0 + (s->tick > 0 ? ceil(when / s->tick - 1e-9) * s->tick : when));
         } else if (s->recv) {
             take_waiting(s);
         }
@@ -308,6 +312,7 @@ static int stream_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **
     s->gap = fl_param_is(o, "pacing", "unlimited") ? 0
              : (double)pt->size * 8.0 / (double)fl_param_int(o, "rate");
     s->drain_s = 1e-6 * (double)fl_param_int(o, "drain_us");
+    s->tick = s->gap > 0 ? 1e-6 * (double)fl_param_int(o, "pacing_timer") : 0;
     if (s->gap > 0)
         prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* pacing's sleeps end on time, not up to 50 us late */
     shape->bytes_per_op = pt->size * s->streams * (bidir ? 2 : 1);
@@ -322,8 +327,8 @@ static int stream_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **
     }
     char info[FL_INFO_LEN / 2];
     udp_info(&s->l, &s->p, info, sizeof info);
-    snprintf(shape->info, FL_INFO_LEN, "{%s,\"direction\":\"%s\",\"pacing\":\"%s\",\"gap_s\":%.9g}", info, dir,
-             s->gap > 0 ? "rate" : "unlimited", s->gap);
+    snprintf(shape->info, FL_INFO_LEN, "{%s,\"direction\":\"%s\",\"pacing\":\"%s\",\"gap_s\":%.9g,\"tick_s\":%.9g}",
+             info, dir, s->gap > 0 ? "rate" : "unlimited", s->gap, s->tick);
     *state = s;
     return FL_OK;
 }

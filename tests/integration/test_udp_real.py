@@ -30,7 +30,10 @@ def test_streams_and_transactions_account_for_every_datagram(flavour, tmp_path):
     doc = realrun.run(tmp_path / "u.json", "udp.stream", "udp.rr", "-s", "1K", "-p", "streams=2",
                       "-p", f"rate={RATE}", "-p", "direction=forward,reverse,bidir", mpi=name)
     flat = realrun.run(tmp_path / "f.json", "udp.stream", "-s", "1K", "-p", "pacing=unlimited", mpi=name)
-    pts = docs.points(doc) + docs.points(flat)
+    ticked = realrun.run(tmp_path / "t.json", "udp.stream", "-s", "1K", "-p", f"rate={RATE}",
+                         "-p", "pacing_timer=1000", mpi=name)      # iperf3's bursts, a tick's datagrams at once
+    assert [p["info"]["tick_s"] for p in docs.points(ticked)] == [0.001]
+    pts = docs.points(doc) + docs.points(flat) + docs.points(ticked)
     seen = {(p["bench"], p["params"].get("direction"), p["params"].get("pacing")) for p in pts}
     assert seen == {("udp.stream", d, "rate") for d in ("forward", "reverse", "bidir")} | {
         ("udp.rr", None, None), ("udp.stream", "forward", "unlimited")}

@@ -90,6 +90,8 @@ def test_request_response_counts_lost_transactions_and_the_latency_of_the_others
     (["udp.stream", "--sizes", "65508"], "65507"),
     (["udp.stream", "-p", "streams=129"], "streams"),
     (["udp.rr", "-p", "timeout_us=0"], "timeout_us"),
+    (["udp.stream", "-p", "pacing=unlimited", "-p", "pacing_timer=1000"], "pacing_timer"),
+    (["udp.stream", "-p", "pacing_timer=2000000"], "pacing_timer"),
 ])
 def test_bad_input_is_one_line_before_launch(argv, says, capsys):
     assert main(["run", *argv, "--dry-run"]) == 2

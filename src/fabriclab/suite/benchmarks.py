@@ -141,11 +141,13 @@ SOCKET = dict(iface=text(), addr=text(), nodelay=integer(1, 0, 1), sndbuf=intege
 # a datagram over the path MTU is refused, not fragmented); a stream's rate in bits/s per flow (iperf3's -b,
 # per stream; units.py's binary suffixes: 1G = 2^30) unless pacing=unlimited, its flows and direction, and
 # the longest wait for a call's last datagrams; a transaction's timeout (10 ms: several scheduler slices of a
-# crowded host, yet a loss costs a sample little).
+# crowded host, yet a loss costs a sample little). pacing_timer (us, iperf3's --pacing-timer) sends each
+# timer tick's datagrams back to back as iperf3 does (1000: its default) instead of one every SIZE/rate.
 UDP_SOCKET = dict(iface=text(), addr=text(), sndbuf=integer(0, 0, INT_MAX), rcvbuf=integer(0, 0, INT_MAX),
                   df=choice("0", "1"))
 UDP_STREAM = {**UDP_SOCKET, "pacing": choice(*udp.PACING),
               "rate": integer("1G", 1, udp.MAX_RATE, only=("pacing", "rate")),
+              "pacing_timer": integer(0, 0, 1_000_000, only=("pacing", "rate")),
               "streams": integer(1, 1, 128), "direction": choice(*udp.DIRECTIONS),
               "drain_us": integer(10000, 1, 10_000_000)}
 UDP_RR = {**UDP_SOCKET, "timeout_us": integer(10000, 1, 10_000_000)}
