@@ -216,9 +216,11 @@ char *fl_hello(const fl_ctx *c, const fl_opts *o, const char *bench, double reso
     fl_buf j = {0};
     fl_buf_printf(&j, "{\"type\":\"hello\",\"core_version\":\"%s\",\"bench\":", FL_CORE_VERSION);
     fl_buf_str(&j, bench);
+    /* the world's size first: a launcher's output may cut a long line (slurmstepd forwards
+     * 1 KiB at a time), and a cut singleton's hello still says it is one rank of 1 */
+    print_ranks(&j, c, &h);
     print_mpi(&j);
     print_thread_level(&j, bench);
-    print_ranks(&j, c, &h);
     print_timer(&j, c, resolution);
     print_options(&j, o);
     fl_buf_printf(&j, "}");

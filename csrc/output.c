@@ -2,17 +2,41 @@
  * at once so a killed run keeps every line it printed. */
 #include "fl.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+/* One write(2) a line where the kernel takes it whole: N singletons that a
+ * launcher did not wire up share one stdout, and stdio would split a line at
+ * its buffer's size (1 KiB on the socket slurmstepd hands a task), so their
+ * hello lines would interleave and none would be read. A pipe keeps a write
+ * of up to PIPE_BUF (4 KiB) whole. */
 void fl_emit(const char *json_line)
 {
-    fputs(json_line, stdout);
-    fputc('\n', stdout);
-    fflush(stdout);
+    size_t n = strlen(json_line);
+    char *line = malloc(n + 1);
+    if (!line) {
+        fputs(json_line, stdout);
+        fputc('\n', stdout);
+        fflush(stdout);
+        return;
+    }
+    memcpy(line, json_line, n);
+    line[n] = '\n';
+    fflush(stdout); /* what stdio holds goes first */
+    for (size_t done = 0; done < n + 1;) {
+        ssize_t w = write(STDOUT_FILENO, line + done, n + 1 - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        done += (size_t)w;
+    }
+    free(line);
 }
 
 /* The error line carries the size of MPI_COMM_WORLD: N ranks that each see a

@@ -174,6 +174,18 @@ def test_wrong_world_names_the_plugin_to_use(srun):
     assert "\n" not in local
 
 
+def test_a_hello_cut_by_the_launcher_still_gives_its_world_size():
+    """slurmstepd forwards a task's output 1 KiB at a time, so N singletons' hello lines arrive cut
+    and interleaved; the core writes the world's size first, so each cut piece still shows it."""
+    whole = ('{"type":"hello","core_version":"0.3.0","bench":"memory.memcpy","ranks":1,"hosts":["n1"],'
+             '"mpi_library":"' + "x" * 2000 + '"}')
+    cut = whole[:1024] + whole[:300]
+    assert protocol.parse_line(cut) is None and protocol.cut_hello_ranks(cut) == 1
+    assert protocol.cut_hello_ranks(whole.replace('"ranks":1', '"ranks":16')) == 16
+    assert protocol.cut_hello_ranks('ime":2e-05,"validate":false}') is None
+    assert protocol.cut_hello_ranks('{"type":"point","ranks":1}') is None
+
+
 def test_error_lines_carry_the_world_size():
     assert protocol.parse_line('{"type":"error","message":"m","ranks":1}') == protocol.CoreError("m", 1)
     assert protocol.parse_line('{"type":"error","message":"m"}') == protocol.CoreError("m", None)

@@ -8,6 +8,7 @@ which start no MPI job) run through `run_probe` and read `probe_records`."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from dataclasses import dataclass, field
 
@@ -111,6 +112,17 @@ def parse_line(line: str):
     if kind == "end":
         return End(int(msg.get("points", 0)), msg)
     return None
+
+
+_CUT_HELLO = re.compile(r'\{"type":"hello","core_version":"[^"]*","bench":"[^"]*","ranks":(\d+)[,}]')
+
+
+def cut_hello_ranks(line: str) -> int | None:
+    """The world size a hello line cut short still shows (the core writes it first), or None:
+    a launcher that forwards output in pieces (slurmstepd: 1 KiB) interleaves the hello
+    lines of N singletons, and none of them parses whole."""
+    m = _CUT_HELLO.match(line.strip())
+    return int(m.group(1)) if m else None
 
 
 def probe_records(level: str, lines):

@@ -348,6 +348,9 @@ def _read(r: _Reading, launch: Launch, timeout: float) -> str | None:
         msg = protocol.parse_line(line)
         if msg is None and line.strip():
             launch.stray.append(line)
+            wrong = r.wrong_world(protocol.cut_hello_ranks(line))
+            if wrong:  # singletons' hello lines cut and interleaved by the launcher's forwarding
+                return wrong
         elif isinstance(msg, protocol.Hello):
             phase = "measuring"
             r.record.hello = msg.data
