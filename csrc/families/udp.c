@@ -134,9 +134,10 @@ static void send_ops(us_state *s, int64_t iters, double t0)
     for (int64_t i = 0; i < iters; i++) {
         if (s->gap > 0) {
             /* iperf3 (iperf_api.c, iperf_check_throttle on its pacing timer) sends, at each tick,
-             * whatever keeps its average at the rate: op i at the first tick at or after i x gap */
+             * whatever keeps its average at the rate: a tick's ops back to back. Op i goes at the
+             * tick at or before i x gap, so a call still ends on its schedule, iters x gap */
             double when = (double)i * s->gap;
-            pace_until(s, t0 + (s->tick > 0 ? ceil(when / s->tick - 1e-9) * s->tick : when));
+            pace_until(s, t0 + (s->tick > 0 ? floor(when / s->tick + 1e-9) * s->tick : when));
         } else if (s->recv) {
             take_waiting(s);
         }
