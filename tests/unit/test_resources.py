@@ -28,9 +28,9 @@ KERNELS = [
     ("memory.memcpy", dict(size=100, buffers=100), "s", 2 * 16 * K + P),
     ("memory.strided_load", dict(size=64 * K, buffers=1, stride=8), "s", 2 * 64 * K + P),
     ("memory.copy", dict(size=100, buffers=3), "i", P),
-    # deposit.c: a window of size x buffers on ranks 0 and 1, in whole pages
-    ("deposit.put_bw", dict(size=5000, buffers=3), "s", 16 * K),
-    ("deposit.get_lat", dict(size=5000, buffers=3), "r", 16 * K),
+    # deposit.c: a window of size x buffers on ranks 0 and 1, in whole pages, and the library's one-sided state
+    ("deposit.put_bw", dict(size=5000, buffers=3), "s", 16 * K + 8 * M),
+    ("deposit.get_lat", dict(size=5000, buffers=3), "r", 16 * K + 8 * M),
     ("deposit.put_lat", dict(size=8, buffers=1), "i", 0),
     # strided: 512 words at stride 8 span (511 x 8 + 1) words at the target; verify adds `size`
     ("deposit.strided_direct", dict(size=4 * K, stride=8), "s", 4 * K),
