@@ -27,7 +27,8 @@ def jain(xs) -> float | None:
     """Jain's fairness index of non-negative shares; None without a positive one."""
     xs = [float(x) for x in xs if x is not None]
     sq = sum(x * x for x in xs)
-    return sum(xs) ** 2 / (len(xs) * sq) if xs and sq > 0 else None
+    # at most 1 by Cauchy-Schwarz; equal shares can round a last bit above it
+    return min(1.0, sum(xs) ** 2 / (len(xs) * sq)) if xs and sq > 0 else None
 
 
 @dataclass(frozen=True)

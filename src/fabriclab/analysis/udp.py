@@ -36,13 +36,7 @@ import statistics
 from dataclasses import dataclass
 
 from . import counters
-
-
-def jain(xs) -> float | None:
-    """Jain's fairness index of xs (None without any, or when all are 0)."""
-    xs = [float(x) for x in xs]
-    sq = sum(x * x for x in xs)
-    return sum(xs) ** 2 / (len(xs) * sq) if xs and sq > 0 else None
+from .streams import jain  # noqa: F401  (Jain's index, one definition for every stream)
 
 
 def loss_fraction(lost: float, received: float) -> float | None:
