@@ -128,7 +128,7 @@ typedef struct {
 enum { FL_OK = 0, FL_SKIP = 1, FL_ERROR = -1 };
 enum { FL_AXIS_SIZE = 1, FL_AXIS_STRIDE = 2, FL_AXIS_ACTIVE = 4, FL_AXIS_CONNS = 8 };
 
-/* What one --param accepts (benchmarks.Param): one of the listed choices,
+/* What one --param accepts (facts.Param): one of the listed choices,
  * a decimal integer in lo..hi, or (neither) any text; a value other than the
  * default only while param only_key is only_value. Python sends
  * only values that pass; fl_opts_bind checks them again. */

@@ -355,10 +355,8 @@ static void tcp_teardown(const fl_ctx *ctx, void *state)
     (void)ctx;
     if (!s)
         return;
-    if (s->sbuf)
-        fl_free(s->sbuf);
-    if (s->rbuf)
-        fl_free(s->rbuf);
+    fl_free(s->sbuf); /* fl_free takes NULL */
+    fl_free(s->rbuf);
     free(s);
 }
 

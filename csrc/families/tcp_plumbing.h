@@ -12,7 +12,7 @@
 
 #define SOCK_TIMEOUT_MS 10000 /* connect/accept give up after this */
 
-/* The socket params of every tcp benchmark (benchmarks.py, SOCKET). */
+/* The socket params of every tcp benchmark (param_sets.py, SOCKET). */
 typedef struct {
     const char *addr, *iface; /* rank 1's address, or its interface; "" picks one */
     int nodelay;              /* TCP_NODELAY as asked (0: Nagle while bursts are written) */

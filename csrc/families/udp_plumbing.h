@@ -18,7 +18,7 @@
 #define UDP_IP_OVERHEAD 28    /* IPv4 and UDP headers: a datagram of S bytes is an S + 28 byte packet */
 #define UDP_HDR 24            /* bytes of udp_hdr at the start of every datagram: the smallest SIZE */
 
-/* The socket params of the udp benchmarks (benchmarks.py, UDP_SOCKET). */
+/* The socket params of the udp benchmarks (param_sets.py, UDP_SOCKET). */
 typedef struct {
     const char *addr, *iface; /* rank 1's address, or its interface; "" picks one (tcp_plumbing's rule) */
     int sndbuf, rcvbuf;       /* SO_SNDBUF/SO_RCVBUF; 0 keeps the kernel's default */

@@ -369,12 +369,9 @@ static void ul_teardown(const fl_ctx *ctx, void *state)
     (void)ctx;
     if (!s)
         return;
-    if (s->sbuf)
-        fl_free(s->sbuf);
-    if (s->rbuf)
-        fl_free(s->rbuf);
-    if (s->stage)
-        fl_free(s->stage);
+    fl_free(s->sbuf); /* fl_free takes NULL */
+    fl_free(s->rbuf);
+    fl_free(s->stage);
     free(s);
 }
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from fabriclab.suite import apps, footprint
+from fabriclab.suite import apps, footprint, footprint_apps
 from fabriclab.suite.footprint import At
 
 UNEVEN = [(10, 3), (7, 4), (10007, 4), (5, 5), (3, 4), (1000003, 7), (1, 1)]
@@ -86,7 +86,7 @@ def test_sort_footprint_and_refusal():
     arrive = keys + 8 * int(math.sqrt(keys)) + 64
     page = footprint.page
     # state and requests, the four arrays, five tables of N, the radix histograms, verify's table
-    assert footprint.APP_SORT.bytes("b", at) == (2 * 4096 + 2 * page(keys * 16) + 2 * page(arrive * 16) + 5 * 4096
+    assert footprint_apps.APP_SORT.bytes("b", at) == (2 * 4096 + 2 * page(keys * 16) + 2 * page(arrive * 16) + 5 * 4096
                                                  + 8192 + 4096)
     assert apps.SORT.refusal(10007, 3, {"elem": "16", "scale": "strong"}) is None
     assert "key count 3 over 4 ranks" in apps.SORT.refusal(3, 4, {"elem": "8", "scale": "strong"})

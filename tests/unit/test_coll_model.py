@@ -93,7 +93,7 @@ def test_a_run_with_its_network_stores_the_block_and_show_prints_it(fake_core, t
 def test_validate_names_the_busiest_cable_beside_the_models_bottleneck():
     """testbed/coll_check.py: the cable direction measured busiest over a point (the median over
     its launches), labelled as the model labels its resources, and whether the model's was as busy."""
-    from fabriclab.schema.records import LaunchEnd
+    from fabriclab.schema.run_records import LaunchEnd
     from fabriclab.testbed.coll_check import busiest
     cables = [{"label": "link h0-s0"}, {"label": "link trunk"}]
 

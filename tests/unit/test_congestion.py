@@ -15,7 +15,7 @@ from fabriclab.suite import congestion
 from fabriclab.verdicts import congestion as judged
 from fabriclab.suite.benchmarks import REGISTRY
 from fabriclab.verdicts.coll_prediction import placed
-from fabriclab.schema.records import ROLE_NAMES
+from fabriclab.schema.summaries import ROLE_NAMES
 
 REPO = Path(__file__).resolve().parents[2]
 FAT = str(REPO / "examples" / "testbeds" / "fat-tree.yaml")

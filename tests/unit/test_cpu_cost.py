@@ -10,7 +10,8 @@ from fabriclab.measure.runner import derive
 from fabriclab.report import cpu_cost, cpu_views, tables
 from fabriclab.report.curves import RunView
 from fabriclab.schema.fields import RecordError
-from fabriclab.suite.benchmarks import REGISTRY, SOCKET_LEVELS
+from fabriclab.suite.benchmarks import REGISTRY
+from fabriclab.suite.facts import SOCKET_LEVELS
 
 
 def _rec(bench="tcp.stream", size=1024, op_s=2e-6, use=((0.2, 0.3, 2.0), (0.1, 0.1, 2.0))):

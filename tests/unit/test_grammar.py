@@ -13,7 +13,8 @@ from fabriclab import schema
 from fabriclab.cli import main
 from fabriclab.errors import UsageError
 from fabriclab.measure import build as core_build
-from fabriclab.suite.benchmarks import REGISTRY, Param, choice, integer, text
+from fabriclab.suite.benchmarks import REGISTRY
+from fabriclab.suite.facts import Param, choice, integer, text
 from fabriclab.measure.plan import Sampling, build
 from fabriclab.measure.protocol import job_argv
 

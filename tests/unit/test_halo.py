@@ -9,6 +9,7 @@ from fabriclab.cli import main
 from fabriclab.errors import UsageError
 from fabriclab.suite import footprint as fp, halo
 from fabriclab.suite.benchmarks import REGISTRY
+from fabriclab.suite.footprint_mpi import HALO_2D, NEIGHBOR_ALLTOALL, NEIGHBOR_GATHER
 
 
 # IMB-P2P's loops (imb_p2p_stencil2d.c, imb_p2p_stencil3d.c) worked by hand: 2-D grows 2x2 to
@@ -85,10 +86,10 @@ def test_bytes_and_footprint_follow_the_neighbours(tmp_path):
     f.write_text("0 1\n0 2\n0 3\n1 0\n")
     assert halo.degrees({"neighborhood": "graph", "graph": str(f)}, 4) == (1, 3)
     big = fp.At(size=1 << 20, nranks=4, params={**REGISTRY["message.stencil2d"].defaults})
-    assert fp.HALO_2D.allocated("b", big) == fp.PAGE + 2 * (4 << 20) + fp.PAGE
+    assert HALO_2D.allocated("b", big) == fp.PAGE + 2 * (4 << 20) + fp.PAGE
     at = fp.At(size=1 << 20, nranks=4, params={**REGISTRY["coll.neighbor_alltoall"].defaults})
     # OSU's default neighbourhood (dim 1, radius 1): two neighbours, a block to and from each
-    assert fp.NEIGHBOR_ALLTOALL.allocated("b", at) > 4 << 20 > fp.NEIGHBOR_GATHER.allocated("b", at) > 3 << 20
+    assert NEIGHBOR_ALLTOALL.allocated("b", at) > 4 << 20 > NEIGHBOR_GATHER.allocated("b", at) > 3 << 20
 
 
 @pytest.mark.parametrize("argv,says", [

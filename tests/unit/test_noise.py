@@ -1,6 +1,6 @@
 """The noise analysis on synthetic records (analysis/noise.py): FWQ's figures,
 detours joined into episodes, a disturbance's period among random detours,
-the threshold's rule before launch, and the record's checks (records.py _noise)."""
+the threshold's rule before launch, and the record's checks (point_fields.py _noise)."""
 import math
 
 import numpy as np

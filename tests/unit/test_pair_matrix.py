@@ -9,7 +9,8 @@ import pytest
 from fabriclab.verdicts import pair_matrix
 from fabriclab.verdicts.coll_prediction import system
 from fabriclab.model.schedule_time import Network
-from fabriclab.schema.records import MergedPoint, RankFigures, Summary
+from fabriclab.schema.records import MergedPoint, Summary
+from fabriclab.schema.summaries import RankFigures
 
 TWO = str(Path(__file__).resolve().parents[2] / "examples" / "testbeds" / "two-switches.yaml")
 HOSTS = [f"h{i}" for i in range(8)]

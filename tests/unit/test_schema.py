@@ -7,7 +7,7 @@ from fabriclab import schema
 from fabriclab.analysis import merge
 from fabriclab.errors import UsageError
 from fabriclab.measure.runner import derive
-from fabriclab.schema.records import SkipRecord
+from fabriclab.schema.run_records import SkipRecord
 
 
 def _point(size=8, samples=(1e-6, 1.1e-6, 1.2e-6)):

@@ -17,7 +17,8 @@ from fabriclab.measure.launch import slurm_hosts
 from fabriclab.measure.session import Launch, Site
 from fabriclab.model.schedule_time import Network
 from fabriclab.model.topologies.custom import CustomNetwork
-from fabriclab.schema.records import MergedPoint, RankFigures, Summary
+from fabriclab.schema.records import MergedPoint, Summary
+from fabriclab.schema.summaries import RankFigures
 from fabriclab.testbed import cablecheck, coll_check, faults, netns, site as tsite, wiring
 from fabriclab.testbed.validation import Site as ValidateSite
 from fabriclab.tuning.prune import prune

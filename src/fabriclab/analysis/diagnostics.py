@@ -12,10 +12,10 @@ import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, List, Mapping, Optional
 
-from ..schema.records import DiagnosticRecord
+from ..schema.run_records import DiagnosticRecord
 
 if TYPE_CHECKING:
-    from ..schema.records import Summary
+    from ..schema.summaries import Summary
 
 UNSTABLE_POINT = "unstable-point"
 TOO_FEW_SAMPLES = "too-few-samples"

@@ -22,7 +22,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import fields
 
-from ..schema.records import LaunchSummary, MergedPoint, Point, Spread, Summary
+from ..schema.records import MergedPoint, Point
+from ..schema.summaries import LaunchSummary, Spread, Summary
 from . import cpu, diagnostics, findings, ranks
 
 # What a merged point takes from its first launch's record as it is; the

@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 import statistics
 
-from ..schema.records import ROLE_NAMES, Fairness, Point, RankFigures
+from ..schema.records import Point
+from ..schema.summaries import ROLE_NAMES, Fairness, RankFigures
 
 DRIVERS = ("s", "b")  # roles whose bandwidth is the pattern's per-process figure
 PLATEAU_GAIN = 0.02   # saturation: one more pair gains less than this

@@ -23,7 +23,7 @@ from typing import Sequence, Tuple, Union
 
 import numpy as np
 
-from ..schema.records import Summary
+from ..schema.summaries import Summary
 
 MAD_TO_SIGMA = 1.4826  # 1 / Phi^-1(3/4): MAD -> standard deviation for normal data
 MEANAD_TO_SIGMA = 1.253314  # sqrt(pi / 2): mean absolute deviation -> standard deviation

@@ -27,7 +27,9 @@ from .. import __version__
 from ..errors import UsageError
 from ..inputs import read_bytes
 from ..schema import Document, Footer, Header
-from ..schema.records import Point, SkipRecord, Summary
+from ..schema.records import Point
+from ..schema.run_records import SkipRecord
+from ..schema.summaries import Summary
 from ..suite.benchmarks import REGISTRY
 from ..suite.patterns import max_active
 from . import halo, hpcc, imb, iperf3, osu, rate, sockperf

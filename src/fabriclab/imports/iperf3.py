@@ -214,13 +214,7 @@ def parse(text: str, source: str = "iperf3.json") -> Parsed:
     tests = _objects(text)
     first = tests[0]["start"]
     version = first.get("version") if isinstance(first.get("version"), str) else None
-    out = Parsed(version[:60] if version else None, AVERAGING, 2)
-    for i, d in enumerate(tests):
-        try:
-            _one(d, out)
-        except UsageError as e:
-            raise UsageError(f"test {i + 1}: {e}" if len(tests) > 1 else str(e)) from None
-    return out
+    return Parsed(version[:60] if version else None, AVERAGING, 2).read_each(tests, _one)
 
 
 def _one(d: dict, out: Parsed) -> None:

@@ -6,6 +6,7 @@ one time per op and the bytes the op moves."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..errors import UsageError
 from ..schema.fields import MAX_BYTES, MAX_COUNT, MAX_RANKS, MAX_SECONDS
@@ -48,6 +49,16 @@ class Parsed:
     def benchmarks(self) -> list[str]:
         """The tool's names of the benchmarks imported, in file order."""
         return list(dict.fromkeys(f.benchmark for f in self.figures))
+
+    def read_each(self, tests: list, one: Callable) -> "Parsed":
+        """Every test of a file read into these figures by one(test, self); a refusal names its
+        test ("test 2: ...") where the file holds several."""
+        for i, t in enumerate(tests):
+            try:
+                one(t, self)
+            except UsageError as e:
+                raise UsageError(f"test {i + 1}: {e}" if len(tests) > 1 else str(e)) from None
+        return self
 
 
 def number(text: str) -> float | None:

@@ -188,13 +188,7 @@ def parse(text: str, source: str = "sockperf.txt") -> Parsed:
     the other) as a point."""
     tests = _tests(clean(text))
     version = next((t.version for t in tests if t.version), None)
-    out = Parsed(version[:60] if version else None, AVERAGING, 2)
-    for i, t in enumerate(tests):
-        try:
-            _one(t, out)
-        except UsageError as e:
-            raise UsageError(f"test {i + 1}: {e}" if len(tests) > 1 else str(e)) from None
-    return out
+    return Parsed(version[:60] if version else None, AVERAGING, 2).read_each(tests, _one)
 
 
 def _mode(t: _Test) -> str:

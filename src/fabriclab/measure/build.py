@@ -70,7 +70,7 @@ def _c_ident(name: str) -> str:
 
 def _param_rules(b) -> list[str]:
     """A benchmark's parameter rules as a C array (fl_param_rule): what the
-    core accepts, the same rules Python applies (benchmarks.Param)."""
+    core accepts, the same rules Python applies (facts.Param)."""
     lines = [f"static const fl_param_rule fl_params_{_c_ident(b.name)}[] = {{"]
     for key, p in b.params.items():
         rule = f".key = {_c_str(key)}, .dflt = {_c_str(p.core_default)}"

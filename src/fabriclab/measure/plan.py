@@ -4,7 +4,7 @@ A plan is pure data built from the command line; the runner executes it and
 the header records it, so a run can be repeated exactly. Every value in it is
 in its canonical form: sizes, strides and counts are integers and parameters
 are plain decimal integers, listed choices or text (units.py's grammar,
-benchmarks.Param), so bad input is refused here, before anything is built or
+facts.Param), so bad input is refused here, before anything is built or
 launched, and the core receives nothing it would refuse."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from dataclasses import asdict, dataclass, field, replace
 from ..errors import UsageError
 from ..units import check_range, parse_sizes, parse_strides
 from ..suite import atomics, buffers, collectives, congestion, hpcc, patterns, threads
-from ..suite.benchmarks import REGISTRY, Bench, select
+from ..suite.benchmarks import REGISTRY, select
+from ..suite.facts import Bench
 
 
 MAX_PER_OP_S = 3600.0
@@ -152,7 +153,7 @@ def variants(params: dict, canonical=lambda key, value: value) -> list[dict]:
 
 
 # Limits of the axes, checked before anything is launched (the parameters'
-# ranges are facts of the registry: benchmarks.Param).
+# ranges are facts of the registry: facts.Param).
 MAX_CONNS = 1024       # file descriptors and MPI requests per rank
 MAX_SEGMENT_BYTES = 1 << 20
 MAX_LAUNCHES = 1000

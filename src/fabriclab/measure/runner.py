@@ -21,7 +21,8 @@ from typing import Callable
 from ..analysis import diagnostics, ranks, stats
 from ..errors import Terminated, catch_sigterm
 from ..schema import StreamWriter
-from ..schema.records import LaunchEnd, LaunchRecord, Point, SkipRecord
+from ..schema.records import Point
+from ..schema.run_records import LaunchEnd, LaunchRecord, SkipRecord
 from . import failures, protocol, shm
 from ..host import sysinfo
 from .launch import LaunchSpec, command, wrong_world

@@ -2,7 +2,7 @@
 report/tables.py); the view "cpu" draws it (report/cpu_views.py).
 
 Which benchmarks: those whose facts name view "cpu", every benchmark of the
-socket levels (suite/benchmarks.py, SOCKET_LEVELS). A request/response
+socket levels (suite/facts.py, SOCKET_LEVELS). A request/response
 benchmark (facts' metric "latency") costs per transaction, netperf's us/Tr;
 the rest per KB moved, netperf's us/KB (analysis/cpu.py: the formulas,
 KB = 1024 bytes). Local is rank 0, remote rank 1, as netperf names its two

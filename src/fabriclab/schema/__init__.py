@@ -105,7 +105,8 @@ from __future__ import annotations
 
 from .document import (RECORD_KINDS, SCHEMA, SCHEMA_VERSION, STATUSES, Document, Footer, Header, StreamWriter,
                        load, write_json)
-from .records import AXES, KEY_FIELDS, SUMMARY_KEYS, MergedPoint, Point, point_key
+from .records import AXES, KEY_FIELDS, MergedPoint, Point, point_key
+from .summaries import SUMMARY_KEYS
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "RECORD_KINDS", "STATUSES", "AXES", "KEY_FIELDS", "SUMMARY_KEYS", "Point",
            "MergedPoint", "Document", "Header", "Footer", "StreamWriter", "load", "write_json", "point_key"]

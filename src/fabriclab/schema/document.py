@@ -31,8 +31,8 @@ from .. import outputs
 from ..errors import UsageError
 from ..inputs import read_text
 from .fields import MAX_RANKS, Fields, RecordError, durations, is_count, is_text
-from .records import (DiagnosticRecord, LaunchEnd, LaunchRecord, MergedPoint, Point, SkipRecord,
-                      point_key)
+from .records import MergedPoint, Point, point_key
+from .run_records import DiagnosticRecord, LaunchEnd, LaunchRecord, SkipRecord
 
 SCHEMA = "fabriclab.run"
 SCHEMA_VERSION = 17

@@ -1,6 +1,7 @@
-"""The typed records of a run document (docs/schema.md): a point as one
-launch measured it, a point merged over its launches, a rank's figures, and
-the launch, launch-end and skip records.
+"""The typed points of a run document (docs/schema.md): a point as one
+launch measured it and a point merged over its launches. Their parts are in
+summaries.py, how a point's fields are read in point_fields.py, the run's
+other records (launch, launch-end, skip, diagnostic) in run_records.py.
 
 A point owns its derived figures: the time of one transfer, the bandwidth,
 the aggregate bandwidth and the message rate are computed here, once, from
@@ -15,20 +16,18 @@ this version does not know are kept and written back unchanged."""
 
 from __future__ import annotations
 
-import math
 from operator import attrgetter
-from dataclasses import dataclass, field, fields as dc_fields, replace as dc_replace
-from typing import Any, Optional
+from dataclasses import dataclass, field, fields as dc_fields
+from typing import Optional
 
-from .fields import MAX_BYTES, MAX_RANKS, MAX_SECONDS, Fields, RecordError, durations, is_count, is_duration, \
-    is_text
+from .fields import Fields, RecordError, is_duration
+from .point_fields import point_kwargs
+from .summaries import Fairness, LaunchSummary, Spread, Summary
 
 # A point's axes, in the order points are keyed and sorted; with the
 # benchmark and its variant they identify a point across runs.
 AXES = ("size", "stride", "conns", "active")
 KEY_FIELDS = ("bench", "variant") + AXES
-ROLE_NAMES = {"s": "sender", "r": "receiver", "t": "target", "b": "both", "i": "idle", "v": "victim",
-              "a": "aggressor"}
 STOPS = ("converged", "time_cap", "max_samples", "imported", "mixed")
 CACHE_STATES = ("warm", "cold")
 
@@ -48,139 +47,6 @@ def overlap_percent(t_pure: float, t_cpu: float, t_ovrl: float) -> float:
     entirely behind the computation, 0 when they add up."""
     return 100.0 * max(0.0, min(1.0, (t_pure + t_cpu - t_ovrl) / min(t_pure, t_cpu)))
 
-
-@dataclass(frozen=True, slots=True)
-class Summary:
-    """Statistics of a point's samples, in seconds per op (docs/statistics.md).
-
-    ci_rel is the interval's half-width over the median (inf when the median
-    is 0 and the interval is not: stored as null); mad is the unscaled median
-    absolute deviation; outliers counts |modified z| > 3.5. An imported point
-    knows only its median, mean and perhaps n: the rest is None."""
-
-    median: float
-    n: Optional[int] = None
-    ci_low: Optional[float] = None
-    ci_high: Optional[float] = None
-    ci_rel: Optional[float] = None
-    p5: Optional[float] = None
-    p25: Optional[float] = None
-    p75: Optional[float] = None
-    p95: Optional[float] = None
-    p99: Optional[float] = None
-    min: Optional[float] = None
-    max: Optional[float] = None
-    mean: Optional[float] = None
-    stdev: Optional[float] = None
-    mad: Optional[float] = None
-    outliers: Optional[int] = None
-    confidence: Optional[float] = 0.95
-
-    def to_dict(self) -> dict:
-        d = dict(zip(SUMMARY_KEYS, _SUMMARY_GET(self)))
-        if d["ci_rel"] is not None and math.isinf(d["ci_rel"]):
-            d["ci_rel"] = None
-        return d
-
-    @classmethod
-    def from_dict(cls, d, where: str = "summary") -> "Summary":
-        f = Fields(d, where)
-        times = {k: f.num(k, None, none=True) for k in ("ci_low", "ci_high", "p5", "p25", "p75", "p95", "p99",
-                                                        "min", "max", "mean", "stdev", "mad")}
-        ci_rel = f.num("ci_rel", None, hi=math.inf, none=True)
-        if ci_rel is None and times["ci_low"] is not None:
-            ci_rel = math.inf  # an interval about a zero median: stored as null (JSON has no inf)
-        return cls(median=f.num("median"), n=f.int("n", None, none=True), ci_rel=ci_rel,
-                   outliers=f.int("outliers", None, none=True),
-                   confidence=f.num("confidence", None, hi=1.0, none=True), **times)
-
-    def replace(self, **kw) -> "Summary":
-        return dc_replace(self, **kw)
-
-
-SUMMARY_KEYS = tuple(f.name for f in dc_fields(Summary))
-_SUMMARY_GET = attrgetter(*SUMMARY_KEYS)
-
-
-@dataclass(frozen=True, slots=True)
-class RankFigures:
-    """One participating rank of a pattern point: its role, its median time
-    per op on its own clock, and its bandwidth (senders and both-way ranks
-    count the bytes they send, receivers and targets what they receive)."""
-
-    rank: int
-    role: str
-    host: Optional[str] = None
-    median_s: Optional[float] = None
-    bandwidth_Bps: Optional[float] = None
-
-    def to_dict(self) -> dict:
-        return {"rank": self.rank, "host": self.host, "role": self.role, "median_s": self.median_s,
-                "bandwidth_Bps": self.bandwidth_Bps}
-
-    @classmethod
-    def from_dict(cls, d, where: str = "rank") -> "RankFigures":
-        f = Fields(d, where)
-        return cls(f.int("rank", hi=MAX_RANKS), f.str("role", choices=tuple(ROLE_NAMES.values())),
-                   f.str("host", None, none=True), f.num("median_s", None, none=True),
-                   f.num("bandwidth_Bps", None, hi=math.inf, none=True))
-
-
-@dataclass(frozen=True, slots=True)
-class Fairness:
-    """Shares of the ranks that drive a pattern: min/max and Jain's index."""
-
-    n: int
-    min_max_ratio: float
-    jain: float
-
-    def to_dict(self) -> dict:
-        return {"n": self.n, "min_max_ratio": self.min_max_ratio, "jain": self.jain}
-
-    @classmethod
-    def from_dict(cls, d, where: str = "fairness") -> "Fairness":
-        f = Fields(d, where)
-        return cls(f.int("n", hi=MAX_RANKS), f.num("min_max_ratio", hi=1.0), f.num("jain", hi=1.0))
-
-
-@dataclass(frozen=True, slots=True)
-class LaunchSummary:
-    """One launch's part of a merged point."""
-
-    launch: int
-    median: float
-    n: Optional[int]
-    stop: Optional[str]
-
-    def to_dict(self) -> dict:
-        return {"launch": self.launch, "median": self.median, "n": self.n, "stop": self.stop}
-
-    @classmethod
-    def from_dict(cls, d, where: str = "launch") -> "LaunchSummary":
-        f = Fields(d, where)
-        return cls(f.int("launch", 0), f.num("median"), f.int("n", None, none=True), f.str("stop", None, none=True))
-
-
-@dataclass(frozen=True, slots=True)
-class Spread:
-    """Within- and between-launch spread of a merged point (analysis/launches.py)."""
-
-    within_rel: Optional[float] = None
-    between_rel: Optional[float] = None
-    max_min_ratio: Optional[float] = None
-    launch_medians: Optional[list] = None
-
-    def to_dict(self) -> dict:
-        return {"within_rel": self.within_rel, "between_rel": self.between_rel,
-                "max_min_ratio": self.max_min_ratio, "launch_medians": self.launch_medians}
-
-    @classmethod
-    def from_dict(cls, d, where: str = "spread") -> "Spread":
-        f = Fields(d, where)
-        rel = dict(hi=math.inf, none=True)
-        return cls(f.num("within_rel", None, **rel), f.num("between_rel", None, **rel),
-                   f.num("max_min_ratio", None, **rel),
-                   f.list("launch_medians", is_duration, "durations", None, none=True))
 
 
 def _plain(x):
@@ -415,7 +281,7 @@ class Point:
     @classmethod
     def from_dict(cls, d, where: str = "point") -> "Point":
         """Reads a `point` record; RecordError names the first wrong field."""
-        return cls(**_point_fields(d, where))
+        return cls(**point_kwargs(d, where, _POINT_KNOWN))
 
 
 # What a reader derives and so does not take from a document.
@@ -423,177 +289,6 @@ DERIVED = ("latency_s", "bandwidth_Bps", "aggregate_bandwidth_Bps", "message_rat
            "overlap")
 # The fields a point reads; the rest of a record is kept as it is (`extra`).
 _POINT_KNOWN = frozenset({x.name for x in dc_fields(Point)} | {"kind", "spread", "launches"} | set(DERIVED))
-
-
-def _point_fields(d, where: str) -> dict:
-    """The constructor arguments of a Point from its mapping, checked."""
-    Fields(d, where)     # not a mapping: said before any field is read
-    f = Fields(d, lambda: f"{where} ({d.get('bench')!s:.40} size {d.get('size')!s:.24})")
-    kw: dict[str, Any] = _key_fields(f)
-    kw.update(_op_fields(f))
-    kw.update(_sampling_fields(f, d))
-    kw.update(_pattern_fields(f, d, kw["bytes_per_op"]))
-    kw["phases"] = _phases(f)
-    kw["op_histogram"] = _histogram(f)
-    kw["rank_cpu"] = _rank_cpu(f)
-    kw["rank_counters"] = _counters(f, len(kw["samples"]))
-    kw["noise"] = _noise(f)
-    kw["extra"] = {k: v for k, v in d.items() if k not in _POINT_KNOWN}
-    return kw
-
-
-def _key_fields(f: Fields) -> dict:
-    return dict(bench=f.str("bench"), variant=f.str("variant", ""), size=f.int("size", hi=MAX_BYTES),
-                stride=f.int("stride", 1, lo=1, hi=MAX_BYTES), conns=f.int("conns", 1, lo=1, hi=MAX_RANKS),
-                active=f.int("active", None, hi=MAX_RANKS, none=True))
-
-
-def _op_fields(f: Fields) -> dict:
-    return dict(bytes_per_op=f.int("bytes_per_op", hi=MAX_BYTES), legs_per_op=f.int("legs_per_op", 1, lo=1, hi=1024),
-                concurrent=f.bool("concurrent", False), params=f.obj("params", {}),
-                cache=f.str("cache", None, none=True), buffers=f.int("buffers", None, hi=MAX_BYTES, none=True),
-                working_set_bytes=f.int("working_set_bytes", None, hi=MAX_BYTES, none=True),
-                rank_alloc_bytes=f.counts("rank_alloc_bytes", 0, MAX_BYTES, "byte counts", None, none=True),
-                info=f.obj("info", {}, none=True) or {}, imported=f.obj("imported", None, none=True))
-
-
-def _sampling_fields(f: Fields, d) -> dict:
-    samples = f.list("samples", None, "durations", [])
-    if samples and not durations(samples):
-        f.bad("samples", f"must be durations in seconds, finite, 0 to {MAX_SECONDS:g}")
-    validation = f.obj("validation", None, none=True)
-    if validation is not None:
-        v = Fields(validation, lambda: f"{f.where} validation")
-        v.int("checked_bytes", 0), v.int("errors", 0)
-    diags = f.list("diagnostics", lambda x: isinstance(x, dict) and is_text(x.get("code"))
-                   and is_text(x.get("message")), "warnings with a code and a message", [])
-    return dict(summary=Summary.from_dict(f.obj("summary"), lambda: f"{f.where} summary"), samples=samples,
-                launch=f.int("launch", 0, none=True), warmup=f.int("warmup", None, none=True),
-                batch=f.int("batch", None, none=True), stop=f.str("stop", None, none=True),
-                elapsed_s=f.num("elapsed_s", None, none=True), validation=validation, diagnostics=diags)
-
-
-def _phases(f: Fields) -> Optional[dict]:
-    phases = f.obj("phases", None, none=True)
-    if phases is None:
-        return None
-    for name, xs in phases.items():
-        if not is_text(name) or not isinstance(xs, list) or (xs and not durations(xs)):
-            f.bad("phases", "must map phase names to lists of durations in seconds")
-    return dict(phases)
-
-
-def _counters(f: Fields, n: int) -> Optional[list]:
-    """The point's rank_counters: per rank null or {name: [n + 1 finite numbers]}."""
-    rc = f.list("rank_counters", None, "per-rank counters", None, none=True)
-    if rc is None:
-        return None
-    for q, c in enumerate(rc):
-        if c is None:
-            continue
-        if not isinstance(c, dict):
-            f.bad("rank_counters", f"rank {q} must be null or an object of counters")
-        for name, xs in c.items():
-            if not is_text(name) or not isinstance(xs, list) or len(xs) != n + 1 or not all(
-                    type(x) in (int, float) and math.isfinite(x) for x in xs):
-                f.bad("rank_counters", f"rank {q} counter {name!s:.40} must hold {n + 1} finite numbers "
-                                       "(before the first sample and after each)")
-    return list(rc)
-
-
-def _rank_cpu(f: Fields) -> Optional[list]:
-    """The point's rank_cpu: per rank {user_s, sys_s, wall_s}, seconds, each checked."""
-    rc = f.list("rank_cpu", lambda x: isinstance(x, dict), "per-rank CPU use ({user_s, sys_s, wall_s})",
-                None, none=True)
-    for q, x in enumerate(rc or []):
-        g = Fields(x, lambda: f"{f.where} rank_cpu[{q}]")
-        g.num("user_s"), g.num("sys_s"), g.num("wall_s")
-    return None if rc is None else [{k: x[k] for k in ("user_s", "sys_s", "wall_s")} for x in rc]
-
-
-NOISE_METHODS = ("fwq", "detour")
-MAX_NS = 10 ** 15            # 11.6 days in nanoseconds
-
-
-def _noise(f: Fields) -> Optional[dict]:
-    """A noise point's record (csrc/families/noise.c, docs/noise.md), checked whole: per
-    rank its CPU and raw integer nanoseconds, every quantum (fwq) or every detour kept,
-    its start and length (detour)."""
-    n = f.obj("noise", None, none=True)
-    if n is None:
-        return None
-    g = Fields(n, lambda: f"{f.where} noise")
-    method = g.str("method", choices=NOISE_METHODS)
-    if method == "fwq":
-        g.int("work", lo=1, hi=1 << 40)
-    elif not 1 <= g.num("threshold") <= 1e6:
-        g.bad("threshold", "must be from 1 to 1e6")
-    for r in g.list("ranks", lambda x: isinstance(x, dict), "rank records", []):
-        q = Fields(r, lambda: f"{f.where} noise rank")
-        q.int("rank", hi=MAX_RANKS), q.int("cpu", lo=-1, hi=MAX_RANKS)
-        if method == "fwq":
-            q.counts("quanta_ns", 0, MAX_NS, "nanoseconds", [])
-            continue
-        q.int("gap_min_ns", lo=1, hi=MAX_NS), q.int("loops", hi=1 << 62), q.int("span_ns", hi=MAX_NS)
-        detours = q.int("detours", hi=1 << 62)
-        starts = q.counts("start_ns", 0, MAX_NS, "nanoseconds", [])
-        lengths = q.counts("length_ns", 0, MAX_NS, "nanoseconds", [])
-        if len(starts) != len(lengths) or len(starts) > detours:
-            q.bad("start_ns", "and length_ns must hold one entry per detour kept")
-    return dict(n)
-
-
-MAX_BUCKETS = 100_000
-
-
-def _histogram(f: Fields) -> Optional[dict]:
-    """The point's op_histogram (docs/schema.md), checked whole: its buckets' geometry,
-    the timer's cost, and per rank a count, the extremes and sparse [bucket, count] pairs."""
-    h = f.obj("op_histogram", None, none=True)
-    if h is None:
-        return None
-    g = Fields(h, lambda: f"{f.where} op_histogram")
-    base, err, nb = g.num("base_s"), g.num("error"), g.int("buckets", lo=1, hi=MAX_BUCKETS)
-    g.num("timer_cost_s", None, none=True), g.int("ops_per_timing", 1, lo=1, hi=1 << 40)
-    if not (0 < base < 1 and 0 < err < 1):
-        g.bad("base_s", "and error must be fractions above 0")
-    for r in g.list("ranks", lambda x: isinstance(x, dict), "rank histograms", []):
-        q = Fields(r, lambda: f"{f.where} op_histogram rank")
-        q.int("rank", hi=MAX_RANKS), q.int("n"), q.num("min_s"), q.num("max_s")
-        pairs = q.list("buckets", lambda x: isinstance(x, list) and len(x) == 2 and all(is_count(v) for v in x)
-                       and x[0] < nb, f"[bucket, count] pairs, buckets below {nb}", [])
-        if len(pairs) > nb:
-            q.bad("buckets", f"must hold at most {nb} pairs")
-    return dict(h)
-
-
-def _pattern_fields(f: Fields, d, bytes_per_op: int) -> dict:
-    if d.get("roles") is None:
-        return {}
-    roles = f.str("roles")
-    if not roles or len(roles) > MAX_RANKS or set(roles) - set(ROLE_NAMES):
-        f.bad("roles", f"must be role letters ({''.join(ROLE_NAMES)}), one per rank")
-    n = len(roles)
-
-    def per_rank(key, lo, hi, what, none=False):
-        """Integers lo..hi per rank, or (lo None) each rank's samples or null."""
-        default = None if none else [0] * n
-        v = (f.counts(key, lo, hi, what, default, none) if lo is not None else
-             f.list(key, lambda x: x is None or durations(x), what, default, none))
-        if v is not None and len(v) != n:
-            raise RecordError(f"{f.where}: {key.replace('_', ' ')} do not match its roles ({len(v)} entries for "
-                              f"{n} ranks)")
-        return v
-
-    ranks = f.list("ranks", lambda x: isinstance(x, dict), "rank figures", None, none=True)
-    fair = f.obj("fairness", None, none=True)
-    return dict(roles=roles, peers=per_rank("peers", -1, n - 1, "rank numbers"),
-                rank_samples=per_rank("rank_samples", None, None, "lists of durations or null", none=True),
-                rank_sent_bytes=per_rank("rank_sent_bytes", 0, MAX_BYTES, "byte counts"),
-                rank_recv_bytes=per_rank("rank_recv_bytes", 0, MAX_BYTES, "byte counts"),
-                messages_per_op=f.int("messages_per_op", None, none=True),
-                ranks=None if ranks is None else [RankFigures.from_dict(r, lambda: f"{f.where} rank") for r in ranks],
-                fairness=None if fair is None else Fairness.from_dict(fair, lambda: f"{f.where} fairness"))
 
 
 @dataclass(slots=True)
@@ -617,7 +312,7 @@ class MergedPoint(Point):
 
     @classmethod
     def from_dict(cls, d, where: str = "merged point") -> "MergedPoint":
-        kw = _point_fields(d, where)
+        kw = point_kwargs(d, where, _POINT_KNOWN)
         f = Fields(d, where)
         kw.pop("launch", None), kw.pop("warmup", None), kw.pop("elapsed_s", None)
         launches = f.list("launches", lambda x: isinstance(x, dict), "launch summaries")
@@ -626,150 +321,5 @@ class MergedPoint(Point):
                    spread=Spread() if spread is None else Spread.from_dict(spread, lambda: f"{where} spread"))
 
 
-@dataclass
-class LaunchRecord:
-    """A `launch` record: one launch of the core, its command and the core's hello."""
-
-    KIND = "launch"
-    bench: str
-    variant: str = ""
-    launch: int = 0
-    command: list = field(default_factory=list)
-    env: dict = field(default_factory=dict)
-    started: Optional[float] = None
-    hello: Optional[dict] = None
-    extra: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        d = {"bench": self.bench, "variant": self.variant, "launch": self.launch, "command": self.command,
-             "env": self.env, "started": self.started}
-        if self.hello is not None:
-            d["hello"] = self.hello
-        d.update(self.extra)
-        return d
-
-    @classmethod
-    def from_dict(cls, d, where: str = "launch record") -> "LaunchRecord":
-        f = Fields(d, where)
-        hello = f.obj("hello", None, none=True)
-        if hello is not None:
-            h = Fields(hello, f"{where} hello")
-            h.int("ranks", None, lo=1, hi=MAX_RANKS, none=True)
-            h.list("hosts", is_text, "host names", None, none=True)
-            h.list("cpus", lambda x: x is None or is_count(x, MAX_RANKS), "CPU counts", None, none=True)
-            h.str("mpi_library", None, none=True)
-        return cls(f.str("bench"), f.str("variant", ""), f.int("launch", 0),
-                   f.list("command", is_text, "arguments", []), f.obj("env", {}),
-                   f.num("started", None, hi=math.inf, none=True), hello,
-                   _extra(d, ("bench", "variant", "launch", "command", "env", "started", "hello")))
-
-
-@dataclass
-class LaunchEnd:
-    """A `launch_end` record: where a launch's ranks ended, the machine's
-    noise around it and, on a testbed, what its cables carried (spans,
-    shapers, wire bytes)."""
-
-    KIND = "launch_end"
-    bench: str
-    variant: str = ""
-    launch: int = 0
-    noise: Optional[dict] = None
-    wire_bytes: Optional[float] = None
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def spans(self) -> list:
-        return self.extra.get("spans") or []
-
-    @property
-    def steal_fraction(self) -> Optional[float]:
-        v = (self.noise or {}).get("steal_fraction")
-        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else None
-
-    def get(self, key: str, default=None):
-        """A field a testbed's watch adds (counters, shapers, spans, ...)."""
-        return self.extra.get(key, default)
-
-    def to_dict(self) -> dict:
-        d = {"bench": self.bench, "variant": self.variant, "launch": self.launch, "noise": self.noise}
-        if self.wire_bytes is not None:
-            d["wire_bytes"] = self.wire_bytes
-        d.update(self.extra)
-        return d
-
-    @classmethod
-    def from_dict(cls, d, where: str = "launch_end record") -> "LaunchEnd":
-        f = Fields(d, where)
-        for j, span in enumerate(f.list("spans", lambda x: isinstance(x, dict), "spans", [])):
-            g = Fields(span, f"{where} spans[{j}]")
-            g.int("size"), g.num("seconds"), g.obj("cpu")
-            g.list("cables", lambda x: isinstance(x, dict), "cable directions")
-        f.list("shapers", lambda x: isinstance(x, dict), "shaper counters", [])
-        return cls(f.str("bench"), f.str("variant", ""), f.int("launch", 0), f.obj("noise", None, none=True),
-                   f.num("wire_bytes", None, hi=math.inf, none=True),
-                   _extra(d, ("bench", "variant", "launch", "noise", "wire_bytes")))
-
-
-@dataclass
-class SkipRecord:
-    """A `skip` record: a point the kernel cannot measure here, and why."""
-
-    KIND = "skip"
-    bench: str
-    size: int
-    reason: str
-    stride: int = 1
-    variant: str = ""
-    conns: int = 1
-    active: Optional[int] = None
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def key(self) -> tuple:
-        return (self.bench, self.variant, self.size, self.stride, self.conns, self.active)
-
-    def to_dict(self) -> dict:
-        return {"bench": self.bench, "variant": self.variant, "size": self.size, "stride": self.stride,
-                "conns": self.conns, "active": self.active, "reason": self.reason, **self.extra}
-
-    @classmethod
-    def from_dict(cls, d, where: str = "skip record") -> "SkipRecord":
-        f = Fields(d, where)
-        return cls(f.str("bench"), f.int("size", hi=MAX_BYTES), f.str("reason", "", none=True) or "",
-                   f.int("stride", 1, lo=1, hi=MAX_BYTES), f.str("variant", ""),
-                   f.int("conns", 1, lo=1, hi=MAX_RANKS), f.int("active", None, hi=MAX_RANKS, none=True),
-                   _extra(d, ("bench", "size", "reason", "stride", "variant", "conns", "active")))
-
-
-@dataclass
-class DiagnosticRecord:
-    """A `diagnostic` record: a warning about the run or a benchmark (code,
-    message, advice), as analysis/diagnostics.py writes it."""
-
-    KIND = "diagnostic"
-    code: str
-    message: str
-    advice: str = ""
-    bench: Optional[str] = None
-    extra: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return {"code": self.code, "message": self.message, "advice": self.advice, "bench": self.bench,
-                **self.extra}
-
-    @classmethod
-    def from_dict(cls, d, where: str = "diagnostic record") -> "DiagnosticRecord":
-        f = Fields(d, where)
-        return cls(f.str("code"), f.str("message"), f.str("advice", ""), f.str("bench", None, none=True),
-                   _extra(d, ("code", "message", "advice", "bench")))
-
-
-def _extra(d, known: tuple) -> dict:
-    """The fields of a record this version does not type (kept and written back)."""
-    return {k: v for k, v in d.items() if k != "kind" and k not in known}
-
-
-__all__ = ["AXES", "KEY_FIELDS", "SUMMARY_KEYS", "Summary", "RankFigures", "Fairness", "LaunchSummary", "Spread",
-           "Point", "MergedPoint", "LaunchRecord", "LaunchEnd", "SkipRecord", "DiagnosticRecord", "RecordError",
-           "point_key"]
+__all__ = ["AXES", "KEY_FIELDS", "Summary", "Fairness", "LaunchSummary", "Spread", "Point", "MergedPoint",
+           "RecordError", "point_key"]

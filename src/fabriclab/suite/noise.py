@@ -26,7 +26,7 @@ THRESHOLD_MAX = 1e6
 def threshold(text, what: str = "noise.detour: parameter threshold") -> float:
     """A detour threshold as typed: a finite number from 1 to THRESHOLD_MAX; UsageError
     in one line otherwise (below 1 x the shortest gap, every gap is a detour). The
-    parameter's own rule (benchmarks.Param.check), so it holds whether the benchmark
+    parameter's own rule (facts.Param.check), so it holds whether the benchmark
     was named or came with its level."""
     try:
         x = float(str(text))
