@@ -97,6 +97,8 @@ typedef struct {
     char info[FL_INFO_LEN]; /* optional JSON object text recorded with the point */
     int64_t batch_multiple; /* batch is rounded up to a multiple of this, so a
                              * windowed kernel times whole windows; 0 = any */
+    double min_sample_s;    /* a sample lasts at least this, where the run's
+                             * sample time is shorter (0: the run's); rank 0's counts */
     /* Pattern benchmarks, per rank: payload bytes this rank sends and
      * receives per op, and messages it sends per op (message rate). */
     int64_t sent_bytes, recv_bytes, messages;

@@ -75,7 +75,8 @@ static double slowest(const fl_run_state *r, void *state, const fl_shape *sh, in
 
 static int64_t batch_for(const fl_run_state *r, const fl_shape *sh, double per_op)
 {
-    double want = ceil(r->opts.sample_time / per_op);
+    const double span = sh->min_sample_s > r->opts.sample_time ? sh->min_sample_s : r->opts.sample_time;
+    double want = ceil(span / per_op);
     int64_t batch = want < 1 ? 1 : want > (double)MAX_BATCH ? MAX_BATCH : (int64_t)want;
     int64_t m = sh->batch_multiple;
     return m > 1 ? (batch + m - 1) / m * m : batch;

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #define MT_ACK_TAG 3
+#define MT_SAMPLE_S 2e-3 /* latency_mt: the shortest sample (latency_mt_setup) */
 
 typedef struct mt_pool mt_pool;
 
@@ -60,6 +61,9 @@ struct mt_pool {
     int senders, receivers; /* latency_mt */
     int tag_span;        /* latency_mt with several senders: tags cycle through 0..tag_span-1 */
     int clock_per_op;    /* latency_mt: a sender thread's round trips timed one by one (OSU's t_total) */
+    int clock_osu;       /* latency_mt: OSU's shared t_start and t_total, every sender thread's */
+    uint64_t osu_start;  /* clock=osu: the latest round trip's start of any sender thread (double bits) */
+    uint64_t osu_total;  /* clock=osu: the sum over every round trip of its end less osu_start */
     int window;          /* IMB-MT */
     int both;            /* mt_biband */
     size_t count;
@@ -195,13 +199,48 @@ static inline void lat_round_trip(mt_thread *t, mt_pool *p, int64_t i)
  * and prints its summed t_total, so the time a thread waits between its
  * round trips (for its core, when threads outnumber cores) is not counted;
  * the call's time (clock=loop) counts it. */
+static uint64_t bits_of(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+static double double_of(uint64_t b)
+{
+    double x;
+    memcpy(&x, &b, sizeof x);
+    return x;
+}
+
+/* clock=osu: OSU's t_start and t_total are globals every sender thread
+ * writes (osu_latency_mt.c, send_thread): a round trip adds its end less
+ * the latest start of any sender thread, which may be another thread's
+ * later one. The two are shared here too, stored and added atomically (OSU's
+ * plain `t_total +=` may also lose an add, which is not reproduced). */
+static void lat_round_trip_osu(mt_thread *t, mt_pool *p, int64_t i)
+{
+    __atomic_store_n(&p->osu_start, bits_of(fl_now()), __ATOMIC_RELAXED);
+    lat_round_trip(t, p, i);
+    const double end = fl_now();
+    uint64_t old = __atomic_load_n(&p->osu_total, __ATOMIC_RELAXED);
+    for (;;) {
+        const double span = end - double_of(__atomic_load_n(&p->osu_start, __ATOMIC_RELAXED));
+        if (__atomic_compare_exchange_n(&p->osu_total, &old, bits_of(double_of(old) + span), 0,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            break;
+    }
+}
+
 static void lat_send_loop(mt_thread *t, int64_t iters)
 {
     mt_pool *p = t->pool;
     const int64_t total = iters * p->senders;
     t->busy = 0.0;
     for (int64_t i = t->id; i < total; i += p->senders, t->next++) {
-        if (p->clock_per_op) {
+        if (p->clock_osu) {
+            lat_round_trip_osu(t, p, i);
+        } else if (p->clock_per_op) {
             const double t0 = fl_now();
             lat_round_trip(t, p, i);
             t->busy += fl_now() - t0;
@@ -241,7 +280,13 @@ static int latency_mt_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, voi
     p->receivers = receivers;
     p->tag_span = span * (top / span > 0 ? top / span : 1);
     p->clock_per_op = fl_param_is(ctx->opts, "clock", "per-op");
+    p->clock_osu = fl_param_is(ctx->opts, "clock", "osu");
     *state = p;
+    /* Each sender thread's round trips back to back for at least MT_SAMPLE_S, as OSU's
+     * loop of 10,000 (1,000 above 8 KiB) runs them: a sample of a round trip or two (the
+     * 20 us sample time) times the pool's wake-ups besides, and at 2:2 read 1.1-2.5x
+     * OSU's figure; 2 ms and 20 ms samples read the same. */
+    shape->min_sample_s = MT_SAMPLE_S;
     shape->bytes_per_op = 2 * (int64_t)senders * pt->size; /* one round trip per sender thread */
     shape->timed = ctx->rank == 0;  /* OSU prints the sender threads' time */
     snprintf(shape->info, FL_INFO_LEN,
@@ -250,14 +295,19 @@ static int latency_mt_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, voi
     return pool_start(p);
 }
 
-/* The call's time, or (clock=per-op, on rank 0) sender thread 0's summed
- * round trips: each thread runs `iters` of them, so either is per op. */
+/* The call's time, or on rank 0 (clock=per-op) sender thread 0's summed
+ * round trips or (clock=osu) OSU's t_total over every sender thread: each
+ * thread runs `iters` round trips, and OSU prints t_total over 2 x a
+ * thread's round trips, so each is per op. */
 static double latency_mt_measure(const fl_ctx *ctx, void *state, int64_t iters)
 {
     mt_pool *p = state;
     (void)ctx;
+    p->osu_total = bits_of(0.0);
     const double t = fl_pool_run(&p->run, iters);
-    return p->clock_per_op && p->role == FL_SENDER ? p->th[0].busy : t;
+    if (p->role != FL_SENDER)
+        return t;
+    return p->clock_osu ? double_of(p->osu_total) : p->clock_per_op ? p->th[0].busy : t;
 }
 
 /* One op (a round trip per sender thread, iters = 1) on patterned data:

@@ -5,14 +5,20 @@
  *
  * The default, one stream forward, and one stream reverse are tcp.c's
  * loop, unchanged (fl_tcp_stream_one, with the sender's rank swapped for
- * reverse). Several streams, or both directions, run here: one thread per
- * rank waits in epoll on every connection it writes or reads and serves
- * whichever is ready, one send or one recv call per ready connection per
- * wait, as iperf3 before 3.16 served its streams from one select loop. The
- * N streams share a sample's ops: a connection that can take bytes takes
- * the next op, so a slow stream never holds the others back and the bytes
- * each stream carries are its own share, counted by the receiver per
- * stream (counters received_bytes.K). One thread rather than iperf3 3.16's thread per
+ * reverse). Several streams, or both directions, run here in iperf3's
+ * select round (iperf3 3.12 iperf_send/iperf_recv, one thread per side):
+ * one thread per rank waits in epoll on every connection it writes or
+ * reads; then (bidir: rank 0 writes first, rank 1 reads first, as iperf3's
+ * client and server) up to MS_MULTISEND passes over the ready writers, each
+ * writing SIZE bytes (iperf3's blksize) until done or EAGAIN, and one read
+ * of up to SIZE bytes on each ready reader (Nread: until SIZE or EAGAIN).
+ * The figures follow that round: a rank that reads 4 MiB per call as
+ * tcp.c's one stream does drains its peer's socket more often, and read
+ * bidir 1.6x and -P 4 0.8x iperf3's on loopback. The N streams share a
+ * sample's ops: a connection that can take bytes takes the next op, so a
+ * slow stream never holds the others back and the bytes each stream carries
+ * are its own share, counted by the receiver per stream (counters
+ * received_bytes.K). One thread rather than iperf3 3.16's thread per
  * stream: the ranks keep MPI's thread level and the run's CPUs (a thread
  * per stream on a 2-CPU host times the scheduler), and a sample moves an
  * exact number of bytes; the price is one CPU per rank for all streams. */
@@ -26,9 +32,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define MS_CHUNK (4 << 20)     /* receive call size, as tcp.c's stream */
+#define MS_CHUNK (4 << 20)     /* the least receive region, as tcp.c's stream */
 #define MS_MAX_BURST_OPS 4096  /* as tcp.c's stream */
 #define MS_NAMED FL_MAX_COUNTERS /* streams with counters: one each */
+#define MS_MULTISEND 10        /* iperf3's test->multisend: write passes per select round */
 
 typedef struct {
     sock_link link; /* streams connections, twice that for bidir: k < streams carry 0 -> 1 */
@@ -52,6 +59,8 @@ typedef struct {
     /* sender: each connection's message in progress, the sample's ops */
     const char **cur;
     size_t *cur_left;
+    int *want;         /* connection k asks epoll for EPOLLOUT */
+    int *ready;        /* the writers one wait found ready */
     int64_t next_op, ops;
     int64_t pending;   /* messages of the sample not yet wholly sent */
     /* receiver: bytes per stream since setup (the counters); the sample's
@@ -158,6 +167,8 @@ static int ms_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt, vo
         s->rfd = r->link.fd + (bidir && writes_first ? n : 0);
         s->cur = ms_calloc((size_t)s->nsend, sizeof *s->cur);
         s->cur_left = ms_calloc((size_t)s->nsend, sizeof *s->cur_left);
+        s->want = ms_calloc((size_t)s->nsend, sizeof *s->want);
+        s->ready = ms_calloc((size_t)s->nsend, sizeof *s->ready);
         s->got = ms_calloc((size_t)s->nrecv, sizeof *s->got);
         s->vgot = ms_calloc((size_t)s->nrecv, sizeof *s->vgot);
         s->ev = ms_calloc((size_t)(s->nsend + s->nrecv), sizeof *s->ev);
@@ -188,9 +199,9 @@ static int ms_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt, vo
     snprintf(shape->info, sizeof shape->info,
              "{%s,\"recv\":\"epoll\",\"loop\":\"epoll\",\"streams\":%d,\"direction\":\"%s\","
              "\"stream_counters\":%s,\"wire_min_bytes\":1,\"buffers\":%lld,\"burst_ops\":%lld,"
-             "\"recv_chunk\":%d}",
+             "\"recv_chunk\":%lld,\"write_passes\":%d}",
              r->conn, n, r->direction, n <= MS_NAMED ? "true" : "false", (long long)s->buffers,
-             (long long)shape->batch_multiple, MS_CHUNK);
+             (long long)shape->batch_multiple, (long long)s->size, MS_MULTISEND);
     *state = s;
     return FL_OK;
 }
@@ -214,6 +225,8 @@ static void ms_teardown(const fl_ctx *ctx, void *state)
     fl_free(s->rbuf);
     free(s->cur);
     free(s->cur_left);
+    free(s->want);
+    free(s->ready);
     free(s->got);
     free(s->vgot);
     free(s->ev);
@@ -230,60 +243,87 @@ static void ms_want_out(ms_state *s, int k, int on)
         sock_fail(s->sfd[k], "epoll_ctl");
 }
 
-/* One send call on connection k: its message in progress, or the sample's
- * next op (verify: its own one message). A connection with nothing left
- * stops asking to write and, with nodelay=0, sends its tail (tcp.c). */
-static void ms_send_one(ms_state *s, int k)
+/* Connection k writes its message in progress, or the sample's next op
+ * (verify: its own one message), until it is out or the socket is full, as
+ * iperf3's Nwrite; 0 when it had nothing left. A connection with nothing
+ * left stops asking to write and, with nodelay=0, sends its tail (tcp.c). */
+static int ms_send_one(ms_state *s, int k)
 {
     if (s->cur_left[k] == 0) {
         int have = s->verifying ? s->next_op == 0 && s->cur[k] == NULL : s->next_op < s->ops;
         if (!have) {
-            ms_want_out(s, k, 0);
-            if (!s->nodelay)
-                sock_nagle(s->sfd[k], 0);
-            return;
+            if (s->want[k]) {
+                ms_want_out(s, k, 0);
+                s->want[k] = 0;
+                if (!s->nodelay)
+                    sock_nagle(s->sfd[k], 0);
+            }
+            return 0;
         }
         s->cur[k] = s->verifying ? s->sbuf + (size_t)k * (size_t)s->size
                                  : fl_slot(s->sbuf, s->size, s->buffers, s->next_op++);
         s->cur_left[k] = (size_t)s->size;
     }
-    ssize_t r = send(s->sfd[k], s->cur[k], s->cur_left[k], MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (r < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-            return;
-        sock_fail(s->sfd[k], "send");
+    while (s->cur_left[k] > 0) {
+        ssize_t r = send(s->sfd[k], s->cur[k], s->cur_left[k], MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (r < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+                return 1;
+            sock_fail(s->sfd[k], "send");
+        }
+        s->cur[k] += r;
+        s->cur_left[k] -= (size_t)r;
     }
-    s->cur[k] += r;
-    s->cur_left[k] -= (size_t)r;
-    s->pending -= s->cur_left[k] == 0;
+    s->pending--;
+    return 1;
 }
 
-/* One recv call on stream j: into the shared receive region (verify: into
- * stream j's own message). */
+/* Stream j reads up to SIZE bytes (iperf3's Nread of blksize: until SIZE
+ * or EAGAIN) into the shared receive region (verify: into stream j's own
+ * message). */
 static void ms_recv_one(ms_state *s, int j)
 {
-    char *dst;
-    size_t n;
-    if (s->verifying) {
-        dst = s->rbuf + (size_t)j * (size_t)s->size + s->vgot[j];
-        n = (size_t)s->size - s->vgot[j];
-    } else {
-        dst = s->rbuf + s->pos;
-        n = s->rlen - s->pos < MS_CHUNK ? s->rlen - s->pos : MS_CHUNK;
-        if (s->left < n)
-            n = (size_t)s->left;
+    size_t want = (size_t)s->size;
+    while (want > 0 && s->left > 0) {
+        char *dst;
+        size_t n;
+        if (s->verifying) {
+            dst = s->rbuf + (size_t)j * (size_t)s->size + s->vgot[j];
+            n = (size_t)s->size - s->vgot[j];
+        } else {
+            dst = s->rbuf + s->pos;
+            n = s->rlen - s->pos;
+            if (s->left < n)
+                n = (size_t)s->left;
+        }
+        if (want < n)
+            n = want;
+        if (n == 0)
+            return;
+        size_t r = sock_recv_some(s->rfd[j], dst, n);
+        if (r == 0)
+            return;
+        want -= r;
+        s->left -= r;
+        s->got[j] += (double)r;
+        if (s->verifying)
+            s->vgot[j] += r;
+        else
+            s->pos = s->pos + r == s->rlen ? 0 : s->pos + r;
     }
-    if (n == 0)
-        return;
-    size_t r = sock_recv_some(s->rfd[j], dst, n);
-    if (r == 0)
-        return;
-    s->left -= r;
-    s->got[j] += (double)r;
-    if (s->verifying)
-        s->vgot[j] += r;
-    else
-        s->pos = s->pos + r == s->rlen ? 0 : s->pos + r;
+}
+
+/* iperf_send's passes: up to MS_MULTISEND over the writers epoll found
+ * ready, each writing until its message is out or the socket is full. */
+static void ms_send_round(ms_state *s, const int *ready, int nready)
+{
+    for (int pass = 0; pass < MS_MULTISEND; pass++) {
+        int active = 0;
+        for (int i = 0; i < nready; i++)
+            active |= ms_send_one(s, ready[i]);
+        if (!active)
+            break;
+    }
 }
 
 /* Every connection this rank writes sends until the sample's bytes are out,
@@ -306,19 +346,26 @@ static double ms_loop(ms_state *s, int64_t iters)
         if (!s->nodelay)
             sock_nagle(s->sfd[k], 1);
         ms_want_out(s, k, 1);
+        s->want[k] = 1;
     }
     int acked = 0;
     while (s->pending > 0 || s->left > 0) {
         int m = epoll_wait(s->ep, s->ev, s->nsend + s->nrecv, -1);
         if (m < 0 && errno != EINTR)
             sock_fail(-1, "epoll_wait");
+        int nready = 0;
+        for (int e = 0; e < m; e++)
+            if ((int)s->ev[e].data.u32 < s->nsend)
+                s->ready[nready++] = (int)s->ev[e].data.u32;
+        if (s->role == 0)
+            ms_send_round(s, s->ready, nready);
         for (int e = 0; e < m; e++) {
             int k = (int)s->ev[e].data.u32;
-            if (k < s->nsend)
-                ms_send_one(s, k);
-            else if (s->left > 0)
+            if (k >= s->nsend)
                 ms_recv_one(s, k - s->nsend);
         }
+        if (s->role != 0)
+            ms_send_round(s, s->ready, nready);
         if (s->nrecv && s->left == 0 && !acked) {
             sock_send_all(s->rfd[0], &ack, 1);
             acked = 1;

@@ -65,13 +65,15 @@ typedef struct {
     int64_t bad, checked; /* verify: wrong and checked bytes of the flagged datagrams received */
 } us_state;
 
-/* Takes every datagram now waiting on every flow; returns how many. */
-static int take_waiting(us_state *s)
+/* Takes the datagrams now waiting on every flow, at most `most` a flow
+ * (0: all); returns how many. */
+static int take_some(us_state *s, int most)
 {
     int n = 0;
     for (int k = 0; k < s->streams; k++) {
         ssize_t r;
-        while ((r = udp_recv(s->l.fd[k], s->rbuf, UDP_RBUF)) >= (ssize_t)UDP_HDR) {
+        int took = 0;
+        while ((!most || took++ < most) && (r = udp_recv(s->l.fd[k], s->rbuf, UDP_RBUF)) >= (ssize_t)UDP_HDR) {
             udp_hdr h;
             udp_header(s->rbuf, &h);
             if (h.stream != (uint32_t)k)
@@ -86,6 +88,11 @@ static int take_waiting(us_state *s)
         }
     }
     return n;
+}
+
+static int take_waiting(us_state *s)
+{
+    return take_some(s, 0);
 }
 
 /* A rank that only receives sleeps in poll() until a datagram comes, at
@@ -143,6 +150,12 @@ static void send_ops(us_state *s, int64_t iters, double t0)
         }
         for (int k = 0; k < s->streams; k++) {
             char *b = s->sbuf + (size_t)k * (size_t)s->size;
+            if (s->tick > 0) {
+                /* iperf3's send round under its pacing timer: a select() on the socket, then
+                 * the datagram (iperf_send with multisend 1): the spacing of a tick's datagrams */
+                struct pollfd w = {.fd = s->l.fd[k], .events = POLLOUT};
+                poll(&w, 1, 0);
+            }
             udp_stamp(b, s->seq[k], (uint32_t)k, s->flags);
             while (!udp_send(s->l.fd[k], b, (size_t)s->size))
                 if (s->recv)
@@ -172,7 +185,11 @@ static void drain(us_state *s, MPI_Request *req)
     int got = 0;
     double until = 0;
     for (;;) {
-        int taken = take_waiting(s);
+        /* a rank that only receives takes one datagram a flow per wake-up, as iperf3's
+         * receiver reads one per select() (iperf_recv): each arrival's time includes the wait */
+        if (!s->send)
+            wait_readable(s);
+        int taken = s->send ? take_waiting(s) : take_some(s, 1);
         if (!got) {
             MPI_Test(req, &got, MPI_STATUS_IGNORE);
             if (got)
@@ -180,8 +197,7 @@ static void drain(us_state *s, MPI_Request *req)
         }
         if (got && (all_in(s) || fl_now() > until))
             break;
-        if (!taken && !s->send)
-            wait_readable(s);
+        (void)taken;
     }
     for (int k = 0; k < s->streams; k++)
         udp_rx_close(&s->rx[k], s->last[k]);

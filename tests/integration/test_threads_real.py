@@ -15,7 +15,7 @@ def _levels(doc: dict) -> dict:
 def test_threaded_benchmarks_get_thread_multiple_and_move_every_byte(flavour, tmp_path):
     name, _ = flavour
     doc = realrun.run(tmp_path / "mt.json", "message.latency_mt", "message.mt_biband", "message.pingpong",
-                      "-s", "8,70000", "-p", "senders=1,3", "-p", "receivers=2", "-p", "threads=2", "-p", "clock=per-op",
+                      "-s", "8,70000", "-p", "senders=1,3", "-p", "receivers=2", "-p", "threads=2", "-p", "clock=per-op,osu",
                       "-p", "window=8", mpi=name)
     multiple = {"required": "MULTIPLE", "provided": "MULTIPLE"}
     assert _levels(doc) == {"message.latency_mt": multiple, "message.mt_biband": multiple,
@@ -25,6 +25,8 @@ def test_threaded_benchmarks_get_thread_multiple_and_move_every_byte(flavour, tm
     by = {(p["bench"], p["variant"], p["size"]): p for p in pts}
     assert {(b, v) for b, v, _ in by} == {("message.latency_mt", "clock=per-op"),
                                           ("message.latency_mt", "clock=per-op,senders=3"),
+                                          ("message.latency_mt", "clock=osu"),
+                                          ("message.latency_mt", "clock=osu,senders=3"),
                                           ("message.mt_biband", "window=8"), ("message.pingpong", "")}
     for p in pts:
         assert p["validation"]["errors"] == 0 and p["validation"]["checked_bytes"] > 0, p["bench"]

@@ -81,8 +81,9 @@ _HEAD = [
     _b("message.latency_mt", "SENDERS threads of rank 0 ping-pong with RECEIVERS threads of rank 1 at once: "
        "osu_latency_mt's latency", "latency", sizes="0:64K:x4", legs=2, threads=True,
        params={"senders": integer(1, 1, 127), "receivers": integer(2, 1, 127),
-               # per-op: a sender thread's round trips timed one by one, OSU's t_total (message_mt.c)
-               "clock": choice("loop", "per-op")}, suite=None,
+               # per-op: sender thread 0's round trips timed one by one; osu: OSU's shared t_start
+               # and t_total over every sender thread, its race included (message_mt.c)
+               "clock": choice("loop", "per-op", "osu")}, suite=None,
        views=("threads",), footprint=fp.MPI_LATENCY_MT),
     _b("message.mt_uniband", "THREADS thread pairs stream windows from rank 0 to rank 1 at once, a "
        "communicator each: IMB-MT's UniBandMT", "bandwidth", sizes="1:4M:x4", concurrent=True, threads=True,
