@@ -32,7 +32,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define MS_CHUNK (4 << 20)     /* the least receive region, as tcp.c's stream */
 #define MS_MAX_BURST_OPS 4096  /* as tcp.c's stream */
 #define MS_NAMED FL_MAX_COUNTERS /* streams with counters: one each */
 #define MS_MULTISEND 10        /* iperf3's test->multisend: write passes per select round */
@@ -174,9 +173,10 @@ static int ms_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt, vo
         s->ev = ms_calloc((size_t)(s->nsend + s->nrecv), sizeof *s->ev);
         /* room for the verify pass's message per stream on both sides */
         int64_t slots = s->buffers > n ? s->buffers : n;
+        /* reads of SIZE rotate through the point's buffers, as iperf3 reads each stream
+         * into its one blksize buffer (a 4 MiB region, tcp.c's for its 4 MiB reads, left
+         * every read's copy to land outside the core's own cache) */
         s->rlen = (size_t)(s->size * s->buffers);
-        if (s->rlen < MS_CHUNK)
-            s->rlen = MS_CHUNK;
         if (s->rlen < (size_t)(s->size * n))
             s->rlen = (size_t)(s->size * n);
         if (s->nsend)
