@@ -9,7 +9,8 @@ iteration; lock: lock, op, unlock per op; fence: a round of an op each way,
 halved; and both read the clock around every iteration (OSU's t_graph_start
 and t_graph_end, fabriclab's `-p clock=per-op`), which at tens of nanoseconds
 per op is a good part of the figure. OSU prints the mean over its loop (10,000 iterations after 100 skipped,
-osu_util.h LAT_LOOP_SMALL); fabriclab the median of its samples. Per contest:
+osu_util.h LAT_LOOP_SMALL); fabriclab the median of its samples (and, as
+`ratio (mean)`, the mean of its samples: OSU's statistic). Per contest:
 the medians over rounds, the median of the per-round ratios fabriclab / OSU,
 and the A/A floor: OSU's second run against its first in the same rounds
 (_common.aa_floor), the difference two runs of the same binary show here.
@@ -88,23 +89,30 @@ class Anchors:
         for p in c.points(doc, ct.bench):
             if p["validation"] is not None and p["validation"].get("errors"):
                 raise c.BenchError(f"{ct.label}: validation failed at {p['size']}")
-        return {s: c.point(doc, ct.bench, s)["latency_s"] for s in ct.sizes}
+        out = {}
+        for s in ct.sizes:  # (median, mean): the mean of the samples as the median scales to latency
+            p = c.point(doc, ct.bench, s)
+            out[s] = (p["latency_s"], p["latency_s"] * p["summary"]["mean"] / p["summary"]["median"])
+        return out
 
 
 def judge(a: Anchors, ct: Contest, rounds: int) -> None:
     print(f"\n{ct.label} vs {PROGRAMS[ct.test]} -s {ct.sync}")
     res = c.alternate([("fabriclab", lambda: a.fabriclab(ct)), ("osu", lambda: a.osu_run(ct)),
                        ("osu again", lambda: a.osu_run(ct))], rounds,
-                      show=lambda name, r: c.fmt_time(r[min(r)]))
-    print(f"  {'size':>8}  {'fabriclab':>12}  {'osu':>12}  {'ratio':>6}  {'rounds':>13}  {'A/A':>6}")
+                      show=lambda name, r: c.fmt_time(r[min(r)][0] if name == "fabriclab" else r[min(r)]))
+    print(f"  {'size':>8}  {'fabriclab':>12}  {'osu':>12}  {'ratio':>6}  {'rounds':>13}  {'A/A':>6}  "
+          f"{'ratio (mean)':>12}")
     for s in ct.sizes:
-        fl = [r[s] for r in res["fabriclab"]]
+        fl = [r[s][0] for r in res["fabriclab"]]
+        fl_mean = [r[s][1] for r in res["fabriclab"]]
         osu = [r[s] for r in res["osu"]]
         again = [r[s] for r in res["osu again"]]
         ratio, ratios = c.paired_ratio(fl, osu)
         floor = c.aa_floor(c.paired_ratio(again, osu)[1])
         print(f"  {c.fmt_size(s):>8}  {c.fmt_time(c.median(fl)):>12}  {c.fmt_time(c.median(osu)):>12}  "
-              f"{ratio:6.3f}  {c.spread(ratios):>13}  {floor:6.1%}", flush=True)
+              f"{ratio:6.3f}  {c.spread(ratios):>13}  {floor:6.1%}  {c.paired_ratio(fl_mean, osu)[0]:12.3f}",
+              flush=True)
 
 
 def body() -> None:
