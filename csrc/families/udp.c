@@ -187,9 +187,12 @@ static void drain(us_state *s, MPI_Request *req)
     for (;;) {
         /* a rank that only receives takes one datagram a flow per wake-up, as iperf3's
          * receiver reads one per select() (iperf_recv): each arrival's time includes the wait */
-        if (!s->send)
+        if (s->send) {
+            take_waiting(s);
+        } else {
             wait_readable(s);
-        int taken = s->send ? take_waiting(s) : take_some(s, 1);
+            take_some(s, 1);
+        }
         if (!got) {
             MPI_Test(req, &got, MPI_STATUS_IGNORE);
             if (got)
@@ -197,7 +200,6 @@ static void drain(us_state *s, MPI_Request *req)
         }
         if (got && (all_in(s) || fl_now() > until))
             break;
-        (void)taken;
     }
     for (int k = 0; k < s->streams; k++)
         udp_rx_close(&s->rx[k], s->last[k]);
