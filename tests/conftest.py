@@ -5,6 +5,7 @@ as processes: signals, hangs, whole-process bounds; marked `integration` here
 by their folder). Helper modules
 for both (a browser driver, an HTML checker, a two-node Slurm) are in
 support/, fixtures' executables in fakes/, recorded outputs in data/."""
+import gc
 import os
 import sys
 from pathlib import Path
@@ -42,11 +43,26 @@ def fake_core_module(tmp_path_factory):
     return fakebuild.fake_core(tmp_path_factory.mktemp("fake"))
 
 
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory, monkeypatch):
-    """Keep each session's core builds in one shared temporary cache."""
-    if "FABRICLAB_CACHE" not in os.environ:
-        monkeypatch.setenv("FABRICLAB_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_cache(tmp_path_factory):
+    """Keep each session's core builds in one shared temporary cache (set once: a
+    test's own monkeypatch of it is undone back to this)."""
+    if "FABRICLAB_CACHE" in os.environ:
+        yield
+        return
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FABRICLAB_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        yield
+
+
+def pytest_collection_finish(session):
+    """What is alive once the tests are collected (every imported module, every test
+    item) lives to the end: gc.freeze() keeps the cyclic collector from scanning it
+    again at each collection, and a larger first generation makes collections rarer.
+    Together they take 1-2 s off `make unit` on a 2-core VM (16 s against 18 s,
+    alternated); no test reads the collector's thresholds."""
+    gc.freeze()
+    gc.set_threshold(10_000, 10, 10)
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -48,6 +48,12 @@ def _view(path, name="r"):
     return figures.RunView.of(name, schema.load(path))
 
 
+@pytest.fixture(scope="module")
+def apps_run(runs):
+    """The view of the apps' run, read once for the tests that only read it."""
+    return _view(runs["apps"])
+
+
 def _ids(text: str) -> list[str]:
     return re.findall(r'<figure id="fig-([^"]+)"', text)
 
@@ -70,8 +76,8 @@ def test_the_app_views_appear_in_the_report(runs):
     assert '<h2 id="apps">' in text and "GFLOP/s" in text and "pack " in text and "gather " in text
 
 
-def test_speedup_is_one_on_one_rank_and_t1_over_tn(runs):
-    run = _view(runs["apps"])
+def test_speedup_is_one_on_one_rank_and_t1_over_tn(apps_run):
+    run = apps_run
     figs = {f.id: f for f in apps.speedup([run])}
     assert set(figs) == {"speedup-app-matmul-strong", "speedup-app-sort-strong"}
     for fig in figs.values():
@@ -115,8 +121,8 @@ def test_no_speedup_without_a_one_rank_point(runs, capsys):
     assert re.search(r"\n\s+1M\s+4 .* - ", table)     # the speedup column says it has none
 
 
-def test_sort_rate_has_a_curve_per_element_size(runs):
-    run = _view(runs["apps"])
+def test_sort_rate_has_a_curve_per_element_size(apps_run):
+    run = apps_run
     keys, mbps = apps.sort_rate([run])
     top = max(parse_sizes(REGISTRY["app.sort"].sizes))      # the default sweep's largest
     assert [s.label for s in keys.series] == [f"E = {e} B, {fmt_bytes(top)} keys" for e in (4, 8, 64)]
@@ -130,8 +136,8 @@ def test_sort_rate_has_a_curve_per_element_size(runs):
         assert ks.band is not None
 
 
-def test_transpose_has_a_curve_per_mode_at_the_most_ranks(runs):
-    run = _view(runs["apps"])
+def test_transpose_has_a_curve_per_mode_at_the_most_ranks(apps_run):
+    run = apps_run
     by_size, by_ranks = apps.transpose([run])
     assert [s.label for s in by_size.series] == ["packed", "datatype", "deposit (stores)"]
     assert "(N = 4)" in by_size.title and by_size.x.label == "array side M (words)"
@@ -144,8 +150,8 @@ def test_transpose_has_a_curve_per_mode_at_the_most_ranks(runs):
     assert by_ranks.series[0].x == [1, 2, 4] and "(M = 4K)" in by_ranks.title
 
 
-def test_phases_are_stacked_shares_of_the_op(runs):
-    run = _view(runs["apps"])
+def test_phases_are_stacked_shares_of_the_op(apps_run):
+    run = apps_run
     figs = {f.id: f for f in apps.phases([run])}
     assert figs["phases-app-transpose"].parts == ["pack", "exchange", "unpack", "other"]
     assert figs["phases-app-transpose-mode-datatype"].parts == ["exchange", "other"]
@@ -163,8 +169,8 @@ def test_phases_are_stacked_shares_of_the_op(runs):
     assert {t.text for t in root.iter(f"{NS}text")} >= {"pack", "exchange", "unpack", "other"}   # the legend
 
 
-def test_matmul_reports_gflops_and_its_communication(runs):
-    run = _view(runs["apps"])
+def test_matmul_reports_gflops_and_its_communication(apps_run):
+    run = apps_run
     figs = {f.id: f for f in apps.app_figures([run], "app.matmul")}
     comm = figs["app-matmul-communication"]
     rate = figs["app-matmul-rate-vs-ranks"]
@@ -176,21 +182,21 @@ def test_matmul_reports_gflops_and_its_communication(runs):
     assert s.y[0] == 0 and s.y[s.x.index(4)] == pytest.approx(r.phases_s["gather"] / r.median_s * 100)
 
 
-def test_show_gives_rate_speedup_and_phases(runs, capsys):
+def test_show_gives_rate_speedup_and_phases(runs, apps_run, capsys):
     assert main(["show", runs["apps"]]) == 0
     table = capsys.readouterr().out
     for head in ("GFLOP/s", "Mkeys/s", "array GB/s", "speedup", "pack", "gather", "bucket", "matrix side n"):
         assert head in table, head
     assert "half-peak" not in table and re.search(r"app\.matmul: best [\d.]+ GFLOP/s", table)
     from fabriclab.report.summary import benchmark_rows     # the summary a run ends with
-    best = {r[0]: r[2] for r in benchmark_rows(schema.load(runs["apps"]))}
+    best = {r[0]: r[2] for r in benchmark_rows(apps_run.doc)}
     top = fmt_bytes(max(parse_sizes(REGISTRY["app.matmul"].sizes)))
     assert re.fullmatch(rf"[\d.]+ GFLOP/s @{top} n=4", best["app.matmul"])
     top = fmt_bytes(max(parse_sizes(REGISTRY["app.sort"].sizes)))
     assert best["app.sort [elem=64]"].endswith(f"Mkeys/s @{top} n=4")
     assert main(["show", runs["apps"], "-f", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    doc = docs.read(runs["apps"])
+    doc = apps_run.doc.to_dict()      # docs.read: the checked document as JSON data
     rows = {(r["bench"], r["variant"], r["size"], r["active"]): r for r in out["rows"]}
     for p in docs.points(doc):
         r = rows[(p["bench"], p["variant"], p["size"], p["active"])]

@@ -5,7 +5,9 @@ numpy or matplotlib.
 
 Each source file is read and parsed once for all the checks (`_parsed`)."""
 import ast
+import contextlib
 import functools
+import gc
 import subprocess
 import sys
 from pathlib import Path
@@ -15,15 +17,56 @@ import pytest
 PKG = Path(__file__).resolve().parents[2] / "src" / "fabriclab"
 
 
+@contextlib.contextmanager
+def _collector_off():
+    """Trees hold no cycles, so the collector has nothing to free while they are built; left
+    on, it scans every node made so far again and again (most of the parse's time)."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 @functools.lru_cache(maxsize=None)
 def _parsed(path: Path) -> ast.Module:
-    return ast.parse(path.read_text())
+    with _collector_off():
+        return ast.parse(path.read_text())
 
 
 @functools.lru_cache(maxsize=None)
-def _nodes(path: Path) -> tuple:
-    """Every node of a source file (ast.walk's order)."""
-    return tuple(ast.walk(_parsed(path)))
+def _by_type(path: Path) -> dict:
+    """Every node of a source file (ast.walk's order, breadth first), grouped by class, so a
+    check reads only the kinds of node it looks at."""
+    nodes, groups = [_parsed(path)], {}
+    with _collector_off():
+        for node in nodes:  # the list grows as it is read
+            groups.setdefault(type(node), []).append(node)
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if isinstance(value, ast.AST):
+                    nodes.append(value)
+                elif isinstance(value, list):
+                    nodes.extend(v for v in value if isinstance(v, ast.AST))
+    return groups
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _trees_for_this_module_only():
+    """The trees are let go once this module's tests ran: held, they would slow every
+    later collection of the worker that runs the next test file."""
+    yield
+    for cached in (_parsed, _by_type, _import_graph):
+        cached.cache_clear()
+
+
+def _of(path: Path, *types) -> list:
+    """A file's nodes of these classes."""
+    groups = _by_type(path)
+    return [n for t in types for n in groups.get(t, ())]
+
 
 # What each wing may import. Base modules (errors, units, schema, inputs, outputs, datafile, the
 # package itself) are open to all, and import only each other.
@@ -59,7 +102,7 @@ def _imports(path: Path) -> set[str]:
     me = _module_name(path).split(".") if _module_name(path) else []
     package = me if path.name == "__init__.py" else me[:-1]
     out = set()
-    for node in _nodes(path):
+    for node in _of(path, ast.ImportFrom, ast.Import):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package[:len(package) - (node.level - 1)] if node.level > 1 else package
@@ -195,8 +238,8 @@ def test_derived_figures_are_computed_by_the_point_record_only():
     for path in PKG.rglob("*.py"):
         if path == OWNER or "model" in path.relative_to(PKG).parts[:1]:
             continue
-        for node in _nodes(path):
-            if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mult)):
+        for node in _of(path, ast.BinOp):
+            if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mult)):
                 name = _op_field(node.left) or _op_field(node.right)
                 if name:
                     bad.append(f"{path.relative_to(PKG)}:{node.lineno} computes with {name}")
@@ -219,10 +262,9 @@ def _function_lengths() -> dict[str, int]:
     """'path:name' -> lines, for every function and method of the package (nested ones too)."""
     out = {}
     for path in PKG.rglob("*.py"):
-        for node in _nodes(path):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                key = f"{path.relative_to(PKG).as_posix()}:{node.name}"
-                out[key] = max(out.get(key, 0), node.end_lineno - node.lineno + 1)
+        for node in _of(path, ast.FunctionDef, ast.AsyncFunctionDef):
+            key = f"{path.relative_to(PKG).as_posix()}:{node.name}"
+            out[key] = max(out.get(key, 0), node.end_lineno - node.lineno + 1)
     return out
 
 
@@ -238,8 +280,8 @@ def test_functions_are_small():
 def _short_literals(path: Path) -> list[str]:
     """Short options written out in add_argument calls of a module."""
     found = []
-    for node in _nodes(path):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_argument":
+    for node in _of(path, ast.Call):
+        if getattr(node.func, "attr", None) == "add_argument":
             found += [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
                       and len(a.value) == 2 and a.value[0] == "-" and a.value[1] != "-"]
     return found
@@ -288,9 +330,7 @@ def test_test_modules_have_unique_names():
 
 # ---- one run entry point, one document type ------------------------------------------------------
 def _calls(path: Path):
-    for node in _nodes(path):
-        if isinstance(node, ast.Call):
-            yield node
+    return _of(path, ast.Call)
 
 
 def _dotted(node) -> str:
@@ -339,7 +379,7 @@ def test_only_the_schema_reads_a_document_s_json():
         rel = path.relative_to(PKG).as_posix()
         if rel.startswith("schema/"):
             continue
-        for node in _nodes(path):
+        for node in _of(path, ast.Subscript, ast.Call):
             key = _reads_the_json_form(node)
             if key:
                 bad.append(f"{rel}:{node.lineno} reads [{key!r}]")
@@ -357,7 +397,7 @@ def test_one_validator_and_no_module_global_caches():
     for path in PKG.rglob("*.py"):
         rel = path.relative_to(PKG).as_posix()
         tree = _parsed(path)
-        for node in _nodes(path):
+        for node in _of(path, ast.FunctionDef, ast.AsyncFunctionDef, ast.Global):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 bad += [f"{rel}:{node.lineno} {node.name} is memoised" for d in node.decorator_list
                         if "cache" in ast.unparse(d)]
@@ -366,7 +406,7 @@ def test_one_validator_and_no_module_global_caches():
         mutable = {t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)
                    and isinstance(n.value, (ast.List, ast.Dict, ast.Set)) and not _literal(n.value)}
-        for node in _nodes(path):
+        for node in _of(path, ast.Call, ast.Subscript):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                     and isinstance(node.func.value, ast.Name) and node.func.value.id in mutable \
                     and node.func.attr in ("append", "extend", "update", "setdefault", "add", "insert"):

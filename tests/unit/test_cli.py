@@ -178,10 +178,11 @@ def test_progress_in_a_log_is_a_few_lines():
 ])
 def test_a_command_line_parses_the_same_with_only_its_subcommand_built(argv):
     from fabriclab.cli.main import COMMANDS, parser
-    whole, only = parser().parse_args(argv), parser(argv[0]).parse_args(argv)
+    full = parser()
+    whole, only = full.parse_args(argv), parser(argv[0]).parse_args(argv)
     assert {k: v for k, v in vars(whole).items() if k != "func"} == {k: v for k, v in vars(only).items() if k != "func"}
     assert whole.func.__qualname__ == only.func.__qualname__
-    assert set(parser()._subparsers._group_actions[0].choices) == COMMANDS
+    assert set(full._subparsers._group_actions[0].choices) == COMMANDS
 
 
 def test_the_streamed_header_is_the_final_header(fake_core, tmp_path):

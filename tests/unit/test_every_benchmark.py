@@ -48,11 +48,17 @@ def runs(fake_core_module, tmp_path_factory):
     return made
 
 
-def test_every_registered_benchmark_is_run(runs):
+@pytest.fixture(scope="module")
+def documents(runs):
+    """Each group's document as JSON data, read once (docs.read) for the tests that only read it."""
+    return {group: docs.read(path) for group, (rc, path) in runs.items() if rc == 0}
+
+
+def test_every_registered_benchmark_is_run(runs, documents):
     ran = set()
     for group, (rc, path) in runs.items():
         assert rc == 0, group
-        doc = docs.read(path)
+        doc = documents[group]
         assert doc["footer"]["status"] == "complete", group
         pts = docs.points(doc)
         assert pts and all(p["validation"]["errors"] == 0 for p in pts), group
@@ -61,9 +67,9 @@ def test_every_registered_benchmark_is_run(runs):
 
 
 @pytest.mark.parametrize("group", sorted(GROUPS))
-def test_every_benchmark_at_both_sizes(runs, group):
+def test_every_benchmark_at_both_sizes(documents, group):
     names, _ = GROUPS[group]
-    doc = docs.read(runs[group][1])
+    doc = documents[group]
     sizes = {b: {p["size"] for p in docs.points(doc) if p["bench"] == b} for b in names}
     assert all(len(s) == (1 if b in ONE_SIZE else 2) for b, s in sizes.items()), sizes
 

@@ -47,6 +47,20 @@ def test_resampled_median_has_the_exact_bootstrap_distribution(x):
         assert abs(c / draws - p) < 5 * math.sqrt(p * (1 - p) / draws) + 1e-9, (v, c / draws, p)
 
 
+def test_the_medians_taken_from_a_sort_are_numpy_s_to_the_bit():
+    """The bootstrap's row medians and the launch medians come from a sort, not np.median:
+    the same numbers, for odd and even counts, ties, and one or two launches."""
+    rng = np.random.default_rng(21)
+    for k in range(1, 8):
+        rows = rng.lognormal(0.0, 1.0, (300, k)) * M
+        rows[::3] = np.round(rows[::3] / M, 1) * M          # ties
+        assert L._row_medians(rows).tobytes() == np.median(rows, axis=1).tobytes(), k
+    for n in (1, 2, 3, 200, 201):
+        for x in (rng.lognormal(0.0, 1.0, n) * M, rng.integers(0, 3, n) * M):
+            assert stats.sorted_median(np.sort(x)) == float(np.median(x)), n
+            assert L._launch_medians([x, 2 * x]).tolist() == [float(np.median(x)), float(np.median(2 * x))]
+
+
 # --- hierarchical_ci ----------------------------------------------------------
 
 def test_point_estimate_is_the_median_of_launch_medians():

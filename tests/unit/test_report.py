@@ -36,11 +36,18 @@ def runs(tmp_path_factory, default_suite):
     return {"dir": d, "suite": default_suite["path"], "patterns": d / "patterns.json", "core": common}
 
 
+@pytest.fixture(scope="module")
+def suite(runs):
+    """The default suite's document, read once for the tests that only read it (a document
+    keeps its merged points for every reader: schema/document.py)."""
+    return schema.load(runs["suite"])
+
+
 def _figure_ids(text: str) -> list[str]:
     return re.findall(r'<figure id="fig-([^"]+)"', text)
 
 
-def test_report_of_the_default_suite(runs, capsys):
+def test_report_of_the_default_suite(runs, suite, capsys):
     out = runs["dir"] / "suite.html"
     assert main(["report", str(runs["suite"]), "-o", str(out)]) == 0
     assert capsys.readouterr().out.strip() == f"report: {out}"
@@ -54,7 +61,7 @@ def test_report_of_the_default_suite(runs, capsys):
                 "layers-latency", "layers-bandwidth", "layer-cost-latency", "layer-cost-bandwidth"):
         assert fid in ids
     assert any(i.startswith("strided-") for i in ids)
-    doc = docs.read(runs["suite"])
+    doc = suite.to_dict()         # docs.read: the checked document as JSON data
     for bench in {p["bench"] for p in docs.points(doc)}:
         key = bench.replace('.', '-').replace('_', '-')   # coll.barrier: one size, its figure against ranks alone
         assert any(i == key or i.startswith(f"{key}-") for i in ids), bench
@@ -82,9 +89,9 @@ def test_report_with_a_network_file_passes_the_page_checks(runs):
     assert drawing.count("4 hosts</text>") == 4 and "level 3" in drawing
 
 
-def test_the_cost_of_each_layer_is_mpi_over_the_layer_below(runs):
+def test_the_cost_of_each_layer_is_mpi_over_the_layer_below(suite):
     from fabriclab.report import layers
-    run = figures.RunView.of("suite", schema.load(runs["suite"]))
+    run = figures.RunView.of("suite", suite)
     found = layers.costs(run)
     assert {(c.upper, c.lower) for c in found} == {("message.pingpong", "fabric.pingpong"),
                                                     ("message.pingpong", "ucx.pingpong"),
@@ -98,16 +105,16 @@ def test_the_cost_of_each_layer_is_mpi_over_the_layer_below(runs):
         else:
             assert c.upper_value == max(r.bandwidth_Bps for r in mine)
         assert c.ratio == pytest.approx(c.upper_value / c.lower_value)
-    text = html.render([("suite", schema.load(runs["suite"]))])
+    text = html.render([("suite", suite)])
     assert '<h2 id="layers">The cost of each layer</h2>' in text and "fabric.pingpong" in text
     # the header says which provider each fabric job ran on, and why
     assert "fabric level" in text and "provider shm (every rank on one host" in text
 
 
-def test_fit_and_half_peak_are_drawn(runs):
+def test_fit_and_half_peak_are_drawn(suite):
     """The fake core follows Hockney (1 us, 5 GB/s): the fit line and its label appear, the
     residuals are tiny, and the bandwidth figure marks the half-peak size."""
-    run = figures.RunView.of("suite", schema.load(runs["suite"]))
+    run = figures.RunView.of("suite", suite)
     figs = {f.id: f for f in figures.per_benchmark([run], "message.pingpong")}
     lat = figs["message-pingpong-latency"]
     fit = [s for s in lat.series if s.dashed]
@@ -122,13 +129,14 @@ def test_fit_and_half_peak_are_drawn(runs):
 
 
 def test_patterns_report(runs):
-    text = html.render([("patterns", schema.load(runs["patterns"]))])
+    doc = schema.load(runs["patterns"])
+    text = html.render([("patterns", doc)])
     assert check_html(text)[0] == []
     ids = _figure_ids(text)
     for fid in ("saturation", "alltoall", "fairness", "hotspot-message-hotspot-1048576",
                 "hotspot-deposit-hotspot-put-1048576", "hotspot-deposit-hotspot-get-1048576", "bidir-message", "bidir-deposit"):
         assert fid in ids
-    run = figures.RunView.of("p", schema.load(runs["patterns"]))
+    run = figures.RunView.of("p", doc)
     hs = figures.hotspot([run])[0]
     assert [s.label for s in hs.series] == ["aggregate", "per sender (mean)", "slowest sender"]
     agg, per, slow = hs.series
@@ -182,7 +190,7 @@ def test_a_run_that_ended_early_still_reports(runs, monkeypatch, tmp_path):
     assert check_html(text)[0] == []
 
 
-def test_plot_svg_and_png(runs, tmp_path):
+def test_plot_svg_and_png(runs, suite, tmp_path):
     svg_out = tmp_path / "pp.svg"
     assert main(["plot", str(runs["suite"]), "message.pingpong", "-o", str(svg_out)]) == 0
     root = ET.parse(svg_out).getroot()  # well-formed XML: a standalone SVG file
@@ -199,7 +207,7 @@ def test_plot_svg_and_png(runs, tmp_path):
     px = mpimg.imread(str(png))
     assert px.std() > 0.05  # not blank
     # One curve per working set when x is the stride.
-    run = figures.RunView.of("s", schema.load(runs["suite"]))
+    run = figures.RunView.of("s", suite)
     fig = figures.sweep([run], ["memory.strided_store"], "bandwidth", "stride")
     sizes = {r.size for r in run.rows if r.bench == "memory.strided_store"}
     assert len(fig.series) == len(sizes) and all(s.x == sorted(s.x) for s in fig.series)

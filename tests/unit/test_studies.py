@@ -1,6 +1,5 @@
 """The seed studies as recipes: what each runs (checked without MPI), its
 findings on fixed run documents, and `fabriclab study` end to end on the fake core."""
-import copy
 import json
 
 import pytest
@@ -85,7 +84,7 @@ def _runs(out, scale: dict = {}) -> Runs:
     """The study's documents, with the samples of (step, bench, param=value) scaled."""
     runs = Runs()
     for st in STUDIES["hellwagner-via"].steps:
-        doc = copy.deepcopy(docs.read(out / f"{st.name}.json"))
+        doc = docs.read(out / f"{st.name}.json")       # new dicts on every read: ours to change
         for (step, bench, where), k in scale.items():
             if step != st.name:
                 continue

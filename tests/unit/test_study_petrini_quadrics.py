@@ -1,6 +1,5 @@
 """Seed 004's study (petrini-quadrics): its recipe, and its findings on fixed
 run documents of the fake core, scaled to hold or not."""
-import copy
 import json
 
 import pytest
@@ -60,7 +59,7 @@ def _runs(out, scale: dict = {}, oversubscribed: tuple = ()) -> Runs:
     for st in STUDY.steps:
         if not (out / f"{st.name}.json").exists():
             continue
-        doc = copy.deepcopy(docs.read(out / f"{st.name}.json"))
+        doc = docs.read(out / f"{st.name}.json")       # new dicts on every read: ours to change
         doc["header"].setdefault("placement", {})["oversubscribed"] = st.name in oversubscribed
         for (step, bench), k in scale.items():
             if step == st.name:

@@ -91,20 +91,27 @@ def _technology(key: str, d: dict, where: str) -> Technology:
     return Technology(key, str(d["name"]), str(d.get("era", "")), res, sp, tuple(d.get("topologies", ())))
 
 
-def technologies(path: Optional[str] = None) -> dict:
+def _catalog(path: Optional[str] = None) -> tuple:
+    """(path, the catalog's mapping of technology key to its entry), as read."""
     p = Path(path) if path else DATA / "technologies.yaml"
     data = _read_yaml(p, "technology catalog")
     techs = data.get("technologies")
     if not isinstance(techs, dict) or not techs:
         raise UsageError(f"{p}: 'technologies' must be a non-empty mapping")
+    return p, techs
+
+
+def technologies(path: Optional[str] = None) -> dict:
+    p, techs = _catalog(path)
     return {k: _technology(k, v, str(p)) for k, v in techs.items()}
 
 
 def technology(key: str) -> Technology:
-    techs = technologies()
+    # only the one asked for is built: a model of eight systems asks eight times
+    p, techs = _catalog()
     if key not in techs:
         raise UsageError(f"unknown technology {key!r}: choose one of {', '.join(sorted(techs))}")
-    return techs[key]
+    return _technology(key, techs[key], str(p))
 
 
 def prices(path: Optional[str] = None) -> dict:

@@ -194,12 +194,15 @@ def _clos_leads(st, cal, q) -> Finding:
 def _2d_second(st, cal, q) -> Finding:
     """m11: whether the 2D torus is second to the Clos64 from 25 nodes."""
     d2c = st.calibrated["sci-2d"]
+    ns = list(range(25, 129))
+    on = [X.values_on(c, ns)[0].tolist() for c in cal]      # each curve interpolated once, at every size
+    d2, d2_exact = X.values_on(d2c, ns)
     bad = []
-    for n in range(25, 129):
-        vals = sorted(((_v(c, n)[0], c.key) for c in cal if np.isfinite(_v(c, n)[0])), reverse=True)
+    for i, n in enumerate(ns):
+        vals = sorted(((v[i], c.key) for c, v in zip(cal, on) if np.isfinite(v[i])), reverse=True)
         if len(vals) > 1 and vals[0][1] == "myrinet-clos64" and vals[1][1] != "sci-2d" and \
-                vals[1][0] > _v(d2c, n)[0] * (1 + X.TIE):
-            bad.append((n, vals[1][1], vals[1][0], _v(d2c, n)))
+                vals[1][0] > float(d2[i]) * (1 + X.TIE):
+            bad.append((n, vals[1][1], vals[1][0], (float(d2[i]), bool(d2_exact[i]))))
     f = _finding("11", "§5, Fig. 13", "after the Clos64, 2D SCI provides the next highest bandwidth for systems "
                  "of 25 nodes or greater", q("sci-2d-second"))
     if not bad:
