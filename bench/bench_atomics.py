@@ -14,6 +14,8 @@ osu_util.h LAT_LOOP_SMALL); fabriclab the median of its samples (and, as
 the medians over rounds, the median of the per-round ratios fabriclab / OSU,
 and the A/A floor: OSU's second run against its first in the same rounds
 (_common.aa_floor), the difference two runs of the same binary show here.
+The verdicts at the end judge `ratio (mean)`, the statistic both print as
+OSU does: within 5%, or within the A/A floor where that is wider.
 
 What differs on purpose: OSU's fop and cas move one MPI_CHAR (its -T offers
 MPI_INT and MPI_FLOAT, no 8-byte type), fabriclab's one int64 (8 bytes, the
@@ -96,13 +98,18 @@ class Anchors:
         return out
 
 
-def judge(a: Anchors, ct: Contest, rounds: int) -> None:
+TOLERANCE = 0.05
+
+
+def judge(a: Anchors, ct: Contest, rounds: int) -> list[tuple[str, float, float]]:
+    """One contest's table; (what, the mean's ratio, OSU's A/A floor) per size."""
     print(f"\n{ct.label} vs {PROGRAMS[ct.test]} -s {ct.sync}")
     res = c.alternate([("fabriclab", lambda: a.fabriclab(ct)), ("osu", lambda: a.osu_run(ct)),
                        ("osu again", lambda: a.osu_run(ct))], rounds,
                       show=lambda name, r: c.fmt_time(r[min(r)][0] if name == "fabriclab" else r[min(r)]))
     print(f"  {'size':>8}  {'fabriclab':>12}  {'osu':>12}  {'ratio':>6}  {'rounds':>13}  {'A/A':>6}  "
           f"{'ratio (mean)':>12}")
+    out = []
     for s in ct.sizes:
         fl = [r[s][0] for r in res["fabriclab"]]
         fl_mean = [r[s][1] for r in res["fabriclab"]]
@@ -110,9 +117,11 @@ def judge(a: Anchors, ct: Contest, rounds: int) -> None:
         again = [r[s] for r in res["osu again"]]
         ratio, ratios = c.paired_ratio(fl, osu)
         floor = c.aa_floor(c.paired_ratio(again, osu)[1])
+        mean_ratio = c.paired_ratio(fl_mean, osu)[0]
         print(f"  {c.fmt_size(s):>8}  {c.fmt_time(c.median(fl)):>12}  {c.fmt_time(c.median(osu)):>12}  "
-              f"{ratio:6.3f}  {c.spread(ratios):>13}  {floor:6.1%}  {c.paired_ratio(fl_mean, osu)[0]:12.3f}",
-              flush=True)
+              f"{ratio:6.3f}  {c.spread(ratios):>13}  {floor:6.1%}  {mean_ratio:12.3f}", flush=True)
+        out.append((f"{ct.label} {c.fmt_size(s)}", mean_ratio, floor))
+    return out
 
 
 def body() -> None:
@@ -144,8 +153,10 @@ def body() -> None:
         c.header("fabriclab atomics vs OSU's osu_fop/cas/acc_latency", [a.library], cmds,
                  f"alternating fabriclab, OSU, OSU again over {opts.rounds} rounds; medians over rounds, "
                  "median of per-round ratios fabriclab/OSU, A/A floor = OSU again vs OSU")
-        for ct in contests:
-            judge(a, ct, opts.rounds)
+        found = [row for ct in contests for row in judge(a, ct, opts.rounds)]
+        print()
+        for what, ratio, floor in found:
+            c.floor_verdict(ratio, floor, TOLERANCE, f"{what}: mean latency within {TOLERANCE:.0%} of OSU's")
         print("\nfigures are provisional on a shared or loaded host (the header gives the load)")
 
 
