@@ -8,7 +8,7 @@
  * op is followed by ops that catch up (iperf3's throttle compares the bits
  * sent with rate x the time since the start, iperf_check_throttle). Every
  * datagram carries its flow, sequence number and send time (udp_hdr); the
- * receiver counts under iperf3's rules (udp_plumbing.c, udp_rx_take). At
+ * receiver counts under iperf3's rules (udp_rules.c, udp_rx_take). At
  * the end of a call the sender tells the receiver over MPI the last number
  * it sent on each flow, and the receiver waits for the rest at most
  * `drain_us` after that message: what has not come then is lost, so a lost
@@ -78,7 +78,7 @@ static int take_some(us_state *s, int most)
             udp_header(s->rbuf, &h);
             if (h.stream != (uint32_t)k)
                 continue;
-            udp_rx_take(&s->rx[k], &h, (size_t)r, udp_now_ns());
+            udp_rx_take(&s->rx[k], h.seq, h.sent_ns, (size_t)r, udp_now_ns());
             n++;
             if (h.flags) { /* a verify op's: its payload after the header is the flow's pattern */
                 s->bad += fl_check(s->rbuf + UDP_HDR, (size_t)s->size - UDP_HDR, 11 + (uint64_t)k) +
@@ -141,10 +141,9 @@ static void send_ops(us_state *s, int64_t iters, double t0)
     for (int64_t i = 0; i < iters; i++) {
         if (s->gap > 0) {
             /* iperf3 (iperf_api.c, iperf_check_throttle on its pacing timer) sends, at each tick,
-             * whatever keeps its average at the rate: a tick's ops back to back. Op i goes at the
-             * tick at or before i x gap, so a call still ends on its schedule, iters x gap */
-            double when = (double)i * s->gap;
-            pace_until(s, t0 + (s->tick > 0 ? floor(when / s->tick + 1e-9) * s->tick : when));
+             * whatever keeps its average at the rate: a tick's ops back to back (udp_due); a
+             * call still ends on its schedule, iters x gap */
+            pace_until(s, t0 + udp_due(i, iters, s->gap, s->tick));
         } else if (s->recv) {
             take_waiting(s);
         }
@@ -234,7 +233,7 @@ static void stream_counters(const void *state, double *out)
     for (int k = 0; k < s->streams; k++) {
         double *o = out + (size_t)k * STREAM_COUNTERS;
         o[0] = s->sent[k], o[1] = s->rx[k].received, o[2] = s->rx[k].bytes;
-        o[3] = s->rx[k].lost, o[4] = s->rx[k].out_of_order, o[5] = s->rx[k].jitter_s;
+        o[3] = s->rx[k].lost, o[4] = s->rx[k].out_of_order, o[5] = s->rx[k].call_jitter_s;
     }
 }
 

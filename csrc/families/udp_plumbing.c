@@ -1,6 +1,5 @@
 /* udp: the datagram plumbing (udp_plumbing.h): connected UDP sockets
- * between ranks 0 and 1, bootstrapped over MPI, the datagram header and the
- * receiver's figures under iperf3's rules.
+ * between ranks 0 and 1, bootstrapped over MPI, and the datagram header.
  *
  * Rank 0 sends its host name; rank 1 picks its address as the tcp level
  * does (tcp_plumbing.c, sock_pick_addr), binds n sockets on it and sends
@@ -76,39 +75,6 @@ ssize_t udp_recv(int fd, void *buf, size_t cap)
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNREFUSED)
         return -1;
     fl_die("udp: recv: %s", strerror(errno));
-}
-
-/* iperf3's iperf_udp_recv: a number at or above the expected one moves it
- * on, the gap counted lost; one below is late: out of order, and it fills a
- * gap counted before (cnt_error--). Jitter as RFC 3550 A.8 computes it, on
- * the transit times' differences; unlike iperf3, whose prev_transit starts
- * at 0, the first datagram only sets the transit time. */
-void udp_rx_take(udp_rx *rx, const udp_hdr *h, size_t bytes, int64_t arrived_ns)
-{
-    if (h->seq >= rx->next) {
-        rx->lost += (double)(h->seq - rx->next);
-        rx->next = h->seq + 1;
-    } else {
-        rx->out_of_order += 1;
-        if (rx->lost > 0)
-            rx->lost -= 1;
-    }
-    int64_t transit = arrived_ns - h->sent_ns;
-    if (rx->received > 0) {
-        double d = 1e-9 * (double)llabs(transit - rx->transit_ns);
-        rx->jitter_s += (d - rx->jitter_s) / 16.0;
-    }
-    rx->transit_ns = transit;
-    rx->received += 1;
-    rx->bytes += (double)bytes;
-}
-
-void udp_rx_close(udp_rx *rx, uint64_t last)
-{
-    if (last + 1 > rx->next) {
-        rx->lost += (double)(last + 1 - rx->next);
-        rx->next = last + 1;
-    }
 }
 
 /* ---- the bootstrap ---- */

@@ -1,13 +1,12 @@
 /* udp: the datagram plumbing (udp_plumbing.c) the UDP kernels share:
  * connected UDP sockets between ranks 0 and 1, bootstrapped over MPI; the
  * header every datagram carries (stream, sequence number, send time); the
- * receiver's figures under iperf3's rules (iperf_udp.c iperf_udp_recv:
- * loss from gaps in sequence numbers less late arrivals, out of order,
- * RFC 3550 jitter). */
+ * receiver's figures and the paced schedule are udp_rules.h's. */
 #ifndef FL_UDP_PLUMBING_H
 #define FL_UDP_PLUMBING_H
 
 #include "../fl.h"
+#include "udp_rules.h"
 
 #include <arpa/inet.h>
 #include <stddef.h>
@@ -74,24 +73,5 @@ int udp_send(int fd, const void *buf, size_t n);
 /* One non-blocking receive of at most cap bytes: the bytes, or -1 when none
  * waits now (or an ICMP error was reported); a failure ends the run. */
 ssize_t udp_recv(int fd, void *buf, size_t cap);
-
-/* A receiver's figures for one flow and direction, counted since setup as
- * doubles (the runner's counters): iperf3's iperf_udp_recv. */
-typedef struct {
-    uint64_t next;        /* the sequence number expected next */
-    double received;      /* datagrams arrived */
-    double bytes;         /* their payload bytes */
-    double lost;          /* gaps in sequence numbers, less the late arrivals that filled them */
-    double out_of_order;  /* datagrams below the expected number (late) */
-    double jitter_s;      /* RFC 3550 A.8: J += (|D| - J) / 16, D the change in transit time */
-    int64_t transit_ns;   /* the last datagram's arrival - send time; valid once received > 0 */
-} udp_rx;
-
-/* One datagram of `bytes` arrived at arrived_ns (udp_now_ns). */
-void udp_rx_take(udp_rx *rx, const udp_hdr *h, size_t bytes, int64_t arrived_ns);
-/* The sender's last sequence number sent is `last` and the wait for the
- * rest is over: those not arrived are lost (a later one counts out of order
- * and takes one off `lost`, as iperf3's rule does). */
-void udp_rx_close(udp_rx *rx, uint64_t last);
 
 #endif
