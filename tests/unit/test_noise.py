@@ -63,6 +63,15 @@ def test_random_detours_alone_have_no_period():
     assert p is None or not p.found
 
 
+def test_so_many_detours_that_every_period_holds_one_by_chance_have_no_period():
+    # 5,000 episodes in 2 s: a lag's chance of a start near any phase rounds to 1, which
+    # once divided by zero in `doctor --machine` on a loaded machine
+    rng = np.random.default_rng(0)
+    starts = np.sort(rng.uniform(0, SPAN - 1e5, 5000))
+    p = noise.find_period(starts, np.full(starts.size, 2e4), SPAN)
+    assert p is None or not p.found
+
+
 def test_a_disturbance_missing_every_fifth_period_is_not_taken_for_five_times_its_period():
     s, n = _train(skip=5)
     p = _period(s, n, (0, math.inf))

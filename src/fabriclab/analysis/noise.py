@@ -211,6 +211,8 @@ def _chance(n: int, period: float, span: float) -> float:
 def _strength(s: np.ndarray, period: float, span: float) -> float:
     """The share of the span's whole periods with an episode at the period's phase, beyond chance."""
     k, p0 = max(math.floor(span / period), 1), _chance(s.size, period, span)
+    if p0 >= 1:        # so many starts a period that every period holds one by chance
+        return 0.0
     return float(np.clip((_hits(s, period) / k - p0) / (1 - p0), 0, 1))
 
 
