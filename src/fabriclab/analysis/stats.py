@@ -176,7 +176,7 @@ def summarize(samples: ArrayLike, confidence: float = 0.95) -> Summary:
     # outliers() give, each of which would check and order the samples again
     s = np.sort(x)
     n = s.size
-    median = float(s[n // 2]) if n % 2 else float(np.mean(s[n // 2 - 1:n // 2 + 1]))
+    median = sorted_median(s)
     j, k = median_ci_ranks(n, confidence)
     lo, hi = float(s[j - 1]), float(s[k - 1])
     p5, p25, p75, p95, p99 = (float(v) for v in np.percentile(s, [5, 25, 75, 95, 99], method="linear"))
