@@ -20,8 +20,10 @@
  * are its own share, counted by the receiver per stream (counters
  * received_bytes.K). One thread rather than iperf3 3.16's thread per
  * stream: the ranks keep MPI's thread level and the run's CPUs (a thread
- * per stream on a 2-CPU host times the scheduler), and a sample moves an
- * exact number of bytes; the price is one CPU per rank for all streams. */
+ * per stream on a 2-CPU host times the scheduler), and a sample moves a
+ * number of bytes the receiver counts to its end (exact one way; bidir's
+ * sample is open-ended, ms_loop); the price is one CPU per rank for all
+ * streams. */
 #include "tcp_plumbing.h"
 
 #include <errno.h>
@@ -62,6 +64,15 @@ typedef struct {
     int *ready;        /* the writers one wait found ready */
     int64_t next_op, ops;
     int64_t pending;   /* messages of the sample not yet wholly sent */
+    /* bidir's open-ended sample (ms_loop): writers go on past ops while this
+     * rank's own receive is short; the control bytes each rank sends back on
+     * its first read connection: its ops sent (8 bytes, little-endian), then
+     * the 1-byte ack */
+    int bidir, open, announced;
+    uint64_t recvd;    /* this call's bytes received */
+    unsigned char ctl[9];
+    int nctl;          /* control bytes read from the peer */
+    int64_t peer_ops;  /* the peer's count; -1 until it arrives */
     /* receiver: bytes per stream since setup (the counters); the sample's
      * bytes still due */
     double *got;
@@ -154,6 +165,7 @@ static int ms_setup(const fl_ctx *ctx, void *bench_state, const fl_point *pt, vo
     s->role = r->link.role;
     s->ep = -1;
     s->nodelay = r->p.nodelay;
+    s->bidir = bidir;
     s->size = pt->size;
     s->buffers = pt->buffers;
     if (s->role >= 0) {
@@ -238,9 +250,19 @@ static void ms_teardown(const fl_ctx *ctx, void *state)
 
 static void ms_want_out(ms_state *s, int k, int on)
 {
-    struct epoll_event ev = { .events = on ? EPOLLOUT : 0, .data.u32 = (uint32_t)k };
+    /* an open sample also reads the peer's control bytes on the first connection it writes */
+    uint32_t in = s->open && k == 0 ? EPOLLIN : 0;
+    struct epoll_event ev = { .events = (on ? EPOLLOUT : 0) | in, .data.u32 = (uint32_t)k };
     if (epoll_ctl(s->ep, EPOLL_CTL_MOD, s->sfd[k], &ev) < 0)
         sock_fail(s->sfd[k], "epoll_ctl");
+}
+
+/* Whether the sample has another op to start: the first ops, and in an
+ * open sample more while this rank has not yet received ops of the peer's. */
+static int ms_more(const ms_state *s)
+{
+    return s->next_op < s->ops ||
+           (s->open && s->recvd < (uint64_t)s->ops * (uint64_t)s->size);
 }
 
 /* Connection k writes its message in progress, or the sample's next op
@@ -250,7 +272,7 @@ static void ms_want_out(ms_state *s, int k, int on)
 static int ms_send_one(ms_state *s, int k)
 {
     if (s->cur_left[k] == 0) {
-        int have = s->verifying ? s->next_op == 0 && s->cur[k] == NULL : s->next_op < s->ops;
+        int have = s->verifying ? s->next_op == 0 && s->cur[k] == NULL : ms_more(s);
         if (!have) {
             if (s->want[k]) {
                 ms_want_out(s, k, 0);
@@ -260,6 +282,8 @@ static int ms_send_one(ms_state *s, int k)
             }
             return 0;
         }
+        if (!s->verifying && s->next_op >= s->ops)
+            s->pending++; /* an open sample's op beyond ops */
         s->cur[k] = s->verifying ? s->sbuf + (size_t)k * (size_t)s->size
                                  : fl_slot(s->sbuf, s->size, s->buffers, s->next_op++);
         s->cur_left[k] = (size_t)s->size;
@@ -305,6 +329,7 @@ static void ms_recv_one(ms_state *s, int j)
             return;
         want -= r;
         s->left -= r;
+        s->recvd += r;
         s->got[j] += (double)r;
         if (s->verifying)
             s->vgot[j] += r;
@@ -326,10 +351,56 @@ static void ms_send_round(ms_state *s, const int *ready, int nready)
     }
 }
 
+/* Reads what has arrived of the peer's control bytes (an open sample). */
+static void ms_read_ctl(ms_state *s)
+{
+    if (s->nctl < (int)sizeof s->ctl)
+        s->nctl += (int)sock_recv_some(s->sfd[0], s->ctl + s->nctl, sizeof s->ctl - (size_t)s->nctl);
+}
+
+/* An open sample's control steps, after each wait: this rank's count once it
+ * has no op left to start and every message is out; the peer's count fixes
+ * the bytes still due; the ack once they are in (after the count, so the
+ * peer reads the two in order). */
+static void ms_control(ms_state *s, int *acked)
+{
+    if (!s->announced && s->pending == 0 && !ms_more(s)) {
+        unsigned char b[8];
+        for (int i = 0; i < 8; i++)
+            b[i] = (unsigned char)((uint64_t)s->next_op >> (8 * i));
+        sock_send_all(s->rfd[0], b, sizeof b);
+        s->announced = 1;
+    }
+    if (s->nctl >= 8 && s->peer_ops < 0) {
+        uint64_t n = 0;
+        for (int i = 0; i < 8; i++)
+            n |= (uint64_t)s->ctl[i] << (8 * i);
+        s->peer_ops = (int64_t)n;
+        s->left = n * (uint64_t)s->size - s->recvd;
+    }
+    if (s->announced && s->peer_ops >= 0 && s->left == 0 && !*acked) {
+        char ack = 0;
+        sock_send_all(s->rfd[0], &ack, 1);
+        *acked = 1;
+    }
+}
+
 /* Every connection this rank writes sends until the sample's bytes are out,
  * every one it reads receives until the peer's are in (then the 1-byte ack
  * on its first), and a writer's time ends with the peer's ack (the time
- * covers delivery, as tcp.c's stream). */
+ * covers delivery, as tcp.c's stream).
+ *
+ * bidir's sample is open-ended, as iperf3 --bidir keeps both directions
+ * going for the whole test: each rank writes its ops and then more while it
+ * has not yet received ops of the peer's, so neither direction idles while
+ * the slower one finishes (a fixed op count each way left the faster
+ * direction idle for 30-50% of a loopback sample, and read the sum 0.81-0.98
+ * of iperf3's). Each rank then tells the other how many ops it wrote, reads
+ * them all and acks. The time returned is the sample's per 2 x ops SIZE
+ * messages: elapsed x 2 ops / (ops written both ways), so the point's
+ * bandwidth (2 x SIZE per op) is the bytes really moved over the elapsed
+ * time, and its counters, each stream's bytes, say how the directions
+ * shared them (analysis/streams.py). */
 static double ms_loop(ms_state *s, int64_t iters)
 {
     char ack = 0;
@@ -339,6 +410,13 @@ static double ms_loop(ms_state *s, int64_t iters)
     s->left = (uint64_t)(s->verifying ? s->nrecv : iters) * (uint64_t)s->size;
     if (!s->nrecv)
         s->left = 0;
+    s->open = s->bidir && !s->verifying;
+    s->announced = 0;
+    s->recvd = 0;
+    s->nctl = 0;
+    s->peer_ops = -1;
+    if (s->open)
+        s->left = UINT64_MAX / 2; /* until the peer's count: whatever it writes */
     double t0 = fl_now();
     for (int k = 0; k < s->nsend; k++) {
         s->cur[k] = NULL;
@@ -349,14 +427,18 @@ static double ms_loop(ms_state *s, int64_t iters)
         s->want[k] = 1;
     }
     int acked = 0;
-    while (s->pending > 0 || s->left > 0) {
+    while (s->open ? !(acked && s->nctl == (int)sizeof s->ctl) : s->pending > 0 || s->left > 0) {
         int m = epoll_wait(s->ep, s->ev, s->nsend + s->nrecv, -1);
         if (m < 0 && errno != EINTR)
             sock_fail(-1, "epoll_wait");
         int nready = 0;
-        for (int e = 0; e < m; e++)
-            if ((int)s->ev[e].data.u32 < s->nsend)
-                s->ready[nready++] = (int)s->ev[e].data.u32;
+        for (int e = 0; e < m; e++) {
+            int k = (int)s->ev[e].data.u32;
+            if (k < s->nsend && (s->ev[e].events & EPOLLIN))
+                ms_read_ctl(s);
+            if (k < s->nsend && (s->ev[e].events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+                s->ready[nready++] = k;
+        }
         if (s->role == 0)
             ms_send_round(s, s->ready, nready);
         for (int e = 0; e < m; e++) {
@@ -366,7 +448,9 @@ static double ms_loop(ms_state *s, int64_t iters)
         }
         if (s->role != 0)
             ms_send_round(s, s->ready, nready);
-        if (s->nrecv && s->left == 0 && !acked) {
+        if (s->open) {
+            ms_control(s, &acked);
+        } else if (s->nrecv && s->left == 0 && !acked) {
             sock_send_all(s->rfd[0], &ack, 1);
             acked = 1;
         }
@@ -374,9 +458,15 @@ static double ms_loop(ms_state *s, int64_t iters)
     /* every connection stops asking to write and, nodelay=0, sends its tail */
     for (int k = 0; k < s->nsend; k++)
         ms_send_one(s, k);
-    if (s->nsend)
+    if (s->nsend && !s->open)
         sock_recv_poll(s->sfd[0], &ack, 1);
-    return fl_now() - t0;
+    double t = fl_now() - t0;
+    if (s->open) {
+        s->open = 0;
+        ms_want_out(s, 0, 0); /* the control bytes are read: stop watching for them */
+        t *= 2.0 * (double)iters / (double)(s->next_op + s->peer_ops);
+    }
+    return t;
 }
 
 static double ms_measure(const fl_ctx *ctx, void *state, int64_t iters)

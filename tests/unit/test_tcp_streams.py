@@ -52,9 +52,9 @@ def test_jain_is_one_for_equal_shares_and_one_over_n_for_one_taking_all():
     assert streams.jain([]) is None and streams.jain([0, 0]) is None
 
 
-def _point(rc, samples, batch):
-    return Point.from_dict({"bench": "tcp.stream", "variant": "direction=bidir,streams=2", "size": 1000,
-                            "bytes_per_op": 2000, "summary": {"median": samples[0]}, "samples": samples,
+def _point(rc, samples, batch, size=200):
+    return Point.from_dict({"bench": "tcp.stream", "variant": "direction=bidir,streams=2", "size": size,
+                            "bytes_per_op": 2 * size, "summary": {"median": samples[0]}, "samples": samples,
                             "batch": batch, "rank_counters": rc})
 
 
@@ -72,6 +72,17 @@ def test_each_stream_is_its_bytes_over_the_samples_seconds_per_direction():
     assert s.sum_Bps == pytest.approx(2400 / 8e-3)
     assert s.fairness_of("0->1") == 1.0 and s.fairness_of("1->0") == pytest.approx(0.8)
     assert streams.stream_rates([_point(None, [1e-3], 1)]) is None
+
+
+def test_a_bidir_sample_that_moved_more_than_its_batch_is_over_the_time_that_moved_it():
+    # batch 2 of 2 x 100 bytes: 400 bytes; the sample moved 300 + 700 = 1000 (the faster direction
+    # wrote on while the slower finished: tcp_streams.c ms_loop), and its time per op is the elapsed
+    # 5 ms x 2 ops / 10 ops moved, 1 ms: 2 ms for the batch over 400 bytes, 5 ms over the 1000 moved
+    p = _point([{"received_bytes.0": [0, 300]}, {"received_bytes.0": [0, 700]}], [1e-3], 2, size=100)
+    s = streams.stream_rates([p])
+    assert s.seconds == pytest.approx(5e-3)
+    assert s.directions == {"1->0": pytest.approx([300 / 5e-3]), "0->1": pytest.approx([700 / 5e-3])}
+    assert s.sum_Bps == pytest.approx(p.bytes_per_op / p.samples[0])     # the point's bandwidth
 
 
 def test_the_fake_core_gives_each_stream_a_counter_that_show_lists():

@@ -7,8 +7,9 @@ after each (analysis/counters.py). A direction is named by its receiving rank:
 rank 1 receives what 0 -> 1 carries (forward, and bidir's first direction),
 rank 0 what 1 -> 0 carries (reverse, bidir's second). Stream K's rate is its
 bytes over every sample over the samples' seconds (each sample's seconds per op
-x the batch: the time that moved them), as iperf3 gives each stream its bytes
-over the test's time; the streams of a point add up to its bandwidth.
+x the batch, scaled to the ops a bidir sample really moved: the time that moved
+them), as iperf3 gives each stream its bytes over the test's time; the streams
+of a point add up to its bandwidth.
 Fairness is Jain's index (sum x)^2 / (n sum x^2) (Jain, Chiu & Hawe 1984,
 DEC-TR-301): 1 when every stream has the same rate, 1/n when one has all."""
 
@@ -84,12 +85,21 @@ def stream_rates(launches: list) -> Streams | None:
     seconds = sum(s * (p.batch or 1) for p in launches for s in p.samples)
     if seconds <= 0:
         return None
-    out: dict = {}
+    got: dict = {}
     for rank, c in enumerate(kc.pooled(launches, kinds)):
         per = {k: sum(xs) for name, xs in (c or {}).items() if (k := _stream_index(name)) is not None}
         if per and rank in receivers:
-            out[DIRECTION[rank]] = [per.get(k, 0.0) / seconds for k in range(max(per) + 1)]
-    return Streams(launches[0].key, out, seconds) if out else None
+            got[DIRECTION[rank]] = [per.get(k, 0.0) for k in range(max(per) + 1)]
+    if not got:
+        return None
+    # A bidir sample moves more than its batch (tcp_streams.c, ms_loop: the faster direction
+    # writes on while the slower finishes) and reports its time per op moved, so the seconds
+    # that moved the counted bytes are the samples' scaled by the bytes counted over the batch's.
+    moved = sum(map(sum, got.values()))
+    batch_bytes = sum(p.payload_bytes for p in launches)
+    if direction(launches[0]) == "bidir" and moved > 0 and batch_bytes > 0:
+        seconds *= moved / batch_bytes
+    return Streams(launches[0].key, {d: [b / seconds for b in xs] for d, xs in got.items()}, seconds)
 
 
 def by_point(points) -> list[Streams]:

@@ -223,7 +223,8 @@ class Point:
         """Payload the timed operations moved between ranks: every sample's
         batch of ops (warm-up excluded). A pattern's ops move what its ranks
         send (an app's op also has bytes that stay on their rank, which its
-        bytes_per_op, the problem's bytes, counts)."""
+        bytes_per_op, the problem's bytes, counts). A bidir tcp.stream sample
+        moves at least this, its time per op moved (tcp_streams.c)."""
         per_op = sum(self.rank_sent_bytes) if self.is_pattern and self.rank_sent_bytes else self.bytes_per_op
         return len(self.samples) * (self.batch or 1) * per_op
 
