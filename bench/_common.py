@@ -373,6 +373,12 @@ def floor_verdict(ratio: float, floor: float, tolerance: float, target: str) -> 
     return verdict(ok, target, shown)
 
 
+def beyond(ratio: float, floor: float, tolerance: float) -> bool:
+    """A ratio that misses the target: off by more than the tolerance and by more
+    than the anchor's A/A floor (the targets' rule: within 5%, or the floor where wider)."""
+    return abs(ratio - 1) > max(tolerance, floor)
+
+
 def spread(xs) -> str:
     """min..max of a list, for showing how much rounds varied."""
     return f"{min(xs):.4g}..{max(xs):.4g}"

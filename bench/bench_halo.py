@@ -14,8 +14,9 @@ Sizes 8 B, 1 KiB and 64 KiB (--sizes). Contenders alternate over rounds
 taken as its median over the rounds; the ratio printed is the median of the
 per-round ratios fabriclab / anchor, and the A/A floor (_common.aa_floor)
 the anchor's second run against its first in the same rounds: a ratio
-within that floor is a difference this machine cannot tell. fabriclab runs
-one launch per round (-L 1) with --point-time (0.2 s by default); the
+within that floor is a difference this machine cannot tell. A size is marked
+beyond where its ratio is off by more than 5% and by more than that floor.
+fabriclab runs one launch per round (-L 1) with --point-time (0.2 s by default); the
 anchors print means over their loops, read by fabriclab's own importers
 (imports/halo.py).
 
@@ -43,6 +44,7 @@ import _common as c
 from fabriclab.imports import imb, osu
 from fabriclab.suite import halo
 
+TOLERANCE = 0.05   # the targets: within 5%, or the A/A floor where wider
 
 
 class Contest:
@@ -95,10 +97,10 @@ def contest(ct: Contest, a, env: dict, work: str, fl_common: list) -> None:
         anc, fl = [r[s] for r in res["anchor"]], [r[s] for r in res["fabriclab"]]
         ratio, _ = c.paired_ratio(fl, anc)
         floor = c.aa_floor([b / x for b, x in zip((r[s] for r in res["anchor again"]), anc)])
-        beyond += abs(ratio - 1) > floor
+        beyond += c.beyond(ratio, floor, TOLERANCE)
         print(f"  {c.fmt_size(s):>8}  {statistics.median(anc):>14,.1f}  {statistics.median(fl):>16,.1f}  "
-              f"{ratio:>6.3f}  {floor:>9.1%}{'' if abs(ratio - 1) <= floor else '  beyond the floor'}")
-    print(f"  {beyond} of {len(a.sizes)} sizes differ by more than the anchor's A/A floor")
+              f"{ratio:>6.3f}  {floor:>9.1%}{'  beyond 5% and the floor' if c.beyond(ratio, floor, TOLERANCE) else ''}")
+    print(f"  {beyond} of {len(a.sizes)} sizes differ by more than 5% and the anchor's A/A floor")
 
 
 def body() -> None:

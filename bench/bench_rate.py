@@ -14,11 +14,12 @@ ratios fabriclab / anchor (and, as `ratio (mean)`, with fabriclab's rate taken
 at the mean of its samples, the statistic the anchors print), and the A/A
 floor (_common.aa_floor) the anchor's second run against its first in the
 same rounds: a ratio within that floor is a difference this machine cannot
-tell. fabriclab runs one launch per
-round (-L 1) with --point-time (0.2 s by default), its figure the median of
-its samples; the anchors print means over their loops. Figures are messages
-per second (fabriclab's message_rate_per_s; OSU's Messages/s, read by
-fabriclab's own importer, imports/rate.py; IMB's Msg/sec).
+tell. A size is marked beyond where its ratio is off by more than 5% and by
+more than that floor. fabriclab runs one launch per round (-L 1) with
+--point-time (0.2 s by default), its figure the median of its samples;
+the anchors print means over their loops. Figures are messages per second
+(fabriclab's message_rate_per_s; OSU's Messages/s, read by fabriclab's own
+importer, imports/rate.py; IMB's Msg/sec).
 
 The anchors are found through options or environment variables:
 --osu DIR or $FABRICLAB_OSU_DIR (OSU Micro-Benchmarks' libexec/.../mpi
@@ -47,6 +48,7 @@ import _common as c
 from fabriclab.imports import imb, osu
 
 SIZES = [8 << k for k in range(18)]                 # 8 B .. 1 MiB
+TOLERANCE = 0.05                                    # the targets: within 5%, or the A/A floor where wider
 
 
 def rates(parsed, bench: str, variant: str = "") -> dict:
@@ -132,11 +134,11 @@ def body() -> None:
             ratio, _ = c.paired_ratio(fl, anc)
             ratio_mean, _ = c.paired_ratio(fl_mean, anc)
             floor = c.aa_floor([b / x for b, x in zip((r[s] for r in res["anchor again"]), anc)])
-            beyond += abs(ratio - 1) > floor
+            beyond += c.beyond(ratio, floor, TOLERANCE)
             print(f"  {c.fmt_size(s):>8}  {statistics.median(anc):>14,.0f}  {statistics.median(fl):>16,.0f}  "
                   f"{ratio:>6.3f}  {ratio_mean:>12.3f}  {floor:>9.1%}"
-                  f"{'' if abs(ratio - 1) <= floor else '  beyond the floor'}")
-        print(f"  {beyond} of {len(SIZES)} sizes differ by more than the anchor's A/A floor")
+                  f"{'  beyond 5% and the floor' if c.beyond(ratio, floor, TOLERANCE) else ''}")
+        print(f"  {beyond} of {len(SIZES)} sizes differ by more than 5% and the anchor's A/A floor")
 
 
 if __name__ == "__main__":

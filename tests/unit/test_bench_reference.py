@@ -119,3 +119,10 @@ def test_fl_value_reads_the_points_median():
     assert bf.fl_value(doc, "fabric.stream", ("bandwidth", 8)) == pytest.approx(5e9)
     with pytest.raises(bf.c.BenchError):
         bf.fl_value(doc, "fabric.stream", ("bandwidth", 65536))
+
+
+def test_a_size_misses_its_target_only_beyond_both_5_percent_and_the_floor():
+    import _common as c
+    assert not c.beyond(1.011, 0.010, 0.05)      # past a 1% floor, within 5%: met
+    assert not c.beyond(0.80, 0.264, 0.05)       # past 5%, within a 26% floor: met
+    assert c.beyond(1.091, 0.061, 0.05) and c.beyond(0.94, 0.0, 0.05)
