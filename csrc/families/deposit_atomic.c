@@ -57,6 +57,16 @@ enum { O_SUM, O_PROD, O_MAX, O_MIN, O_BAND, O_BOR, O_BXOR, O_REPLACE, O_NO_OP, O
 static const char *const OPS[] = {"sum", "prod", "max", "min", "band", "bor", "bxor", "replace", "no_op",
                                   NULL};
 
+/* The shortest sample of OSU's rule (mode=osu): about OSU's loop of 10,000
+ * iterations back to back, 1-15 ms here. The first ops after a pause run
+ * faster than a long run of them (MPICH 5.0 on one host: 0.93 us per fop
+ * lock epoch in the runner's 20 us samples of some 20 epochs, 1.22-1.24 us in
+ * 10 ms samples, where OSU's loop and a bare loop of 10,000 read 1.25-1.32
+ * us; a 4 KiB accumulate under flush 1.36 against 1.45-1.47 us, OSU
+ * 1.44-1.46 us), and a short sample's boundaries put the runner's own work
+ * between every few ops. */
+#define AT_OSU_SAMPLE_S 10e-3
+
 /* IMB_settings.h: OVERALL_VOL, the most bytes of one aggregate sample. */
 #define IMB_OVERALL_VOL (40LL << 20)
 
@@ -401,6 +411,8 @@ static int at_setup(const fl_ctx *ctx, const fl_point *pt, void **state, fl_shap
     shape->bytes_per_op = pt->size;
     shape->timed = s->role == ORIGIN; /* OSU times rank 0 */
     shape->batch_multiple = both_ways ? 2 : s->window;
+    if (!s->aggregate)
+        shape->min_sample_s = AT_OSU_SAMPLE_S;
     shape->buffers = 1; /* every op at displacement 0 */
     const int lock = sync == S_LOCK ? t->op_lock : t->held_lock;
     snprintf(shape->info, sizeof shape->info,
