@@ -6,6 +6,10 @@
     messages per second, every pair's messages over the senders' mean time;
 (b) message.uniband and message.biband against IMB-MPI1's Uniband and
     Biband (`-msglog 3:20`, window 256): Msg/sec over the slowest rank's time.
+    IMB's buffers start on a page, as fabriclab's and OSU's do: the bench
+    preloads bench/imb_aligned.c, whose MPI_Alloc_mem returns page-aligned
+    memory where MPICH's returns malloc's, 16 bytes past a cache line
+    (--imb-buffers as-is runs IMB bare; docs/message-rate.md).
 
 Sizes 8 B to 1 MiB by x2. Contenders alternate over rounds (anchor,
 fabriclab, anchor again; the order flips every round) and each is taken as
@@ -57,12 +61,21 @@ def rates(parsed, bench: str, variant: str = "") -> dict:
 
 
 class Contest:
-    def __init__(self, label: str, bench: str, anchor_argv: list, parse, variant: str, params: list):
+    def __init__(self, label: str, bench: str, anchor_argv: list, parse, variant: str, params: list,
+                 env: dict | None = None):
         self.label, self.bench, self.anchor_argv = label, bench, anchor_argv
         self.parse, self.variant, self.params = parse, variant, params
+        self.env = env or {}        # the anchor's own additions (IMB's preloaded shim)
 
 
-def build_contests(a, prefix: list, env: dict) -> list:
+def aligned_shim(workdir: str) -> str:
+    """bench/imb_aligned.c built into a preloadable library (see --imb-buffers)."""
+    out = str(Path(workdir) / "imb_aligned.so")
+    c.run(["cc", "-O2", "-shared", "-fPIC", "-o", out, str(Path(__file__).with_name("imb_aligned.c"))], timeout=120)
+    return out
+
+
+def build_contests(a, prefix: list, env: dict, shim: str | None, openmpi: bool) -> list:
     osu_exe = str(Path(a.osu) / "pt2pt" / "osu_mbw_mr")
     out = []
     for w in a.windows:
@@ -71,11 +84,14 @@ def build_contests(a, prefix: list, env: dict) -> list:
                            [*prefix, osu_exe, "-W", str(w), "-m", f"{SIZES[0]}:{SIZES[-1]}"],
                            lambda text, v=variant: rates(osu.parse(text), "message.mbw_mr", v), variant,
                            ["-p", f"window={w}"]))
-    imb_argv = [*prefix, a.imb, "-msglog", f"{SIZES[0].bit_length() - 1}:{SIZES[-1].bit_length() - 1}",
+    # hydra passes the environment on; Open MPI's mpirun only what -x names
+    preload = ["-x", "LD_PRELOAD"] if shim and openmpi else []
+    imb_argv = [*prefix, *preload, a.imb, "-msglog", f"{SIZES[0].bit_length() - 1}:{SIZES[-1].bit_length() - 1}",
                 "-npmin", str(a.ranks)]
     for name, bench in (("Uniband", "message.uniband"), ("Biband", "message.biband")):
         out.append(Contest(f"{bench} vs IMB-MPI1 {name}", bench, [*imb_argv, name],
-                           lambda text, b=bench: rates(imb.parse(text), b), "", []))
+                           lambda text, b=bench: rates(imb.parse(text), b), "", [],
+                           {"LD_PRELOAD": shim} if shim else None))
     return out
 
 
@@ -88,6 +104,9 @@ def body() -> None:
     ap.add_argument("--osu", default=os.environ.get("FABRICLAB_OSU_DIR", ""))
     ap.add_argument("--imb", default=os.environ.get("FABRICLAB_IMB_MPI1", ""))
     ap.add_argument("--only", action="append", help="run the contests of this benchmark only (repeatable)")
+    ap.add_argument("--imb-buffers", choices=("aligned", "as-is"), default="aligned",
+                    help="IMB's buffers on a page (bench/imb_aligned.c preloaded, as fabriclab's and OSU's start) "
+                         "or where MPI_Alloc_mem puts them (MPICH: 16 bytes past a cache line). Default: aligned.")
     a = ap.parse_args()
     a.windows = [int(w) for w in a.windows.split(",")]
     if a.rounds < 3 or a.ranks < 2 or a.ranks % 2 or 64 not in a.windows or len(a.windows) < 2:
@@ -99,17 +118,20 @@ def body() -> None:
     # a first run builds the core and gives fabriclab's launch line for the anchors
     doc, _, _ = c.fabriclab(["message.uniband", "-s", "8", "-n", str(a.ranks), "--point-time", "0.05", "-L", "1"], work)
     prefix, env = c.launch_prefix(doc)
-    contests = [ct for ct in build_contests(a, prefix, env) if not a.only or ct.bench in a.only]
+    shim = aligned_shim(work) if a.imb_buffers == "aligned" else None
+    contests = [ct for ct in build_contests(a, prefix, env, shim, doc["header"]["mpi"]["flavour"] == "openmpi")
+                if not a.only or ct.bench in a.only]
     fl_common = ["-s", ",".join(map(str, SIZES)), "-n", str(a.ranks), "-L", "1", "--point-time", str(a.point_time)]
     envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     c.header("fabriclab message rate vs osu_mbw_mr and IMB-MPI1 Uniband/Biband (messages/s)",
              [c.mpi_library(doc)],
-             [f"anchor:    {(envs + ' ') if envs else ''}{shlex.join(ct.anchor_argv)}\n"
+             [f"anchor:    {(envs + ' ') if envs else ''}"
+              f"{''.join(f'{k}={Path(v).name} ' for k, v in ct.env.items())}{shlex.join(ct.anchor_argv)}\n"
               f"  fabriclab: fabriclab run {ct.bench} {shlex.join(fl_common + ct.params)}" for ct in contests],
              f"{a.rounds} rounds alternating anchor, fabriclab, anchor again; medians over rounds")
     for ct in contests:
         def anchor(ct=ct) -> dict:
-            got = ct.parse(c.run(ct.anchor_argv, env=env, timeout=600))
+            got = ct.parse(c.run(ct.anchor_argv, env={**env, **ct.env}, timeout=600))
             missing = [s for s in SIZES if s not in got]
             if missing:
                 raise c.BenchError(f"{ct.anchor_argv[len(prefix)]} printed no rate for sizes {missing}")
