@@ -126,3 +126,25 @@ def test_a_size_misses_its_target_only_beyond_both_5_percent_and_the_floor():
     assert not c.beyond(1.011, 0.010, 0.05)      # past a 1% floor, within 5%: met
     assert not c.beyond(0.80, 0.264, 0.05)       # past 5%, within a 26% floor: met
     assert c.beyond(1.091, 0.061, 0.05) and c.beyond(0.94, 0.0, 0.05)
+
+
+def test_imbs_preloaded_buffers_start_on_a_page(tmp_path):
+    """bench/imb_aligned.c, which bench_rate.py preloads into IMB-MPI1: every
+    MPI_Alloc_mem block starts on a page, a free returns it, and MPI_SUCCESS (0)."""
+    import shutil
+    import subprocess
+    cc = shutil.which("cc") or shutil.which("gcc")
+    assert cc, "a C compiler (cc) is needed: the core is built with one"
+    (tmp_path / "driver.c").write_text(
+        '#include <stdio.h>\n#include <stdint.h>\n'
+        'int MPI_Alloc_mem(long, void *, void *); int MPI_Free_mem(void *);\n'
+        'int main(void) { long sizes[] = {1, 24, 4096, 1 << 20};\n'
+        '  for (int i = 0; i < 4; i++) { void *p = 0; int rc = MPI_Alloc_mem(sizes[i], 0, &p);\n'
+        '    ((char *)p)[sizes[i] - 1] = 1;\n'
+        '    printf("%d %lu\\n", rc, (unsigned long)((uintptr_t)p % 4096)); MPI_Free_mem(p); }\n'
+        '  return 0; }\n')
+    exe = tmp_path / "driver"
+    subprocess.run([cc, "-O1", "-Wall", "-Werror", str(tmp_path / "driver.c"), str(BENCH / "imb_aligned.c"),
+                    "-o", str(exe)], check=True, capture_output=True, timeout=120)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=30, check=True).stdout
+    assert out.split("\n")[:4] == ["0 0"] * 4
