@@ -373,6 +373,14 @@ def floor_verdict(ratio: float, floor: float, tolerance: float, target: str) -> 
     return verdict(ok, target, shown)
 
 
+def preload_lib(source: str, workdir: str) -> str:
+    """A C file of bench/ (an anchor's shim: hpcc_written.c, imb_aligned.c) built into a
+    library for LD_PRELOAD in workdir; its path."""
+    out = str(Path(workdir) / (Path(source).stem + ".so"))
+    run(["cc", "-O2", "-shared", "-fPIC", "-o", out, str(Path(__file__).with_name(source)), "-ldl"], timeout=120)
+    return out
+
+
 def beyond(ratio: float, floor: float, tolerance: float) -> bool:
     """A ratio that misses the target: off by more than the tolerance and by more
     than the anchor's A/A floor (the targets' rule: within 5%, or the floor where wider)."""

@@ -75,14 +75,6 @@ def hpccinf(sample: str, nranks: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def written_shim(workdir: str) -> str:
-    """bench/hpcc_written.c built into a preloadable library (see --buffers)."""
-    out = str(Path(workdir) / "hpcc_written.so")
-    c.run(["cc", "-O2", "-shared", "-fPIC", "-o", out, str(Path(__file__).with_name("hpcc_written.c")), "-ldl"],
-          timeout=120)
-    return out
-
-
 def run_hpcc(args, nranks: int, workdir: str) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="hpcc", dir=workdir))
     (folder / "hpccinf.txt").write_text(hpccinf(Path(args.hpccinf).read_text(), nranks))
@@ -177,7 +169,7 @@ def body() -> None:
             raise c.BenchError(f"{tool} is not an executable")
     ranks = [int(x) for x in args.ranks.split(",")]
     with tempfile.TemporaryDirectory(prefix="bench_hpcc") as work:
-        args.shim = written_shim(work) if args.buffers == "written" else None
+        args.shim = c.preload_lib("hpcc_written.c", work) if args.buffers == "written" else None
         contest(args, ranks, work)
 
 

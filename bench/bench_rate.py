@@ -68,13 +68,6 @@ class Contest:
         self.env = env or {}        # the anchor's own additions (IMB's preloaded shim)
 
 
-def aligned_shim(workdir: str) -> str:
-    """bench/imb_aligned.c built into a preloadable library (see --imb-buffers)."""
-    out = str(Path(workdir) / "imb_aligned.so")
-    c.run(["cc", "-O2", "-shared", "-fPIC", "-o", out, str(Path(__file__).with_name("imb_aligned.c"))], timeout=120)
-    return out
-
-
 def build_contests(a, prefix: list, env: dict, shim: str | None, openmpi: bool) -> list:
     osu_exe = str(Path(a.osu) / "pt2pt" / "osu_mbw_mr")
     out = []
@@ -118,7 +111,7 @@ def body() -> None:
     # a first run builds the core and gives fabriclab's launch line for the anchors
     doc, _, _ = c.fabriclab(["message.uniband", "-s", "8", "-n", str(a.ranks), "--point-time", "0.05", "-L", "1"], work)
     prefix, env = c.launch_prefix(doc)
-    shim = aligned_shim(work) if a.imb_buffers == "aligned" else None
+    shim = c.preload_lib("imb_aligned.c", work) if a.imb_buffers == "aligned" else None
     contests = [ct for ct in build_contests(a, prefix, env, shim, doc["header"]["mpi"]["flavour"] == "openmpi")
                 if not a.only or ct.bench in a.only]
     fl_common = ["-s", ",".join(map(str, SIZES)), "-n", str(a.ranks), "-L", "1", "--point-time", str(a.point_time)]
