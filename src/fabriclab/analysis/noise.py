@@ -197,9 +197,13 @@ def _hits(s: np.ndarray, period: float) -> int:
     period, the phase the most of them fall within PERIOD_TOL of (circularly), and
     the distinct periods those fall in."""
     phase = (s % period) / period
-    dist = np.abs(phase[:, None] - phase[None, :])
-    near = np.minimum(dist, 1 - dist) <= PERIOD_TOL
-    at = near[int(np.argmax(near.sum(axis=1)))]
+    # each start's neighbours within PERIOD_TOL, counted on the sorted phases laid out
+    # three times (one turn either side, the fold's wrap): n log n, not an n x n table
+    ring = np.sort(phase)
+    ring = np.concatenate((ring - 1, ring, ring + 1))
+    count = np.searchsorted(ring, phase + PERIOD_TOL, "right") - np.searchsorted(ring, phase - PERIOD_TOL, "left")
+    dist = np.abs(phase - phase[int(np.argmax(count))])
+    at = np.minimum(dist, 1 - dist) <= PERIOD_TOL
     return int(np.unique(np.floor((s[at] - s[at][0]) / period + 0.5)).size)
 
 
