@@ -129,7 +129,7 @@ def body() -> None:
     ap.add_argument("--osu", type=Path, default=os.environ.get("FABRICLAB_OSU_DIR"),
                     help="OSU Micro-Benchmarks' mpi folder (one-sided/osu_fop_latency ...); "
                          "default $FABRICLAB_OSU_DIR")
-    ap.add_argument("--rounds", type=int, default=3, help="rounds of alternation (default 3)")
+    ap.add_argument("--rounds", type=int, default=c.ROUNDS, help=f"rounds of alternation (default {c.ROUNDS})")
     ap.add_argument("--syncs", default="flush,lock,fence", help="OSU sync modes (default flush,lock,fence)")
     ap.add_argument("--tests", default="fop,cas,acc", help="tests among fop, cas, acc (default all three)")
     ap.add_argument("--acc-sizes", default="8,4096", help="acc's sizes in bytes (default 8,4096)")

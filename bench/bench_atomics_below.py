@@ -107,7 +107,7 @@ def fabriclab(workdir: str, point_time: float):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds, at least 3 (default 3)")
+    ap.add_argument("--rounds", type=int, default=c.ROUNDS, help=f"alternating rounds, at least 3 (default {c.ROUNDS})")
     ap.add_argument("--iters", type=int, default=100000, help="ucx_perftest's -n (default 100000)")
     ap.add_argument("--point-time", type=float, default=0.2, help="fabriclab's --point-time (default 0.2)")
     ap.add_argument("--ucx-perftest", default=os.environ.get("FABRICLAB_UCX_PERFTEST", UCX_PERFTEST),
@@ -134,6 +134,7 @@ def main() -> int:
           f"fabriclab's ucx.atomic ran {', '.join(sorted(libs))} (its MPI's copy)")
     ratio, ratios = c.paired_ratio(got["fabriclab"], got["ucx_perftest"])
     floor = c.aa_floor(c.paired_ratio(got["ucx_perftest again"], got["ucx_perftest"])[1])
+    c.beyond(ratio, floor, 0.05)
     print(f"ucx.atomic op=fadd: fabriclab {c.fmt_time(c.median(got['fabriclab']))} "
           f"({c.spread(got['fabriclab'])} s), ucx_perftest {c.fmt_time(c.median(got['ucx_perftest']))} "
           f"({c.spread(got['ucx_perftest'])} s) per op")
@@ -142,6 +143,7 @@ def main() -> int:
     r50, _ = c.paired_ratio(got["fabriclab"], pct["ucx_perftest"])
     print(f"against ucx_perftest's 50.0%ile ({c.fmt_time(c.median(pct['ucx_perftest']))}): ratio {r50:.3f}; "
           f"A/A floor {c.aa_floor(c.paired_ratio(pct['ucx_perftest again'], pct['ucx_perftest'])[1]):.1%}")
+    c.closing_line()
     print(f"figures are provisional: one host, load {os.getloadavg()[0]:.2f} at the end")
     return 0
 

@@ -97,15 +97,16 @@ def contest(ct: Contest, a, env: dict, work: str, fl_common: list) -> None:
         anc, fl = [r[s] for r in res["anchor"]], [r[s] for r in res["fabriclab"]]
         ratio, _ = c.paired_ratio(fl, anc)
         floor = c.aa_floor([b / x for b, x in zip((r[s] for r in res["anchor again"]), anc)])
-        beyond += c.beyond(ratio, floor, TOLERANCE)
+        miss = c.beyond(ratio, floor, TOLERANCE)
+        beyond += miss
         print(f"  {c.fmt_size(s):>8}  {statistics.median(anc):>14,.1f}  {statistics.median(fl):>16,.1f}  "
-              f"{ratio:>6.3f}  {floor:>9.1%}{'  beyond 5% and the floor' if c.beyond(ratio, floor, TOLERANCE) else ''}")
+              f"{ratio:>6.3f}  {floor:>9.1%}{'  beyond 5% and the floor' if miss else ''}")
     print(f"  {beyond} of {len(a.sizes)} sizes differ by more than 5% and the anchor's A/A floor")
 
 
 def body() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=c.ROUNDS)
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--sizes", default="8,1024,65536", help="sizes in bytes, comma-separated, powers of two")
     ap.add_argument("--iter", type=int, default=200, help="the anchors' repetitions per size")

@@ -37,7 +37,7 @@ this machine cannot resolve the tolerance. HPCC draws 30 random rings at 8 B
 and 10 at 2,000,000 B from a time seed, fabriclab --rings seeded rings at
 both: the random-ring figures compare two draws of rings, not one.
 
-Usage: .venv/bin/python bench/bench_hpcc.py [--ranks 2,4] [--rounds 3] [--rings 10]
+Usage: .venv/bin/python bench/bench_hpcc.py [--ranks 2,4] [--rounds 7] [--rings 10]
                                             [--point-time 0.1] [--tolerance 0.1]"""
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def version(bindir: Path) -> str:
 def body() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--ranks", default="2,4", help="Rank counts, comma-separated. Default: 2,4.")
-    p.add_argument("--rounds", type=int, default=3, help="Rounds (at least 3). Default: 3.")
+    p.add_argument("--rounds", type=int, default=c.ROUNDS, help=f"Rounds (at least 3). Default: {c.ROUNDS}.")
     p.add_argument("--rings", type=int, default=10, help="fabriclab's random rings (seeds 1..N). Default: 10.")
     p.add_argument("--point-time", type=float, default=0.1, help="fabriclab's --point-time. Default: 0.1.")
     p.add_argument("--tolerance", type=float, default=0.05, help="A figure's target ratio band. Default: 0.05.")

@@ -155,7 +155,7 @@ def contest(title: str, tool, ours, rounds: int, jitter: bool) -> list[tuple[str
 
 def body() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=3, help="rounds per comparison (default 3)")
+    ap.add_argument("--rounds", type=int, default=c.ROUNDS, help=f"rounds per comparison (default {c.ROUNDS})")
     ap.add_argument("--pacing-timer", type=int, default=1000,
                     help="fabriclab's pacing_timer in us for (a): 1000 is iperf3's default --pacing-timer, 0 "
                          "spaces datagrams evenly (fabriclab's default)")

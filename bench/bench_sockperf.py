@@ -130,7 +130,7 @@ def show(x: dict) -> str:
 
 def body() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
+    ap.add_argument("--rounds", type=int, default=c.ROUNDS, help=f"rounds (default {c.ROUNDS})")
     ap.add_argument("--size", type=int, default=64, help="message bytes (default 64; fabriclab takes 24 at least)")
     ap.add_argument("--mps", type=int, default=10000, help="messages a second (default 10000, sockperf's)")
     ap.add_argument("--reply-every", type=int, default=100, help="a reply every N messages (default 100)")

@@ -108,7 +108,7 @@ def judge(ct: Contest, rounds: int) -> bool:
         fl = [r[s][0] for r in res["fabriclab"]]
         ratio, per_round = c.paired_ratio(fl, osu)
         floor = c.aa_floor(c.paired_ratio([r[s] for r in res["osu again"]], osu)[1])
-        ok = abs(ratio - 1) <= max(TOLERANCE, floor)
+        ok = not c.beyond(ratio, floor, TOLERANCE)
         all_ok &= ok
         word = "PASS" if abs(ratio - 1) <= TOLERANCE else "floor" if ok else "MISS"
         print(f"  {c.fmt_size(s):>8}  {c.fmt_time(c.median(osu)):>10}  {c.fmt_time(c.median(fl)):>10}  "
@@ -171,7 +171,7 @@ def level_cost(doc: dict, work: str, rounds: int) -> None:
 
 def body() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=3, help="rounds per thread count (default 3)")
+    ap.add_argument("--rounds", type=int, default=c.ROUNDS, help=f"rounds per thread count (default {c.ROUNDS})")
     ap.add_argument("--osu", type=Path,
                     default=Path(os.environ.get("FABRICLAB_OSU_DIR", "/nonexistent")) / "pt2pt" / "osu_latency_mt",
                     help="osu_latency_mt built with fabriclab's MPICH (default $FABRICLAB_OSU_DIR/pt2pt/osu_latency_mt)")

@@ -128,6 +128,35 @@ def test_a_size_misses_its_target_only_beyond_both_5_percent_and_the_floor():
     assert c.beyond(1.091, 0.061, 0.05) and c.beyond(0.94, 0.0, 0.05)
 
 
+def test_the_rule_over_arrays_judges_each_cell_as_beyond_does():
+    import numpy as np
+    import _common as c
+    rng = np.random.default_rng(3)
+    f, a, a2 = (np.exp(rng.normal(0, 0.08, (400, 5))) for _ in range(3))
+    want = [c.beyond(float(np.median(f[i] / a[i])), c.aa_floor(list(a2[i] / a[i])), 0.05) for i in range(400)]
+    assert list(c.rule_misses(f, a, a2, 0.05)) == want and 0 < sum(want) < 400
+
+
+def test_an_identical_contender_misses_a_fifth_of_cells_at_3_rounds_and_few_at_the_default():
+    # why the benches that judge cells run c.ROUNDS rounds by default: at 3 a bench of
+    # 12 cells misses two or three with nothing to find
+    import _common as c
+    three, five, default = (c.chance_miss(n, draws=4000) for n in (3, 5, c.ROUNDS))
+    assert three > 0.15 and three > five > default and default < 0.08 and c.ROUNDS >= 7
+
+
+def test_the_closing_line_counts_the_cells_judged(capsys):
+    import _common as c
+    c._judged.update(rounds=0, cells=0, missed=0)
+    c.alternate([("a", lambda: 1.0), ("b", lambda: 1.0)], 3)
+    c.floor_verdict(1.2, 0.01, 0.05, "x")
+    c.beyond(1.0, 0.0, 0.05)
+    capsys.readouterr()
+    c.closing_line()
+    line = capsys.readouterr().out
+    assert line.startswith("1 of 2 cells beyond 5% and the A/A floor") and "with 3 rounds" in line
+
+
 def test_imbs_preloaded_buffers_start_on_a_page(tmp_path):
     """bench/imb_aligned.c, which bench_rate.py preloads into IMB-MPI1: every
     MPI_Alloc_mem block starts on a page, a free returns it, and MPI_SUCCESS (0)."""
