@@ -111,6 +111,9 @@ def test_per_rank_aggregate_and_fairness():
 
 def test_fairness_extremes():
     assert ranks.fairness([3.0, 3.0, 3.0]).jain == pytest.approx(1.0)
+    # eight equal shares whose index rounded a last bit above 1 and failed the schema's check
+    even = ranks.fairness([8459776330.097977] * 8)
+    assert even.jain == 1.0 and type(even).from_dict(even.to_dict()) == even
     one = ranks.fairness([5.0, 0.0, 0.0, 0.0])
     assert one.jain == pytest.approx(0.25) and one.min_max_ratio == 0
     assert ranks.fairness([]) is None and ranks.fairness([0.0]) is None

@@ -19,6 +19,7 @@ import statistics
 
 from ..schema.records import Point
 from ..schema.summaries import ROLE_NAMES, Fairness, RankFigures
+from .streams import jain
 
 DRIVERS = ("s", "b")  # roles whose bandwidth is the pattern's per-process figure
 PLATEAU_GAIN = 0.02   # saturation: one more pair gains less than this
@@ -47,8 +48,7 @@ def fairness(bandwidths: list[float]) -> Fairness | None:
     x = [b for b in bandwidths if b is not None and math.isfinite(b)]
     if not x or max(x) <= 0:
         return None
-    s, s2 = sum(x), sum(v * v for v in x)
-    return Fairness(len(x), min(x) / max(x), s * s / (len(x) * s2))
+    return Fairness(len(x), min(x) / max(x), jain(x))
 
 
 def summarize_point(p: Point, hosts: list | None = None) -> None:
