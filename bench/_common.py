@@ -384,7 +384,7 @@ def preload_lib(source: str, workdir: str) -> str:
 
 
 # The cells judged by the rule in this run, for main's closing line (chance_line).
-_judged = {"rounds": 0, "cells": 0, "missed": 0}
+_judged = {"rounds": 0, "cells": 0, "missed": 0, "tolerance": 0.05}
 
 
 def beyond(ratio: float, floor: float, tolerance: float) -> bool:
@@ -394,6 +394,7 @@ def beyond(ratio: float, floor: float, tolerance: float) -> bool:
     miss = abs(ratio - 1) > max(tolerance, floor)
     _judged["cells"] += 1
     _judged["missed"] += miss
+    _judged["tolerance"] = tolerance
     return miss
 
 
@@ -517,7 +518,7 @@ def fmt_size(n: int) -> str:
 def closing_line() -> None:
     """chance_line for the cells this run judged, if it judged any."""
     if _judged["cells"] and _judged["rounds"]:
-        print(chance_line(_judged["rounds"], _judged["cells"], _judged["missed"]), flush=True)
+        print(chance_line(_judged["rounds"], _judged["cells"], _judged["missed"], _judged["tolerance"]), flush=True)
 
 
 def main(body) -> None:

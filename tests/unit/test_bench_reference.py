@@ -147,7 +147,7 @@ def test_an_identical_contender_misses_a_fifth_of_cells_at_3_rounds_and_few_at_t
 
 def test_the_closing_line_counts_the_cells_judged(capsys):
     import _common as c
-    c._judged.update(rounds=0, cells=0, missed=0)
+    c._judged.update(rounds=0, cells=0, missed=0, tolerance=0.05)
     c.alternate([("a", lambda: 1.0), ("b", lambda: 1.0)], 3)
     c.floor_verdict(1.2, 0.01, 0.05, "x")
     c.beyond(1.0, 0.0, 0.05)
