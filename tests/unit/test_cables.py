@@ -54,6 +54,18 @@ def test_a_span_gives_bytes_utilization_and_the_busiest_windows():
     assert cables.span_cables(dirs, _samples(10e6, 2.0), 5.0, 6.0) == {}      # no reading inside
 
 
+def test_a_window_spans_the_times_its_own_counters_were_read():
+    # h0's counters read 50 ms after the pass began in every other pass (its reader
+    # descheduled): over the pass's own times its windows read 1.5x and 0.5x the rate
+    dirs = [{"cable": 0, "from": "h0", "to": "s0", "dev": "eth0", "rate_Bps": 10e6}]
+    late = [(t, devs, cpu, w, drops, {"h0": t + (0.05 if k % 2 else 0.0)})
+            for k, (t, devs, cpu, w, drops) in enumerate(_samples(10e6, 2.0))]
+    for k, s in enumerate(late):   # the bytes h0 had sent when its counters were really read
+        s[1]["h0"]["eth0"] = (int(10e6 * s[5]["h0"]), k)
+    (c,) = cables.span_cables(dirs, late, 0.0, 2.0)["cables"]
+    assert c["p90_util"] == pytest.approx(1.0) and c["util"] == pytest.approx(1.0)
+
+
 def test_shaper_counters_are_taken_per_direction_over_the_launch():
     dirs = [{"cable": 3, "from": "s0", "to": "s1", "dev": "p4", "rate_Bps": 1e6}]
     before = {"s0 p4": dict(bytes=10, packets=1, drops=2, overlimits=3, requeues=0)}

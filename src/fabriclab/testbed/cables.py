@@ -137,14 +137,20 @@ class Sampler:
             self.cpu_s = time.thread_time()
 
     def _read(self, libc, fds: dict) -> tuple:
+        """(time, {namespace: counters}, CPU, softirq wait, backlog drops, {namespace: when its
+        counters were read}): one pass over the namespaces takes milliseconds, and a
+        descheduled pass longer, so each namespace's counters carry their own time."""
         t = time.monotonic()
-        devs = {}
+        devs, at = {}, {}
         for v, fd in fds.items():
             if libc.setns(fd, CLONE_NEWNET) != 0:
                 raise OSError(ctypes.get_errno(), f"setns into {v} failed")
+            before = time.monotonic()
             with open("/proc/thread-self/net/dev") as f:
-                devs[v] = _net_dev(f.read())
-        return t, devs, _cpu(), _waited(self._softirq), _backlog_drops()
+                text = f.read()
+            at[v] = (before + time.monotonic()) / 2
+            devs[v] = _net_dev(text)
+        return t, devs, _cpu(), _waited(self._softirq), _backlog_drops(), at
 
 
 def span_cables(dirs: list[dict], samples: list, t0: float, t1: float) -> dict:
@@ -162,13 +168,16 @@ def span_cables(dirs: list[dict], samples: list, t0: float, t1: float) -> dict:
         return {}
     cables = []
     for d in dirs:
-        series = [(s[0], s[1].get(d["from"], {}).get(d["dev"], (0, 0))) for s in inside]
+        # each window over the times its own namespace's counters were read
+        series = [(s[5].get(d["from"], s[0]) if len(s) > 5 else s[0], s[1].get(d["from"], {}).get(d["dev"], (0, 0)))
+                  for s in inside]
         moved = series[-1][1][0] - series[0][1][0]
+        span = max(series[-1][0] - series[0][0], 1e-9)
         utils = sorted((b[1][0] - a[1][0]) / max(b[0] - a[0], 1e-9) / d["rate_Bps"]
                        for a, b in zip(series, series[1:]))
         cables.append({"cable": d["cable"], "from": d["from"], "to": d["to"], "bytes": moved,
-                       "packets": series[-1][1][1] - series[0][1][1], "Bps": moved / dt,
-                       "util": moved / dt / d["rate_Bps"], "p90_util": utils[int(0.9 * (len(utils) - 1))],
+                       "packets": series[-1][1][1] - series[0][1][1], "Bps": moved / span,
+                       "util": moved / span / d["rate_Bps"], "p90_util": utils[int(0.9 * (len(utils) - 1))],
                        "at_rate": sum(u >= BUSY_UTIL for u in utils) / len(utils)})
     (tot0, idle0, soft0), (tot1, idle1, soft1) = first[2], last[2]
     jiffies = max(tot1 - tot0, 1)
