@@ -28,7 +28,9 @@ import disturb  # noqa: E402  (tests/support)
 from mpihome import mpi_home  # noqa: E402  (tests/support)
 import realrun  # noqa: E402  (tests/support)
 
-PERIOD_MS, BUSY_MS, RECORD_MS = 20.0, 1.0, 2000
+# 3 ms busy: the band (1.5-7.5 ms) leaves out this host's own detours of about 1 ms, which
+# once came every 100 ms on CPU 1 and were found there instead of a 1 ms disturbance
+PERIOD_MS, BUSY_MS, RECORD_MS = 20.0, 3.0, 2000
 CPU = 1
 
 
