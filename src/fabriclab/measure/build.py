@@ -177,11 +177,12 @@ def _compile(mpi: MPI, src: Path, out: Path, libs: dict) -> tuple[str, str, str 
     """Compile the core beside `out` with the available libraries, to a temporary
     name (renamed by the caller, so concurrent builds never see a half-written
     binary): (the commands, as build.txt records them, the temporary path, None)
-    or (the commands, "", the first error line, the first source's in source order). Each source compiles to its
-    own object, as many at once as there are CPUs, then one link: one command over
-    all 63 sources took 27 s on a 2-CPU VM, each the build of a first run and of
-    a dozen integration tests' own cores. Nothing is optimised across sources
-    either way (no -flto), so the binary's code is the same."""
+    or (the commands, "", the first error line, in source order). Each source
+    compiles to its own object, as many at once as the process may use CPUs,
+    then one link: one command over all 63 sources took 27 s on a 2-CPU VM, and
+    every first run and every integration test with a core of its own waits for
+    a build. Nothing is optimised across sources either way (no -flto), so the
+    binary's code is the same."""
     cfiles = [p for p in sources(src) if p.suffix == ".c"
               and (level_of(p) is None or libs[level_of(p)].available)]
     extra_c = [f for lib in libs.values() if lib.available for f in lib.cflags]
@@ -199,6 +200,9 @@ def _compile(mpi: MPI, src: Path, out: Path, libs: dict) -> tuple[str, str, str 
         with ThreadPoolExecutor(max_workers=max(1, min(len(cfiles), len(os.sched_getaffinity(0))))) as pool:
             errors = list(pool.map(_run, [[*compile_, str(c), "-o", str(o)] for c, o in zip(cfiles, obj)]))
         error = next((e for e in errors if e), None) or _run(argv)
+    except RunError:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     finally:
         shutil.rmtree(objs, ignore_errors=True)
     if error:
