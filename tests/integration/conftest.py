@@ -5,10 +5,22 @@ test asks for it). The sampling options and the run helper are in
 support/realrun.py."""
 import pytest
 
+from fabriclab.host import machine
 from fabriclab.measure import mpi
 from mpihome import mpi_home  # noqa: E402  (tests/support)
 import realrun  # noqa: E402  (tests/support)
 from realrun import MPIS, level_argv  # noqa: E402  (tests/support)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_machine_window():
+    """Runs made in this process start without the machine check's quarter of a second of
+    watching the machine (host/machine.py, RUN_WINDOW_S): some 330 runs here paid it, well over
+    a minute of the suite. The check with its window is test_doctor_machine.py's, whose runs
+    are processes of their own and keep it."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(machine, "RUN_WINDOW_S", 0.0)
+        yield
 
 
 @pytest.fixture(scope="module", params=MPIS)

@@ -316,9 +316,10 @@ SIZES = {"two-switches": "64K,256K"}
 # global cable one saturation op of 4 pairs takes 1.4 s, a 16-host all-to-all op 1.5 s): the
 # checks are the procedure's and the cables', end to end; how close the calibrated model comes is
 # bench/bench_testbed.py's (docs/testbed.md).
-# The two-switch example keeps the procedure's own sampling: its checks read each rate's 95%
-# interval against the trunk's 20 MB/s, and one launch's interval, which leaves out the
-# launch-to-launch spread, can end just above it (20.004 MB/s once).
+# The two-switch example keeps the procedure's launches and samples, each point at most POINT_S:
+# its checks read each rate's 95% interval against the trunk's 20 MB/s, and one launch's
+# interval, which leaves out the launch-to-launch spread, can end just above it (20.004 MB/s
+# once); the calibrating steps' 3 s points only narrow the interval these checks read.
 POINT_S, SAMPLES, LAUNCHES = 1.0, 3, 1
 FULL_SAMPLING = {"two-switches"}
 # The examples whose validation measures the collectives too (the others' take about 20 s more
@@ -329,15 +330,15 @@ COLLECTIVES = {"two-switches"}
 def _validate(argv: list[str], full_sampling: bool = False) -> tuple[int, str]:
     """`fabriclab testbed validate ...` in this process, each step's run at POINT_S and SAMPLES
     a point and LAUNCHES launches (through the procedure's one run function,
-    testbed/validation.py's `run`), or with `full_sampling` as the procedure samples:
-    (exit code, what it printed)."""
+    testbed/validation.py's `run`), or with `full_sampling` the procedure's samples and
+    launches, at most POINT_S a point: (exit code, what it printed)."""
     from fabriclab.testbed import validation
     full = validation.run
 
     def run(request, say=lambda line: None):
-        if full_sampling:
-            return full(request, say)
         s = request.sampling
+        if full_sampling:
+            return full(replace(request, sampling=replace(s, point_time=min(s.point_time, POINT_S))), say)
         sampling = replace(s, point_time=min(s.point_time, POINT_S), min_samples=min(s.min_samples, SAMPLES))
         return full(replace(request, sampling=sampling, launches=LAUNCHES), say)
     out = io.StringIO()

@@ -63,10 +63,13 @@ def test_each_source_compiles_to_its_own_object_then_one_link(tmp_path):
     assert _leftovers(out) == [Path(tmp).name]       # the objects' folder is gone; the binary is the caller's
 
 
-def test_the_first_error_in_source_order_and_nothing_left(tmp_path):
-    mpi, src, out, libs, _ = _setup(tmp_path, ["a_bad.c", "b.c", "z_bad.c"])
+def test_the_first_error_stops_the_build_and_leaves_nothing(tmp_path):
+    later = [f"s{i:02}.c" for i in range(30)]
+    mpi, src, out, libs, log = _setup(tmp_path, ["a_bad.c", *later, "z_bad.c"])
     _, tmp, error = build._compile(mpi, src, out, libs)
     assert tmp == "" and error.endswith("error: broken a_bad.c")
+    compiled = log.read_text().splitlines()
+    assert len(compiled) < 10 and not any("z_bad" in ln for ln in compiled)   # the rest were not started
     assert _leftovers(out) == []
 
 
