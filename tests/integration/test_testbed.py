@@ -486,11 +486,12 @@ def test_check_passes_the_healthy_testbed_and_names_a_degraded_trunk(bed, tmp_pa
     done = json.loads((tmp_path / "ok" / "check.json").read_text())
     assert done["passed"] and [(t["test"], t["verdict"]) for t in done["tests"]] == [
         ("pairs", "pass"), ("congestion", "pass"), ("collectives", "pass")]
-    # the collectives may take a second attempt on a shared machine: with other work on the 2 cores (load
-    # average 4-12) and one more busy process, the 1 MiB allreduce read 1.39x the model's (over the 1.25x
-    # limit), then 1.28x, a pass, in one run, and 1.22x at its first in another
+    # the collectives may take more than one of the check's three attempts on a shared machine: with other
+    # work on the 2 cores (load average 4-12) and one more busy process, the 1 MiB allreduce read 1.39x the
+    # model's (over the 1.25x limit), then 1.28x, a pass, in one run, and 1.22x at its first in another;
+    # on a slow host (8 ranks on 2 cores, nothing else running) it passed at its third, 1.21x
     tries = {t["test"]: len(t["attempts"]) for t in done["tests"]}
-    assert tries["pairs"] == tries["congestion"] == 1 and tries["collectives"] <= 2
+    assert tries["pairs"] == tries["congestion"] == 1 and tries["collectives"] <= 3
     assert (tmp_path / "ok" / "report.html").stat().st_size > 10_000
     capsys.readouterr()
     assert main(["testbed", "degrade", BED, "trunk", "10"]) == 0
