@@ -181,9 +181,9 @@ def _compile(mpi: MPI, src: Path, out: Path, libs: dict) -> tuple[str, str, str 
     compiled: the first failure stops the rest, as a BLAS that does not build
     fails app_matmul.c, the third source, and is then left out). Each source
     compiles to its own object, as many at once as the process may use CPUs,
-    then one link: 11-13 s on a 2-CPU VM where one command over all 63 sources took 17-22 s, and
-    every first run and every integration test with a core of its own waits for
-    a build. Nothing is optimised across sources either way (no -flto), so the
+    then one link: 11-13 s on a 2-CPU VM, where one command over all 63 sources
+    took 17-22 s, and every first run and every integration test with a core of
+    its own waits for a build. Nothing is optimised across sources either way (no -flto), so the
     binary's code is the same."""
     cfiles = [p for p in sources(src) if p.suffix == ".c"
               and (level_of(p) is None or libs[level_of(p)].available)]
