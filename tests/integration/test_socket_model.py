@@ -75,12 +75,14 @@ def test_udp_above_the_trunk_loses_what_the_model_predicts(bed, tmp_path):
 
 def test_parallel_tcp_streams_share_the_trunk_max_min(bed, tmp_path):
     out = tmp_path / "tcp.json"
-    # five samples of 2 s (the point's time also holds the calibration's three calls of a sample
-    # each): a stream's rate is its bytes over all of them (analysis/streams.py), and TCP's
-    # fairness between streams in one FIFO needs seconds to even out (one 2 s sample once read a
-    # stream 15% below its share, and three, on a slow host, 11% and 16% below)
+    # sndbuf=rcvbuf=256K: each stream keeps at most its window in the trunk's FIFO, so the FIFO
+    # parts the trunk by window, equally. With autotuned windows the streams fill the trunk's
+    # 0.5 s queue and only TCP's losses part it, some twenty round trips in 10 s: streams read
+    # 0.72-1.29 of their share over five samples of 2 s (docs/sockets.md). A stream's rate is
+    # its bytes over all five samples (analysis/streams.py).
     assert main(["run", "tcp.stream", "--testbed", BED, "--hosts", "h0,h1", "-n", "2", "-s", "64K",
-                 "-p", "streams=4", "--sample-time", "2", "--point-time", "22", "--mpi-home", mpi_home("openmpi"),
+                 "-p", "streams=4", "-p", "sndbuf=256K", "-p", "rcvbuf=256K", "--sample-time", "2",
+                 "--point-time", "22", "--mpi-home", mpi_home("openmpi"),
                  *ONE_SAMPLE, "--min-samples", "5", "--max-samples", "5", "-o", str(out)]) == 0
     _, s = _one(out)
     shares = sockets.shares(bed, [("h0", "h1", None)] * 4)
@@ -89,7 +91,7 @@ def test_parallel_tcp_streams_share_the_trunk_max_min(bed, tmp_path):
     # the trunk carries the sum of the max-min shares; its streams come out equal
     assert sum(s.stream_Bps) == pytest.approx(sum(f.share_Bps for f in shares), rel=0.10)
     assert jain(s.stream_Bps) >= 0.98
-    # each stream near its share: the testbed queues a pair of hosts' packets in one FIFO, so
-    # TCP's own fairness, not the emulation, parts them (docs/sockets.md)
+    # each stream near its share: the testbed queues a pair of hosts' packets in one FIFO, which
+    # parts the trunk by what each stream keeps in it (docs/sockets.md)
     for got, f in zip(s.stream_Bps, shares):
         assert got == pytest.approx(f.share_Bps, rel=0.10), (s.stream_Bps, f.share_Bps)
