@@ -332,11 +332,24 @@ def alternate(contenders: list[tuple[str, callable]], rounds: int, show=None) ->
         order = contenders if i % 2 == 0 else contenders[::-1]
         cells = []
         for name, fn in order:
-            res = fn()
+            res = _once_more(name, fn)
             results[name].append(res)
             cells.append(f"{name} {show(name, res) if show else res}")
         print(f"  round {i + 1}/{rounds}: " + "; ".join(cells), flush=True)
     return results
+
+
+def _once_more(name: str, fn):
+    """fn(), and once more if it fails (BenchError), said on its own line: one launch of
+    an anchor or of fabriclab that dies (osu_latency_mt under MPICH was once killed 20 s
+    into a round) costs its round, not the whole bench. A second failure ends the bench."""
+    try:
+        return fn()
+    except BenchError as e:
+        first = str(e).splitlines()[0][:200]
+        print(f"  RETRY {name}: its launch failed ({first}); run again once", flush=True)
+        _judged["retried"] += 1
+        return fn()
 
 
 def median(xs) -> float:
@@ -384,7 +397,7 @@ def preload_lib(source: str, workdir: str) -> str:
 
 
 # The cells judged by the rule in this run, for main's closing line (chance_line).
-_judged = {"rounds": 0, "cells": 0, "missed": 0, "tolerance": 0.05}
+_judged = {"rounds": 0, "cells": 0, "missed": 0, "tolerance": 0.05, "retried": 0}
 
 
 def beyond(ratio: float, floor: float, tolerance: float) -> bool:
@@ -519,6 +532,8 @@ def closing_line() -> None:
     """chance_line for the cells this run judged, if it judged any."""
     if _judged["cells"] and _judged["rounds"]:
         print(chance_line(_judged["rounds"], _judged["cells"], _judged["missed"], _judged["tolerance"]), flush=True)
+    if _judged["retried"]:
+        print(f"{_judged['retried']} launch(es) failed once and ran again (RETRY lines above)", flush=True)
 
 
 def main(body) -> None:

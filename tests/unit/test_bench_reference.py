@@ -157,6 +157,30 @@ def test_the_closing_line_counts_the_cells_judged(capsys):
     assert line.startswith("1 of 2 cells beyond 5% and the A/A floor") and "with 3 rounds" in line
 
 
+def test_a_launch_that_fails_once_runs_again_and_is_said_a_second_failure_ends_the_bench(capsys):
+    import _common as c
+    c._judged.update(rounds=0, cells=0, missed=0, tolerance=0.05, retried=0)
+    calls = []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) == 2:
+            raise c.BenchError("exit code 9: osu_latency_mt\nKilled")
+        return 1.0
+    got = c.alternate([("osu", flaky), ("fabriclab", lambda: 2.0)], 3)
+    assert got == {"osu": [1.0, 1.0, 1.0], "fabriclab": [2.0, 2.0, 2.0]} and len(calls) == 4
+    c.closing_line()
+    out = capsys.readouterr().out
+    assert "RETRY osu: its launch failed (exit code 9: osu_latency_mt)" in out
+    assert "1 launch(es) failed once and ran again" in out
+
+    def dead():
+        raise c.BenchError("exit code 1: gone")
+    with pytest.raises(c.BenchError, match="gone"):
+        c.alternate([("osu", dead)], 1)
+    c._judged.update(retried=0)
+
+
 def test_imbs_preloaded_buffers_start_on_a_page(tmp_path):
     """bench/imb_aligned.c, which bench_rate.py preloads into IMB-MPI1: every
     MPI_Alloc_mem block starts on a page, a free returns it, and MPI_SUCCESS (0)."""
