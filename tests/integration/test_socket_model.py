@@ -52,25 +52,39 @@ def _one(path: Path):
     return p, s
 
 
+def _stolen(path: Path) -> float:
+    """The largest share of CPU time the hypervisor stole in a launch of the run (its findings)."""
+    analysed = schema.load(path).analysed
+    return float(analysed[1]["noise"].get("steal_max", 0.0)) if analysed else 0.0
+
+
 def test_udp_above_the_trunk_loses_what_the_model_predicts(bed, tmp_path):
-    out = tmp_path / "udp.json"
     rate = int(1.5 * TRUNK_MBPS * 1e6 * 8)            # bits/s: 1.5 x the trunk
-    # rcvbuf: the receiving socket holds a second of datagrams, so a rank descheduled on a busy
-    # machine drops none itself (the trunk is to drop them)
-    assert main(["run", "udp.stream", "--testbed", BED, "--hosts", "h0,h1", "-n", "2", "-s", "8000",
-                 "-p", f"rate={rate}", "-p", "rcvbuf=8388608", "--sample-time", "4", "--point-time", "16",
-                 *ONE_SAMPLE, "-o", str(out)]) == 0
-    p, s = _one(out)
-    seconds = sum(p.samples) * p.batch
-    sent_Bps = p.bandwidth_Bps                       # what the sender offered, as it kept its pace
-    assert 0.9 * 1.5 * TRUNK_MBPS * 1e6 <= sent_Bps <= 1.05 * 1.5 * TRUNK_MBPS * 1e6
-    model = sockets.udp_loss(bed, "h0", "h1", sent_Bps)
-    assert model.cable == "link trunk (s0\u2192s1)" and model.loss == pytest.approx(1 - 20e6 / sent_Bps)
-    # the sample starts with the trunk's queue empty: the previous call's end went to the
-    # receiver over MPI through the same queue, behind the datagrams (docs/sockets.md)
     queue = max(netns.QUEUE_BYTES, TRUNK_MBPS * 1e6 * netns.QUEUE_S)
-    predicted = model.loss_over(seconds, queue)
-    assert s.loss_fraction == pytest.approx(predicted, rel=0.10), (s, predicted, seconds)
+    # A run whose launch lost more than 5% of its CPU time to the hypervisor runs once more: with
+    # a quarter stolen, loss once read 1.25 times the prediction (docs/sockets.md). The retry
+    # is taken on that measured condition only, and the assertion names the steal.
+    for attempt in (1, 2):
+        out = tmp_path / f"udp{attempt}.json"
+        # rcvbuf: the receiving socket holds a second of datagrams, so a rank descheduled on a busy
+        # machine drops none itself (the trunk is to drop them)
+        assert main(["run", "udp.stream", "--testbed", BED, "--hosts", "h0,h1", "-n", "2", "-s", "8000",
+                     "-p", f"rate={rate}", "-p", "rcvbuf=8388608", "--sample-time", "4", "--point-time", "16",
+                     *ONE_SAMPLE, "-o", str(out)]) == 0
+        p, s = _one(out)
+        seconds = sum(p.samples) * p.batch
+        sent_Bps = p.bandwidth_Bps                       # what the sender offered, as it kept its pace
+        assert 0.9 * 1.5 * TRUNK_MBPS * 1e6 <= sent_Bps <= 1.05 * 1.5 * TRUNK_MBPS * 1e6
+        model = sockets.udp_loss(bed, "h0", "h1", sent_Bps)
+        assert model.cable == "link trunk (s0\u2192s1)" and model.loss == pytest.approx(1 - 20e6 / sent_Bps)
+        # the sample starts with the trunk's queue empty: the previous call's end went to the
+        # receiver over MPI through the same queue, behind the datagrams (docs/sockets.md)
+        predicted = model.loss_over(seconds, queue)
+        stolen = _stolen(out)
+        if s.loss_fraction == pytest.approx(predicted, rel=0.10) or attempt == 2 or stolen <= 0.05:
+            break
+        print(f"loss {s.loss_fraction:.4f} against {predicted:.4f} with {stolen:.1%} stolen: once more")
+    assert s.loss_fraction == pytest.approx(predicted, rel=0.10), (s, predicted, seconds, f"stolen {stolen:.1%}")
 
 
 def test_parallel_tcp_streams_share_the_trunk_max_min(bed, tmp_path):
