@@ -25,7 +25,7 @@ DEBS   := python3-simgrid chromium slurmctld slurmd slurm-client munge libpmix2 
 	$(IB_DEBS)
 BENCH_DEBS := iperf3 sockperf hpcc ucx-utils
 
-.PHONY: run test unit bench venv openmpi debs level-debs bench-debs clean
+.PHONY: run test unit bench venv openmpi debs level-debs bench-debs bench-ucx clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -79,7 +79,15 @@ unit: venv
 
 # Every bench runs; those that failed (or lack their anchor: OSU, IMB and HPCC
 # are found through $FABRICLAB_OSU_DIR, $FABRICLAB_IMB_* and Debian's hpcc) are named at the end.
-bench: venv openmpi bench-debs
+# ucx_perftest built for the UCX that fabriclab's ucx level runs (its MPI's copy), from PyPI's
+# libucx-cu12 wheel of that version: bench_atomics_below.py runs it on the same library files.
+UCX_ANCHOR := .bench/ucx
+bench-ucx: venv
+	@v=$$($(PY) bench/bench_atomics_below.py --ucx-version) || exit 1; \
+	if [ "$$(cat $(UCX_ANCHOR)/.version 2>/dev/null)" != "$$v" ]; then rm -rf $(UCX_ANCHOR) && \
+	  $(PY) -m pip install --quiet --target $(UCX_ANCHOR) "libucx-cu12==$$v" && echo "$$v" > $(UCX_ANCHOR)/.version; fi
+
+bench: venv openmpi bench-debs bench-ucx
 	@failed=""; for b in bench/*.py; do $(PY) $$b || failed="$$failed $$b"; done; \
 	if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
 

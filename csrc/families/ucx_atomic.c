@@ -21,6 +21,12 @@
  * registers but no shared-memory transport can reach, so it emulates the
  * atomic with active messages the target serves.
  *
+ * clock=per-op reads the clock after every op, as ucx_perftest's loop
+ * does (ucx_perf_update reads ucs_get_time() once per iteration,
+ * src/tools/perf/lib/libperf_int.h): its figure carries that read, which
+ * on an op of tens of nanoseconds is no small part of it; clock=loop (the
+ * default) reads it around the measure call alone.
+ *
  * Every op adds one to the word, so after k ops from a start value v it
  * holds v + k and op j fetched v + j: verify checks both. The context asks
  * UCP_FEATURE_AMO64 besides tag and RMA; where no transport does atomics
@@ -31,6 +37,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 enum { AT_RESULTS = 64, AT_VERIFY_OPS = 32, AT_TAG_DONE = 3, AT_WORD_BYTES = 4096 };
 
@@ -47,6 +54,8 @@ typedef struct {
     uint64_t raddr;           /* origin: the target's word */
     ucp_rkey_h rkey;
     uint64_t expect;          /* origin: what the word holds before the next op */
+    int clock_per_op;         /* clock=per-op */
+    uint64_t clock_sink;      /* the per-op reads, kept so none is optimised away */
     char flag;                /* "done" */
 } at_state;
 
@@ -64,6 +73,20 @@ static at_op at_param(const fl_opts *opts)
         if (fl_param_is(opts, "op", at_names[k]))
             return (at_op)k;
     return AT_ADD;
+}
+
+/* ucx_perftest's clock: ucs_get_time() reads the TSC on x86-64 where UCX finds
+ * it invariant (ucs/arch/x86_64/cpu.h, ucs_arch_read_hres_clock); elsewhere
+ * UCX's generic clock, a clock_gettime, as here. */
+static inline uint64_t at_clock(void)
+{
+#if defined(__x86_64__)
+    return __builtin_ia32_rdtsc();
+#else
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_nsec;
+#endif
 }
 
 /* memory=ucx: a page UCP allocates and maps (counted as the kernel's). */
@@ -102,6 +125,7 @@ static int at_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **stat
     pair_init(&s->p, ctx, pt, 1);
     s->run = r;
     s->op = at_param(ctx->opts);
+    s->clock_per_op = fl_param_is(ctx->opts, "clock", "per-op");
     *state = s;
     shape->bytes_per_op = 8;
     shape->timed = ctx->rank == 0;
@@ -120,8 +144,8 @@ static int at_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **stat
                      &s->rkey);
     char extra[128];
     snprintf(extra, sizeof extra,
-             ",\"op\":\"ucp_atomic_op_nbx %s\",\"memory\":\"%s\",\"buffers\":1",
-             at_names[s->op], fl_param(ctx->opts, "memory"));
+             ",\"op\":\"ucp_atomic_op_nbx %s\",\"memory\":\"%s\",\"clock\":\"%s\",\"buffers\":1",
+             at_names[s->op], fl_param(ctx->opts, "memory"), s->clock_per_op ? "per-op" : "loop");
     ucx_info(r, s->ep, extra, shape->info);
     return FL_OK;
 }
@@ -206,8 +230,14 @@ static double at_measure(const fl_ctx *ctx, void *state, int64_t iters)
                                  .datatype = ucp_dt_make_contig(sizeof(uint64_t))};
     s->local[0] = 1;
     double t0 = fl_now();
-    for (int64_t j = 0; j < iters; j++)
-        at_one(s, j, &prm, &fetch);
+    if (s->clock_per_op)
+        for (int64_t j = 0; j < iters; j++) {
+            at_one(s, j, &prm, &fetch);
+            s->clock_sink += at_clock();
+        }
+    else
+        for (int64_t j = 0; j < iters; j++)
+            at_one(s, j, &prm, &fetch);
     if (s->op == AT_ADD)
         ucx_wait(w, ucp_ep_flush_nbx(s->ep, &plain), "ucp_ep_flush_nbx");
     double t = pair_finish(&s->p, iters, t0);

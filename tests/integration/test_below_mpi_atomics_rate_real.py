@@ -16,9 +16,10 @@ pytestmark = pytest.mark.integration
 # (MPI, level): one run each, at 8 bytes, the op and endpoint count that run takes.
 RUNS = {("mpich", "fabric"): ["fabric.atomic", "fabric.msg_rate", "-p", "op=cswap", "-p", "endpoints=4",
                               "-p", "provider=shm,tcp"],
-        # the word UCP allocates (shared memory: the CPU's atomics) and the program's (emulated)
+        # the word UCP allocates (shared memory: the CPU's atomics) and the program's (emulated);
+        # the clock around the measure call and after every op (ucx_perftest's loop)
         ("mpich", "ucx"): ["ucx.atomic", "ucx.msg_rate", "-p", "op=cswap", "-p", "endpoints=4",
-                           "-p", "memory=ucx,program"],
+                           "-p", "memory=ucx,program", "-p", "clock=loop,per-op"],
         ("openmpi", "fabric"): ["fabric.atomic", "fabric.msg_rate", "-p", "op=fetch_add", "-p", "endpoints=2"],
         ("openmpi", "ucx"): ["ucx.atomic", "ucx.msg_rate", "-p", "op=fadd", "-p", "endpoints=2", "-p", "tls=tcp"]}
 
@@ -53,4 +54,5 @@ def test_atomics_and_rates_validate(mpi, level, tmp_path):
     else:
         assert not skips
     if (mpi, level) == ("mpich", "ucx"):
-        assert sorted(p["info"]["memory"] for p in atomics) == ["program", "ucx"]
+        assert sorted((p["info"]["memory"], p["info"]["clock"]) for p in atomics) == [
+            ("program", "loop"), ("program", "per-op"), ("ucx", "loop"), ("ucx", "per-op")]

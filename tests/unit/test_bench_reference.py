@@ -201,3 +201,24 @@ def test_imbs_preloaded_buffers_start_on_a_page(tmp_path):
                     "-o", str(exe)], check=True, capture_output=True, timeout=120)
     out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=30, check=True).stdout
     assert out.split("\n")[:4] == ["0 0"] * 4
+
+
+def test_ucx_perftest_runs_on_fabriclabs_ucx_only_when_built_for_its_version():
+    import bench_atomics_below as ba
+    # 1.20's ucx_info -v says what it was built for beside the library it loaded; 1.13's one version
+    assert ba.built_for("# Library version: 1.13.1\n# Library path: /lib/libucs.so.0\n"
+                        "# API headers version: 1.20.1\n# Git branch '', revision d8e50df\n") == "1.20.1"
+    assert ba.built_for("# Version 1.13.1\n# Git branch '<unknown>', revision 0000000\n") == "1.13.1"
+    assert ba.built_for("ucx_info: not found") is None
+    # built for the level's version: its library files first; another (or unknown) version: its own
+    assert ba.anchor_env("1.20.1", "/venv/lib/mpich", "1.20.1")["LD_LIBRARY_PATH"].split(":")[0] == "/venv/lib/mpich"
+    assert ba.anchor_env("1.13.1", "/venv/lib/mpich", "1.20.1") is None
+    assert ba.anchor_env(None, "/venv/lib/mpich", "1.20.1") is None
+    # the client (the origin) on CPU 0 and the server on CPU 1, by ucx_perftest's own -c
+    assert ba.pinned(0) == ["-c", "0"] and ba.pinned(1) == ["-c", "1"]
+
+
+def test_ucx_atomic_reads_the_clock_per_op_only_when_asked():
+    # as ucx_perftest's loop reads ucs_get_time() (ucx_atomic.c; test_below_mpi_atomics_rate_real.py runs both)
+    clock = REGISTRY["ucx.atomic"].params["clock"]
+    assert clock.choices == ("loop", "per-op") and clock.default == "loop"

@@ -101,8 +101,11 @@ FABRIC_RMA = {**FABRIC, "complete": choice("delivery", "transmit")}
 # anchors name them (fabtests' fi_rdm_atomic -o; ucx_perftest's ucp_* tests).
 FABRIC_ATOMIC = {"op": choice("add", "fetch_add", "cswap")}
 # memory: the target's word allocated by UCP (as ucx_perftest's buffers: shared
-# memory a transport may map, device atomics) or the program's own page.
-UCX_ATOMIC = {"op": choice("add", "fadd", "swap", "cswap"), "memory": choice("ucx", "program")}
+# memory a transport may map, device atomics) or the program's own page. clock:
+# per-op reads the clock after every op, as ucx_perftest's loop reads ucs_get_time()
+# (ucx_atomic.c); loop, around the measure call alone.
+UCX_ATOMIC = {"op": choice("add", "fadd", "swap", "cswap"), "memory": choice("ucx", "program"),
+              "clock": choice("loop", "per-op")}
 # Message rate over several endpoints (perftest's -q): ENDPOINTS endpoints
 # (workers, ucx) per rank, each streaming WINDOW messages per window.
 # A window's Q x W messages share the buffers (window_buffers=shared, as
