@@ -3,19 +3,24 @@
 Both time an 8-byte fetch-and-add on a remote word, one op and then its
 completion (ucx_perftest -t ucp_fadd -O 1: at most one outstanding op, its
 src/tools/perf/lib/ucp_tests.cc wait_send_window; fabriclab: ucx_atomic.c),
-the two processes on one host, each on a CPU of its own as fabriclab's
-ranks are by default (--bind core: rank k on core k here; ucx_perftest's
-own -c places its client, the origin, on CPU 0 and its server on CPU 1). ucx_perftest runs as server and client on
-loopback (the client connects to 127.0.0.1) and prints its mean over -n
-iterations (the "overall" latency of its Final line; -n at its default of
-1,000,000) and a 50.0%ile; fabriclab runs one launch of two ranks per
-round (-L 1) with `-p clock=per-op`, reading the clock after every op as
-ucx_perftest's loop does (ucx_perf_update). The ratio judged is of the
-means, ucx_perftest's statistic: fabriclab's mean over its samples (each
-a batch's time over its ops) against the overall mean; fabriclab's median
-against the 50.0%ile is printed beside it. Both atomics land on memory UCP allocated
-(ucp_mem_map with UCP_MEM_MAP_ALLOCATE: ucx.atomic's default memory=ucx),
-which a shared-memory transport maps and updates with the CPU's own atomics.
+the two processes on one host, each on a CPU of its own as fabriclab's ranks
+are by default (--bind core: rank k on core k here; ucx_perftest's own -c
+places its client, the origin, on CPU 0 and its server on CPU 1).
+ucx_perftest runs as server and client on loopback (the client connects to
+127.0.0.1) and prints its mean over -n iterations (the "overall" latency of
+its Final line; -n at its default of 1,000,000) and a 50.0%ile; fabriclab
+runs one launch of two ranks per round (-L 1) with `-p clock=per-op`,
+reading the clock after every op as ucx_perftest's loop does
+(ucx_perf_update), and `-p target=perftest`, the target doing what
+ucx_perftest's responder does (a progress and a clock read per op, then,
+its own loop done first, reading the word until the end: wait_last_iter),
+which moves the word's cache line to the target's CPU while the origin's
+ops run (ucx_atomic.c). The ratio judged is of the means, ucx_perftest's
+statistic: fabriclab's mean over its samples (each a batch's time over its
+ops) against the overall mean; fabriclab's median against the 50.0%ile is
+printed beside it. Both atomics land on memory UCP allocated (ucp_mem_map
+with UCP_MEM_MAP_ALLOCATE: ucx.atomic's default memory=ucx), which a
+shared-memory transport maps and updates with the CPU's own atomics.
 
 Like for like, both run the same UCX library files: ucx_perftest runs on the
 copy fabriclab's ucx level links (its MPI's, UCX 1.20.1 in the PyPI MPICH
@@ -54,7 +59,7 @@ import time
 
 import _common as c
 
-# PyPI's libucx-cu12 wheel, installed by `make bench` with pip --target: its ucx_perftest, and Debian's
+# ucx_perftest from PyPI's libucx-cu12 wheel (make bench-ucx: pip --target), and Debian's
 PYPI_PERFTEST = c.REPO / ".bench" / "ucx" / "libucx" / "bin" / "ucx_perftest"
 UCX_PERFTEST = "/usr/bin/ucx_perftest"
 FINAL = re.compile(r"^Final:\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s")
@@ -153,8 +158,8 @@ def perftest(exe: str, iters: int, env: dict | None = None):
 def fabriclab(workdir: str, point_time: float):
     """One fabriclab run of ucx.atomic op=fadd: (seconds per op, its mean and its median), the UCX
     its point ran on."""
-    doc, _, _ = c.fabriclab(["ucx.atomic", "-p", "op=fadd", "-p", "clock=per-op", "-s", "8", "-L", "1",
-                             "--point-time", str(point_time), "-n", "2"], workdir)
+    doc, _, _ = c.fabriclab(["ucx.atomic", "-p", "op=fadd", "-p", "clock=per-op", "-p", "target=perftest", "-s", "8",
+                             "-L", "1", "--point-time", str(point_time), "-n", "2"], workdir)
     p = c.point(doc, "ucx.atomic", 8)
     return (p["summary"]["mean"], p["summary"]["median"]), p["info"].get("library", "?")
 
@@ -184,7 +189,11 @@ def main() -> int:
         print(f"FAIL  anchor: {a.ucx_perftest} is not an executable (--ucx-perftest or $FABRICLAB_UCX_PERFTEST)")
         return 1
     print(f"load: {os.getloadavg()[0]:.2f} (1-minute average) on {os.cpu_count()} CPUs")
-    libdir, version = fabriclab_ucx()
+    try:
+        libdir, version = fabriclab_ucx()
+    except (c.BenchError, OSError, AttributeError) as e:
+        print(f"FAIL  fabriclab's ucx level: {e}")
+        return 1
     built = anchor_version(a.ucx_perftest)
     env = anchor_env(built, libdir, version)
     if env:

@@ -27,6 +27,15 @@
  * on an op of tens of nanoseconds is no small part of it; clock=loop (the
  * default) reads it around the measure call alone.
  *
+ * The target: target=progress (the default) polls its worker until the
+ * origin's "done" and never touches the word. target=perftest does what
+ * ucx_perftest's responder does (ucp_tests.cc run_stream_uni, index 0): a
+ * worker progress and a clock read for each of the origin's ops, then, its
+ * own count done first since its iterations are shorter, it reads the word
+ * until the end (wait_last_iter, which waits for the origin's last
+ * sequence number there). While it reads, every op of the origin takes the
+ * word's cache line back from the target's CPU.
+ *
  * Every op adds one to the word, so after k ops from a start value v it
  * holds v + k and op j fetched v + j: verify checks both. The context asks
  * UCP_FEATURE_AMO64 besides tag and RMA; where no transport does atomics
@@ -55,6 +64,7 @@ typedef struct {
     ucp_rkey_h rkey;
     uint64_t expect;          /* origin: what the word holds before the next op */
     int clock_per_op;         /* clock=per-op */
+    int target_perftest;      /* target=perftest */
     uint64_t clock_sink;      /* the per-op reads, kept so none is optimised away */
     char flag;                /* "done" */
 } at_state;
@@ -126,6 +136,7 @@ static int at_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **stat
     s->run = r;
     s->op = at_param(ctx->opts);
     s->clock_per_op = fl_param_is(ctx->opts, "clock", "per-op");
+    s->target_perftest = fl_param_is(ctx->opts, "target", "perftest");
     *state = s;
     shape->bytes_per_op = 8;
     shape->timed = ctx->rank == 0;
@@ -142,10 +153,12 @@ static int at_setup(const fl_ctx *ctx, void *bs, const fl_point *pt, void **stat
     if (s->p.role != FL_IDLE)
         ucx_swap_key(r, ctx->comm, s->p.role == FL_SENDER, s->p.peer, s->ep, &s->word, &s->raddr,
                      &s->rkey);
-    char extra[128];
+    char extra[192];
     snprintf(extra, sizeof extra,
-             ",\"op\":\"ucp_atomic_op_nbx %s\",\"memory\":\"%s\",\"clock\":\"%s\",\"buffers\":1",
-             at_names[s->op], fl_param(ctx->opts, "memory"), s->clock_per_op ? "per-op" : "loop");
+             ",\"op\":\"ucp_atomic_op_nbx %s\",\"memory\":\"%s\",\"clock\":\"%s\",\"target\":\"%s\","
+             "\"buffers\":1",
+             at_names[s->op], fl_param(ctx->opts, "memory"), s->clock_per_op ? "per-op" : "loop",
+             s->target_perftest ? "perftest" : "progress");
     ucx_info(r, s->ep, extra, shape->info);
     return FL_OK;
 }
@@ -208,6 +221,25 @@ static inline void at_one(at_state *s, int64_t j, const ucp_request_param_t *prm
     s->expect++;
 }
 
+/* target=perftest: ucx_perftest's responder for `iters` ops of the origin
+ * (the file's comment), until the origin's "done" request completes. */
+static void at_responder(at_state *s, ucp_worker_h w, void *done, int64_t iters)
+{
+    const volatile uint64_t *word = s->word.base;
+    for (int64_t j = 0; j < iters && ucp_request_check_status(done) == UCS_INPROGRESS; j++) {
+        ucp_worker_progress(w);
+        s->clock_sink += at_clock();
+    }
+    ucs_status_t st;
+    while ((st = ucp_request_check_status(done)) == UCS_INPROGRESS) {
+        s->clock_sink += *word;
+        ucp_worker_progress(w);
+    }
+    ucp_request_free(done);
+    if (st != UCS_OK)
+        ucx_fail("done", st);
+}
+
 /* The origin's ops, each completed before the next (add: and a flush at
  * the end); then "done" to the target, which polls its worker until then. */
 static double at_measure(const fl_ctx *ctx, void *state, int64_t iters)
@@ -217,8 +249,12 @@ static double at_measure(const fl_ctx *ctx, void *state, int64_t iters)
     const ucp_request_param_t plain = {.op_attr_mask = 0};
     (void)ctx;
     if (s->p.role == FL_RECEIVER) {
-        ucx_wait(w, ucx_check(ucp_tag_recv_nbx(w, &s->flag, 0, at_tag(s->p.peer), (ucp_tag_t)-1,
-                                               &plain), "ucp_tag_recv_nbx"), "done");
+        void *done = ucx_check(ucp_tag_recv_nbx(w, &s->flag, 0, at_tag(s->p.peer), (ucp_tag_t)-1, &plain),
+                               "ucp_tag_recv_nbx");
+        if (s->target_perftest && done)
+            at_responder(s, w, done, iters);
+        else
+            ucx_wait(w, done, "done");
         return 0.0;
     }
     if (s->p.role != FL_SENDER)

@@ -17,9 +17,10 @@ pytestmark = pytest.mark.integration
 RUNS = {("mpich", "fabric"): ["fabric.atomic", "fabric.msg_rate", "-p", "op=cswap", "-p", "endpoints=4",
                               "-p", "provider=shm,tcp"],
         # the word UCP allocates (shared memory: the CPU's atomics) and the program's (emulated);
-        # the clock around the measure call and after every op (ucx_perftest's loop)
+        # the clock around the measure call and after every op, and the target that reads the
+        # word as ucx_perftest's responder does (ucx_atomic.c)
         ("mpich", "ucx"): ["ucx.atomic", "ucx.msg_rate", "-p", "op=cswap", "-p", "endpoints=4",
-                           "-p", "memory=ucx,program", "-p", "clock=loop,per-op"],
+                           "-p", "memory=ucx,program", "-p", "clock=loop,per-op", "-p", "target=progress,perftest"],
         ("openmpi", "fabric"): ["fabric.atomic", "fabric.msg_rate", "-p", "op=fetch_add", "-p", "endpoints=2"],
         ("openmpi", "ucx"): ["ucx.atomic", "ucx.msg_rate", "-p", "op=fadd", "-p", "endpoints=2", "-p", "tls=tcp"]}
 
@@ -54,5 +55,5 @@ def test_atomics_and_rates_validate(mpi, level, tmp_path):
     else:
         assert not skips
     if (mpi, level) == ("mpich", "ucx"):
-        assert sorted((p["info"]["memory"], p["info"]["clock"]) for p in atomics) == [
-            ("program", "loop"), ("program", "per-op"), ("ucx", "loop"), ("ucx", "per-op")]
+        assert sorted((p["info"]["memory"], p["info"]["clock"], p["info"]["target"]) for p in atomics) == [
+            (m, c, t) for m in ("program", "ucx") for c in ("loop", "per-op") for t in ("perftest", "progress")]

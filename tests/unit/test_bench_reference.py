@@ -218,7 +218,9 @@ def test_ucx_perftest_runs_on_fabriclabs_ucx_only_when_built_for_its_version():
     assert ba.pinned(0) == ["-c", "0"] and ba.pinned(1) == ["-c", "1"]
 
 
-def test_ucx_atomic_reads_the_clock_per_op_only_when_asked():
-    # as ucx_perftest's loop reads ucs_get_time() (ucx_atomic.c; test_below_mpi_atomics_rate_real.py runs both)
-    clock = REGISTRY["ucx.atomic"].params["clock"]
+def test_ucx_atomic_follows_ucx_perftest_only_when_asked():
+    # the clock read per op as ucx_perftest's loop reads ucs_get_time(), and its responder that reads
+    # the word (ucx_atomic.c; test_below_mpi_atomics_rate_real.py runs each)
+    clock, target = REGISTRY["ucx.atomic"].params["clock"], REGISTRY["ucx.atomic"].params["target"]
     assert clock.choices == ("loop", "per-op") and clock.default == "loop"
+    assert target.choices == ("progress", "perftest") and target.default == "progress"

@@ -102,10 +102,12 @@ FABRIC_RMA = {**FABRIC, "complete": choice("delivery", "transmit")}
 FABRIC_ATOMIC = {"op": choice("add", "fetch_add", "cswap")}
 # memory: the target's word allocated by UCP (as ucx_perftest's buffers: shared
 # memory a transport may map, device atomics) or the program's own page. clock:
-# per-op reads the clock after every op, as ucx_perftest's loop reads ucs_get_time()
-# (ucx_atomic.c); loop, around the measure call alone.
+# per-op reads the clock after every op, as ucx_perftest's loop reads ucs_get_time();
+# loop, around the measure call alone. target: progress polls the worker alone;
+# perftest does as ucx_perftest's responder, which reads the word once its own
+# loop is done (ucx_atomic.c).
 UCX_ATOMIC = {"op": choice("add", "fadd", "swap", "cswap"), "memory": choice("ucx", "program"),
-              "clock": choice("loop", "per-op")}
+              "clock": choice("loop", "per-op"), "target": choice("progress", "perftest")}
 # Message rate over several endpoints (perftest's -q): ENDPOINTS endpoints
 # (workers, ucx) per rank, each streaming WINDOW messages per window.
 # A window's Q x W messages share the buffers (window_buffers=shared, as
