@@ -176,12 +176,13 @@ def main() -> int:
                     help="print the UCX version fabriclab's ucx level runs and exit (make bench installs "
                          "ucx_perftest of that version)")
     a = ap.parse_args()
+    try:
+        libdir, version = fabriclab_ucx()
+    except (c.BenchError, OSError, AttributeError) as e:   # --ucx-version's stdout is make's variable
+        print(f"FAIL  fabriclab's ucx level: {e}", file=sys.stderr if a.ucx_version else sys.stdout)
+        return 1
     if a.ucx_version:
-        try:
-            print(fabriclab_ucx()[1])
-        except (c.BenchError, OSError, AttributeError) as e:
-            print(f"bench_atomics_below: {e}", file=sys.stderr)
-            return 1
+        print(version)
         return 0
     if a.rounds < 3:
         ap.error("--rounds must be at least 3")
@@ -189,11 +190,6 @@ def main() -> int:
         print(f"FAIL  anchor: {a.ucx_perftest} is not an executable (--ucx-perftest or $FABRICLAB_UCX_PERFTEST)")
         return 1
     print(f"load: {os.getloadavg()[0]:.2f} (1-minute average) on {os.cpu_count()} CPUs")
-    try:
-        libdir, version = fabriclab_ucx()
-    except (c.BenchError, OSError, AttributeError) as e:
-        print(f"FAIL  fabriclab's ucx level: {e}")
-        return 1
     built = anchor_version(a.ucx_perftest)
     env = anchor_env(built, libdir, version)
     if env:
