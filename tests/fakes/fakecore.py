@@ -13,7 +13,8 @@ FAKECORE_MODE selects a behaviour: "ok" (default), "hang:N" (stop answering
 after N points), "die:N" (exit 1 after N points), "error" (an error line),
 "nosamples:N" (point N has no samples), "killed:N" (after N points, print
 the launcher's report of a killed rank from the file FAKECORE_REPORT, on
-stdout for a .stdout file, else on stderr, and exit 137). FAKECORE_THREADS is
+stdout for a .stdout file, else on stderr, and exit 137), "capped" (every
+point stops at its --point-time cap, as a slow host's unconverged points do). FAKECORE_THREADS is
 the highest thread level its MPI grants (MULTIPLE by default): like the real
 core it asks MULTIPLE for a benchmark whose facts say `threads`, SINGLE for
 any other, records both in its hello and refuses a lower grant (exit 2).
@@ -175,7 +176,8 @@ def script(argv, env):
                     val = {"checked_bytes": size * legs, "errors": 0} if "--validate" in opts else None
                     rec = {"type": "point", **where, "buffers": nbuf, "bytes_per_op": size * legs,
                            "legs_per_op": legs, "concurrent": facts.concurrent, "warmup": 10, "batch": 4,
-                           "samples": samples, "stop": "converged", "elapsed_s": 0.01, "validation": val,
+                           "samples": samples, "stop": "time_cap" if mode == "capped" else "converged",
+                           "elapsed_s": float(opts["--point-time"]) if mode == "capped" else 0.01, "validation": val,
                            "info": {}, "rank_cpu": rank_cpu(nranks, sum(samples) * 4)}
                     if lay and facts.level == "app":
                         rec.update(roles=lay[1], peers=lay[2],

@@ -148,7 +148,7 @@ def test_show_lists_each_kind_once_and_a_version_9_document_is_classified(fake_c
     assert main(["run", "message.pingpong", "-s", "8,64,1K", "-L", "3", "--core", fake_core["core"],
                  "--mpiexec", fake_core["mpiexec"], "-q", "-o", str(out)]) == 0
     doc = json.loads(out.read_text())
-    assert doc["schema_version"] == 17 and "noise" in doc["findings"]
+    assert doc["schema_version"] == 18 and "noise" in doc["findings"]
     old = dict(doc, schema_version=9)
     del old["findings"]
     for m in old["merged"]:

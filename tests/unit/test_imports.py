@@ -76,7 +76,7 @@ def test_osu_header_says_what_was_imported():
     assert imp["benchmarks"] == ["osu_latency"] and "half the round trip" in imp["averaging"]
     assert h["run_id"] == f"imported-osu-{sha[:12]}" and h["nranks"] == 2
     assert h["start_time"] == datetime.fromtimestamp(os.stat(path).st_mtime, timezone.utc).isoformat()
-    assert doc["schema_version"] == schema.SCHEMA_VERSION == 17
+    assert doc["schema_version"] == schema.SCHEMA_VERSION == 18
     assert doc["footer"] == {"status": "complete", "error": None, "points": 24}
 
 

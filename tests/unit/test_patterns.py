@@ -257,7 +257,7 @@ def test_hotspot_run_records_ranks(fake_core, tmp_path, capsys):
     assert main(["run", "message.hotspot", "-n", "4", "-s", "8,1K", "--mpiexec", fake_core["mpiexec"],
                  "--core", fake_core["core"], "-q", "-o", str(out), "-L", "1"]) == 0
     doc = docs.read(out)
-    assert doc["schema_version"] == schema.SCHEMA_VERSION == 17
+    assert doc["schema_version"] == schema.SCHEMA_VERSION == 18
     pts = docs.points(doc)
     assert [(p["active"], p["size"]) for p in pts] == [(1, 8), (1, 1024), (2, 8), (2, 1024), (3, 8), (3, 1024)]
     for p in pts:

@@ -114,8 +114,8 @@ def check_point(record: Mapping, summary: "Summary", target_ci: float) -> List[D
             TIME_CAP,
             f"stopped at the --point-time cap after {n} samples, median known to "
             f"+-{_pct(summary.ci_rel)} (target +-{_pct(target_ci)})",
-            "Raise --point-time so the point can converge, or accept a wider "
-            "interval with a larger --target-ci.", **where))
+            "Raise --point-time (and --budget, where the run's time budget lowered the cap) so the point "
+            "can converge, or accept a wider interval with a larger --target-ci.", **where))
 
     if summary.ci_rel > target_ci:
         out.append(Diagnostic(

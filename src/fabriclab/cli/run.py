@@ -6,8 +6,9 @@ import sys
 from dataclasses import replace
 
 from ..suite.buffers import CACHE_STATES
-from ..measure.plan import RANGES, Sampling
-from ..measure.session import DEFAULT_LAUNCHES, DEFAULT_TIMEOUT_S, LAUNCHES, SEED, TIMEOUT_S, Request
+from ..measure.plan import BUDGET_S, RANGES, Sampling
+from ..measure.session import (DEFAULT_BUDGET_PER_LAUNCH_S, DEFAULT_LAUNCHES, DEFAULT_TIMEOUT_S, LAUNCHES, SEED,
+                               TIMEOUT_S, Request)
 from . import storing
 from .letters import adder
 from .options import add_mpi_options, integer, launch_options, number, site
@@ -90,6 +91,12 @@ def add_sampling(add, launches: int = DEFAULT_LAUNCHES, sample_time: float | Non
 
 def _add_behaviour(add) -> None:
     """Timeout, dry run, quiet, counters, tables."""
+    add("--budget", type=number(0, BUDGET_S[1]), default=None, metavar="SECONDS",
+        help="Time budget for all launches: when they fall behind it, later launches sample the points "
+             "that would run to --point-time for less (not below 0.2 s); no point is left out "
+             "(docs/statistics.md, \"Time budget\"). 0: none. "
+             f"Default: {DEFAULT_BUDGET_PER_LAUNCH_S:g} s a launch for the default suite (no BENCH), "
+             "none for named benchmarks.")
     add("--timeout", type=number(*TIMEOUT_S), default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
         help="End the run when a launch prints nothing for this long plus twice --point-time "
              "(a hung or dead rank). Default: 60.")
@@ -129,7 +136,14 @@ def request(args, **over) -> Request:
                            validate=args.validate, sampling=sampling(args), launches=args.launches, seed=args.seed,
                            launch=launch_options(args), site=site(args), output=args.output, timeout=args.timeout,
                            counters=args.counters, network=args.network, calibration=args.calibration,
-                           force=args.force, argv=tuple(getattr(args, "argv", ()))), **over)
+                           force=args.force, budget=budget(args), argv=tuple(getattr(args, "argv", ()))), **over)
+
+
+def budget(args):
+    """--budget in seconds, or None: 0 is none; not given, the default suite's budget per launch."""
+    if args.budget is None:
+        return None if args.bench else DEFAULT_BUDGET_PER_LAUNCH_S * args.launches
+    return args.budget or None
 
 
 def cmd_run(args) -> int:
@@ -175,11 +189,27 @@ def execute(args) -> tuple:
     end = f"fabriclab: {result.points} points in {result.seconds:.1f} s -> {result.path}"
     stream = f"(stream {result.stream})"      # on a line of its own where both would pass 100 columns
     print(end + (" " + stream if len(end) + len(stream) < 100 else "\n  " + stream), file=sys.stderr)
+    line = budget_line(result.document.footer.extra.get("budget"))
+    if line:
+        print(f"fabriclab: {line}", file=sys.stderr)
     if result.error:
         print(f"fabriclab: {'error: ' if result.status == 'failed' else ''}{result.error}"
               + ("; the completed points are saved" if result.status == "interrupted" else ""), file=sys.stderr)
     storing.keep(store, [result.path], args)
     return result.exit_code, result
+
+
+def budget_line(b) -> str | None:
+    """What the time budget did (the footer's `budget`, measure/pace.py), when it did anything."""
+    if not isinstance(b, dict) or not (b.get("launches_lowered") or b.get("met") is False):
+        return None
+    took = f"the launches took {b['launches_s']:.1f} s"
+    if b.get("launches_lowered"):
+        return (f"to keep the {b['budget_s']:g} s time budget, {b['launches_lowered']} of {b['launches']} launches "
+                f"capped points at {b['lowest_point_time_s']:.2g}-{b['point_time_s']:.2g} s instead of --point-time "
+                f"{b['point_time_s']:g} s; {took}" + ("" if b.get("met") else ", over the budget")
+                + " (--budget 0: no budget)")
+    return f"{took}, over the {b['budget_s']:g} s time budget (--budget 0: no budget)"
 
 
 def _print_end(args, result) -> None:

@@ -21,6 +21,8 @@ from ..suite.facts import Bench
 
 
 MAX_PER_OP_S = 3600.0
+# A run's time budget (--budget): positive, within a year.
+BUDGET_S = (1e-3, 3.2e7)
 # Each sampling number's range, for its option and for Sampling.check: finite (NaN and infinity
 # fail every comparison), the counts within the core's int, and the times far enough inside a
 # double and select()'s timeout that what is computed from them (a launch's allowed silence,
@@ -97,6 +99,7 @@ class Plan:
     notes: tuple = ()              # what the default suite left out, and why
     launches: int = 1              # independent launches per job (fresh processes each)
     seed: int = 0                  # the shuffle of each launch's order
+    budget: float | None = None    # seconds the launches should take in all (measure/pace.py); None: no budget
 
     @property
     def npoints(self) -> int:
@@ -126,7 +129,7 @@ class Plan:
         return {"jobs": [j.to_dict() for j in self.jobs], "sampling": asdict(self.sampling),
                 "validate": self.validate, "cache": {"state": self.cache, "llc_bytes": self.llc_bytes,
                                                      "warm_region_bytes": buffers.WARM_REGION},
-                "launches": self.launches, "seed": self.seed}
+                "launches": self.launches, "seed": self.seed, "budget_s": self.budget}
 
 
 def parse_params(items: list[str] | None) -> dict:
@@ -269,13 +272,14 @@ def _jobs(b, s, st, cn, mine: dict, named: bool, nranks: int, active_list, cache
 def build(names: list[str] | None, sizes: str | None, strides: str | None, params: list[str] | None,
           sampling: Sampling, validate: bool, nranks: int = 2, conns: str | None = None,
           active: str | None = None, cache: str = "warm", llc_bytes: int | None = None,
-          launches: int = 1, seed: int = 0) -> Plan:
+          launches: int = 1, seed: int = 0, budget: float | None = None) -> Plan:
     """Default sweeps come from the registry; --sizes/--strides/--conns/--active override them.
 
     A parameter applies to every selected benchmark that accepts it, in
     the variants where it means something (_settled). A named set
     (suite/hpcc.py: `hpcc`) brings its benchmarks with its own sweeps and
-    parameters, which the options override."""
+    parameters, which the options override. `budget`: seconds the launches
+    should take in all (measure/pace.py), or None."""
     asked = list(names or ())
     names, preset = hpcc.expand(names)
     chosen = select(names)
@@ -309,4 +313,6 @@ def build(names: list[str] | None, sizes: str | None, strides: str | None, param
         threads.check(j.bench, j.params, os.cpu_count() or 1)
     if not 1 <= launches <= MAX_LAUNCHES:
         raise UsageError(f"--launches must be 1..{MAX_LAUNCHES}, not {launches}")
-    return Plan(tuple(jobs), sampling.check(), validate, cache, llc_bytes, tuple(notes), launches, seed)
+    if budget is not None:
+        check_range("--budget", budget, *BUDGET_S)
+    return Plan(tuple(jobs), sampling.check(), validate, cache, llc_bytes, tuple(notes), launches, seed, budget)

@@ -24,6 +24,7 @@ from ..schema import StreamWriter
 from ..schema.records import Point
 from ..schema.run_records import LaunchEnd, LaunchRecord, SkipRecord
 from . import failures, protocol, shm
+from .pace import Pace
 from ..host import sysinfo
 from .launch import LaunchSpec, command, wrong_world
 from .plan import Job, Plan
@@ -37,6 +38,7 @@ class Outcome:
     diagnostics: list
     signal: int | None = None   # what interrupted it: SIGINT (Ctrl-C) or SIGTERM
     refused: bool = False       # the core refused the run as bad input (Refusal)
+    budget: dict | None = None  # how the run kept its time budget (pace.Pace.summary), or None
 
 
 class Refusal(str):
@@ -191,17 +193,24 @@ def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, time
     recorded with where each rank ended up (a `launch_end` record).
     `on_hello(hello)` hears every launch's hello before its points (the
     session completes the header from the first); `executor(argv, env)`
-    starts a launch (Launch: a process group)."""
+    starts a launch (Launch: a process group). With the plan's budget each
+    launch's point-time cap comes from pace.Pace (never above the plan's)."""
     diags: list = []
     status, error = "complete", None
     r = _Run(plan, core_path, spec, writer, timeout + 2 * plan.sampling.point_time, progress, watch or Watch(),
              on_hello or (lambda hello: None), executor or Launch, diags)
     job, k, sig = None, 0, None
+    pace = Pace(plan.sampling.point_time, plan.budget,
+                [(j.bench.name, j.variant, j.env) for n in range(plan.launches) for j in plan.order(n)])
+    t0 = time.monotonic()
     previous = catch_sigterm()
     try:
         for k in range(plan.launches):
             for job in plan.order(k):
-                error = _launch(job, k, r)
+                i, t = len(pace.caps), time.monotonic()
+                cap = pace.cap(i, t - t0)
+                error, capped = _launch(job, k, r, replace(plan.sampling, point_time=cap))
+                pace.done(i, time.monotonic() - t, capped, cap)
                 if error:
                     break
             if error:
@@ -216,7 +225,7 @@ def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, time
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     done = sum(isinstance(x, Point) for x in writer.records)
-    return Outcome(status, error, done, diags, sig, isinstance(error, Refusal))
+    return Outcome(status, error, done, diags, sig, isinstance(error, Refusal), pace.summary(time.monotonic() - t0))
 
 
 @dataclass
@@ -254,9 +263,10 @@ class _Reading:
             self.writer.add(self.record)
 
 
-def _launch(job: Job, k: int, run: _Run) -> str | None:
-    """One launch of the core for one job; an error line or None."""
-    argv, env = command(run.spec, protocol.job_argv(run.core_path, job, run.plan.sampling, run.plan.validate))
+def _launch(job: Job, k: int, run: _Run, sampling) -> tuple[str | None, int]:
+    """One launch of the core for one job, sampled as `sampling` says (the plan's, with
+    this launch's cap): an error line or None, and how many of its points hit the cap."""
+    argv, env = command(run.spec, protocol.job_argv(run.core_path, job, sampling, run.plan.validate))
     env = {**env, **dict(job.env)}
     before = sysinfo.noise()
     token = run.watch.before()
@@ -282,7 +292,7 @@ def _launch(job: Job, k: int, run: _Run) -> str | None:
         run.writer.add(LaunchEnd(job.bench.name, job.variant, k, noise, wire,
                                  {"cpu_end": r.end.get("cpu_end"), "ended": time.time(), **fabric}))
     _bypassed(r, wire, fabric.get("fabric", "the fabric"))
-    return error
+    return error, sum(p.stop == "time_cap" for p in r.points)
 
 
 def _bypassed(r: _Reading, wire, fabric: str) -> None:

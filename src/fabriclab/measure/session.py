@@ -31,12 +31,16 @@ from ..schema import Document, Footer, Header, StreamWriter
 from ..units import check_range
 from ..suite.buffers import CACHE_STATES
 from .launch import LaunchSpec
-from .plan import Plan, Sampling
+from .plan import BUDGET_S, Plan, Sampling
 
 # Launches per point: see docs/statistics.md ("How many launches") for why
 # five, and what the default suite trims to afford them.
 DEFAULT_LAUNCHES = 5
 DEFAULT_TIMEOUT_S = 60.0
+# The default suite's time budget per launch (measure/pace.py): its five launches took
+# 110-125 s on an idle 2-core VM and 175 s when the VM ran Python at a third of its
+# speed; 30 s a launch keeps `fabriclab run` near 2.5 minutes there (docs/statistics.md, "Time budget").
+DEFAULT_BUDGET_PER_LAUNCH_S = 30.0
 # The ranges of a request's numbers, for their options and Request.check: a launch may stay
 # silent for timeout + 2 * point time (runner.py), which select() takes only below ~9e9 s.
 TIMEOUT_S = (1e-3, 1e6)
@@ -134,12 +138,15 @@ class Request:
     force: bool = False                  # run even where the memory estimate says it does not fit
     env: tuple = ()                      # (name, value) every launch sets: a library setting tried (the tuner's file)
     argv: tuple = ()                     # the command as typed, recorded in the header
+    budget: Optional[float] = None       # seconds for all launches (measure/pace.py); None: no budget
 
     def check(self) -> "Request":
         if self.cache not in CACHE_STATES:
             raise UsageError(f"--cache must be one of {', '.join(CACHE_STATES)}, not {self.cache!r}")
         check_range("--timeout", self.timeout, *TIMEOUT_S)
         check_range("--launches", self.launches, *LAUNCHES)
+        if self.budget is not None:
+            check_range("--budget", self.budget, *BUDGET_S)
         if self.seed is not None:
             check_range("--seed", self.seed, *SEED)
         if self.calibration and not self.network and self.site.testbed is None:
@@ -223,7 +230,8 @@ class Session:
         seed = r.seed if r.seed is not None else random.randrange(1 << 31)
         plan = build(list(r.benches), r.sizes, r.strides, list(r.params), r.sampling, r.validate, r.launch.ranks,
                      conns=r.conns, active=r.active, cache=r.cache,
-                     llc_bytes=max(caches.values()) if caches else None, launches=r.launches, seed=seed)
+                     llc_bytes=max(caches.values()) if caches else None, launches=r.launches, seed=seed,
+                     budget=r.budget)
         for note in plan.notes:
             self.say(note)
         return plan
@@ -314,8 +322,10 @@ class Session:
             if progress:
                 progress.close()
         seconds = time.monotonic() - t0
-        doc = writer.close(Footer(outcome.status, outcome.error, seconds, outcome.points,
-                                  {"end_time": datetime.now(timezone.utc).isoformat()}))
+        extra = {"end_time": datetime.now(timezone.utc).isoformat()}
+        if outcome.budget:
+            extra["budget"] = outcome.budget
+        doc = writer.close(Footer(outcome.status, outcome.error, seconds, outcome.points, extra))
         for name, block in self._derived(doc).items():
             doc.add_block(name, block)
         merge.write(doc, out)

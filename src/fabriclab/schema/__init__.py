@@ -99,7 +99,11 @@ History of SCHEMA_VERSION:
     Imported iperf3 tests (`header.imported.tool` "iperf3"): tcp.stream and
     udp.stream points whose `info.socket` holds iperf3's offered rate,
     streams, jitter, loss, intervals and CPU use (docs/sockets.md).
-    Older documents load unchanged."""
+    Older documents load unchanged.
+  18 (fabriclab 0.3.0): a run's time budget: the plan's `budget_s` and the
+    footer's `budget` (how many launches ran with a lower point-time cap,
+    the lowest, the launches' seconds, whether the budget was met;
+    docs/statistics.md). Older documents load unchanged."""
 
 from __future__ import annotations
 

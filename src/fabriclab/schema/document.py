@@ -35,7 +35,7 @@ from .records import MergedPoint, Point, point_key
 from .run_records import DiagnosticRecord, LaunchEnd, LaunchRecord, SkipRecord
 
 SCHEMA = "fabriclab.run"
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 18
 STATUSES = ("complete", "interrupted", "failed", "incomplete")
 # The record types by the `kind` each is written with.
 RECORD_TYPES = {t.KIND: t for t in (LaunchRecord, Point, SkipRecord, DiagnosticRecord, LaunchEnd)}
