@@ -7,7 +7,7 @@ import docs  # noqa: E402  (tests/support)
 from fabriclab.cli import main
 from fabriclab.cli.run import budget, budget_line
 from fabriclab.measure.pace import FLOOR_S, MIN_KNOWN, Pace
-from fabriclab.measure.session import DEFAULT_BUDGET_PER_LAUNCH_S
+from fabriclab.measure.session import DEFAULT_BUDGET_PER_POINT_S
 
 pytestmark = pytest.mark.unit
 
@@ -107,12 +107,16 @@ def test_a_budget_kept_changes_nothing_and_says_nothing(fake_core, tmp_path, mon
     assert "time budget" not in err
 
 
-def test_the_default_suite_has_a_budget_per_launch_and_named_benchmarks_none():
-    args = lambda bench, given, launches=5: argparse.Namespace(bench=bench, budget=given, launches=launches)
-    assert budget(args([], None)) == DEFAULT_BUDGET_PER_LAUNCH_S * 5
-    assert budget(args([], None, 2)) == DEFAULT_BUDGET_PER_LAUNCH_S * 2
-    assert budget(args(["message"], None)) is None
-    assert budget(args([], 0.0)) is None and budget(args(["tcp"], 40.0)) == 40.0
+def test_the_default_suite_has_a_budget_per_point_and_named_benchmarks_none(fake_core, tmp_path):
+    args = lambda bench, given: argparse.Namespace(bench=bench, budget=given)
+    assert budget(args([], None)) == {"budget_per_point": DEFAULT_BUDGET_PER_POINT_S}
+    assert budget(args(["message"], None)) == {}
+    assert budget(args([], 0.0)) == {"budget": None} and budget(args(["tcp"], 40.0)) == {"budget": 40.0}
+    # the default suite's points on two ranks, five launches: its budget in seconds
+    from fabriclab.measure.session import Request, Session
+    plan = Session(Request(budget_per_point=DEFAULT_BUDGET_PER_POINT_S)).check(force=True).plan
+    assert plan.budget == pytest.approx(DEFAULT_BUDGET_PER_POINT_S * plan.npoints)
+    assert 120 < plan.budget < 170
 
 
 def test_budget_line_only_when_the_budget_did_something():

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from ..suite.buffers import CACHE_STATES
 from ..measure.plan import BUDGET_S, RANGES, Sampling
-from ..measure.session import (DEFAULT_BUDGET_PER_LAUNCH_S, DEFAULT_LAUNCHES, DEFAULT_TIMEOUT_S, LAUNCHES, SEED,
+from ..measure.session import (DEFAULT_BUDGET_PER_POINT_S, DEFAULT_LAUNCHES, DEFAULT_TIMEOUT_S, LAUNCHES, SEED,
                                TIMEOUT_S, Request)
 from . import storing
 from .letters import adder
@@ -95,8 +95,8 @@ def _add_behaviour(add) -> None:
         help="Time budget for all launches: when they fall behind it, later launches sample the points "
              "that would run to --point-time for less (not below 0.2 s); no point is left out "
              "(docs/statistics.md, \"Time budget\"). 0: none. "
-             f"Default: {DEFAULT_BUDGET_PER_LAUNCH_S:g} s a launch for the default suite (no BENCH), "
-             "none for named benchmarks.")
+             f"Default: {DEFAULT_BUDGET_PER_POINT_S:g} s a point for the default suite (no BENCH; 154 s "
+             "on two ranks), none for named benchmarks.")
     add("--timeout", type=number(*TIMEOUT_S), default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
         help="End the run when a launch prints nothing for this long plus twice --point-time "
              "(a hung or dead rank). Default: 60.")
@@ -136,14 +136,15 @@ def request(args, **over) -> Request:
                            validate=args.validate, sampling=sampling(args), launches=args.launches, seed=args.seed,
                            launch=launch_options(args), site=site(args), output=args.output, timeout=args.timeout,
                            counters=args.counters, network=args.network, calibration=args.calibration,
-                           force=args.force, budget=budget(args), argv=tuple(getattr(args, "argv", ()))), **over)
+                           force=args.force, argv=tuple(getattr(args, "argv", ())), **budget(args)), **over)
 
 
-def budget(args):
-    """--budget in seconds, or None: 0 is none; not given, the default suite's budget per launch."""
+def budget(args) -> dict:
+    """The request's time budget: --budget in seconds (0: none) or, not given, the default
+    suite's per point (named benchmarks: none)."""
     if args.budget is None:
-        return None if args.bench else DEFAULT_BUDGET_PER_LAUNCH_S * args.launches
-    return args.budget or None
+        return {} if args.bench else {"budget_per_point": DEFAULT_BUDGET_PER_POINT_S}
+    return {"budget": args.budget or None}
 
 
 def cmd_run(args) -> int:

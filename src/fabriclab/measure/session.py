@@ -37,10 +37,11 @@ from .plan import BUDGET_S, Plan, Sampling
 # five, and what the default suite trims to afford them.
 DEFAULT_LAUNCHES = 5
 DEFAULT_TIMEOUT_S = 60.0
-# The default suite's time budget per launch (measure/pace.py): its five launches took
-# 110-125 s on an idle 2-core VM and 175 s when the VM ran Python at a third of its
-# speed; 30 s a launch keeps `fabriclab run` near 2.5 minutes there (docs/statistics.md, "Time budget").
-DEFAULT_BUDGET_PER_LAUNCH_S = 30.0
+# The default suite's time budget per point measured (measure/pace.py): its 1,710 points on
+# two ranks (five launches) took 110-125 s on an idle 2-core VM and 175-181 s when the VM ran
+# Python at a third of its speed; 0.09 s a point (154 s there) keeps `make run` under 3 minutes
+# on such a day, and grows with the points of more ranks (docs/statistics.md, "Time budget").
+DEFAULT_BUDGET_PER_POINT_S = 0.09
 # The ranges of a request's numbers, for their options and Request.check: a launch may stay
 # silent for timeout + 2 * point time (runner.py), which select() takes only below ~9e9 s.
 TIMEOUT_S = (1e-3, 1e6)
@@ -139,6 +140,7 @@ class Request:
     env: tuple = ()                      # (name, value) every launch sets: a library setting tried (the tuner's file)
     argv: tuple = ()                     # the command as typed, recorded in the header
     budget: Optional[float] = None       # seconds for all launches (measure/pace.py); None: no budget
+    budget_per_point: Optional[float] = None   # or seconds per point the plan measures (the default suite's)
 
     def check(self) -> "Request":
         if self.cache not in CACHE_STATES:
@@ -147,6 +149,8 @@ class Request:
         check_range("--launches", self.launches, *LAUNCHES)
         if self.budget is not None:
             check_range("--budget", self.budget, *BUDGET_S)
+        if self.budget is not None and self.budget_per_point is not None:
+            raise UsageError("a run has one time budget: in seconds or per point, not both")
         if self.seed is not None:
             check_range("--seed", self.seed, *SEED)
         if self.calibration and not self.network and self.site.testbed is None:
@@ -232,6 +236,8 @@ class Session:
                      conns=r.conns, active=r.active, cache=r.cache,
                      llc_bytes=max(caches.values()) if caches else None, launches=r.launches, seed=seed,
                      budget=r.budget)
+        if r.budget_per_point is not None:
+            plan = replace(plan, budget=min(BUDGET_S[1], max(BUDGET_S[0], r.budget_per_point * plan.npoints)))
         for note in plan.notes:
             self.say(note)
         return plan
