@@ -5,7 +5,10 @@ import pytest
 
 import docs  # noqa: E402  (tests/support)
 from fabriclab.cli import main
-from fabriclab.cli.run import budget, budget_line
+from fabriclab.cli.run import budget
+from fabriclab import schema
+from fabriclab.report.html import run_facts
+from fabriclab.report.summary import budget_line
 from fabriclab.measure.pace import FLOOR_S, MIN_KNOWN, Pace
 from fabriclab.measure.session import DEFAULT_BUDGET_PER_POINT_S
 
@@ -96,6 +99,8 @@ def test_a_run_that_falls_behind_its_budget_lowers_later_caps_and_says_so(fake_c
     err = capsys.readouterr().err
     assert "to keep the 0.001 s time budget, 4 of 6 launches capped points at 0.2-0.5 s" in err
     assert ", over the budget (--budget 0: no budget)" in err
+    facts = dict(run_facts("r", schema.load(tmp_path / "r.json")))       # the report's facts of the run
+    assert facts["time budget"].startswith("to keep the 0.001 s time budget, 4 of 6 launches")
 
 
 def test_a_budget_kept_changes_nothing_and_says_nothing(fake_core, tmp_path, monkeypatch, capsys):
@@ -103,6 +108,7 @@ def test_a_budget_kept_changes_nothing_and_says_nothing(fake_core, tmp_path, mon
     assert run(fake_core, tmp_path, "--budget", "1e6") == 0
     doc = docs.read(tmp_path / "r.json")
     assert caps(doc) == [0.5] * 6 and doc["footer"]["budget"]["met"] is True
+    assert dict(run_facts("r", schema.load(tmp_path / "r.json")))["time budget"].endswith("no cap lowered")
     err = capsys.readouterr().err
     assert "time budget" not in err
 
@@ -121,7 +127,11 @@ def test_the_default_suite_has_a_budget_per_point_and_named_benchmarks_none(fake
 
 def test_budget_line_only_when_the_budget_did_something():
     assert budget_line(None) is None
-    assert budget_line({"launches_lowered": 0, "met": True}) is None
+    assert budget_line({"launches_lowered": 0, "met": True}) is None          # malformed: nothing said
+    kept = {"budget_s": 150.0, "point_time_s": 0.5, "launches": 225, "launches_lowered": 0,
+            "lowest_point_time_s": 0.5, "launches_s": 120.4, "met": True}
+    assert budget_line(kept) is None
+    assert budget_line(kept, always=True) == "the launches took 120.4 s of the 150 s time budget; no cap lowered"
     line = budget_line({"budget_s": 150.0, "point_time_s": 0.5, "launches": 225, "launches_lowered": 0,
                         "lowest_point_time_s": 0.5, "launches_s": 160.2, "met": False})
     assert line == "the launches took 160.2 s, over the 150 s time budget (--budget 0: no budget)"

@@ -190,6 +190,7 @@ def execute(args) -> tuple:
     end = f"fabriclab: {result.points} points in {result.seconds:.1f} s -> {result.path}"
     stream = f"(stream {result.stream})"      # on a line of its own where both would pass 100 columns
     print(end + (" " + stream if len(end) + len(stream) < 100 else "\n  " + stream), file=sys.stderr)
+    from ..report.summary import budget_line
     line = budget_line(result.document.footer.extra.get("budget"))
     if line:
         print(f"fabriclab: {line}", file=sys.stderr)
@@ -198,19 +199,6 @@ def execute(args) -> tuple:
               + ("; the completed points are saved" if result.status == "interrupted" else ""), file=sys.stderr)
     storing.keep(store, [result.path], args)
     return result.exit_code, result
-
-
-def budget_line(b) -> str | None:
-    """What the time budget did (the footer's `budget`, measure/pace.py), when it did anything."""
-    if not isinstance(b, dict) or not (b.get("launches_lowered") or b.get("met") is False):
-        return None
-    took = f"the launches took {b['launches_s']:.1f} s"
-    if b.get("launches_lowered"):
-        return (f"to keep the {b['budget_s']:g} s time budget, {b['launches_lowered']} of {b['launches']} launches "
-                f"capped points at {b['lowest_point_time_s']:.2g}-{b['point_time_s']:.2g} s instead of --point-time "
-                f"{b['point_time_s']:g} s; {took}" + ("" if b.get("met") else ", over the budget")
-                + " (--budget 0: no budget)")
-    return f"{took}, over the {b['budget_s']:g} s time budget (--budget 0: no budget)"
 
 
 def _print_end(args, result) -> None:

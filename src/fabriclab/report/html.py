@@ -17,7 +17,7 @@ from ..schema.document import collector_paused
 from ..units import fmt_bytes, fmt_rate, fmt_time
 from . import app_views, coll_views, figures, layers, pair_views, svg
 from .figure import Figure
-from .summary import warning_groups
+from .summary import budget_line, warning_groups
 from .tables import _first_line, group_name, skipped
 
 CSS = """
@@ -97,6 +97,7 @@ def run_facts(name: str, doc) -> list[tuple[str, str]]:
              ("command", " ".join(h.argv or []) or "-"),
              ("cache state", ((plan.get("cache") or {}).get("state")) or "warm"),
              ("launches per point", str(plan.get("launches", 1))),
+             ("time budget", budget_line(f.extra.get("budget"), always=True) or "none"),
              ("benchmarks", f"{len(benches)}: " + ", ".join(benches))]
     facts += _level_facts(h.levels)
     imp = h.imported

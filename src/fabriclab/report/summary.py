@@ -68,6 +68,24 @@ def _best_rate(bench: str, d: dict) -> str:
     return f"{rate.text(d['best_rate_per_s'])} {rate.label} @{fmt_bytes(d['best_at_size'])} n={d['best_at_active']}"
 
 
+def budget_line(b, always: bool = False) -> str | None:
+    """What the run's time budget did (the footer's `budget`, measure/pace.py), when it lowered
+    a cap or was not met (`always`: also when it did nothing); None without one, or a malformed one."""
+    keys = ("budget_s", "point_time_s", "launches", "launches_lowered", "lowest_point_time_s", "launches_s")
+    if not isinstance(b, dict) or not all(isinstance(b.get(k), (int, float)) and not isinstance(b.get(k), bool)
+                                          for k in keys):
+        return None
+    took, over = f"the launches took {b['launches_s']:.1f} s", b["launches_s"] > b["budget_s"]
+    if b["launches_lowered"]:
+        return (f"to keep the {b['budget_s']:g} s time budget, {b['launches_lowered']:g} of {b['launches']:g} "
+                f"launches capped points at {b['lowest_point_time_s']:.2g}-{b['point_time_s']:.2g} s instead of "
+                f"--point-time {b['point_time_s']:g} s; {took}" + (", over the budget" if over else "")
+                + " (--budget 0: no budget)")
+    if over:
+        return f"{took}, over the {b['budget_s']:g} s time budget (--budget 0: no budget)"
+    return f"{took} of the {b['budget_s']:g} s time budget; no cap lowered" if always else None
+
+
 def warning_groups(doc) -> list[dict]:
     """The run's warnings, each once: its findings (analysis/findings.py),
     then its run-level diagnostic records by kind (with the benchmarks they
