@@ -17,7 +17,8 @@ from .options import add_mpi_options, integer, launch_options, number, site
 def register(sub) -> None:
     p = sub.add_parser("run", help="Run benchmarks (default: the whole default suite) and write a result file.",
                        description="Run benchmarks. With no BENCH, runs every level's default sweep "
-                                   "(at most 3 minutes on a 2-core machine; about 30-50 s on an idle one).")
+                                   "(2-2.5 minutes on a 2-core machine: its time budget, --budget, holds a slow one to about 154 s "
+                                   "of launches).")
     add = adder(p, "run")
     p.add_argument("bench", nargs="*", metavar="BENCH",
                    help="Levels (memory, deposit, message, tcp), benchmarks (message.pingpong) or the named "
