@@ -1,5 +1,6 @@
 """The run's time budget (measure/pace.py): each launch's point-time cap, lowered when the launches fall behind."""
 import argparse
+from pathlib import Path
 
 import pytest
 
@@ -10,7 +11,8 @@ from fabriclab import schema
 from fabriclab.report.html import run_facts
 from fabriclab.report.summary import budget_line
 from fabriclab.measure.pace import FLOOR_S, MIN_KNOWN, Pace
-from fabriclab.measure.session import DEFAULT_BUDGET_PER_POINT_S
+from fabriclab.measure.plan import Sampling
+from fabriclab.measure.session import DEFAULT_BUDGET_PER_POINT_S, Request, Session
 
 pytestmark = pytest.mark.unit
 
@@ -42,7 +44,7 @@ def test_a_run_behind_gets_the_cap_that_fits_what_is_left():
     finished(pace, 10, 2.0, 2)                      # each launch: 1 s fixed + 2 capped points x 0.5 s
     # 40 launches left with 40 s of fixed time and 80 capped points in 100 - 20 s: (80 - 40) / 80
     assert pace.cap(10, 20.0) == pytest.approx(0.5)
-    assert pace.cap(11, 30.0) == pytest.approx((100 - 30 - 39) / 78)
+    assert pace.cap(11, 30.0) == pytest.approx((100 - 30 - 39) / 78, abs=1e-3)   # to the millisecond
     assert FLOOR_S < pace.caps[-1] < 0.5
 
 
@@ -65,13 +67,13 @@ def test_the_cap_stays_until_enough_launches_are_known():
 
 def test_jobs_not_run_yet_are_projected_from_the_mean_of_those_run():
     pace = Pace(0.5, 60.0, ["a", "b", "c", "d"])
-    pace.done(0, 3.0, 2, 0.5)        # fixed 2, 2 capped
-    pace.done(1, 7.0, 4, 0.5)        # fixed 5, 4 capped
+    pace.done(0, 3.0, 2, pace.cap(0, 0.0))        # fixed 2, 2 capped
+    pace.done(1, 7.0, 4, pace.cap(1, 3.0))        # fixed 5, 4 capped
     pace.finished = MIN_KNOWN        # as if a and b had run several launches each
     # c and d unknown: each the mean of a and b, 3.5 s fixed and 3 capped: (60 - now - 7) / 6
-    assert pace.cap(2, 50.0) == pytest.approx(0.5)
-    assert pace.cap(2, 51.0) == pytest.approx(2 / 6)
-    assert pace.cap(2, 52.0) == FLOOR_S              # 1/6 s would be below the floor
+    assert pace._cap(50.0) == pytest.approx(0.5)     # _cap: what cap() would give, nothing counted
+    assert pace._cap(51.0) == pytest.approx(2 / 6, abs=1e-3)
+    assert pace._cap(52.0) == FLOOR_S              # 1/6 s would be below the floor
 
 
 def run(fake, tmp_path, *extra):
@@ -97,6 +99,10 @@ def test_a_run_that_falls_behind_its_budget_lowers_later_caps_and_says_so(fake_c
     assert all(p["stop"] == "time_cap" for p in docs.points(doc))   # every point kept, none left out
     assert len(docs.points(doc)) == 2 * 2 * 3
     err = capsys.readouterr().err
+    lines = err.splitlines()
+    at = next(k for k, ln in enumerate(lines) if "time budget" in ln)
+    assert lines[at + 1].startswith("  --point-time") and all(len(ln) <= 100 for ln in lines[at:])   # wrapped
+    err = " ".join(err.split())
     assert "to keep the 0.001 s time budget, 4 of 6 launches capped points at 0.2-0.5 s" in err
     assert ", over the budget (--budget 0: no budget)" in err
     facts = dict(run_facts("r", schema.load(tmp_path / "r.json")))       # the report's facts of the run
@@ -113,16 +119,24 @@ def test_a_budget_kept_changes_nothing_and_says_nothing(fake_core, tmp_path, mon
     assert "time budget" not in err
 
 
-def test_the_default_suite_has_a_budget_per_point_and_named_benchmarks_none(fake_core, tmp_path):
-    args = lambda bench, given: argparse.Namespace(bench=bench, budget=given)
+def test_the_default_suite_has_a_budget_per_point_and_named_benchmarks_none():
+    args = lambda bench, given, point_time=Sampling().point_time: argparse.Namespace(bench=bench, budget=given,
+                                                                                       point_time=point_time)
     assert budget(args([], None)) == {"budget_per_point": DEFAULT_BUDGET_PER_POINT_S}
     assert budget(args(["message"], None)) == {}
+    assert budget(args([], None, 2.0)) == {}        # a cap of the user's own: no budget unless asked
     assert budget(args([], 0.0)) == {"budget": None} and budget(args(["tcp"], 40.0)) == {"budget": 40.0}
     # the default suite's points on two ranks, five launches: its budget in seconds
-    from fabriclab.measure.session import Request, Session
-    plan = Session(Request(budget_per_point=DEFAULT_BUDGET_PER_POINT_S)).check(force=True).plan
-    assert plan.budget == pytest.approx(DEFAULT_BUDGET_PER_POINT_S * plan.npoints)
-    assert 120 < plan.budget < 170
+    request = Request(budget_per_point=DEFAULT_BUDGET_PER_POINT_S)
+    plan = Session(request).check(force=True).plan
+    assert request.budget_for(plan) == pytest.approx(DEFAULT_BUDGET_PER_POINT_S * plan.npoints)
+    assert 120 < request.budget_for(plan) < 170 and Request(budget=40.0).budget_for(plan) == 40.0
+
+
+def test_the_docs_state_the_constants():
+    text = (Path(__file__).resolve().parents[2] / "docs" / "statistics.md").read_text()
+    assert f"{DEFAULT_BUDGET_PER_POINT_S:g} s a point" in text and f"never below {FLOOR_S:g} s" in text
+    assert f"only once {MIN_KNOWN} launches" in text
 
 
 def test_budget_line_only_when_the_budget_did_something():

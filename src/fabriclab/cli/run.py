@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 from dataclasses import replace
 
 from ..suite.buffers import CACHE_STATES
+from ..measure.pace import FLOOR_S
 from ..measure.plan import BUDGET_S, RANGES, Sampling
 from ..measure.session import (DEFAULT_BUDGET_PER_POINT_S, DEFAULT_LAUNCHES, DEFAULT_TIMEOUT_S, LAUNCHES, SEED,
                                TIMEOUT_S, Request)
@@ -17,8 +19,8 @@ from .options import add_mpi_options, integer, launch_options, number, site
 def register(sub) -> None:
     p = sub.add_parser("run", help="Run benchmarks (default: the whole default suite) and write a result file.",
                        description="Run benchmarks. With no BENCH, runs every level's default sweep "
-                                   "(2-2.5 minutes on a 2-core machine: its time budget, --budget, holds a slow one to about 154 s "
-                                   "of launches).")
+                                   "(2-3 minutes on a 2-core machine; its time budget, --budget, holds a slow one to "
+                                   "about 154 s of launches).")
     add = adder(p, "run")
     p.add_argument("bench", nargs="*", metavar="BENCH",
                    help="Levels (memory, deposit, message, tcp), benchmarks (message.pingpong) or the named "
@@ -94,10 +96,10 @@ def _add_behaviour(add) -> None:
     """Timeout, dry run, quiet, counters, tables."""
     add("--budget", type=number(0, BUDGET_S[1]), default=None, metavar="SECONDS",
         help="Time budget for all launches: when they fall behind it, later launches sample the points "
-             "that would run to --point-time for less (not below 0.2 s); no point is left out "
+             f"that would run to --point-time for less (not below {FLOOR_S:g} s); no point is left out "
              "(docs/statistics.md, \"Time budget\"). 0: none. "
-             f"Default: {DEFAULT_BUDGET_PER_POINT_S:g} s a point for the default suite (no BENCH; 154 s "
-             "on two ranks), none for named benchmarks.")
+             f"Default: {DEFAULT_BUDGET_PER_POINT_S:g} s a point for the default suite at the default "
+             "--point-time (about 154 s on two ranks at five launches), none for named benchmarks.")
     add("--timeout", type=number(*TIMEOUT_S), default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
         help="End the run when a launch prints nothing for this long plus twice --point-time "
              "(a hung or dead rank). Default: 60.")
@@ -142,9 +144,11 @@ def request(args, **over) -> Request:
 
 def budget(args) -> dict:
     """The request's time budget: --budget in seconds (0: none) or, not given, the default
-    suite's per point (named benchmarks: none)."""
+    suite's per point, set for its default cap (named benchmarks, or a --point-time of the
+    user's own: none)."""
     if args.budget is None:
-        return {} if args.bench else {"budget_per_point": DEFAULT_BUDGET_PER_POINT_S}
+        default = not args.bench and args.point_time == Sampling().point_time
+        return {"budget_per_point": DEFAULT_BUDGET_PER_POINT_S} if default else {}
     return {"budget": args.budget or None}
 
 
@@ -194,7 +198,7 @@ def execute(args) -> tuple:
     from ..report.summary import budget_line
     line = budget_line(result.document.footer.extra.get("budget"))
     if line:
-        print(f"fabriclab: {line}", file=sys.stderr)
+        print(textwrap.fill(f"fabriclab: {line}", 100, subsequent_indent="  "), file=sys.stderr)
     if result.error:
         print(f"fabriclab: {'error: ' if result.status == 'failed' else ''}{result.error}"
               + ("; the completed points are saved" if result.status == "interrupted" else ""), file=sys.stderr)

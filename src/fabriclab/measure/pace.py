@@ -13,14 +13,15 @@ sampled less where they could not converge anyway."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Hashable, Optional, Sequence
 
-# The lowest cap a budget sets: twice the core's first-point warm-up (csrc/runner.c,
-# RUN_WARMUP_S, at most half the cap), so that a lowered cap never shortens a warm-up.
+# The lowest cap a budget sets: twice the core's timed warm-up of a benchmark's first point
+# (csrc/runner.c, RUN_WARMUP_S 0.1 s, at most half the cap), so a lowered cap never shortens it.
 FLOOR_S = 0.2
-# Launches finished before the cap may move: a projection from fewer swings with the
-# first few jobs (the default suite's first launch of memory.memcpy is not its last of tcp.stream).
+# Launches finished before the cap may move: jobs' launches differ widely (a memory.memcpy
+# launch against a tcp.stream one), and a projection from fewer swings with the first few.
 MIN_KNOWN = 8
 
 
@@ -33,10 +34,11 @@ class _Cost:
 @dataclass
 class Pace:
     """The caps of a run's launches. `keys[i]` names the job of the i-th launch
-    (launches of one job share a key) and `points[i]` its point count; `cap(i, now)`
-    is launch i's cap given the seconds since the first launch began, and `done(i, wall,
-    capped, cap)` records what launch i took. budget None (or base <= FLOOR_S): the cap
-    is always `base`."""
+    (launches of one job share a key); `cap(i, now)` is launch i's cap given the
+    seconds since the first launch began, and `done(i, wall, capped, cap)` records
+    what launch i took. budget None (keys may then be empty) or base <= FLOOR_S: the
+    cap is always `base`.
+    Each call costs the number of distinct jobs, not of launches."""
 
     base: float
     budget: Optional[float]
@@ -45,27 +47,36 @@ class Pace:
     caps: list = field(default_factory=list)     # the cap given to each launch, in order
     finished: int = 0
 
+    def __post_init__(self):
+        self._left = Counter(self.keys)          # launches not yet begun, per job
+        self._needed = min(MIN_KNOWN, len(self._left))
+
     def cap(self, i: int, now: float) -> float:
-        c = self._cap(i, now)
+        c = self._cap(now)
+        if self.budget is not None:
+            self._left[self.keys[i]] -= 1
         self.caps.append(c)
         return c
 
-    def _cap(self, i: int, now: float) -> float:
-        if self.budget is None or self.base <= FLOOR_S or self.finished < min(MIN_KNOWN, len(set(self.keys))):
+    def _cap(self, now: float) -> float:
+        """The largest cap at which the launches not begun (this one included) fit what is left."""
+        if self.budget is None or self.base <= FLOOR_S or self.finished < self._needed:
             return self.base
-        known = self.costs.values()
-        mean_fixed = sum(c.fixed for c in known) / len(self.costs)
-        mean_capped = sum(c.capped for c in known) / len(self.costs)
+        n = len(self.costs)
+        mean = _Cost(sum(c.fixed for c in self.costs.values()) / n, sum(c.capped for c in self.costs.values()) / n)
         fixed = capped = 0.0
-        for key in self.keys[i:]:
-            c = self.costs.get(key)
-            fixed += c.fixed if c else mean_fixed
-            capped += c.capped if c else mean_capped
+        for key, left in self._left.items():
+            c = self.costs.get(key, mean)
+            fixed += left * c.fixed
+            capped += left * c.capped
         if capped == 0:
             return self.base
-        return min(self.base, max(FLOOR_S, (self.budget - now - fixed) / capped))
+        # to the millisecond: the cap is recorded in every launch's command
+        return min(self.base, max(FLOOR_S, round((self.budget - now - fixed) / capped, 3)))
 
     def done(self, i: int, wall: float, capped: int, cap: float) -> None:
+        if self.budget is None:
+            return
         self.costs[self.keys[i]] = _Cost(max(0.0, wall - capped * cap), capped)
         self.finished += 1
 

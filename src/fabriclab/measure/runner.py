@@ -200,7 +200,7 @@ def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, time
     r = _Run(plan, core_path, spec, writer, timeout + 2 * plan.sampling.point_time, progress, watch or Watch(),
              on_hello or (lambda hello: None), executor or Launch, diags)
     job, k, sig = None, 0, None
-    pace = Pace(plan.sampling.point_time, plan.budget,
+    pace = Pace(plan.sampling.point_time, plan.budget, [] if plan.budget is None else
                 [(j.bench.name, j.variant, j.env) for n in range(plan.launches) for j in plan.order(n)])
     t0 = time.monotonic()
     previous = catch_sigterm()

@@ -38,7 +38,7 @@ from .plan import BUDGET_S, Plan, Sampling
 DEFAULT_LAUNCHES = 5
 DEFAULT_TIMEOUT_S = 60.0
 # The default suite's time budget per point measured (measure/pace.py): its 1,710 points on
-# two ranks (five launches) took 110-125 s on an idle 2-core VM and 175-181 s when the VM ran
+# two ranks (five launches) took 110-125 s on an idle 2-core VM and 175-190 s when the VM ran
 # Python at a third of its speed; 0.09 s a point (154 s there) keeps `make run` under 3 minutes
 # on such a day, and grows with the points of more ranks (docs/statistics.md, "Time budget").
 DEFAULT_BUDGET_PER_POINT_S = 0.09
@@ -142,13 +142,19 @@ class Request:
     budget: Optional[float] = None       # seconds for all launches (measure/pace.py); None: no budget
     budget_per_point: Optional[float] = None   # or seconds per point the plan measures (the default suite's)
 
+    def budget_for(self, plan) -> Optional[float]:
+        """The run's time budget in seconds for the plan that runs: --budget, or per point, or None."""
+        if self.budget_per_point is None:
+            return self.budget
+        return min(BUDGET_S[1], max(BUDGET_S[0], self.budget_per_point * plan.npoints))
+
     def check(self) -> "Request":
         if self.cache not in CACHE_STATES:
             raise UsageError(f"--cache must be one of {', '.join(CACHE_STATES)}, not {self.cache!r}")
         check_range("--timeout", self.timeout, *TIMEOUT_S)
         check_range("--launches", self.launches, *LAUNCHES)
-        if self.budget is not None:
-            check_range("--budget", self.budget, *BUDGET_S)
+        if self.budget_per_point is not None:
+            check_range("the time budget per point", self.budget_per_point, 1e-6, 3600.0)
         if self.budget is not None and self.budget_per_point is not None:
             raise UsageError("a run has one time budget: in seconds or per point, not both")
         if self.seed is not None:
@@ -236,8 +242,6 @@ class Session:
                      conns=r.conns, active=r.active, cache=r.cache,
                      llc_bytes=max(caches.values()) if caches else None, launches=r.launches, seed=seed,
                      budget=r.budget)
-        if r.budget_per_point is not None:
-            plan = replace(plan, budget=min(BUDGET_S[1], max(BUDGET_S[0], r.budget_per_point * plan.npoints)))
         for note in plan.notes:
             self.say(note)
         return plan
@@ -315,6 +319,7 @@ class Session:
         out = outputs.document(output_path(r.output, datetime.now(timezone.utc)), given=r.output)
         core = core_for(r.launch, self.mpi)
         plan, levels = self._settle(self.plan, core)
+        plan = replace(plan, budget=r.budget_for(plan))     # of the settled plan: settling may leave levels out
         if not r.output:              # a stamped name: another run may have started in the same second
             out = outputs.unique(out)
         writer = StreamWriter(out.with_suffix(".ndjson"), self._header(out, core, plan, levels))

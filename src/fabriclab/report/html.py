@@ -97,7 +97,9 @@ def run_facts(name: str, doc) -> list[tuple[str, str]]:
              ("command", " ".join(h.argv or []) or "-"),
              ("cache state", ((plan.get("cache") or {}).get("state")) or "warm"),
              ("launches per point", str(plan.get("launches", 1))),
-             ("time budget", budget_line(f.extra.get("budget"), always=True) or "none"),
+             ("time budget", budget_line(f.extra.get("budget"), always=True)
+              or (f"{plan['budget_s']:g} s (what it did is in the footer, which this run lacks)"
+                  if isinstance(plan.get("budget_s"), (int, float)) else "none")),
              ("benchmarks", f"{len(benches)}: " + ", ".join(benches))]
     facts += _level_facts(h.levels)
     imp = h.imported

@@ -75,10 +75,10 @@ def budget_line(b, always: bool = False) -> str | None:
     if not isinstance(b, dict) or not all(isinstance(b.get(k), (int, float)) and not isinstance(b.get(k), bool)
                                           for k in keys):
         return None
-    took, over = f"the launches took {b['launches_s']:.1f} s", b["launches_s"] > b["budget_s"]
+    took, over = f"the launches took {b['launches_s']:.1f} s", b.get("met") is False
     if b["launches_lowered"]:
         return (f"to keep the {b['budget_s']:g} s time budget, {b['launches_lowered']:g} of {b['launches']:g} "
-                f"launches capped points at {b['lowest_point_time_s']:.2g}-{b['point_time_s']:.2g} s instead of "
+                f"launches capped points at {b['lowest_point_time_s']:.3g}-{b['point_time_s']:.3g} s instead of "
                 f"--point-time {b['point_time_s']:g} s; {took}" + (", over the budget" if over else "")
                 + " (--budget 0: no budget)")
     if over:
