@@ -10,7 +10,7 @@ from fabriclab.cli.run import budget
 from fabriclab import schema
 from fabriclab.report.html import run_facts
 from fabriclab.report.summary import budget_line
-from fabriclab.measure.pace import FLOOR_S, MIN_KNOWN, Pace
+from fabriclab.measure.pace import AIM, FLOOR_S, MIN_KNOWN, Pace
 from fabriclab.measure.plan import Sampling
 from fabriclab.measure.session import DEFAULT_BUDGET_PER_POINT_S, Request, Session
 
@@ -42,9 +42,9 @@ def test_a_run_behind_gets_the_cap_that_fits_what_is_left():
     keys = [f"j{k % 10}" for k in range(50)]
     pace = Pace(0.5, 100.0, keys)
     finished(pace, 10, 2.0, 2)                      # each launch: 1 s fixed + 2 capped points x 0.5 s
-    # 40 launches left with 40 s of fixed time and 80 capped points in 100 - 20 s: (80 - 40) / 80
-    assert pace.cap(10, 20.0) == pytest.approx(0.5)
-    assert pace.cap(11, 30.0) == pytest.approx((100 - 30 - 39) / 78, abs=1e-3)   # to the millisecond
+    # 40 launches left with 40 s of fixed time and 80 capped points in AIM x 100 - 20 s
+    assert pace.cap(10, 20.0) == pytest.approx((AIM * 100 - 20 - 40) / 80, abs=1e-3)   # to the millisecond
+    assert pace.cap(11, 30.0) == pytest.approx((AIM * 100 - 30 - 39) / 78, abs=1e-3)
     assert FLOOR_S < pace.caps[-1] < 0.5
 
 
@@ -70,10 +70,11 @@ def test_jobs_not_run_yet_are_projected_from_the_mean_of_those_run():
     pace.done(0, 3.0, 2, pace.cap(0, 0.0))        # fixed 2, 2 capped
     pace.done(1, 7.0, 4, pace.cap(1, 3.0))        # fixed 5, 4 capped
     pace.finished = MIN_KNOWN        # as if a and b had run several launches each
-    # c and d unknown: each the mean of a and b, 3.5 s fixed and 3 capped: (60 - now - 7) / 6
-    assert pace._cap(50.0) == pytest.approx(0.5)     # _cap: what cap() would give, nothing counted
-    assert pace._cap(51.0) == pytest.approx(2 / 6, abs=1e-3)
-    assert pace._cap(52.0) == FLOOR_S              # 1/6 s would be below the floor
+    # c and d unknown: each the mean of a and b, 3.5 s fixed and 3 capped: (AIM x 60 - now - 7) / 6
+    assert pace._cap(49.0) == 0.5                    # _cap: what cap() would give, nothing counted
+    assert pace._cap(50.0) == pytest.approx((AIM * 60 - 57) / 6, abs=1e-3)
+    assert pace._cap(51.5) == FLOOR_S              # 0.15 s would be below the floor
+
 
 
 def run(fake, tmp_path, *extra):
@@ -136,7 +137,7 @@ def test_the_default_suite_has_a_budget_per_point_and_named_benchmarks_none():
 def test_the_docs_state_the_constants():
     text = (Path(__file__).resolve().parents[2] / "docs" / "statistics.md").read_text()
     assert f"{DEFAULT_BUDGET_PER_POINT_S:g} s a point" in text and f"never below {FLOOR_S:g} s" in text
-    assert f"only once {MIN_KNOWN} launches" in text
+    assert f"only once {MIN_KNOWN} launches" in text and f"{AIM:.0%} of the budget" in text
 
 
 def test_budget_line_only_when_the_budget_did_something():
