@@ -58,13 +58,17 @@ def _stolen(path: Path) -> float:
     return float(analysed[1]["noise"].get("steal_max", 0.0)) if analysed else 0.0
 
 
+ATTEMPTS = 4       # runs of the UDP loss test while a missed run's launch lost over 5% to steal
+
+
 def test_udp_above_the_trunk_loses_what_the_model_predicts(bed, tmp_path):
     rate = int(1.5 * TRUNK_MBPS * 1e6 * 8)            # bits/s: 1.5 x the trunk
     queue = max(netns.QUEUE_BYTES, TRUNK_MBPS * 1e6 * netns.QUEUE_S)
-    # A run whose launch lost more than 5% of its CPU time to the hypervisor runs once more: with
-    # a quarter stolen, loss once read 1.25 times the prediction (docs/sockets.md). The retry
-    # is taken on that measured condition only, and the assertion names the steal.
-    for attempt in (1, 2):
+    # A run that misses while its launch lost more than 5% of its CPU time to the hypervisor runs
+    # again, up to ATTEMPTS runs: with a quarter stolen, loss read 1.13-1.25 times the prediction,
+    # twice in a row once (docs/sockets.md). The retry is taken on that measured condition only,
+    # and the assertion names the steal.
+    for attempt in range(1, ATTEMPTS + 1):
         out = tmp_path / f"udp{attempt}.json"
         # rcvbuf: the receiving socket holds a second of datagrams, so a rank descheduled on a busy
         # machine drops none itself (the trunk is to drop them)
@@ -81,7 +85,7 @@ def test_udp_above_the_trunk_loses_what_the_model_predicts(bed, tmp_path):
         # receiver over MPI through the same queue, behind the datagrams (docs/sockets.md)
         predicted = model.loss_over(seconds, queue)
         stolen = _stolen(out)
-        if s.loss_fraction == pytest.approx(predicted, rel=0.10) or attempt == 2 or stolen <= 0.05:
+        if s.loss_fraction == pytest.approx(predicted, rel=0.10) or attempt == ATTEMPTS or stolen <= 0.05:
             break
         print(f"loss {s.loss_fraction:.4f} against {predicted:.4f} with {stolen:.1%} stolen: once more")
     assert s.loss_fraction == pytest.approx(predicted, rel=0.10), (s, predicted, seconds, f"stolen {stolen:.1%}")
