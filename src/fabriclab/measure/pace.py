@@ -39,7 +39,7 @@ class Pace:
     """The caps of a run's launches. `keys[i]` names the job of the i-th launch
     (launches of one job share a key); `cap(i, now)` is launch i's cap given the
     seconds since the first launch began, and `done(i, wall, capped, cap)` records
-    what launch i took. budget None (keys may then be empty) or base <= FLOOR_S: the
+    what launch i took. budget None or base <= FLOOR_S: the
     cap is always `base`.
     Each call costs the number of distinct jobs, not of launches."""
 

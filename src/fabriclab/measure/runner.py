@@ -200,19 +200,16 @@ def run(plan: Plan, core_path: str, spec: LaunchSpec, writer: StreamWriter, time
     r = _Run(plan, core_path, spec, writer, timeout + 2 * plan.sampling.point_time, progress, watch or Watch(),
              on_hello or (lambda hello: None), executor or Launch, diags)
     job, k, sig = None, 0, None
-    pace = Pace(plan.sampling.point_time, plan.budget, [] if plan.budget is None else
-                [(j.bench.name, j.variant, j.env) for n in range(plan.launches) for j in plan.order(n)])
+    order = [(k, j) for k in range(plan.launches) for j in plan.order(k)]    # every launch, in run order
+    pace = Pace(plan.sampling.point_time, plan.budget, [(j.bench.name, j.variant, j.env) for _, j in order])
     t0 = time.monotonic()
     previous = catch_sigterm()
     try:
-        for k in range(plan.launches):
-            for job in plan.order(k):
-                i, t = len(pace.caps), time.monotonic()
-                cap = pace.cap(i, t - t0)
-                error, capped = _launch(job, k, r, replace(plan.sampling, point_time=cap))
-                pace.done(i, time.monotonic() - t, capped, cap)
-                if error:
-                    break
+        for i, (k, job) in enumerate(order):
+            t = time.monotonic()
+            cap = pace.cap(i, t - t0)
+            error, capped = _launch(job, k, r, replace(plan.sampling, point_time=cap))
+            pace.done(i, time.monotonic() - t, capped, cap)
             if error:
                 status = "failed"
                 break
