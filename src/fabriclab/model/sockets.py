@@ -19,9 +19,11 @@ loses less: the excess fills the queue first,
 
 which tends to the steady state's as T grows (`FlowShare.loss_over`).
 The cable is named as the model names resources (`link trunk (s0→s1)`).
-Rates are bytes/s of what the cables carry; a datagram's headers are a
-fraction of a per cent of a jumbo frame, below the 10% the testbed's check
-allows (docs/sockets.md)."""
+Rates are bytes/s of what the cables carry, headers and framing included:
+given its datagrams' size, `udp_loss` puts a stream's offer on the wire
+(`wire_bytes`: UDP's and each IP fragment's headers, and each frame's
+bytes), and the fraction lost is the same of datagrams as of wire bytes
+(docs/sockets.md)."""
 
 from __future__ import annotations
 
@@ -32,28 +34,45 @@ import numpy as np
 from ..errors import UsageError
 from .maxmin import max_min
 
+UDP_HEADER = 8            # bytes (RFC 768)
+IPV4_HEADER = 20          # bytes, without options, in every fragment (RFC 791)
+# Ethernet's bytes a frame beyond its IP packet on a real cable: header 14, FCS 4, and the
+# preamble 8 and inter-frame gap 12 that hold the wire as long (IEEE 802.3)
+ETHERNET_FRAME = 38
+
+
+def wire_bytes(datagram: int, mtu: int = 1500, frame: int = ETHERNET_FRAME) -> int:
+    """The bytes a cable carries for one UDP datagram of `datagram` payload bytes: its UDP
+    header, and an IPv4 header and a frame's `frame` bytes for each fragment of at most `mtu`
+    (fragments carry multiples of 8 bytes, RFC 791). 1,400 bytes on Ethernet: 1,466."""
+    if datagram < 0 or mtu < IPV4_HEADER + 8:
+        raise UsageError(f"a datagram of {datagram} bytes through an MTU of {mtu} bytes is not one")
+    per_fragment = (mtu - IPV4_HEADER) // 8 * 8
+    fragments = max(1, -(-(datagram + UDP_HEADER) // per_fragment))
+    return datagram + UDP_HEADER + fragments * (IPV4_HEADER + frame)
+
 
 @dataclass(frozen=True)
 class FlowShare:
     """One flow's max-min share of the network and what limits it."""
     src: str
     dst: str
-    offered_Bps: float | None      # a UDP flow's rate; None for TCP (takes its share)
-    share_Bps: float               # the flow's max-min rate: what arrives
+    offered_Bps: float | None      # a UDP flow's rate on the wire; None for TCP (takes its share)
+    share_Bps: float               # the flow's max-min rate on the wire: what arrives
     cable: str                     # the resource that froze it ("" where its own offer did)
 
     @property
     def loss(self) -> float:
         """The fraction of what it offers that the bottleneck drops in the steady state, its queue
-        full (0 for TCP or below the share)."""
+        full (0 for TCP or below the share): of its wire bytes and so of its datagrams."""
         if not self.offered_Bps:
             return 0.0
         return max(0.0, 1.0 - self.share_Bps / self.offered_Bps)
 
     def loss_over(self, seconds: float, queue_bytes: float) -> float:
         """The fraction lost over `seconds` of sending that start with the bottleneck's queue of
-        `queue_bytes` empty: the excess (offered - share) x seconds fills the queue first, and
-        only what is beyond it is dropped. It tends to `loss` as the run grows."""
+        `queue_bytes` (of wire) empty: the excess (offered - share) x seconds fills the queue
+        first, and only what is beyond it is dropped. It tends to `loss` as the run grows."""
         if not self.offered_Bps or seconds <= 0:
             return self.loss
         excess = (self.offered_Bps - self.share_Bps) * seconds - queue_bytes
@@ -90,10 +109,14 @@ def shares(net, flows: list) -> list[FlowShare]:
     return out
 
 
-def udp_loss(net, src: str, dst: str, offered_Bps: float, others: list = ()) -> FlowShare:
+def udp_loss(net, src: str, dst: str, offered_Bps: float, others: list = (), datagram: int | None = None,
+             mtu: int = 1500, frame: int = ETHERNET_FRAME) -> FlowShare:
     """A UDP stream from `src` to `dst` offering `offered_Bps`, beside `others` (more flows as
-    in `shares`): its share, its predicted loss (FlowShare.loss) and the cable that drops it."""
-    return shares(net, [(src, dst, offered_Bps), *others])[0]
+    in `shares`, their offers on the wire): its share, its predicted loss (FlowShare.loss) and
+    the cable that drops it. With `datagram` (its payload bytes) the offer is of payload and
+    goes on the wire as `wire_bytes` says; without, it is already the wire's."""
+    wire = offered_Bps if datagram is None else offered_Bps * wire_bytes(datagram, mtu, frame) / max(datagram, 1)
+    return shares(net, [(src, dst, wire), *others])[0]
 
 
 def network(path: str):

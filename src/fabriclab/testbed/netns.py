@@ -40,6 +40,9 @@ TIMEOUT = 60          # seconds any one kernel command may take
 # the shaper.
 FRAME_S = 0.0015
 MTU_MIN, MTU_MAX = 1500, 9000
+# What a shaper counts of a frame beyond its IP packet: the MAC header. A veth frame has no
+# FCS, preamble or gap (model/sockets.py wire_bytes takes it as `frame`).
+FRAME_BYTES = 14
 
 
 def plan_mtu(plan: Plan) -> int:

@@ -30,6 +30,29 @@ def test_udp_above_the_trunk_loses_what_the_trunk_cannot_carry(net):
     assert f.loss_over(1e6, 10e6) == pytest.approx(f.loss, rel=1e-5)
 
 
+def test_a_datagram_on_the_wire_carries_its_headers_and_each_fragment_s_frame():
+    assert sockets.wire_bytes(1400) == 1400 + 8 + 20 + 38            # one Ethernet frame
+    assert sockets.wire_bytes(8000, mtu=9000, frame=14) == 8042      # the testbed's jumbo frame
+    # 8008 bytes of UDP in fragments of 1480: six, each with its IP header and frame
+    assert sockets.wire_bytes(8000) == 8008 + 6 * (20 + 38)
+    assert sockets.wire_bytes(1472) == 1500 + 38 and sockets.wire_bytes(1473) == 1481 + 2 * 58
+    assert sockets.wire_bytes(0) == 66
+    with pytest.raises(UsageError, match="MTU of 20 bytes"):
+        sockets.wire_bytes(100, mtu=20)
+
+
+def test_the_offer_of_payload_goes_on_the_wire_with_its_headers(net):
+    payload = sockets.udp_loss(net, "h0", "h4", 1.5 * 20e6, datagram=1400)
+    wire = 1.5 * 20e6 * 1466 / 1400
+    assert payload.offered_Bps == pytest.approx(wire) and payload.loss == pytest.approx(1 - 20e6 / wire)
+    # the steady state loses 1/3 of the wire's bytes without headers, 36.3% of 1400-byte datagrams
+    assert payload.loss == pytest.approx(0.3633, abs=1e-4)
+    assert sockets.udp_loss(net, "h0", "h4", 1.5 * 20e6).loss == pytest.approx(1 / 3)
+    # a jumbo frame's headers are half a per cent of it
+    jumbo = sockets.udp_loss(net, "h0", "h4", 1.5 * 20e6, datagram=8000, mtu=9000, frame=14)
+    assert jumbo.loss == pytest.approx(1 - 20e6 / (1.5 * 20e6 * 8042 / 8000))
+
+
 def test_udp_beside_tcp_gets_its_max_min_share(net):
     f = sockets.udp_loss(net, "h0", "h4", 30e6, others=[("h1", "h5", None)])
     assert f.share_Bps == pytest.approx(10e6) and f.loss == pytest.approx(2 / 3)
