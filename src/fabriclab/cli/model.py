@@ -23,6 +23,7 @@ from ..model.limits import PACKET_BYTES, RATE_MBPS
 from ..model.resources import MB
 from ..schema.fields import MAX_RANKS
 from ..report.escape import terminal
+from . import model_flows
 from .letters import adder
 from .options import integer, number
 from .model_common import COLLECTIVE_NODES, COLLECTIVE_SIZES, NODES, calibration, parse_nodes, table
@@ -44,10 +45,12 @@ def register_model(subparsers) -> None:
         "model", help="Model per-node bandwidth, bottleneck and cost of cluster networks.",
         description="Per-node bandwidth of chosen systems (technology on topology) as the number of nodes grows, "
                     "the bottleneck resource at each size, crossovers in words, and costs; with --collective, "
-                    "each algorithm's time of a collective operation against size, the fastest, and its bottleneck.")
+                    "each algorithm's time of a collective operation against size, the fastest, and its bottleneck; "
+                    "with --flow, socket flows' max-min shares and a UDP flow's loss on a network file.")
     add = adder(p, "model")
     _add_systems(add)
     _add_collective(adder(p.add_argument_group("collectives (--collective)"), "model"))
+    model_flows.add_options(adder(p.add_argument_group("socket flows (--flow, with --topology-file)"), "model"))
     _add_calibration(add)
     _add_cost(add)
     add("--method", metavar="METHOD", default="auto", choices=METHODS,
@@ -201,6 +204,16 @@ def _model(args) -> int:
     from ..model.projection import project
     if args.list:
         return _list()
+    if args.flow:
+        if args.collective is not None:
+            raise UsageError("--flow and --collective ask two models: give one")
+        given = [k for k, v in COLLECTIVE_ONLY.items() if getattr(args, k) != v]
+        if given:
+            raise UsageError(f"--{given[0].replace('_', '-')} belongs to --collective OP")
+        return model_flows.flows(args)
+    for option in ("mtu", "frame"):
+        if getattr(args, option) is not None:
+            raise UsageError(f"--{option} belongs to --flow")
     if args.collective is not None:
         from .model_collective import collective
         return collective(args)

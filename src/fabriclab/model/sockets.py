@@ -39,9 +39,10 @@ IPV4_HEADER = 20          # bytes, without options, in every fragment (RFC 791)
 # Ethernet's bytes a frame beyond its IP packet on a real cable: header 14, FCS 4, and the
 # preamble 8 and inter-frame gap 12 that hold the wire as long (IEEE 802.3)
 ETHERNET_FRAME = 38
+DEFAULT_MTU = 1500        # bytes: Ethernet's
 
 
-def wire_bytes(datagram: int, mtu: int = 1500, frame: int = ETHERNET_FRAME) -> int:
+def wire_bytes(datagram: int, mtu: int = DEFAULT_MTU, frame: int = ETHERNET_FRAME) -> int:
     """The bytes a cable carries for one UDP datagram of `datagram` payload bytes: its UDP
     header, and an IPv4 header and a frame's `frame` bytes for each fragment of at most `mtu`
     (fragments carry multiples of 8 bytes, RFC 791). 1,400 bytes on Ethernet: 1,466."""
@@ -50,6 +51,13 @@ def wire_bytes(datagram: int, mtu: int = 1500, frame: int = ETHERNET_FRAME) -> i
     per_fragment = (mtu - IPV4_HEADER) // 8 * 8
     fragments = max(1, -(-(datagram + UDP_HEADER) // per_fragment))
     return datagram + UDP_HEADER + fragments * (IPV4_HEADER + frame)
+
+
+def on_wire(offered_Bps: float, datagram: int | None = None, mtu: int = DEFAULT_MTU,
+            frame: int = ETHERNET_FRAME) -> float:
+    """An offer of `datagram`-byte datagrams' payload, in bytes/s, as the cables carry it
+    (`wire_bytes`); without `datagram`, the offer as it is (already the wire's)."""
+    return offered_Bps if datagram is None else offered_Bps * wire_bytes(datagram, mtu, frame) / max(datagram, 1)
 
 
 @dataclass(frozen=True)
@@ -110,13 +118,12 @@ def shares(net, flows: list) -> list[FlowShare]:
 
 
 def udp_loss(net, src: str, dst: str, offered_Bps: float, others: list = (), datagram: int | None = None,
-             mtu: int = 1500, frame: int = ETHERNET_FRAME) -> FlowShare:
+             mtu: int = DEFAULT_MTU, frame: int = ETHERNET_FRAME) -> FlowShare:
     """A UDP stream from `src` to `dst` offering `offered_Bps`, beside `others` (more flows as
     in `shares`, their offers on the wire): its share, its predicted loss (FlowShare.loss) and
     the cable that drops it. With `datagram` (its payload bytes) the offer is of payload and
     goes on the wire as `wire_bytes` says; without, it is already the wire's."""
-    wire = offered_Bps if datagram is None else offered_Bps * wire_bytes(datagram, mtu, frame) / max(datagram, 1)
-    return shares(net, [(src, dst, wire), *others])[0]
+    return shares(net, [(src, dst, on_wire(offered_Bps, datagram, mtu, frame)), *others])[0]
 
 
 def network(path: str):
