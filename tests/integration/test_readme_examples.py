@@ -46,7 +46,7 @@ def _argv(example: str, tmp: Path) -> list[str] | None:
              "udp.json": str(DATA / "imports" / "iperf3" / "udp100.json"),
              "cal.yaml": str(tmp / "cal.yaml"),
              "ibnetdiscover.txt": str(tmp / "ibnetdiscover.txt")}
-    words = [files.get(w, w) for w in words]
+    words = [files.get(w, str(REPO / w) if w.startswith("examples/") else w) for w in words]
     if words[0] == "study" and "-o" in words:
         words[words.index("-o") + 1] = str(tmp / words[words.index("-o") + 1])
     if words[0] in MEASURING and "--dry-run" not in words:
