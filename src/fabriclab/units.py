@@ -43,15 +43,17 @@ def parse_size(text: str, what: str = "size") -> int:
     m = _NUM.fullmatch(t)
     if not m:
         if _DECIMAL_SUFFIX.fullmatch(t):
-            raise UsageError(f"ambiguous {what} {text!r}: suffixes are binary; write K, M, G or T "
+            raise UsageError(f"ambiguous {what} {text!r:.60}: suffixes are binary; write K, M, G or T "
                              "(or KiB, MiB, GiB, TiB), e.g. 4K = 4KiB = 4096")
         if re.fullmatch(r"\d+\s*B", t, re.IGNORECASE):
-            raise UsageError(f"malformed {what} {text!r}: bytes are a plain integer, without B")
-        raise UsageError(f"malformed {what} {text!r}: expected an integer with an optional K, M, G or T "
+            raise UsageError(f"malformed {what} {text!r:.60}: bytes are a plain integer, without B")
+        raise UsageError(f"malformed {what} {text!r:.60}: expected an integer with an optional K, M, G or T "
                          "suffix (binary: 1K = 1024)")
-    value = int(m.group(1)) * _SUFFIX[(m.group(2) or "").upper()]
+    digits = m.group(1).lstrip("0") or "0"
+    # more digits than 2^63 has are too large, and unread: int() refuses over 4,300 digits
+    value = MAX_VALUE + 1 if len(digits) > 19 else int(digits) * _SUFFIX[(m.group(2) or "").upper()]
     if value > MAX_VALUE:
-        raise UsageError(f"{what} {text!r} is too large: at most 2^63 - 1")
+        raise UsageError(f"{what} {text!r:.60} is too large: at most 2^63 - 1")
     return value
 
 

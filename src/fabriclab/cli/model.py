@@ -80,7 +80,8 @@ def _add_systems(add) -> None:
              f"MIN:MAX:xF or MIN:MAX:+S; K means x1024. Default: {NODES} ({COLLECTIVE_NODES} with --collective).")
     add("--topology-file", metavar="FILE",
         help="A network from a file (YAML or JSON, see docs/model.md), evaluated at its own size beside "
-             "the --system systems, or alone when no --system is given. Default: none.")
+             "the --system systems, or alone when no --system is given; the network --flow's flows "
+             "cross. Default: none.")
     add("--traffic", metavar="PATTERN", default="all-to-all", choices=PATTERNS,
         help=f"Traffic pattern, one of {', '.join(PATTERNS)}. Default: all-to-all.")
     add("--hotspot-target", metavar="NODE", type=integer(0, MAX_RANKS), default=0,

@@ -15,12 +15,9 @@ from ..errors import UsageError
 from ..suite.collectives import COLLECTIVES
 from ..report.escape import terminal
 from ..units import fmt_bytes, parse_sizes
-from .model_common import COLLECTIVE_NODES, COLLECTIVE_SIZES, calibration, parse_nodes, table
+from .model_common import COLLECTIVE_NODES, COLLECTIVE_SIZES, PATTERN_ONLY, calibration, parse_nodes, table
 
 DEFAULT_SYSTEM = "ib-ndr-fattree"
-# Options of the traffic-pattern model, with the value meaning "not given".
-PATTERN_ONLY = {"traffic": "all-to-all", "hotspot_target": 0, "published": False, "maxmin": False,
-                "cost": False, "prices": None, "target": None, "payload": None, "method": "auto"}
 
 
 def collective(args) -> int:

@@ -14,6 +14,9 @@ if TYPE_CHECKING:
     from ..model.calibration import Calibration
 
 NODES, COLLECTIVE_NODES, COLLECTIVE_SIZES = "2:128", "16", "8:64M"
+# Options of the traffic-pattern model alone, with the value meaning "not given".
+PATTERN_ONLY = {"traffic": "all-to-all", "hotspot_target": 0, "published": False, "maxmin": False,
+                "cost": False, "prices": None, "target": None, "payload": None, "method": "auto"}
 
 
 def parse_nodes(spec: str) -> list:

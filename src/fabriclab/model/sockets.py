@@ -19,11 +19,12 @@ loses less: the excess fills the queue first,
 
 which tends to the steady state's as T grows (`FlowShare.loss_over`).
 The cable is named as the model names resources (`link trunk (s0→s1)`).
-Rates are bytes/s of what the cables carry, headers and framing included:
-given its datagrams' size, `udp_loss` puts a stream's offer on the wire
-(`wire_bytes`: UDP's and each IP fragment's headers, and each frame's
-bytes), and the fraction lost is the same of datagrams as of wire bytes
-(docs/sockets.md)."""
+Everything here is on the wire: a cable carries its gross rate (a network
+file's link efficiency left out), and given its datagrams' size `udp_loss`
+puts a stream's offer there with its headers and frames (`wire_bytes`).
+The loss is of wire bytes: of datagrams where each is one frame, and at
+least that where they are fragmented, since one fragment lost loses its
+datagram (docs/sockets.md)."""
 
 from __future__ import annotations
 
@@ -34,23 +35,33 @@ import numpy as np
 from ..errors import UsageError
 from .maxmin import max_min
 
-UDP_HEADER = 8            # bytes (RFC 768)
-IPV4_HEADER = 20          # bytes, without options, in every fragment (RFC 791)
+UDP_WIRE_HEADER = 8       # bytes (RFC 768)
+IPV4_WIRE_HEADER = 20     # bytes, without options, in every fragment (RFC 791)
 # Ethernet's bytes a frame beyond its IP packet on a real cable: header 14, FCS 4, and the
-# preamble 8 and inter-frame gap 12 that hold the wire as long (IEEE 802.3)
+# preamble 8 and inter-frame gap 12 that hold the wire as long (IEEE 802.3; the catalog's
+# Ethernet overhead_B, model/data/technologies.yaml). Frames padded to 64 bytes are not
+# counted: a datagram of udp.stream's smallest size (24 bytes) fills one.
 ETHERNET_FRAME = 38
 DEFAULT_MTU = 1500        # bytes: Ethernet's
 
 
+def fragments(datagram: int, mtu: int = DEFAULT_MTU) -> int:
+    """IP packets of one UDP datagram of `datagram` payload bytes through `mtu`: one where
+    it fits, else every fragment but the last carries a multiple of 8 bytes (RFC 791)."""
+    if datagram < 0 or mtu < IPV4_WIRE_HEADER + 8:
+        raise UsageError(f"a datagram of {datagram} bytes through an MTU of {mtu} bytes is not one")
+    room, carried = mtu - IPV4_WIRE_HEADER, datagram + UDP_WIRE_HEADER
+    if carried <= room:
+        return 1
+    step = room // 8 * 8
+    return 1 + -(-(carried - room) // step)
+
+
 def wire_bytes(datagram: int, mtu: int = DEFAULT_MTU, frame: int = ETHERNET_FRAME) -> int:
     """The bytes a cable carries for one UDP datagram of `datagram` payload bytes: its UDP
-    header, and an IPv4 header and a frame's `frame` bytes for each fragment of at most `mtu`
-    (fragments carry multiples of 8 bytes, RFC 791). 1,400 bytes on Ethernet: 1,466."""
-    if datagram < 0 or mtu < IPV4_HEADER + 8:
-        raise UsageError(f"a datagram of {datagram} bytes through an MTU of {mtu} bytes is not one")
-    per_fragment = (mtu - IPV4_HEADER) // 8 * 8
-    fragments = max(1, -(-(datagram + UDP_HEADER) // per_fragment))
-    return datagram + UDP_HEADER + fragments * (IPV4_HEADER + frame)
+    header, and an IPv4 header and a frame's `frame` bytes for each of its `fragments`.
+    1,400 bytes on Ethernet: 1,466."""
+    return datagram + UDP_WIRE_HEADER + fragments(datagram, mtu) * (IPV4_WIRE_HEADER + frame)
 
 
 def on_wire(offered_Bps: float, datagram: int | None = None, mtu: int = DEFAULT_MTU,
@@ -72,7 +83,8 @@ class FlowShare:
     @property
     def loss(self) -> float:
         """The fraction of what it offers that the bottleneck drops in the steady state, its queue
-        full (0 for TCP or below the share): of its wire bytes and so of its datagrams."""
+        full (0 for TCP or below the share): of its wire bytes, so of its datagrams where each is
+        one frame, and a lower bound of them where they are fragmented."""
         if not self.offered_Bps:
             return 0.0
         return max(0.0, 1.0 - self.share_Bps / self.offered_Bps)
@@ -109,12 +121,21 @@ def shares(net, flows: list) -> list[FlowShare]:
         if o is not None and not 0 < o < np.inf:
             raise UsageError(f"an offered rate must be positive and finite, not {o}")
     demand = np.array([np.inf if o is None else o for _, _, o in flows], dtype=float)
-    res = max_min(net.topo.paths(src, dst), net.cap, demand=demand)
+    res = max_min(net.topo.paths(src, dst), wire_capacity(net), demand=demand)
     out = []
     for (s, d, o), rate, b in zip(flows, res.rates, res.bottleneck):
         cable = net.labels[int(net.cls[int(b)])] if b >= 0 else ""
         out.append(FlowShare(s, d, o, float(rate), cable))
     return out
+
+
+def wire_capacity(net) -> np.ndarray:
+    """Bytes/s each resource carries on the wire: a link of a network file whose own efficiency
+    (efficiency, payload_B and overhead_B) makes its rate a payload rate counts at its gross
+    rate here, since the flows bring their own headers and frames."""
+    gross = np.array([np.nan if c.own is None else float(c.own.gross) for c in net.topo.classes])
+    own = gross[net.cls]
+    return np.where(np.isnan(own), net.cap, own)
 
 
 def udp_loss(net, src: str, dst: str, offered_Bps: float, others: list = (), datagram: int | None = None,

@@ -22,7 +22,15 @@ def test_a_table_of_shares_losses_and_the_cable_that_drops(capsys):
     assert rows["tcp:h1:h5"][1:3] == ["-", "9.476"] and rows["tcp:h1:h5"][3] == "-"
     assert rows["udp:h0:h4:240000000:1400"][1:4] == ["31.414", "9.476", "69.84%"]
     assert out.count("link trunk (s0\u2192s1)") == 2 and "its own offer" in out
-    assert "MTU 1500, 38 bytes a frame" in out
+    assert "MTU 1500, 38 bytes a frame" in out and "fragments" not in out
+
+
+def test_a_fragmented_flow_s_loss_is_said_to_be_a_lower_bound(capsys):
+    assert main(["model", "--topology-file", TWO, "--flow", "udp:h0:h4:240000000:8000"]) == 0
+    out = capsys.readouterr().out
+    assert "6 fragments a datagram; one lost loses the datagram, so its datagrams' loss is at least" in out
+    assert main(["model", "--topology-file", TWO, "--flow", "udp:h0:h4:240000000:8000", "-f", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["flows"][0]["fragments"] == 6
 
 
 def test_json_on_the_testbed_s_frames(capsys):
@@ -42,12 +50,18 @@ def test_json_on_the_testbed_s_frames(capsys):
     (["--flow", "udp:h0:h9:1M"], "'h9' is not a host"),
     (["--flow", "sctp:h0:h4"], "a flow is udp:SRC:DST:RATE[:DATAGRAM] or tcp:SRC:DST"),
     (["--flow", "tcp:h0"], "a flow is"),
-    (["--flow", "udp:h0:h4:1M:70000"], "carries 1 to 65507 bytes"),
+    (["--flow", "udp:h0:h4:1M:70000"], "a datagram is 24 to 65507 bytes"),
+    (["--flow", "udp:h0:h4:1M:8"], "a datagram is 24 to 65507 bytes"),
+    (["--flow", "udp:h0:h4:" + "9" * 5000], "too large"),
     (["--flow", "tcp:h0:h0"], "crosses no cable"),
     (["--flow", "tcp:h0:h4", "--collective", "bcast"], "give one"),
-    (["--flow", "tcp:h0:h4", "--traffic", "ring"], "--traffic belongs to the traffic-pattern model"),
+    (["--flow", "tcp:h0:h4", "--traffic", "ring"], "--traffic is not used by --flow"),
+    (["--flow", "tcp:h0:h4", "--seed", "3"], "--seed is not used by --flow"),
+    (["--flow", "tcp:h0:h4", "--output", "plots"], "--output is not used by --flow"),
+    (["--flow", "tcp:h0:h4", "--system", "sci-2d"], "--system is not used by --flow"),
     (["--flow", "tcp:h0:h4", "--sizes", "8"], "--sizes belongs to --collective"),
-    (["--flow", "tcp:h0:h4", "--mtu", "10"], "--mtu must be 68 to 65535"),
+    (["--flow", "tcp:h0:h4", "--mtu", "10"], "argument --mtu: 10 is not between 68 and 65,535"),
+    (["--flow", "tcp:h0:h4", "--frame", "9" * 5000], "argument --frame: '99999"),
     (["--mtu", "9000"], "--mtu belongs to --flow"),
     (["--frame", "14", "--collective", "bcast"], "--frame belongs to --flow"),
 ])

@@ -34,11 +34,35 @@ def test_a_datagram_on_the_wire_carries_its_headers_and_each_fragment_s_frame():
     assert sockets.wire_bytes(1400) == 1400 + 8 + 20 + 38            # one Ethernet frame
     assert sockets.wire_bytes(8000, mtu=9000, frame=14) == 8042      # the testbed's jumbo frame
     # 8008 bytes of UDP in fragments of 1480: six, each with its IP header and frame
-    assert sockets.wire_bytes(8000) == 8008 + 6 * (20 + 38)
+    assert sockets.wire_bytes(8000) == 8008 + 6 * (20 + 38) and sockets.fragments(8000) == 6
     assert sockets.wire_bytes(1472) == 1500 + 38 and sockets.wire_bytes(1473) == 1481 + 2 * 58
+    # an MTU whose room (8980) is not a multiple of 8: a packet that fits uses all of it, and
+    # only the fragments before the last carry a multiple of 8 (8976)
+    assert sockets.fragments(8972, 9000) == 1 and sockets.wire_bytes(8972, 9000, 14) == 8980 + 34
+    assert sockets.fragments(8973, 9000) == 2 and sockets.wire_bytes(8973, 9000, 14) == 8981 + 2 * 34
+    assert sockets.fragments(2 * 8976 - 8, 9000) == 2 and sockets.fragments(2 * 8976 + 4 - 8 + 1, 9000) == 3
     assert sockets.wire_bytes(0) == 66
     with pytest.raises(UsageError, match="MTU of 20 bytes"):
         sockets.wire_bytes(100, mtu=20)
+
+
+def test_ethernet_s_frame_is_the_catalog_s():
+    from fabriclab.model import catalog
+    for key in ("fast-ethernet", "gigabit-ethernet"):
+        assert float(catalog.technology(key).resources["link"].overhead) == sockets.ETHERNET_FRAME
+
+
+def test_a_link_s_own_efficiency_is_left_out_on_the_wire(tmp_path):
+    """A network file's link with payload_B and overhead_B has a payload rate in the model's other
+    parts; flows that bring their own headers cross it at its gross rate."""
+    path = tmp_path / "net.yaml"
+    path.write_text("name: one switch\nnodes: [h0, h1]\nswitches: [s0]\nlinks:\n"
+                    "  - {a: h0, b: s0, rate_MBps: 100, payload_B: 1000, overhead_B: 1000}\n"
+                    "  - {a: h1, b: s0, rate_MBps: 100}\n")
+    net = sockets.network(str(path))
+    assert sorted(set(net.cap)) == [50e6, 100e6]                     # half of the first link is payload
+    assert set(sockets.wire_capacity(net)) == {100e6}
+    assert sockets.udp_loss(net, "h0", "h1", 150e6).loss == pytest.approx(1 / 3)
 
 
 def test_the_offer_of_payload_goes_on_the_wire_with_its_headers(net):
