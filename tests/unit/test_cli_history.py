@@ -339,6 +339,89 @@ def test_a_reading_command_on_a_missing_store_is_one_line_and_creates_nothing(ca
         assert list(tmp_path.iterdir()) == [], action
 
 
+@pytest.mark.parametrize("action", [*READING, "compare-first"])
+def test_a_cluster_the_store_does_not_hold_is_one_line(made, capsys, tmp_path, action):
+    """A misspelt --cluster fails every reading command: a nightly check must not pass on nothing."""
+    argv = ["compare", "--baseline", "first"] if action == "compare-first" else [action, *READING[action]]
+    out_file = tmp_path / "x"
+    rc, out, err = run(capsys, "history", *argv, "--store", made["stores"]["big"], "--cluster", "alsp",
+                       *(["--output", out_file] if action in ("report", "export") else []))
+    assert rc == 2 and out == ""
+    one_line_error(err, "no run of cluster 'alsp'", "alps, bern, geneva")
+    assert not out_file.exists()
+
+
+STORED_VALUES = [("points", "median", "'abc'", "points.median holds 'abc', not a number"),
+                 ("points", "ci_low", "'x'", "points.ci_low holds 'x', not a number"),
+                 ("runs", "started_s", "'x'", "runs.started_s holds 'x', not a number"),
+                 ("launches", "median", "'x'", "launches.median holds 'x', not a number"),
+                 ("points", "unit", "x'00ff'", "not a text")]
+
+
+@pytest.mark.parametrize("table, column, value, says", STORED_VALUES)
+def test_a_value_another_program_wrote_into_the_store_is_one_line(made, capsys, tmp_path, table, column, value,
+                                                                 says):
+    """SQLite keeps text in a number's column: every reader names the column, no traceback."""
+    import sqlite3
+    store = _copy(made, "big", tmp_path)
+    with sqlite3.connect(store) as db:
+        db.execute(f"UPDATE {table} SET {column} = {value} WHERE rowid IN (SELECT MIN(rowid) FROM {table})")
+    for argv in (["trend"], ["check"], ["compare", "--baseline", "first"], ["export"], ["report", "-o", tmp_path / "h.html"]):
+        rc, out, err = run(capsys, "history", *argv, "--store", store, "--cluster", "alps")
+        assert rc == 2, (argv, err)
+        one_line_error(err, f"{table}.{column} holds", says, "history rebuild")
+
+
+def _damage(path: Path) -> None:
+    """200 bytes of noise in every 4 KiB page after the first two: the file opens, its pages do not read."""
+    rng = np.random.default_rng(3)
+    data = bytearray(path.read_bytes())
+    for at in range(8192, len(data), 4096):
+        data[at:at + 200] = rng.integers(0, 256, 200, dtype=np.uint8).tobytes()
+    path.write_bytes(bytes(data))
+
+
+def test_a_store_damaged_past_its_first_pages_is_one_line_on_every_command(made, capsys, tmp_path):
+    store = _copy(made, "big", tmp_path)
+    _damage(store)
+    for argv in (["list"], ["trend"], ["compare", "--baseline", "first"], ["export"],
+                 ["add", made["series"] / "s00.json"]):
+        rc, out, err = run(capsys, "history", *argv, "--store", store, "--cluster", "alps")
+        assert rc == 2, (argv, err)
+        one_line_error(err, f"the store {store} is damaged", "history rebuild")
+
+
+def test_a_store_in_a_folder_that_takes_no_file_is_read(made, capsys, tmp_path, monkeypatch):
+    """A reading command opens a WAL store whose -shm file cannot be made beside it (a read-only
+    mount) as immutable; a write to it is one line."""
+    import sqlite3
+    from fabriclab.store import backend
+    store = _copy(made, "small", tmp_path)
+    before = listed(capsys, store)
+    real = backend._connect
+
+    def no_shm(path, mode):          # root reads past a folder's permissions: fail as SQLite does there
+        if "immutable" not in mode:
+            raise sqlite3.OperationalError("unable to open database file")
+        return real(path, mode)
+    monkeypatch.setattr(backend, "_connect", no_shm)
+    assert listed(capsys, store) == before
+    rc, out, err = run(capsys, "history", "add", made["series"] / "s00.json", "--store", store)
+    assert rc == 2
+    one_line_error(err, f"cannot open the store {store}", "unable to open database file")
+
+
+def test_a_document_whose_start_is_no_time_is_refused(made, capsys, tmp_path):
+    """Undated, it would sort after every run (by the time it was added) and be compared as the latest."""
+    doc = json.loads((made["series"] / "s00.json").read_text())
+    doc["header"]["start_time"] = "yesterday"
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    store = _copy(made, "small", tmp_path)
+    rc, out, err = run(capsys, "history", "add", tmp_path / "bad.json", "--store", store)
+    assert rc == 2
+    one_line_error(err, "bad.json: its start time 'yesterday' is not an ISO-8601 time")
+
+
 # ---- --store on run -------------------------------------------------------------------------------
 
 

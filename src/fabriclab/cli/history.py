@@ -27,16 +27,32 @@ def _store(args, create: bool = False):
 
 
 def _cluster(store, args) -> str:
-    """--cluster, else the store's one cluster; several: one line naming them."""
+    """--cluster (one the store holds), else the store's one cluster; several: one line naming them."""
     if args.cluster:
-        return args.cluster
+        return _known(store, args.cluster)
+    names = _clusters(store)
+    if len(names) > 1:
+        raise UsageError(f"the store holds {len(names)} clusters ({_named(names)}): give --cluster NAME")
+    return names[0]
+
+
+def _known(store, cluster):
+    """`cluster` when the store holds a run of it (None passes); else one line: a misspelt name in a
+    nightly job must fail, not read as a cluster with nothing to report."""
+    if cluster is not None and not store.query("SELECT 1 FROM runs WHERE cluster = ? LIMIT 1", (cluster,)):
+        raise UsageError(f"the store holds no run of cluster {cluster!r} (its clusters: {_named(_clusters(store))})")
+    return cluster
+
+
+def _clusters(store) -> list[str]:
     names = [c for (c,) in store.query("SELECT DISTINCT cluster FROM runs ORDER BY cluster")]
     if not names:
         raise UsageError(f"the store {store.url} holds no run yet (`fabriclab history add FILE`)")
-    if len(names) > 1:
-        raise UsageError(f"the store holds {len(names)} clusters ({', '.join(names[:8])}"
-                         f"{', ...' if len(names) > 8 else ''}): give --cluster NAME")
-    return names[0]
+    return names
+
+
+def _named(names: list[str]) -> str:
+    return ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
 
 
 def _when(t) -> str:
@@ -48,7 +64,7 @@ def _when(t) -> str:
 def cmd_list(args) -> int:
     from ..store import queries
     with _store(args) as store:
-        runs = queries.runs(store, cluster=args.cluster, bench=args.bench, since=args.since, until=args.until,
+        runs = queries.runs(store, cluster=_known(store, args.cluster), bench=args.bench, since=args.since, until=args.until,
                             kind=args.kind)
     if args.format == "json":
         print(json.dumps([r._asdict() for r in runs], indent=1, default=str))
@@ -145,7 +161,7 @@ def cmd_compare(args) -> int:
         if args.baseline in ("first", "previous"):
             new, base = _pair(store, args)
         else:
-            base = queries.baseline_run(store, args.baseline, cluster=args.cluster)
+            base = queries.baseline_run(store, args.baseline, cluster=_known(store, args.cluster))
             new = queries.baseline_run(store, args.run, cluster=args.cluster) if args.run else _latest(store, base)
         base_points = {p.series: p for p in queries.points_of(store, base.id)}
         new_points = queries.points_of(store, new.id)

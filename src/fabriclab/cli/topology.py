@@ -67,7 +67,7 @@ def _read(args, text: str, fmt: str) -> dict:
         if args.hosts:
             from ..datafile import read_data_file
             hosts = read_data_file(args.hosts, "hosts map")
-        data = ibnet.read(text, args.file, hosts)
+        data = ibnet.read(text, args.file, hosts, hosts_where=args.hosts)
         if args.hosts and isinstance(data.get("source"), dict):
             data["source"].setdefault("given", {})["hosts"] = Path(args.hosts).name
         return data

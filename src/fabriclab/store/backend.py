@@ -91,7 +91,22 @@ class Store:
 class SQLiteStore(Store):
     kind = "sqlite"
     pk = "INTEGER PRIMARY KEY"
+    read_only = False        # opened immutable: a reading command on a store in a read-only folder
     refusals = (sqlite3.IntegrityError, sqlite3.DataError)     # rows the schema refuses
+
+    # A file damaged past its first pages opens and reads its tables, then fails on the page a
+    # statement reaches: one line wherever that is.
+    def execute(self, sql: str, params=()) -> int:
+        with _damage(self.url):
+            return super().execute(sql, params)
+
+    def executemany(self, sql: str, rows) -> None:
+        with _damage(self.url):
+            super().executemany(sql, rows)
+
+    def query(self, sql: str, params=()) -> list[tuple]:
+        with _damage(self.url):
+            return super().query(sql, params)
 
     def _begin(self):
         try:
@@ -176,6 +191,18 @@ class PostgresStore(Store):
                 copy.write_row(r)
 
 
+@contextlib.contextmanager
+def _damage(url: str):
+    """A damaged SQLite file's error as one line (UsageError): what to do, not a traceback."""
+    try:
+        yield
+    except sqlite3.DatabaseError as e:
+        if not any(c in str(e) for c in CORRUPT):
+            raise
+        raise UsageError(f"the store {url} is damaged ({e}): restore it from a backup, or move it aside and remake "
+                         "it from its documents with `fabriclab history rebuild FOLDER`") from None
+
+
 def open_store(url: str, create: bool = True) -> Store:
     """The store at `url` (a path, sqlite:///abs/path or postgresql://...), checked and, with
     create=True, created or migrated. create=False (reading commands) never creates one (an
@@ -186,7 +213,7 @@ def open_store(url: str, create: bool = True) -> Store:
     store = _open_sqlite(u, create) if u.kind == "sqlite" else _open_postgres(u)
     try:
         tables.check(store, create)
-        if store.kind == "sqlite":
+        if store.kind == "sqlite" and not store.read_only:
             _wal(store)                                  # after the checks: a foreign file keeps its mode
     except BaseException:
         store.close()
@@ -215,23 +242,45 @@ def _open_sqlite(u: StoreURL, create: bool) -> SQLiteStore:
         raise UsageError(f"no fabriclab store at {path} (nothing added yet)")
     if path.exists() and not path.is_file():
         raise UsageError(f"{path} is not a file")
-    try:
-        if create:
+    if create:
+        try:
             path.parent.mkdir(parents=True, exist_ok=True)
-        uri = f"file:{quote(str(Path(path).absolute()))}?mode={'rwc' if create else 'rw'}"
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_S)
-    except (OSError, sqlite3.Error) as e:
+        except OSError as e:
+            raise UsageError(f"cannot open the store {path}: {e}") from None
+    try:
+        return _connect(path, "rwc" if create else "rw")
+    except sqlite3.OperationalError as e:
+        # A WAL store is read through its -shm file beside it, which a read-only folder (a site's
+        # store mounted read-only) will not take. A reading command then opens the file as
+        # immutable: no locks and no -shm, so a writer elsewhere at that moment is not seen.
+        if create or "unable to open" not in str(e):
+            raise UsageError(f"cannot open the store {path}: {e}") from None
+    try:
+        store = _connect(path, "ro&immutable=1")
+    except sqlite3.OperationalError as e:
         raise UsageError(f"cannot open the store {path}: {e}") from None
+    store.read_only = True
+    return store
+
+
+def _connect(path: Path, mode: str) -> SQLiteStore:
+    """A connection whose first read has been made: a corrupt file is one line (UsageError), another
+    failure to read is sqlite3.OperationalError."""
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(Path(path).absolute()))}?mode={mode}", uri=True,
+                               isolation_level=None, timeout=BUSY_TIMEOUT_S)
+    except sqlite3.Error as e:
+        raise sqlite3.OperationalError(str(e)) from None
     store = SQLiteStore(conn, str(path))
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
         conn.execute("PRAGMA foreign_keys = ON")
-        store.tables()                                   # the first read: a corrupt file says so here
+        conn.execute("SELECT name FROM sqlite_master").fetchall()   # the first read: a corrupt file says so here
     except sqlite3.DatabaseError as e:
         conn.close()
         if any(c in str(e) for c in CORRUPT):
             raise UsageError(f"{path} is not a database (corrupt?)") from None
-        raise UsageError(f"cannot open the store {path}: {e}") from None
+        raise sqlite3.OperationalError(str(e)) from None
     return store
 
 

@@ -125,6 +125,8 @@ def run_row(doc: Optional[Document], path, sha: str, kind: str, cluster: Optiona
     records no start is dated by the file's modification time."""
     h = doc.header if doc is not None else None
     started, ended = times(doc) if doc is not None else (None, None)
+    if started and _epoch(started) is None:      # undated, it would sort as the latest run (added now)
+        raise UsageError(f"{path}: its start time {str(started)[:60]!r} is not an ISO-8601 time")
     started = started or _iso(Path(path).stat().st_mtime)
     hosts = rank_hosts(doc) if doc is not None else []
     mpi = _mpi(h) if h is not None else (None, None)
@@ -303,8 +305,8 @@ def _other_json(p: Path, cluster: Optional[str], samples: bool) -> Rows:
     docs = [d for d in (_loaded(x) for x in runs) if d is not None]
     first = docs[0] if docs else None
     run = run_row(first, p, sha, what, cluster, uid=f"{what}-{sha[:12]}")
-    starts = [d.header.start_time for d in docs if d.header.start_time]
-    ends = [e for e in (times(d)[1] for d in docs) if e]
+    starts = [s for s in (d.header.start_time for d in docs) if _epoch(s) is not None]
+    ends = [e for e in (times(d)[1] for d in docs) if _epoch(e) is not None]
     mtime = _iso(p.stat().st_mtime)
     run.update(started=min(starts, key=_epoch) if starts else mtime, ended=max(ends, key=_epoch) if ends else mtime,
                status=ingest_verdicts.check_status(data) if what == "check" else "complete",
@@ -324,13 +326,13 @@ def _loaded(path) -> Optional[Document]:
 # ---- times ----------------------------------------------------------------------------------
 
 def _epoch(iso: Optional[str]) -> Optional[float]:
-    if not iso:
+    if not iso or not isinstance(iso, str):
         return None
     try:
         t = datetime.fromisoformat(iso)
-    except ValueError:
+        return (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
+    except (ValueError, OverflowError):           # not ISO-8601, or out of the epoch's range
         return None
-    return (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
 
 
 def _iso(epoch: float) -> str:

@@ -9,7 +9,7 @@ from datetime import datetime, time as dtime, timezone
 from typing import NamedTuple
 
 from fabriclab.errors import UsageError
-from fabriclab.store.tables import COLUMNS
+from fabriclab.store.tables import COLUMNS, NUMBERS
 
 RunRow = NamedTuple("RunRow", [(c, object) for c in COLUMNS["runs"]])
 PointRow = NamedTuple("PointRow", [(c, object) for c in COLUMNS["points"]]
@@ -48,6 +48,29 @@ WHEN = "COALESCE(r.started_s, r.added_s)"
 RUN_COLUMNS = ", ".join(f"r.{c}" for c in COLUMNS["runs"])
 
 
+def _checked(store, columns: tuple, row: tuple) -> tuple:
+    """row, when each numeric column in it holds a number or NULL and each other a text or NULL.
+    SQLite keeps any value in any column, so a row another program rewrote ('abc' as a median, a
+    blob as a cable) would otherwise fail far from here; columns: (table, column) of each value,
+    None for one not checked."""
+    for where, value in zip(columns, row):
+        if where is None or value is None:
+            continue
+        number = where[1] in NUMBERS[where[0]]
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool) if number else isinstance(value, str)):
+            raise UsageError(f"the store {store.url}: {where[0]}.{where[1]} holds {str(value)[:40]!r}, not "
+                             f"{'a number' if number else 'a text'} (a row rewritten by another program? "
+                             "`fabriclab history rebuild FOLDER` remakes the store from its documents)")
+    return row
+
+
+def _of(table: str, *names: str) -> tuple:
+    return tuple((table, n) for n in names)
+
+
+RUN_CHECK = _of("runs", *COLUMNS["runs"])
+
+
 def runs(store, cluster=None, bench=None, since=None, until=None, kind=None) -> list[RunRow]:
     """The runs, oldest first; since/until (epoch seconds, a datetime or an ISO date) bound the
     start, inclusive; bench keeps the runs with a point of that benchmark."""
@@ -61,7 +84,7 @@ def runs(store, cluster=None, bench=None, since=None, until=None, kind=None) -> 
     sql = f"SELECT {RUN_COLUMNS} FROM runs r"
     if where:
         sql += " WHERE " + " AND ".join(where)
-    return [RunRow(*r) for r in store.query(sql + f" ORDER BY {WHEN}, r.id", params)]
+    return [RunRow(*_checked(store, RUN_CHECK, r)) for r in store.query(sql + f" ORDER BY {WHEN}, r.id", params)]
 
 
 def series(store, series_key: str, cluster=None, launches: bool = True, last: int = 0) -> list[SeriesPoint]:
@@ -80,8 +103,12 @@ def series(store, series_key: str, cluster=None, launches: bool = True, last: in
         medians = _launch_medians_of(store, [p[0] for p in points[-last:]])
     else:
         medians = _launch_medians(store, "p.series = ?" + on_cluster, params, join_runs=cluster is not None)
+    checked = (None, ("runs", "uid"), ("runs", "started_s"), *_of("points", "median", "ci_low", "ci_high", "unit"))
     return [SeriesPoint(uid, started, med, lo, hi, medians.get(pid, []), unit)
-            for pid, uid, started, med, lo, hi, unit in points]
+            for pid, uid, started, med, lo, hi, unit in (_checked(store, checked, p) for p in points)]
+
+
+LAUNCH_CHECK = _of("launches", "median")
 
 
 def _launch_medians_of(store, ids: list, chunk: int = 500) -> dict[int, list[float]]:
@@ -92,7 +119,7 @@ def _launch_medians_of(store, ids: list, chunk: int = 500) -> dict[int, list[flo
         part = ids[i:i + chunk]
         for pid, median in store.query(f"SELECT point_id, median FROM launches WHERE point_id IN "
                                        f"({', '.join('?' * len(part))}) ORDER BY point_id, launch", part):
-            out.setdefault(pid, []).append(median)
+            out.setdefault(pid, []).append(_checked(store, LAUNCH_CHECK, (median,))[0])
     return out
 
 
@@ -102,7 +129,7 @@ def _launch_medians(store, where: str, params, join_runs: bool = False) -> dict[
     out: dict[int, list[float]] = {}
     for pid, median in store.query(f"SELECT l.point_id, l.median FROM launches l JOIN points p ON p.id = l.point_id"
                                    f"{join} WHERE {where} ORDER BY l.point_id, l.launch", params):
-        out.setdefault(pid, []).append(median)
+        out.setdefault(pid, []).append(_checked(store, LAUNCH_CHECK, (median,))[0])
     return out
 
 
@@ -129,7 +156,7 @@ def baseline_run(store, ref: str, cluster=None) -> RunRow:
     `ref` (an ISO date means that whole day, UTC)."""
     found = store.query(f"SELECT {RUN_COLUMNS} FROM runs r WHERE r.uid = ?", (ref,))
     if found:
-        return RunRow(*found[0])
+        return RunRow(*_checked(store, RUN_CHECK, found[0]))
     until = _epoch(ref, start=False, what="a run uid in the store")
     where, params = f"{WHEN} <= ?", [until]
     if cluster is not None:
@@ -138,7 +165,7 @@ def baseline_run(store, ref: str, cluster=None) -> RunRow:
                         params)
     if not found:
         raise UsageError(f"no run on or before {ref}" + (f" on cluster {cluster}" if cluster else ""))
-    return RunRow(*found[0])
+    return RunRow(*_checked(store, RUN_CHECK, found[0]))
 
 
 def points_of(store, run_pk: int) -> list[PointRow]:
@@ -150,13 +177,18 @@ def points_of(store, run_pk: int) -> list[PointRow]:
     for pid, pct, value in store.query("SELECT t.point_id, t.pct, t.value FROM tails t JOIN points p "
                                        "ON p.id = t.point_id WHERE p.run_id = ? ORDER BY t.point_id, t.pct",
                                        (run_pk,)):
-        tails.setdefault(pid, {})[pct] = value
-    return [PointRow(*r, medians.get(r[0], []), tails.get(r[0], {})) for r in rows]
+        tails.setdefault(pid, {})[pct] = _checked(store, _of("tails", "pct", "value"), (pct, value))[1]
+    return [PointRow(*_checked(store, POINT_CHECK, r), medians.get(r[0], []), tails.get(r[0], {})) for r in rows]
+
+
+POINT_CHECK = _of("points", *COLUMNS["points"])
 
 
 def pairs_series(store, cluster, size) -> list[PairRow]:
     """message.shift's pairs of one message size over a cluster's runs: time order, then src, dst."""
-    return [PairRow(*r) for r in store.query(
+    checked = (("runs", "uid"), ("runs", "started_s"), *_of("pairs", "src", "dst", "src_host", "dst_host", "bandwidth",
+                                                  "expected", "cable"))
+    return [PairRow(*_checked(store, checked, r)) for r in store.query(
         f"SELECT r.uid, r.started_s, q.src, q.dst, q.src_host, q.dst_host, q.bandwidth, q.expected, q.cable "
         f"FROM pairs q JOIN runs r ON r.id = q.run_id WHERE r.cluster = ? AND q.size = ? "
         f"ORDER BY {WHEN}, r.id, q.src, q.dst", (cluster, size))]

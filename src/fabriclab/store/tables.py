@@ -97,6 +97,8 @@ def _columns(text: str) -> dict[str, tuple[tuple[str, str], ...]]:
 
 COLUMNS = {t: tuple(c for c, _ in cols) for t, cols in _columns(SCHEMA_V1).items()}
 INTEGERS = {t: frozenset(c for c, kind in cols if kind == "BIGINT") for t, cols in _columns(SCHEMA_V1).items()}
+# the columns holding numbers ("": the id, whose type {pk} the back end fills); the others hold text
+NUMBERS = {t: frozenset(c for c, kind in cols if kind in ("BIGINT", "DOUBLE", "")) for t, cols in _columns(SCHEMA_V1).items()}
 
 
 def check(store, create: bool) -> None:

@@ -207,12 +207,20 @@ def check_neighbourhood(name: str, sizes, params: dict, nranks: int) -> None:
     dims = dims_create(nranks, d)
     if min(dims) < 2:
         raise UsageError(f"{name}: {nranks} ranks cannot fill {d} dimensions (MPI_Dims_create gives "
-                         f"{' x '.join(map(str, dims))}); give dim <= {max(1, nranks.bit_length() - 1)} or more ranks")
+                         f"{' x '.join(map(str, dims))}); {_fix(nranks, d, r)}")
     if r > (min(dims) - 1) // 2:
-        raise UsageError(f"{name}: radius {r} is larger than the grid allows: {nranks} ranks in {d} dimensions "
+        raise UsageError(f"{name}: radius {r} is larger than the grid allows: {nranks} ranks in {d} dimension{'s' if d > 1 else ''} "
                          f"make {' x '.join(map(str, dims))}, and OSU's rule radius <= (smallest side - 1) / 2 "
-                         f"allows {(min(dims) - 1) // 2}")
+                         f"allows {(min(dims) - 1) // 2}; {_fix(nranks, d, r)}")
     return None
+
+
+def _fix(nranks: int, d: int, r: int) -> str:
+    """What makes a Cartesian neighbourhood fit: the dims that `nranks` ranks fill with sides of
+    2r + 1 or more at radius r, else the ranks that dim d needs ((2r + 1)^d always does)."""
+    fits = [k for k in range(1, d) if min(dims_create(nranks, k)) >= 2 * r + 1]
+    more = f"at least {(2 * r + 1) ** d:,} ranks"
+    return f"give dim <= {fits[-1]} or {more}" if fits else f"give {more}" + (" or a smaller radius" if r > 1 else "")
 
 
 def sent_per_rank(params: dict, nranks: int, size: int) -> int:

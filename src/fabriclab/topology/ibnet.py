@@ -32,6 +32,7 @@ characters that print (shown escaped otherwise).
 
 from __future__ import annotations
 
+import io
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -95,27 +96,33 @@ def guid(text: str) -> str:
 
 
 def detect(text: str) -> bool:
-    """Whether text looks like ibnetdiscover's topology or its -p ports report."""
-    for n, line in enumerate(text[:1 << 16].splitlines()):
-        if len(line) > MAX_LINE:
-            return False
+    """Whether text looks like ibnetdiscover's topology or its -p ports report: its header, or one of
+    its lines among the first 200 that are not comments (a file may begin with any number of those)."""
+    seen = 0
+    for line in io.StringIO(text):                  # lazily: the text may be MAX_TEXT long
         s = line.strip()
-        if s.startswith("# Topology file: generated") or _HEADER.match(s) or _PLINE.fullmatch(s):
+        if s.startswith("# Topology file: generated"):
             return True
-        if n > 200:
+        if not s or s.startswith("#"):
+            continue
+        if len(s) > MAX_LINE or seen > 200:
             break
+        if _HEADER.match(s) or _PLINE.fullmatch(s):
+            return True
+        seen += 1
     return False
 
 
-def read(text: str, where: str, hosts: dict | None = None, actives: list | None = None) -> dict:
+def read(text: str, where: str, hosts: dict | None = None, actives: list | None = None,
+         hosts_where: str | None = None) -> dict:
     """The network file dict of an ibnetdiscover output (see the module's docstring);
     `where` names the file in errors and in `source.read`; `hosts` maps a node GUID, a
-    port GUID or a description to a name. A list given as `actives` receives, link by
+    port GUID or a description to a name (its errors name `hosts_where`, else `where`). A list given as `actives` receives, link by
     link, (its active width and speed, what both its ends run where it is degraded, else
     None), as `1X SDR` and `4X HDR`."""
     if len(text) > MAX_TEXT:
         raise UsageError(f"{where}: larger than {MAX_TEXT >> 20} MiB, more than any fabric's ibnetdiscover output")
-    names_map = _hosts_map(hosts, where)
+    names_map = _hosts_map(hosts, hosts_where or where)
     if text.count("\n") > MAX_LINES:
         raise UsageError(f"{where}: more than {MAX_LINES:,} lines, more than any fabric the model takes prints")
     lines = _lines(text, where)
@@ -365,11 +372,13 @@ def _hosts_map(hosts, where: str) -> dict:
             key = f"0x{k:016x}"
         elif isinstance(k, str) and re.fullmatch(r"0x[0-9a-fA-F]{1,16}", k):
             key = guid(k)
+        elif isinstance(k, str) and k[:2].lower() == "0x":      # a GUID mistyped, not a description
+            raise UsageError(f"{where}: hosts: {shown(k)} begins as a GUID but is not one (0x and 1 to 16 hex digits)")
         elif isinstance(k, str) and k and k.isprintable() and len(k) <= MAX_NAME_CHARS:
             key = k
         else:
             raise UsageError(f"{where}: hosts: a key must be a GUID or a description, got {shown(k)}")
-        out[key] = _name(v, f"hosts[{shown(k)}]", where)
+        out[key] = _name(v, f"hosts[{key if isinstance(k, int) else shown(k)}]", where)   # YAML's 0x.. key as hex
     return out
 
 

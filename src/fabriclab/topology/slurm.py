@@ -339,14 +339,17 @@ def _rooted(entries: list, parent: dict, kids_of: dict, where: str) -> list:
     if len(order) < len(entries):
         reached = set(order)
         ring = [next(e[0] for e in entries if e[0] not in reached)]
-        while parent[ring[-1]] not in ring:
+        seen = set(ring)
+        while parent[ring[-1]] not in seen:
             ring.append(parent[ring[-1]])
+            seen.add(ring[-1])
         ring = ring[ring.index(parent[ring[-1]]):][::-1]          # parent before child, as the file lists them
         order_of = {e[0]: i for i, e in enumerate(entries)}
         first = min(range(len(ring)), key=lambda i: order_of[ring[i]])
         ring = ring[first:] + ring[:first]
-        raise UsageError(f"{where}: switches {' -> '.join(map(repr, ring + ring[:1]))} form a cycle "
-                         "(Slurm: not a tree)")
+        shown = ring + ring[:1] if len(ring) <= 6 else ring[:3] + ["..."] + ring[-2:] + ring[:1]
+        raise UsageError(f"{where}: switches {' -> '.join(s if s == '...' else repr(s) for s in shown)} form a cycle"
+                         f"{f' of {len(ring):,}' if len(ring) > 6 else ''} (Slurm: not a tree)")
     if len(roots) > 1:
         raise UsageError(f"{where}: no root: {len(roots)} switches have no switch above them "
                          f"({', '.join(map(repr, roots[:4]))}{', ...' if len(roots) > 4 else ''}); "

@@ -133,7 +133,7 @@ def test_diff_exit_codes(files, capsys):
 def test_the_reader_s_output_is_checked_before_writing(files, capsys, monkeypatch):
     """A reader that returns what the model refuses: one line, exit 2, nothing written."""
     from fabriclab.topology import ibnet
-    monkeypatch.setattr(ibnet, "read", lambda text, where, hosts=None: {
+    monkeypatch.setattr(ibnet, "read", lambda text, where, hosts=None, hosts_where=None: {
         "nodes": ["a", "b"], "links": [{"a": "a", "b": "b", "rate_MBps": 1, "ports": [0, 1]}]})
     out = files / "out.yaml"
     one_line_error(capsys, main(["topology", "import", str(files / "fabric.txt"), "-o", str(out)]),

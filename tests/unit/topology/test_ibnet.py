@@ -117,9 +117,15 @@ def test_a_hosts_map_names_by_guid_port_guid_or_description():
 
 
 @pytest.mark.parametrize("hosts", [[1, 2], {"0x1": ""}, {"0x1": "a\nb"}, {"0x1": "x" * 201}, {3.5: "a"},
-                                   {"0x1": ["a"]}, {"": "a"}])
+                                   {"0x1": ["a"]}, {"": "a"}, {"0xzz": "a"}, {"0x12345678901234567": "a"}])
 def test_a_bad_hosts_map_is_one_line(hosts):
     refused(recorded("topology"), hosts)
+
+
+def test_a_hosts_map_error_names_the_map_and_a_guid_in_hex():
+    e = refused(recorded("topology"), {0x100000: ""}, hosts_where="names.yaml")
+    assert e.startswith("names.yaml: hosts[0x0000000000100000]: a name is 1 to")
+    assert "begins as a GUID but is not one" in refused(recorded("topology"), {"0xG1": "n"})
 
 
 def test_switches_of_one_description_are_told_apart_by_guid():
@@ -139,18 +145,21 @@ def test_detect():
     assert not ibnet.detect("name: net\nnodes: 4\nlinks: [[n0, s0]]\n")
     assert not ibnet.detect("# OSU MPI Bandwidth Test v7.1\n# Size      Bandwidth (MB/s)\n1   2.5\n")
     assert not ibnet.detect("")
+    # any number of comments before the first line of the output; 200 lines of anything else are enough
+    assert ibnet.detect("# site fabric, nightly\n" * 5000 + "\n" + recorded("topology").split("\n", 3)[3])
+    assert not ibnet.detect("x\n" * 250 + recorded("topology").split("\n", 3)[3])
     t0 = time.process_time()
     assert not ibnet.detect("SW 0 1 0x1 4x SDR - SW 0 2 0x2 ( '" + "' - '" * 13000)    # 64 KiB of one line
     assert time.process_time() - t0 < 0.5
 
 
 # ---- hostile files: one line, exit 2, within 2 s and 300 MB ------------------------------------
-def refused(text: str, hosts=None) -> str:
+def refused(text: str, hosts=None, hosts_where=None) -> str:
     """The one line a hostile input ends in, checked for its form, its CPU time (untraced: a loaded
     machine's other processes do not count) and its peak memory (traced, a second time)."""
     t0 = time.process_time()
     with pytest.raises(UsageError) as e:
-        ibnet.read(text, "fabric.txt", hosts)
+        ibnet.read(text, "fabric.txt", hosts, hosts_where=hosts_where)
     elapsed = time.process_time() - t0
     tracemalloc.start()
     try:
@@ -161,7 +170,7 @@ def refused(text: str, hosts=None) -> str:
         tracemalloc.stop()
     msg = str(e.value)
     assert e.value.exit_code == 2 and "\n" not in msg and msg.isprintable() and len(msg) < 400, msg
-    assert msg.startswith("fabric.txt: ")
+    assert msg.startswith(f"{hosts_where or 'fabric.txt'}: ")
     assert elapsed < 2 and peak < 300 << 20, (elapsed, peak)
     return msg
 

@@ -151,6 +151,11 @@ def test_what_slurm_refuses_or_fabriclab_cannot_model_is_one_line(text, why):
     refused(text, why)
 
 
+def test_a_long_cycle_is_named_by_a_few_of_its_switches():
+    refused("".join(f"SwitchName=s{i} Switches=s{(i + 1) % 3000}\n" for i in range(3000)),
+            "switches 's0' -> 's1' -> 's2' -> ... -> 's2998' -> 's2999' -> 's0' form a cycle of 3,000 (Slurm: not a tree)")
+
+
 # ---- topology/block --------------------------------------------------------------------------------
 
 def test_block_conf_blocks_are_leaf_switches_under_one_top():
