@@ -100,14 +100,16 @@ def refuse_link(p: Path, stream: bool = False) -> None:
                          "fabriclab writes no file through a link")
 
 
-def file(path: str | Path, stream: bool = False) -> Path:
+def file(path: str | Path, stream: bool = False, inputs=()) -> Path:
     """Check that PATH can take a file; returns it as a Path.
 
     stream: a text output, so a character device or a pipe will do too
     (written in place); a regular file is written whole through a temporary
-    file beside it and a rename (`replacing`). A link is refused (refuse_link)."""
+    file beside it and a rename (`replacing`). A link is refused (refuse_link),
+    and so is a file among `inputs`, the paths the command reads."""
     p = Path(path)
     refuse_link(p, stream)
+    not_an_input(p, inputs)
     try:
         mode = os.stat(p).st_mode
     except (FileNotFoundError, NotADirectoryError):
@@ -120,6 +122,18 @@ def file(path: str | Path, stream: bool = False) -> Path:
     if why:
         raise UsageError(f"cannot write {p}: {why}")
     return p
+
+
+def not_an_input(p: Path, inputs) -> None:
+    """UsageError when P is one of the files the command reads: written, the input would be lost
+    (an import's -o naming the file imported, a report's -o naming a run)."""
+    for given in inputs:
+        try:
+            same = os.path.samefile(p, given)
+        except (OSError, ValueError):                # either missing, or a name no file can have
+            continue
+        if same:
+            raise UsageError(f"cannot write {p}: this command reads it ({given}); name another output")
 
 
 def document(path: Path, given: str | None = None) -> Path:
@@ -212,16 +226,17 @@ def stream(path) -> TextIO:
     return os.fdopen(fd, "w", encoding="utf-8")
 
 
-def unique(path: Path) -> Path:
-    """A run's default RUN.json, its stream RUN.ndjson created exclusively to hold the name;
-    when another run holds it (two runs in one second), RUN-2.json, RUN-3.json ..."""
+def unique(path: Path, stream: bool = True) -> Path:
+    """A default output PATH not yet taken, held by a file created exclusively: a run's RUN.json
+    is held by its stream RUN.ndjson (stream=True), another output by itself; when another holds
+    it (two runs in one second, two imports of files of one name), PATH-2, PATH-3 ..."""
     path.parent.mkdir(parents=True, exist_ok=True)
     for n in range(1, 10000):
         p = path if n == 1 else path.with_name(f"{path.stem}-{n}{path.suffix}")
         if os.path.lexists(p):
             continue
         try:
-            os.close(os.open(p.with_suffix(".ndjson"), _NEW, 0o666))
+            os.close(os.open(p.with_suffix(".ndjson") if stream else p, _NEW, 0o666))
         except FileExistsError:
             continue
         return p

@@ -337,6 +337,32 @@ def test_cli_default_output_and_stdout(tmp_path, monkeypatch, capsys):
     cap = capsys.readouterr()
     assert json.loads(cap.out)["header"]["imported"]["benchmarks"] == ["osu_bw"]
     assert "-> stdout" in cap.err and "skipped 1 row without a time" in cap.err
+    # a file of the same name from another folder: a name of its own, the first import kept
+    other = tmp_path / "other" / "imb_mpi1_2021.txt"
+    other.parent.mkdir()
+    other.write_bytes((DATA / "imb_mpi1_2021.txt").read_bytes())
+    before = path.read_bytes()
+    assert main(["import", str(other), "--from", "imb"]) == 0
+    assert path.read_bytes() == before and "-> results/imported-imb-imb_mpi1_2021-2.json" in capsys.readouterr().err
+    assert docs.read(path.with_name("imported-imb-imb_mpi1_2021-2.json"))["header"]["imported"]["tool"] == "imb"
+
+
+def test_an_output_that_is_the_file_read_is_refused(tmp_path, capsys):
+    """-o naming the input would replace the tool's output by the import: one line, the file kept."""
+    f = tmp_path / "osu.txt"
+    f.write_bytes((DATA / "osu_bw_v7.txt").read_bytes())
+    assert main(["import", str(f), "--from", "osu", "-o", str(tmp_path / "." / "osu.txt")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write" in err and "this command reads it" in err and len(err.strip().splitlines()) == 1
+    assert f.read_bytes() == (DATA / "osu_bw_v7.txt").read_bytes()
+    run = tmp_path / "r.json"
+    assert main(["import", str(f), "--from", "osu", "-o", str(run)]) == 0
+    for argv in (["report", str(run), "-o", str(run)], ["show", str(run), "-o", str(run)],
+                 ["compare", str(run), str(run), "-o", str(run)]):
+        before = run.read_bytes()
+        capsys.readouterr()
+        assert main(argv) == 2, argv
+        assert "this command reads it" in capsys.readouterr().err and run.read_bytes() == before
 
 
 def _fabriclab_json(tmp_path):

@@ -45,6 +45,11 @@ def test_each_stream_is_a_bar_and_the_title_gives_jains_index():
     (fig,) = sv.stream_fairness([imported([p, udp(100e6, 0, 1e-5)])])     # one stream: no figure
     assert [v for _, v in fig.bars] == pytest.approx([8, 8, 8, 24]) and fig.title.startswith("Jain's index 0.750")
     assert sv.jain(shares) == pytest.approx(36 / 48) and sv.jain([2, 2]) == 1 and sv.jain([]) is None
+    # an imported file whose streams say 0 bytes beside a sum that does not: a figure, no index
+    p0 = Printed("iperf3 TCP -P 2", "tcp.stream", "streams=2", 131072, 2, 131072 / 6e6, 131072, 1, False, 48e6,
+                 "bits/s", "c", None, {}, info={"socket": {"stream_Bps": [0, 0], "received_Bps": 6e6}})
+    (fig,) = sv.stream_fairness([imported([p0])])
+    assert fig.title.startswith("no stream moved a byte: ") and [v for _, v in fig.bars] == [0, 0]
 
 
 def measured(points: list) -> RunView:

@@ -24,7 +24,7 @@ def cmd_calibrate(args) -> int:
     import yaml
     from .. import schema
     from ..report.calibration_file import calibration
-    checked_output(args.output)
+    checked_output(args.output, [args.file])
     if args.technology is not None:
         from ..model.catalog import technology
         have = technology(args.technology).resources     # an unknown one: a line naming those there are

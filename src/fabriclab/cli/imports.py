@@ -26,9 +26,14 @@ def default_output(path: str, tool: str) -> Path:
 def cmd_import(args) -> int:
     from .. import imports
     from ..schema.document import collector_paused
-    out = None if args.output == "-" else outputs.file(args.output or default_output(args.file, args.tool))
+    default = args.output is None
+    out = None if args.output == "-" else outputs.file(args.output or default_output(args.file, args.tool),
+                                                        inputs=[args.file])
     with collector_paused():   # a point's objects are all kept: collections would find nothing to free
-        return _write(imports.load(args.file, args.tool, ["fabriclab", *args.argv], args.ranks), args, out)
+        doc = imports.load(args.file, args.tool, ["fabriclab", *args.argv], args.ranks)
+        if default:            # the default name never replaces another import: NAME-2.json, as run does
+            out = outputs.unique(out, stream=False)
+        return _write(doc, args, out)
 
 
 def _write(doc, args, out) -> int:

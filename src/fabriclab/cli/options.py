@@ -126,10 +126,11 @@ def site(args):
     return Site()
 
 
-def checked_output(path: str | None) -> None:
-    """An -o PATH of text output checked before any work (outputs.py); None or '-' is stdout."""
+def checked_output(path: str | None, inputs=()) -> None:
+    """An -o PATH of text output checked before any work (outputs.py), never one of the command's
+    `inputs`; None or '-' is stdout."""
     if path and path != "-":
-        outputs.file(path, stream=True)
+        outputs.file(path, stream=True, inputs=inputs)
 
 
 def write_out(text: str, path: str | None) -> None:

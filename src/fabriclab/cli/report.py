@@ -86,7 +86,7 @@ def cmd_report(args) -> int:
     wire, wire_text, wire_name = _wire(args)
     out = args.output or str(Path(args.files[0]).with_suffix(".html"))
     if out != "-":
-        outputs.file(out, stream=True)
+        outputs.file(out, stream=True, inputs=args.files)
     runs, networks = _load_inputs(args.files)
     if not runs:
         raise UsageError("report needs a result (RUN.json) beside a network file; "
@@ -177,7 +177,7 @@ def cmd_plot(args) -> int:
         print(f"plot: {fig.note.strip(' ()')}; name fewer benchmarks to see the rest", file=sys.stderr)
     if not out:
         out = str(Path(files[0]).with_name(f"{Path(files[0]).stem}-{fig.id}.svg"))
-    outputs.file(out, stream=True)
+    outputs.file(out, stream=True, inputs=files)
     if out.lower().endswith(".png"):
         from ..report.raster import render_png
         render_png(fig, out)

@@ -76,7 +76,7 @@ def register_list(sub) -> None:
 def cmd_show(args) -> int:
     from .. import schema
     from ..report import tables
-    checked_output(args.output)
+    checked_output(args.output, [args.file])
     doc = schema.load(args.file)
     write_out(tables.format_doc(doc, args.format), args.output)
     return 0
@@ -97,7 +97,7 @@ def cmd_compare(args) -> int:
     from ..analysis import merge
     from ..analysis.compare import compare
     from ..report.changes import format_changes
-    checked_output(args.output)
+    checked_output(args.output, [args.base, args.new])
     base, new = schema.load(args.base), schema.load(args.new)
     for name, doc in ((args.base, base), (args.new, new)):   # a side that did not finish lacks points, not only time
         if doc.footer.status != "complete":

@@ -29,7 +29,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")    # tab, newlin
 
 def _output(args) -> None:
     """-o checked before any work; an existing file is replaced only with --force."""
-    checked_output(args.output)
+    checked_output(args.output, [args.file, *([args.hosts] if getattr(args, "hosts", None) else [])])
     if args.output and args.output != "-" and not args.force and os.path.isfile(args.output):
         raise UsageError(f"cannot write {args.output}: it exists; --force replaces it")
 

@@ -182,7 +182,8 @@ def stream_fairness(runs: list) -> list[Figure]:
                 continue
             j = jain(s.stream_Bps)
             name = _name(runs, run, f"{group_name(r.bench, r.variant)} {fmt_bytes(r.size)}")
-            figs.append(Figure(f"streams-{len(figs)}", f"Jain's index {j:.3f}: {name}, each stream's rate", STREAM,
+            index = "no stream moved a byte" if j is None else f"Jain's index {j:.3f}"     # an imported file's zeros
+            figs.append(Figure(f"streams-{len(figs)}", f"{index}: {name}, each stream's rate", STREAM,
                                SHARE, bars=[(f"stream {i + 1}", x * 8 / 1e6) for i, x in enumerate(s.stream_Bps)],
                                note="each stream's received rate over the point; Jain's index (sum x)^2 / (n sum "
                                     "x^2): 1 for equal shares, 1/n when one stream takes all"))
