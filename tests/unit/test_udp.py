@@ -92,11 +92,26 @@ def test_request_response_counts_lost_transactions_and_the_latency_of_the_others
     (["udp.rr", "-p", "timeout_us=0"], "timeout_us"),
     (["udp.stream", "-p", "pacing=unlimited", "-p", "pacing_timer=1000"], "pacing_timer"),
     (["udp.stream", "-p", "pacing_timer=2000000"], "pacing_timer"),
+    # accepted values whose first sample would outlast --timeout: refused, not launched and taken for hung
+    (["udp.stream", "-s", "1400", "-p", "rate=1"], "two datagrams of 1,400 B at rate=1 b/s, at least 22,400 s"),
+    (["udp.stream", "-s", "1K", "-p", "rate=8K", "-t", "1"], "beyond --timeout 1 s"),
+    (["udp.underload", "-p", "mps=1"], "two cycles of reply_every=100 messages at mps=1, at least 200 s"),
+    (["tcp.underload", "-p", "mps=3", "-p", "reply_every=100"], "at mps=3, at least 67 s"),
+    (["noise.fwq", "-p", "work=1G"], "work=1,073,741,824 iterations"),
+    (["noise.fwq", "-p", "work=1"], "work must be 1024.."),
+    (["noise.detour", "-p", "record_ms=30000", "-t", "20"], "a record of record_ms=30,000, at least 30 s"),
 ])
 def test_bad_input_is_one_line_before_launch(argv, says, capsys):
     assert main(["run", *argv, "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_first_sample_within_the_timeout_is_launched(capsys):
+    """The floors are floors: what fits runs (a dry run prints its command)."""
+    for argv in (["udp.stream", "-s", "1K", "-p", "rate=8K", "-t", "3"], ["udp.underload", "-p", "mps=4"],
+                 ["noise.detour", "-p", "record_ms=30000", "-t", "31"]):
+        assert main(["run", *argv, "--dry-run"]) == 0, capsys.readouterr().err
 
 
 def test_more_streams_than_descriptors_are_refused(monkeypatch, capsys):

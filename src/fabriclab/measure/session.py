@@ -28,7 +28,7 @@ from .. import __version__, outputs
 from ..analysis import merge
 from ..errors import UsageError
 from ..schema import Document, Footer, Header, StreamWriter
-from ..units import check_range
+from ..units import check_range, fmt_time
 from ..suite.buffers import CACHE_STATES
 from .launch import LaunchSpec
 from .plan import BUDGET_S, Plan, Sampling
@@ -224,6 +224,7 @@ class Session:
         if self.plan is not None:
             return self
         self.plan = self._plan()
+        self._first_samples()
         self.mpi, self.spec = self._resolve()
         self._hosts_on_network()
         from . import capacity as resources
@@ -231,6 +232,21 @@ class Session:
             self.say(note)
         self._exchange = self._model_blocks()
         return self
+
+    def _first_samples(self) -> None:
+        """A point whose first sample cannot come before --timeout (Bench.first_sample: a datagram
+        paced at 1 b/s, a noise record of hours) is refused here: launched, its silence would be
+        read as a hung rank, after the whole timeout."""
+        t = self.request.timeout
+        for job in self.plan.jobs:
+            floor = job.bench.first_sample
+            for size in job.sizes if floor else ():
+                got = floor({**job.bench.defaults, **job.params}, size)
+                if got and got[0] > t:
+                    took = f"{got[0]:,.0f} s" if got[0] >= 10 else fmt_time(got[0])
+                    raise UsageError(f"{job.bench.name}: its first sample needs {got[1]}, at least {took}: beyond "
+                                     f"--timeout {t:g} s the launch would be taken for hung; ask for less, or raise "
+                                     "--timeout")
 
     def _plan(self) -> Plan:
         from ..host import sysinfo

@@ -99,12 +99,14 @@ ENTRIES = [
     # ---- noise: every rank on its own core (suite/noise.py, csrc/families/noise.c, docs/noise.md)
     _b("noise.fwq", "a fixed work quantum (WORK multiply-adds) timed back to back on every rank's core, every "
        "quantum of the record kept (LLNL's FWQ)", "latency", sizes="0", concurrent=True, pattern="all",
-       min_ranks=1, params={"work": integer(noise.FWQ_WORK, 1, 1 << 30),
+       min_ranks=1, params={"work": integer(noise.FWQ_WORK, noise.FWQ_MIN_WORK, 1 << 30),
                             "quanta": integer(noise.FWQ_QUANTA, 1, 1 << 22)},
-       suite=None, views=("noise",), size_label="size (none)", footprint=fp.NOISE_FWQ),
+       suite=None, views=("noise",), size_label="size (none)", footprint=fp.NOISE_FWQ,
+       first_sample=noise.fwq_first_sample),
     _b("noise.detour", "a tight loop reading the clock on every rank's core: gaps above THRESHOLD x the "
        "shortest are detours, each kept (the selfish detour)", "latency", sizes="0", concurrent=True,
        pattern="all", min_ranks=1, params={"threshold": text(noise.DETOUR_THRESHOLD, noise.threshold),
                                            "record_ms": integer(noise.DETOUR_RECORD_MS, 1, 60000)},
-       suite=None, views=("noise",), size_label="size (none)", footprint=fp.NOISE_DETOUR),
+       suite=None, views=("noise",), size_label="size (none)", footprint=fp.NOISE_DETOUR,
+       first_sample=noise.detour_first_sample),
 ]

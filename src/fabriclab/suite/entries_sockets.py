@@ -38,13 +38,14 @@ ENTRIES = [
     _b("tcp.underload", "TCP messages of SIZE bytes at MPS a second, every REPLY_EVERY-th echoed: its "
        "latency (RTT/2)", "bandwidth", sizes="64,1K,16K", params=TCP_UNDERLOAD, suite=None,
        counters={"sent": "sum", "asked": "sum", "back": "sum", "lost": "sum", "latency_s": "sum"},
-       footprint=fp.TCP_UNDERLOAD),
+       footprint=fp.TCP_UNDERLOAD, first_sample=udp.underload_first_sample),
     # ---- udp: a stream at a set rate or unlimited, and request/response that survives a loss (udp.c,
     # docs/sockets.md "UDP"); their counters' kinds in udp.py
     _b("udp.stream", "UDP datagrams of SIZE bytes at RATE bits/s per flow (or unlimited) over STREAMS flows, "
        "one way or both: loss, jitter, reordering", "bandwidth", sizes="1K,8K", params=UDP_STREAM, suite=None,
        views=("udp-rate", "stream-fairness"),
-       footprint=fp.UDP_STREAM, rules=udp.check, counters=udp.STREAM_COUNTERS),
+       footprint=fp.UDP_STREAM, rules=udp.check, counters=udp.STREAM_COUNTERS,
+       first_sample=udp.stream_first_sample),
     _b("udp.rr", "UDP request and response of SIZE bytes; a reply not back within TIMEOUT_US is a lost "
        "transaction and the loop goes on", "latency", legs=2, sizes="64,1K", params=UDP_RR, suite=None,
        footprint=fp.UDP_RR, counters=udp.RR_COUNTERS),
@@ -52,5 +53,5 @@ ENTRIES = [
     _b("udp.underload", "UDP messages of SIZE bytes at MPS a second, every REPLY_EVERY-th echoed: its "
        "latency (RTT/2)", "bandwidth", sizes="64,1K,16K", params=UNDERLOAD, suite=None,
        counters={"sent": "sum", "asked": "sum", "back": "sum", "lost": "sum", "latency_s": "sum"},
-       views=("underload",), footprint=fp.UDP_UNDERLOAD),
+       views=("underload",), footprint=fp.UDP_UNDERLOAD, first_sample=udp.underload_first_sample),
 ]

@@ -123,6 +123,11 @@ class Bench:
     # A check of its points before launch beyond each parameter's own (halo.py's grids and
     # neighbourhoods): rules(name, sizes, params, nranks) raises UsageError in one line.
     rules: Callable | None = None
+    # A floor on the seconds a launch of it takes before its first sample of SIZE can be written, where
+    # its parameters alone set one (a paced kernel's ops, a noise record): first_sample(params, size)
+    # -> (seconds, what takes them) or None. A floor past --timeout is refused before launch
+    # (measure/session.py), where the silent launch would otherwise be killed as hung.
+    first_sample: Callable | None = None
     # Several threads per rank make MPI calls at once: the core asks MPI for
     # MPI_THREAD_MULTIPLE for it alone (csrc/main.c; the rest keep MPI_Init's level).
     threads: bool = False

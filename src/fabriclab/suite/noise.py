@@ -21,6 +21,20 @@ FWQ_QUANTA = 10000        # quanta in a point's record: about 0.7 s a rank
 DETOUR_THRESHOLD = "9"    # a detour: a gap above 9 x the shortest
 DETOUR_RECORD_MS = 1000   # the detour loop's record: 1 s a rank
 THRESHOLD_MAX = 1e6
+FWQ_MIN_WORK = 1024       # a quantum of about 1 us: 50 x the clock read it is timed by, else the quanta time the clock
+ITERATION_FLOOR_S = 0.25e-9   # one dependent multiply-add: at least a cycle of a 4 GHz core
+
+
+def fwq_first_sample(params: dict, size: int):
+    """noise.fwq writes a point's record of QUANTA quanta of WORK iterations once it is whole."""
+    work, quanta = int(params["work"]), int(params["quanta"])
+    return (work * quanta * ITERATION_FLOOR_S,
+            f"a record of quanta={quanta:,} of work={work:,} iterations (at least {ITERATION_FLOOR_S * 1e9:g} ns each)")
+
+
+def detour_first_sample(params: dict, size: int):
+    """noise.detour writes its record of RECORD_MS once it is whole."""
+    return int(params["record_ms"]) / 1000, f"a record of record_ms={int(params['record_ms']):,}"
 
 
 def threshold(text, what: str = "noise.detour: parameter threshold") -> float:

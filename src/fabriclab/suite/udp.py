@@ -34,3 +34,19 @@ def check(name: str, sizes, params: dict, nranks: int, limit: int | None = None)
         raise UsageError(f"{name}: streams={streams} needs {streams} sockets per rank and {st.FD_RESERVE} "
                          f"descriptors besides; the open-file limit (RLIMIT_NOFILE of this process, which the "
                          f"ranks inherit) is {have}: raise it (ulimit -n) or ask for fewer streams")
+
+
+def stream_first_sample(params: dict, size: int):
+    """udp.stream paced at RATE: a warm-up's datagram and a sample's, each SIZE x 8 / RATE apart."""
+    if params.get("pacing", "rate") == "unlimited":
+        return None
+    rate = int(params["rate"])
+    return 2 * size * 8 / rate, f"two datagrams of {size:,} B at rate={rate:,} b/s"
+
+
+def underload_first_sample(params: dict, size: int):
+    """udp.underload and tcp.underload: a sample is whole cycles of REPLY_EVERY messages at MPS a second
+    (udp_underload.c), a warm-up's and a sample's at least."""
+    mps, every = int(params["mps"]), int(params["reply_every"])
+    return 2 * every / mps, f"two cycles of reply_every={every:,} messages at mps={mps:,}"
+
