@@ -382,10 +382,13 @@ static void rr_client_op(rr_state *r)
     int fd = s->l.fd[0];
     uint64_t seq = s->seq[0]++;
     udp_stamp(s->sbuf, seq, 0, 0);
+    /* the round trip from before the request's send, as sockperf's ping-pong times it: on one host
+     * the send delivers the request to its socket; the timeout counts from when it has left */
+    int64_t t0 = udp_now_ns();
     while (!udp_send(fd, s->sbuf, (size_t)s->size))
         ;
     r->sent += 1;
-    int64_t t0 = udp_now_ns(), until = t0 + (int64_t)(r->timeout_s * 1e9);
+    int64_t until = udp_now_ns() + (int64_t)(r->timeout_s * 1e9);
     for (;;) {
         ssize_t n = udp_recv(fd, s->rbuf, UDP_RBUF);
         int64_t now = udp_now_ns();
