@@ -98,6 +98,9 @@ def test_request_response_counts_lost_transactions_and_the_latency_of_the_others
     (["udp.underload", "-p", "mps=1"], "two cycles of reply_every=100 messages at mps=1, at least 200 s"),
     (["tcp.underload", "-p", "mps=3", "-p", "reply_every=100"], "at mps=3, at least 67 s"),
     (["noise.fwq", "-p", "work=1G"], "work=1,073,741,824 iterations"),
+    (["udp.stream", "-p", "addr=notanaddress"], "parameter addr must be an IPv4 address"),
+    (["udp.rr", "-p", "addr=999.1.1.1"], "not '999.1.1.1'"),
+    (["tcp.stream", "-p", "addr=::1"], "parameter addr must be an IPv4 address"),
     (["noise.fwq", "-p", "work=1"], "work must be 1024.."),
     (["noise.detour", "-p", "record_ms=30000", "-t", "20"], "a record of record_ms=30,000, at least 30 s"),
 ])

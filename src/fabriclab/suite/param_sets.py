@@ -4,6 +4,9 @@ applications, the collectives, halo exchanges and congestion."""
 
 from __future__ import annotations
 
+import re
+
+from ..errors import UsageError
 from ..units import MAX_VALUE
 from . import buffers, halo, udp
 from .facts import Param, choice, integer, text
@@ -20,7 +23,16 @@ CONNS = "1:128:x2"
 # Socket parameters: the interface by name or address (empty: loopback on one
 # host, else the first non-loopback IPv4 address), TCP_NODELAY, and buffer sizes
 # (0 = the kernel's default); the values in force are recorded per point.
-SOCKET = dict(iface=text(), addr=text(), nodelay=integer(1, 0, 1), sndbuf=integer(0, 0, INT_MAX),
+def ipv4(value, what: str) -> str:
+    """addr= as the core's inet_pton(AF_INET) takes it: four decimal numbers up to 255, or empty."""
+    v = str(value)
+    if v and not (re.fullmatch(r"[0-9]{1,3}(\.[0-9]{1,3}){3}", v, re.ASCII) and
+                  all(int(x) <= 255 for x in v.split("."))):
+        raise UsageError(f"{what} must be an IPv4 address (four numbers up to 255: 10.0.0.2), not {v[:40]!r}")
+    return v
+
+
+SOCKET = dict(iface=text(), addr=text("", ipv4), nodelay=integer(1, 0, 1), sndbuf=integer(0, 0, INT_MAX),
               rcvbuf=integer(0, 0, INT_MAX))
 # udp.stream and udp.rr (udp.py): the tcp level's address choice, buffer sizes, and df=1 (IP_PMTUDISC_DO:
 # a datagram over the path MTU is refused, not fragmented); a stream's rate in bits/s per flow (iperf3's -b,
@@ -28,7 +40,7 @@ SOCKET = dict(iface=text(), addr=text(), nodelay=integer(1, 0, 1), sndbuf=intege
 # the longest wait for a call's last datagrams; a transaction's timeout (10 ms: several scheduler slices of a
 # crowded host, yet a loss costs a sample little). pacing_timer (us, iperf3's --pacing-timer) sends each
 # timer tick's datagrams back to back as iperf3 does (1000: its default) instead of one every SIZE/rate.
-UDP_SOCKET = dict(iface=text(), addr=text(), sndbuf=integer(0, 0, INT_MAX), rcvbuf=integer(0, 0, INT_MAX),
+UDP_SOCKET = dict(iface=text(), addr=text("", ipv4), sndbuf=integer(0, 0, INT_MAX), rcvbuf=integer(0, 0, INT_MAX),
                   df=choice("0", "1"))
 UDP_STREAM = {**UDP_SOCKET, "pacing": choice(*udp.PACING),
               "rate": integer("1G", 1, udp.MAX_RATE, only=("pacing", "rate")),
