@@ -54,6 +54,41 @@ def test_a_full_log_names_its_settings_and_its_observations_give_the_printed_per
         assert sockperf.quantile(xs, float(q)) == pytest.approx(printed, abs=2e-9), q
 
 
+def _log(cut=None, row=None, first="") -> str:
+    """The recorded full log, with its last rows cut, a row replaced, or a line put first."""
+    lines = (DATA / "ul_udp_fulllog.csv").read_text().splitlines()
+    rows = [i for i, ln in enumerate(lines) if ln[:1].isdigit()]
+    if row is not None:
+        lines[rows[5]] = row
+    if cut is not None:
+        del lines[rows[-cut]:rows[-1] + 1]
+    return first + "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("text,says", [
+    (_log(cut=30), "the --full-log holds 22 observations of the 52 its summary counts (cut short?)"),
+    (_log(row="5, 2.4, 2.5, -91.3"), "a negative latency (-91.3 usec)"),
+    (_log(row="5, 2.4, 2.5, nan"), "'5, 2.4, 2.5, nan' is not a row of the --full-log"),
+    (_log(first="sockperf ul -i 10.0.0.1 --mps 0\n"), "--mps 0 is not at least 1"),
+    (_log(first="sockperf ul -i 10.0.0.1 --reply-every 0\n"), "--reply-every 0 is not at least 1")])
+def test_a_full_log_cut_short_or_altered_is_one_line(text, says):
+    with pytest.raises(UsageError) as e:
+        sockperf.parse(text)
+    assert says in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_bare_full_log_is_read_as_udp_and_says_so(tmp_path, capsys):
+    """A --full-log does not say UDP or TCP: sockperf's default is taken and the import says it;
+    the command written before it settles it."""
+    assert main(["import", str(DATA / "ul_udp_fulllog.csv"), "--from", "sockperf", "-o", str(tmp_path / "u.json")]) == 0
+    err = capsys.readouterr().err
+    assert "read as UDP, sockperf's default: the file does not say" in err and len(err.strip().splitlines()) == 1
+    from fabriclab import schema
+    assert "read as UDP" in schema.load(tmp_path / "u.json").header.imported["notes"][0]
+    got = sockperf.parse(_log(first="sockperf ul --tcp -i 10.0.0.1 -m 256\n"))
+    assert [f.bench for f in got.figures] == ["tcp.underload"] and got.notes == []
+
+
 @pytest.mark.parametrize("name,bench,size,p50_us", [("pp_udp_m32.txt", "udp.rr", 32, 18.827),
                                                     ("pp_tcp_m64.txt", "tcp.rr_block", 64, 8.567)])
 def test_ping_pong_is_a_round_trip_of_twice_the_printed_median(name, bench, size, p50_us):

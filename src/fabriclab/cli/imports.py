@@ -52,7 +52,8 @@ def _write(doc, args, out) -> int:
         where = str(out)
     skipped = len(doc.skips)
     extra = (f"; skipped {skipped} row{'s' if skipped > 1 else ''} without a time" if skipped else "") + (
-        f"; not imported: {', '.join(imp['ignored'])}" if imp["ignored"] else "")
+        f"; not imported: {', '.join(imp['ignored'])}" if imp["ignored"] else "") + "".join(
+        f"; {note}" for note in imp.get("notes") or ())
     # the names come from the file: a terminal must not obey what they hold
     print(terminal(f"fabriclab: imported {npts} points of {args.tool.upper()} {', '.join(imp['benchmarks'])} "
                    f"from {args.file} -> {where}{extra}"), file=sys.stderr)

@@ -108,7 +108,8 @@ def build(parsed: Parsed, tool: str, source: str, data: bytes, mtime: float, arg
         start_time=datetime.fromtimestamp(mtime, timezone.utc).isoformat(), nranks=parsed.nranks,
         imported={"tool": tool, "tool_version": parsed.tool_version, "source": source, "sha256": sha,
                   "averaging": parsed.averaging, "benchmarks": parsed.benchmarks,
-                  "ignored": parsed.ignored, "settings": parsed.settings})
+                  "ignored": parsed.ignored, "settings": parsed.settings,
+                  **({"notes": parsed.notes} if parsed.notes else {})})
     return Document(header, records, Footer("complete", None, None, len(parsed.figures)))
 
 

@@ -44,6 +44,7 @@ class Parsed:
     skips: list = field(default_factory=list)     # (bench, size, reason): rows without a time
     ignored: list = field(default_factory=list)   # benchmarks read but without a counterpart
     settings: dict = field(default_factory=dict)  # what the tool says of its setup
+    notes: list = field(default_factory=list)     # what the import took without the file saying it
 
     @property
     def benchmarks(self) -> list[str]:

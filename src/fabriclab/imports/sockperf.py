@@ -109,6 +109,8 @@ def _options(text: str, where: str) -> dict:
             continue
         if not value.isascii() or not value.isdigit() or len(value) > 12:
             raise UsageError(f"{where}: {key} {value[:20]!r} is not a whole number")
+        if int(value) < 1:          # sockperf refuses them; read as absent they would label the defaults'
+            raise UsageError(f"{where}: {key} {value} is not at least 1")
         out[key.lstrip("-").replace("-", "_")] = int(value)
     return out
 
@@ -172,7 +174,12 @@ def _tests(lines: list) -> list:
         elif t.csv_kind and (m := CSV_ROW.fullmatch(line.strip())):
             if len(t.csv) >= MAX_OBSERVATIONS:
                 raise UsageError(f"{where}: more than {MAX_OBSERVATIONS:,} observations in one --full-log")
-            t.csv.append(_num(m.group(4).lstrip("-"), where) * (-1 if m.group(4).startswith("-") else 1))
+            if m.group(4).startswith("-"):
+                raise UsageError(f"{where}: a negative latency ({m.group(4)[:20]} usec) in the --full-log")
+            t.csv.append(_num(m.group(4), where))
+        elif t.csv_kind and line.strip().strip("-"):    # a rule of dashes closes the log
+            raise UsageError(f"{where}: {line.strip()[:40]!r} is not a row of the --full-log (packet, txTime, "
+                             "rxTime, latency)")
         elif "NOTE: test was performed" in line and (m := NOTE_SIZE.search(line)):
             t.note_size = int(_num(m.group(1), where))
     if t.done:
@@ -236,6 +243,9 @@ def _latencies(t: _Test) -> dict:
         out.update(duration_s=t.valid[0], sent=t.valid[1], observations=t.valid[2])
     if t.counts:
         out.update(dict(zip(("dropped", "duplicated", "out_of_order"), t.counts)))
+    if t.csv_kind and t.valid and len(t.csv) != t.valid[2]:
+        raise UsageError(f"the --full-log holds {len(t.csv):,} observations of the {t.valid[2]:,} its summary "
+                         "counts (cut short?)")
     if t.csv:
         out["full_log_s"] = [x * 1e-6 for x in t.csv]
     return out
@@ -244,6 +254,11 @@ def _latencies(t: _Test) -> dict:
 def _one(t: _Test, out: Parsed) -> None:
     tcp = t.proto == "TCP" or bool(t.opts.get("tcp"))
     proto = "TCP" if tcp else "UDP"
+    if t.proto is None and not t.mode and not tcp:      # a bare --full-log: its parameter line has no --tcp
+        note = ("read as UDP, sockperf's default: the file does not say (a --full-log of a --tcp run: write its "
+                "command, `sockperf ul --tcp ...`, on a line before it)")
+        if note not in out.notes:
+            out.notes.append(note)
     mode = _mode(t)
     size = _size(t, mode, tcp)
     settings = {"mode": mode, "protocol": proto, "msg_size": size,

@@ -167,6 +167,7 @@ def _imported(d) -> None:
         f.str(key, None, none=True)
     f.list("benchmarks", is_text, "names", [], none=True)
     f.list("ignored", is_text, "names", [], none=True)
+    f.list("notes", is_text, "texts", [], none=True)
 
 
 @dataclass
