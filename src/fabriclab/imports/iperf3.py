@@ -35,6 +35,8 @@ MAX_STREAMS = 128            # iperf3's own limit on -P (MAX_STREAMS, iperf.h)
 MAX_BITS_PER_S = 1e13        # 10 Tb/s: beyond any link a test can cross
 MAX_INTERVALS = 100_000      # a day of -i 1 intervals
 MAX_BLOCK = 1 << 30          # iperf3's -l at most 1 GiB (MAX_BLOCKSIZE, iperf.h)
+UDP_BLOCK = (16, 65507)      # iperf3's UDP -l: MIN_UDP_BLOCKSIZE (two 32-bit ints and a 64-bit count) .. 65535 - 28
+MAX_TARGET = 10**12          # -b bits/s a stream: what udp.stream's rate= takes (suite/udp.py MAX_RATE), 1 Tb/s
 AVERAGING = ("iperf3: bytes received over the receiver's duration (end.sum_received), every stream added; "
              "one figure per test")
 # What fabriclab's streams take by default (suite/benchmarks.py), for a registry that lacks the parameter.
@@ -229,7 +231,10 @@ def _one(d: dict, out: Parsed) -> None:
     size = _int(ts, "blksize", "start.test_start", MAX_BLOCK)
     if nstreams < 1 or size < 1:
         raise UsageError("iperf3 output: start.test_start has no streams or an empty block")
-    target = _num(ts, "target_bitrate", "start.test_start", MAX_BITS_PER_S, 0)
+    if udp and not UDP_BLOCK[0] <= size <= UDP_BLOCK[1]:
+        raise UsageError(f"iperf3 output: start.test_start.blksize = {size} is not a UDP block iperf3 sends "
+                         f"({UDP_BLOCK[0]}..{UDP_BLOCK[1]} bytes)")
+    target = _int(ts, "target_bitrate", "start.test_start", MAX_TARGET, 0)     # iperf3 keeps a uint64
     direction = _direction(ts, end)
     bidir = direction == "bidir"
     bench = "udp.stream" if udp else "tcp.stream"
