@@ -72,6 +72,17 @@ def test_so_many_detours_that_every_period_holds_one_by_chance_have_no_period():
     assert p is None or not p.found
 
 
+def test_the_periods_counted_hold_every_hit():
+    """A span of 249.6 periods holds 250 at an early phase: never 'in 250 of 249 periods'."""
+    period, span = 4e6, 998.4e6                      # ns: every 4 ms, a record of 998.4 ms
+    starts = 0.1e6 + period * np.arange(250)         # at 0.1 ms of each period: the last at 996.1 ms
+    p = noise.find_period(starts, np.full(starts.size, 4e4), span)
+    assert p.found and (p.hits, p.periods) == (250, 250)
+    late = 3.0e6 + period * np.arange(249)           # at 3 ms: 249 fit, as floor(span / period)
+    q = noise.find_period(late, np.full(late.size, 4e4), span)
+    assert (q.hits, q.periods) == (249, 249)
+
+
 def test_a_disturbance_missing_every_fifth_period_is_not_taken_for_five_times_its_period():
     s, n = _train(skip=5)
     p = _period(s, n, (0, math.inf))

@@ -82,7 +82,7 @@ class Period:
     episodes: int         # episodes in the length band
     length_s: float       # their median length
     hits: int = 0         # the periods with an episode at its phase
-    periods: int = 0      # the span's whole periods
+    periods: int = 0      # the periods the span holds at its phase (floor(span / period) or one more)
     chance: float = 0.0   # the share of them random starts would hit
 
     @property
@@ -181,8 +181,11 @@ def find_period(starts_ns, lengths_ns, span_ns: float, min_len_ns: float = 0.0, 
             if share >= max(STRENGTH_MIN, PEAK_SHARE * strength):
                 period, strength = part, share
                 break
-    k = max(math.floor(span_ns / period), 1)
-    return Period(period * 1e-9, strength, int(s.size), float(np.median(n)) * 1e-9, _hits(s, period), k,
+    hits, first = _hits(s, period, first=True)
+    # the periods the span holds at that phase: floor(span / period), or one more where the
+    # phase comes early enough in the first (a span of 249.6 periods holds 250 at phase 0.1)
+    k = max(math.floor((span_ns - first % period) / period) + 1, hits, 1)
+    return Period(period * 1e-9, strength, int(s.size), float(np.median(n)) * 1e-9, hits, k,
                   _chance(s.size, period, span_ns))
 
 
@@ -192,10 +195,10 @@ def _refined(diffs: np.ndarray, lag: float) -> float | None:
     return float(np.median(near)) if near.size >= 3 else None
 
 
-def _hits(s: np.ndarray, period: float) -> int:
+def _hits(s: np.ndarray, period: float, first: bool = False):
     """The periods with an episode at the period's phase: the starts folded on the
     period, the phase the most of them fall within PERIOD_TOL of (circularly), and
-    the distinct periods those fall in."""
+    the distinct periods those fall in; with first, also the first such start (ns)."""
     phase = (s % period) / period
     # each start's neighbours within PERIOD_TOL, counted on the sorted phases laid out
     # three times (one turn either side, the fold's wrap): n log n, not an n x n table
@@ -204,7 +207,8 @@ def _hits(s: np.ndarray, period: float) -> int:
     count = np.searchsorted(ring, phase + PERIOD_TOL, "right") - np.searchsorted(ring, phase - PERIOD_TOL, "left")
     dist = np.abs(phase - phase[int(np.argmax(count))])
     at = np.minimum(dist, 1 - dist) <= PERIOD_TOL
-    return int(np.unique(np.floor((s[at] - s[at][0]) / period + 0.5)).size)
+    hits = int(np.unique(np.floor((s[at] - s[at][0]) / period + 0.5)).size)
+    return (hits, float(s[at][0])) if first else hits
 
 
 def _chance(n: int, period: float, span: float) -> float:
