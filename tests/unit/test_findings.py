@@ -137,6 +137,15 @@ def test_a_quiet_run_whose_points_reach_the_cap_is_not_called_noisy():
     assert "nothing to do" in found["run"][0]["advice"] and found["flagged"] == 0
 
 
+def test_points_of_one_sample_at_the_cap_are_not_called_precise():
+    """One sample a point ([x, x]: an interval of 0) is no evidence of a narrow interval."""
+    pts = [merge.merge([launch_point(size, [hockney(size)], 0, stop="time_cap")]) for size in SIZES]
+    found = findings.classify(pts)
+    (cap,) = [d for d in found["run"] if d["code"] == "time-cap"]
+    assert "nothing to do" not in cap["advice"]
+    assert f"{len(SIZES)} of the {len(SIZES)} points" in cap["advice"] and "fewer than 10 samples" in cap["advice"]
+
+
 def test_show_lists_each_kind_once_and_a_version_9_document_is_classified(fake_core, tmp_path, capsys):
     """A version 9 document stored every launch's warnings with its merged
     points and no findings: read now, its point warnings are classified (a

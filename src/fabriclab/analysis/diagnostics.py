@@ -252,15 +252,16 @@ def capped_run(held: Mapping, capped: int, narrow: int, target_ci: float) -> Dia
     """Most points reached the --point-time cap (held: code -> [points, of]):
     the cap ended their sampling, which is no evidence of noise. `narrow` of
     the `capped` points whose every launch stopped there still met the target
-    interval: for them there is nothing to do."""
+    interval from at least MIN_SAMPLES samples: for them there is nothing to do."""
     shared = "; ".join(f"{_CONDITIONS.get(code, code)} ({n} of {of} points)" for code, (n, of) in held.items())
     if capped and narrow == capped:
         fix = (f"Every point that stopped there still has its median within +-{_pct(target_ci)}: nothing to "
                "do. A longer --point-time would only add samples.")
     else:
         fix = (f"{capped - narrow} of the {capped} points that stopped there every launch have an interval wider "
-               f"than +-{_pct(target_ci)}: raise --point-time (each of their ops is long, so the cap allows "
-               "few samples), or accept the wider interval with --target-ci.")
+               f"than +-{_pct(target_ci)}, or fewer than {MIN_SAMPLES} samples to give one: raise --point-time "
+               "(each of their ops is long, so the cap allows few samples), or accept the wider interval with "
+               "--target-ci.")
     return Diagnostic(TIME_CAP, f"the --point-time cap, not noise: {shared}", fix)
 
 

@@ -153,7 +153,9 @@ def classify(points: list, outlier_share: Optional[float] = None, steal: Optiona
         where = {"bench": m.bench, "size": m.size, "stride": m.stride}
         m.diagnostics = [d if isinstance(d, dict) else {**d.to_dict(), **where} for d in flags[id(m)]]
     capped = [m for m in measured if _capped(m)]
-    narrow = sum(m.summary.ci_rel is not None and m.summary.ci_rel <= target_ci for m in capped)
+    # narrow: an interval within the target from enough samples to have one (one sample's is [x, x])
+    narrow = sum(m.summary.ci_rel is not None and m.summary.ci_rel <= target_ci
+                 and (m.summary.n or 0) >= dg.MIN_SAMPLES for m in capped)
     return {"noise": size, "conditions": held, "run": _run_findings(held, size, (len(capped), narrow, target_ci)),
             "flagged": sum(bool(m.diagnostics) for m in measured)}
 
