@@ -154,3 +154,22 @@ def test_the_view_sets_each_core_s_noise_beside_a_small_collective():
     assert lost["cpu 0 detours"] > 5 > lost["cpu 1 detours"] and lost["cpu 0 FWQ"] > lost["cpu 1 FWQ"]
     assert coll["barrier p50"] == pytest.approx(5) and coll["detour longest"] == pytest.approx(1000)
     assert "noise" in {v.key for v in figures.VIEWS}
+
+
+def test_plot_of_size_0_only_says_the_log_axis_leaves_it_out(tmp_path, capsys):
+    import docs
+    import fakenoise
+    params = {"threshold": "9", "record_ms": "1000", "work": "65536", "quanta": "300"}
+    pts = [Point.from_dict({**_point(fakenoise.record(b, 2, params)), "bench": b}) for b in ("noise.detour",
+                                                                                              "noise.fwq")]
+    run = tmp_path / "n.json"
+    docs.of(pts).write(run)
+    assert main(["plot", str(run), "-o", str(tmp_path / "n.svg")]) == 2
+    err = capsys.readouterr().err
+    assert "nothing to draw on a log axis" in err and "--xscale linear draws them" in err
+    assert main(["plot", str(run), "-o", str(tmp_path / "n.svg"), "--xscale", "linear"]) == 0
+    empty = tmp_path / "e.json"
+    docs.of([]).write(empty)
+    capsys.readouterr()
+    assert main(["plot", str(empty), "-o", str(tmp_path / "e.svg")]) == 2
+    assert f"nothing to draw: {empty} holds no measured point" in capsys.readouterr().err

@@ -155,6 +155,8 @@ def cmd_plot(args) -> int:
         raise UsageError(f"cannot tell the figure format of {out}: name it .svg or .png")
     runs = [figures.RunView.of(n, d) for n, d in _load_runs(files)]
     measured = list(dict.fromkeys(b for r in runs for b in r.benches()))
+    if not measured:
+        raise UsageError(f"nothing to draw: {', '.join(files)} hold{'s' if len(files) == 1 else ''} no measured point")
     benches = _benches(names, measured)
     metrics = {REGISTRY[b].metric for b in benches if b in REGISTRY}
     metric = args.metric or (metrics.pop() if len(metrics) == 1 else "bandwidth")
@@ -172,7 +174,11 @@ def cmd_plot(args) -> int:
     if args.title:
         fig.title = args.title
     if fig.empty():
-        raise UsageError(f"nothing to draw: {', '.join(benches)} has no {metric} values along {x}")
+        has = "has" if len(benches) == 1 else "have"
+        if xlog is not False and not figures.sweep(runs, benches, metric, x, xlog=False).empty():
+            raise UsageError(f"nothing to draw on a log axis: {', '.join(benches)} {has} {metric} values at {x} 0 "
+                             "only; --xscale linear draws them")
+        raise UsageError(f"nothing to draw: {', '.join(benches)} {has} no {metric} values along {x}")
     if "curves shown" in fig.note:
         print(f"plot: {fig.note.strip(' ()')}; name fewer benchmarks to see the rest", file=sys.stderr)
     if not out:
