@@ -174,7 +174,8 @@ def register(sub) -> None:
                                       "work; with --machine, what on this machine disturbs timings.")
     add_mpi_options(p, "doctor")
     adder(p, "doctor")("--timeout", type=number(*TIMEOUT_S), default=60, metavar="SECONDS",
-                       help="Give up on the test launch after this many seconds. Default: 60.")
+                       help="Give up on the test launch (with --machine, the noise run) after this many "
+                            "seconds. Default: 60.")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--machine", dest="check", action="store_const", const="machine",
                    help="Instead: report what on this machine is known to disturb fabric benchmarks (virtual "

@@ -51,7 +51,7 @@ def measured(args) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="fabriclab-noise-") as tmp:
         req = session.Request(benches=("noise.detour",), params=(f"record_ms={RECORD_MS}",), launches=1,
                               sampling=Sampling(warmup=2, min_samples=3, point_time=0.05), launch=launch,
-                              site=site(args), output=str(Path(tmp) / "noise.json"), timeout=60)
+                              site=site(args), output=str(Path(tmp) / "noise.json"), timeout=args.timeout)
         try:
             result = session.run(req)
         except FabriclabError as e:

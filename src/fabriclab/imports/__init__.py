@@ -120,7 +120,8 @@ def load(path: str | Path, tool: str, argv: list | None = None, nranks: int | No
         raise UsageError(f"unknown tool {tool!r}: fabriclab imports {', '.join(IMPORTERS)}")
     if nranks is not None and (tool != "osu" or not 1 <= nranks <= MAX_RANKS):
         raise UsageError("--ranks is OSU's process count, 1.." + str(MAX_RANKS) if tool == "osu" else
-                         "--ranks is for OSU output: IMB prints its process counts itself")
+                         f"--ranks is for OSU output, which does not print its process count; {tool} output "
+                         f"{'prints its own' if tool in ('imb', 'hpcc') else 'is of two ranks'}")
     data, text = read(path)
     try:
         parsed = IMPORTERS[tool](text, str(path), **({"nranks": nranks} if nranks else {}))
