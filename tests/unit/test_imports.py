@@ -499,7 +499,7 @@ def test_osu_ranks_is_checked(tmp_path, capsys):
     assert main(["import", str(DATA / "imb_collectives_ompi.txt"), "--from", "imb", "--ranks", "4",
                  "-o", str(tmp_path / "y.json")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 2 and "0 is not between 1 and 16,777,216" in err[0] and "IMB prints its process counts" in err[1]
+    assert len(err) == 2 and "0 is not between 1 and 16,777,216" in err[0] and "imb output prints its own" in err[1]
     assert not list(tmp_path.iterdir())
 
 
