@@ -171,15 +171,8 @@ def _tests(lines: list) -> list:
             t.rate = int(_num(m.group(1), where))
         elif m := CSV_HEAD.search(line):
             t.csv_kind = m.group(1)
-        elif t.csv_kind and (m := CSV_ROW.fullmatch(line.strip())):
-            if len(t.csv) >= MAX_OBSERVATIONS:
-                raise UsageError(f"{where}: more than {MAX_OBSERVATIONS:,} observations in one --full-log")
-            if m.group(4).startswith("-"):
-                raise UsageError(f"{where}: a negative latency ({m.group(4)[:20]} usec) in the --full-log")
-            t.csv.append(_num(m.group(4), where))
         elif t.csv_kind and line.strip().strip("-"):    # a rule of dashes closes the log
-            raise UsageError(f"{where}: {line.strip()[:40]!r} is not a row of the --full-log (packet, txTime, "
-                             "rxTime, latency)")
+            t.csv.append(_csv_row(line, where, len(t.csv)))
         elif "NOTE: test was performed" in line and (m := NOTE_SIZE.search(line)):
             t.note_size = int(_num(m.group(1), where))
     if t.done:
@@ -188,6 +181,19 @@ def _tests(lines: list) -> list:
         raise UsageError("not sockperf's output: no \"Summary: Latency is\", \"avg-latency=\" or \"Summary: Message "
                          "Rate is\" line (sockperf's client prints one per test)")
     return tests
+
+
+def _csv_row(line: str, where: str, have: int) -> float:
+    """A --full-log row's latency (usec); UsageError for a row that is none, a negative latency, too many."""
+    m = CSV_ROW.fullmatch(line.strip())
+    if not m:
+        raise UsageError(f"{where}: {line.strip()[:40]!r} is not a row of the --full-log (packet, txTime, rxTime, "
+                         "latency)")
+    if have >= MAX_OBSERVATIONS:
+        raise UsageError(f"{where}: more than {MAX_OBSERVATIONS:,} observations in one --full-log")
+    if m.group(4).startswith("-"):
+        raise UsageError(f"{where}: a negative latency ({m.group(4)[:20]} usec) in the --full-log")
+    return _num(m.group(4), where)
 
 
 def parse(text: str, source: str = "sockperf.txt") -> Parsed:
@@ -251,14 +257,20 @@ def _latencies(t: _Test) -> dict:
     return out
 
 
-def _one(t: _Test, out: Parsed) -> None:
+def _protocol(t: _Test, out: Parsed) -> bool:
+    """Whether the test ran over TCP; a bare --full-log (its parameter line has no --tcp) is read as
+    UDP, sockperf's default, with a note that says so."""
     tcp = t.proto == "TCP" or bool(t.opts.get("tcp"))
+    note = ("read as UDP, sockperf's default: the file does not say (a --full-log of a --tcp run: write its "
+            "command, `sockperf ul --tcp ...`, on a line before it)")
+    if t.proto is None and not t.mode and not tcp and note not in out.notes:
+        out.notes.append(note)
+    return tcp
+
+
+def _one(t: _Test, out: Parsed) -> None:
+    tcp = _protocol(t, out)
     proto = "TCP" if tcp else "UDP"
-    if t.proto is None and not t.mode and not tcp:      # a bare --full-log: its parameter line has no --tcp
-        note = ("read as UDP, sockperf's default: the file does not say (a --full-log of a --tcp run: write its "
-                "command, `sockperf ul --tcp ...`, on a line before it)")
-        if note not in out.notes:
-            out.notes.append(note)
     mode = _mode(t)
     size = _size(t, mode, tcp)
     settings = {"mode": mode, "protocol": proto, "msg_size": size,
