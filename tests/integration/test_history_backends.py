@@ -170,7 +170,7 @@ def test_two_adders_at_once_lose_no_document(tmp_path):
     for who in ("a", "b"):
         (tmp_path / who).mkdir()
         for i in range(50):
-            start = f"2026-09-{1 + i // 24:02d}T{i % 24:02d}:{0 if who == 'a' else 30}:00+00:00"
+            start = f"2026-09-{1 + i // 24:02d}T{i % 24:02d}:{0 if who == 'a' else 30:02d}:00+00:00"
             _doc(tmp_path / who / f"{who}{i:02d}.json", f"{who}{i:02d}", start,
                  launched("message.pingpong", M * np.exp(rng.normal(0, 0.01, 3))))
             uids.append(f"{who}{i:02d}@{start}")
