@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+import store_docs  # noqa: E402  (tests/support)
 import store_rows  # noqa: E402  (tests/support)
 from fabriclab.errors import UsageError
 from fabriclab.store import queries as q
@@ -157,3 +158,39 @@ def test_a_store_with_other_tables_is_refused(kind, tmp_path, postgres_url):  # 
             c.execute("CREATE TABLE customers (name TEXT)")
     with pytest.raises(UsageError, match="is not a fabriclab store"):
         open_store(url)
+
+
+def test_a_store_in_an_immutable_folder_is_read_without_a_file_beside_it(tmp_path):
+    """Root writes past a folder's permissions but not past `chattr +i`: SQLite cannot make the
+    store's -shm there, a reading command reads it immutable, a write is one line, and a -wal
+    beside it (commits a lock-free reader would miss) is refused in one line."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    s = open_store(str(folder / "s.sqlite"))
+    store_rows.history(s, add)
+    want = [r.uid for r in q.runs(s)]
+    s.close()
+    assert not (folder / "s.sqlite-wal").exists()
+
+    def fl(*argv):
+        return subprocess.run([sys.executable, "-m", "fabriclab.cli", "history", *argv, "--store",
+                               str(folder / "s.sqlite")], capture_output=True, text=True, timeout=120)
+    subprocess.run(["chattr", "+i", str(folder)], check=True)
+    try:
+        got = fl("list", "-f", "json")
+        assert got.returncode == 0, got.stderr
+        import json
+        assert [r["uid"] for r in json.loads(got.stdout)] == want
+        doc = store_docs.write(tmp_path / "new.json", store_docs.launched("message.pingpong", [1e-6] * 3))
+        added = fl("add", str(doc))
+        assert added.returncode == 2 and added.stderr.startswith("fabriclab: error: cannot open the store ")
+        assert len(added.stderr.splitlines()) == 1
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+    (folder / "s.sqlite-wal").write_bytes(b"\0" * 32)
+    subprocess.run(["chattr", "+i", str(folder)], check=True)
+    try:
+        got = fl("list")
+        assert got.returncode == 2 and "s.sqlite-wal beside it holds commits" in got.stderr, got.stderr
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)

@@ -391,9 +391,11 @@ def test_a_store_damaged_past_its_first_pages_is_one_line_on_every_command(made,
         one_line_error(err, f"the store {store} is damaged", "history rebuild")
 
 
-def test_a_store_in_a_folder_that_takes_no_file_is_read(made, capsys, tmp_path, monkeypatch):
+@pytest.mark.parametrize("says", ["unable to open database file", "attempt to write a readonly database"])
+def test_a_store_in_a_folder_that_takes_no_file_is_read(made, capsys, tmp_path, monkeypatch, says):
     """A reading command opens a WAL store whose -shm file cannot be made beside it (a read-only
-    mount) as immutable; a write to it is one line."""
+    mount: "unable to open"; another user's folder: "readonly") as immutable; a write to it is
+    one line, and so is a read while a -wal file beside it holds commits immutable cannot see."""
     import sqlite3
     from fabriclab.store import backend
     store = _copy(made, "small", tmp_path)
@@ -402,13 +404,27 @@ def test_a_store_in_a_folder_that_takes_no_file_is_read(made, capsys, tmp_path, 
 
     def no_shm(path, mode):          # root reads past a folder's permissions: fail as SQLite does there
         if "immutable" not in mode:
-            raise sqlite3.OperationalError("unable to open database file")
+            raise sqlite3.OperationalError(says)
         return real(path, mode)
     monkeypatch.setattr(backend, "_connect", no_shm)
     assert listed(capsys, store) == before
     rc, out, err = run(capsys, "history", "add", made["series"] / "s00.json", "--store", store)
     assert rc == 2
-    one_line_error(err, f"cannot open the store {store}", "unable to open database file")
+    one_line_error(err, f"cannot open the store {store}", says)
+    Path(f"{store}-wal").write_bytes(b"\0" * 32)
+    rc, out, err = run(capsys, "history", "list", "--store", store)
+    assert rc == 2 and out == ""
+    one_line_error(err, f"cannot read the store {store} here", f"{store.name}-wal")
+
+
+@pytest.mark.parametrize("action", ["report", "export"])
+def test_an_output_over_the_store_is_refused(made, capsys, tmp_path, action):
+    store = _copy(made, "big", tmp_path)
+    before = store.read_bytes()
+    rc, out, err = run(capsys, "history", action, "--store", store, "--cluster", "alps", "-o", store)
+    assert rc == 2
+    one_line_error(err, f"cannot write {store}: this command reads it")
+    assert store.read_bytes() == before
 
 
 def test_a_document_whose_start_is_no_time_is_refused(made, capsys, tmp_path):
@@ -420,6 +436,10 @@ def test_a_document_whose_start_is_no_time_is_refused(made, capsys, tmp_path):
     rc, out, err = run(capsys, "history", "add", tmp_path / "bad.json", "--store", store)
     assert rc == 2
     one_line_error(err, "bad.json: its start time 'yesterday' is not an ISO-8601 time")
+    doc["header"]["start_time"] = "2026-10-01T00:00:00Z"          # UTC as Z, which Python 3.10 reads only so
+    (tmp_path / "z.json").write_text(json.dumps(doc))
+    assert run(capsys, "history", "add", tmp_path / "z.json", "--store", store)[0] == 0
+    assert listed(capsys, store, "--since", "2026-10-01", "--until", "2026-10-01") == ["s00@2026-10-01T00:00:00Z"]
 
 
 # ---- --store on run -------------------------------------------------------------------------------

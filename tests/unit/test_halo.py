@@ -74,15 +74,19 @@ def test_the_rules():
     with pytest.raises(UsageError, match="radius 1 is larger"):
         halo.check_neighbourhood("x", [8], {"neighborhood": "cart", "dim": "2", "radius": "1"}, 4)
     # the advice is one that fits: 4 ranks fill no 2-D grid at radius 1 (sides of 3), so dim <= 1
-    for dim, radius, ranks, advice in (("3", "1", 4, "give dim <= 1 or at least 27 ranks"),
-                                       ("2", "1", 4, "give dim <= 1 or at least 9 ranks"),
-                                       ("3", "1", 8, "give dim <= 1 or at least 27 ranks"),
-                                       ("3", "1", 6, "give dim <= 1 or at least 27 ranks"),
-                                       ("3", "1", 18, "give dim <= 2 or at least 27 ranks"),
-                                       ("1", "3", 5, "give at least 7 ranks or a smaller radius")):
+    # and the rank count named fits: MPI_Dims_create's sides decide, 10 ranks in 2-D are 5 x 2
+    for dim, radius, ranks, advice in (("3", "1", 4, "give dim <= 1 or 27 ranks (3 x 3 x 3)"),
+                                       ("2", "1", 4, "give dim <= 1 or 9 ranks (3 x 3)"),
+                                       ("3", "1", 8, "give dim <= 1 or 27 ranks (3 x 3 x 3)"),
+                                       ("3", "1", 18, "give dim <= 2 or 27 ranks (3 x 3 x 3)"),
+                                       ("2", "1", 10, "give dim <= 1 or 12 ranks (4 x 3)"),
+                                       ("2", "1", 13, "give dim <= 1 or 15 ranks (5 x 3)"),
+                                       ("1", "3", 5, "give 7 ranks (7) or a smaller radius")):
         with pytest.raises(UsageError) as e:
             halo.check_neighbourhood("x", [8], {"neighborhood": "cart", "dim": dim, "radius": radius}, ranks)
         assert str(e.value).endswith(advice), str(e.value)
+        fits = int(advice.split(" ranks")[0].split()[-1])
+        halo.check_neighbourhood("x", [8], {"neighborhood": "cart", "dim": dim, "radius": radius}, fits)
     with pytest.raises(UsageError, match="no grid of 5 ranks"):
         halo.check_stencil("message.stencil2d", [8], {}, 5)
     with pytest.raises(UsageError, match="no grid of 4 ranks"):

@@ -347,6 +347,18 @@ def test_cli_default_output_and_stdout(tmp_path, monkeypatch, capsys):
     assert docs.read(path.with_name("imported-imb-imb_mpi1_2021-2.json"))["header"]["imported"]["tool"] == "imb"
 
 
+def test_a_failed_write_leaves_no_placeholder_under_the_default_name(tmp_path, monkeypatch, capsys):
+    from fabriclab.schema import Document
+    monkeypatch.chdir(tmp_path)
+
+    def full(self, path, **kw):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(Document, "write", full)
+    assert main(["import", str(DATA / "osu_bw_v7.txt"), "--from", "osu"]) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert list((tmp_path / "results").iterdir()) == []
+
+
 def test_an_output_that_is_the_file_read_is_refused(tmp_path, capsys):
     """-o naming the input would replace the tool's output by the import: one line, the file kept."""
     f = tmp_path / "osu.txt"

@@ -109,6 +109,15 @@ def test_a_field_out_of_range_is_named(tmp_path, path, value, says):
         imports.load(f, "iperf3")
 
 
+def test_a_tcp_target_beyond_udp_stream_s_rate_is_kept(tmp_path):
+    """udp.stream's 1 Tb/s cap is for a UDP target, which becomes its rate=; a TCP -b is only noted."""
+    d = json.loads((IPERF / "tcp_p4.json").read_text())
+    d["start"]["test_start"]["target_bitrate"] = 5 * 10**12
+    f = tmp_path / "tcp.json"
+    f.write_text(json.dumps(d))
+    assert imports.load(f, "iperf3").header.imported["settings"]["target_bitrate"] == 5 * 10**12
+
+
 def test_the_variant_is_the_one_fabriclabs_run_records():
     from fabriclab.measure.plan import Job
     from fabriclab.suite.benchmarks import REGISTRY

@@ -94,7 +94,7 @@ def test_request_response_counts_lost_transactions_and_the_latency_of_the_others
     (["udp.stream", "-p", "pacing_timer=2000000"], "pacing_timer"),
     # accepted values whose first sample would outlast --timeout: refused, not launched and taken for hung
     (["udp.stream", "-s", "1400", "-p", "rate=1"], "two datagrams of 1,400 B at rate=1 b/s, at least 22,400 s"),
-    (["udp.stream", "-s", "1K", "-p", "rate=8K", "-t", "1"], "beyond --timeout 1 s"),
+    (["udp.stream", "-s", "1K", "-p", "rate=4K", "-t", "1"], "beyond --timeout 1 s (and twice --point-time)"),
     (["udp.underload", "-p", "mps=1"], "two cycles of reply_every=100 messages at mps=1, at least 200 s"),
     (["tcp.underload", "-p", "mps=3", "-p", "reply_every=100"], "at mps=3, at least 67 s"),
     (["noise.fwq", "-p", "work=1G"], "work=1,073,741,824 iterations"),
@@ -111,8 +111,10 @@ def test_bad_input_is_one_line_before_launch(argv, says, capsys):
 
 
 def test_a_first_sample_within_the_timeout_is_launched(capsys):
-    """The floors are floors: what fits runs (a dry run prints its command)."""
+    """The floors are floors: what fits runs (a dry run prints its command), a size below the
+    header (skipped, not run) included."""
     for argv in (["udp.stream", "-s", "1K", "-p", "rate=8K", "-t", "3"], ["udp.underload", "-p", "mps=4"],
+                 ["udp.stream", "-s", "16,1K", "-p", "rate=8K"],
                  ["noise.detour", "-p", "record_ms=30000", "-t", "31"]):
         assert main(["run", *argv, "--dry-run"]) == 0, capsys.readouterr().err
 

@@ -77,6 +77,17 @@ def test_a_full_log_cut_short_or_altered_is_one_line(text, says):
     assert says in str(e.value) and "\n" not in str(e.value)
 
 
+def test_a_full_log_ends_at_its_rule_so_what_follows_is_read_as_sockperf_s():
+    """A line after the log's closing rule (an interrupted run's), and a second log after the first."""
+    log = _log()
+    assert len(sockperf.parse(log + "sockperf: Test end (interrupted by signal 2)\n").figures) == 1
+    two = sockperf.parse(log + log.replace("--msg-size=256", "--msg-size=512"))
+    assert [f.size for f in two.figures] == [256, 512]
+    assert len(two.figures[1].info["underload"]["full_log_s"]) == 52
+    # a ping-pong's full log writes --mps=max as (int)UINT32_MAX
+    assert sockperf._options(" --mps=-1 --msg-size=64", "l") == {"mps": None, "msg_size": 64}
+
+
 def test_a_bare_full_log_is_read_as_udp_and_says_so(tmp_path, capsys):
     """A --full-log does not say UDP or TCP: sockperf's default is taken and the import says it;
     the command written before it settles it."""

@@ -26,6 +26,13 @@ def _store(args, create: bool = False):
     return open_url(resolve(args.store), create=create)
 
 
+def _store_file(args) -> list:
+    """The SQLite store's file, which an -o must not name (a page or an exposition written over it)."""
+    from ..store.url import parse, resolve
+    u = parse(resolve(args.store))
+    return [u.path] if u.kind == "sqlite" else []
+
+
 def _cluster(store, args) -> str:
     """--cluster (one the store holds), else the store's one cluster; several: one line naming them."""
     if args.cluster:
@@ -39,7 +46,9 @@ def _cluster(store, args) -> str:
 def _known(store, cluster):
     """`cluster` when the store holds a run of it (None passes); else one line: a misspelt name in a
     nightly job must fail, not read as a cluster with nothing to report."""
-    if cluster is not None and not store.query("SELECT 1 FROM runs WHERE cluster = ? LIMIT 1", (cluster,)):
+    if not cluster:                    # absent, or given empty: every cluster, as --cluster "" is elsewhere
+        return None
+    if not store.query("SELECT 1 FROM runs WHERE cluster = ? LIMIT 1", (cluster,)):
         raise UsageError(f"the store holds no run of cluster {cluster!r} (its clusters: {_named(_clusters(store))})")
     return cluster
 
@@ -111,7 +120,7 @@ def _rows(paths, args) -> list:
             skipped.append(str(e))
     if skipped:
         print(terminal(f"fabriclab: left out {len(skipped)} file{'s' if len(skipped) > 1 else ''} of the folder "
-                       f"that {'are' if len(skipped) > 1 else 'is'} no document (first: {skipped[0]})"),
+                       f"that cannot be added (first: {skipped[0]})"),
               file=sys.stderr)
     if not out:
         raise UsageError("no documents found in " + ", ".join(map(str, paths)))
@@ -284,7 +293,7 @@ def cmd_check(args) -> int:
 def cmd_report(args) -> int:
     from ..report.history import HistoryFigure, page
     from ..store import queries
-    checked_output(args.output)
+    checked_output(args.output, _store_file(args))
     with _store(args) as store:
         cluster = _cluster(store, args)
         steps = _steps(store, args, cluster)
@@ -313,7 +322,7 @@ def cmd_report(args) -> int:
 def cmd_export(args) -> int:
     from ..report.openmetrics import CheckResult, Key, Latest, Regression, exposition
     from ..store import queries, trend
-    checked_output(args.output)
+    checked_output(args.output, _store_file(args))
     with _store(args) as store:
         cluster = _cluster(store, args)
         latest = []

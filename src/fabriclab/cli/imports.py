@@ -33,7 +33,12 @@ def cmd_import(args) -> int:
         doc = imports.load(args.file, args.tool, ["fabriclab", *args.argv], args.ranks)
         if default:            # the default name never replaces another import: NAME-2.json, as run does
             out = outputs.unique(out, stream=False)
-        return _write(doc, args, out)
+        try:
+            return _write(doc, args, out)
+        except BaseException:
+            if default and out.exists() and not out.stat().st_size:    # the name's placeholder, never written
+                out.unlink()
+            raise
 
 
 def _write(doc, args, out) -> int:

@@ -234,7 +234,8 @@ def _one(d: dict, out: Parsed) -> None:
     if udp and not UDP_BLOCK[0] <= size <= UDP_BLOCK[1]:
         raise UsageError(f"iperf3 output: start.test_start.blksize = {size} is not a UDP block iperf3 sends "
                          f"({UDP_BLOCK[0]}..{UDP_BLOCK[1]} bytes)")
-    target = _int(ts, "target_bitrate", "start.test_start", MAX_TARGET, 0)     # iperf3 keeps a uint64
+    # iperf3 keeps a uint64; a UDP target becomes udp.stream's rate=, which takes up to MAX_TARGET
+    target = _int(ts, "target_bitrate", "start.test_start", MAX_TARGET if udp else MAX_BITS_PER_S, 0)
     direction = _direction(ts, end)
     bidir = direction == "bidir"
     bench = "udp.stream" if udp else "tcp.stream"

@@ -104,7 +104,7 @@ def _options(text: str, where: str) -> dict:
         if key == "--tcp":
             out["tcp"] = True
             continue
-        if value == "max" and key == "--mps":
+        if key == "--mps" and (value == "max" or value == "-1"):     # a full log writes max as (int)UINT32_MAX
             out["mps"] = None
             continue
         if not value.isascii() or not value.isdigit() or len(value) > 12:
@@ -125,7 +125,8 @@ class _Test:
         self.pcts: dict = {}
         self.extremes: dict = {}
         self.csv: list = []
-        self.csv_kind = None
+        self.csv_kind = None            # while rows of a --full-log are read: "latency" or "rtt"
+        self.logged = False             # a --full-log's rows were read
         self.note_size = None
 
     @property
@@ -138,7 +139,7 @@ def _tests(lines: list) -> list:
     for n, line in enumerate(lines, 1):
         where = f"line {n}"
         cmd, banner = COMMAND.search(line), BANNER.search(line)
-        if (cmd or banner) and t.done:
+        if (cmd or banner or PARAMS.search(line)) and t.done:     # a full log begins with its parameter line
             tests.append(t)
             t = _Test()
         if cmd:
@@ -170,8 +171,10 @@ def _tests(lines: list) -> list:
         elif m := RATE.search(line):
             t.rate = int(_num(m.group(1), where))
         elif m := CSV_HEAD.search(line):
-            t.csv_kind = m.group(1)
-        elif t.csv_kind and line.strip().strip("-"):    # a rule of dashes closes the log
+            t.csv_kind, t.logged = m.group(1), True
+        elif t.csv_kind and not line.strip().strip("-"):     # a rule of dashes (or a blank line) after rows closes it
+            t.csv_kind = t.csv_kind if not t.csv else None
+        elif t.csv_kind:
             t.csv.append(_csv_row(line, where, len(t.csv)))
         elif "NOTE: test was performed" in line and (m := NOTE_SIZE.search(line)):
             t.note_size = int(_num(m.group(1), where))
@@ -249,7 +252,7 @@ def _latencies(t: _Test) -> dict:
         out.update(duration_s=t.valid[0], sent=t.valid[1], observations=t.valid[2])
     if t.counts:
         out.update(dict(zip(("dropped", "duplicated", "out_of_order"), t.counts)))
-    if t.csv_kind and t.valid and len(t.csv) != t.valid[2]:
+    if t.logged and t.valid and len(t.csv) != t.valid[2]:
         raise UsageError(f"the --full-log holds {len(t.csv):,} observations of the {t.valid[2]:,} its summary "
                          "counts (cut short?)")
     if t.csv:
@@ -261,8 +264,8 @@ def _protocol(t: _Test, out: Parsed) -> bool:
     """Whether the test ran over TCP; a bare --full-log (its parameter line has no --tcp) is read as
     UDP, sockperf's default, with a note that says so."""
     tcp = t.proto == "TCP" or bool(t.opts.get("tcp"))
-    note = ("read as UDP, sockperf's default: the file does not say (a --full-log of a --tcp run: write its "
-            "command, `sockperf ul --tcp ...`, on a line before it)")
+    note = ("read as UDP, sockperf's default: the file does not say (for a --tcp run's --full-log, or output "
+            "without its IP line, write its command, `sockperf ul --tcp ...`, on a line before it)")
     if t.proto is None and not t.mode and not tcp and note not in out.notes:
         out.notes.append(note)
     return tcp

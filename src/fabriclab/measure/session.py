@@ -238,15 +238,16 @@ class Session:
         paced at 1 b/s, a noise record of hours) is refused here: launched, its silence would be
         read as a hung rank, after the whole timeout."""
         t = self.request.timeout
+        silence = t + 2 * self.plan.sampling.point_time      # what runner.py lets a launch stay silent
         for job in self.plan.jobs:
             floor = job.bench.first_sample
             for size in job.sizes if floor else ():
                 got = floor({**job.bench.defaults, **job.params}, size)
-                if got and got[0] > t:
+                if got and got[0] > silence:
                     took = f"{got[0]:,.0f} s" if got[0] >= 10 else fmt_time(got[0])
                     raise UsageError(f"{job.bench.name}: its first sample needs {got[1]}, at least {took}: beyond "
-                                     f"--timeout {t:g} s the launch would be taken for hung; ask for less, or raise "
-                                     "--timeout")
+                                     f"--timeout {t:g} s (and twice --point-time) the launch would be taken for "
+                                     "hung; ask for a shorter one, or raise --timeout")
 
     def _plan(self) -> Plan:
         from ..host import sysinfo

@@ -97,15 +97,15 @@ class SQLiteStore(Store):
     # A file damaged past its first pages opens and reads its tables, then fails on the page a
     # statement reaches: one line wherever that is.
     def execute(self, sql: str, params=()) -> int:
-        with _damage(self.url):
+        with _damage(self):
             return super().execute(sql, params)
 
     def executemany(self, sql: str, rows) -> None:
-        with _damage(self.url):
+        with _damage(self):
             super().executemany(sql, rows)
 
     def query(self, sql: str, params=()) -> list[tuple]:
-        with _damage(self.url):
+        with _damage(self):
             return super().query(sql, params)
 
     def _begin(self):
@@ -192,15 +192,20 @@ class PostgresStore(Store):
 
 
 @contextlib.contextmanager
-def _damage(url: str):
-    """A damaged SQLite file's error as one line (UsageError): what to do, not a traceback."""
+def _damage(store: "SQLiteStore"):
+    """A damaged SQLite file's error as one line (UsageError): what to do, not a traceback. Read
+    immutable (no locks), a page a writer is rewriting reads as damage too: that store is not told
+    to be restored."""
     try:
         yield
     except sqlite3.DatabaseError as e:
         if not any(c in str(e) for c in CORRUPT):
             raise
-        raise UsageError(f"the store {url} is damaged ({e}): restore it from a backup, or move it aside and remake "
-                         "it from its documents with `fabriclab history rebuild FOLDER`") from None
+        if store.read_only:
+            raise UsageError(f"the store {store.url}, read without locks (its folder takes no file), gave '{e}': "
+                             "a writer may be changing it; try again, or where the folder is writable") from None
+        raise UsageError(f"the store {store.url} is damaged ({e}): restore it from a backup, or move it aside and "
+                         "remake it from its documents with `fabriclab history rebuild FOLDER`") from None
 
 
 def open_store(url: str, create: bool = True) -> Store:
@@ -251,10 +256,16 @@ def _open_sqlite(u: StoreURL, create: bool) -> SQLiteStore:
         return _connect(path, "rwc" if create else "rw")
     except sqlite3.OperationalError as e:
         # A WAL store is read through its -shm file beside it, which a read-only folder (a site's
-        # store mounted read-only) will not take. A reading command then opens the file as
-        # immutable: no locks and no -shm, so a writer elsewhere at that moment is not seen.
-        if create or "unable to open" not in str(e):
+        # store mounted read-only, or another user's) will not take: SQLite says "unable to open"
+        # or "readonly". A reading command then opens the file as immutable: no locks and no -shm.
+        # Commits still in a -wal file beside it would not be seen: that is refused instead.
+        if create or not ("unable to open" in str(e) or "readonly" in str(e)):
             raise UsageError(f"cannot open the store {path}: {e}") from None
+    wal = Path(f"{path}-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise UsageError(f"cannot read the store {path} here: its folder takes no file, and {wal.name} beside it "
+                         "holds commits only a reader that can write there sees; read it where the folder is "
+                         "writable, or once a writer has closed it")
     try:
         store = _connect(path, "ro&immutable=1")
     except sqlite3.OperationalError as e:

@@ -329,7 +329,7 @@ def _epoch(iso: Optional[str]) -> Optional[float]:
     if not iso or not isinstance(iso, str):
         return None
     try:
-        t = datetime.fromisoformat(iso)
+        t = datetime.fromisoformat(iso[:-1] + "+00:00" if iso.endswith(("Z", "z")) else iso)   # 3.10 takes no Z
         return (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
     except (ValueError, OverflowError):           # not ISO-8601, or out of the epoch's range
         return None

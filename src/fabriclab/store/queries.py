@@ -5,6 +5,7 @@ changed). Runs are in time order: started_s, else the time they were added, then
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, time as dtime, timezone
 from typing import NamedTuple
 
@@ -52,16 +53,24 @@ def _checked(store, columns: tuple, row: tuple) -> tuple:
     """row, when each numeric column in it holds a number or NULL and each other a text or NULL.
     SQLite keeps any value in any column, so a row another program rewrote ('abc' as a median, a
     blob as a cable) would otherwise fail far from here; columns: (table, column) of each value,
-    None for one not checked."""
-    for where, value in zip(columns, row):
-        if where is None or value is None:
-            continue
-        number = where[1] in NUMBERS[where[0]]
-        if not (isinstance(value, (int, float)) and not isinstance(value, bool) if number else isinstance(value, str)):
-            raise UsageError(f"the store {store.url}: {where[0]}.{where[1]} holds {str(value)[:40]!r}, not "
+    None for one not checked. A row costs a type look-up a value (series() reads thousands)."""
+    for i, number in _kinds(columns):
+        v = row[i]
+        if v is not None and (type(v) not in _NUMBER if number else type(v) is not str):
+            table, column = columns[i]
+            raise UsageError(f"the store {store.url}: {table}.{column} holds {str(v)[:40]!r}, not "
                              f"{'a number' if number else 'a text'} (a row rewritten by another program? "
                              "`fabriclab history rebuild FOLDER` remakes the store from its documents)")
     return row
+
+
+_NUMBER = (int, float)
+
+
+@functools.lru_cache(maxsize=64)
+def _kinds(columns: tuple) -> tuple:
+    """(index, holds a number) of each checked column."""
+    return tuple((i, where[1] in NUMBERS[where[0]]) for i, where in enumerate(columns) if where is not None)
 
 
 def _of(table: str, *names: str) -> tuple:
@@ -111,6 +120,11 @@ def series(store, series_key: str, cluster=None, launches: bool = True, last: in
 LAUNCH_CHECK = _of("launches", "median")
 
 
+def _launch_median(store, v):
+    """A launch's median, checked as _checked would, at the cost of one type look-up."""
+    return v if type(v) in _NUMBER else _checked(store, LAUNCH_CHECK, (v,))[0]
+
+
 def _launch_medians_of(store, ids: list, chunk: int = 500) -> dict[int, list[float]]:
     """point id -> its launches' medians in launch order, for the points named (in chunks of
     parameters, below SQLite's and libpq's limits)."""
@@ -119,7 +133,7 @@ def _launch_medians_of(store, ids: list, chunk: int = 500) -> dict[int, list[flo
         part = ids[i:i + chunk]
         for pid, median in store.query(f"SELECT point_id, median FROM launches WHERE point_id IN "
                                        f"({', '.join('?' * len(part))}) ORDER BY point_id, launch", part):
-            out.setdefault(pid, []).append(_checked(store, LAUNCH_CHECK, (median,))[0])
+            out.setdefault(pid, []).append(_launch_median(store, median))
     return out
 
 
@@ -129,7 +143,7 @@ def _launch_medians(store, where: str, params, join_runs: bool = False) -> dict[
     out: dict[int, list[float]] = {}
     for pid, median in store.query(f"SELECT l.point_id, l.median FROM launches l JOIN points p ON p.id = l.point_id"
                                    f"{join} WHERE {where} ORDER BY l.point_id, l.launch", params):
-        out.setdefault(pid, []).append(_checked(store, LAUNCH_CHECK, (median,))[0])
+        out.setdefault(pid, []).append(_launch_median(store, median))
     return out
 
 

@@ -217,9 +217,13 @@ def check_neighbourhood(name: str, sizes, params: dict, nranks: int) -> None:
 
 def _fix(nranks: int, d: int, r: int) -> str:
     """What makes a Cartesian neighbourhood fit: the dims that `nranks` ranks fill with sides of
-    2r + 1 or more at radius r, else the ranks that dim d needs ((2r + 1)^d always does)."""
+    2r + 1 or more at radius r, else the next rank count that dim d does (MPI_Dims_create's
+    sides, not the count alone, decide: 10 ranks in 2-D are 5 x 2; (2r + 1)^d always fits)."""
     fits = [k for k in range(1, d) if min(dims_create(nranks, k)) >= 2 * r + 1]
-    more = f"at least {(2 * r + 1) ** d:,} ranks"
+    side = 2 * r + 1
+    n = next((n for n in range(nranks + 1, 4 * nranks + side ** d + 1) if min(dims_create(n, d)) >= side),
+             side ** d * -(-nranks // side ** d))
+    more = f"{n:,} ranks ({' x '.join(map(str, dims_create(n, d)))})"
     return f"give dim <= {fits[-1]} or {more}" if fits else f"give {more}" + (" or a smaller radius" if r > 1 else "")
 
 

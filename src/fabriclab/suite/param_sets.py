@@ -4,6 +4,7 @@ applications, the collectives, halo exchanges and congestion."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
 from ..errors import UsageError
@@ -24,10 +25,16 @@ CONNS = "1:128:x2"
 # host, else the first non-loopback IPv4 address), TCP_NODELAY, and buffer sizes
 # (0 = the kernel's default); the values in force are recorded per point.
 def ipv4(value, what: str) -> str:
-    """addr= as the core's inet_pton(AF_INET) takes it: four decimal numbers up to 255, or empty."""
+    """addr= as the core's inet_pton(AF_INET) takes it: four decimal numbers up to 255 without
+    leading zeros (ipaddress's rule too), or empty."""
     v = str(value)
-    if v and not (re.fullmatch(r"[0-9]{1,3}(\.[0-9]{1,3}){3}", v, re.ASCII) and
-                  all(int(x) <= 255 for x in v.split("."))):
+    try:
+        if v and re.fullmatch(r"[0-9.]+", v, re.ASCII):
+            ipaddress.IPv4Address(v)
+            return v
+    except ValueError:
+        pass
+    if v:
         raise UsageError(f"{what} must be an IPv4 address (four numbers up to 255: 10.0.0.2), not {v[:40]!r}")
     return v
 

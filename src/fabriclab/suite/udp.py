@@ -38,7 +38,7 @@ def check(name: str, sizes, params: dict, nranks: int, limit: int | None = None)
 
 def stream_first_sample(params: dict, size: int):
     """udp.stream paced at RATE: a warm-up's datagram and a sample's, each SIZE x 8 / RATE apart."""
-    if params.get("pacing", "rate") == "unlimited":
+    if params.get("pacing", "rate") == "unlimited" or size < HEADER:     # below the header: skipped, not run
         return None
     rate = int(params["rate"])
     return 2 * size * 8 / rate, f"two datagrams of {size:,} B at rate={rate:,} b/s"
