@@ -5,7 +5,6 @@ changed). Runs are in time order: started_s, else the time they were added, then
 
 from __future__ import annotations
 
-import functools
 from datetime import datetime, time as dtime, timezone
 from typing import NamedTuple
 
@@ -49,15 +48,14 @@ WHEN = "COALESCE(r.started_s, r.added_s)"
 RUN_COLUMNS = ", ".join(f"r.{c}" for c in COLUMNS["runs"])
 
 
-def _checked(store, columns: tuple, row: tuple) -> tuple:
+def _checked(store, spec: tuple, row: tuple) -> tuple:
     """row, when each numeric column in it holds a number or NULL and each other a text or NULL.
     SQLite keeps any value in any column, so a row another program rewrote ('abc' as a median, a
-    blob as a cable) would otherwise fail far from here; columns: (table, column) of each value,
-    None for one not checked. A row costs a type look-up a value (series() reads thousands)."""
-    for i, number in _kinds(columns):
+    blob as a cable) would otherwise fail far from here. spec (_spec): each checked value's index,
+    table, column and kind; a row costs a type look-up a value (series() reads thousands)."""
+    for i, table, column, number in spec:
         v = row[i]
         if v is not None and (type(v) not in _NUMBER if number else type(v) is not str):
-            table, column = columns[i]
             raise UsageError(f"the store {store.url}: {table}.{column} holds {str(v)[:40]!r}, not "
                              f"{'a number' if number else 'a text'} (a row rewritten by another program? "
                              "`fabriclab history rebuild FOLDER` remakes the store from its documents)")
@@ -67,17 +65,17 @@ def _checked(store, columns: tuple, row: tuple) -> tuple:
 _NUMBER = (int, float)
 
 
-@functools.lru_cache(maxsize=64)
-def _kinds(columns: tuple) -> tuple:
-    """(index, holds a number) of each checked column."""
-    return tuple((i, where[1] in NUMBERS[where[0]]) for i, where in enumerate(columns) if where is not None)
+def _spec(*columns) -> tuple:
+    """A row's check, made once: (index, table, column, holds a number) of each (table, column)
+    given, None for a value not checked."""
+    return tuple((i, *where, where[1] in NUMBERS[where[0]]) for i, where in enumerate(columns) if where is not None)
 
 
 def _of(table: str, *names: str) -> tuple:
     return tuple((table, n) for n in names)
 
 
-RUN_CHECK = _of("runs", *COLUMNS["runs"])
+RUN_CHECK = _spec(*_of("runs", *COLUMNS["runs"]))
 
 
 def runs(store, cluster=None, bench=None, since=None, until=None, kind=None) -> list[RunRow]:
@@ -112,12 +110,15 @@ def series(store, series_key: str, cluster=None, launches: bool = True, last: in
         medians = _launch_medians_of(store, [p[0] for p in points[-last:]])
     else:
         medians = _launch_medians(store, "p.series = ?" + on_cluster, params, join_runs=cluster is not None)
-    checked = (None, ("runs", "uid"), ("runs", "started_s"), *_of("points", "median", "ci_low", "ci_high", "unit"))
     return [SeriesPoint(uid, started, med, lo, hi, medians.get(pid, []), unit)
-            for pid, uid, started, med, lo, hi, unit in (_checked(store, checked, p) for p in points)]
+            for pid, uid, started, med, lo, hi, unit in (_checked(store, SERIES_CHECK, p) for p in points)]
 
 
-LAUNCH_CHECK = _of("launches", "median")
+SERIES_CHECK = _spec(None, ("runs", "uid"), ("runs", "started_s"),
+                     *_of("points", "median", "ci_low", "ci_high", "unit"))
+
+
+LAUNCH_CHECK = _spec(*_of("launches", "median"))
 
 
 def _launch_median(store, v):
@@ -191,21 +192,24 @@ def points_of(store, run_pk: int) -> list[PointRow]:
     for pid, pct, value in store.query("SELECT t.point_id, t.pct, t.value FROM tails t JOIN points p "
                                        "ON p.id = t.point_id WHERE p.run_id = ? ORDER BY t.point_id, t.pct",
                                        (run_pk,)):
-        tails.setdefault(pid, {})[pct] = _checked(store, _of("tails", "pct", "value"), (pct, value))[1]
+        tails.setdefault(pid, {})[pct] = _checked(store, TAIL_CHECK, (pct, value))[1]
     return [PointRow(*_checked(store, POINT_CHECK, r), medians.get(r[0], []), tails.get(r[0], {})) for r in rows]
 
 
-POINT_CHECK = _of("points", *COLUMNS["points"])
+POINT_CHECK = _spec(*_of("points", *COLUMNS["points"]))
+TAIL_CHECK = _spec(*_of("tails", "pct", "value"))
 
 
 def pairs_series(store, cluster, size) -> list[PairRow]:
     """message.shift's pairs of one message size over a cluster's runs: time order, then src, dst."""
-    checked = (("runs", "uid"), ("runs", "started_s"), *_of("pairs", "src", "dst", "src_host", "dst_host", "bandwidth",
-                                                  "expected", "cable"))
-    return [PairRow(*_checked(store, checked, r)) for r in store.query(
+    return [PairRow(*_checked(store, PAIR_CHECK, r)) for r in store.query(
         f"SELECT r.uid, r.started_s, q.src, q.dst, q.src_host, q.dst_host, q.bandwidth, q.expected, q.cable "
         f"FROM pairs q JOIN runs r ON r.id = q.run_id WHERE r.cluster = ? AND q.size = ? "
         f"ORDER BY {WHEN}, r.id, q.src, q.dst", (cluster, size))]
+
+
+PAIR_CHECK = _spec(("runs", "uid"), ("runs", "started_s"), *_of("pairs", "src", "dst", "src_host", "dst_host",
+                                                                  "bandwidth", "expected", "cable"))
 
 
 def events(store, cluster) -> list[Event]:
