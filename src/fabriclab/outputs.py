@@ -18,21 +18,30 @@ an output (or inside an output folder) is refused in one line, and every file
 is created without following one (O_NOFOLLOW, O_EXCL), so a link planted in a
 results folder cannot turn a write onto a file elsewhere. A text output may be
 a link to a device or a pipe (/dev/stdout), which is written in place and
-holds nothing to replace. A run's default name is taken exclusively, with a
-suffix when another run holds it (`unique`)."""
+holds nothing to replace, or a link to one of this process's own descriptors
+(/dev/stdout, /proc/self/fd/N) whatever it is open on, a file the shell
+redirected to included, which is appended to, never truncated. A named pipe
+no process reads is waited for PIPE_WAIT_S, then refused in one line. A
+run's default name is taken exclusively, with a suffix when another run
+holds it (`unique`)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import stat
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
 from .errors import UsageError
 from .inputs import kind_of
+
+PIPE_WAIT_S = 10.0           # a named pipe's reader may be started just after the command
+OWN_FDS = ("/proc/self/fd/", "/dev/fd/")
 
 
 def _nearest(path: Path) -> Path:
@@ -85,12 +94,26 @@ def _existing(p: Path, mode: int, stream: bool) -> str | None:
 
 
 def _in_place(p: Path) -> bool:
-    """Whether PATH is a device or a pipe (through a link too): written in place, not replaced."""
+    """Whether PATH is a device or a pipe (through a link too), or one of this process's own
+    descriptors: written in place, not replaced."""
+    if _own_fd(p):
+        return True
     try:
         mode = os.stat(p).st_mode
     except OSError:
         return False
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def _own_fd(p: Path) -> bool:
+    """Whether PATH is (a link to) one of this process's descriptors, /dev/stdout's
+    /proc/self/fd/1: what the shell opened it on is the user's to name."""
+    text = os.path.abspath(p)
+    try:
+        target = os.readlink(p) if os.path.islink(p) else ""
+    except OSError:
+        target = ""
+    return any(x.startswith(OWN_FDS) for x in (text, target)) and os.path.exists(p)
 
 
 def refuse_link(p: Path, stream: bool = False) -> None:
@@ -203,7 +226,7 @@ def write(path, data: str | bytes, stream: bool = False) -> Path:
     p = Path(path)
     try:
         if stream and _in_place(p):
-            with open(p, "wb" if isinstance(data, bytes) else "w") as f:
+            with os.fdopen(_open_in_place(p), "ab" if isinstance(data, bytes) else "a") as f:
                 f.write(data)
         else:
             with replacing(p, binary=isinstance(data, bytes)) as f:
@@ -211,6 +234,27 @@ def write(path, data: str | bytes, stream: bool = False) -> Path:
     except OSError as e:
         raise UsageError(f"cannot write {p}: {e.strerror or e}") from None
     return p
+
+
+def _open_in_place(p: Path) -> int:
+    """A descriptor written in place: appending (a shell's `>> log` behind /dev/stdout keeps what
+    it holds), and a named pipe opened only once a process reads it, within PIPE_WAIT_S."""
+    if not stat.S_ISFIFO(os.stat(p).st_mode):
+        return os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+    deadline = time.monotonic() + PIPE_WAIT_S
+    while True:
+        try:
+            fd = os.open(p, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            break
+        except OSError as e:
+            if e.errno != errno.ENXIO or time.monotonic() > deadline:     # ENXIO: no reader yet
+                if e.errno == errno.ENXIO:
+                    raise UsageError(f"cannot write {p}: a named pipe no process read within {PIPE_WAIT_S:g} s") \
+                        from None
+                raise
+            time.sleep(0.05)
+    os.set_blocking(fd, True)           # a reader there: writes wait for it as a pipe's do
+    return fd
 
 
 def stream(path) -> TextIO:

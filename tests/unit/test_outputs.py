@@ -184,3 +184,36 @@ def test_text_outputs_refuse_a_link_before_any_work(run_doc, tmp_path, capsys):
     assert main(["show", run_doc, "-o", str(tmp_path / "t.txt")]) == 2
     assert "t.txt: it is a symbolic link" in _one_line(capsys)
     assert elsewhere.read_text() == "keep"
+
+
+def test_a_named_pipe_no_process_reads_is_waited_for_then_one_line(tmp_path, monkeypatch):
+    """Writing into a FIFO without a reader would block for ever: it waits PIPE_WAIT_S for one."""
+    monkeypatch.setattr(outputs, "PIPE_WAIT_S", 0.2)
+    fifo = tmp_path / "ff"
+    os.mkfifo(fifo)
+    with pytest.raises(UsageError, match="a named pipe no process read within 0.2 s"):
+        outputs.write(fifo, "text\n", stream=True)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)      # a reader: the text goes through
+    try:
+        outputs.write(fifo, "text\n", stream=True)
+        assert os.read(reader, 100) == b"text\n"
+    finally:
+        os.close(reader)
+
+
+def test_own_descriptors_take_text_appended_whatever_they_are_open_on(tmp_path):
+    """/dev/stdout redirected to a file (`> out.txt`, `>> log`) is /proc/self/fd/1, a link to that
+    file: the user's own descriptor, written in place and appended to, not refused as a link."""
+    log = tmp_path / "log.txt"
+    log.write_text("before\n")
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND)
+    try:
+        own = Path(f"/proc/self/fd/{fd}")
+        outputs.file(own, stream=True)
+        outputs.write(own, "after\n", stream=True)
+    finally:
+        os.close(fd)
+    assert log.read_text() == "before\nafter\n"
+    with pytest.raises(UsageError, match="symbolic link"):         # another link to that file stays refused
+        (tmp_path / "ln").symlink_to(log)
+        outputs.file(tmp_path / "ln", stream=True)
