@@ -267,13 +267,17 @@ class Session:
         return resolve(self.request.launch, self.request.site)
 
     def _hosts_on_network(self) -> None:
-        """With a network file, every host the ranks go to is one of its nodes, by name
-        (verdicts/placement.py): UsageError in one line before anything launches otherwise."""
+        """With a network file, the file read and checked, and every host the ranks go to one of its
+        nodes, by name (verdicts/placement.py): UsageError in one line before anything launches
+        otherwise (a run on one host records the file without naming its hosts)."""
         network = self.network()
-        hosts = self.request.site.host_names(self.request.launch) if network else None
+        if not network:
+            return
+        from ..verdicts import coll_prediction, placement
+        nodes = coll_prediction.system(network).topo.node_names     # read and checked, whatever the jobs use
+        hosts = self.request.site.host_names(self.request.launch)
         if hosts:
-            from ..verdicts import coll_prediction, placement
-            placement.require(hosts, coll_prediction.system(network).topo.node_names, network)
+            placement.require(hosts, nodes, network)
 
     def _model_blocks(self) -> Callable[[Document], dict]:
         """The apps' exchange phases (verdicts/exchange_prediction.py) and the collectives
