@@ -13,7 +13,7 @@ from ..errors import UsageError
 from ..measure.session import TIMEOUT_S, Request
 from . import storing
 from .letters import adder
-from .options import add_mpi_options, integer, launch_options, number, site, write_out
+from .options import add_mpi_options, integer, launch_options, not_stdout, number, site, write_out
 
 
 def register(sub) -> None:
@@ -43,7 +43,7 @@ def register(sub) -> None:
     add("--fabric", metavar="FILE|-|discover",
         help="The cabling test: the fabric as ibnetdiscover prints it now (a saved output, - for stdin, or "
              "discover to run ibnetdiscover), compared with --network's cables. Default: no cabling test.")
-    add("--output", metavar="DIR", help="The folder written. Default: results/check-TIMESTAMP.")
+    add("--output", metavar="DIR", type=not_stdout("the check's folder"), help="The folder written. Default: results/check-TIMESTAMP.")
     add("--timeout", type=number(*TIMEOUT_S), default=60.0, metavar="SECONDS",
         help="End a run when a launch prints nothing for this long plus twice its point time. Default: 60.")
     add("--quiet", action="store_true", help="Only the verdicts. Default: off.")

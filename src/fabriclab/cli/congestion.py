@@ -10,7 +10,7 @@ from ..measure.session import SEED, TIMEOUT_S, Request
 from ..schema.fields import MAX_RANKS
 from . import storing
 from .letters import adder
-from .options import add_mpi_options, integer, launch_options, number, site
+from .options import add_mpi_options, integer, launch_options, not_stdout, number, site
 from .run import add_sampling, sampling, start
 
 DEFAULT_DRAWS = 3
@@ -46,7 +46,8 @@ def register(sub) -> None:
     add("--sizes", metavar="SPEC", help="Victim message sizes. Default: each test's own (8, 128K, 8).")
     add("--param", action="append", default=[], metavar="KEY=VALUE",
         help="Another parameter (aggressor_size=64K, aggressor_window=4, window=4). Default: none.")
-    add("--output", metavar="FILE", help="The run's document. Default: results/fabriclab-TIMESTAMP.json.")
+    add("--output", metavar="FILE", type=not_stdout("the run's document"),
+        help="The run's document. Default: results/fabriclab-TIMESTAMP.json.")
     add("--timeout", type=number(*TIMEOUT_S), default=60.0, metavar="SECONDS",
         help="End a run when a launch prints nothing for this long plus twice --point-time. Default: 60.")
     p.add_argument("--network", metavar="FILE",

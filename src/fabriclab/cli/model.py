@@ -25,7 +25,7 @@ from ..schema.fields import MAX_RANKS
 from ..report.escape import terminal
 from . import model_flows
 from .letters import adder
-from .options import integer, number
+from .options import integer, not_stdout, number
 from .model_common import COLLECTIVE_NODES, COLLECTIVE_SIZES, NODES, calibration, parse_nodes, table
 
 if TYPE_CHECKING:
@@ -61,7 +61,8 @@ def register_model(subparsers) -> None:
              "Default: the catalog's.")
     add("--format", metavar="FORMAT", default="table", choices=("table", "json"),
         help="Output format: table or json. Default: table.")
-    add("--output", metavar="DIR", default=DEFAULT_OUT, help=f"Directory for plots. Default: ./{DEFAULT_OUT}.")
+    add("--output", metavar="DIR", default=DEFAULT_OUT, type=not_stdout("the plots' folder"),
+        help=f"Directory for plots. Default: ./{DEFAULT_OUT}.")
     add("--plot-format", metavar="FMT", default="png", choices=("png", "svg"),
         help="Plot file format: png or svg. Default: png.")
     add("--no-plot", action="store_true", help="Do not draw the plot. Default: draw it.")
@@ -148,7 +149,7 @@ def register_reproduce(subparsers) -> None:
     add("--format", metavar="FORMAT", default="table", choices=("table", "json"),
         help="table: each finding's verdict and where the report is. json is refused: the findings as "
              "data are in DIR/study.json. Default: table.")
-    add("--output", metavar="DIR",
+    add("--output", metavar="DIR", type=not_stdout("the study's folder"),
         help=f"The study's folder (report.html, study.json), as `study run {STUDY} -o DIR`. "
              f"Default: ./results/study-{STUDY}-TIME.")
     r.add_argument("--plot-format", metavar="FMT", help=argparse.SUPPRESS)    # refused: see _reproduce

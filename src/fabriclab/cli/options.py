@@ -126,6 +126,18 @@ def site(args):
     return Site()
 
 
+def not_stdout(what: str):
+    """An argparse type for an -o that names a file or folder written whole (a run's document and
+    its stream, a folder of runs): '-', stdout elsewhere, is refused in one line, not made a file
+    named '-.json' or a folder named '-'."""
+    def parse(text: str) -> str:
+        if text == "-":
+            raise argparse.ArgumentTypeError(f"{what} cannot go to stdout ('-'): name a path")
+        return text
+    parse.__name__ = "path"
+    return parse
+
+
 def checked_output(path: str | None, inputs=()) -> None:
     """An -o PATH of text output checked before any work (outputs.py), never one of the command's
     `inputs`; None or '-' is stdout."""

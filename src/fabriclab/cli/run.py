@@ -13,7 +13,7 @@ from ..measure.session import (DEFAULT_BUDGET_PER_POINT_S, DEFAULT_LAUNCHES, DEF
                                TIMEOUT_S, Request)
 from . import storing
 from .letters import adder
-from .options import add_mpi_options, integer, launch_options, number, site
+from .options import add_mpi_options, integer, launch_options, not_stdout, number, site
 
 
 def register(sub) -> None:
@@ -45,7 +45,7 @@ def _add_points(add) -> None:
         help="A benchmark parameter such as window=64 (or 1K), sync=fence or iface=eth0; checked against the "
              "benchmark's rules before anything is built; repeatable. "
              "Default: each benchmark's defaults, shown by `fabriclab list`.")
-    add("--output", metavar="PATH",
+    add("--output", metavar="PATH", type=not_stdout("a run's document and its stream"),
         help="Result document path; the stream goes beside it as .ndjson. "
              "Default: results/fabriclab-YYYYmmdd-HHMMSS.json (-2, -3 ... added when another run took it).")
     add("--validate", action="store_true",

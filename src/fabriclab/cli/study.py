@@ -22,7 +22,7 @@ from ..units import fmt_time
 from . import run
 from .report import WIRE_RATE, _wire
 from .letters import adder
-from .options import Parser
+from .options import Parser, not_stdout
 
 # The `fabriclab run` options a study passes through to every step; the rest
 # of run's options (benchmarks, sizes, parameters) are the study's own.
@@ -93,7 +93,7 @@ def _own_options(options: list) -> tuple:
     """(-o DIR, --dry-run, the wire rate's (B/s, text), --prices FILE, the rest): the study's own options out
     of run's; the wire rate as `fabriclab report` takes it (--wire-rate MBPS or --technology NAME)."""
     p = Parser(prog="fabriclab study run", add_help=False)
-    adder(p, "study")("--output")
+    adder(p, "study")("--output", type=not_stdout("the study's folder"))
     p.add_argument("--dry-run", action="store_true")
     p.add_argument("--wire-rate", type=WIRE_RATE)
     p.add_argument("--technology")

@@ -12,7 +12,7 @@ from pathlib import Path
 from .. import outputs
 from ..errors import UsageError
 from .letters import adder
-from .options import testbed_name
+from .options import not_stdout, testbed_name
 
 
 def default_name(path: str) -> str:
@@ -214,7 +214,8 @@ def register(sub) -> None:
                    help="Use this testbed (brought up if it is not). Default: from the file name.")
     add = adder(q, "testbed validate")
     add("--sizes", default="16K,64K,256K", metavar="SPEC", help="All-to-all message sizes. Default: 16K,64K,256K.")
-    add("--output", metavar="PATH", help="The validation document. Default: results/validate-NAME.json.")
+    add("--output", metavar="PATH", type=not_stdout("the validation document"),
+        help="The validation document. Default: results/validate-NAME.json.")
     q.add_argument("--keep", action="store_true", help="Leave the testbed up afterwards. Default: off.")
     q.add_argument("--no-collectives", action="store_true",
                    help="Leave out the collectives (ring, recursive doubling and Rabenseifner allreduce, binomial "

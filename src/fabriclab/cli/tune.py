@@ -12,7 +12,7 @@ from ..measure.session import TIMEOUT_S, Request
 from ..units import fmt_time
 from . import storing
 from .letters import adder
-from .options import add_mpi_options, integer, launch_options, number, site
+from .options import add_mpi_options, integer, launch_options, not_stdout, number, site
 from .run import add_sampling, sampling
 
 DEFAULT_SIZES = "8:2M:x4"
@@ -36,7 +36,7 @@ def register(sub) -> None:
     add("--param", action="append", default=[], metavar="KEY=VALUE",
         help="Another parameter of the operation (dtype=double, reduce=max ...); not algorithm or form. "
              "Default: the operation's defaults.")
-    add("--output", metavar="DIR",
+    add("--output", metavar="DIR", type=not_stdout("the tuning's folder"),
         help="The folder the runs, the selection file and tune.json go to, made once the inputs are "
              "accepted. Default: results/tune-OP-TIMESTAMP.")
     add("--force", action="store_true",
