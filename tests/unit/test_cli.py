@@ -110,6 +110,7 @@ def test_dry_run_prints_commands(fake_core, tmp_path, capsys):
     # a network file is read before launch even where no job models it and the run has one host
     (["run", "message.pingpong", "--network", "/nonexistent/net.yaml", "--dry-run"], "cannot read topology file"),
     (["run", "-o", "-"], "a run's document and its stream cannot go to stdout ('-')"),
+    (["run", "-o", "r.ndjson", "--dry-run"], "-o r.ndjson names the stream: give the document, r.json"),
     (["check", "-o", "-"], "the check's folder cannot go to stdout"),
     (["study", "run", "millich-george-oral", "-o", "-"], "the study's folder cannot go to stdout"),
     # argparse's parse grows as the square of the options: 5,000 flows are refused at once

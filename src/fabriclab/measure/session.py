@@ -466,11 +466,15 @@ class _HeaderCompletion:
 
 
 def output_path(opt: Optional[str], started: datetime) -> Path:
-    """RUN.json from -o (".json" added where it lacks it), or a timestamped name under results/
-    (made unique when the run starts: outputs.unique)."""
+    """RUN.json from -o (".json" added where it lacks it, in any case), or a timestamped name under
+    results/ (made unique when the run starts: outputs.unique). -o naming the stream is refused:
+    the document's name would become RUN.ndjson.json."""
     if opt:
         path = Path(opt)
-        return path if path.suffix == ".json" else path.with_suffix(path.suffix + ".json")
+        if path.suffix.lower() == ".ndjson":
+            raise UsageError(f"-o {opt} names the stream: give the document, {path.with_suffix('.json')}; "
+                             "its stream goes beside it as .ndjson")
+        return path if path.suffix.lower() == ".json" else path.with_suffix(path.suffix + ".json")
     return Path("results") / f"fabriclab-{started.strftime('%Y%m%d-%H%M%S')}.json"
 
 
