@@ -159,6 +159,9 @@ class Request:
             raise UsageError("a run has one time budget: in seconds or per point, not both")
         if self.seed is not None:
             check_range("--seed", self.seed, *SEED)
+        if self.output and Path(self.output).suffix.lower() == ".ndjson":
+            raise UsageError(f"-o {self.output} names the stream: give the document, "
+                             f"{Path(self.output).with_suffix('.json')}; its stream goes beside it as .ndjson")
         if self.calibration and not self.network and self.site.testbed is None:
             raise UsageError("--calibration applies to the network of --network or --testbed")
         return self
@@ -467,13 +470,10 @@ class _HeaderCompletion:
 
 def output_path(opt: Optional[str], started: datetime) -> Path:
     """RUN.json from -o (".json" added where it lacks it, in any case), or a timestamped name under
-    results/ (made unique when the run starts: outputs.unique). -o naming the stream is refused:
-    the document's name would become RUN.ndjson.json."""
+    results/ (made unique when the run starts: outputs.unique); -o naming the stream is refused
+    earlier (Request.check)."""
     if opt:
         path = Path(opt)
-        if path.suffix.lower() == ".ndjson":
-            raise UsageError(f"-o {opt} names the stream: give the document, {path.with_suffix('.json')}; "
-                             "its stream goes beside it as .ndjson")
         return path if path.suffix.lower() == ".json" else path.with_suffix(path.suffix + ".json")
     return Path("results") / f"fabriclab-{started.strftime('%Y%m%d-%H%M%S')}.json"
 
