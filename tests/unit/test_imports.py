@@ -347,6 +347,15 @@ def test_cli_default_output_and_stdout(tmp_path, monkeypatch, capsys):
     assert docs.read(path.with_name("imported-imb-imb_mpi1_2021-2.json"))["header"]["imported"]["tool"] == "imb"
 
 
+def test_rows_of_nan_inf_or_a_negative_time_are_skipped_and_counted():
+    text = "# OSU MPI Latency Test v7.1\n# Size          Latency (us)\n0 nan\n8 inf\n16 -1.0\n128 2.0\n"
+    got = osu.parse(text)
+    assert [f.size for f in got.figures] == [128]
+    assert [(size, why) for _, size, why in got.skips] == [(0, "osu_latency printed nan: no time"),
+                                                           (8, "osu_latency printed inf: no time"),
+                                                           (16, "osu_latency printed -1.0: no time")]
+
+
 def test_a_failed_write_leaves_no_placeholder_under_the_default_name(tmp_path, monkeypatch, capsys):
     from fabriclab.schema import Document
     monkeypatch.chdir(tmp_path)

@@ -206,9 +206,12 @@ def _row(sec: _Section, tok: list[str], out: Parsed, nranks: int = 2) -> None:
     """One printed row: the size, then the figure in the column after it."""
     size = integer(tok[0]) if tok else None
     value = number(tok[1]) if len(tok) > 1 else None
-    if size is None or value is None or value < 0:
-        return  # not a row of the table (a line from the MPI library, a warning)
     program, bench, legs, both = sec.test
+    if size is not None and (value is None or value < 0) and _numeric(tok[1] if len(tok) > 1 else ""):
+        out.skips.append((bench, size, f"{program} printed {tok[1][:20]}: no time"))    # nan, inf, a negative
+        return
+    if size is None or value is None:
+        return  # not a row of the table (a line from the MPI library, a warning)
     column = sec.columns[1] if len(sec.columns) > 1 else ""
     unit = "MB/s" if "MB/s" in column else "us"
     if (unit == "us") != ("latency" in program):
@@ -226,6 +229,15 @@ def _row(sec: _Section, tok: list[str], out: Parsed, nranks: int = 2) -> None:
         return
     out.figures.append(Printed(program, bench, sec.variant(), size, 2, median, nbytes, legs, both, value, unit,
                               column, iters, row))
+
+
+def _numeric(text: str) -> bool:
+    """Whether a printed word reads as a float at all (nan, inf and negatives included)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _coll_row(sec: _Section, tok: list[str], out: Parsed, nranks: int) -> None:
