@@ -202,11 +202,13 @@ def _temporary(p: Path) -> tuple[int, Path]:
 @contextmanager
 def replacing(path, binary: bool = False):
     """A file object whose contents replace PATH whole when the block ends (a reader never
-    sees half of it): a temporary file made exclusively beside PATH, renamed onto it. PATH
-    may not be a link; an error leaves PATH as it was and removes the temporary file."""
+    sees half of it): a temporary file made exclusively beside PATH (its folder made where
+    missing), renamed onto it. PATH may not be a link; an error leaves PATH as it was and
+    removes the temporary file."""
     p = Path(path)
     refuse_link(p)
     try:
+        p.parent.mkdir(parents=True, exist_ok=True)        # a missing folder is made, as file() allowed
         fd, tmp = _temporary(p)
     except OSError as e:
         raise UsageError(f"cannot write {p}: {e.strerror or e}") from None

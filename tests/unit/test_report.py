@@ -229,7 +229,7 @@ def bad_files(runs, tmp_path_factory):
     (["report", "{suite}", "--wire-rate", "nan"], "--wire-rate: nan is not a finite number"),
     (["report", "{suite}", "--wire-rate", "10", "--technology", "gigabit-ethernet"], "not both"),
     (["report", "{suite}", "--technology", "nosuch"], "unknown technology"),
-    (["report", "{suite}", "-o", "/nonexistent/dir/r.html"], "cannot write"),
+    (["report", "{suite}", "-o", "/proc/version/dir/r.html"], "cannot write"),     # a folder under a file
     (["report", "{notjson}"], "is not a fabriclab result"),
     (["report", "{newer}"], "is not supported"),
     (["plot", "{suite}", "message.nosuch"], "unknown benchmark"),
