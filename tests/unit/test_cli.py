@@ -111,6 +111,10 @@ def test_dry_run_prints_commands(fake_core, tmp_path, capsys):
     (["run", "message.pingpong", "--network", "/nonexistent/net.yaml", "--dry-run"], "cannot read topology file"),
     (["run", "-o", "-"], "a run's document and its stream cannot go to stdout ('-')"),
     (["run", "-o", "r.ndjson", "--dry-run"], "-o r.ndjson names the stream: give the document, r.json"),
+    (["run", "-o", ".", "--dry-run"], "cannot write .: it is a directory"),
+    (["run", "-o", "/", "--dry-run"], "cannot write /: it is a directory"),
+    (["run", "message.pingpong", "-o", "/tmp/", "--dry-run"], "cannot write /tmp/: it is a directory"),
+    (["congestion", "-n", "4", "-o", "/proc", "--dry-run"], "cannot write /proc: it is a directory"),
     (["check", "-o", "-"], "the check's folder cannot go to stdout"),
     (["study", "run", "millich-george-oral", "-o", "-"], "the study's folder cannot go to stdout"),
     # argparse's parse grows as the square of the options: 5,000 flows are refused at once

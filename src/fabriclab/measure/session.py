@@ -159,6 +159,8 @@ class Request:
             raise UsageError("a run has one time budget: in seconds or per point, not both")
         if self.seed is not None:
             check_range("--seed", self.seed, *SEED)
+        if self.output and (Path(self.output).name in ("", ".", "..") or self.output.endswith("/")):
+            raise UsageError(f"cannot write {self.output}: it is a directory; name a file inside it")
         if self.output and Path(self.output).suffix.lower() == ".ndjson":
             raise UsageError(f"-o {self.output} names the stream: give the document, "
                              f"{Path(self.output).with_suffix('.json')}; its stream goes beside it as .ndjson")
@@ -318,6 +320,8 @@ class Session:
         from ..suite.benchmarks import LIBRARY_LEVELS
         from .launch import command
         self.check(force=True)
+        if self.request.output:       # what the run would refuse, a dry run refuses too
+            outputs.document(output_path(self.request.output, datetime.now(timezone.utc)), given=self.request.output)
         core_path = self.request.launch.core or build.planned(self.mpi).path
         plan = self.plan
         below = any(j.bench.level in LIBRARY_LEVELS or j.bench.coll for j in plan.jobs)
