@@ -14,22 +14,33 @@ from __future__ import annotations
 import html
 import re
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# The invisible format characters that reorder or hide text (bidirectional overrides and
+# isolates, zero-width spaces and joiners, the byte-order mark): a name holding U+202E prints
+# its tail reversed, in a terminal and in a browser alike (the "Trojan Source" spoof, CVE-2021-42574).
+_FORMAT = "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+_CONTROL = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029{_FORMAT}]")
 # what XML 1.0 forbids (C0 but tab, line feed and carriage return) and the C1 controls a
 # terminal obeys when the page's text is copied or printed
-_XML_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_XML_CONTROL = re.compile(f"[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f{_FORMAT}]")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
 
 
+def _shown(m) -> str:
+    """A character made visible: \\xNN, or \\uNNNN beyond Latin-1."""
+    o = ord(m.group())
+    return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+
 def terminal(text) -> str:
-    """One line: control characters (escape sequences, line breaks, NUL) as visible \\xNN."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+    """One line: control characters (escape sequences, line breaks, NUL) and the invisible format
+    characters as visible \\xNN or \\uNNNN."""
+    return _CONTROL.sub(_shown, str(text))
 
 
 def xml(text, quote: bool = True) -> str:
     """html.escape, with control characters visible as \\xNN: HTML and SVG (XML) may not
     hold them, and a page's text may reach a terminal."""
-    return html.escape(_XML_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text)), quote)
+    return html.escape(_XML_CONTROL.sub(_shown, str(text)), quote)
 
 
 def markdown(text) -> str:
