@@ -50,6 +50,8 @@ def test_calibration_per_technology_and_from_streams(runs, capsys):
     (["--technology", "myrinet-m2l", "--resource", "warp_drive"], "technology myrinet-m2l has no resource 'warp_drive'"),
     (["--resource", "link\x1b[2J"], "is no resource name"),
     (["--resource", " , "], "--resource names no resource"),
+    (["--collectives", "--stream"], "--stream calibrate a rate; --collectives writes alpha and gamma"),
+    (["--collectives", "--bidirectional", "--resource", "adapter_bus"], "--bidirectional, --resource calibrate"),
 ])
 def test_a_calibration_for_nothing_the_model_has_is_refused_before_anything_is_written(runs, capsys, argv, says):
     out = runs / "cal.yaml"

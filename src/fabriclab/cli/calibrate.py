@@ -25,6 +25,12 @@ def cmd_calibrate(args) -> int:
     from .. import schema
     from ..report.calibration_file import calibration
     checked_output(args.output, [args.file])
+    if args.collectives:          # the rate's options mean nothing to alpha and gamma: said, not ignored
+        given = [o for o, on in (("--stream", args.stream), ("--bidirectional", args.bidirectional),
+                                 ("--technology", args.technology is not None),
+                                 ("--resource", args.resource != "link")) if on]
+        if given:
+            raise UsageError(f"{', '.join(given)} calibrate a rate; --collectives writes alpha and gamma")
     if args.technology is not None:
         from ..model.catalog import technology
         have = technology(args.technology).resources     # an unknown one: a line naming those there are
