@@ -96,8 +96,9 @@ def _expand(part: str, lo: int, hi: int, step: str, what: str) -> list[int]:
             factor = float(step[1:])
         except ValueError:
             factor = 0.0
-        if factor <= 1.0:
-            raise UsageError(f"malformed {what} range {part!r}: the factor must be a number above 1")
+        if not 1.0 < factor < 1e6:          # nan compares false: refused here too, as inf is
+            raise UsageError(f"malformed {what} range {part!r}: the factor must be a number above 1 and "
+                             "below 1,000,000")
         vals, v = [], lo
         if v == 0:
             vals.append(0)

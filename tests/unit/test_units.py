@@ -48,7 +48,7 @@ def test_non_integer_factor_still_progresses():
 
 
 @pytest.mark.parametrize("bad", ["", "abc", "4X", "1:", "8:1", "1:8:x1", "1:8:x0.5", "1:8:/2",
-                                 "1:8:+0", "1,,2", "1:2:3:4", "-4"])
+                                 "1:8:+0", "1,,2", "1:2:3:4", "-4", "8:64M:xnan", "8:64M:xinf", "8:64M:x1e308"])
 def test_malformed_ranges_raise_usage_error(bad):
     with pytest.raises(UsageError):
         parse_sizes(bad)
