@@ -85,12 +85,15 @@ def maxmin_rates(system, n: int, calibration: Optional[Calibration] = None, traf
                  payload: Optional[float] = None, max_flows: int = 4_000_000) -> Optional[dict]:
     """Steady-state max-min fair rates of the pattern's flows: per-node totals
     (bytes/s) as min, median and max over the sending nodes."""
+    if traffic.count(n) > max_flows:      # refused before its flows' arrays are made (n = 100,000: 75 GiB)
+        raise UsageError(f"{traffic.count(n):,} flows at {n:,} nodes are too many for the max-min solver (at most "
+                         f"{max_flows:,}); use fewer nodes")
     topo = system.build(n)
     if topo is None:
         return None
     src, dst = traffic.flows(topo)
     if len(src) > max_flows:
-        raise UsageError(f"{len(src):,} flows at {n} nodes are too many for the max-min solver (at most "
+        raise UsageError(f"{len(src):,} flows at {n:,} nodes are too many for the max-min solver (at most "
                          f"{max_flows:,}); use fewer nodes")
     cal = system.calibrated(calibration)
     cap = resource_capacity(topo, class_rates(topo, system.rates(topo, cal, payload)))

@@ -181,7 +181,14 @@ def _cheapest(q: Question, systems: list, n: int, prices: dict, curves: list) ->
     return Cheapest(n, q.target_MBps, s, cost, pt.per_node)
 
 
+MAXMIN_TOTAL_FLOWS = 8_000_000   # over every system and size: each million flows is some 10 s on a 2-core VM
+
+
 def _maxmin(q: Question, systems: list, sizes: dict) -> list:
+    total = sum(q.traffic.count(n) for s in systems for n in sizes[s.key])
+    if total > MAXMIN_TOTAL_FLOWS:
+        raise UsageError(f"--maxmin over these systems and node counts solves {total:,} flows in all, more than "
+                         f"{MAXMIN_TOTAL_FLOWS:,} (minutes of work): give fewer node counts or systems")
     out = []
     for s in systems:
         for n in sizes[s.key]:

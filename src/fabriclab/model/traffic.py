@@ -40,6 +40,11 @@ class Traffic:
                 + " (every node to both neighbours)",
                 "random-ring": f"randomly ordered ring (seed {self.seed}; every node to both neighbours)"}[self.kind]
 
+    def count(self, n: int) -> int:
+        """The flows on n nodes, known before they are built: all-to-all is n (n - 1), the
+        others at most n (neighbours at most n x the degree, counted as n: never the largest)."""
+        return n * (n - 1) if self.kind == "all-to-all" else n
+
     def flows(self, topo) -> tuple:
         n = topo.n_nodes
         if self.kind == "all-to-all":

@@ -220,6 +220,19 @@ def test_maxmin_spread(run_cli):
     assert m["min"] >= p["per_node_bytes_per_s"] * (1 - 1e-9) and m["max"] > m["min"]
 
 
+def test_maxmin_too_large_is_refused_before_any_flow_is_made(run_cli):
+    """100,000 nodes all-to-all would make 10^10 flows (75 GiB) before counting them; 101 sizes
+    of 1,800 nodes, half an hour: each refused in one line, at once."""
+    from fabriclab.errors import UsageError
+    from fabriclab.model import evaluate, traffic
+    from fabriclab.model.catalog import system
+    with pytest.raises(UsageError, match="9,999,900,000 flows at 100,000 nodes are too many"):
+        evaluate.maxmin_rates(system("ib-ndr-fattree"), 100_000)
+    with pytest.raises(UsageError, match=r"solves 345,571,500 flows in all, more than 8,000,000"):
+        run_cli("model", "--system", "ib-ndr-fattree", "--nodes", "1800:1900", "-M", "--no-plot")
+    assert traffic.Traffic("hotspot").count(100_000) == 100_000
+
+
 @pytest.mark.parametrize("extra", [["-T", "hotspot"], ["--payload", "64"], ["-T", "permutation", "-m", "enumerate"]])
 def test_target_uses_the_same_traffic_payload_and_method(run_cli, extra):
     rc, out = run_cli("model", "--nodes", "16", "--system", "myrinet-clos64", "--system", "sci-2d", "--cost",
