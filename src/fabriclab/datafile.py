@@ -92,11 +92,22 @@ def _json(text: str, path):
     if sum(text.count(c) for c in ",:[{") >= MAX_VALUES:
         raise _too_many(path)
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique)
     except RecursionError:           # the json module recurses once per level
         raise _too_deep(path) from None
     _measure(data, path)
     return data
+
+
+def _unique(pairs: list) -> dict:
+    """A JSON object whose keys are unique (RFC 8259 4: they SHOULD be; the json module keeps the
+    last silently, so a repeated rate would be read as the other)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"the key {shown(twice)} appears twice in one object")
+    return out
 
 
 def _measure(data, path) -> None:
@@ -202,6 +213,8 @@ def _place(top: list, value, ev, path) -> None:
     if top[1] is _NO_KEY:
         if isinstance(value, (list, dict)):
             raise UsageError(f"{path}: {_line(ev)}a mapping key must be a scalar, got {shown(value)}")
+        if value in top[0]:               # YAML 1.2: keys are unique; PyYAML would keep the last silently
+            raise UsageError(f"{path}: {_line(ev)}the key {shown(value)} appears twice in one mapping")
         top[1] = value
     else:
         top[0][top[1]] = value

@@ -162,11 +162,23 @@ def test_yaml_is_read_as_the_safe_loader_reads_it(tmp_path):
     ("a: 1\n---\nb: 2", "line 2: more than one YAML document"),
     ("? [1, 2]\n: 3", "a mapping key must be a scalar, got a list of 2 entries"),
     ("a: " + "9" * 5000, "an integer of more than 4,300 digits"),
+    ("default_rate_MBps: 10\nnodes: 2\ndefault_rate_MBps: 20", "line 3: the key 'default_rate_MBps' appears twice"),
+    ("links:\n  - {a: n0, b: s0, a: n1}", "the key 'a' appears twice in one mapping"),
 ])
 def test_what_a_network_file_cannot_need_is_refused(tmp_path, text, msg):
     with pytest.raises(UsageError) as e:
         _read(tmp_path, text)
     assert msg in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_json_key_given_twice_is_refused(tmp_path):
+    """The json module keeps the last of two; the file means one of them, so neither is taken."""
+    f = tmp_path / "n.json"
+    f.write_text('{"nodes": 2, "default_rate_MBps": 10, "links": [{"a": "n0", "b": "n1"}], "default_rate_MBps": 20}')
+    with pytest.raises(UsageError, match="not valid JSON: the key 'default_rate_MBps' appears twice in one object"):
+        datafile.read_data_file(f, "x")
+    f.write_text('{"a": {"b": 1}, "c": {"b": 2}}')      # the same key in two objects is no repeat
+    assert datafile.read_data_file(f, "x") == {"a": {"b": 1}, "c": {"b": 2}}
 
 
 # ---------------------------------------------------------------- numbers
