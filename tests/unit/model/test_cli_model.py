@@ -70,6 +70,9 @@ def test_published_and_target(run_cli, tmp_path):
     pub = {c["system"]: {p["n"]: p["per_node_bytes_per_s"] for p in c["points"]} for c in doc["published"]}
     # seed 001 Eq. 1, 2 with the measured 390 / 360 MB/s: 3×3 torus, hot B-Link 20 → 8/20 × 360
     assert pub["sci-2d:published"][9] == pytest.approx(8 / 20 * 360e6)
+    # beside it, the same formulas at the catalog's nominal rates, not the calibrated figure again
+    nominal = {c["system"]: {p["n"]: p["nominal_bytes_per_s"] for p in c["points"]} for c in doc["published"]}
+    assert nominal["sci-2d:published"][9] > pub["sci-2d:published"][9]
     for row in doc["target"]:
         ok = [(p["cost_usd"], s["system"]) for s in doc["systems"] for p in s["points"]
               if p["n"] == row["n"] and p["per_node_bytes_per_s"] >= 130e6 and p["cost_usd"] is not None]

@@ -143,9 +143,12 @@ def curve(system, ns, calibrated: dict) -> Optional[Curve]:
     if f is None:
         return None
     c = Curve(system.key + ":published", system.label + " (as published)", bool(calibrated))
-    points = _sci_points(system, f[1], ns, calibrated) if f[0] == "sci" else \
-        _myrinet_points(system, f[1:], ns, calibrated)
-    c.points = [Prediction(n, v, v, "as published", "", "", "published", "") for n, v in points]
+
+    def points(cal: dict) -> list:
+        return _sci_points(system, f[1], ns, cal) if f[0] == "sci" else _myrinet_points(system, f[1:], ns, cal)
+    nominal = dict(points({})) if calibrated else {}       # the formulas at the catalog's nominal rates
+    c.points = [Prediction(n, v, nominal.get(n, v), "as published", "", "", "published", "")
+                for n, v in points(calibrated)]
     return c
 
 
