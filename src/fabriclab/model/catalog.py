@@ -14,7 +14,7 @@ from typing import Optional
 
 from ..errors import UsageError
 from ..datafile import read_data_file, shown
-from .limits import CATALOG_MAX
+from .limits import CATALOG_MAX, PRICE
 from .resources import KINDS, MB, Rates, Sourced, TechResource
 from .topologies import FAMILIES, NodeModel, build
 
@@ -115,12 +115,27 @@ def technology(key: str) -> Technology:
 
 
 def prices(path: Optional[str] = None) -> dict:
+    """The catalog's price list, or a user's (`--prices`), whose items replace the catalog's of
+    the same name: in US dollars, each within limits.PRICE, as a network file's prices are; an
+    item the catalog does not price (a typo) or another currency is refused, not ignored."""
     p = Path(path) if path else DATA / "prices.yaml"
     data = _read_yaml(p, "price list")
     items = data.get("items")
     if not isinstance(items, dict):
         raise UsageError(f"{p}: 'items' must be a mapping of item name to {{value, source, date}}")
-    return {k: _sourced(v, f"{p}: items.{k}") for k, v in items.items()}
+    if str(data.get("currency", "USD")).upper() != "USD":
+        raise UsageError(f"{p}: currency {shown(data.get('currency'))}: fabriclab's costs are in US dollars (USD)")
+    out = {k: _sourced(v, f"{p}: items.{k}") for k, v in items.items()}
+    for k, v in out.items():
+        if not PRICE.lo <= v.value <= PRICE.hi:
+            raise UsageError(f"{p}: items.{k}: value must be {PRICE}, got {v.value:g}")
+    if path:
+        known = prices()
+        unknown = [k for k in out if k not in known]
+        if unknown:
+            raise UsageError(f"{p}: item {shown(unknown[0])} is not one the catalog prices (it prices: "
+                             f"{', '.join(sorted(known)[:12])}{', ...' if len(known) > 12 else ''})")
+    return out
 
 
 @dataclass

@@ -237,6 +237,18 @@ def test_a_price_list_number_beyond_1e12_is_refused(model, tmp_path):
     assert rc == 2 and "at most 1e+12, got 1e+308" in err
 
 
+@pytest.mark.parametrize("text,says", [
+    ("items:\n  myrinet-nic: {value: 5.0e+11, source: q, date: '2024'}", "value must be from 0 to 1e+09 dollars"),
+    ("currency: EUR\nitems:\n  myrinet-nic: {value: 5, source: q, date: '2024'}", "currency 'EUR'"),
+    ("items:\n  myrinet-nicc: {value: 5, source: q, date: '2024'}", "item 'myrinet-nicc' is not one the catalog"),
+])
+def test_a_price_list_holds_catalog_items_in_dollars_within_a_price_s_range(model, tmp_path, text, says):
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("schema: 1\n" + text + "\n")
+    rc, _, err = model(hn.dump(hn.SMALL), ".yaml", "--cost", "--prices", str(prices))
+    assert rc == 2 and says in err and len(err.strip().splitlines()) == 1, err
+
+
 # ---------------------------------------------------------------- names
 @pytest.mark.parametrize("bad", hn.BAD_NAMES)
 @pytest.mark.parametrize("field", hn.NAME_FIELDS)
