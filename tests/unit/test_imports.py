@@ -347,6 +347,17 @@ def test_cli_default_output_and_stdout(tmp_path, monkeypatch, capsys):
     assert docs.read(path.with_name("imported-imb-imb_mpi1_2021-2.json"))["header"]["imported"]["tool"] == "imb"
 
 
+@pytest.mark.parametrize("line,says", [("# #processes = 0", "'# #processes = 0' is not a process count of 1 or more"),
+                                       ("# #processes = many", "'# #processes = many' is not a process count"),
+                                       ("", "IMB Bcast's rows have no '# #processes = N' line above them")])
+def test_an_imb_block_without_a_process_count_is_refused(line, says):
+    """The collectives' figures and bus bandwidth follow the block's process count: never guessed."""
+    text = (DATA / "imb_collectives_ompi.txt").read_text().replace("# #processes = 42", line, 1)
+    with pytest.raises(UsageError) as e:
+        imb.parse(text, "imb.txt")
+    assert says in str(e.value)
+
+
 def test_rows_of_nan_inf_or_a_negative_time_are_skipped_and_counted():
     text = "# OSU MPI Latency Test v7.1\n# Size          Latency (us)\n0 nan\n8 inf\n16 -1.0\n128 2.0\n"
     got = osu.parse(text)

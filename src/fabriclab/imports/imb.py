@@ -129,14 +129,18 @@ def parse(text: str, source: str = "input") -> Parsed:
             out.settings.setdefault(m["key"], m["value"])
         elif blk is None:
             continue
-        elif (m := NPROCS.match(s)):
-            blk.nprocs = integer(m["n"])
+        elif (m := NPROCS.match(s)) or s.replace(" ", "").startswith("##processes"):
+            blk.nprocs = integer(m["n"]) if m else None
+            if not blk.nprocs:               # 0, -5, many: the figures' process count would be a guess
+                raise UsageError(f"{source}: {s[:60]!r} is not a process count of 1 or more")
         elif (m := WAITING.match(s)):
             blk.waiting = integer(m["n"])
         elif (m := MODE.match(s)):
             blk.mode = m["mode"].upper()
         elif s.startswith("#bytes") or s.startswith("#repetitions") or s.startswith("Group"):
             blk.columns = s.split()
+        elif blk.columns and blk.supported and s[0].isdigit() and blk.nprocs is None:
+            raise UsageError(f"{source}: IMB {blk.name}'s rows have no '# #processes = N' line above them")
         elif blk.columns and blk.supported and s[0].isdigit() and blk.name in rate.IMB_BENCHES:
             rate.imb_row(blk.name, blk.nprocs or 2, blk.columns, s.split(), out)   # Uniband, Biband
         elif blk.columns and blk.supported and s[0].isdigit() and blk.name in halo.IMB_STENCILS:
