@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from ..errors import UsageError
 from .budget import refusal
 from .schedule_time import PLACEMENTS, Network, place
-from .schedules import ALGORITHMS, schedule
+from .schedules import ALGORITHMS, TooLarge, schedule
 
 # When nothing is measured (docs/model.md §10): one message's start, about an MPI
 # library's small-message half round trip on a current fabric, and one byte's local
@@ -140,7 +140,10 @@ def _time_algorithm(out: CollectivePrediction, net: Network, n: int, alg: str, w
     (budget.py, checked before any of it is timed), the line that says which."""
     q, ranks = out.question, len(where)
     net.routed = 0           # each algorithm has the budgets to itself (budget.py)
-    line = refusal(net, (schedule(q.op, alg, ranks, size, q.root) for size in q.sizes), where)
+    try:
+        line = refusal(net, (schedule(q.op, alg, ranks, size, q.root) for size in q.sizes), where)
+    except TooLarge as e:         # its schedule alone is past schedules.MAX_FLOWS: the others may be timed
+        line = str(e).split("; ")[0]
     if line:
         out.skipped.append(Skipped(n, alg, line))
         return

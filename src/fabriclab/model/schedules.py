@@ -61,6 +61,11 @@ MAX_RANKS = 1 << 20
 MAX_FLOWS = 16_000_000
 
 
+class TooLarge(UsageError):
+    """A schedule past MAX_FLOWS: that algorithm at that rank count is not computed (collective.py),
+    the command ends only where nothing else is."""
+
+
 @dataclass(frozen=True)
 class Step:
     """Flows that start together, taken `repeat` times in a row: the k-th time (from 0),
@@ -140,8 +145,8 @@ class _Builder:
     def _add(self, step: Step) -> None:
         self.flows += len(step.src)
         if self.flows > MAX_FLOWS:
-            raise UsageError(f"the schedule for {self.n:,} ranks holds more than {MAX_FLOWS:,} flows, too many to "
-                             "time; give fewer ranks")
+            raise TooLarge(f"the schedule for {self.n:,} ranks holds more than {MAX_FLOWS:,} flows, too many to "
+                           "time; give fewer ranks")
         self.steps.append(step)
 
     def _ranks(self, rel) -> np.ndarray:

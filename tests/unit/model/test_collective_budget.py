@@ -31,6 +31,17 @@ def test_an_algorithm_past_a_budget_is_not_computed_and_the_others_are(run_cli, 
     assert [x["algorithm"] for x in p["not_computed"]] == ["ring"]
 
 
+def test_a_schedule_past_its_flow_cap_is_not_computed_and_the_others_are(run_cli, monkeypatch):
+    """A pairwise alltoall of N ranks holds N (N - 1) flows: past schedules.MAX_FLOWS it is left
+    out like a budget's, and bruck, of N log N, is still timed (it ended the command)."""
+    from fabriclab.model import schedules
+    monkeypatch.setattr(schedules, "MAX_FLOWS", 200)        # 16 x 15 = 240 flows
+    rc, out = run_cli("model", "--collective", "alltoall", "--system", "myrinet-minimal", "--nodes", "16",
+                      "-s", "8", "--no-plot")
+    assert rc == 0 and "bruck us" in out and "pairwise us" not in out
+    assert "pairwise on 16 nodes is not computed: the schedule for 16 ranks holds more than 200 flows" in out
+
+
 def test_budgets_are_counted_before_any_route_is_listed_filled_or_timed(monkeypatch):
     for name in ("_first_level", "_filled", "_step_time"):
         monkeypatch.setattr(schedule_time.Network, name, lambda *_: pytest.fail("worked before the budget"))
