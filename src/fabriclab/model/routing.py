@@ -23,14 +23,27 @@ TABLE_CACHE_BYTES = 64 << 20     # routing tables kept between calls (one per de
 # Building a routing table visits every vertex and channel once; one evaluation may build
 # tables for at most this many visits in all (about a minute on a 2-core machine).
 ROUTE_BUDGET = 300_000_000
+# A table's search and its walks pay numpy's per-call cost once per level: on a line or a ring
+# of a thousand switches that, not the visits, is the time (a line of 500 switches took 15 s,
+# 2,000 more than minutes). A level counts as LEVEL_VISITS visits (some 60 us against 0.2 us).
+LEVEL_VISITS = 300
 
 
-def check_budget(tables: int, size: int, what: str) -> None:
-    """Refuse work beyond ROUTE_BUDGET in one line, before doing any of it."""
-    if tables * size > ROUTE_BUDGET:
-        raise UsageError(f"{tables:,} routing tables of {size:,} vertices and channels ({what}) exceed the "
+def check_budget(tables: int, size: int, what: str, levels: int = 0) -> None:
+    """Refuse work beyond ROUTE_BUDGET in one line, before doing any of it; `levels`: the depth
+    of a table's search (routing.depth)."""
+    if tables * (size + LEVEL_VISITS * levels) > ROUTE_BUDGET:
+        deep = f", {levels:,} hops deep" if LEVEL_VISITS * levels > size else ""
+        raise UsageError(f"{tables:,} routing tables of {size:,} vertices and channels{deep} ({what}) exceed the "
                          f"model's budget of {ROUTE_BUDGET:,} visits; use fewer nodes"
                          + ("" if "switch" in what else ", or attach each node to one switch"))
+
+
+def depth(into_ptr: np.ndarray, into_src: np.ndarray, expand: np.ndarray) -> int:
+    """The levels of a search towards vertex 0 (its eccentricity: at least half the diameter,
+    what the other tables' searches take about), counted by one search."""
+    d = bfs_to(0, into_ptr, into_src, expand) if len(into_ptr) > 1 else np.zeros(0, np.int64)
+    return int(d.max()) if len(d) else 0
 
 
 def csr(keys: np.ndarray, n: int) -> tuple:
@@ -135,6 +148,14 @@ class GraphRouter:
         self.into_src = self.src[order]
         self._tables = {}
         self._table_bytes = 0
+        self._levels = None
+
+    @property
+    def levels(self) -> int:
+        """A table's search depth (routing.depth), counted once."""
+        if self._levels is None:
+            self._levels = depth(self.into_ptr, self.into_src, self.transit)
+        return self._levels
 
     def name(self, v: int) -> str:
         return repr(self.names[v]) if self.names is not None else str(v)
@@ -181,7 +202,7 @@ class GraphRouter:
         cols = []
         order = np.argsort(dst, kind="stable")
         uniq, starts = np.unique(dst[order], return_index=True)
-        check_budget(len(uniq), self.V + len(self.src), "one per destination node")
+        check_budget(len(uniq), self.V + len(self.src), "one per destination node", self.levels)
         bounds = np.append(starts, len(order))
         for i, d in enumerate(uniq.tolist()):
             fl = order[bounds[i]:bounds[i + 1]]
@@ -202,7 +223,7 @@ def alltoall_by_destination(g: GraphRouter, n_resources: int) -> np.ndarray:
     counts), so each such group is one flow of weight |group| (less d itself)
     beyond its first hop; the first hops are counted per source."""
     N, R = g.N, n_resources
-    check_budget(N, g.V + len(g.src), "one per destination node")
+    check_budget(N, g.V + len(g.src), "one per destination node", g.levels)
     loads = np.zeros(R)
     add = lambda r, w: np.add(loads, np.bincount(r, weights=np.broadcast_to(w, r.shape), minlength=R), out=loads)
     hosts_ch = np.nonzero(g.src < N)[0]

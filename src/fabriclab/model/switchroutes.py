@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import UsageError
 from .choices import MAX_ENUMERATED_FLOWS as MAX_GROUPS
-from .routing import TABLE_CACHE_BYTES, bfs_to, check_budget, csr, next_hops, walk
+from .routing import TABLE_CACHE_BYTES, bfs_to, check_budget, csr, depth, next_hops, walk
 
 # Each aggregated flow is walked hop by hop: 40 million D-mod-K flows take about 10 s of one core
 # (a 35,000-host leaf-spine file, docs/model.md §10), the longest the model lets one file run.
@@ -70,6 +70,7 @@ class SwitchRouter:
         self.expand = np.ones(self.S, bool)
         self.size = self.S + len(self.swc)               # vertices and channels a table visits
         self._tables, self._bytes = {}, 0
+        self.levels = depth(self.into_ptr, self.into_src, self.expand)   # a table's search depth
 
     def table(self, b: int) -> tuple:
         """(dist, channels, ptr) towards switch b over switch-to-switch channels."""
@@ -118,7 +119,7 @@ class SwitchRouter:
         b_of = self.att[d]
         order = np.argsort(b_of, kind="stable")
         uniq, starts = np.unique(b_of[order], return_index=True)
-        check_budget(len(uniq), self.size, "one per destination switch")
+        check_budget(len(uniq), self.size, "one per destination switch", self.levels)
         bounds = np.append(starts, len(order))
         for i, b in enumerate(uniq.tolist()):
             f = order[bounds[i]:bounds[i + 1]]
@@ -141,7 +142,7 @@ class SwitchRouter:
             add(g.res[self.up_ch], (N - 1) / c)
         by_b = np.argsort(self.att, kind="stable")
         b_ids, b_start = np.unique(self.att[by_b], return_index=True)
-        check_budget(len(b_ids), self.size, "one per switch with nodes")
+        check_budget(len(b_ids), self.size, "one per switch with nodes", self.levels)
         b_bounds = np.append(b_start, N)
         if g.routing == "ecmp":
             d, _ = _spread(self.c_down)

@@ -15,6 +15,7 @@ import json
 import os
 import re
 
+import numpy as np
 import pytest
 import yaml
 
@@ -338,3 +339,24 @@ def test_mutated_examples_and_hostile_files_end_cleanly_in_bounds(hostile, tmp_p
                 failures.append(f"mutation {i}: {problem} {cpu:.2f} s {mib:.0f} MiB")
     assert not failures, "\n".join(failures)
     assert 20 <= valid <= len(hostile) + MUTATIONS - 200    # mutations reach the model, not only the reader
+
+
+def test_a_deep_network_is_refused_by_its_routing_s_levels_not_only_its_visits(tmp_path):
+    """A line of switches is small but every table's search is as deep as the line: 1,000 of
+    them, 999 levels deep, would take minutes; refused in one line before any is built."""
+    from fabriclab.model import routing
+    n = 1000
+    links = [[f"n{i}", f"s{i}"] for i in range(n)] + [[f"s{i}", f"s{i + 1}"] for i in range(n - 1)]
+    net = CustomNetwork.from_dict({"nodes": n, "switches": n, "default_rate_MBps": 100, "links": links}, "line")
+    with pytest.raises(UsageError, match=r"1,000 routing tables of 2,998 vertices and channels, 999 hops deep"):
+        net.alltoall_resource_loads()
+    assert routing.depth(*_line_graph(5)) == 4
+
+
+def _line_graph(n: int) -> tuple:
+    """(into_ptr, into_src, expand) of a line of n vertices, both ways."""
+    src = np.array([i for i in range(n - 1)] + [i + 1 for i in range(n - 1)])
+    dst = np.array([i + 1 for i in range(n - 1)] + [i for i in range(n - 1)])
+    from fabriclab.model.routing import csr
+    ptr, order = csr(dst, n)
+    return ptr, src[order], np.ones(n, bool)

@@ -340,7 +340,8 @@ class CustomNetwork(Topology):
 
     def check_routing(self, n_destinations: int) -> None:
         if self.fast is None:
-            check_budget(n_destinations, self.router.V + len(self.router.src), "one per destination node")
+            check_budget(n_destinations, self.router.V + len(self.router.src), "one per destination node",
+                         self.router.levels)
 
     def alltoall_resource_loads(self):
         """Aggregated per attachment switch (switchroutes.py) when every node hangs off one
