@@ -139,16 +139,8 @@ def parse(text: str, source: str = "input") -> Parsed:
             blk.mode = m["mode"].upper()
         elif s.startswith("#bytes") or s.startswith("#repetitions") or s.startswith("Group"):
             blk.columns = s.split()
-        elif blk.columns and blk.supported and s[0].isdigit() and blk.nprocs is None:
-            raise UsageError(f"{source}: IMB {blk.name}'s rows have no '# #processes = N' line above them")
-        elif blk.columns and blk.supported and s[0].isdigit() and blk.name in rate.IMB_BENCHES:
-            rate.imb_row(blk.name, blk.nprocs or 2, blk.columns, s.split(), out)   # Uniband, Biband
-        elif blk.columns and blk.supported and s[0].isdigit() and blk.name in halo.IMB_STENCILS:
-            halo.imb_row(blk.name, blk.nprocs or 4, blk.columns, s.split(), out)   # IMB-P2P's stencils
-        elif blk.columns and blk.supported and s[0].isdigit() and blk.name in RMA_ATOMICS:
-            _rma_row(blk, s.split(), out)                                          # IMB-RMA's atomics
         elif blk.columns and blk.supported and s[0].isdigit():
-            (_row if blk.name in BENCHES else _coll_row)(blk, s.split(), out)
+            _data_row(blk, s, out, source)
     if not blocks:
         hint = " (it looks like OSU output: --from osu)" if re.search(r"^#\s*OSU\s", text, re.M) else ""
         raise UsageError(f"{source} is not IMB output: no '# Benchmarking' block{hint}")
@@ -162,6 +154,20 @@ def parse(text: str, source: str = "input") -> Parsed:
     out.settings["part"] = part
     out.settings["Mbytes/sec"] = f"{mega(out.tool_version)} B/s"
     return out
+
+
+def _data_row(blk: _Block, s: str, out: Parsed, source: str) -> None:
+    """A row of a supported block, read by its kind's reader."""
+    if blk.nprocs is None:
+        raise UsageError(f"{source}: IMB {blk.name}'s rows have no '# #processes = N' line above them")
+    if blk.name in rate.IMB_BENCHES:
+        rate.imb_row(blk.name, blk.nprocs, blk.columns, s.split(), out)      # Uniband, Biband
+    elif blk.name in halo.IMB_STENCILS:
+        halo.imb_row(blk.name, blk.nprocs, blk.columns, s.split(), out)      # IMB-P2P's stencils
+    elif blk.name in RMA_ATOMICS:
+        _rma_row(blk, s.split(), out)                                        # IMB-RMA's atomics
+    else:
+        (_row if blk.name in BENCHES else _coll_row)(blk, s.split(), out)
 
 
 def _row(blk: _Block, tok: list[str], out: Parsed) -> None:
