@@ -133,6 +133,8 @@ def not_stdout(what: str):
     def parse(text: str) -> str:
         if text == "-":
             raise argparse.ArgumentTypeError(f"{what} cannot go to stdout ('-'): name a path")
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"an empty path for {what}")
         return text
     parse.__name__ = "path"
     return parse
