@@ -151,8 +151,8 @@ def not_an_input(p: Path, inputs) -> None:
     """UsageError when P is one of the files the command reads: written, the input would be lost
     (an import's -o naming the file imported, a report's -o naming a run)."""
     for given in inputs:
-        try:
-            same = os.path.samefile(p, given)
+        try:                                         # a terminal or a pipe read and written is no loss
+            same = stat.S_ISREG(os.stat(p).st_mode) and os.path.samefile(p, given)
         except (OSError, ValueError):                # either missing, or a name no file can have
             continue
         if same:
